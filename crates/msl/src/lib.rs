@@ -8,3 +8,5 @@ pub mod diag;
 pub mod lex;
 pub mod source;
 pub mod token;
+pub mod ast;
+pub mod types;

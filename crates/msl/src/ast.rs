@@ -1,0 +1,417 @@
+//! The syntax tree the parser produces: C++-shaped, every node with a span,
+//! no meaning attached yet (the checker resolves names and types).
+
+use crate::source::Span;
+use std::rc::Rc;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: Rc<str>,
+    pub span: Span,
+}
+
+/// `[[name(args)]]`; also `kernel`/`vertex` keywords are turned into attributes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attribute {
+    pub name: Ident,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+/// One segment of a qualified name, with optional template arguments:
+/// `numeric_limits<float>` in `metal::numeric_limits<float>::max`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathSegment {
+    pub ident: Ident,
+    pub template_args: Option<Vec<TemplateArg>>,
+}
+
+/// A possibly qualified name. `global` is a leading `::`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Path {
+    pub global: bool,
+    pub segments: Vec<PathSegment>,
+    pub span: Span,
+}
+
+impl Path {
+    pub fn last(&self) -> &PathSegment {
+        self.segments.last().expect("paths have at least one segment")
+    }
+
+    /// `a::b::c` without template arguments (for messages).
+    pub fn plain_name(&self) -> String {
+        let mut s = String::new();
+        if self.global {
+            s.push_str("::");
+        }
+        for (i, seg) in self.segments.iter().enumerate() {
+            if i > 0 {
+                s.push_str("::");
+            }
+            s.push_str(&seg.ident.name);
+        }
+        s
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TemplateArg {
+    Type(TypeExpr),
+    Expr(Expr),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AddressSpace {
+    Device,
+    Constant,
+    Threadgroup,
+    Thread,
+    /// `threadgroup_imageblock` and `ray_data` exist in MSL but not in compute
+    /// kernels we run; the parser accepts them so the checker can explain.
+    Other,
+}
+
+impl AddressSpace {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            AddressSpace::Device => "device",
+            AddressSpace::Constant => "constant",
+            AddressSpace::Threadgroup => "threadgroup",
+            AddressSpace::Thread => "thread",
+            AddressSpace::Other => "threadgroup_imageblock",
+        }
+    }
+}
+
+/// A type as written. Qualifiers on the base (`const device float`) apply
+/// to the base; `Pointer { is_const }` is a `* const`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeExpr {
+    pub kind: TypeExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeExprKind {
+    /// A named type: builtin (`float`, `uint3`), user (`Body`), template
+    /// (`vec<float, 4>`, `atomic<int>`, `Pair<T>`), qualified (`metal::float4`).
+    Named {
+        path: Path,
+        is_const: bool,
+        is_volatile: bool,
+        addr_space: Option<AddressSpace>,
+    },
+    /// `decltype(expr)` (MLX writes `decltype(kernel<T>)` in instantiations).
+    Decltype { expr: Box<Expr>, is_const: bool, addr_space: Option<AddressSpace> },
+    Pointer { pointee: Box<TypeExpr>, is_const: bool },
+    Reference { referee: Box<TypeExpr> },
+    /// Array declarator: `float x[4]` has type `Array(float, 4)`. `size` is
+    /// `None` for `T x[]` (only legal with an initializer).
+    Array { elem: Box<TypeExpr>, size: Option<Box<Expr>> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+    Deref,
+    AddrOf,
+    PreInc,
+    PreDec,
+    PostInc,
+    PostDec,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LogAnd,
+    LogOr,
+    Eq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+}
+
+impl BinaryOp {
+    pub fn as_str(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            Shl => "<<",
+            Shr => ">>",
+            BitAnd => "&",
+            BitOr => "|",
+            BitXor => "^",
+            LogAnd => "&&",
+            LogOr => "||",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Gt => ">",
+            Le => "<=",
+            Ge => ">=",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        use BinaryOp::*;
+        matches!(self, Eq | Ne | Lt | Gt | Le | Ge)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CastKind {
+    /// `(T)x`
+    CStyle,
+    /// `T(x)`, `T(a, b)`, `T{...}`: construction or conversion.
+    Functional,
+    Static,
+    Reinterpret,
+    Const,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    IntLit { value: u64, unsigned: bool, long: bool, decimal: bool },
+    FloatLit { value: f64, suffix: crate::token::FloatSuffix },
+    BoolLit(bool),
+    CharLit(u32),
+    StrLit(Rc<str>),
+    /// `nullptr`
+    Null,
+    /// `this` inside a member function.
+    This,
+    /// A name: variable, function, enumerator, `metal::fast::exp`, `f<T>`.
+    Name(Path),
+    Unary { op: UnaryOp, operand: Box<Expr> },
+    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `a = b` (`op` is None) or `a op= b`.
+    Assign { op: Option<BinaryOp>, lhs: Box<Expr>, rhs: Box<Expr> },
+    Conditional { cond: Box<Expr>, then: Box<Expr>, els: Box<Expr> },
+    Comma { lhs: Box<Expr>, rhs: Box<Expr> },
+    Call { callee: Box<Expr>, args: Vec<Expr> },
+    Index { base: Box<Expr>, index: Box<Expr> },
+    /// `base.name` or `base->name` (`arrow`); swizzles are members too.
+    Member { base: Box<Expr>, name: Ident, arrow: bool },
+    /// Casts and constructions. For `Functional` with several arguments or
+    /// braces, `args` holds them all; for other kinds `args` has one element.
+    Cast { kind: CastKind, ty: TypeExpr, args: Vec<Expr>, braces: bool },
+    SizeofType(TypeExpr),
+    SizeofExpr(Box<Expr>),
+    AlignofType(TypeExpr),
+    /// `{a, b, c}` in an initializer or argument.
+    InitList(Vec<Expr>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+/// One declarator of a declaration statement: `float a = 1, b[4];` has two.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarDecl {
+    pub name: Ident,
+    /// Full type including array/pointer parts of this declarator.
+    pub ty: TypeExpr,
+    pub init: Option<Init>,
+    pub attrs: Vec<Attribute>,
+    pub is_constexpr: bool,
+    pub is_static: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Init {
+    /// `= expr` (including `= {..}` as an `InitList` expression).
+    Assign(Expr),
+    /// `T x(args)`.
+    Paren(Vec<Expr>, Span),
+    /// `T x{args}`.
+    Brace(Vec<Expr>, Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    Decl(Vec<VarDecl>),
+    Expr(Expr),
+    Block(Block),
+    If { cond: Box<Expr>, then: Box<Stmt>, els: Option<Box<Stmt>> },
+    /// `init` is a declaration or expression statement (or none).
+    For { init: Option<Box<Stmt>>, cond: Option<Expr>, step: Option<Expr>, body: Box<Stmt> },
+    While { cond: Box<Expr>, body: Box<Stmt> },
+    DoWhile { body: Box<Stmt>, cond: Box<Expr> },
+    Switch { cond: Box<Expr>, body: Box<Stmt> },
+    Case(Expr),
+    Default,
+    Break,
+    Continue,
+    Return(Option<Expr>),
+    /// A local `typedef`/`using` alias.
+    Alias(TypeAlias),
+    /// `static_assert(cond, "msg");`
+    StaticAssert { cond: Expr, message: Option<Rc<str>> },
+    Empty,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub ty: TypeExpr,
+    pub name: Option<Ident>,
+    pub attrs: Vec<Attribute>,
+    pub default: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub attrs: Vec<Attribute>,
+    /// Written `kernel` or `[[kernel]]`.
+    pub is_kernel: bool,
+    pub is_inline: bool,
+    pub is_static: bool,
+    pub is_constexpr: bool,
+    pub ret: TypeExpr,
+    /// Plain for free functions and methods; qualified for out-of-line
+    /// definitions (`Pair<T>::sum`), which the checker may reject.
+    pub name: Path,
+    pub params: Vec<Param>,
+    /// Member function declared `const`.
+    pub is_const_method: bool,
+    /// `None` for a declaration without a body.
+    pub body: Option<Block>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum MemberKind {
+    Field(VarDecl),
+    Method(Function),
+    /// `Point(float x, float y) : x(x), y(y) {}` — the name is the struct's.
+    Constructor { func: Function, inits: Vec<(Ident, Vec<Expr>)> },
+    Alias(TypeAlias),
+    /// A nested `static constexpr` or `constant` data member.
+    StaticConst(VarDecl),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    pub kind: MemberKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Struct {
+    pub name: Ident,
+    pub members: Vec<Member>,
+    /// `struct S;` forward declaration.
+    pub is_forward: bool,
+    pub attrs: Vec<Attribute>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Enumerator {
+    pub name: Ident,
+    pub value: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Enum {
+    pub name: Option<Ident>,
+    /// `enum class` / `enum struct`
+    pub scoped: bool,
+    pub underlying: Option<TypeExpr>,
+    pub enumerators: Vec<Enumerator>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeAlias {
+    pub name: Ident,
+    pub ty: TypeExpr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TemplateParamKind {
+    /// `typename T` / `class T`
+    Type { default: Option<TypeExpr> },
+    /// `int N`, `bool B`, `uint K = 4`
+    Value { ty: TypeExpr, default: Option<Expr> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TemplateParam {
+    pub name: Ident,
+    pub kind: TemplateParamKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    pub kind: ItemKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ItemKind {
+    Function(Function),
+    Struct(Struct),
+    Enum(Enum),
+    /// Program-scope variables (`constant float k = 1;`), possibly several.
+    Vars(Vec<VarDecl>),
+    Alias(TypeAlias),
+    Namespace { name: Option<Ident>, items: Vec<Item> },
+    /// `using namespace metal;`
+    UsingNamespace(Path),
+    /// `using metal::fast::exp;`
+    UsingDecl(Path),
+    /// `template <...> item`; `params` is empty for `template <>`
+    /// (explicit specialization).
+    Template { params: Vec<TemplateParam>, item: Box<Item> },
+    /// `template [[host_name("k")]] [[kernel]] decltype(k<float>) k<float>;`
+    /// and `template void f<int>(int);`.
+    ExplicitInstantiation { attrs: Vec<Attribute>, ty: TypeExpr, name: Path },
+    StaticAssert { cond: Expr, message: Option<Rc<str>> },
+    /// A stray `;`.
+    Empty,
+}
+
+/// A parsed translation unit.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct TranslationUnit {
+    pub items: Vec<Item>,
+}

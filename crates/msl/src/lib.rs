@@ -10,3 +10,4 @@ pub mod source;
 pub mod token;
 pub mod ast;
 pub mod types;
+pub mod builtins;

@@ -43,8 +43,6 @@ const ATOMIC_RMW_ARITH: &str =
     "T $(volatile S atomic<T>* object, T operand, memory_order order) where T: int|uint|float, S: device|threadgroup";
 const ATOMIC_RMW_BITS: &str =
     "T $(volatile S atomic<T>* object, T operand, memory_order order) where T: int|uint, S: device|threadgroup";
-const ATOMIC_RMW_MINMAX: &str =
-    "T $(volatile S atomic<T>* object, T operand, memory_order order) where T: int|uint|ulong, S: device|threadgroup";
 
 pub(crate) static TABLE: &[Entry] = &[
     // ---- Math (section "Math Functions"); float ones also in fast:: and precise::
@@ -161,19 +159,21 @@ pub(crate) static TABLE: &[Entry] = &[
         &["void atomic_thread_fence(mem_flags flags, memory_order order, thread_scope scope = thread_scope_device)"],
     ),
     // ---- Atomics (MSL has only the _explicit forms; `memory_order_relaxed`
-    // is the order kernels use). atomic<float> supports load, store,
-    // exchange, compare-exchange and add/sub; atomic<ulong> min/max.
+    // is the order kernels use; the optional trailing `memory_scope` of
+    // newer versions is not modelled). atomic<float> supports load, store,
+    // exchange, compare-exchange and add/sub; atomic<ulong> only the
+    // void atomic_min_explicit / atomic_max_explicit.
     (
         "atomic_load_explicit",
         Atomic,
         M,
-        &["T atomic_load_explicit(const volatile S atomic<T>* object, memory_order order) where T: int|uint|bool|float|ulong, S: device|threadgroup"],
+        &["T atomic_load_explicit(const volatile S atomic<T>* object, memory_order order) where T: int|uint|bool|float, S: device|threadgroup"],
     ),
     (
         "atomic_store_explicit",
         Atomic,
         M,
-        &["void atomic_store_explicit(volatile S atomic<T>* object, T desired, memory_order order) where T: int|uint|bool|float|ulong, S: device|threadgroup"],
+        &["void atomic_store_explicit(volatile S atomic<T>* object, T desired, memory_order order) where T: int|uint|bool|float, S: device|threadgroup"],
     ),
     (
         "atomic_exchange_explicit",
@@ -192,8 +192,11 @@ pub(crate) static TABLE: &[Entry] = &[
     ("atomic_fetch_and_explicit", Atomic, M, &[ATOMIC_RMW_BITS]),
     ("atomic_fetch_or_explicit", Atomic, M, &[ATOMIC_RMW_BITS]),
     ("atomic_fetch_xor_explicit", Atomic, M, &[ATOMIC_RMW_BITS]),
-    ("atomic_fetch_min_explicit", Atomic, M, &[ATOMIC_RMW_MINMAX]),
-    ("atomic_fetch_max_explicit", Atomic, M, &[ATOMIC_RMW_MINMAX]),
+    ("atomic_fetch_min_explicit", Atomic, M, &[ATOMIC_RMW_BITS]),
+    ("atomic_fetch_max_explicit", Atomic, M, &[ATOMIC_RMW_BITS]),
+    // 64-bit min/max (Apple GPU families 8 and later): no fetch, device only.
+    ("atomic_min_explicit", Atomic, M, &["void $(volatile device atomic<ulong>* object, ulong operand, memory_order order)"]),
+    ("atomic_max_explicit", Atomic, M, &["void $(volatile device atomic<ulong>* object, ulong operand, memory_order order)"]),
     // ---- SIMD-group functions. Lane ids, deltas and masks are `ushort`.
     ("simd_sum", Simd, M, &[REDUCE]),
     ("simd_product", Simd, M, &[REDUCE]),

@@ -311,6 +311,20 @@ fn atomics_and_barriers() {
         &[ptr(af, AddressSpace::Device), flit(), order()]
     )
     .is_err());
+    let aul = Type::Atomic(Scalar::ULong);
+    assert_eq!(
+        ret(
+            "atomic_max_explicit",
+            &[ptr(aul.clone(), AddressSpace::Device), v("ulong"), order()]
+        ),
+        Type::Void
+    );
+    assert!(resolve(
+        "atomic_fetch_max_explicit",
+        None,
+        &[ptr(aul, AddressSpace::Device), v("ulong"), order()]
+    )
+    .is_err());
     assert_eq!(ret("threadgroup_barrier", &[flags()]), Type::Void);
     assert!(resolve("threadgroup_barrier", None, &[ilit()]).is_err());
     assert_eq!(ret("atomic_thread_fence", &[flags(), order()]), Type::Void);

@@ -192,7 +192,7 @@ impl Signature {
     }
 
     /// For messages: the declaration, then what its variables stand for,
-    /// e.g. `Tn exp(Tn x) where T is half, float or bfloat (Tn: T or a vector of T)`.
+    /// e.g. `Tn exp(Tn x) where T is half, bfloat or float (or a vector of them: n is 1, 2, 3 or 4, ...)`.
     pub fn display(&self) -> String {
         let decl = self
             .text

@@ -34,7 +34,7 @@ float sum_threadgroup(threadgroup const float* p, int n) {
   return acc;
 }
 
-float sum_constant(constant float* p, int n) {
+float sum_constant(constant const float* p, int n) {
   float acc = 0.0f;
   for (int i = 0; i < n; ++i) {
     acc += p[i];
@@ -69,7 +69,7 @@ kernel void address_spaces_kernel(
 
   device const float* sp = src + gid;
   threadgroup float* tp = &tile[0];
-  constant float* cp = kTable;
+  constant const float* cp = kTable;
   thread float& first = local[0];
   first = 0.5f;
 

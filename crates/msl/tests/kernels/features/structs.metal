@@ -53,8 +53,9 @@ kernel void structs_kernel(
     return;
   }
 
+  Point loaded = pts[tid];  // copy out of device memory
   Segment s;
-  s.a = pts[tid];
+  s.a = loaded;
   s.b = Point{1.0f, 2.0f};
 
   // nested aggregate initialisation

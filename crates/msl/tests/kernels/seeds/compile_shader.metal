@@ -15,6 +15,6 @@ kernel void my_kernel(
     device float* output [[buffer(1)]],
     uint tid [[thread_position_in_grid]])
 {
-    // double every element
+    // double every element (the unsuffixed literal 2.0 is accepted; Metal has no double type)
     output[tid] = input[tid] * 2.0;
 }

@@ -11,3 +11,5 @@ pub mod token;
 pub mod ast;
 pub mod types;
 pub mod builtins;
+pub mod check;
+pub mod hir;

@@ -1,0 +1,836 @@
+//! Calls: user functions (with overloads, templates and default
+//! arguments), member functions, and the standard library.
+
+use super::expr::mk;
+use super::{Checker, DeclKind, TArg};
+use crate::ast::{self, AddressSpace, ExprKind as A};
+use crate::builtins::{self, ArgInfo, Namespace, ResolveError};
+use crate::diag::suggest;
+use crate::hir::{self, ConstValue, ExprKind as H, FuncId};
+use crate::source::Span;
+use crate::types::{implicit_conversion, ConvRank, Scalar, Type};
+use std::rc::Rc;
+
+/// A candidate function for overload resolution.
+enum Candidate {
+    Ready(FuncId, Vec<Type>),
+    /// A template to instantiate with these arguments if chosen.
+    Template(usize, Vec<TArg>, Vec<Type>),
+}
+
+impl Candidate {
+    fn params(&self) -> &[Type] {
+        match self {
+            Candidate::Ready(_, p) | Candidate::Template(_, _, p) => p,
+        }
+    }
+}
+
+impl<'a> Checker<'a, '_> {
+    pub(crate) fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        match &callee.kind {
+            A::Member { base, name, arrow } => {
+                let b = self.expr(base)?;
+                let b = if *arrow {
+                    match b.ty.clone() {
+                        Type::Pointer { pointee, .. } => mk(H::Deref(Box::new(b)), *pointee, base.span),
+                        _ => {
+                            self.error(callee.span, "`->` needs a pointer");
+                            return None;
+                        }
+                    }
+                } else {
+                    b
+                };
+                let hargs = self.args(args)?;
+                self.method_call(b, name, hargs, span)
+            }
+            A::Name(path) => self.named_call(path, args, span),
+            _ => {
+                let h = self.expr(callee)?;
+                let n = self.ty_name(&h.ty);
+                self.error(callee.span, format!("a value of type `{n}` cannot be called like a function"));
+                None
+            }
+        }
+    }
+
+    fn args(&mut self, args: &[ast::Expr]) -> Option<Vec<hir::Expr>> {
+        let mut out = Vec::with_capacity(args.len());
+        let mut ok = true;
+        for a in args {
+            if let A::InitList(_) = a.kind {
+                self.error(a.span, "a braced list cannot be passed directly here; write its type in front, e.g. `float2{1, 2}`");
+                ok = false;
+                continue;
+            }
+            match self.expr(a) {
+                Some(h) => out.push(h),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn named_call(&mut self, path: &ast::Path, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let segs = &path.segments;
+        let (segs, in_metal) = if segs.len() > 1 && &*segs[0].ident.name == "metal" { (&segs[1..], true) } else { (&segs[..], false) };
+        let (last, prefix) = segs.split_last()?;
+        let name: &str = &last.ident.name;
+        // numeric_limits<T>::max()
+        if prefix.len() == 1 && &*prefix[0].ident.name == "numeric_limits" {
+            let targs = prefix[0].template_args.as_ref()?;
+            let t = self.template_args(targs)?;
+            return self.numeric_limits(&t, name, span);
+        }
+        // metal::fast::exp / metal::precise::sqrt
+        let ns = match prefix.first().map(|s| &*s.ident.name) {
+            Some("fast") if prefix.len() == 1 => Some(Namespace::Fast),
+            Some("precise") if prefix.len() == 1 => Some(Namespace::Precise),
+            _ => None,
+        };
+        if ns.is_some() || (in_metal && prefix.is_empty()) {
+            let hargs = self.args(args)?;
+            return self.builtin_call(name, ns.or(Some(Namespace::Metal)), last.template_args.as_deref(), hargs, span, last.ident.span);
+        }
+        if prefix.is_empty() {
+            if let Some(id) = self.find_local_pub(name) {
+                let _ = id;
+                self.error(last.ident.span, format!("`{name}` is a variable, not a function"));
+                return None;
+            }
+            if let Some(sid) = self.env.this_struct {
+                if self.structs[sid.0 as usize].methods.iter().any(|(f, _)| *f.name.last().ident.name == *name) {
+                    if let Some(this) = self.fs.as_ref().and_then(|f| f.this_local) {
+                        let this_ty = self.fs.as_ref()?.locals[this.0 as usize].ty.clone();
+                        let Type::Pointer { pointee, .. } = &this_ty else { return None };
+                        let obj = mk(H::Deref(Box::new(mk(H::Local(this), this_ty.clone(), span))), (**pointee).clone(), span);
+                        let hargs = self.args(args)?;
+                        return self.method_call(obj, &last.ident, hargs, span);
+                    }
+                }
+            }
+        }
+        // User declarations.
+        let decls = if prefix.is_empty() {
+            if in_metal { Vec::new() } else { self.lookup_global(name) }
+        } else if prefix.iter().all(|s| s.template_args.is_none()) {
+            let scope: Vec<Rc<str>> = prefix.iter().map(|s| s.ident.name.clone()).collect();
+            self.lookup_qualified(&scope, name).map(|d| self.lookup_in(&self.decls[d].scope.clone(), name)).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let funcs: Vec<usize> = decls
+            .iter()
+            .copied()
+            .filter(|&d| matches!(self.decls[d].kind, DeclKind::Function { .. } | DeclKind::FunctionTemplate { .. }))
+            .collect();
+        if !funcs.is_empty() {
+            let hargs = self.args(args)?;
+            let explicit = match &last.template_args {
+                Some(t) => Some(self.template_args(t)?),
+                None => None,
+            };
+            // Fall back to the standard library if no user overload fits
+            // (MLX's preamble adds overloads beside Metal's own).
+            if builtins::lookup(name).is_some() && explicit.is_none() && !self.any_viable(&funcs, &hargs) {
+                return self.builtin_call(name, None, None, hargs, span, last.ident.span);
+            }
+            return self.user_call(name, &funcs, explicit, hargs, span, last.ident.span);
+        }
+        if let Some(&d) = decls.last() {
+            if matches!(self.decls[d].kind, DeclKind::Struct(_) | DeclKind::Alias(_) | DeclKind::Enum(_) | DeclKind::StructTemplate { .. }) {
+                let ty = self.resolve_type(&ast::TypeExpr {
+                    kind: ast::TypeExprKind::Named { path: path.clone(), is_const: false, is_volatile: false, addr_space: None },
+                    span: path.span,
+                })?;
+                return self.construct(&ty.ty, args, span, true);
+            }
+            let n = name.to_string();
+            self.error(last.ident.span, format!("`{n}` is not a function")).secondary(self.decls[d].span, "declared here");
+            return None;
+        }
+        if prefix.is_empty() || in_metal {
+            if let Some(TArg::Type(t)) = self.env.targs.get(name).cloned() {
+                return self.construct(&t, args, span, true);
+            }
+            if builtins::lookup(name).is_some() || matches!(name, "as_type" | "make_filled_simdgroup_matrix") {
+                let hargs = self.args(args)?;
+                return self.builtin_call(name, None, last.template_args.as_deref(), hargs, span, last.ident.span);
+            }
+        }
+        // Unknown function.
+        let _ = self.args(args);
+        let later = self.later_decl(name);
+        let mut names: Vec<String> = self
+            .decls
+            .iter()
+            .take(self.env.visible)
+            .filter(|d| matches!(d.kind, DeclKind::Function { .. } | DeclKind::FunctionTemplate { .. }))
+            .map(|d| d.name.to_string())
+            .collect();
+        names.extend(builtins::names().map(|s| s.to_string()));
+        let shown = path.plain_name();
+        let mut d = self.error(last.ident.span, format!("call to undeclared function `{shown}`")).label("no function with this name is declared above");
+        if let Some(l) = later {
+            d = d.secondary(l, "it is declared here, after this call").help(format!("move `{name}` above the function that calls it, or declare its prototype first"));
+        } else if let Some(s) = suggest(name, names.iter().map(|s| s.as_str())) {
+            d = d.help(format!("did you mean `{s}`?"));
+        } else {
+            d = d.note("functions must be declared before they are called; Metal's library functions are listed in the Metal Shading Language specification");
+        }
+        drop(d);
+        None
+    }
+
+    fn find_local_pub(&self, name: &str) -> Option<hir::LocalId> {
+        let fs = self.fs.as_ref()?;
+        fs.scopes.iter().rev().find_map(|s| s.iter().rev().find(|(n, _)| **n == *name).map(|(_, id)| *id))
+    }
+
+    fn any_viable(&mut self, funcs: &[usize], args: &[hir::Expr]) -> bool {
+        let saved = self.diag_mark();
+        let cands = self.candidates(funcs, None, args);
+        self.diag_rollback(saved);
+        cands.iter().any(|c| self.score(c.params(), args).is_some())
+    }
+
+    /// Build the candidate list (deducing template arguments).
+    fn candidates(&mut self, funcs: &[usize], explicit: Option<&Vec<TArg>>, args: &[hir::Expr]) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        for &d in funcs {
+            match self.decls[d].kind.clone() {
+                DeclKind::Function { id, params, ast, .. } => {
+                    if explicit.is_some() {
+                        continue;
+                    }
+                    // Default arguments let a call pass fewer values.
+                    let required = ast.params.iter().take_while(|p| p.default.is_none()).count().min(params.len());
+                    if args.len() >= required && args.len() < params.len() {
+                        out.push(Candidate::Ready(id, params[..args.len()].to_vec()));
+                    } else {
+                        out.push(Candidate::Ready(id, params));
+                    }
+                }
+                DeclKind::FunctionTemplate { ast, params } => {
+                    let arg_tys: Vec<Type> = args.iter().map(|a| a.ty.clone()).collect();
+                    let Some(targs) = self.deduce(params, ast, &arg_tys, explicit.cloned().unwrap_or_default()) else { continue };
+                    let span = ast.name.span;
+                    let saved = self.diag_mark();
+                    let Some(targs) = self.complete_targs(d, targs, span) else {
+                        self.diag_rollback(saved);
+                        continue;
+                    };
+                    let env = self.template_env(d, params, &targs);
+                    let old = std::mem::replace(&mut self.env, env);
+                    let old_fs = self.fs.take();
+                    let mut ptys = Vec::new();
+                    let mut ok = true;
+                    for p in &ast.params {
+                        match self.resolve_type(&p.ty) {
+                            Some(q) => ptys.push(match q.ty {
+                                Type::Array { elem, .. } => Type::Pointer { pointee: elem, space: q.space.unwrap_or(AddressSpace::Thread), is_const: q.is_const },
+                                t => t,
+                            }),
+                            None => ok = false,
+                        }
+                    }
+                    self.fs = old_fs;
+                    self.env = old;
+                    self.diag_rollback(saved);
+                    if ok {
+                        out.push(Candidate::Template(d, targs, ptys));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Conversion ranks of each argument, or None if one doesn't convert.
+    fn score(&self, params: &[Type], args: &[hir::Expr]) -> Option<Vec<ConvRank>> {
+        if params.len() != args.len() {
+            return None;
+        }
+        params
+            .iter()
+            .zip(args)
+            .map(|(p, a)| match p {
+                Type::Reference { referee, space, is_const } => {
+                    if a.is_place() && a.ty == **referee {
+                        let (s, c) = self.place_info(a);
+                        (s == *space && (!c || *is_const)).then_some(ConvRank::Exact)
+                    } else if *is_const {
+                        implicit_conversion(&a.ty, referee)
+                    } else {
+                        None
+                    }
+                }
+                _ => {
+                    if let (Type::Enum(e), Type::Scalar(_)) = (&a.ty, p) {
+                        if self.tables.enum_def(*e).scoped {
+                            return None;
+                        }
+                    }
+                    let from = match &a.ty {
+                        Type::Array { elem, .. } if p.is_pointer() => {
+                            let (space, is_const) = if a.is_place() { self.place_info(a) } else { (AddressSpace::Thread, false) };
+                            Type::Pointer { pointee: elem.clone(), space, is_const }
+                        }
+                        t => t.clone(),
+                    };
+                    implicit_conversion(&from, p)
+                }
+            })
+            .collect()
+    }
+
+    fn user_call(&mut self, name: &str, funcs: &[usize], explicit: Option<Vec<TArg>>, args: Vec<hir::Expr>, span: Span, name_span: Span) -> Option<hir::Expr> {
+        let cands = self.candidates(funcs, explicit.as_ref(), &args);
+        if cands.is_empty() {
+            // Explain the most likely reason.
+            if let Some(&d) = funcs.first() {
+                if let DeclKind::FunctionTemplate { params, ast } = self.decls[d].kind.clone() {
+                    let arg_tys: Vec<Type> = args.iter().map(|a| a.ty.clone()).collect();
+                    if self.deduce(params, ast, &arg_tys, explicit.clone().unwrap_or_default()).is_some() {
+                        // Deduction worked but defaults failed: report that.
+                        let targs = self.deduce(params, ast, &arg_tys, explicit.unwrap_or_default())?;
+                        self.complete_targs(d, targs, span);
+                        return None;
+                    }
+                    let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
+                    self.error(name_span, format!("no way to call template `{name}` with arguments ({})", shown.join(", ")))
+                        .secondary(self.decls[d].span, "template declared here")
+                        .help("the argument types must agree with the template's parameters; give template arguments explicitly if needed");
+                    return None;
+                }
+            }
+            self.error(name_span, format!("`{name}` cannot take template arguments"));
+            return None;
+        }
+        let mut ready = Vec::new();
+        for c in &cands {
+            ready.push(c.params().to_vec());
+        }
+        let best = self.best_candidate(name, &cands, &args, span, name_span, funcs)?;
+        let cand = cands.into_iter().nth(best)?;
+        let (func, params) = match cand {
+            Candidate::Ready(id, p) => (id, p),
+            Candidate::Template(d, targs, _) => {
+                let (id, sig) = self.instantiate_function(d, targs, span, None)?;
+                (id, sig.params)
+            }
+        };
+        let nargs = args.len();
+        let mut hargs = self.bind_args(&params, args)?;
+        // Default arguments of a non-template function.
+        let full = self.instance_param_types(func);
+        if nargs < full.len() {
+            let d = funcs.iter().copied().find(|&d| matches!(self.decls[d].kind, DeclKind::Function { id, .. } if id == func))?;
+            let DeclKind::Function { ast, .. } = self.decls[d].kind.clone() else { return None };
+            let env = self.decls[d].env.clone();
+            for (p, pty) in ast.params.iter().zip(&full).skip(nargs) {
+                let default = p.default.as_ref()?;
+                let old = std::mem::replace(&mut self.env, env.clone());
+                let h = self.coerce_ast(default, pty, "the default argument");
+                self.env = old;
+                hargs.push(h?);
+            }
+        }
+        self.record_call(func, span);
+        if self.functions[func.0 as usize].as_ref().is_some_and(|f| f.span == Span::default()) {
+            self.undefined_calls.push((func, span));
+        }
+        let ret = self.functions[func.0 as usize].as_ref()?.ret.clone();
+        Some(mk(H::Call { func, args: hargs }, ret, span))
+    }
+
+    /// Overload resolution among already-instantiated functions
+    /// (constructors); returns the chosen function and bound arguments.
+    pub(crate) fn pick_overload(&mut self, name: &str, sigs: Vec<(FuncId, Vec<Type>)>, args: Vec<hir::Expr>, span: Span) -> Option<(FuncId, Vec<hir::Expr>)> {
+        let cands: Vec<Candidate> = sigs.into_iter().map(|(id, p)| Candidate::Ready(id, p)).collect();
+        if cands.is_empty() {
+            return None;
+        }
+        let best = self.best_candidate(name, &cands, &args, span, span, &[])?;
+        let Candidate::Ready(func, params) = cands.into_iter().nth(best)? else { return None };
+        let args = self.bind_args(&params, args)?;
+        Some((func, args))
+    }
+
+    /// Pick the best candidate by C++ ranking; report no-match/ambiguity.
+    fn best_candidate(&mut self, name: &str, cands: &[Candidate], args: &[hir::Expr], span: Span, name_span: Span, funcs: &[usize]) -> Option<usize> {
+        let scored: Vec<(usize, Vec<ConvRank>)> = cands.iter().enumerate().filter_map(|(i, c)| self.score(c.params(), args).map(|s| (i, s))).collect();
+        if scored.is_empty() {
+            let arg_list: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
+            let counts: Vec<usize> = cands.iter().map(|c| c.params().len()).collect();
+            if counts.iter().all(|&n| n != args.len()) {
+                let full: Vec<usize> = funcs
+                    .iter()
+                    .filter_map(|&d| match &self.decls[d].kind {
+                        DeclKind::Function { params, .. } => Some(params.len()),
+                        DeclKind::FunctionTemplate { ast, .. } => Some(ast.params.len()),
+                        _ => None,
+                    })
+                    .collect();
+                let expected = full.first().copied().unwrap_or(0);
+                let plural = |n: usize| if n == 1 { "" } else { "s" };
+                let mut d = self
+                    .error(span, format!("`{name}` takes {expected} argument{} but {} {} given", plural(expected), args.len(), if args.len() == 1 { "was" } else { "were" }))
+                    .label("wrong number of arguments");
+                if let Some(&f) = funcs.first() {
+                    d = d.secondary(self.decls[f].span, "declared here");
+                }
+                drop(d);
+                return None;
+            }
+            let mut d = self.error(name_span, format!("no matching function for call to `{name}({})`", arg_list.join(", ")));
+            for c in cands {
+                let ps: Vec<String> = c.params().iter().map(|t| self.ty_name(t)).collect();
+                d = d.note(format!("candidate: `{name}({})`", ps.join(", ")));
+            }
+            drop(d);
+            return None;
+        }
+        let better = |a: &[ConvRank], b: &[ConvRank]| a.iter().zip(b).all(|(x, y)| x <= y) && a.iter().zip(b).any(|(x, y)| x < y);
+        let mut best: Vec<usize> = Vec::new();
+        for (i, s) in &scored {
+            if scored.iter().any(|(j, t)| j != i && better(t, s)) {
+                continue;
+            }
+            best.push(*i);
+        }
+        if best.len() > 1 {
+            // Prefer non-templates on a tie.
+            let plain: Vec<usize> = best.iter().copied().filter(|&i| matches!(cands[i], Candidate::Ready(..))).collect();
+            if plain.len() == 1 {
+                return Some(plain[0]);
+            }
+            let arg_list: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
+            let mut d = self.error(name_span, format!("call to `{name}({})` is ambiguous", arg_list.join(", ")));
+            for &i in &best {
+                let ps: Vec<String> = cands[i].params().iter().map(|t| self.ty_name(t)).collect();
+                d = d.note(format!("candidate: `{name}({})`", ps.join(", ")));
+            }
+            drop(d.help("convert the arguments explicitly so that one candidate matches exactly"));
+            return None;
+        }
+        best.first().copied()
+    }
+
+    /// Convert arguments to parameter types; reference parameters receive
+    /// the address of their argument.
+    fn bind_args(&mut self, params: &[Type], args: Vec<hir::Expr>) -> Option<Vec<hir::Expr>> {
+        let mut out = Vec::with_capacity(args.len());
+        for (p, a) in params.iter().zip(args) {
+            let span = a.span;
+            match p {
+                Type::Reference { referee, space, is_const } => {
+                    let pty = Type::Pointer { pointee: referee.clone(), space: *space, is_const: *is_const };
+                    if a.is_place() && a.ty == **referee {
+                        out.push(mk(H::AddrOf(Box::new(a)), pty, span));
+                    } else {
+                        // A const reference to a temporary: materialize it.
+                        let v = self.coerce(a, referee, "the argument")?;
+                        let tmp = self.temp_local((**referee).clone(), span)?;
+                        let place = mk(H::Local(tmp), (**referee).clone(), span);
+                        let assign = mk(H::Assign { place: Box::new(place.clone()), value: Box::new(v) }, (**referee).clone(), span);
+                        let tptr = Type::Pointer { pointee: referee.clone(), space: AddressSpace::Thread, is_const: *is_const };
+                        let addr = mk(H::AddrOf(Box::new(place)), tptr, span);
+                        let addr = if *space == AddressSpace::Thread { addr } else { mk(H::PtrCast(Box::new(addr)), pty.clone(), span) };
+                        out.push(mk(H::Comma { lhs: Box::new(assign), rhs: Box::new(addr) }, pty, span));
+                    }
+                }
+                _ => out.push(self.coerce(a, p, "the argument")?),
+            }
+        }
+        Some(out)
+    }
+
+    /// Unify a function template's parameters with argument types.
+    fn deduce(&self, params: &[ast::TemplateParam], f: &ast::Function, arg_tys: &[Type], explicit: Vec<TArg>) -> Option<Vec<TArg>> {
+        if explicit.len() > params.len() {
+            return None;
+        }
+        let mut map: Vec<Option<TArg>> = params.iter().map(|_| None).collect();
+        for (i, a) in explicit.into_iter().enumerate() {
+            map[i] = Some(a);
+        }
+        for (p, t) in f.params.iter().zip(arg_tys) {
+            // By-value parameters see decayed arguments.
+            let t = match t {
+                Type::Array { elem, .. } if !matches!(p.ty.kind, ast::TypeExprKind::Reference { .. }) => {
+                    Type::Pointer { pointee: elem.clone(), space: AddressSpace::Thread, is_const: false }
+                }
+                t => t.clone(),
+            };
+            if !self.unify(params, &p.ty, &t, &mut map) {
+                return None;
+            }
+        }
+        // Leave unbound parameters for defaults (complete_targs); only a
+        // contiguous prefix can be passed on.
+        let mut out = Vec::new();
+        for m in map {
+            match m {
+                Some(a) => out.push(a),
+                None => break,
+            }
+        }
+        Some(out)
+    }
+
+    fn unify(&self, params: &[ast::TemplateParam], te: &ast::TypeExpr, ty: &Type, map: &mut [Option<TArg>]) -> bool {
+        let find = |name: &str| params.iter().position(|p| *p.name.name == *name);
+        let bind = |map: &mut [Option<TArg>], i: usize, v: TArg| -> bool {
+            match &map[i] {
+                Some(existing) => *existing == v,
+                None => {
+                    map[i] = Some(v);
+                    true
+                }
+            }
+        };
+        match &te.kind {
+            ast::TypeExprKind::Named { path, .. } => {
+                if path.segments.len() != 1 {
+                    return true;
+                }
+                let seg = &path.segments[0];
+                match &seg.template_args {
+                    None => {
+                        if let Some(i) = find(&seg.ident.name) {
+                            if matches!(params[i].kind, ast::TemplateParamKind::Type { .. }) {
+                                return bind(map, i, TArg::Type(ty.clone()));
+                            }
+                        }
+                        true
+                    }
+                    Some(targs) => {
+                        let name = &*seg.ident.name;
+                        let pairs: Vec<(&ast::TemplateArg, TArg)> = match (name, ty) {
+                            ("vec", Type::Vector { elem, len, .. }) if targs.len() == 2 => {
+                                vec![(&targs[0], TArg::Type(Type::Scalar(*elem))), (&targs[1], TArg::Value(ConstValue::Int(*len as i64), Type::INT))]
+                            }
+                            _ => match ty {
+                                Type::Struct(sid) => match self.struct_instance_of.get(sid) {
+                                    Some((d, args)) if *self.decls[*d].name == *name => targs.iter().zip(args.iter().cloned()).collect(),
+                                    _ => return true,
+                                },
+                                _ => return true,
+                            },
+                        };
+                        for (ta, v) in pairs {
+                            let pname = match ta {
+                                ast::TemplateArg::Type(t) => match &t.kind {
+                                    ast::TypeExprKind::Named { path, .. } if path.segments.len() == 1 => Some(path.segments[0].ident.name.clone()),
+                                    _ => None,
+                                },
+                                ast::TemplateArg::Expr(ast::Expr { kind: A::Name(p), .. }) if p.segments.len() == 1 => Some(p.segments[0].ident.name.clone()),
+                                _ => None,
+                            };
+                            if let Some(i) = pname.and_then(|n| find(&n)) {
+                                let v = match (&params[i].kind, v) {
+                                    (ast::TemplateParamKind::Value { .. }, TArg::Value(c, t)) => TArg::Value(c, t),
+                                    (ast::TemplateParamKind::Type { .. }, TArg::Type(t)) => TArg::Type(t),
+                                    _ => return false,
+                                };
+                                if !bind(map, i, v) {
+                                    return false;
+                                }
+                            }
+                        }
+                        true
+                    }
+                }
+            }
+            ast::TypeExprKind::Pointer { pointee, .. } => match ty {
+                Type::Pointer { pointee: tp, .. } => self.unify(params, pointee, tp, map),
+                _ => true,
+            },
+            ast::TypeExprKind::Reference { referee } => self.unify(params, referee, ty.strip_ref(), map),
+            ast::TypeExprKind::Array { elem, .. } => match ty {
+                Type::Array { elem: te2, .. } | Type::Pointer { pointee: te2, .. } => self.unify(params, elem, te2, map),
+                _ => true,
+            },
+            ast::TypeExprKind::Decltype { .. } => true,
+        }
+    }
+
+    // ----- member functions ---------------------------------------------------
+
+    fn method_call(&mut self, obj: hir::Expr, name: &ast::Ident, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+        let Type::Struct(sid) = obj.ty.clone() else {
+            let n = self.ty_name(&obj.ty);
+            self.error(name.span, format!("`{n}` has no member function `{}`", name.name));
+            return None;
+        };
+        let indices: Vec<usize> = self.structs[sid.0 as usize]
+            .methods
+            .iter()
+            .enumerate()
+            .filter(|(_, (f, _))| *f.name.last().ident.name == *name.name)
+            .map(|(i, _)| i)
+            .collect();
+        if indices.is_empty() {
+            let sname = self.tables.struct_def(sid).name.clone();
+            let methods: Vec<String> = self.structs[sid.0 as usize].methods.iter().map(|(f, _)| f.name.last().ident.name.to_string()).collect();
+            let mut d = self.error(name.span, format!("no member function named `{}` in `{sname}`", name.name));
+            if let Some(s) = suggest(&name.name, methods.iter().map(|s| s.as_str())) {
+                d = d.help(format!("did you mean `{s}`?"));
+            }
+            drop(d);
+            return None;
+        }
+        // The object: its address (in its own space), or a temporary.
+        let (this_ptr, space) = if obj.is_place() {
+            let (space, is_const) = self.place_info(&obj);
+            let ty = Type::Pointer { pointee: Box::new(obj.ty.clone()), space, is_const };
+            (mk(H::AddrOf(Box::new(obj)), ty, span), space)
+        } else {
+            let tmp = self.temp_local(obj.ty.clone(), span)?;
+            let place = mk(H::Local(tmp), obj.ty.clone(), span);
+            let assign = mk(H::Assign { place: Box::new(place.clone()), value: Box::new(obj.clone()) }, obj.ty.clone(), span);
+            let ty = Type::pointer(obj.ty.clone(), AddressSpace::Thread, false);
+            let addr = mk(H::AddrOf(Box::new(place)), ty.clone(), span);
+            (mk(H::Comma { lhs: Box::new(assign), rhs: Box::new(addr) }, ty, span), AddressSpace::Thread)
+        };
+        let mut cands = Vec::new();
+        for i in indices {
+            if let Some((id, sig)) = self.method_instance(sid, i, space, span) {
+                cands.push(Candidate::Ready(id, sig.params));
+            }
+        }
+        if cands.is_empty() {
+            return None;
+        }
+        let best = self.best_candidate(&name.name, &cands, &args, span, name.span, &[])?;
+        let Candidate::Ready(func, params) = cands.into_iter().nth(best)? else { return None };
+        let mut hargs = vec![this_ptr];
+        hargs.extend(self.bind_args(&params, args)?);
+        self.record_call(func, span);
+        let ret = self.functions[func.0 as usize].as_ref()?.ret.clone();
+        Some(mk(H::Call { func, args: hargs }, ret, span))
+    }
+
+    // ----- the standard library -------------------------------------------
+
+    fn builtin_call(
+        &mut self,
+        name: &str,
+        ns: Option<Namespace>,
+        targs: Option<&[ast::TemplateArg]>,
+        args: Vec<hir::Expr>,
+        span: Span,
+        name_span: Span,
+    ) -> Option<hir::Expr> {
+        match name {
+            "as_type" => return self.as_type(targs, args, span),
+            "make_filled_simdgroup_matrix" => return self.make_filled(targs, args, span),
+            _ => {}
+        }
+        if targs.is_some() {
+            self.error(name_span, format!("`{name}` does not take template arguments"));
+            return None;
+        }
+        let infos: Vec<ArgInfo> = args
+            .iter()
+            .map(|a| {
+                let ty = match &a.ty {
+                    Type::Array { elem, .. } => {
+                        let (space, is_const) = if a.is_place() { self.place_info(a) } else { (AddressSpace::Thread, false) };
+                        Type::Pointer { pointee: elem.clone(), space, is_const }
+                    }
+                    t => t.clone(),
+                };
+                let lit = matches!(a.kind, H::Const(_));
+                ArgInfo {
+                    is_int_literal: lit && ty.elem_scalar().is_some_and(|s| s.is_integer()),
+                    is_float_literal: lit && ty.elem_scalar().is_some_and(|s| s.is_float()),
+                    ty,
+                    is_lvalue: a.is_place(),
+                }
+            })
+            .collect();
+        let qualified = match ns {
+            Some(Namespace::Fast) => format!("metal::fast::{name}"),
+            Some(Namespace::Precise) => format!("metal::precise::{name}"),
+            _ => name.to_string(),
+        };
+        match builtins::resolve(name, ns, &infos) {
+            Ok(r) => {
+                let mut hargs = Vec::with_capacity(args.len());
+                for (a, p) in args.into_iter().zip(&r.params) {
+                    match p {
+                        Type::Reference { referee, space, .. } => {
+                            if !a.is_place() {
+                                self.error(a.span, format!("`{name}` writes its result into this argument, so it must be a variable"));
+                                return None;
+                            }
+                            let (s, c) = self.place_info(&a);
+                            if c || s == AddressSpace::Constant {
+                                self.error(a.span, format!("`{name}` writes into this argument, but it is read-only"));
+                                return None;
+                            }
+                            if s != *space && *space != AddressSpace::Thread {
+                                self.error(a.span, format!("this argument must be in `{}` memory", space.keyword()));
+                                return None;
+                            }
+                            let _ = referee;
+                            hargs.push(a);
+                        }
+                        _ => hargs.push(self.coerce(a, p, "the argument")?),
+                    }
+                }
+                let fast = ns == Some(Namespace::Fast);
+                Some(mk(H::Builtin { name: r.func.name, fast, args: hargs, param_types: r.params.clone() }, r.ret, span))
+            }
+            Err(ResolveError::NotFound) => {
+                let mut d = self.error(name_span, format!("`{qualified}` is not a function of the Metal standard library"));
+                if ns.is_some() {
+                    d = d.help(format!("`metal::fast::` and `metal::precise::` only hold floating-point math; call `{name}` without them"));
+                }
+                drop(d);
+                None
+            }
+            Err(ResolveError::WrongArgCount { expected }) => {
+                let exp: Vec<String> = expected.iter().map(|n| n.to_string()).collect();
+                let n = args.len();
+                self.error(span, format!("`{qualified}` takes {} argument{} but {n} {} given", exp.join(" or "), if expected == [1] { "" } else { "s" }, if n == 1 { "was" } else { "were" }))
+                    .label("wrong number of arguments");
+                None
+            }
+            Err(ResolveError::NoMatch { candidates }) => {
+                let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
+                let mut d = self.error(name_span, format!("no overload of `{qualified}` takes ({})", shown.join(", "))).label("no matching overload");
+                for c in candidates.iter().take(6) {
+                    d = d.note(format!("candidate: {c}"));
+                }
+                if candidates.len() > 6 {
+                    d = d.note(format!("... and {} more", candidates.len() - 6));
+                }
+                if name.starts_with("atomic_") {
+                    if let Some(Type::Pointer { pointee, space, .. }) = args.first().map(|a| &a.ty) {
+                        if !matches!(**pointee, Type::Atomic(_)) {
+                            let s = pointee.elem_scalar().unwrap_or(Scalar::UInt);
+                            d = d.help(format!(
+                                "atomic functions need a pointer to an atomic type: declare the buffer as `{} atomic_{}*`, or cast: `({} atomic_{}*)&...`",
+                                space.keyword(),
+                                s.name(),
+                                space.keyword(),
+                                s.name()
+                            ));
+                        }
+                    }
+                } else if args.iter().any(|a| a.ty.is_vector()) {
+                    d = d.help("vector arguments must agree in length and element type; convert explicitly if needed");
+                }
+                drop(d);
+                None
+            }
+            Err(ResolveError::Ambiguous { candidates }) => {
+                let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
+                let mut d = self.error(name_span, format!("call to `{qualified}({})` is ambiguous", shown.join(", ")));
+                for c in candidates.iter().take(6) {
+                    d = d.note(format!("candidate: {c}"));
+                }
+                drop(d.help("convert the arguments to the type you mean, e.g. `float(x)`"));
+                None
+            }
+        }
+    }
+
+    fn single_type_arg(&mut self, targs: Option<&[ast::TemplateArg]>, what: &str, span: Span) -> Option<Vec<TArg>> {
+        let Some(t) = targs else {
+            self.error(span, format!("`{what}` needs template arguments, e.g. `{what}<float>(...)`"));
+            return None;
+        };
+        self.template_args(t)
+    }
+
+    fn as_type(&mut self, targs: Option<&[ast::TemplateArg]>, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+        let t = self.single_type_arg(targs, "as_type", span)?;
+        let [TArg::Type(to)] = t.as_slice() else {
+            self.error(span, "`as_type` takes one type argument");
+            return None;
+        };
+        let [x] = <[hir::Expr; 1]>::try_from(args).ok()?;
+        let ok_kind = |t: &Type| matches!(t, Type::Scalar(_) | Type::Vector { .. });
+        if !ok_kind(to) || !ok_kind(&x.ty) {
+            self.error(span, "`as_type` reinterprets scalars and vectors only");
+            return None;
+        }
+        let (a, b) = (self.tables.size_of(&x.ty), self.tables.size_of(to));
+        if a != b {
+            let (fx, ft) = (self.ty_name(&x.ty), self.ty_name(to));
+            self.error(span, format!("`as_type<{ft}>` needs a value of the same size, but `{fx}` is {a} bytes and `{ft}` is {b}"))
+                .help("reinterpreting bits needs equal sizes; to convert the value instead, write `".to_string() + &ft + "(...)`");
+            return None;
+        }
+        Some(mk(H::BitCast(Box::new(x)), to.clone(), span))
+    }
+
+    fn make_filled(&mut self, targs: Option<&[ast::TemplateArg]>, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+        let t = self.single_type_arg(targs, "make_filled_simdgroup_matrix", span)?;
+        let elem = match t.as_slice() {
+            [TArg::Type(Type::Scalar(s)), TArg::Value(r, _), TArg::Value(c, _)] if r.as_i64() == 8 && c.as_i64() == 8 && s.is_float() => *s,
+            _ => {
+                self.error(span, "use `make_filled_simdgroup_matrix<T, 8, 8>(value)` with T = float, half or bfloat");
+                return None;
+            }
+        };
+        let [x] = <[hir::Expr; 1]>::try_from(args).ok()?;
+        let x = self.coerce(x, &Type::Scalar(elem), "the fill value")?;
+        let ty = Type::SimdMatrix { elem, rows: 8, cols: 8 };
+        Some(mk(H::Builtin { name: "make_filled_simdgroup_matrix", fast: false, args: vec![x], param_types: vec![Type::Scalar(elem)] }, ty, span))
+    }
+
+    fn numeric_limits(&mut self, targs: &[TArg], member: &str, span: Span) -> Option<hir::Expr> {
+        let [TArg::Type(Type::Scalar(s))] = targs else {
+            self.error(span, "`numeric_limits<T>` needs one scalar type");
+            return None;
+        };
+        let s = *s;
+        let v = match (member, s) {
+            ("max", Scalar::Float) => ConstValue::Float(f32::MAX as f64),
+            ("max", Scalar::Half) => ConstValue::Float(65504.0),
+            ("max", Scalar::BFloat) => ConstValue::Float(f32::from_bits(0x7f7f_0000) as f64),
+            ("min", Scalar::Float) | ("min", Scalar::BFloat) => ConstValue::Float(f32::MIN_POSITIVE as f64),
+            ("min", Scalar::Half) => ConstValue::Float(6.103_515_625e-5),
+            ("lowest", Scalar::Float) => ConstValue::Float(f32::MIN as f64),
+            ("lowest", Scalar::Half) => ConstValue::Float(-65504.0),
+            ("lowest", Scalar::BFloat) => ConstValue::Float(-(f32::from_bits(0x7f7f_0000) as f64)),
+            ("epsilon", Scalar::Float) => ConstValue::Float(f32::EPSILON as f64),
+            ("epsilon", Scalar::Half) => ConstValue::Float(0.000_976_562_5),
+            ("epsilon", Scalar::BFloat) => ConstValue::Float(0.007_812_5),
+            ("infinity", _) if s.is_float() => ConstValue::Float(f64::INFINITY),
+            ("quiet_NaN" | "signaling_NaN", _) if s.is_float() => ConstValue::Float(f64::NAN),
+            ("denorm_min", Scalar::Float) => ConstValue::Float(f32::from_bits(1) as f64),
+            ("denorm_min", Scalar::Half) => ConstValue::Float(5.960_464_477_539_063e-8),
+            ("denorm_min", Scalar::BFloat) => ConstValue::Float(f32::from_bits(0x0001_0000) as f64),
+            ("max", _) => int_limit(s, true),
+            ("min" | "lowest", _) => int_limit(s, false),
+            ("epsilon" | "denorm_min", _) => ConstValue::Int(0),
+            _ => {
+                self.error(span, format!("`numeric_limits<{}>` has no member `{member}` the simulator knows", s.name()))
+                    .help("use max, min, lowest, epsilon, infinity, quiet_NaN or denorm_min");
+                return None;
+            }
+        };
+        Some(mk(H::Const(v.cast(s)), Type::Scalar(s), span))
+    }
+}
+
+fn int_limit(s: Scalar, max: bool) -> ConstValue {
+    let bits = s.size() * 8;
+    if s == Scalar::Bool {
+        return ConstValue::Bool(max);
+    }
+    if s.is_signed() {
+        let m = (1i128 << (bits - 1)) - 1;
+        ConstValue::Int(if max { m as i64 } else { (-m - 1) as i64 })
+    } else {
+        ConstValue::UInt(if max { ((1u128 << bits) - 1) as u64 } else { 0 })
+    }
+}

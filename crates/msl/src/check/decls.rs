@@ -1,0 +1,907 @@
+//! Program-scope items: functions, structs, enums, constants, namespaces,
+//! templates and their instantiation.
+
+use super::typeexpr::QualType;
+use super::{Checker, DeclId, DeclKind, Env, FnState, StructInfo, TArg, MAX_INSTANTIATION_DEPTH};
+use crate::ast::{self, AddressSpace, ItemKind};
+use crate::hir::{self, Binding, ConstValue, FuncId, LocalId, ThreadAttr};
+use crate::source::Span;
+use crate::types::{EnumDef, EnumId, Scalar, StructDef, StructId, Type};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// A function's checked signature.
+#[derive(Clone, Debug)]
+pub(crate) struct Signature {
+    /// Parameter types as declared (references kept as `Type::Reference`).
+    pub params: Vec<Type>,
+    pub ret: Type,
+}
+
+impl<'a> Checker<'a, '_> {
+    pub(crate) fn item(&mut self, item: &'a ast::Item) {
+        match &item.kind {
+            ItemKind::Function(f) => self.function_item(f),
+            ItemKind::Struct(s) => {
+                if !s.is_forward {
+                    self.struct_item(s, None);
+                }
+            }
+            ItemKind::Enum(e) => self.enum_item(e),
+            ItemKind::Vars(vars) => {
+                for v in vars {
+                    self.global_var(v);
+                }
+            }
+            ItemKind::Alias(a) => {
+                if let Some(q) = self.resolve_type(&a.ty) {
+                    self.add_decl(a.name.name.clone(), DeclKind::Alias(q.ty), a.name.span);
+                }
+            }
+            ItemKind::Namespace { name, items } => {
+                if let Some(n) = name {
+                    self.add_decl(n.name.clone(), DeclKind::Namespace, n.span);
+                    self.env.scope.push(n.name.clone());
+                }
+                for i in items {
+                    self.item(i);
+                }
+                if name.is_some() {
+                    self.env.scope.pop();
+                }
+            }
+            // Lookup always sees the standard library and enclosing scopes,
+            // so `using` directives change nothing we need to model.
+            ItemKind::UsingNamespace(_) | ItemKind::UsingDecl(_) | ItemKind::Empty => {}
+            ItemKind::Template { params, item: inner } => self.template_item(params, inner, item.span),
+            ItemKind::ExplicitInstantiation { attrs, name, .. } => self.explicit_instantiation(attrs, name, item.span),
+            ItemKind::StaticAssert { cond, message } => self.static_assert(cond, message.as_deref()),
+        }
+    }
+
+    pub(crate) fn static_assert(&mut self, cond: &ast::Expr, message: Option<&str>) {
+        let Some(h) = self.expr(cond) else { return };
+        match self.const_value(&h) {
+            Some(v) if v.is_true() => {}
+            Some(_) => {
+                self.error(cond.span, format!("static assertion failed{}", message.map(|m| format!(": {m}")).unwrap_or_default()));
+            }
+            None => {
+                self.error(cond.span, "static_assert needs a compile-time constant condition");
+            }
+        }
+    }
+
+    fn template_item(&mut self, params: &'a [ast::TemplateParam], inner: &'a ast::Item, span: Span) {
+        if params.is_empty() {
+            self.error(span, "explicit template specializations (`template <>`) are not supported by the simulator yet")
+                .help("write a separate function with its own name for this type");
+            return;
+        }
+        match &inner.kind {
+            ItemKind::Function(f) => {
+                let name = f.name.last().ident.clone();
+                self.add_decl(name.name, DeclKind::FunctionTemplate { ast: f, params }, name.span);
+            }
+            ItemKind::Struct(s) => {
+                self.add_decl(s.name.name.clone(), DeclKind::StructTemplate { ast: s, params }, s.name.span);
+            }
+            _ => {
+                self.error(inner.span, "only function and struct templates are supported");
+            }
+        }
+    }
+
+    fn explicit_instantiation(&mut self, attrs: &[ast::Attribute], name: &ast::Path, span: Span) {
+        let seg = name.last();
+        let decls = if name.segments.len() == 1 {
+            self.lookup_global(&seg.ident.name)
+        } else {
+            let scope: Vec<Rc<str>> = name.segments[..name.segments.len() - 1].iter().map(|s| s.ident.name.clone()).collect();
+            self.lookup_in(&scope, &seg.ident.name)
+        };
+        let Some(&d) = decls.iter().rev().find(|&&d| matches!(self.decls[d].kind, DeclKind::FunctionTemplate { .. })) else {
+            self.error(seg.ident.span, format!("`{}` is not a function template declared above", name.plain_name()));
+            return;
+        };
+        let Some(args) = &seg.template_args else {
+            self.error(span, "an explicit instantiation needs template arguments, e.g. `k<float>`");
+            return;
+        };
+        let Some(targs) = self.template_args(args) else { return };
+        let host = host_name(attrs);
+        let is_kernel = attrs.iter().any(|a| &*a.name.name == "kernel");
+        let Some(targs) = self.complete_targs(d, targs, span) else { return };
+        self.instantiate_function(d, targs, span, host.map(|h| (h, is_kernel)));
+    }
+
+    // ----- functions -------------------------------------------------------
+
+    fn function_item(&mut self, f: &'a ast::Function) {
+        if f.name.segments.len() > 1 {
+            self.error(f.name.span, "out-of-line member function definitions are not supported by the simulator")
+                .help("define the member function inside its struct");
+            return;
+        }
+        let Some(sig) = self.signature(f, None) else {
+            // Still declare the name so later uses don't cascade into errors.
+            return;
+        };
+        let name = f.name.last().ident.clone();
+        // A definition after a declaration with the same parameter types.
+        let previous = self.lookup_in(&self.env.scope.clone(), &name.name).into_iter().find(|&d| {
+            matches!(&self.decls[d].kind, DeclKind::Function { params, .. } if *params == sig.params)
+        });
+        let id = match previous {
+            Some(d) => {
+                let DeclKind::Function { id, defined, ast: prev_ast, .. } = self.decls[d].kind.clone() else { unreachable!() };
+                if f.body.is_some() && defined {
+                    self.error(name.span, format!("redefinition of `{}`", name.name))
+                        .secondary(self.decls[d].span, "first defined here");
+                    return;
+                }
+                if f.is_kernel || prev_ast.is_kernel {
+                    self.error(name.span, format!("kernel functions cannot be overloaded or redeclared: `{}` already exists", name.name))
+                        .secondary(self.decls[d].span, "first declared here")
+                        .help("give this kernel a different name");
+                    return;
+                }
+                if f.body.is_some() {
+                    if let DeclKind::Function { defined, ast, .. } = &mut self.decls[d].kind {
+                        *defined = true;
+                        *ast = f;
+                    }
+                }
+                id
+            }
+            None => {
+                if f.is_kernel {
+                    let host = host_name(&f.attrs).unwrap_or_else(|| name.name.to_string());
+                    if let Some(prev) = self.kernel_names.get(&host).copied() {
+                        self.error(name.span, format!("kernel functions cannot be overloaded: there is already a kernel named `{host}`"))
+                            .secondary(prev, "the first kernel with this name")
+                            .help("give this kernel a different name");
+                        return;
+                    }
+                    self.kernel_names.insert(host, name.span);
+                }
+                let id = self.new_function_slot();
+                self.instance_sigs.insert(id, sig.params.clone());
+                // A placeholder so calls before the body is checked can see it.
+                self.functions[id.0 as usize] = Some(hir::Function {
+                    name: name.name.to_string(),
+                    host_name: None,
+                    is_kernel: f.is_kernel,
+                    params: Vec::new(),
+                    ret: sig.ret.clone(),
+                    locals: Vec::new(),
+                    body: Vec::new(),
+                    span: Span::default(),
+                });
+                self.add_decl(
+                    name.name.clone(),
+                    DeclKind::Function { ast: f, id, params: sig.params.clone(), ret: sig.ret.clone(), defined: f.body.is_some() },
+                    name.span,
+                );
+                id
+            }
+        };
+        if f.body.is_some() {
+            let host = if f.is_kernel { Some(host_name(&f.attrs).unwrap_or_else(|| name.name.to_string())) } else { None };
+            self.function_body(f, id, &sig, name.name.to_string(), host, None);
+        }
+    }
+
+    /// Resolve parameter and return types. `this_struct` is set for methods.
+    pub(crate) fn signature(&mut self, f: &ast::Function, _this_struct: Option<StructId>) -> Option<Signature> {
+        let mut ok = true;
+        let ret = match self.resolve_type(&f.ret) {
+            Some(q) => q.ty,
+            None => {
+                ok = false;
+                Type::Void
+            }
+        };
+        if f.is_kernel && ret != Type::Void && ok {
+            self.error(f.ret.span, format!("a kernel function must return `void`, not `{}`", self.ty_name(&ret)))
+                .help("write results into a `device` buffer parameter and declare the kernel `kernel void`");
+            ok = false;
+        }
+        let mut params = Vec::new();
+        for p in &f.params {
+            match self.resolve_type(&p.ty) {
+                Some(q) => params.push(param_type(q)),
+                None => ok = false,
+            }
+        }
+        // `void f(void)`
+        if params.len() == 1 && params[0] == Type::Void && f.params[0].name.is_none() {
+            params.clear();
+        }
+        ok.then_some(Signature { params, ret })
+    }
+
+    /// Check a function body and store the result in `functions[id]`.
+    /// `this` is (struct, address space of the object, object is const).
+    pub(crate) fn function_body(
+        &mut self,
+        f: &ast::Function,
+        id: FuncId,
+        sig: &Signature,
+        name: String,
+        host_name: Option<String>,
+        this: Option<(StructId, AddressSpace, bool)>,
+    ) {
+        let Some(body) = &f.body else { return };
+        let mut fs = FnState {
+            locals: Vec::new(),
+            scopes: vec![Vec::new()],
+            ret: sig.ret.clone(),
+            loop_depth: 0,
+            switch_depth: 0,
+            this_local: None,
+            is_kernel: f.is_kernel,
+            id,
+            ref_locals: Default::default(),
+        };
+        let mut params = Vec::new();
+        if let Some((sid, space, is_const)) = this {
+            let local = LocalId(fs.locals.len() as u32);
+            fs.locals.push(hir::Local {
+                name: "this".into(),
+                ty: Type::pointer(Type::Struct(sid), space, is_const || f.is_const_method),
+                space: AddressSpace::Thread,
+                is_const: true,
+                span: f.name.span,
+            });
+            fs.this_local = Some(local);
+            params.push(hir::Param { local, binding: Binding::Argument });
+        }
+        let old_fs = self.fs.replace(fs);
+        let old_this = self.env.this_struct;
+        self.env.this_struct = this.map(|t| t.0);
+        let mut bindings_ok = true;
+        for (p, ty) in f.params.iter().zip(&sig.params) {
+            let binding = if f.is_kernel {
+                match self.kernel_binding(p, ty) {
+                    Some(b) => b,
+                    None => {
+                        bindings_ok = false;
+                        Binding::Argument
+                    }
+                }
+            } else {
+                Binding::Argument
+            };
+            let pname: Rc<str> = p.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| Rc::from(""));
+            let local = self.declare_param(&pname, ty, p);
+            params.push(hir::Param { local, binding });
+        }
+        let _ = bindings_ok;
+        let stmts = self.block_stmts(body);
+        if sig.ret != Type::Void && !stmt_always_returns(&stmts) {
+            self.warn(body.span.after(), format!("`{name}` may reach its end without returning a value"))
+                .help("add a `return` at the end of the function");
+        }
+        let fs = std::mem::replace(&mut self.fs, old_fs).expect("function state");
+        self.env.this_struct = old_this;
+        self.functions[id.0 as usize] = Some(hir::Function {
+            name,
+            host_name,
+            is_kernel: f.is_kernel,
+            params,
+            ret: sig.ret.clone(),
+            locals: fs.locals,
+            body: stmts,
+            span: f.span,
+        });
+    }
+
+    fn declare_param(&mut self, name: &Rc<str>, ty: &Type, p: &ast::Param) -> LocalId {
+        let fs = self.fs.as_mut().expect("in function");
+        let local = LocalId(fs.locals.len() as u32);
+        let (lty, is_ref) = match ty {
+            Type::Reference { referee, space, is_const } => (Type::Pointer { pointee: referee.clone(), space: *space, is_const: *is_const }, true),
+            t => (t.clone(), false),
+        };
+        let is_const = matches!(&p.ty.kind, ast::TypeExprKind::Named { is_const: true, .. });
+        fs.locals.push(hir::Local { name: name.to_string(), ty: lty, space: AddressSpace::Thread, is_const, span: p.span });
+        if !name.is_empty() {
+            fs.scopes.last_mut().expect("scope").push((name.clone(), local));
+        }
+        if is_ref {
+            self.ref_locals_insert(local);
+        }
+        local
+    }
+
+    /// Validate a kernel parameter's attribute and type.
+    fn kernel_binding(&mut self, p: &ast::Param, ty: &Type) -> Option<Binding> {
+        let pname = p.name.as_ref().map(|n| n.name.to_string()).unwrap_or_default();
+        let mut binding = None;
+        for a in &p.attrs {
+            let an = &*a.name.name;
+            if an == "buffer" || an == "threadgroup" {
+                let idx = match a.args.first() {
+                    Some(e) => self.const_int(e, "a buffer index")?,
+                    None => {
+                        self.error(a.span, format!("`[[{an}(n)]]` needs an index"));
+                        return None;
+                    }
+                };
+                if !(0..31).contains(&idx) {
+                    self.error(a.span, format!("buffer index {idx} is out of range (0 to 30)"));
+                    return None;
+                }
+                if an == "buffer" {
+                    match ty {
+                        Type::Pointer { space: AddressSpace::Device | AddressSpace::Constant, .. }
+                        | Type::Reference { space: AddressSpace::Device | AddressSpace::Constant, .. } => {}
+                        Type::Pointer { space, .. } | Type::Reference { space, .. } => {
+                            self.error(p.ty.span, format!("a `[[buffer(n)]]` parameter must point to `device` or `constant` memory, not `{}`", space.keyword()))
+                                .help(format!("declare it as `device {}` (or use `[[threadgroup(n)]]` for threadgroup memory)", pointee_display(self, ty)));
+                            return None;
+                        }
+                        _ => {
+                            self.error(p.ty.span, format!("a `[[buffer(n)]]` parameter must be a pointer or reference, not `{}`", self.ty_name(ty)))
+                                .help(format!("write `constant {}& {pname}` for a single value", self.ty_name(ty)));
+                            return None;
+                        }
+                    }
+                    binding = Some(Binding::Buffer(idx as u32));
+                } else {
+                    if !matches!(ty, Type::Pointer { space: AddressSpace::Threadgroup, .. }) {
+                        self.error(p.ty.span, "a `[[threadgroup(n)]]` parameter must be a `threadgroup` pointer");
+                        return None;
+                    }
+                    binding = Some(Binding::Threadgroup(idx as u32));
+                }
+            } else if let Some(attr) = ThreadAttr::from_name(an) {
+                let ok = match ty {
+                    Type::Scalar(Scalar::UInt | Scalar::UShort) => true,
+                    Type::Vector { elem: Scalar::UInt | Scalar::UShort, len: 2 | 3, packed: false } => attr.is_vector(),
+                    _ => false,
+                };
+                if !ok {
+                    let allowed = if attr.is_vector() { "`uint`, `ushort`, `uint2`, `uint3`, `ushort2` or `ushort3`" } else { "`uint` or `ushort`" };
+                    self.error(p.ty.span, format!("`[[{an}]]` cannot have type `{}`", self.ty_name(ty)))
+                        .label("wrong type for this attribute")
+                        .help(format!("declare it with type {allowed}"));
+                    return None;
+                }
+                binding = Some(Binding::Attr(attr));
+            } else if matches!(an, "stage_in" | "vertex_id" | "instance_id" | "position" | "color" | "sample_id") {
+                self.error(a.span, format!("`[[{an}]]` belongs to render functions; compute kernels cannot use it"));
+                return None;
+            } else if an == "function_constant" || an == "texture" || an == "sampler" {
+                self.error(a.span, format!("`[[{an}]]` is not supported by the simulator"));
+                return None;
+            } else {
+                self.warn(a.span, format!("unknown attribute `[[{an}]]` ignored"));
+            }
+        }
+        match binding {
+            Some(b) => Some(b),
+            None => match ty {
+                // Metal assigns buffer indices to unattributed buffer params in order.
+                Type::Pointer { space: AddressSpace::Device | AddressSpace::Constant, .. }
+                | Type::Reference { space: AddressSpace::Device | AddressSpace::Constant, .. } => Some(Binding::Buffer(u32::MAX)),
+                _ => {
+                    self.error(p.span, format!("kernel parameter `{pname}` needs an attribute saying where its value comes from"))
+                        .help("use `[[buffer(n)]]` for a buffer or a thread-position attribute such as `[[thread_position_in_grid]]`");
+                    None
+                }
+            },
+        }
+    }
+
+    // ----- templates -----------------------------------------------------
+
+    /// Fill in default template arguments after the explicit ones.
+    pub(crate) fn complete_targs(&mut self, d: DeclId, mut targs: Vec<TArg>, span: Span) -> Option<Vec<TArg>> {
+        let params = match &self.decls[d].kind {
+            DeclKind::FunctionTemplate { params, .. } | DeclKind::StructTemplate { params, .. } => *params,
+            _ => return Some(targs),
+        };
+        if targs.len() > params.len() {
+            self.error(span, format!("too many template arguments: `{}` takes {}", self.decls[d].name, params.len()));
+            return None;
+        }
+        while targs.len() < params.len() {
+            let p = &params[targs.len()];
+            let env = self.template_env(d, params, &targs);
+            let saved = std::mem::replace(&mut self.env, env);
+            let v = match &p.kind {
+                ast::TemplateParamKind::Type { default: Some(t) } => self.resolve_type(t).map(|q| TArg::Type(q.ty)),
+                ast::TemplateParamKind::Value { default: Some(e), ty } => {
+                    let h = self.expr(e);
+                    let ty = self.resolve_type(ty).map(|q| q.ty);
+                    match (h, ty) {
+                        (Some(h), Some(ty)) => self.const_value(&h).map(|v| TArg::Value(v.cast(ty.elem_scalar().unwrap_or(Scalar::Int)), ty)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            self.env = saved;
+            match v {
+                Some(v) => targs.push(v),
+                None => {
+                    self.error(span, format!("couldn't infer template argument `{}`", p.name.name))
+                        .secondary(p.span, "template parameter declared here")
+                        .help(format!("give it explicitly, e.g. `{}<float>(...)`", self.decls[d].name));
+                    return None;
+                }
+            }
+        }
+        // Convert value arguments to the parameter's declared type.
+        for (p, a) in params.iter().zip(targs.iter_mut()) {
+            match (&p.kind, &*a) {
+                (ast::TemplateParamKind::Value { ty, .. }, TArg::Value(v, _)) => {
+                    let saved = self.env.clone();
+                    self.env = Env { targs: Rc::new(HashMap::new()), ..self.decls[d].env.clone() };
+                    let t = self.resolve_type(ty).map(|q| q.ty);
+                    self.env = saved;
+                    if let Some(t) = t {
+                        let s = t.elem_scalar().unwrap_or(Scalar::Int);
+                        *a = TArg::Value(v.cast(s), t);
+                    }
+                }
+                (ast::TemplateParamKind::Value { .. }, TArg::Type(_)) => {
+                    self.error(span, format!("template parameter `{}` takes a value, not a type", p.name.name));
+                    return None;
+                }
+                (ast::TemplateParamKind::Type { .. }, TArg::Value(..)) => {
+                    self.error(span, format!("template parameter `{}` takes a type, not a value", p.name.name));
+                    return None;
+                }
+                _ => {}
+            }
+        }
+        Some(targs)
+    }
+
+    /// The environment for a template's body with the given arguments.
+    pub(crate) fn template_env(&self, d: DeclId, params: &[ast::TemplateParam], targs: &[TArg]) -> Env {
+        let mut env = self.decls[d].env.clone();
+        let mut map = (*env.targs).clone();
+        for (p, a) in params.iter().zip(targs) {
+            map.insert(p.name.name.clone(), a.clone());
+        }
+        env.targs = Rc::new(map);
+        // A template may refer to itself (e.g. a struct template's methods).
+        env.visible = d + 1;
+        env
+    }
+
+    /// Instantiate a function template; returns the instance and its signature.
+    /// `kernel` carries the host name and kernel flag of an explicit
+    /// instantiation.
+    pub(crate) fn instantiate_function(
+        &mut self,
+        d: DeclId,
+        targs: Vec<TArg>,
+        span: Span,
+        kernel: Option<(String, bool)>,
+    ) -> Option<(FuncId, Signature)> {
+        let DeclKind::FunctionTemplate { ast: f, params } = self.decls[d].kind.clone() else { return None };
+        let key = (d, targs.clone());
+        if let Some(&id) = self.fn_instances.get(&key) {
+            let func = self.functions[id.0 as usize].as_ref()?;
+            let sig = Signature { params: self.instance_param_types(id), ret: func.ret.clone() };
+            if let Some((host, is_kernel)) = kernel {
+                if let Some(func) = self.functions[id.0 as usize].as_mut() {
+                    func.host_name = Some(host);
+                    func.is_kernel |= is_kernel;
+                }
+            }
+            return Some((id, sig));
+        }
+        if self.inst_depth >= MAX_INSTANTIATION_DEPTH {
+            self.error(span, "template instantiation is nested too deeply (is a template instantiating itself?)");
+            return None;
+        }
+        let env = self.template_env(d, params, &targs);
+        let saved_env = std::mem::replace(&mut self.env, env);
+        self.inst_depth += 1;
+        let is_kernel = f.is_kernel || kernel.as_ref().is_some_and(|k| k.1);
+        let mut fcopy_kernel = None;
+        let sig = if is_kernel && !f.is_kernel {
+            let mut fk = f.clone();
+            fk.is_kernel = true;
+            let s = self.signature(&fk, None);
+            fcopy_kernel = Some(fk);
+            s
+        } else {
+            self.signature(f, None)
+        };
+        let result = sig.map(|sig| {
+            let id = self.new_function_slot();
+            self.fn_instances.insert(key, id);
+            let display = format!("{}{}", f.name.last().ident.name, self.targs_display(&targs));
+            self.functions[id.0 as usize] = Some(hir::Function {
+                name: display.clone(),
+                host_name: None,
+                is_kernel,
+                params: Vec::new(),
+                ret: sig.ret.clone(),
+                locals: Vec::new(),
+                body: Vec::new(),
+                span: f.span,
+            });
+            self.instance_sigs.insert(id, sig.params.clone());
+            let host = kernel.as_ref().map(|k| k.0.clone()).or_else(|| is_kernel.then(|| display.clone()));
+            if let Some(h) = &host {
+                if let Some(prev) = self.kernel_names.get(h).copied() {
+                    self.error(span, format!("there is already a kernel named `{h}`")).secondary(prev, "the first one");
+                }
+                self.kernel_names.insert(h.clone(), span);
+            }
+            let fref = fcopy_kernel.as_ref().unwrap_or(f);
+            self.function_body(fref, id, &sig, display, host, None);
+            (id, sig)
+        });
+        self.inst_depth -= 1;
+        self.env = saved_env;
+        result
+    }
+
+    pub(crate) fn instance_param_types(&self, id: FuncId) -> Vec<Type> {
+        self.instance_sigs.get(&id).cloned().unwrap_or_default()
+    }
+
+    // ----- structs -------------------------------------------------------
+
+    /// Declare and lay out a struct (or a template instance with `targs`).
+    pub(crate) fn struct_item(&mut self, s: &'a ast::Struct, instance: Option<(DeclId, Vec<TArg>)>) -> Option<StructId> {
+        let sid = StructId(self.tables.structs.len() as u32);
+        let display = match &instance {
+            Some((_, targs)) => format!("{}{}", s.name.name, self.targs_display(targs)),
+            None => s.name.name.to_string(),
+        };
+        self.tables.structs.push(StructDef { name: display.clone(), fields: Vec::new(), size: 0, align: 1 });
+        self.structs.push(StructInfo { span: s.name.span, ..Default::default() });
+        match instance {
+            Some(key) => {
+                self.struct_instances.insert(key.clone(), sid);
+                self.struct_instance_of.insert(sid, key);
+            }
+            None => {
+                self.add_decl(s.name.name.clone(), DeclKind::Struct(sid), s.name.span);
+            }
+        }
+        let old_this = self.env.this_struct.replace(sid);
+        let mut fields: Vec<(String, Type)> = Vec::new();
+        let mut field_spans: Vec<Span> = Vec::new();
+        for m in &s.members {
+            match &m.kind {
+                ast::MemberKind::Field(v) => {
+                    let Some(q) = self.resolve_type(&v.ty) else { continue };
+                    if let Some(i) = fields.iter().position(|(n, _)| **n == *v.name.name) {
+                        self.error(v.name.span, format!("duplicate member `{}`", v.name.name)).secondary(field_spans[i], "first declared here");
+                        continue;
+                    }
+                    if q.ty == Type::Struct(sid) {
+                        self.error(v.name.span, "a struct cannot contain itself");
+                        continue;
+                    }
+                    if q.space.is_some() {
+                        self.error(v.ty.span, "struct members cannot have an address space (only pointer members can point into one)");
+                    }
+                    fields.push((v.name.name.to_string(), q.ty));
+                    field_spans.push(v.name.span);
+                }
+                ast::MemberKind::StaticConst(v) => {
+                    let Some(q) = self.resolve_type(&v.ty) else { continue };
+                    let Some(init) = &v.init else {
+                        self.error(v.span, "a static data member needs an initializer here");
+                        continue;
+                    };
+                    if let Some(h) = self.initializer(init, &q.ty, v.span) {
+                        self.structs[sid.0 as usize].statics.push((v.name.name.clone(), q.ty, h));
+                    }
+                }
+                ast::MemberKind::Alias(a) => {
+                    if let Some(q) = self.resolve_type(&a.ty) {
+                        self.structs[sid.0 as usize].aliases.push((a.name.name.clone(), q.ty));
+                    }
+                }
+                ast::MemberKind::Method(f) => {
+                    let env = self.env.clone();
+                    self.structs[sid.0 as usize].methods.push((f, env));
+                }
+                ast::MemberKind::Constructor { func, inits } => {
+                    let env = self.env.clone();
+                    self.structs[sid.0 as usize].ctors.push((func, inits.clone(), env));
+                }
+            }
+        }
+        let (laid, size, align) = self.tables.layout_struct(fields);
+        let def = &mut self.tables.structs[sid.0 as usize];
+        def.fields = laid;
+        def.size = size;
+        def.align = align;
+        // Check the methods of ordinary structs now, so their errors show even
+        // if nothing calls them.
+        let n_methods = self.structs[sid.0 as usize].methods.len();
+        if self.struct_instance_of.get(&sid).is_none() {
+            for i in 0..n_methods {
+                self.method_instance(sid, i, AddressSpace::Thread, s.name.span);
+            }
+        }
+        self.env.this_struct = old_this;
+        Some(sid)
+    }
+
+    pub(crate) fn instantiate_struct(&mut self, d: DeclId, targs: Vec<TArg>, span: Span) -> Option<StructId> {
+        let targs = self.complete_targs(d, targs, span)?;
+        if let Some(&sid) = self.struct_instances.get(&(d, targs.clone())) {
+            return Some(sid);
+        }
+        let DeclKind::StructTemplate { ast: s, params } = self.decls[d].kind.clone() else { return None };
+        if self.inst_depth >= MAX_INSTANTIATION_DEPTH {
+            self.error(span, "template instantiation is nested too deeply");
+            return None;
+        }
+        let env = self.template_env(d, params, &targs);
+        let saved = std::mem::replace(&mut self.env, env);
+        let saved_fs = self.fs.take();
+        self.inst_depth += 1;
+        let r = self.struct_item(s, Some((d, targs)));
+        self.inst_depth -= 1;
+        self.fs = saved_fs;
+        self.env = saved;
+        r
+    }
+
+    /// The function for method `index` of struct `sid` called on an object
+    /// in `space`.
+    pub(crate) fn method_instance(&mut self, sid: StructId, index: usize, space: AddressSpace, span: Span) -> Option<(FuncId, Signature)> {
+        let (f, env) = self.structs[sid.0 as usize].methods.get(index)?.clone();
+        if let Some(&id) = self.structs[sid.0 as usize].method_ids.get(&(index, space)) {
+            let func = self.functions[id.0 as usize].as_ref()?;
+            return Some((id, Signature { params: self.instance_param_types(id), ret: func.ret.clone() }));
+        }
+        if self.inst_depth >= MAX_INSTANTIATION_DEPTH {
+            self.error(span, "member function instantiation is nested too deeply");
+            return None;
+        }
+        let saved = std::mem::replace(&mut self.env, env);
+        let saved_fs = self.fs.take();
+        self.inst_depth += 1;
+        let sig = self.signature(f, Some(sid));
+        let out = sig.map(|sig| {
+            let id = self.new_function_slot();
+            self.structs[sid.0 as usize].method_ids.insert((index, space), id);
+            let name = format!("{}::{}", self.tables.struct_def(sid).name, f.name.last().ident.name);
+            self.functions[id.0 as usize] = Some(hir::Function {
+                name: name.clone(),
+                host_name: None,
+                is_kernel: false,
+                params: Vec::new(),
+                ret: sig.ret.clone(),
+                locals: Vec::new(),
+                body: Vec::new(),
+                span: f.span,
+            });
+            self.instance_sigs.insert(id, sig.params.clone());
+            self.function_body(f, id, &sig, name, None, Some((sid, space, false)));
+            (id, sig)
+        });
+        self.inst_depth -= 1;
+        self.fs = saved_fs;
+        self.env = saved;
+        out
+    }
+
+    /// The function for constructor `index` of struct `sid`.
+    pub(crate) fn ctor_instance(&mut self, sid: StructId, index: usize, span: Span) -> Option<(FuncId, Signature)> {
+        let (f, inits, env) = self.structs[sid.0 as usize].ctors.get(index)?.clone();
+        if let Some(&id) = self.structs[sid.0 as usize].ctor_ids.get(&index) {
+            return Some((id, Signature { params: self.instance_param_types(id), ret: Type::Void }));
+        }
+        if self.inst_depth >= MAX_INSTANTIATION_DEPTH {
+            self.error(span, "constructor instantiation is nested too deeply");
+            return None;
+        }
+        let saved = std::mem::replace(&mut self.env, env);
+        let saved_fs = self.fs.take();
+        self.inst_depth += 1;
+        let mut params = Vec::new();
+        let mut ok = true;
+        for p in &f.params {
+            match self.resolve_type(&p.ty) {
+                Some(q) => params.push(param_type(q)),
+                None => ok = false,
+            }
+        }
+        let out = ok.then(|| {
+            let sig = Signature { params, ret: Type::Void };
+            let id = self.new_function_slot();
+            self.structs[sid.0 as usize].ctor_ids.insert(index, id);
+            let name = format!("{}::{}", self.tables.struct_def(sid).name, f.name.last().ident.name);
+            self.functions[id.0 as usize] = Some(hir::Function {
+                name: name.clone(),
+                host_name: None,
+                is_kernel: false,
+                params: Vec::new(),
+                ret: Type::Void,
+                locals: Vec::new(),
+                body: Vec::new(),
+                span: f.span,
+            });
+            self.instance_sigs.insert(id, sig.params.clone());
+            // Member initializers run first, then the body.
+            let mut fbody = f.clone();
+            if let Some(body) = fbody.body.as_mut() {
+                let mut pre = Vec::new();
+                for (member, args) in &inits {
+                    let lhs = ast::Expr { kind: ast::ExprKind::Name(single_path(member)), span: member.span };
+                    let rhs = if args.len() == 1 {
+                        args[0].clone()
+                    } else {
+                        ast::Expr { kind: ast::ExprKind::InitList(args.clone()), span: member.span }
+                    };
+                    let assign = ast::Expr {
+                        kind: ast::ExprKind::Assign { op: None, lhs: Box::new(lhs), rhs: Box::new(rhs) },
+                        span: member.span,
+                    };
+                    pre.push(ast::Stmt { kind: ast::StmtKind::Expr(assign), span: member.span });
+                }
+                pre.append(&mut body.stmts);
+                body.stmts = pre;
+            }
+            self.function_body(&fbody, id, &sig, name, None, Some((sid, AddressSpace::Thread, false)));
+            (id, sig)
+        });
+        self.inst_depth -= 1;
+        self.fs = saved_fs;
+        self.env = saved;
+        out
+    }
+
+    // ----- enums and globals -------------------------------------------------
+
+    fn enum_item(&mut self, e: &'a ast::Enum) {
+        let underlying = match &e.underlying {
+            Some(t) => match self.resolve_type(t).map(|q| q.ty) {
+                Some(Type::Scalar(s)) if s.is_integer() => s,
+                Some(t) => {
+                    let n = self.ty_name(&t);
+                    self.error(e.span, format!("an enum's underlying type must be an integer type, not `{n}`"));
+                    Scalar::Int
+                }
+                None => Scalar::Int,
+            },
+            None => Scalar::Int,
+        };
+        let eid = EnumId(self.tables.enums.len() as u32);
+        let name = e.name.as_ref().map(|n| n.name.to_string()).unwrap_or_else(|| "(anonymous enum)".into());
+        self.tables.enums.push(EnumDef { name: name.clone(), underlying, scoped: e.scoped, values: Vec::new() });
+        if let Some(n) = &e.name {
+            self.add_decl(n.name.clone(), DeclKind::Enum(eid), n.span);
+        }
+        let ty = if e.name.is_some() { Type::Enum(eid) } else { Type::Scalar(underlying) };
+        let mut next: i64 = 0;
+        for en in &e.enumerators {
+            let value = match &en.value {
+                Some(v) => match self.const_int(v, "an enumerator value") {
+                    Some(v) => v,
+                    None => next,
+                },
+                None => next,
+            };
+            next = value.wrapping_add(1);
+            self.tables.enums[eid.0 as usize].values.push((en.name.name.to_string(), value));
+            // Scoped enumerators live in the enum's scope; unscoped ones in
+            // both the enum's scope and the enclosing one.
+            if let Some(n) = &e.name {
+                self.env.scope.push(n.name.clone());
+                self.add_decl(en.name.name.clone(), DeclKind::Enumerator { ty: ty.clone(), value }, en.name.span);
+                self.env.scope.pop();
+            }
+            if !e.scoped {
+                self.add_decl(en.name.name.clone(), DeclKind::Enumerator { ty: ty.clone(), value }, en.name.span);
+            }
+        }
+    }
+
+    fn global_var(&mut self, v: &'a ast::VarDecl) {
+        let Some(q) = self.resolve_type(&v.ty) else { return };
+        let space = q.space;
+        if space != Some(AddressSpace::Constant) && !v.is_constexpr {
+            let shown = self.ty_name(&q.ty);
+            self.error(v.span, format!("program-scope variable `{}` must be declared in the `constant` address space", v.name.name))
+                .label("Metal has no mutable global variables")
+                .help(format!("write `constant {shown} {} = ...;` (or pass the value as a buffer)", v.name.name));
+            return;
+        }
+        let Some(init) = &v.init else {
+            self.error(v.span, format!("program-scope constant `{}` must be initialized", v.name.name))
+                .help(format!("give it a value: `constant {} {} = ...;`", self.ty_name(&q.ty), v.name.name));
+            return;
+        };
+        let mut ty = q.ty.clone();
+        let Some(h) = self.initializer_fixing_len(init, &mut ty, v.span) else { return };
+        if !self.is_constant_expr(&h) {
+            self.error(v.span, format!("the initializer of program-scope constant `{}` must be a compile-time constant", v.name.name));
+            return;
+        }
+        let gid = hir::GlobalId(self.globals.len() as u32);
+        self.globals.push(hir::Global { name: v.name.name.to_string(), ty, init: h, span: v.name.span });
+        self.add_decl(v.name.name.clone(), DeclKind::Global(gid), v.name.span);
+    }
+
+    /// Whether an expression can be evaluated without running a thread.
+    pub(crate) fn is_constant_expr(&self, e: &hir::Expr) -> bool {
+        use hir::ExprKind as K;
+        match &e.kind {
+            K::Const(_) | K::Zero => true,
+            K::Global(_) => true,
+            K::Convert(x) | K::BitCast(x) => self.is_constant_expr(x),
+            K::Unary { operand, .. } => self.is_constant_expr(operand),
+            K::Binary { lhs, rhs, .. } | K::Logical { lhs, rhs, .. } => self.is_constant_expr(lhs) && self.is_constant_expr(rhs),
+            K::Conditional { cond, then, els } => self.is_constant_expr(cond) && self.is_constant_expr(then) && self.is_constant_expr(els),
+            K::Construct(xs) | K::Aggregate(xs) => xs.iter().all(|x| self.is_constant_expr(x)),
+            K::Field { base, .. } | K::Swizzle { base, .. } => self.is_constant_expr(base),
+            K::Index { base, index } => self.is_constant_expr(base) && self.is_constant_expr(index),
+            K::Builtin { args, .. } => args.iter().all(|x| self.is_constant_expr(x)),
+            _ => false,
+        }
+    }
+
+    /// Fold a scalar constant expression.
+    pub(crate) fn const_value(&self, e: &hir::Expr) -> Option<ConstValue> {
+        crate::check::expr::fold(self, e)
+    }
+}
+
+/// The `[[host_name("...")]]` of a declaration.
+pub(crate) fn host_name(attrs: &[ast::Attribute]) -> Option<String> {
+    attrs.iter().find(|a| &*a.name.name == "host_name").and_then(|a| match a.args.first().map(|e| &e.kind) {
+        Some(ast::ExprKind::StrLit(s)) => Some(s.to_string()),
+        _ => None,
+    })
+}
+
+fn param_type(q: QualType) -> Type {
+    match q.ty {
+        Type::Array { elem, .. } => {
+            // Array parameters decay to pointers (thread space by default).
+            Type::Pointer { pointee: elem, space: q.space.unwrap_or(AddressSpace::Thread), is_const: q.is_const }
+        }
+        t => t,
+    }
+}
+
+fn pointee_display(c: &Checker, ty: &Type) -> String {
+    match ty {
+        Type::Pointer { pointee, .. } => format!("{}*", c.ty_name(pointee)),
+        Type::Reference { referee, .. } => format!("{}&", c.ty_name(referee)),
+        t => c.ty_name(t),
+    }
+}
+
+pub(crate) fn single_path(id: &ast::Ident) -> ast::Path {
+    ast::Path { global: false, segments: vec![ast::PathSegment { ident: id.clone(), template_args: None }], span: id.span }
+}
+
+/// Whether control can't fall off the end of these statements.
+pub(crate) fn stmt_always_returns(stmts: &[hir::Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        hir::StmtKind::Return(_) => true,
+        hir::StmtKind::Block(b) => stmt_always_returns(b),
+        hir::StmtKind::If { then, els, .. } => stmt_always_returns(then) && stmt_always_returns(els),
+        hir::StmtKind::Loop { cond: None, body, .. } => !contains_break(body),
+        _ => false,
+    })
+}
+
+fn contains_break(stmts: &[hir::Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        hir::StmtKind::Break => true,
+        hir::StmtKind::Block(b) => contains_break(b),
+        hir::StmtKind::If { then, els, .. } => contains_break(then) || contains_break(els),
+        _ => false,
+    })
+}

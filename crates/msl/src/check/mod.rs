@@ -1,0 +1,398 @@
+//! The type checker: AST to [`hir::Program`].
+//!
+//! One pass over the items in source order (C++ sees only what is declared
+//! above), checking each function body as it is met. Templates are checked
+//! when instantiated, with the names visible at their definition. Names are
+//! looked up innermost first: block scopes, template parameters, the members
+//! of the struct whose method we are in, the enclosing namespaces, and last
+//! the Metal standard library (always visible, with or without
+//! `using namespace metal;`).
+
+mod calls;
+mod decls;
+mod expr;
+mod stmt;
+mod typeexpr;
+
+use crate::ast;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::hir::{self, ConstValue, FuncId, LocalId};
+use crate::source::Span;
+use crate::types::{EnumId, StructId, Type, TypeTables};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// Check a parsed unit. Returns the program when there were no errors.
+pub fn check(unit: &ast::TranslationUnit, diags: &mut Diagnostics) -> Option<hir::Program> {
+    let mut c = Checker::new(diags);
+    c.run(unit);
+    for d in c.pending.take() {
+        c.diags.push(d);
+    }
+    if c.diags.has_errors() {
+        return None;
+    }
+    let functions = c.functions.into_iter().flatten().collect();
+    Some(hir::Program { types: c.tables, functions, globals: c.globals })
+}
+
+/// A template argument value: a type or an integral/bool constant.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum TArg {
+    Type(Type),
+    Value(ConstValue, Type),
+}
+
+impl Eq for TArg {}
+
+impl std::hash::Hash for TArg {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            TArg::Type(t) => {
+                0u8.hash(state);
+                t.hash(state)
+            }
+            TArg::Value(v, t) => {
+                1u8.hash(state);
+                match v {
+                    ConstValue::Float(f) => f.to_bits().hash(state),
+                    other => other.as_i64().hash(state),
+                }
+                t.hash(state)
+            }
+        }
+    }
+}
+
+/// Identifies a declaration in `Checker::decls`.
+pub(crate) type DeclId = usize;
+
+/// What a program-scope name means.
+#[derive(Clone, Debug)]
+pub(crate) enum DeclKind<'a> {
+    /// A non-template function (declared or defined); its id.
+    Function { ast: &'a ast::Function, id: FuncId, params: Vec<Type>, ret: Type, defined: bool },
+    FunctionTemplate { ast: &'a ast::Function, params: &'a [ast::TemplateParam] },
+    Struct(StructId),
+    StructTemplate { ast: &'a ast::Struct, params: &'a [ast::TemplateParam] },
+    Enum(EnumId),
+    Enumerator { ty: Type, value: i64 },
+    Alias(Type),
+    Global(hir::GlobalId),
+    Namespace,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Decl<'a> {
+    pub name: Rc<str>,
+    /// Namespace path the declaration lives in (`["util", "detail"]`); for
+    /// struct members, the struct's scope name.
+    pub scope: Vec<Rc<str>>,
+    pub kind: DeclKind<'a>,
+    pub span: Span,
+    /// The environment the declaration was made in (for templates).
+    pub env: Env,
+}
+
+/// Where a piece of code is: what it can see.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Env {
+    /// Enclosing namespace path.
+    pub scope: Vec<Rc<str>>,
+    /// Declarations with an index below this are visible.
+    pub visible: usize,
+    /// Template parameter values in force.
+    pub targs: Rc<HashMap<Rc<str>, TArg>>,
+    /// The struct whose member function body we are in.
+    pub this_struct: Option<StructId>,
+}
+
+/// Information the checker keeps about a struct beyond its layout.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StructInfo<'a> {
+    pub methods: Vec<(&'a ast::Function, Env)>,
+    pub ctors: Vec<(&'a ast::Function, Vec<(ast::Ident, Vec<ast::Expr>)>, Env)>,
+    /// `static constexpr` members: name → (type, value expression).
+    pub statics: Vec<(Rc<str>, Type, hir::Expr)>,
+    pub aliases: Vec<(Rc<str>, Type)>,
+    /// Instantiated methods: (method index, this space, const this) → function.
+    pub method_ids: HashMap<(usize, ast::AddressSpace), FuncId>,
+    pub ctor_ids: HashMap<usize, FuncId>,
+    pub span: Span,
+}
+
+/// Per-function state while checking a body.
+pub(crate) struct FnState {
+    pub locals: Vec<hir::Local>,
+    /// Block scopes: name → local.
+    pub scopes: Vec<Vec<(Rc<str>, LocalId)>>,
+    pub ret: Type,
+    pub loop_depth: u32,
+    pub switch_depth: u32,
+    /// The implicit `this` pointer parameter of a method.
+    pub this_local: Option<LocalId>,
+    pub is_kernel: bool,
+    pub id: FuncId,
+    /// Locals that are references: stored as pointers, dereferenced on use.
+    pub ref_locals: std::collections::HashSet<LocalId>,
+}
+
+pub(crate) struct Checker<'a, 'd> {
+    pub diags: &'d mut Diagnostics,
+    /// Diagnostics of this run; a RefCell so reporting needs only `&self`.
+    pub pending: std::cell::RefCell<Vec<Diagnostic>>,
+    pub tables: TypeTables,
+    pub functions: Vec<Option<hir::Function>>,
+    pub globals: Vec<hir::Global>,
+    pub decls: Vec<Decl<'a>>,
+    /// name → declarations with that name (any scope), in order.
+    pub by_name: HashMap<Rc<str>, Vec<DeclId>>,
+    pub structs: Vec<StructInfo<'a>>,
+    pub fn_instances: HashMap<(DeclId, Vec<TArg>), FuncId>,
+    pub struct_instances: HashMap<(DeclId, Vec<TArg>), StructId>,
+    /// Call edges for the recursion check: (caller, callee, call site).
+    pub calls: Vec<(FuncId, FuncId, Span)>,
+    /// Kernel host names seen (for the "kernels cannot be overloaded" rule).
+    pub kernel_names: HashMap<String, Span>,
+    /// Nesting of template instantiation (bounded).
+    pub inst_depth: u32,
+    pub env: Env,
+    pub fs: Option<FnState>,
+    /// Functions called but declared without a body: reported at the end.
+    pub undefined_calls: Vec<(FuncId, Span)>,
+    /// Parameter types of every function, by id (references kept).
+    pub instance_sigs: HashMap<FuncId, Vec<Type>>,
+    /// Which template and arguments a struct instance came from.
+    pub struct_instance_of: HashMap<StructId, (DeclId, Vec<TArg>)>,
+    /// Hidden temporaries count (for names).
+    pub temp_count: u32,
+}
+
+/// Instantiation depth beyond which we assume runaway template recursion.
+const MAX_INSTANTIATION_DEPTH: u32 = 64;
+
+impl<'a, 'd> Checker<'a, 'd> {
+    fn new(diags: &'d mut Diagnostics) -> Self {
+        Checker {
+            diags,
+            pending: Default::default(),
+            tables: TypeTables::default(),
+            functions: Vec::new(),
+            globals: Vec::new(),
+            decls: Vec::new(),
+            by_name: HashMap::new(),
+            structs: Vec::new(),
+            fn_instances: HashMap::new(),
+            struct_instances: HashMap::new(),
+            calls: Vec::new(),
+            kernel_names: HashMap::new(),
+            inst_depth: 0,
+            env: Env::default(),
+            fs: None,
+            undefined_calls: Vec::new(),
+            instance_sigs: HashMap::new(),
+            struct_instance_of: HashMap::new(),
+            temp_count: 0,
+        }
+    }
+
+    fn run(&mut self, unit: &'a ast::TranslationUnit) {
+        for item in &unit.items {
+            self.item(item);
+        }
+        self.check_recursion();
+        for (id, span) in std::mem::take(&mut self.undefined_calls) {
+            if self.functions[id.0 as usize].as_ref().is_some_and(|f| f.body.is_empty() && f.span == Span::default()) {
+                self.error(span, "this function is declared but never defined")
+                    .help("give the function a body; the simulator needs every function it calls");
+            }
+        }
+    }
+
+    // ----- diagnostics helpers -------------------------------------------
+
+    /// Push an error; returns a handle to add notes/help.
+    pub fn error(&self, span: Span, msg: impl Into<String>) -> DiagBuilder<'_> {
+        DiagBuilder { sink: &self.pending, diag: Some(Diagnostic::error(span, msg)) }
+    }
+
+    pub fn warn(&self, span: Span, msg: impl Into<String>) -> DiagBuilder<'_> {
+        DiagBuilder { sink: &self.pending, diag: Some(Diagnostic::warning(span, msg)) }
+    }
+
+    /// A point to roll diagnostics back to (for probing without reporting).
+    pub fn diag_mark(&self) -> usize {
+        self.pending.borrow().len()
+    }
+
+    pub fn diag_rollback(&self, mark: usize) {
+        self.pending.borrow_mut().truncate(mark);
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.pending.borrow().iter().any(|d| d.is_error())
+    }
+
+    pub fn ty_name(&self, ty: &Type) -> String {
+        self.tables.display(ty)
+    }
+
+    // ----- declarations ----------------------------------------------------
+
+    pub fn add_decl(&mut self, name: Rc<str>, kind: DeclKind<'a>, span: Span) -> DeclId {
+        let id = self.decls.len();
+        let env = Env { visible: id, ..self.env.clone() };
+        self.decls.push(Decl { name: name.clone(), scope: self.env.scope.clone(), kind, span, env });
+        self.by_name.entry(name).or_default().push(id);
+        self.env.visible = self.decls.len();
+        id
+    }
+
+    /// Declarations named `name` visible from the current environment,
+    /// searching the enclosing namespaces from innermost outwards. Returns
+    /// those of the innermost scope that has any.
+    pub fn lookup_global(&self, name: &str) -> Vec<DeclId> {
+        let Some(all) = self.by_name.get(name) else { return Vec::new() };
+        let scope = &self.env.scope;
+        for depth in (0..=scope.len()).rev() {
+            let prefix = &scope[..depth];
+            let found: Vec<DeclId> = all
+                .iter()
+                .copied()
+                .filter(|&d| d < self.env.visible && self.decls[d].scope.as_slice() == prefix)
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        Vec::new()
+    }
+
+    /// Declarations named `name` directly in namespace `scope`.
+    pub fn lookup_in(&self, scope: &[Rc<str>], name: &str) -> Vec<DeclId> {
+        let Some(all) = self.by_name.get(name) else { return Vec::new() };
+        all.iter().copied().filter(|&d| d < self.env.visible && self.decls[d].scope.as_slice() == scope).collect()
+    }
+
+    /// A later declaration of `name` (for "declared later" notes).
+    pub fn later_decl(&self, name: &str) -> Option<Span> {
+        let all = self.by_name.get(name)?;
+        all.iter().copied().find(|&d| d >= self.env.visible).map(|d| self.decls[d].span)
+    }
+
+    /// Every name visible now, for "did you mean" suggestions.
+    pub fn visible_names(&self) -> Vec<Rc<str>> {
+        let mut out: Vec<Rc<str>> = Vec::new();
+        if let Some(fs) = &self.fs {
+            for scope in &fs.scopes {
+                out.extend(scope.iter().map(|(n, _)| n.clone()));
+            }
+        }
+        out.extend(self.env.targs.keys().cloned());
+        for d in &self.decls[..self.env.visible.min(self.decls.len())] {
+            out.push(d.name.clone());
+        }
+        out
+    }
+
+    pub fn ref_locals_insert(&mut self, id: LocalId) {
+        if let Some(fs) = self.fs.as_mut() {
+            fs.ref_locals.insert(id);
+        }
+    }
+
+    pub fn new_function_slot(&mut self) -> FuncId {
+        self.functions.push(None);
+        FuncId(self.functions.len() as u32 - 1)
+    }
+
+    // ----- recursion ------------------------------------------------------
+
+    fn check_recursion(&mut self) {
+        let n = self.functions.len();
+        let mut adj: Vec<Vec<(usize, Span)>> = vec![Vec::new(); n];
+        for &(a, b, span) in &self.calls {
+            adj[a.0 as usize].push((b.0 as usize, span));
+        }
+        // Iterative DFS with colours; report the edge that closes a cycle.
+        let mut colour = vec![0u8; n];
+        let mut reported = Vec::new();
+        for start in 0..n {
+            if colour[start] != 0 {
+                continue;
+            }
+            let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+            colour[start] = 1;
+            while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+                if *next < adj[node].len() {
+                    let (to, span) = adj[node][*next];
+                    *next += 1;
+                    match colour[to] {
+                        0 => {
+                            colour[to] = 1;
+                            stack.push((to, 0));
+                        }
+                        1 => reported.push((span, to)),
+                        _ => {}
+                    }
+                } else {
+                    colour[node] = 2;
+                    stack.pop();
+                }
+            }
+        }
+        for (span, callee) in reported {
+            let name = self.functions[callee].as_ref().map(|f| f.name.clone()).unwrap_or_default();
+            self.error(span, format!("recursive call to `{name}` is not supported by the simulator"))
+                .note("the simulator inlines every function call, so a function cannot call itself, directly or through others")
+                .help("rewrite the recursion as a loop (with an explicit stack array if needed)");
+        }
+    }
+}
+
+/// Adds notes/help to a diagnostic and pushes it when dropped.
+pub(crate) struct DiagBuilder<'x> {
+    sink: &'x std::cell::RefCell<Vec<Diagnostic>>,
+    diag: Option<Diagnostic>,
+}
+
+impl DiagBuilder<'_> {
+    pub fn label(mut self, text: impl Into<String>) -> Self {
+        if let Some(d) = self.diag.as_mut() {
+            d.label = text.into();
+        }
+        self
+    }
+    pub fn note(mut self, text: impl Into<String>) -> Self {
+        if let Some(d) = self.diag.as_mut() {
+            d.notes.push(text.into());
+        }
+        self
+    }
+    pub fn help(mut self, text: impl Into<String>) -> Self {
+        if let Some(d) = self.diag.as_mut() {
+            d.help.push(text.into());
+        }
+        self
+    }
+    pub fn secondary(mut self, span: Span, text: impl Into<String>) -> Self {
+        if let Some(d) = self.diag.as_mut() {
+            d.secondary.push(crate::diag::Label { span, message: text.into() });
+        }
+        self
+    }
+    pub fn code(mut self, code: &'static str) -> Self {
+        if let Some(d) = self.diag.as_mut() {
+            d.code = Some(code);
+        }
+        self
+    }
+}
+
+impl Drop for DiagBuilder<'_> {
+    fn drop(&mut self) {
+        if let Some(d) = self.diag.take() {
+            self.sink.borrow_mut().push(d);
+        }
+    }
+}

@@ -1,0 +1,418 @@
+//! Statements, local declarations and initializers.
+
+use super::Checker;
+use crate::ast::{self, AddressSpace, StmtKind};
+use crate::hir::{self, ExprKind, LocalId};
+use crate::source::Span;
+use crate::types::{Scalar, Type};
+
+impl<'a> Checker<'a, '_> {
+    pub(crate) fn block_stmts(&mut self, b: &ast::Block) -> Vec<hir::Stmt> {
+        self.push_scope();
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for s in &b.stmts {
+            self.stmt(s, &mut out);
+        }
+        self.pop_scope();
+        out
+    }
+
+    fn push_scope(&mut self) {
+        if let Some(fs) = self.fs.as_mut() {
+            fs.scopes.push(Vec::new());
+        }
+    }
+
+    fn pop_scope(&mut self) {
+        if let Some(fs) = self.fs.as_mut() {
+            fs.scopes.pop();
+        }
+    }
+
+    /// A statement in its own scope (the body of an `if`, a loop...).
+    fn scoped_stmt(&mut self, s: &ast::Stmt) -> Vec<hir::Stmt> {
+        self.push_scope();
+        let mut out = Vec::new();
+        self.stmt(s, &mut out);
+        self.pop_scope();
+        out
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<hir::Stmt>) {
+        let span = s.span;
+        let push = |out: &mut Vec<hir::Stmt>, kind| out.push(hir::Stmt { kind, span });
+        match &s.kind {
+            StmtKind::Decl(vars) => {
+                for v in vars {
+                    if let Some(st) = self.local_decl(v) {
+                        out.push(st);
+                    }
+                }
+            }
+            StmtKind::Expr(e) => {
+                if let Some(h) = self.expr(e) {
+                    push(out, hir::StmtKind::Expr(h));
+                }
+            }
+            StmtKind::Block(b) => {
+                let stmts = self.block_stmts(b);
+                push(out, hir::StmtKind::Block(stmts));
+            }
+            StmtKind::If { cond, then, els } => {
+                let c = self.condition(cond);
+                let t = self.scoped_stmt(then);
+                let e = els.as_ref().map(|e| self.scoped_stmt(e)).unwrap_or_default();
+                if let Some(c) = c {
+                    push(out, hir::StmtKind::If { cond: c, then: t, els: e });
+                }
+            }
+            StmtKind::For { init, cond, step, body } => {
+                self.push_scope();
+                let mut block = Vec::new();
+                if let Some(i) = init {
+                    self.stmt(i, &mut block);
+                }
+                let c = cond.as_ref().and_then(|c| self.condition(c));
+                let st = step.as_ref().and_then(|e| self.expr(e));
+                let b = self.loop_body(body);
+                self.pop_scope();
+                block.push(hir::Stmt { kind: hir::StmtKind::Loop { cond: c, body: b, step: st, check_first: true }, span });
+                push(out, hir::StmtKind::Block(block));
+            }
+            StmtKind::While { cond, body } => {
+                let c = self.condition(cond);
+                let b = self.loop_body(body);
+                push(out, hir::StmtKind::Loop { cond: c, body: b, step: None, check_first: true });
+            }
+            StmtKind::DoWhile { body, cond } => {
+                let b = self.loop_body(body);
+                let c = self.condition(cond);
+                push(out, hir::StmtKind::Loop { cond: c, body: b, step: None, check_first: false });
+            }
+            StmtKind::Switch { cond, body } => {
+                if let Some(st) = self.switch(cond, body, span) {
+                    out.push(st);
+                }
+            }
+            StmtKind::Case(_) | StmtKind::Default => {
+                self.error(span, "`case` and `default` labels can only appear inside a `switch`");
+            }
+            StmtKind::Break => {
+                let fs = self.fs.as_ref().expect("in function");
+                if fs.loop_depth == 0 && fs.switch_depth == 0 {
+                    self.error(span, "`break` outside of a loop or `switch`")
+                        .help("`break` leaves the innermost `for`, `while`, `do` or `switch`; use `return` to leave the function");
+                } else {
+                    push(out, hir::StmtKind::Break);
+                }
+            }
+            StmtKind::Continue => {
+                if self.fs.as_ref().expect("in function").loop_depth == 0 {
+                    self.error(span, "`continue` outside of a loop");
+                } else {
+                    push(out, hir::StmtKind::Continue);
+                }
+            }
+            StmtKind::Return(value) => {
+                let ret = self.fs.as_ref().expect("in function").ret.clone();
+                match (value, &ret) {
+                    (None, Type::Void) => push(out, hir::StmtKind::Return(None)),
+                    (None, t) => {
+                        let n = self.ty_name(t);
+                        self.error(span, format!("this function returns `{n}`, so `return` needs a value"))
+                            .help(format!("write `return <value of type {n}>;`"));
+                    }
+                    (Some(v), Type::Void) => {
+                        // `return f();` with a void f is allowed in C++.
+                        if let Some(h) = self.expr(v) {
+                            if h.ty == Type::Void {
+                                push(out, hir::StmtKind::Expr(h));
+                                push(out, hir::StmtKind::Return(None));
+                            } else {
+                                let kernel = self.fs.as_ref().is_some_and(|f| f.is_kernel);
+                                let mut d = self.error(v.span, "a `void` function cannot return a value");
+                                if kernel {
+                                    d = d.help("kernels return results by writing to `device` buffers");
+                                }
+                                drop(d);
+                            }
+                        }
+                    }
+                    (Some(v), t) => {
+                        let t = t.clone();
+                        if let Some(h) = self.coerce_ast(v, &t, "the return value") {
+                            push(out, hir::StmtKind::Return(Some(h)));
+                        }
+                    }
+                }
+            }
+            StmtKind::Alias(a) => {
+                if let Some(q) = self.resolve_type(&a.ty) {
+                    // Local aliases are visible to the rest of the function;
+                    // model them as declarations (order keeps them local enough).
+                    self.add_decl(a.name.name.clone(), super::DeclKind::Alias(q.ty), a.name.span);
+                }
+            }
+            StmtKind::StaticAssert { cond, message } => self.static_assert(cond, message.as_deref()),
+            StmtKind::Empty => {}
+        }
+    }
+
+    fn loop_body(&mut self, body: &ast::Stmt) -> Vec<hir::Stmt> {
+        self.fs.as_mut().expect("in function").loop_depth += 1;
+        let b = self.scoped_stmt(body);
+        self.fs.as_mut().expect("in function").loop_depth -= 1;
+        b
+    }
+
+    /// A condition: scalar converted to `bool` (pointers compare with null).
+    pub(crate) fn condition(&mut self, e: &ast::Expr) -> Option<hir::Expr> {
+        let h = self.expr(e)?;
+        self.to_bool(h, "a condition")
+    }
+
+    pub(crate) fn to_bool(&mut self, h: hir::Expr, what: &str) -> Option<hir::Expr> {
+        match &h.ty {
+            Type::Scalar(Scalar::Bool) => Some(h),
+            Type::Scalar(_) | Type::Enum(_) => Some(self.convert(h, Type::BOOL)),
+            Type::Pointer { .. } => {
+                let span = h.span;
+                let null = hir::Expr { kind: ExprKind::Zero, ty: h.ty.clone(), span };
+                Some(hir::Expr {
+                    kind: ExprKind::PtrCompare { op: ast::BinaryOp::Ne, lhs: Box::new(h), rhs: Box::new(null) },
+                    ty: Type::BOOL,
+                    span,
+                })
+            }
+            Type::Vector { len, .. } => {
+                let n = self.ty_name(&h.ty);
+                self.error(h.span, format!("{what} must be a single `bool`, but this is a `{n}`"))
+                    .help(format!("use `all(...)` or `any(...)` to reduce a vector of {len} conditions"));
+                None
+            }
+            t => {
+                let n = self.ty_name(t);
+                self.error(h.span, format!("{what} must be a `bool`, but this has type `{n}`"));
+                None
+            }
+        }
+    }
+
+    fn switch(&mut self, cond: &ast::Expr, body: &ast::Stmt, span: Span) -> Option<hir::Stmt> {
+        let c = self.expr(cond)?;
+        let c = match &c.ty {
+            Type::Scalar(s) if s.is_integer() || *s == Scalar::Bool => c,
+            Type::Enum(_) => c,
+            t => {
+                let n = self.ty_name(t);
+                self.error(cond.span, format!("`switch` needs an integer or enum value, not `{n}`"));
+                return None;
+            }
+        };
+        let stmts: &[ast::Stmt] = match &body.kind {
+            StmtKind::Block(b) => &b.stmts,
+            _ => std::slice::from_ref(body),
+        };
+        self.fs.as_mut().expect("in function").switch_depth += 1;
+        self.push_scope();
+        let mut cases: Vec<hir::SwitchCase> = Vec::new();
+        let mut seen: Vec<(i64, Span)> = Vec::new();
+        let mut has_default = false;
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Case(e) => {
+                    let Some(h) = self.expr(e) else { continue };
+                    let Some(v) = self.const_value(&h) else {
+                        self.error(e.span, "a `case` value must be a compile-time constant");
+                        continue;
+                    };
+                    let v = v.as_i64();
+                    if let Some((_, prev)) = seen.iter().find(|(x, _)| *x == v) {
+                        let prev = *prev;
+                        self.error(e.span, format!("duplicate `case {v}`")).secondary(prev, "first used here");
+                        continue;
+                    }
+                    seen.push((v, e.span));
+                    match cases.last_mut() {
+                        // Adjacent labels share one body.
+                        Some(last) if last.body.is_empty() => last.values.push(v),
+                        _ => cases.push(hir::SwitchCase { values: vec![v], is_default: false, body: Vec::new() }),
+                    }
+                }
+                StmtKind::Default => {
+                    if has_default {
+                        self.error(s.span, "more than one `default` label in this `switch`");
+                    }
+                    has_default = true;
+                    match cases.last_mut() {
+                        Some(last) if last.body.is_empty() => last.is_default = true,
+                        _ => cases.push(hir::SwitchCase { values: Vec::new(), is_default: true, body: Vec::new() }),
+                    }
+                }
+                _ => {
+                    let mut out = Vec::new();
+                    self.stmt(s, &mut out);
+                    match cases.last_mut() {
+                        Some(last) => last.body.extend(out),
+                        None => {
+                            if !out.is_empty() {
+                                self.warn(s.span, "this statement is before any `case` label and never runs");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.pop_scope();
+        self.fs.as_mut().expect("in function").switch_depth -= 1;
+        Some(hir::Stmt { kind: hir::StmtKind::Switch { cond: c, cases }, span })
+    }
+
+    // ----- locals ----------------------------------------------------------
+
+    fn local_decl(&mut self, v: &ast::VarDecl) -> Option<hir::Stmt> {
+        let q = self.resolve_type(&v.ty)?;
+        let is_const = q.is_const || v.is_constexpr;
+        let space = match q.space {
+            None | Some(AddressSpace::Thread) => AddressSpace::Thread,
+            Some(AddressSpace::Threadgroup) => AddressSpace::Threadgroup,
+            Some(AddressSpace::Constant) if v.init.is_some() => AddressSpace::Thread,
+            Some(s) => {
+                let n = self.ty_name(&q.ty);
+                self.error(v.span, format!("a local variable cannot be declared in the `{}` address space", s.keyword()))
+                    .label(format!("`{}` memory is only reachable through buffer pointers", s.keyword()))
+                    .help(format!("declare `{n} {}` without `{}` (it then lives in thread memory), or make it a pointer: `{} {n}* p = ...`", v.name.name, s.keyword(), s.keyword()));
+                return None;
+            }
+        };
+        let mut ty = q.ty.clone();
+        if ty == Type::Void {
+            self.error(v.span, "a variable cannot have type `void`");
+            return None;
+        }
+        let init = match (&v.init, space) {
+            (Some(_), AddressSpace::Threadgroup) => {
+                self.error(v.span, "threadgroup variables cannot have an initializer")
+                    .help("declare it without a value, then have the threads write it and call `threadgroup_barrier(mem_flags::mem_threadgroup)`");
+                None
+            }
+            (Some(init), _) => {
+                if let Type::Reference { referee, space: rs, is_const: rc } = &ty {
+                    let target = Type::Pointer { pointee: referee.clone(), space: *rs, is_const: *rc };
+                    let h = self.reference_init(init, referee, *rs, *rc, v.span)?;
+                    ty = target;
+                    Some(h)
+                } else {
+                    Some(self.initializer_fixing_len(init, &mut ty, v.span)?)
+                }
+            }
+            (None, _) => {
+                if is_const && space == AddressSpace::Thread {
+                    self.error(v.span, format!("`{}` is declared `const` but has no value", v.name.name))
+                        .help("give it a value where it is declared");
+                    return None;
+                }
+                if matches!(ty, Type::Reference { .. }) {
+                    self.error(v.span, "a reference must be initialized");
+                    return None;
+                }
+                if matches!(ty, Type::Array { len: 0, .. }) {
+                    self.error(v.span, "an array without a size needs an initializer list to count its elements");
+                    return None;
+                }
+                None
+            }
+        };
+        if space == AddressSpace::Threadgroup {
+            let fs = self.fs.as_ref().expect("in function");
+            let _ = fs;
+            if matches!(ty, Type::Pointer { .. }) {
+                // `threadgroup float* p` is a thread-space pointer to threadgroup memory;
+                // the parser puts the space on the pointee, so this is rare.
+            }
+        }
+        let is_ref = matches!(&v.ty.kind, ast::TypeExprKind::Reference { .. });
+        let id = self.declare_local(&v.name, ty, space, is_const)?;
+        if is_ref {
+            self.ref_locals_insert(id);
+        }
+        Some(hir::Stmt { kind: hir::StmtKind::Local { local: id, init }, span: v.span })
+    }
+
+    /// Add a local to the current scope, rejecting redefinitions.
+    pub(crate) fn declare_local(&mut self, name: &ast::Ident, ty: Type, space: AddressSpace, is_const: bool) -> Option<LocalId> {
+        let fs = self.fs.as_mut().expect("in function");
+        if let Some((_, prev)) = fs.scopes.last().expect("scope").iter().find(|(n, _)| **n == *name.name) {
+            let prev_span = fs.locals[prev.0 as usize].span;
+            self.error(name.span, format!("redefinition of `{}` in the same scope", name.name))
+                .secondary(prev_span, "previously declared here")
+                .help("use a different name, or assign to the existing variable without repeating its type");
+            return None;
+        }
+        let id = LocalId(fs.locals.len() as u32);
+        fs.locals.push(hir::Local { name: name.name.to_string(), ty, space, is_const, span: name.span });
+        fs.scopes.last_mut().expect("scope").push((name.name.clone(), id));
+        Some(id)
+    }
+
+    /// A hidden local for temporaries (constructor results, rvalue `this`).
+    pub(crate) fn temp_local(&mut self, ty: Type, span: Span) -> Option<LocalId> {
+        self.temp_count += 1;
+        let fs = self.fs.as_mut()?;
+        let id = LocalId(fs.locals.len() as u32);
+        fs.locals.push(hir::Local { name: format!("$tmp{}", self.temp_count), ty, space: AddressSpace::Thread, is_const: false, span });
+        Some(id)
+    }
+
+    fn reference_init(&mut self, init: &ast::Init, referee: &Type, space: AddressSpace, is_const: bool, span: Span) -> Option<hir::Expr> {
+        let ast::Init::Assign(e) = init else {
+            self.error(span, "initialize a reference with `= variable`");
+            return None;
+        };
+        let h = self.expr(e)?;
+        if !h.is_place() || h.ty != *referee {
+            let n = self.ty_name(referee);
+            self.error(e.span, format!("a `{n}&` reference must refer to a variable of type `{n}`"));
+            return None;
+        }
+        let (pspace, pconst) = self.place_info(&h);
+        if pspace != space {
+            self.error(e.span, format!("this reference is to `{}` memory but the variable is in `{}` memory", space.keyword(), pspace.keyword()));
+            return None;
+        }
+        if pconst && !is_const {
+            self.error(e.span, "a non-const reference cannot refer to a const variable").help("declare the reference `const`");
+            return None;
+        }
+        let ty = Type::Pointer { pointee: Box::new(referee.clone()), space, is_const };
+        Some(hir::Expr { kind: ExprKind::AddrOf(Box::new(h)), ty, span: e.span })
+    }
+
+    /// Initializer for a variable of type `ty`; fills in the length of `T x[]`.
+    pub(crate) fn initializer_fixing_len(&mut self, init: &ast::Init, ty: &mut Type, span: Span) -> Option<hir::Expr> {
+        if let (Type::Array { elem, len: 0 }, Some(items)) = (&*ty, init_items(init)) {
+            *ty = Type::Array { elem: elem.clone(), len: items.len().max(1) as u32 };
+        }
+        let t = ty.clone();
+        self.initializer(init, &t, span)
+    }
+
+    pub(crate) fn initializer(&mut self, init: &ast::Init, ty: &Type, span: Span) -> Option<hir::Expr> {
+        match init {
+            ast::Init::Assign(e) => self.coerce_ast(e, ty, "the initializer"),
+            ast::Init::Brace(items, bspan) => self.list_init(items, ty, *bspan),
+            ast::Init::Paren(args, pspan) => {
+                let _ = span;
+                self.construct(ty, args, *pspan, false)
+            }
+        }
+    }
+}
+
+fn init_items(init: &ast::Init) -> Option<&[ast::Expr]> {
+    match init {
+        ast::Init::Brace(items, _) => Some(items),
+        ast::Init::Assign(ast::Expr { kind: ast::ExprKind::InitList(items), .. }) => Some(items),
+        _ => None,
+    }
+}

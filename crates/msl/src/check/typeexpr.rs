@@ -1,0 +1,357 @@
+//! Resolving written types (`const device float*`, `vec<T, 4>`, `Pair<T>`)
+//! to semantic types.
+
+use super::{Checker, DeclKind, TArg};
+use crate::ast::{self, AddressSpace, TypeExprKind};
+use crate::diag::suggest;
+use crate::hir::ConstValue;
+use crate::types::{builtin_type_name, Scalar, Type};
+
+/// A resolved type with the qualifiers written on it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct QualType {
+    pub ty: Type,
+    pub is_const: bool,
+    pub space: Option<AddressSpace>,
+}
+
+/// Type names the Metal standard library defines as templates.
+const BUILTIN_TYPE_TEMPLATES: &[&str] = &["vec", "packed_vec", "atomic", "array", "simdgroup_matrix"];
+
+impl<'a> Checker<'a, '_> {
+    pub(crate) fn resolve_type(&mut self, te: &ast::TypeExpr) -> Option<QualType> {
+        match &te.kind {
+            TypeExprKind::Named { path, is_const, addr_space, .. } => {
+                let ty = self.resolve_named_type(path)?;
+                Some(QualType { ty, is_const: *is_const, space: *addr_space })
+            }
+            TypeExprKind::Decltype { expr, is_const, addr_space } => {
+                let e = self.expr(expr)?;
+                Some(QualType { ty: e.ty, is_const: *is_const, space: *addr_space })
+            }
+            TypeExprKind::Pointer { pointee, is_const } => {
+                let inner = self.resolve_type(pointee)?;
+                if matches!(inner.ty, Type::Reference { .. }) {
+                    self.error(te.span, "pointers to references are not allowed");
+                    return None;
+                }
+                let ty = Type::Pointer {
+                    pointee: Box::new(inner.ty),
+                    space: inner.space.unwrap_or(AddressSpace::Thread),
+                    is_const: inner.is_const,
+                };
+                Some(QualType { ty, is_const: *is_const, space: None })
+            }
+            TypeExprKind::Reference { referee } => {
+                let inner = self.resolve_type(referee)?;
+                let ty = Type::Reference {
+                    referee: Box::new(inner.ty),
+                    space: inner.space.unwrap_or(AddressSpace::Thread),
+                    is_const: inner.is_const,
+                };
+                Some(QualType { ty, is_const: false, space: None })
+            }
+            TypeExprKind::Array { elem, size } => {
+                let inner = self.resolve_type(elem)?;
+                let len = match size {
+                    None => 0,
+                    Some(e) => self.array_len(e)?,
+                };
+                Some(QualType { ty: Type::Array { elem: Box::new(inner.ty), len }, ..inner })
+            }
+        }
+    }
+
+    /// Evaluate an array bound: a positive integer constant.
+    fn array_len(&mut self, e: &ast::Expr) -> Option<u32> {
+        let v = self.const_int(e, "an array size")?;
+        if v <= 0 {
+            self.error(e.span, format!("array size must be positive, but it is {v}"));
+            return None;
+        }
+        if v > (1 << 24) {
+            self.error(e.span, format!("array size {v} is too large"))
+                .note("threadgroup memory is 32 KiB and thread memory is much smaller");
+            return None;
+        }
+        Some(v as u32)
+    }
+
+    /// Check `e` and require an integral constant expression.
+    pub(crate) fn const_int(&mut self, e: &ast::Expr, what: &str) -> Option<i64> {
+        let h = self.expr(e)?;
+        if !matches!(h.ty.elem_scalar(), Some(s) if s.is_integer() || s == Scalar::Bool) && !matches!(h.ty, Type::Enum(_)) || !h.ty.is_scalar() && !matches!(h.ty, Type::Enum(_)) {
+            self.error(e.span, format!("{what} must be an integer, but this has type `{}`", self.ty_name(&h.ty)));
+            return None;
+        }
+        match self.const_value(&h) {
+            Some(v) => Some(v.as_i64()),
+            None => {
+                self.error(e.span, format!("{what} must be a compile-time constant"))
+                    .help("use a literal, a `constexpr` or `constant` variable, or a template parameter");
+                None
+            }
+        }
+    }
+
+    fn resolve_named_type(&mut self, path: &ast::Path) -> Option<Type> {
+        let segs = &path.segments;
+        // Strip a leading `metal::` (the standard library namespace).
+        let (segs, in_metal) = if segs.len() > 1 && &*segs[0].ident.name == "metal" {
+            (&segs[1..], true)
+        } else {
+            (&segs[..], false)
+        };
+        if segs.len() == 1 {
+            let seg = &segs[0];
+            let name = &*seg.ident.name;
+            if let Some(args) = &seg.template_args {
+                if BUILTIN_TYPE_TEMPLATES.contains(&name) {
+                    return self.builtin_type_template(name, args, seg.ident.span);
+                }
+            } else {
+                if !in_metal {
+                    if let Some(t) = self.env.targs.get(name) {
+                        return match t {
+                            TArg::Type(t) => Some(t.clone()),
+                            TArg::Value(..) => {
+                                self.error(seg.ident.span, format!("`{name}` is a template value parameter, not a type"));
+                                None
+                            }
+                        };
+                    }
+                }
+                if let Some(t) = builtin_type_name(name) {
+                    return Some(t);
+                }
+                match name {
+                    "double" => {
+                        self.error(seg.ident.span, "`double` is not supported in Metal")
+                            .label("Metal has no 64-bit floating-point type")
+                            .help("use `float`");
+                        return None;
+                    }
+                    "mem_flags" => return Some(Type::BuiltinEnum(crate::types::BuiltinEnum::MemFlags)),
+                    "memory_order" => return Some(Type::BuiltinEnum(crate::types::BuiltinEnum::MemoryOrder)),
+                    "thread_scope" => return Some(Type::BuiltinEnum(crate::types::BuiltinEnum::ThreadScope)),
+                    _ => {}
+                }
+            }
+            if in_metal {
+                self.error(seg.ident.span, format!("no type named `{name}` in namespace `metal`"));
+                return None;
+            }
+            let decls = self.lookup_global(name);
+            return self.type_from_decls(&decls, seg, path.span);
+        }
+        // Qualified: namespace or struct scope.
+        let (last, prefix) = segs.split_last()?;
+        let scope: Vec<std::rc::Rc<str>> = prefix.iter().map(|s| s.ident.name.clone()).collect();
+        if prefix.iter().all(|s| s.template_args.is_none()) {
+            let decls = self.lookup_in(&scope, &last.ident.name);
+            if !decls.is_empty() {
+                return self.type_from_decls(&decls, last, path.span);
+            }
+        }
+        // `Struct::Alias`
+        let prefix_path = ast::Path { global: false, segments: prefix.to_vec(), span: path.span };
+        if let Some(Type::Struct(sid)) = self.resolve_named_type_quiet(&prefix_path) {
+            let info = &self.structs[sid.0 as usize];
+            if let Some((_, t)) = info.aliases.iter().find(|(n, _)| **n == *last.ident.name) {
+                return Some(t.clone());
+            }
+        }
+        self.error(last.ident.span, format!("unknown type `{}`", path.plain_name()));
+        None
+    }
+
+    /// Resolve without reporting (used to probe whether a path is a type).
+    pub(crate) fn resolve_named_type_quiet(&mut self, path: &ast::Path) -> Option<Type> {
+        let mark = self.diag_mark();
+        let t = self.resolve_named_type(path);
+        self.diag_rollback(mark);
+        t
+    }
+
+    fn type_from_decls(&mut self, decls: &[usize], seg: &ast::PathSegment, span: crate::source::Span) -> Option<Type> {
+        let name = &*seg.ident.name;
+        let Some(&d) = decls.last() else {
+            let mut candidates: Vec<String> = self
+                .decls
+                .iter()
+                .take(self.env.visible)
+                .filter(|d| matches!(d.kind, DeclKind::Struct(_) | DeclKind::Alias(_) | DeclKind::Enum(_) | DeclKind::StructTemplate { .. }))
+                .map(|d| d.name.to_string())
+                .collect();
+            candidates.extend(
+                ["float", "half", "int", "uint", "bool", "short", "ushort", "char", "uchar", "long", "ulong", "bfloat", "float2", "float3", "float4", "half2", "half4", "uint2", "uint3", "int2", "size_t"]
+                    .iter()
+                    .map(|s| s.to_string()),
+            );
+            let mut d = self.error(seg.ident.span, format!("unknown type name `{name}`")).label("not a type");
+            if let Some(s) = suggest(name, candidates.iter().map(|s| s.as_str())) {
+                d = d.help(format!("did you mean `{s}`?"));
+            }
+            drop(d);
+            return None;
+        };
+        match self.decls[d].kind.clone() {
+            DeclKind::Struct(id) => {
+                if seg.template_args.is_some() {
+                    self.error(span, format!("`{name}` is not a template"));
+                    return None;
+                }
+                Some(Type::Struct(id))
+            }
+            DeclKind::Enum(id) => Some(Type::Enum(id)),
+            DeclKind::Alias(t) => Some(t),
+            DeclKind::StructTemplate { .. } => {
+                let Some(args) = &seg.template_args else {
+                    self.error(span, format!("`{name}` is a template: give its arguments, e.g. `{name}<float>`"));
+                    return None;
+                };
+                let targs = self.template_args(args)?;
+                self.instantiate_struct(d, targs, span).map(Type::Struct)
+            }
+            _ => {
+                self.error(seg.ident.span, format!("`{name}` is not a type"))
+                    .secondary(self.decls[d].span, "declared here");
+                None
+            }
+        }
+    }
+
+    /// Evaluate template arguments as written.
+    pub(crate) fn template_args(&mut self, args: &[ast::TemplateArg]) -> Option<Vec<TArg>> {
+        let mut out = Vec::with_capacity(args.len());
+        for a in args {
+            match a {
+                ast::TemplateArg::Type(te) => {
+                    // A bare name might be a value (an enumerator or constant) the
+                    // parser could not tell apart from a type.
+                    if let TypeExprKind::Named { path, is_const: false, addr_space: None, .. } = &te.kind {
+                        if path.segments.len() == 1 && path.segments[0].template_args.is_none() {
+                            let name = &path.segments[0].ident.name;
+                            if let Some(TArg::Value(v, t)) = self.env.targs.get(name).cloned() {
+                                out.push(TArg::Value(v, t));
+                                continue;
+                            }
+                            if self.resolve_named_type_quiet(path).is_none() {
+                                let e = ast::Expr { kind: ast::ExprKind::Name(path.clone()), span: te.span };
+                                let h = self.expr(&e)?;
+                                let v = self.const_value(&h);
+                                match v {
+                                    Some(v) => out.push(TArg::Value(v, h.ty)),
+                                    None => {
+                                        self.error(te.span, "template argument must be a type or a constant");
+                                        return None;
+                                    }
+                                }
+                                continue;
+                            }
+                        }
+                    }
+                    let q = self.resolve_type(te)?;
+                    out.push(TArg::Type(q.ty));
+                }
+                ast::TemplateArg::Expr(e) => {
+                    let h = self.expr(e)?;
+                    match self.const_value(&h) {
+                        Some(v) => out.push(TArg::Value(v, h.ty)),
+                        None => {
+                            self.error(e.span, "template argument must be a compile-time constant");
+                            return None;
+                        }
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    fn builtin_type_template(&mut self, name: &str, args: &[ast::TemplateArg], span: crate::source::Span) -> Option<Type> {
+        let targs = self.template_args(args)?;
+        let scalar_arg = |c: &mut Self, i: usize| -> Option<Scalar> {
+            match targs.get(i) {
+                Some(TArg::Type(Type::Scalar(s))) => Some(*s),
+                _ => {
+                    c.error(span, format!("`{name}` needs a scalar type as argument {}", i + 1));
+                    None
+                }
+            }
+        };
+        let int_arg = |c: &mut Self, i: usize| -> Option<i64> {
+            match targs.get(i) {
+                Some(TArg::Value(v, _)) => Some(v.as_i64()),
+                _ => {
+                    c.error(span, format!("`{name}` needs a constant as argument {}", i + 1));
+                    None
+                }
+            }
+        };
+        match name {
+            "vec" | "packed_vec" => {
+                let s = scalar_arg(self, 0)?;
+                let n = int_arg(self, 1)?;
+                if !(1..=4).contains(&n) {
+                    self.error(span, format!("vectors have 2, 3 or 4 components, not {n}"));
+                    return None;
+                }
+                if n == 1 {
+                    return Some(Type::Scalar(s));
+                }
+                Some(Type::Vector { elem: s, len: n as u8, packed: name == "packed_vec" })
+            }
+            "atomic" => {
+                let s = scalar_arg(self, 0)?;
+                if !matches!(s, Scalar::Int | Scalar::UInt | Scalar::Float | Scalar::Bool | Scalar::ULong | Scalar::Long) {
+                    self.error(span, format!("Metal has no `atomic<{}>`", s.name()))
+                        .help("atomics exist for int, uint, float, bool (and ulong min/max)");
+                    return None;
+                }
+                Some(Type::Atomic(s))
+            }
+            "array" => {
+                let elem = match targs.first() {
+                    Some(TArg::Type(t)) => t.clone(),
+                    _ => {
+                        self.error(span, "`array` needs an element type");
+                        return None;
+                    }
+                };
+                let n = int_arg(self, 1)?;
+                if n <= 0 || n > (1 << 24) {
+                    self.error(span, format!("bad array size {n}"));
+                    return None;
+                }
+                Some(Type::Array { elem: Box::new(elem), len: n as u32 })
+            }
+            "simdgroup_matrix" => {
+                let s = scalar_arg(self, 0)?;
+                let (r, c) = (int_arg(self, 1)?, int_arg(self, 2)?);
+                if r != 8 || c != 8 || !matches!(s, Scalar::Float | Scalar::Half | Scalar::BFloat) {
+                    self.error(span, "SIMD-group matrices are 8x8 of float, half or bfloat");
+                    return None;
+                }
+                Some(Type::SimdMatrix { elem: s, rows: 8, cols: 8 })
+            }
+            _ => None,
+        }
+    }
+
+    /// Render template arguments for instance names: `<float, 3>`.
+    pub(crate) fn targs_display(&self, args: &[TArg]) -> String {
+        let parts: Vec<String> = args
+            .iter()
+            .map(|a| match a {
+                TArg::Type(t) => self.ty_name(t),
+                TArg::Value(ConstValue::Bool(b), _) => b.to_string(),
+                TArg::Value(v, _) => match v {
+                    ConstValue::Float(f) => f.to_string(),
+                    v => v.as_i64().to_string(),
+                },
+            })
+            .collect();
+        format!("<{}>", parts.join(", "))
+    }
+}

@@ -1,3 +1,43 @@
-fn main() {
-    println!("metal-puzzles");
+//! `metal-puzzles`: run Metal compute kernels on a simulated Apple GPU.
+
+mod lint;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Exit statuses of every sub-command (see docs/cli-contract.md).
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_BAD_RESULT: u8 = 1;
+pub const EXIT_CANNOT_START: u8 = 2;
+
+#[derive(Parser)]
+#[command(name = "metal-puzzles", version, about = "Run Apple Metal (MSL) compute kernels on a simulated GPU, anywhere.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Preprocess, parse and type-check a Metal source file.
+    Lint(lint::LintArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_CANNOT_START } else { EXIT_OK });
+        }
+    };
+    let code = match cli.command {
+        Some(Command::Lint(args)) => lint::run(&args),
+        None => {
+            use clap::CommandFactory;
+            let _ = Cli::command().print_help();
+            EXIT_OK
+        }
+    };
+    ExitCode::from(code)
 }

@@ -1,0 +1,63 @@
+//! `metal-puzzles lint FILE.metal [--json]`: the front end alone.
+
+use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
+use clap::Args;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct LintArgs {
+    /// The Metal source file to check.
+    pub file: PathBuf,
+    /// Print one JSON document with the diagnostics instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Define a macro, like the compiler's `-D NAME[=VALUE]`.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub define: Vec<String>,
+}
+
+/// Read a source file as text, or explain why not.
+pub fn read_source(path: &PathBuf) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    Ok(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+pub fn compile_options(defines: &[String]) -> msl::CompileOptions {
+    let mut opts = msl::CompileOptions::default();
+    for d in defines {
+        let (name, value) = d.split_once('=').unwrap_or((d.as_str(), "1"));
+        opts.defines.push((name.to_string(), value.to_string()));
+    }
+    opts
+}
+
+pub fn run(args: &LintArgs) -> u8 {
+    let text = match read_source(&args.file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_CANNOT_START;
+        }
+    };
+    let name = args.file.display().to_string();
+    let c = msl::compile(&name, &text, &compile_options(&args.define));
+    if args.json {
+        let diags: Vec<serde_json::Value> = c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect();
+        println!("{}", serde_json::json!({ "diagnostics": diags }));
+    } else {
+        eprint!("{}", c.render(std::io::stderr().is_terminal()));
+        let errors = c.diagnostics.error_count();
+        if errors > 0 {
+            eprintln!("{name}: {errors} error{}", if errors == 1 { "" } else { "s" });
+        } else {
+            let kernels: Vec<String> = c.program.iter().flat_map(|p| p.kernels().filter_map(|(_, f)| f.host_name.clone())).collect();
+            eprintln!("{name}: ok ({} kernel{}: {})", kernels.len(), if kernels.len() == 1 { "" } else { "s" }, kernels.join(", "));
+        }
+    }
+    if c.has_errors() {
+        EXIT_BAD_RESULT
+    } else {
+        EXIT_OK
+    }
+}

@@ -10,3 +10,5 @@ pub mod source;
 pub mod token;
 pub mod ast;
 pub mod types;
+pub mod parse;
+pub mod pretty;

@@ -1,0 +1,2305 @@
+//! The parser: a preprocessed token stream to a [`TranslationUnit`].
+//!
+//! Hand-written recursive descent with precedence climbing for binary
+//! operators. It never panics: token access past the end yields `Eof`, every
+//! loop consumes a token or exits, and recursion is bounded by a depth
+//! counter. Errors are collected; after one error the parser stays quiet
+//! until it has resynchronised at a statement or item boundary.
+
+use crate::ast::*;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::source::Span;
+use crate::token::{Punct, Token, TokenKind};
+use std::collections::HashSet;
+use std::rc::Rc;
+
+/// Nesting limit for expressions, statements and types together.
+const MAX_DEPTH: u32 = 256;
+
+/// Parse a preprocessed token stream (ends with Eof) into a translation unit.
+/// Never panics; collects errors and recovers.
+pub fn parse(tokens: &[Token], diags: &mut Diagnostics) -> TranslationUnit {
+    let mut p = Parser::new(tokens, diags);
+    let mut items = Vec::new();
+    while !p.at_eof() {
+        let before = p.pos;
+        if p.at(Punct::RBrace) {
+            let t = p.tok(0).span;
+            p.report(
+                Diagnostic::error(t, "unexpected `}` at file scope: there is no open block to close")
+                    .label("this `}` has no matching `{`")
+                    .help("remove this `}` or check the braces above"),
+            );
+            p.bump();
+            p.silent = false;
+            continue;
+        }
+        if let Some(item) = p.parse_item() {
+            items.push(item);
+        }
+        if p.silent {
+            p.sync_item();
+        }
+        if p.pos == before {
+            p.bump();
+        }
+    }
+    TranslationUnit { items }
+}
+
+/// Parse a single expression (for tests and tools). Trailing tokens are an error.
+pub fn parse_expression(tokens: &[Token], diags: &mut Diagnostics) -> Expr {
+    let mut p = Parser::new(tokens, diags);
+    let e = p.parse_expr();
+    if !p.at_eof() {
+        let t = p.tok(0).clone();
+        p.report(Diagnostic::error(t.span, format!("expected end of expression, found `{}`", t.kind)));
+    }
+    e
+}
+
+#[derive(Clone)]
+struct State {
+    pos: usize,
+    split: Option<(usize, Token)>,
+}
+
+struct Parser<'a> {
+    toks: &'a [Token],
+    pos: usize,
+    /// A replacement for the token at the given position (the second half of
+    /// a split `>>`, `>=` or `>>=`).
+    split: Option<(usize, Token)>,
+    diags: &'a mut Diagnostics,
+    eof: Token,
+    depth: u32,
+    too_deep: bool,
+    /// An error was reported and we have not resynchronised yet.
+    silent: bool,
+    /// >0 while parsing tentatively: errors make the attempt fail instead.
+    tentative: u32,
+    tentative_failed: bool,
+    /// >0 inside template arguments: `>` closes them instead of comparing.
+    no_gt: u32,
+    /// Scoped type names; the flag marks template parameter scopes.
+    scopes: Vec<(bool, HashSet<Rc<str>>)>,
+    /// Names of templates (user templates and Metal's).
+    templates: HashSet<Rc<str>>,
+    /// Set while parsing the item after `template <...>`.
+    declaring_template: bool,
+}
+
+const BUILTIN_TYPE_TEMPLATES: &[&str] =
+    &["vec", "packed_vec", "atomic", "array", "numeric_limits", "simdgroup_matrix", "matrix"];
+const BUILTIN_FN_TEMPLATES: &[&str] = &["as_type", "make_filled_simdgroup_matrix"];
+
+
+const INT_WORDS: &[&str] = &["unsigned", "signed", "short", "long", "int", "char"];
+
+/// Words that never name a type or a variable.
+const RESERVED: &[&str] = &[
+    "if", "else", "for", "while", "do", "switch", "case", "default", "break", "continue", "return", "goto",
+    "struct", "class", "union", "enum", "typedef", "using", "namespace", "template", "typename", "sizeof",
+    "alignof", "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast", "true", "false", "nullptr",
+    "this", "new", "delete", "try", "catch", "throw", "virtual", "typeid", "asm", "operator", "const",
+    "volatile", "static", "inline", "constexpr", "extern", "kernel", "vertex", "fragment", "decltype",
+    "static_assert", "public", "private", "protected", "device", "constant", "threadgroup", "thread",
+    "threadgroup_imageblock", "ray_data", "__attribute__", "friend", "mutable", "explicit", "register",
+];
+
+fn unsupported_keyword(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "goto" => "`goto` is not supported in Metal",
+        "try" | "catch" | "throw" => "exceptions (`try`/`catch`/`throw`) are not supported in Metal",
+        "new" | "delete" => "dynamic allocation (`new`/`delete`) is not supported in Metal",
+        "virtual" => "virtual functions are not supported in Metal",
+        "dynamic_cast" => "`dynamic_cast` is not supported in Metal (no RTTI)",
+        "typeid" => "`typeid` is not supported in Metal (no RTTI)",
+        "asm" => "inline assembly (`asm`) is not supported in Metal",
+        "operator" => "operator overloading is not supported by this simulator yet",
+        _ => return None,
+    })
+}
+
+fn addr_space_of(name: &str) -> Option<AddressSpace> {
+    Some(match name {
+        "device" => AddressSpace::Device,
+        "constant" => AddressSpace::Constant,
+        "threadgroup" => AddressSpace::Threadgroup,
+        "thread" => AddressSpace::Thread,
+        "threadgroup_imageblock" | "ray_data" => AddressSpace::Other,
+        _ => return None,
+    })
+}
+
+fn is_builtin_type(name: &str) -> bool {
+    name == "double" || crate::types::builtin_type_name(name).is_some()
+}
+
+fn binop_of(p: Punct) -> Option<(BinaryOp, u8)> {
+    use BinaryOp::*;
+    Some(match p {
+        Punct::OrOr => (LogOr, 1),
+        Punct::AndAnd => (LogAnd, 2),
+        Punct::Pipe => (BitOr, 3),
+        Punct::Caret => (BitXor, 4),
+        Punct::Amp => (BitAnd, 5),
+        Punct::EqEq => (Eq, 6),
+        Punct::NotEq => (Ne, 6),
+        Punct::Lt => (Lt, 7),
+        Punct::Gt => (Gt, 7),
+        Punct::Le => (Le, 7),
+        Punct::Ge => (Ge, 7),
+        Punct::Shl => (Shl, 8),
+        Punct::Shr => (Shr, 8),
+        Punct::Plus => (Add, 9),
+        Punct::Minus => (Sub, 9),
+        Punct::Star => (Mul, 10),
+        Punct::Slash => (Div, 10),
+        Punct::Percent => (Rem, 10),
+        _ => return None,
+    })
+}
+
+fn assign_op_of(p: Punct) -> Option<Option<BinaryOp>> {
+    use BinaryOp::*;
+    Some(match p {
+        Punct::Eq => None,
+        Punct::PlusEq => Some(Add),
+        Punct::MinusEq => Some(Sub),
+        Punct::StarEq => Some(Mul),
+        Punct::SlashEq => Some(Div),
+        Punct::PercentEq => Some(Rem),
+        Punct::AmpEq => Some(BitAnd),
+        Punct::PipeEq => Some(BitOr),
+        Punct::CaretEq => Some(BitXor),
+        Punct::ShlEq => Some(Shl),
+        Punct::ShrEq => Some(Shr),
+        _ => return None,
+    })
+}
+
+/// Declaration specifiers in front of a declarator.
+struct Specs {
+    attrs: Vec<Attribute>,
+    is_kernel: bool,
+    is_inline: bool,
+    is_static: bool,
+    is_constexpr: bool,
+    is_typedef: bool,
+    ty: TypeExpr,
+    span: Span,
+}
+
+fn ident(name: &str, span: Span) -> Ident {
+    Ident { name: Rc::from(name), span }
+}
+
+fn simple_path(name: &str, span: Span) -> Path {
+    Path { global: false, segments: vec![PathSegment { ident: ident(name, span), template_args: None }], span }
+}
+
+fn error_expr(span: Span) -> Expr {
+    Expr { kind: ExprKind::IntLit { value: 0, unsigned: false, long: false, decimal: true }, span }
+}
+
+fn error_type(span: Span) -> TypeExpr {
+    TypeExpr {
+        kind: TypeExprKind::Named {
+            path: simple_path("int", span),
+            is_const: false,
+            is_volatile: false,
+            addr_space: None,
+        },
+        span,
+    }
+}
+
+impl<'a> Parser<'a> {
+    fn new(toks: &'a [Token], diags: &'a mut Diagnostics) -> Parser<'a> {
+        let end = toks.last().map(|t| t.span.after()).unwrap_or_default();
+        let mut templates = HashSet::new();
+        for n in BUILTIN_TYPE_TEMPLATES.iter().chain(BUILTIN_FN_TEMPLATES) {
+            templates.insert(Rc::from(*n));
+        }
+        Parser {
+            toks,
+            pos: 0,
+            split: None,
+            diags,
+            eof: Token::new(TokenKind::Eof, end),
+            depth: 0,
+            too_deep: false,
+            silent: false,
+            tentative: 0,
+            tentative_failed: false,
+            no_gt: 0,
+            scopes: vec![(false, HashSet::new())],
+            templates,
+            declaring_template: false,
+        }
+    }
+
+    // ----- token access -----
+
+    fn tok(&self, k: usize) -> &Token {
+        if k == 0 {
+            if let Some((p, t)) = &self.split {
+                if *p == self.pos {
+                    return t;
+                }
+            }
+        }
+        match self.toks.get(self.pos.saturating_add(k)) {
+            Some(t) => t,
+            None => &self.eof,
+        }
+    }
+
+    fn prev_span(&self) -> Span {
+        if self.pos == 0 {
+            return self.tok(0).span;
+        }
+        match self.toks.get(self.pos - 1) {
+            Some(t) => t.span,
+            None => self.eof.span,
+        }
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.tok(0).clone();
+        if self.pos < self.toks.len() {
+            self.pos += 1;
+        }
+        self.split = None;
+        t
+    }
+
+    fn at_eof(&self) -> bool {
+        matches!(self.tok(0).kind, TokenKind::Eof)
+    }
+
+    fn at(&self, p: Punct) -> bool {
+        self.tok(0).is_punct(p)
+    }
+
+    fn at_n(&self, k: usize, p: Punct) -> bool {
+        self.tok(k).is_punct(p)
+    }
+
+    fn at_kw(&self, kw: &str) -> bool {
+        self.tok(0).is_ident(kw)
+    }
+
+    fn eat(&mut self, p: Punct) -> bool {
+        if self.at(p) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn eat_kw(&mut self, kw: &str) -> bool {
+        if self.at_kw(kw) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn save(&self) -> State {
+        State { pos: self.pos, split: self.split.clone() }
+    }
+
+    fn restore(&mut self, s: State) {
+        self.pos = s.pos;
+        self.split = s.split;
+    }
+
+    fn found(&self) -> String {
+        match &self.tok(0).kind {
+            TokenKind::Eof => "end of file".to_string(),
+            k => format!("`{k}`"),
+        }
+    }
+
+    // ----- errors -----
+
+    fn report(&mut self, d: Diagnostic) {
+        if self.tentative > 0 {
+            self.tentative_failed = true;
+            return;
+        }
+        if self.silent {
+            return;
+        }
+        self.silent = true;
+        self.diags.push(d);
+    }
+
+    fn error_here(&mut self, what: &str) {
+        let msg = format!("expected {what}, found {}", self.found());
+        let sp = self.tok(0).span;
+        self.report(Diagnostic::error(sp, msg).label(format!("expected {what}")));
+    }
+
+    fn expect(&mut self, p: Punct) -> bool {
+        if self.eat(p) {
+            return true;
+        }
+        self.error_here(&format!("`{}`", p.as_str()));
+        false
+    }
+
+    /// Expect the closing bracket matching the one at `open`.
+    fn expect_close(&mut self, close: Punct, open: Span) -> bool {
+        if self.eat(close) {
+            return true;
+        }
+        let open_s = match close {
+            Punct::RParen => "(",
+            Punct::RBracket => "[",
+            _ => "{",
+        };
+        let msg = format!("expected `{}`, found {}", close.as_str(), self.found());
+        let sp = self.tok(0).span;
+        self.report(
+            Diagnostic::error(sp, msg)
+                .label(format!("expected `{}`", close.as_str()))
+                .with_secondary(open, format!("to match this `{open_s}`")),
+        );
+        false
+    }
+
+    /// A missing `;` is reported at the end of the previous token.
+    fn expect_semi(&mut self, after: &str) {
+        if self.eat(Punct::Semi) {
+            return;
+        }
+        let sp = self.prev_span().after();
+        let d = Diagnostic::error(sp, format!("expected `;` after {after}"))
+            .label("expected `;` here")
+            .help("add `;` at the end of this line");
+        let next_line = self.tok(0).line_start || self.at(Punct::RBrace) || self.at_eof();
+        if next_line && self.tentative == 0 && !self.silent {
+            // The statement itself is complete; carry on with the next line.
+            self.diags.push(d);
+        } else {
+            self.report(d);
+        }
+    }
+
+    /// Enter one level of nesting; false (after one error) when too deep.
+    fn enter(&mut self) -> bool {
+        if self.too_deep {
+            return false;
+        }
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.too_deep = true;
+            let sp = self.tok(0).span;
+            self.silent = false;
+            let t = self.tentative;
+            self.tentative = 0;
+            self.report(
+                Diagnostic::error(sp, "expression nested too deeply")
+                    .note(format!("this parser allows at most {MAX_DEPTH} levels of nesting")),
+            );
+            self.tentative = t;
+            // Give up on the rest of the file: jump to the end.
+            self.pos = self.toks.len().saturating_sub(1);
+            self.split = None;
+            self.depth -= 1;
+            return false;
+        }
+        true
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// Skip to the end of the current statement: past a `;` or before a `}`
+    /// at nesting level zero.
+    fn sync_stmt(&mut self) {
+        let mut depth = 0usize;
+        while !self.at_eof() {
+            match self.tok(0).kind {
+                TokenKind::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => depth += 1,
+                TokenKind::Punct(Punct::RParen | Punct::RBracket) => depth = depth.saturating_sub(1),
+                TokenKind::Punct(Punct::RBrace) => {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                    if depth == 0 {
+                        self.bump();
+                        break;
+                    }
+                }
+                TokenKind::Punct(Punct::Semi) if depth == 0 => {
+                    self.bump();
+                    break;
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+        self.silent = false;
+    }
+
+    /// Skip to the start of the next item.
+    fn sync_item(&mut self) {
+        let mut depth = 0usize;
+        while !self.at_eof() {
+            if depth == 0 && self.tok(0).line_start && self.starts_item_line() {
+                break;
+            }
+            match self.tok(0).kind {
+                TokenKind::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => depth += 1,
+                TokenKind::Punct(Punct::RParen | Punct::RBracket) => depth = depth.saturating_sub(1),
+                TokenKind::Punct(Punct::RBrace) => {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                    if depth == 0 {
+                        self.bump();
+                        self.eat(Punct::Semi);
+                        break;
+                    }
+                }
+                TokenKind::Punct(Punct::Semi) if depth == 0 => {
+                    self.bump();
+                    break;
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+        self.silent = false;
+    }
+
+    fn starts_item_line(&self) -> bool {
+        let t = self.tok(0);
+        if t.is_punct(Punct::LBracket) && self.at_n(1, Punct::LBracket) {
+            return true;
+        }
+        matches!(
+            t.ident(),
+            Some(
+                "struct"
+                    | "class"
+                    | "kernel"
+                    | "template"
+                    | "namespace"
+                    | "constant"
+                    | "using"
+                    | "typedef"
+                    | "enum"
+                    | "static_assert"
+                    | "inline"
+                    | "static"
+                    | "constexpr"
+            )
+        )
+    }
+
+    /// Run `f` tentatively: on any error the position is restored and `None`
+    /// returned.
+    fn attempt<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> Option<T> {
+        let st = self.save();
+        let failed = self.tentative_failed;
+        let depth = self.depth;
+        self.tentative += 1;
+        self.tentative_failed = false;
+        let r = f(self);
+        self.tentative -= 1;
+        let ok = !self.tentative_failed;
+        self.tentative_failed = failed;
+        if self.too_deep {
+            return None;
+        }
+        if ok {
+            Some(r)
+        } else {
+            self.depth = depth;
+            self.restore(st);
+            None
+        }
+    }
+
+    // ----- names and scopes -----
+
+    fn push_scope(&mut self, template: bool) {
+        self.scopes.push((template, HashSet::new()));
+    }
+
+    fn pop_scope(&mut self) {
+        if self.scopes.len() > 1 {
+            self.scopes.pop();
+        }
+    }
+
+    /// Declare a type name in the innermost non-template scope.
+    fn declare_type(&mut self, name: &Rc<str>) {
+        for (is_tpl, set) in self.scopes.iter_mut().rev() {
+            if !*is_tpl {
+                set.insert(name.clone());
+                return;
+            }
+        }
+    }
+
+    fn declare_template_param(&mut self, name: &Rc<str>) {
+        if let Some((_, set)) = self.scopes.last_mut() {
+            set.insert(name.clone());
+        }
+    }
+
+    fn is_user_type(&self, name: &str) -> bool {
+        self.scopes.iter().any(|(_, s)| s.contains(name))
+    }
+
+    fn is_type_name(&self, name: &str) -> bool {
+        is_builtin_type(name)
+            || self.is_user_type(name)
+            || INT_WORDS.contains(&name)
+            || BUILTIN_TYPE_TEMPLATES.contains(&name)
+    }
+
+    fn is_template(&self, name: &str) -> bool {
+        self.templates.contains(name)
+    }
+
+    fn is_reserved(name: &str) -> bool {
+        RESERVED.contains(&name)
+    }
+
+    /// Does a type (possibly with specifiers) start here?
+    fn at_type_start(&mut self) -> bool {
+        let Some(name) = self.tok(0).ident() else {
+            return self.at(Punct::ColonColon) && self.path_names_type();
+        };
+        if matches!(name, "const" | "volatile" | "typename" | "decltype") || addr_space_of(name).is_some() {
+            return true;
+        }
+        if Self::is_reserved(name) {
+            return false;
+        }
+        if self.at_n(1, Punct::ColonColon) || (self.at_n(1, Punct::Lt) && self.is_template(name)) {
+            return self.path_names_type();
+        }
+        self.is_type_name(name)
+    }
+
+    /// Tentatively read a path and tell whether its last segment is a type.
+    fn path_names_type(&mut self) -> bool {
+        let st = self.save();
+        let r = self.attempt(|p| p.parse_path()).map(|path| self.is_type_name(&path.last().ident.name));
+        self.restore(st);
+        r.unwrap_or(false)
+    }
+
+    // ----- attributes -----
+
+    fn at_attr(&self) -> bool {
+        self.at(Punct::LBracket) && self.at_n(1, Punct::LBracket)
+    }
+
+    /// `[[a, b(args)]]`, appended to `out`.
+    fn parse_attr_list(&mut self, out: &mut Vec<Attribute>) {
+        let open = self.tok(0).span;
+        self.bump();
+        self.bump();
+        loop {
+            if self.at(Punct::RBracket) || self.at_eof() {
+                break;
+            }
+            let start = self.tok(0).span;
+            let Some(mut name) = self.tok(0).ident().map(Rc::<str>::from) else {
+                self.error_here("attribute name");
+                return;
+            };
+            let mut nspan = self.bump().span;
+            while self.at(Punct::ColonColon) {
+                self.bump();
+                if let Some(n) = self.tok(0).ident().map(Rc::<str>::from) {
+                    name = n;
+                    nspan = self.bump().span;
+                } else {
+                    break;
+                }
+            }
+            let mut args = Vec::new();
+            if self.at(Punct::LParen) {
+                let lp = self.bump().span;
+                args = self.parse_args(Punct::RParen, lp);
+            }
+            out.push(Attribute { name: Ident { name, span: nspan }, args, span: start.to(self.prev_span()) });
+            if !self.eat(Punct::Comma) {
+                break;
+            }
+        }
+        if !(self.at(Punct::RBracket) && self.at_n(1, Punct::RBracket)) {
+            self.expect_close(Punct::RBracket, open);
+            return;
+        }
+        self.bump();
+        self.bump();
+    }
+
+    /// `__attribute__((...))`: skipped.
+    fn skip_gnu_attribute(&mut self) {
+        self.bump();
+        if !self.at(Punct::LParen) {
+            self.error_here("`(` after `__attribute__`");
+            return;
+        }
+        self.skip_balanced();
+    }
+
+    /// Skip a balanced `(...)`, `[...]` or `{...}` group starting here.
+    fn skip_balanced(&mut self) {
+        let mut depth = 0usize;
+        loop {
+            match self.tok(0).kind {
+                TokenKind::Eof => return,
+                TokenKind::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => depth += 1,
+                TokenKind::Punct(Punct::RParen | Punct::RBracket | Punct::RBrace) => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        self.bump();
+                        return;
+                    }
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    // ----- types -----
+
+    /// A path: `a`, `::a::b`, `numeric_limits<float>::max`.
+    fn parse_path(&mut self) -> Path {
+        let start = self.tok(0).span;
+        let global = self.eat(Punct::ColonColon);
+        let mut segments = Vec::new();
+        loop {
+            let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
+                self.error_here("a name");
+                break;
+            };
+            if let Some(msg) = unsupported_keyword(&name) {
+                let sp = self.tok(0).span;
+                self.report(Diagnostic::error(sp, msg));
+                break;
+            }
+            let sp = self.bump().span;
+            let template_args =
+                if self.at(Punct::Lt) && self.is_template(&name) { Some(self.parse_template_args()) } else { None };
+            segments.push(PathSegment { ident: Ident { name, span: sp }, template_args });
+            if self.at(Punct::ColonColon) && (self.tok(1).ident().is_some()) {
+                self.bump();
+                self.eat_kw("template");
+                continue;
+            }
+            break;
+        }
+        if segments.is_empty() {
+            segments.push(PathSegment { ident: ident("<error>", start), template_args: None });
+        }
+        Path { global, segments, span: start.to(self.prev_span()) }
+    }
+
+    /// `<args>` after a template name; the current token is `<`.
+    fn parse_template_args(&mut self) -> Vec<TemplateArg> {
+        let open = self.bump().span;
+        let mut args = Vec::new();
+        if !self.enter() {
+            return args;
+        }
+        self.no_gt += 1;
+        loop {
+            if self.at_gt_like() || self.at_eof() {
+                break;
+            }
+            let before = self.pos;
+            let ty = if self.at_type_start() {
+                self.attempt(|p| {
+                    let t = p.parse_type();
+                    if !(p.at(Punct::Comma) || p.at_gt_like()) {
+                        p.tentative_failed = true;
+                    }
+                    t
+                })
+            } else {
+                None
+            };
+            match ty {
+                Some(t) => args.push(TemplateArg::Type(t)),
+                None => args.push(TemplateArg::Expr(self.parse_assign())),
+            }
+            if !self.eat(Punct::Comma) || self.pos == before {
+                break;
+            }
+        }
+        self.no_gt -= 1;
+        self.leave();
+        self.expect_gt(open);
+        args
+    }
+
+    fn at_gt_like(&self) -> bool {
+        matches!(self.tok(0).kind, TokenKind::Punct(Punct::Gt | Punct::Shr | Punct::Ge | Punct::ShrEq))
+    }
+
+    /// Consume one `>`, splitting `>>`, `>=`, `>>=`.
+    fn expect_gt(&mut self, open: Span) {
+        let t = self.tok(0).clone();
+        let rest = match t.kind {
+            TokenKind::Punct(Punct::Gt) => {
+                self.bump();
+                return;
+            }
+            TokenKind::Punct(Punct::Shr) => Punct::Gt,
+            TokenKind::Punct(Punct::Ge) => Punct::Eq,
+            TokenKind::Punct(Punct::ShrEq) => Punct::Ge,
+            _ => {
+                let msg = format!("expected `>`, found {}", self.found());
+                self.report(
+                    Diagnostic::error(t.span, msg)
+                        .label("expected `>` to close the template arguments")
+                        .with_secondary(open, "to match this `<`"),
+                );
+                return;
+            }
+        };
+        let lo = (t.span.lo + 1).min(t.span.hi);
+        let mut nt = t.clone();
+        nt.kind = TokenKind::Punct(rest);
+        nt.span = Span::new(t.span.file, lo, t.span.hi);
+        nt.line_start = false;
+        nt.space_before = false;
+        self.split = Some((self.pos, nt));
+    }
+
+    /// A full type without a declarator name: specifiers, base, `*`, `&`.
+    fn parse_type(&mut self) -> TypeExpr {
+        let base = self.parse_base_type(&mut None);
+        self.parse_ptr_ops(base)
+    }
+
+    /// `*`, `* const`, `&` after a base type.
+    fn parse_ptr_ops(&mut self, mut ty: TypeExpr) -> TypeExpr {
+        loop {
+            if self.at(Punct::Star) {
+                let sp = self.bump().span;
+                let mut is_const = false;
+                loop {
+                    if self.eat_kw("const") {
+                        is_const = true;
+                    } else if self.eat_kw("volatile") || self.eat_kw("__restrict") || self.eat_kw("restrict") {
+                    } else {
+                        break;
+                    }
+                }
+                let span = ty.span.to(sp).to(self.prev_span());
+                ty = TypeExpr { kind: TypeExprKind::Pointer { pointee: Box::new(ty), is_const }, span };
+            } else if self.at(Punct::Amp) {
+                let sp = self.bump().span;
+                let span = ty.span.to(sp);
+                ty = TypeExpr { kind: TypeExprKind::Reference { referee: Box::new(ty) }, span };
+            } else if self.at(Punct::AndAnd) {
+                let sp = self.tok(0).span;
+                self.report(
+                    Diagnostic::error(sp, "rvalue references (`&&`) are not supported by this simulator yet")
+                        .label("use `&` or pass by value"),
+                );
+                self.bump();
+                let span = ty.span.to(sp);
+                ty = TypeExpr { kind: TypeExprKind::Reference { referee: Box::new(ty) }, span };
+            } else {
+                return ty;
+            }
+        }
+    }
+
+    /// Qualifiers and the base type name. If `specs` is given, storage
+    /// specifiers (`static`, `constexpr`, `inline`, `kernel`, attributes) are
+    /// accepted too and recorded there.
+    fn parse_base_type(&mut self, specs: &mut Option<&mut Specs>) -> TypeExpr {
+        let start = self.tok(0).span;
+        let mut is_const = false;
+        let mut is_volatile = false;
+        let mut addr: Option<AddressSpace> = None;
+        let mut base: Option<TypeExpr> = None;
+        let mut decl_is_const_after = false;
+        loop {
+            let t = self.tok(0).clone();
+            if let Some(s) = specs.as_deref_mut() {
+                if self.at_attr() {
+                    self.parse_attr_list(&mut s.attrs);
+                    continue;
+                }
+                match t.ident() {
+                    Some("static") => s.is_static = true,
+                    Some("inline" | "__inline" | "METAL_FUNC" | "extern") => s.is_inline |= t.is_ident("inline"),
+                    Some("constexpr") => s.is_constexpr = true,
+                    Some("typedef") => s.is_typedef = true,
+                    Some("kernel" | "vertex" | "fragment") => {
+                        if t.is_ident("kernel") {
+                            s.is_kernel = true;
+                        }
+                        s.attrs.push(Attribute { name: ident(t.ident().unwrap_or(""), t.span), args: vec![], span: t.span });
+                    }
+                    Some("__attribute__") => {
+                        self.skip_gnu_attribute();
+                        continue;
+                    }
+                    _ => {
+                        if let Some(n) = t.ident() {
+                            if n == "virtual" {
+                                self.report(Diagnostic::error(t.span, "virtual functions are not supported in Metal"));
+                                self.bump();
+                                continue;
+                            }
+                        }
+                        // fall through to the type part below
+                        if self.type_word(&t, &mut is_const, &mut is_volatile, &mut addr, &mut base) {
+                            if base.is_some() {
+                                decl_is_const_after = true;
+                            }
+                            continue;
+                        }
+                        break;
+                    }
+                }
+                self.bump();
+                continue;
+            }
+            if t.is_ident("__attribute__") {
+                self.skip_gnu_attribute();
+                continue;
+            }
+            if self.type_word(&t, &mut is_const, &mut is_volatile, &mut addr, &mut base) {
+                continue;
+            }
+            break;
+        }
+        let _ = decl_is_const_after;
+        let Some(mut ty) = base else {
+            self.error_here("a type");
+            return error_type(start);
+        };
+        let span = start.to(self.prev_span());
+        match &mut ty.kind {
+            TypeExprKind::Named { is_const: c, is_volatile: v, addr_space: a, .. } => {
+                *c |= is_const;
+                *v |= is_volatile;
+                if addr.is_some() {
+                    *a = addr;
+                }
+            }
+            TypeExprKind::Decltype { is_const: c, addr_space: a, .. } => {
+                *c |= is_const;
+                if addr.is_some() {
+                    *a = addr;
+                }
+            }
+            _ => {}
+        }
+        ty.span = span;
+        ty
+    }
+
+    /// Consume one qualifier or the base type name if it is next. Returns
+    /// whether something was consumed.
+    fn type_word(
+        &mut self,
+        t: &Token,
+        is_const: &mut bool,
+        is_volatile: &mut bool,
+        addr: &mut Option<AddressSpace>,
+        base: &mut Option<TypeExpr>,
+    ) -> bool {
+        let Some(name) = t.ident() else {
+            if t.is_punct(Punct::ColonColon) && base.is_none() {
+                let path = self.parse_path();
+                *base = Some(self.named(path));
+                return true;
+            }
+            return false;
+        };
+        if name == "const" {
+            *is_const = true;
+        } else if name == "volatile" {
+            *is_volatile = true;
+        } else if let Some(a) = addr_space_of(name) {
+            if base.is_some() && !self.at_n(1, Punct::Star) && !self.at_n(1, Punct::Amp) {
+                // `float constant` is odd but harmless; accept.
+            }
+            *addr = Some(a);
+        } else if base.is_some() {
+            return false;
+        } else if name == "typename" {
+            self.bump();
+            let path = self.parse_path();
+            *base = Some(self.named(path));
+            return true;
+        } else if name == "decltype" {
+            let sp = self.bump().span;
+            let lp = self.tok(0).span;
+            if !self.expect(Punct::LParen) {
+                *base = Some(error_type(sp));
+                return true;
+            }
+            let save = self.no_gt;
+            self.no_gt = 0;
+            let e = self.parse_expr();
+            self.no_gt = save;
+            self.expect_close(Punct::RParen, lp);
+            *base = Some(TypeExpr {
+                kind: TypeExprKind::Decltype { expr: Box::new(e), is_const: false, addr_space: None },
+                span: sp.to(self.prev_span()),
+            });
+            return true;
+        } else if INT_WORDS.contains(&name) {
+            *base = Some(self.parse_int_words());
+            return true;
+        } else if Self::is_reserved(name) {
+            return false;
+        } else {
+            let path = self.parse_path();
+            *base = Some(self.named(path));
+            return true;
+        }
+        self.bump();
+        true
+    }
+
+    fn named(&self, path: Path) -> TypeExpr {
+        let span = path.span;
+        TypeExpr { kind: TypeExprKind::Named { path, is_const: false, is_volatile: false, addr_space: None }, span }
+    }
+
+    /// `unsigned int`, `long long`, `signed char`, ... normalised to one name.
+    fn parse_int_words(&mut self) -> TypeExpr {
+        let start = self.tok(0).span;
+        let (mut unsigned, mut long, mut short, mut chr) = (false, 0, false, false);
+        let mut any_signed = false;
+        while let Some(n) = self.tok(0).ident() {
+            match n {
+                "unsigned" => unsigned = true,
+                "signed" => any_signed = true,
+                "long" => long += 1,
+                "short" => short = true,
+                "char" => chr = true,
+                "int" => {}
+                _ => break,
+            }
+            self.bump();
+        }
+        let _ = any_signed;
+        let name = match (unsigned, chr, short, long > 0) {
+            (true, true, _, _) => "uchar",
+            (false, true, _, _) => "char",
+            (true, _, true, _) => "ushort",
+            (false, _, true, _) => "short",
+            (true, _, _, true) => "ulong",
+            (false, _, _, true) => "long",
+            (true, _, _, _) => "uint",
+            (false, _, _, _) => "int",
+        };
+        let span = start.to(self.prev_span());
+        self.named(simple_path(name, span))
+    }
+
+    /// Array dimensions after a declarator name: `[4][8]`, `[]`.
+    fn parse_array_dims(&mut self, mut ty: TypeExpr) -> TypeExpr {
+        let mut dims = Vec::new();
+        while self.at(Punct::LBracket) && !self.at_n(1, Punct::LBracket) {
+            let lb = self.bump().span;
+            let size = if self.at(Punct::RBracket) {
+                None
+            } else {
+                let save = self.no_gt;
+                self.no_gt = 0;
+                let e = self.parse_expr();
+                self.no_gt = save;
+                Some(Box::new(e))
+            };
+            self.expect_close(Punct::RBracket, lb);
+            dims.push((size, lb.to(self.prev_span())));
+        }
+        for (size, sp) in dims.into_iter().rev() {
+            let span = ty.span.to(sp);
+            ty = TypeExpr { kind: TypeExprKind::Array { elem: Box::new(ty), size }, span };
+        }
+        ty
+    }
+
+    fn new_specs(&self) -> Specs {
+        let sp = self.tok(0).span;
+        Specs {
+            attrs: vec![],
+            is_kernel: false,
+            is_inline: false,
+            is_static: false,
+            is_constexpr: false,
+            is_typedef: false,
+            ty: error_type(sp),
+            span: sp,
+        }
+    }
+
+    fn parse_specs(&mut self) -> Specs {
+        let mut s = self.new_specs();
+        let ty = self.parse_base_type(&mut Some(&mut s));
+        s.ty = ty;
+        s.span = s.span.to(self.prev_span());
+        s
+    }
+
+    // ----- expressions -----
+
+    fn parse_expr(&mut self) -> Expr {
+        let mut lhs = self.parse_assign();
+        while self.at(Punct::Comma) && !self.too_deep {
+            self.bump();
+            let rhs = self.parse_assign();
+            let span = lhs.span.to(rhs.span);
+            lhs = Expr { kind: ExprKind::Comma { lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
+        }
+        lhs
+    }
+
+    fn parse_assign(&mut self) -> Expr {
+        let sp = self.tok(0).span;
+        if !self.enter() {
+            return error_expr(sp);
+        }
+        let lhs = self.parse_binary(1);
+        let r = if self.at(Punct::Question) {
+            self.bump();
+            let save = self.no_gt;
+            self.no_gt = 0;
+            let then = self.parse_expr();
+            self.no_gt = save;
+            self.expect(Punct::Colon);
+            let els = self.parse_assign();
+            let span = lhs.span.to(els.span);
+            Expr { kind: ExprKind::Conditional { cond: Box::new(lhs), then: Box::new(then), els: Box::new(els) }, span }
+        } else if let Some(op) = self.assign_op_here() {
+            self.bump();
+            let rhs = if self.at(Punct::LBrace) { self.parse_init_list() } else { self.parse_assign() };
+            let span = lhs.span.to(rhs.span);
+            Expr { kind: ExprKind::Assign { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span }
+        } else {
+            lhs
+        };
+        self.leave();
+        r
+    }
+
+    fn assign_op_here(&self) -> Option<Option<BinaryOp>> {
+        match self.tok(0).kind {
+            TokenKind::Punct(p) => {
+                if self.no_gt > 0 && p == Punct::ShrEq {
+                    return None;
+                }
+                assign_op_of(p)
+            }
+            _ => None,
+        }
+    }
+
+    fn binop_here(&self) -> Option<(BinaryOp, u8)> {
+        match self.tok(0).kind {
+            TokenKind::Punct(p) => {
+                if self.no_gt > 0 && matches!(p, Punct::Gt | Punct::Shr | Punct::Ge) {
+                    return None;
+                }
+                binop_of(p)
+            }
+            _ => None,
+        }
+    }
+
+    /// Precedence climbing over binary operators of precedence >= `min`.
+    fn parse_binary(&mut self, min: u8) -> Expr {
+        let mut lhs = self.parse_unary();
+        while let Some((op, prec)) = self.binop_here() {
+            if prec < min || self.too_deep {
+                break;
+            }
+            self.bump();
+            let rhs = self.parse_binary(prec + 1);
+            let span = lhs.span.to(rhs.span);
+            lhs = Expr { kind: ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
+        }
+        lhs
+    }
+
+    fn parse_unary(&mut self) -> Expr {
+        let sp = self.tok(0).span;
+        if !self.enter() {
+            return error_expr(sp);
+        }
+        let r = self.parse_unary_inner();
+        self.leave();
+        r
+    }
+
+    fn parse_unary_inner(&mut self) -> Expr {
+        let t = self.tok(0).clone();
+        let op = match t.kind {
+            TokenKind::Punct(Punct::Minus) => Some(UnaryOp::Neg),
+            TokenKind::Punct(Punct::Plus) => Some(UnaryOp::Plus),
+            TokenKind::Punct(Punct::Bang) => Some(UnaryOp::Not),
+            TokenKind::Punct(Punct::Tilde) => Some(UnaryOp::BitNot),
+            TokenKind::Punct(Punct::Star) => Some(UnaryOp::Deref),
+            TokenKind::Punct(Punct::Amp) => Some(UnaryOp::AddrOf),
+            TokenKind::Punct(Punct::PlusPlus) => Some(UnaryOp::PreInc),
+            TokenKind::Punct(Punct::MinusMinus) => Some(UnaryOp::PreDec),
+            _ => None,
+        };
+        if let Some(op) = op {
+            self.bump();
+            let operand = self.parse_unary();
+            let span = t.span.to(operand.span);
+            return Expr { kind: ExprKind::Unary { op, operand: Box::new(operand) }, span };
+        }
+        match t.ident() {
+            Some("sizeof") => {
+                self.bump();
+                if self.at(Punct::LParen) {
+                    let lp = self.tok(0).span;
+                    let st = self.save();
+                    self.bump();
+                    if self.at_type_start() {
+                        if let Some(ty) = self.attempt(|p| {
+                            let ty = p.parse_type();
+                            if !p.at(Punct::RParen) {
+                                p.tentative_failed = true;
+                            }
+                            ty
+                        }) {
+                            self.expect_close(Punct::RParen, lp);
+                            return Expr { kind: ExprKind::SizeofType(ty), span: t.span.to(self.prev_span()) };
+                        }
+                    }
+                    self.restore(st);
+                }
+                let e = self.parse_unary();
+                let span = t.span.to(e.span);
+                return Expr { kind: ExprKind::SizeofExpr(Box::new(e)), span };
+            }
+            Some("alignof") => {
+                self.bump();
+                let lp = self.tok(0).span;
+                self.expect(Punct::LParen);
+                let ty = self.parse_type();
+                self.expect_close(Punct::RParen, lp);
+                return Expr { kind: ExprKind::AlignofType(ty), span: t.span.to(self.prev_span()) };
+            }
+            _ => {}
+        }
+        // C-style cast `(T)x`.
+        if t.is_punct(Punct::LParen) {
+            let st = self.save();
+            self.bump();
+            if self.at_type_start() {
+                if let Some(ty) = self.attempt(|p| {
+                    let ty = p.parse_type();
+                    if !p.at(Punct::RParen) {
+                        p.tentative_failed = true;
+                    }
+                    ty
+                }) {
+                    self.bump();
+                    let operand = self.parse_unary();
+                    let span = t.span.to(operand.span);
+                    return Expr { kind: ExprKind::Cast { kind: CastKind::CStyle, ty, args: vec![operand], braces: false }, span };
+                }
+            }
+            self.restore(st);
+        }
+        let e = self.parse_primary();
+        self.parse_postfix(e)
+    }
+
+    fn parse_postfix(&mut self, mut e: Expr) -> Expr {
+        loop {
+            if self.too_deep {
+                return e;
+            }
+            let t = self.tok(0).clone();
+            match t.kind {
+                TokenKind::Punct(Punct::LParen) => {
+                    self.bump();
+                    let args = self.parse_args(Punct::RParen, t.span);
+                    let span = e.span.to(self.prev_span());
+                    e = Expr { kind: ExprKind::Call { callee: Box::new(e), args }, span };
+                }
+                TokenKind::Punct(Punct::LBracket) => {
+                    self.bump();
+                    let save = self.no_gt;
+                    self.no_gt = 0;
+                    let index = self.parse_expr();
+                    self.no_gt = save;
+                    self.expect_close(Punct::RBracket, t.span);
+                    let span = e.span.to(self.prev_span());
+                    e = Expr { kind: ExprKind::Index { base: Box::new(e), index: Box::new(index) }, span };
+                }
+                TokenKind::Punct(p @ (Punct::Dot | Punct::Arrow)) => {
+                    self.bump();
+                    self.eat_kw("template");
+                    let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
+                        self.error_here("a member name");
+                        return e;
+                    };
+                    let nsp = self.bump().span;
+                    let span = e.span.to(nsp);
+                    e = Expr {
+                        kind: ExprKind::Member { base: Box::new(e), name: Ident { name, span: nsp }, arrow: p == Punct::Arrow },
+                        span,
+                    };
+                }
+                TokenKind::Punct(p @ (Punct::PlusPlus | Punct::MinusMinus)) => {
+                    self.bump();
+                    let op = if p == Punct::PlusPlus { UnaryOp::PostInc } else { UnaryOp::PostDec };
+                    let span = e.span.to(t.span);
+                    e = Expr { kind: ExprKind::Unary { op, operand: Box::new(e) }, span };
+                }
+                _ => return e,
+            }
+        }
+    }
+
+    /// Arguments up to `close` (the opening bracket is already consumed).
+    fn parse_args(&mut self, close: Punct, open: Span) -> Vec<Expr> {
+        let save = self.no_gt;
+        self.no_gt = 0;
+        let mut args = Vec::new();
+        if !self.at(close) {
+            loop {
+                let before = self.pos;
+                let e = if self.at(Punct::LBrace) { self.parse_init_list() } else { self.parse_assign() };
+                args.push(e);
+                if self.too_deep || self.pos == before {
+                    break;
+                }
+                if !self.eat(Punct::Comma) {
+                    break;
+                }
+                if close == Punct::RBrace && self.at(close) {
+                    break; // trailing comma in braces
+                }
+            }
+        }
+        self.no_gt = save;
+        self.expect_close(close, open);
+        args
+    }
+
+    fn parse_init_list(&mut self) -> Expr {
+        let open = self.tok(0).span;
+        if !self.enter() {
+            return error_expr(open);
+        }
+        self.bump();
+        let args = self.parse_args(Punct::RBrace, open);
+        self.leave();
+        Expr { kind: ExprKind::InitList(args), span: open.to(self.prev_span()) }
+    }
+
+    fn parse_primary(&mut self) -> Expr {
+        let t = self.tok(0).clone();
+        let sp = t.span;
+        let lit = |kind| Expr { kind, span: sp };
+        match &t.kind {
+            TokenKind::Int { value, suffix, decimal } => {
+                self.bump();
+                return lit(ExprKind::IntLit { value: *value, unsigned: suffix.unsigned, long: suffix.long, decimal: *decimal });
+            }
+            TokenKind::Float { value, suffix } => {
+                self.bump();
+                return lit(ExprKind::FloatLit { value: *value, suffix: *suffix });
+            }
+            TokenKind::Char(c) => {
+                self.bump();
+                return lit(ExprKind::CharLit(*c));
+            }
+            TokenKind::Str(s) => {
+                self.bump();
+                let mut s: String = s.to_string();
+                // Adjacent string literals concatenate.
+                while let TokenKind::Str(more) = &self.tok(0).kind {
+                    s.push_str(more);
+                    self.bump();
+                }
+                return Expr { kind: ExprKind::StrLit(Rc::from(s)), span: sp.to(self.prev_span()) };
+            }
+            TokenKind::Punct(Punct::LParen) => {
+                self.bump();
+                let save = self.no_gt;
+                self.no_gt = 0;
+                let mut e = self.parse_expr();
+                self.no_gt = save;
+                self.expect_close(Punct::RParen, sp);
+                e.span = sp.to(self.prev_span());
+                return e;
+            }
+            TokenKind::Punct(Punct::LBrace) => return self.parse_init_list(),
+            TokenKind::Punct(Punct::ColonColon) => {}
+            TokenKind::Ident(_) => {}
+            _ => {
+                self.error_here("an expression");
+                return error_expr(sp);
+            }
+        }
+        let name = t.ident().unwrap_or("");
+        match name {
+            "true" | "false" => {
+                self.bump();
+                return lit(ExprKind::BoolLit(name == "true"));
+            }
+            "nullptr" => {
+                self.bump();
+                return lit(ExprKind::Null);
+            }
+            "this" => {
+                self.bump();
+                return lit(ExprKind::This);
+            }
+            "static_cast" | "reinterpret_cast" | "const_cast" => {
+                let kind = match name {
+                    "static_cast" => CastKind::Static,
+                    "reinterpret_cast" => CastKind::Reinterpret,
+                    _ => CastKind::Const,
+                };
+                self.bump();
+                let lt = self.tok(0).span;
+                if !self.expect(Punct::Lt) {
+                    return error_expr(sp);
+                }
+                self.no_gt += 1;
+                let ty = self.parse_type();
+                self.no_gt -= 1;
+                self.expect_gt(lt);
+                let lp = self.tok(0).span;
+                if !self.expect(Punct::LParen) {
+                    return error_expr(sp);
+                }
+                let save = self.no_gt;
+                self.no_gt = 0;
+                let e = self.parse_expr();
+                self.no_gt = save;
+                self.expect_close(Punct::RParen, lp);
+                return Expr { kind: ExprKind::Cast { kind, ty, args: vec![e], braces: false }, span: sp.to(self.prev_span()) };
+            }
+            _ => {}
+        }
+        if let Some(msg) = unsupported_keyword(name) {
+            self.report(Diagnostic::error(sp, msg).label("not supported"));
+            self.bump();
+            return error_expr(sp);
+        }
+        // Functional cast `T(x)` / `T{x}`.
+        if self.at_type_start() {
+            let st = self.save();
+            if let Some(ty) = self.attempt(|p| p.parse_base_type(&mut None)) {
+                if self.at(Punct::LParen) || self.at(Punct::LBrace) {
+                    let braces = self.at(Punct::LBrace);
+                    let open = self.bump().span;
+                    let close = if braces { Punct::RBrace } else { Punct::RParen };
+                    let args = self.parse_args(close, open);
+                    return Expr {
+                        kind: ExprKind::Cast { kind: CastKind::Functional, ty, args, braces },
+                        span: sp.to(self.prev_span()),
+                    };
+                }
+            }
+            self.restore(st);
+        }
+        if Self::is_reserved(name) && !name.is_empty() {
+            self.error_here("an expression");
+            return error_expr(sp);
+        }
+        let path = self.parse_path();
+        let span = path.span;
+        Expr { kind: ExprKind::Name(path), span }
+    }
+
+    // ----- statements -----
+
+    fn parse_block(&mut self) -> Block {
+        let open = self.tok(0).span;
+        if !self.expect(Punct::LBrace) {
+            return Block { stmts: vec![], span: open };
+        }
+        self.push_scope(false);
+        let mut stmts = Vec::new();
+        while !self.at(Punct::RBrace) && !self.at_eof() {
+            let before = self.pos;
+            if let Some(s) = self.parse_stmt() {
+                stmts.push(s);
+            }
+            if self.pos == before {
+                self.bump();
+            }
+        }
+        self.pop_scope();
+        self.expect_close(Punct::RBrace, open);
+        Block { stmts, span: open.to(self.prev_span()) }
+    }
+
+    fn parse_stmt(&mut self) -> Option<Stmt> {
+        let sp = self.tok(0).span;
+        if !self.enter() {
+            return None;
+        }
+        let was_silent = self.silent;
+        let s = self.parse_stmt_inner();
+        if self.silent && !was_silent && !self.too_deep {
+            self.sync_stmt();
+        }
+        self.leave();
+        Some(Stmt { kind: s, span: sp.to(self.prev_span()) })
+    }
+
+    fn sub_stmt(&mut self) -> Box<Stmt> {
+        let sp = self.tok(0).span;
+        Box::new(self.parse_stmt().unwrap_or(Stmt { kind: StmtKind::Empty, span: sp }))
+    }
+
+    fn paren_cond(&mut self) -> Expr {
+        let lp = self.tok(0).span;
+        if !self.expect(Punct::LParen) {
+            return error_expr(lp);
+        }
+        let e = self.parse_expr();
+        self.expect_close(Punct::RParen, lp);
+        e
+    }
+
+    fn parse_stmt_inner(&mut self) -> StmtKind {
+        let t = self.tok(0).clone();
+        if t.is_punct(Punct::LBrace) {
+            return StmtKind::Block(self.parse_block());
+        }
+        if t.is_punct(Punct::Semi) {
+            self.bump();
+            return StmtKind::Empty;
+        }
+        let name = t.ident().unwrap_or("");
+        match name {
+            "if" => {
+                self.bump();
+                self.eat_kw("constexpr");
+                let cond = self.paren_cond();
+                let then = self.sub_stmt();
+                let els = if self.eat_kw("else") { Some(self.sub_stmt()) } else { None };
+                return StmtKind::If { cond: Box::new(cond), then, els };
+            }
+            "while" => {
+                self.bump();
+                let cond = self.paren_cond();
+                let body = self.sub_stmt();
+                return StmtKind::While { cond: Box::new(cond), body };
+            }
+            "do" => {
+                self.bump();
+                let body = self.sub_stmt();
+                if !self.eat_kw("while") {
+                    self.error_here("`while` after the body of `do`");
+                    return StmtKind::DoWhile { body, cond: Box::new(error_expr(t.span)) };
+                }
+                let cond = self.paren_cond();
+                self.expect_semi("`do`/`while` statement");
+                return StmtKind::DoWhile { body, cond: Box::new(cond) };
+            }
+            "for" => return self.parse_for(),
+            "switch" => {
+                self.bump();
+                let cond = self.paren_cond();
+                let body = self.sub_stmt();
+                return StmtKind::Switch { cond: Box::new(cond), body };
+            }
+            "case" => {
+                self.bump();
+                let e = self.parse_expr();
+                self.expect(Punct::Colon);
+                return StmtKind::Case(e);
+            }
+            "default" if self.at_n(1, Punct::Colon) => {
+                self.bump();
+                self.bump();
+                return StmtKind::Default;
+            }
+            "break" => {
+                self.bump();
+                self.expect_semi("`break`");
+                return StmtKind::Break;
+            }
+            "continue" => {
+                self.bump();
+                self.expect_semi("`continue`");
+                return StmtKind::Continue;
+            }
+            "return" => {
+                self.bump();
+                let e = if self.at(Punct::Semi) {
+                    None
+                } else if self.at(Punct::LBrace) {
+                    Some(self.parse_init_list())
+                } else {
+                    Some(self.parse_expr())
+                };
+                self.expect_semi("return statement");
+                return StmtKind::Return(e);
+            }
+            "static_assert" => {
+                let (cond, message) = self.parse_static_assert();
+                return StmtKind::StaticAssert { cond, message };
+            }
+            "using" | "typedef" if !(name == "using" && self.tok(1).is_ident("namespace")) => {
+                return match self.parse_alias() {
+                    Some(a) => StmtKind::Alias(a),
+                    None => StmtKind::Empty,
+                };
+            }
+            "struct" | "class" | "union" | "enum" | "namespace" | "template" => {
+                self.report(
+                    Diagnostic::error(t.span, format!("`{name}` declarations inside functions are not supported by this simulator yet"))
+                        .help("move the declaration to program scope"),
+                );
+                return StmtKind::Empty;
+            }
+            _ => {}
+        }
+        if let Some(msg) = unsupported_keyword(name) {
+            self.report(Diagnostic::error(t.span, msg).label("not supported"));
+            return StmtKind::Empty;
+        }
+        if self.stmt_is_decl() {
+            let decls = self.parse_var_decl_list(false);
+            self.expect_semi("declaration");
+            return StmtKind::Decl(decls);
+        }
+        let e = self.parse_expr();
+        self.expect_semi("expression");
+        StmtKind::Expr(e)
+    }
+
+    /// Decide whether the statement here is a declaration (tentatively
+    /// parsing a type followed by a declarator name).
+    fn stmt_is_decl(&mut self) -> bool {
+        let t = self.tok(0);
+        if let Some(n) = t.ident() {
+            if matches!(n, "const" | "volatile" | "constexpr" | "static" | "typename" | "__attribute__")
+                || addr_space_of(n).is_some()
+            {
+                return true;
+            }
+            // `Foo x` with an unknown `Foo`: still a declaration.
+            if !Self::is_reserved(n) {
+                if let Some(n2) = self.tok(1).ident() {
+                    if !Self::is_reserved(n2) || addr_space_of(n2).is_some() || n2 == "const" {
+                        return true;
+                    }
+                }
+            }
+        }
+        if !self.at_type_start() {
+            return false;
+        }
+        let st = self.save();
+        let ok = self
+            .attempt(|p| {
+                let ty = p.parse_base_type(&mut None);
+                let _ = p.parse_ptr_ops(ty);
+                if p.tok(0).ident().is_none_or(Self::is_reserved) {
+                    p.tentative_failed = true;
+                }
+            })
+            .is_some();
+        self.restore(st);
+        ok
+    }
+
+    fn parse_for(&mut self) -> StmtKind {
+        let kw = self.bump().span;
+        let lp = self.tok(0).span;
+        if !self.expect(Punct::LParen) {
+            return StmtKind::Empty;
+        }
+        self.push_scope(false);
+        let init = if self.at(Punct::Semi) {
+            self.bump();
+            None
+        } else {
+            let sp = self.tok(0).span;
+            let kind = if self.stmt_is_decl() {
+                let d = self.parse_var_decl_list(false);
+                if self.at(Punct::Colon) {
+                    let sp = self.tok(0).span;
+                    self.report(Diagnostic::error(sp, "range-based `for` loops are not supported by this simulator yet"));
+                }
+                StmtKind::Decl(d)
+            } else {
+                StmtKind::Expr(self.parse_expr())
+            };
+            self.expect(Punct::Semi);
+            Some(Box::new(Stmt { kind, span: sp.to(self.prev_span()) }))
+        };
+        let cond = if self.at(Punct::Semi) { None } else { Some(self.parse_expr()) };
+        self.expect(Punct::Semi);
+        let step = if self.at(Punct::RParen) { None } else { Some(self.parse_expr()) };
+        self.expect_close(Punct::RParen, lp);
+        let body = self.sub_stmt();
+        self.pop_scope();
+        let _ = kw;
+        StmtKind::For { init, cond, step, body }
+    }
+
+    fn parse_static_assert(&mut self) -> (Expr, Option<Rc<str>>) {
+        let kw = self.bump().span;
+        let lp = self.tok(0).span;
+        if !self.expect(Punct::LParen) {
+            return (error_expr(kw), None);
+        }
+        let cond = self.parse_assign();
+        let mut message = None;
+        if self.eat(Punct::Comma) {
+            let mut s = String::new();
+            let mut any = false;
+            while let TokenKind::Str(m) = &self.tok(0).kind {
+                s.push_str(m);
+                any = true;
+                self.bump();
+            }
+            if !any {
+                self.error_here("a string literal");
+            }
+            message = Some(Rc::from(s));
+        }
+        self.expect_close(Punct::RParen, lp);
+        self.expect_semi("`static_assert`");
+        (cond, message)
+    }
+
+    /// `using X = T;` or `typedef T X;` (consumes the `;`).
+    fn parse_alias(&mut self) -> Option<TypeAlias> {
+        let start = self.tok(0).span;
+        if self.eat_kw("using") {
+            let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
+                self.error_here("a name");
+                return None;
+            };
+            let nsp = self.bump().span;
+            self.expect(Punct::Eq);
+            let ty = self.parse_type();
+            self.expect_semi("alias declaration");
+            self.declare_type(&name);
+            return Some(TypeAlias { name: Ident { name, span: nsp }, ty, span: start.to(self.prev_span()) });
+        }
+        self.bump(); // typedef
+        let base = self.parse_base_type(&mut None);
+        let ty = self.parse_ptr_ops(base);
+        let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
+            self.error_here("a name for the typedef");
+            return None;
+        };
+        let nsp = self.bump().span;
+        let ty = self.parse_array_dims(ty);
+        self.expect_semi("typedef");
+        self.declare_type(&name);
+        Some(TypeAlias { name: Ident { name, span: nsp }, ty, span: start.to(self.prev_span()) })
+    }
+
+    /// Specifiers and a comma-separated list of declarators with
+    /// initialisers (no `;`).
+    fn parse_var_decl_list(&mut self, _program_scope: bool) -> Vec<VarDecl> {
+        let specs = self.parse_specs();
+        self.parse_declarators(&specs, None)
+    }
+
+    /// Declarators after `specs`; `first` is an already-parsed first
+    /// declarator (type with pointer ops, name).
+    fn parse_declarators(&mut self, specs: &Specs, first: Option<(TypeExpr, Ident)>) -> Vec<VarDecl> {
+        let mut out = Vec::new();
+        let mut first = first;
+        loop {
+            let start = self.tok(0).span;
+            let (ty, name) = match first.take() {
+                Some(f) => f,
+                None => {
+                    let ty = self.parse_ptr_ops(specs.ty.clone());
+                    let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
+                        self.error_here("a variable name");
+                        return out;
+                    };
+                    if Self::is_reserved(&n) {
+                        self.error_here("a variable name");
+                        return out;
+                    }
+                    let nsp = self.bump().span;
+                    (ty, Ident { name: n, span: nsp })
+                }
+            };
+            let mut attrs = specs.attrs.clone();
+            while self.at_attr() {
+                self.parse_attr_list(&mut attrs);
+            }
+            let ty = self.parse_array_dims(ty);
+            while self.at_attr() {
+                self.parse_attr_list(&mut attrs);
+            }
+            let init = self.parse_initializer();
+            let span = specs.span.to(start).to(self.prev_span());
+            out.push(VarDecl { name, ty, init, attrs, is_constexpr: specs.is_constexpr, is_static: specs.is_static, span });
+            if self.too_deep || !self.eat(Punct::Comma) {
+                break;
+            }
+        }
+        out
+    }
+
+    fn parse_initializer(&mut self) -> Option<Init> {
+        if self.eat(Punct::Eq) {
+            let e = if self.at(Punct::LBrace) { self.parse_init_list() } else { self.parse_assign() };
+            return Some(Init::Assign(e));
+        }
+        if self.at(Punct::LParen) || self.at(Punct::LBrace) {
+            let braces = self.at(Punct::LBrace);
+            let open = self.bump().span;
+            let args = self.parse_args(if braces { Punct::RBrace } else { Punct::RParen }, open);
+            let span = open.to(self.prev_span());
+            return Some(if braces { Init::Brace(args, span) } else { Init::Paren(args, span) });
+        }
+        None
+    }
+
+    // ----- items -----
+
+    fn parse_item(&mut self) -> Option<Item> {
+        let start = self.tok(0).span;
+        if !self.enter() {
+            return None;
+        }
+        let kind = self.parse_item_kind();
+        self.leave();
+        kind.map(|kind| Item { kind, span: start.to(self.prev_span()) })
+    }
+
+    fn parse_item_kind(&mut self) -> Option<ItemKind> {
+        let t = self.tok(0).clone();
+        if t.is_punct(Punct::Semi) {
+            self.bump();
+            return Some(ItemKind::Empty);
+        }
+        let name = t.ident().unwrap_or("");
+        match name {
+            "namespace" => return self.parse_namespace(),
+            "using" if self.tok(1).is_ident("namespace") => {
+                self.bump();
+                self.bump();
+                let p = self.parse_path();
+                self.expect_semi("`using namespace`");
+                return Some(ItemKind::UsingNamespace(p));
+            }
+            "using" if !self.at_n(2, Punct::Eq) => {
+                self.bump();
+                let p = self.parse_path();
+                self.expect_semi("using-declaration");
+                return Some(ItemKind::UsingDecl(p));
+            }
+            "using" | "typedef" => return self.parse_alias().map(ItemKind::Alias),
+            "template" => return self.parse_template_item(),
+            "static_assert" => {
+                let (cond, message) = self.parse_static_assert();
+                return Some(ItemKind::StaticAssert { cond, message });
+            }
+            "struct" | "class" => {
+                let s = self.parse_struct(Vec::new())?;
+                return Some(ItemKind::Struct(s));
+            }
+            "enum" => return self.parse_enum().map(ItemKind::Enum),
+            "union" => {
+                self.report(Diagnostic::error(t.span, "unions are not supported by this simulator yet"));
+                return None;
+            }
+            _ => {}
+        }
+        if let Some(msg) = unsupported_keyword(name) {
+            self.report(Diagnostic::error(t.span, msg).label("not supported"));
+            return None;
+        }
+        // Attributes before `struct`.
+        if self.at_attr() {
+            let st = self.save();
+            let mut attrs = Vec::new();
+            while self.at_attr() {
+                self.parse_attr_list(&mut attrs);
+            }
+            if self.at_kw("struct") || self.at_kw("class") {
+                return self.parse_struct(attrs).map(ItemKind::Struct);
+            }
+            self.restore(st);
+        }
+        let specs = self.parse_specs();
+        if self.silent {
+            return None;
+        }
+        self.parse_decl_after_specs(specs, None)
+    }
+
+    /// After specifiers at program scope: a function or variables.
+    fn parse_decl_after_specs(&mut self, mut specs: Specs, in_struct: Option<&Rc<str>>) -> Option<ItemKind> {
+        let ty = self.parse_ptr_ops(specs.ty.clone());
+        // Attributes between the return type and the name.
+        while self.at_attr() {
+            self.parse_attr_list(&mut specs.attrs);
+        }
+        if self.at_kw("operator") {
+            let sp = self.tok(0).span;
+            self.report(Diagnostic::error(sp, "operator overloading is not supported by this simulator yet"));
+            return None;
+        }
+        if self.tok(0).ident().is_none_or(Self::is_reserved) && !self.at(Punct::ColonColon) {
+            if self.at(Punct::Semi) && in_struct.is_none() {
+                // `struct S;`-like or a bare type: accept as nothing.
+                self.error_here("a name");
+                return None;
+            }
+            self.error_here("a name");
+            return None;
+        }
+        let name = self.parse_path();
+        if self.at(Punct::LParen) {
+            let f = self.parse_function_rest(&specs, ty, name);
+            return Some(ItemKind::Function(f));
+        }
+        let seg = name.last().clone();
+        let first = (ty, seg.ident);
+        let vars = self.parse_declarators(&specs, Some(first));
+        self.expect_semi("declaration");
+        Some(ItemKind::Vars(vars))
+    }
+
+    /// Parameters, `const`, body or `;`. Current token is `(`.
+    fn parse_function_rest(&mut self, specs: &Specs, ret: TypeExpr, name: Path) -> Function {
+        if self.declaring_template {
+            self.templates.insert(name.last().ident.name.clone());
+        }
+        self.declaring_template = false;
+        let params = self.parse_params();
+        let mut is_const_method = false;
+        let mut attrs = specs.attrs.clone();
+        loop {
+            if self.eat_kw("const") {
+                is_const_method = true;
+            } else if self.at_attr() {
+                self.parse_attr_list(&mut attrs);
+            } else if self.at_kw("__attribute__") {
+                self.skip_gnu_attribute();
+            } else if self.eat_kw("noexcept") || self.eat_kw("thread") {
+            } else {
+                break;
+            }
+        }
+        let is_kernel = specs.is_kernel || attrs.iter().any(|a| &*a.name.name == "kernel");
+        let body = if self.at(Punct::LBrace) {
+            Some(self.parse_block())
+        } else {
+            self.expect_semi("function declaration");
+            None
+        };
+        Function {
+            attrs,
+            is_kernel,
+            is_inline: specs.is_inline,
+            is_static: specs.is_static,
+            is_constexpr: specs.is_constexpr,
+            ret,
+            name,
+            params,
+            is_const_method,
+            body,
+            span: specs.span.to(self.prev_span()),
+        }
+    }
+
+    fn parse_params(&mut self) -> Vec<Param> {
+        let open = self.bump().span;
+        let mut params = Vec::new();
+        if self.at_kw("void") && self.at_n(1, Punct::RParen) {
+            self.bump();
+        }
+        while !self.at(Punct::RParen) && !self.at_eof() {
+            let before = self.pos;
+            let start = self.tok(0).span;
+            let mut specs = self.new_specs();
+            let base = self.parse_base_type(&mut Some(&mut specs));
+            let ty = self.parse_ptr_ops(base);
+            let mut attrs = specs.attrs;
+            let name = match self.tok(0).ident() {
+                Some(n) if !Self::is_reserved(n) => {
+                    let n = Rc::<str>::from(n);
+                    let sp = self.bump().span;
+                    Some(Ident { name: n, span: sp })
+                }
+                _ => None,
+            };
+            while self.at_attr() {
+                self.parse_attr_list(&mut attrs);
+            }
+            let ty = self.parse_array_dims(ty);
+            while self.at_attr() {
+                self.parse_attr_list(&mut attrs);
+            }
+            let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
+            params.push(Param { ty, name, attrs, default, span: start.to(self.prev_span()) });
+            if self.silent || self.pos == before || !self.eat(Punct::Comma) {
+                break;
+            }
+        }
+        self.expect_close(Punct::RParen, open);
+        params
+    }
+
+    fn parse_namespace(&mut self) -> Option<ItemKind> {
+        self.bump();
+        let name = match self.tok(0).ident() {
+            Some(n) => {
+                let n = Rc::<str>::from(n);
+                let sp = self.bump().span;
+                Some(Ident { name: n, span: sp })
+            }
+            None => None,
+        };
+        // `namespace a::b {`
+        while self.at(Punct::ColonColon) && self.tok(1).ident().is_some() {
+            self.bump();
+            self.bump();
+        }
+        let open = self.tok(0).span;
+        if !self.expect(Punct::LBrace) {
+            return None;
+        }
+        let items = self.parse_items_until_brace();
+        self.expect_close(Punct::RBrace, open);
+        Some(ItemKind::Namespace { name, items })
+    }
+
+    fn parse_items_until_brace(&mut self) -> Vec<Item> {
+        let mut items = Vec::new();
+        while !self.at(Punct::RBrace) && !self.at_eof() {
+            let before = self.pos;
+            if let Some(it) = self.parse_item() {
+                items.push(it);
+            }
+            if self.silent {
+                self.sync_item();
+            }
+            if self.pos == before {
+                self.bump();
+            }
+        }
+        items
+    }
+
+    fn parse_template_item(&mut self) -> Option<ItemKind> {
+        let kw = self.bump().span;
+        if !self.at(Punct::Lt) {
+            return self.parse_explicit_instantiation(kw);
+        }
+        let lt = self.bump().span;
+        self.push_scope(true);
+        let mut params = Vec::new();
+        self.no_gt += 1;
+        while !self.at_gt_like() && !self.at_eof() {
+            let before = self.pos;
+            let start = self.tok(0).span;
+            if self.at_kw("typename") || self.at_kw("class") {
+                self.bump();
+                self.eat(Punct::Ellipsis);
+                let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
+                    self.error_here("a template parameter name");
+                    break;
+                };
+                let nsp = self.bump().span;
+                self.declare_template_param(&n);
+                let default = if self.eat(Punct::Eq) { Some(self.parse_type()) } else { None };
+                params.push(TemplateParam {
+                    name: Ident { name: n, span: nsp },
+                    kind: TemplateParamKind::Type { default },
+                    span: start.to(self.prev_span()),
+                });
+            } else {
+                let ty = self.parse_type();
+                let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
+                    self.error_here("a template parameter name");
+                    break;
+                };
+                let nsp = self.bump().span;
+                let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
+                params.push(TemplateParam {
+                    name: Ident { name: n, span: nsp },
+                    kind: TemplateParamKind::Value { ty, default },
+                    span: start.to(self.prev_span()),
+                });
+            }
+            if self.silent || self.pos == before || !self.eat(Punct::Comma) {
+                break;
+            }
+        }
+        self.no_gt -= 1;
+        self.expect_gt(lt);
+        if self.silent {
+            self.pop_scope();
+            return None;
+        }
+        self.declaring_template = true;
+        let item = self.parse_item();
+        self.declaring_template = false;
+        self.pop_scope();
+        let item = item?;
+        Some(ItemKind::Template { params, item: Box::new(item) })
+    }
+
+    /// `template [[attrs]] T name<args>;` / `template void f<int>(int);`
+    fn parse_explicit_instantiation(&mut self, _kw: Span) -> Option<ItemKind> {
+        let mut specs = self.parse_specs();
+        let ty = self.parse_ptr_ops(specs.ty.clone());
+        while self.at_attr() {
+            self.parse_attr_list(&mut specs.attrs);
+        }
+        let name = self.parse_path();
+        if self.at(Punct::LParen) {
+            let _ = self.parse_params();
+        }
+        self.expect_semi("explicit instantiation");
+        Some(ItemKind::ExplicitInstantiation { attrs: specs.attrs, ty, name })
+    }
+
+    fn parse_enum(&mut self) -> Option<Enum> {
+        let start = self.bump().span;
+        let scoped = self.eat_kw("class") || self.eat_kw("struct");
+        let name = match self.tok(0).ident() {
+            Some(n) if !Self::is_reserved(n) => {
+                let n = Rc::<str>::from(n);
+                let sp = self.bump().span;
+                self.declare_type(&n);
+                Some(Ident { name: n, span: sp })
+            }
+            _ => None,
+        };
+        let underlying = if self.eat(Punct::Colon) { Some(self.parse_type()) } else { None };
+        let mut enumerators = Vec::new();
+        if self.at(Punct::Semi) {
+            self.bump();
+            return Some(Enum { name, scoped, underlying, enumerators, span: start.to(self.prev_span()) });
+        }
+        let open = self.tok(0).span;
+        if !self.expect(Punct::LBrace) {
+            return None;
+        }
+        while !self.at(Punct::RBrace) && !self.at_eof() {
+            let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
+                self.error_here("an enumerator name");
+                break;
+            };
+            let nsp = self.bump().span;
+            let value = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
+            enumerators.push(Enumerator { name: Ident { name: n, span: nsp }, value });
+            if self.silent || !self.eat(Punct::Comma) {
+                break;
+            }
+        }
+        self.expect_close(Punct::RBrace, open);
+        self.expect_semi("enum definition");
+        Some(Enum { name, scoped, underlying, enumerators, span: start.to(self.prev_span()) })
+    }
+
+    fn parse_struct(&mut self, mut attrs: Vec<Attribute>) -> Option<Struct> {
+        let start = self.bump().span;
+        while self.at_attr() {
+            self.parse_attr_list(&mut attrs);
+        }
+        let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
+            self.error_here("a struct name");
+            return None;
+        };
+        let nsp = self.bump().span;
+        let name = Ident { name: n.clone(), span: nsp };
+        self.declare_type(&n);
+        if self.declaring_template {
+            self.templates.insert(n.clone());
+            self.declaring_template = false;
+        }
+        // Explicit specialisation `struct Limits<float>`.
+        if self.at(Punct::Lt) {
+            let _ = self.parse_template_args();
+        }
+        if self.at(Punct::Semi) {
+            self.bump();
+            return Some(Struct { name, members: vec![], is_forward: true, attrs, span: start.to(self.prev_span()) });
+        }
+        if self.at(Punct::Colon) {
+            let sp = self.tok(0).span;
+            self.report(Diagnostic::error(sp, "inheritance is not supported by this simulator yet"));
+            return None;
+        }
+        let open = self.tok(0).span;
+        if !self.expect(Punct::LBrace) {
+            return None;
+        }
+        self.push_scope(false);
+        let mut members = Vec::new();
+        while !self.at(Punct::RBrace) && !self.at_eof() {
+            let before = self.pos;
+            self.parse_member(&n, &mut members);
+            if self.silent {
+                self.sync_stmt();
+            }
+            if self.pos == before {
+                self.bump();
+            }
+        }
+        self.pop_scope();
+        self.expect_close(Punct::RBrace, open);
+        self.expect_semi("struct definition");
+        Some(Struct { name, members, is_forward: false, attrs, span: start.to(self.prev_span()) })
+    }
+
+    fn parse_member(&mut self, sname: &Rc<str>, out: &mut Vec<Member>) {
+        let start = self.tok(0).span;
+        let t = self.tok(0).clone();
+        let name = t.ident().unwrap_or("");
+        if t.is_punct(Punct::Semi) {
+            self.bump();
+            return;
+        }
+        if matches!(name, "public" | "private" | "protected") && self.at_n(1, Punct::Colon) {
+            self.bump();
+            self.bump();
+            return;
+        }
+        if matches!(name, "using" | "typedef") {
+            if let Some(a) = self.parse_alias() {
+                out.push(Member { kind: MemberKind::Alias(a), span: start.to(self.prev_span()) });
+            }
+            return;
+        }
+        if matches!(name, "template" | "struct" | "class" | "enum" | "union" | "friend") {
+            self.report(
+                Diagnostic::error(t.span, format!("`{name}` inside a struct is not supported by this simulator yet"))
+                    .help("move it to program scope"),
+            );
+            return;
+        }
+        if name == "static_assert" {
+            let _ = self.parse_static_assert();
+            return;
+        }
+        if t.is_punct(Punct::Tilde) {
+            self.report(Diagnostic::error(t.span, "destructors are not supported in Metal"));
+            return;
+        }
+        if let Some(msg) = unsupported_keyword(name) {
+            self.report(Diagnostic::error(t.span, msg).label("not supported"));
+            return;
+        }
+        // Constructor: `S(...)` possibly after `explicit`/`constexpr`/`inline`.
+        let st = self.save();
+        let mut specs = self.new_specs();
+        loop {
+            if self.at_attr() {
+                self.parse_attr_list(&mut specs.attrs);
+            } else if self.eat_kw("explicit") || self.eat_kw("METAL_FUNC") {
+            } else if self.eat_kw("inline") {
+                specs.is_inline = true;
+            } else if self.eat_kw("constexpr") {
+                specs.is_constexpr = true;
+            } else {
+                break;
+            }
+        }
+        if self.at_kw(sname) && self.at_n(1, Punct::LParen) {
+            let nsp = self.bump().span;
+            let ret = self.named(simple_path("void", nsp));
+            let name = simple_path(sname, nsp);
+            let params = self.parse_params();
+            let mut inits = Vec::new();
+            if self.eat(Punct::Colon) {
+                loop {
+                    let Some(fname) = self.tok(0).ident().map(Rc::<str>::from) else {
+                        self.error_here("a member name");
+                        break;
+                    };
+                    let fsp = self.bump().span;
+                    let args = if self.at(Punct::LParen) || self.at(Punct::LBrace) {
+                        let braces = self.at(Punct::LBrace);
+                        let open = self.bump().span;
+                        self.parse_args(if braces { Punct::RBrace } else { Punct::RParen }, open)
+                    } else {
+                        self.error_here("`(` or `{`");
+                        break;
+                    };
+                    inits.push((Ident { name: fname, span: fsp }, args));
+                    if !self.eat(Punct::Comma) {
+                        break;
+                    }
+                }
+            }
+            let body = if self.at(Punct::LBrace) {
+                Some(self.parse_block())
+            } else {
+                self.expect_semi("constructor declaration");
+                None
+            };
+            let func = Function {
+                attrs: specs.attrs,
+                is_kernel: false,
+                is_inline: specs.is_inline,
+                is_static: false,
+                is_constexpr: specs.is_constexpr,
+                ret,
+                name,
+                params,
+                is_const_method: false,
+                body,
+                span: start.to(self.prev_span()),
+            };
+            out.push(Member { kind: MemberKind::Constructor { func, inits }, span: start.to(self.prev_span()) });
+            return;
+        }
+        self.restore(st);
+        let specs = self.parse_specs();
+        if self.silent {
+            return;
+        }
+        let is_static_const = specs.is_static
+            || specs.is_constexpr
+            || matches!(&specs.ty.kind, TypeExprKind::Named { addr_space: Some(AddressSpace::Constant), .. });
+        match self.parse_decl_after_specs(specs, Some(sname)) {
+            Some(ItemKind::Function(f)) => {
+                out.push(Member { kind: MemberKind::Method(f), span: start.to(self.prev_span()) });
+            }
+            Some(ItemKind::Vars(vars)) => {
+                for v in vars {
+                    let span = v.span;
+                    let kind = if is_static_const { MemberKind::StaticConst(v) } else { MemberKind::Field(v) };
+                    out.push(Member { kind, span });
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -195,7 +195,13 @@ fn args(s: &mut String, list: &[Expr]) {
 fn postfix_base(s: &mut String, e: &Expr) {
     let needs = matches!(
         e.kind,
-        ExprKind::IntLit { .. } | ExprKind::FloatLit { .. } | ExprKind::InitList(_) | ExprKind::CharLit(_)
+        ExprKind::IntLit { .. }
+            | ExprKind::FloatLit { .. }
+            | ExprKind::InitList(_)
+            | ExprKind::CharLit(_)
+            | ExprKind::SizeofType(_)
+            | ExprKind::SizeofExpr(_)
+            | ExprKind::AlignofType(_)
     );
     if needs {
         s.push('(');

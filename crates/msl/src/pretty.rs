@@ -255,7 +255,7 @@ fn expr(s: &mut String, e: &Expr) {
             s.push('(');
             match op {
                 UnaryOp::PostInc | UnaryOp::PostDec => {
-                    expr(s, operand);
+                    postfix_base(s, operand);
                     s.push_str(if *op == UnaryOp::PostInc { "++" } else { "--" });
                 }
                 _ => {
@@ -415,7 +415,15 @@ impl Printer {
                 let t = var_decls(vars);
                 self.line(&format!("{t};"));
             }
-            StmtKind::Expr(e) => self.line(&format!("{};", expr_to_string(e))),
+            StmtKind::Expr(e) => {
+                let t = expr_to_string(e);
+                // `{...};` would be a block: parenthesise.
+                if t.starts_with('{') {
+                    self.line(&format!("({t});"));
+                } else {
+                    self.line(&format!("{t};"));
+                }
+            }
             StmtKind::Block(b) => self.block("", b),
             StmtKind::If { cond, then, els } => {
                 self.line(&format!("if ({})", expr_to_string(cond)));

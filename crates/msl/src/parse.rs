@@ -699,8 +699,11 @@ impl<'a> Parser<'a> {
                 break;
             }
             let sp = self.bump().span;
-            let template_args =
-                if self.at(Punct::Lt) && self.is_template(&name) { Some(self.parse_template_args()) } else { None };
+            let template_args = if self.at(Punct::Lt) && (self.is_template(&name) || self.template_args_follow()) {
+                Some(self.parse_template_args())
+            } else {
+                None
+            };
             segments.push(PathSegment { ident: Ident { name, span: sp }, template_args });
             if self.at(Punct::ColonColon) && (self.tok(1).ident().is_some()) {
                 self.bump();
@@ -728,10 +731,11 @@ impl<'a> Parser<'a> {
                 break;
             }
             let before = self.pos;
-            let ty = if self.at_type_start() {
+            let could_be_type = self.tok(0).ident().is_some() || self.at(Punct::ColonColon);
+            let ty = if could_be_type {
                 self.attempt(|p| {
                     let t = p.parse_type();
-                    if !(p.at(Punct::Comma) || p.at_gt_like()) {
+                    if !(p.at(Punct::Comma) || p.at_gt_like()) || !p.names_a_type(&t) {
                         p.tentative_failed = true;
                     }
                     t
@@ -751,6 +755,40 @@ impl<'a> Parser<'a> {
         self.leave();
         self.expect_gt(open);
         args
+    }
+
+    /// Is the base of this parsed type a type name (not a value like `N`)?
+    fn names_a_type(&self, t: &TypeExpr) -> bool {
+        match &t.kind {
+            TypeExprKind::Named { path, is_const, is_volatile, addr_space } => {
+                *is_const || *is_volatile || addr_space.is_some() || self.is_type_name(&path.last().ident.name)
+            }
+            TypeExprKind::Decltype { .. } => true,
+            TypeExprKind::Pointer { .. } | TypeExprKind::Reference { .. } | TypeExprKind::Array { .. } => true,
+        }
+    }
+
+    /// `name<float ...`: a `<` followed by a type name cannot be a comparison.
+    fn template_args_follow(&mut self) -> bool {
+        if !self.at(Punct::Lt) {
+            return false;
+        }
+        let Some(n) = self.tok(1).ident() else {
+            return false;
+        };
+        if !(self.is_type_name(n) || n == "const" || addr_space_of(n).is_some()) {
+            return false;
+        }
+        let st = self.save();
+        let args = self.attempt(|p| p.parse_template_args());
+        let next_ok = matches!(
+            self.tok(0).kind,
+            TokenKind::Punct(
+                Punct::LParen | Punct::ColonColon | Punct::LBrace | Punct::RParen | Punct::Semi | Punct::Comma | Punct::Gt
+            )
+        );
+        self.restore(st);
+        matches!(args.as_deref(), Some([TemplateArg::Type(_), ..])) && next_ok
     }
 
     fn at_gt_like(&self) -> bool {
@@ -1483,7 +1521,10 @@ impl<'a> Parser<'a> {
             return error_expr(lp);
         }
         let e = self.parse_expr();
-        self.expect_close(Punct::RParen, lp);
+        if !self.expect_close(Punct::RParen, lp) && self.at(Punct::LBrace) && self.tentative == 0 {
+            // `if (x > 1 {`: the body is fine; keep parsing normally.
+            self.silent = false;
+        }
         e
     }
 
@@ -2079,6 +2120,13 @@ impl<'a> Parser<'a> {
         let ty = self.parse_ptr_ops(specs.ty.clone());
         while self.at_attr() {
             self.parse_attr_list(&mut specs.attrs);
+        }
+        // The instantiated name is a template even if we never saw it.
+        if let Some(n) = self.tok(0).ident() {
+            if self.at_n(1, Punct::Lt) {
+                let n = Rc::<str>::from(n);
+                self.templates.insert(n);
+            }
         }
         let name = self.parse_path();
         if self.at(Punct::LParen) {
@@ -3154,5 +3202,36 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
             erase_unit_spans(&mut back);
             prop_assert_eq!(back, unit, "{}", text);
         }
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::tests::parse_src;
+    use crate::pretty;
+
+    fn stmt_text(body: &str) -> String {
+        let (u, d) = parse_src(&format!("void f() {{\n{body}\n}}\n"));
+        assert!(d.items.is_empty(), "{body}: {:#?}", d.items);
+        pretty::unit_to_string(&u)
+    }
+
+    #[test]
+    fn unknown_templates_with_type_arguments() {
+        let t = stmt_text("x = k<float>(1); y = a < float(b) && c > d; z = q<int>::v;");
+        assert!(t.contains("(x = k<float >(1))"), "{t}");
+        assert!(t.contains("(y = ((a < float(b)) && (c > d)))"), "{t}");
+        assert!(t.contains("(z = q<int >::v)"), "{t}");
+        let (u, d) = parse_src("template void f<int>(int);\ntemplate [[host_name(\"k\")]] [[kernel]] decltype(k<float>) k<float>;\n");
+        assert!(d.items.is_empty(), "{:#?}", d.items);
+        assert_eq!(u.items.len(), 2);
+    }
+
+    #[test]
+    fn recovery_gives_one_error_per_mistake() {
+        let src = "kernel void k(device float* o) {\n  if (o[0] > 1 {\n    o[0] = 2;\n  }\n  o[1] = 3;\n  float a = ;\n  o[2] = a;\n}\nkernel void j() { int x = 1 }\n";
+        let (u, d) = parse_src(src);
+        assert_eq!(d.items.len(), 3, "{:#?}", d.items);
+        assert_eq!(u.items.len(), 2);
     }
 }

@@ -24,6 +24,29 @@ pub fn expr_to_string(e: &Expr) -> String {
     s
 }
 
+/// An expression in a context that needs no parentheses around it
+/// (statements, conditions, `return`): the outermost pair is dropped.
+fn top(e: &Expr) -> String {
+    let t = expr_to_string(e);
+    let wrapped = matches!(
+        e.kind,
+        ExprKind::Binary { .. }
+            | ExprKind::Unary { .. }
+            | ExprKind::Assign { .. }
+            | ExprKind::Conditional { .. }
+            | ExprKind::Comma { .. }
+            | ExprKind::Cast {
+                kind: CastKind::CStyle,
+                ..
+            }
+    );
+    if wrapped && t.starts_with('(') && t.ends_with(')') && !t[1..].starts_with('{') {
+        t[1..t.len() - 1].to_string()
+    } else {
+        t
+    }
+}
+
 pub fn type_to_string(t: &TypeExpr) -> String {
     let mut s = String::new();
     ty(&mut s, t);
@@ -438,7 +461,7 @@ impl Printer {
                 self.line(&format!("{t};"));
             }
             StmtKind::Expr(e) => {
-                let t = expr_to_string(e);
+                let t = top(e);
                 // `{...};` would be a block: parenthesise.
                 if t.starts_with('{') {
                     self.line(&format!("({t});"));
@@ -448,7 +471,7 @@ impl Printer {
             }
             StmtKind::Block(b) => self.block("", b),
             StmtKind::If { cond, then, els } => {
-                self.line(&format!("if ({})", expr_to_string(cond)));
+                self.line(&format!("if ({})", top(cond)));
                 self.sub(then);
                 if let Some(e) = els {
                     self.line("else");
@@ -463,25 +486,25 @@ impl Printer {
             } => {
                 let init = match init.as_deref().map(|s| &s.kind) {
                     Some(StmtKind::Decl(v)) => var_decls(v),
-                    Some(StmtKind::Expr(e)) => expr_to_string(e),
+                    Some(StmtKind::Expr(e)) => top(e),
                     _ => String::new(),
                 };
-                let cond = cond.as_ref().map(expr_to_string).unwrap_or_default();
-                let step = step.as_ref().map(expr_to_string).unwrap_or_default();
+                let cond = cond.as_ref().map(top).unwrap_or_default();
+                let step = step.as_ref().map(top).unwrap_or_default();
                 self.line(&format!("for ({init}; {cond}; {step})"));
                 self.sub(body);
             }
             StmtKind::While { cond, body } => {
-                self.line(&format!("while ({})", expr_to_string(cond)));
+                self.line(&format!("while ({})", top(cond)));
                 self.sub(body);
             }
             StmtKind::DoWhile { body, cond } => {
                 self.line("do");
                 self.sub(body);
-                self.line(&format!("while ({});", expr_to_string(cond)));
+                self.line(&format!("while ({});", top(cond)));
             }
             StmtKind::Switch { cond, body } => {
-                self.line(&format!("switch ({})", expr_to_string(cond)));
+                self.line(&format!("switch ({})", top(cond)));
                 self.sub(body);
             }
             StmtKind::Case(e) => self.line(&format!("case {}:", expr_to_string(e))),
@@ -489,7 +512,7 @@ impl Printer {
             StmtKind::Break => self.line("break;"),
             StmtKind::Continue => self.line("continue;"),
             StmtKind::Return(e) => match e {
-                Some(e) => self.line(&format!("return {};", expr_to_string(e))),
+                Some(e) => self.line(&format!("return {};", top(e))),
                 None => self.line("return;"),
             },
             StmtKind::Alias(a) => self.line(&alias(a)),
@@ -721,8 +744,11 @@ fn template_params(params: &[TemplateParam]) -> String {
                 let _ = write!(s, "{} {}", type_to_string(t), p.name.name);
                 if let Some(d) = default {
                     s.push_str(" = ");
-                    let e = expr_to_string(d);
-                    let _ = write!(s, "({e})");
+                    if is_atomic(d) {
+                        expr(&mut s, d);
+                    } else {
+                        let _ = write!(s, "({})", expr_to_string(d));
+                    }
                 }
             }
         }

@@ -2494,17 +2494,30 @@ impl<'a> Parser<'a> {
             }
             None => None,
         };
-        // `namespace a::b {`
+        // `namespace a::b {` is `namespace a { namespace b {`.
+        let mut inner = Vec::new();
         while self.at(Punct::ColonColon) && self.tok(1).ident().is_some() {
             self.bump();
-            self.bump();
+            let n = Rc::<str>::from(self.tok(0).ident().unwrap_or(""));
+            let sp = self.bump();
+            inner.push(Ident { name: n, span: sp });
         }
         let open = self.tok(0).span;
         if !self.expect(Punct::LBrace) {
             return None;
         }
-        let items = self.parse_items_until_brace();
+        let mut items = self.parse_items_until_brace();
         self.expect_close(Punct::RBrace, open);
+        while let Some(n) = inner.pop() {
+            let span = n.span.to(self.prev_span());
+            items = vec![Item {
+                kind: ItemKind::Namespace {
+                    name: Some(n),
+                    items,
+                },
+                span,
+            }];
+        }
         Some(ItemKind::Namespace { name, items })
     }
 
@@ -3479,6 +3492,12 @@ pub(crate) mod tests {
                 let src = "(".repeat(200_000);
                 let (_, d) = parse_src(&src);
                 assert!(d.has_errors());
+                let src = "namespace a { ".repeat(100_000);
+                let (_, d) = parse_src(&src);
+                assert!(d
+                    .items
+                    .iter()
+                    .any(|e| e.message.contains("nested too deeply")));
                 let src = "namespace a { struct S { void f() { ".repeat(100_000);
                 let (_, d) = parse_src(&src);
                 assert!(d.has_errors());
@@ -4227,6 +4246,12 @@ mod more_tests {
         let (u, d) = parse_src(src);
         assert_eq!(d.items.len(), 2, "{:#?}", d.items);
         assert_eq!(u.items.len(), 2);
+        let (u, d) = parse_src("namespace a::b { constant int Z = 1; }");
+        assert!(d.items.is_empty(), "{:#?}", d.items);
+        assert_eq!(
+            pretty::unit_to_string(&u),
+            "namespace a {\n    namespace b {\n        constant int Z = 1;\n    }\n}\n"
+        );
         let (_, d) = parse_src("void f(struct S* p, enum E e) { struct S* q = p; }");
         assert!(d.items.is_empty(), "{:#?}", d.items);
     }

@@ -2316,6 +2316,12 @@ impl<'a> Parser<'a> {
                 let (cond, message) = self.parse_static_assert();
                 return Some(ItemKind::StaticAssert { cond, message });
             }
+            "struct" | "class"
+                if self.tok(1).ident().is_some()
+                    && matches!(
+                        self.tok(2).kind,
+                        TokenKind::Ident(_) | TokenKind::Punct(Punct::Star | Punct::Amp)
+                    ) => {}
             "struct" | "class" => {
                 let s = self.parse_struct(Vec::new())?;
                 return Some(ItemKind::Struct(s));
@@ -4217,6 +4223,7 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
 #[cfg(test)]
 mod more_tests {
     use super::tests::parse_src;
+    use crate::ast::ItemKind;
     use crate::pretty;
 
     fn stmt_text(body: &str) -> String {
@@ -4252,6 +4259,10 @@ mod more_tests {
             pretty::unit_to_string(&u),
             "namespace a {\n    namespace b {\n        constant int Z = 1;\n    }\n}\n"
         );
+        let (u, d) = parse_src("struct S { float x; };\nstruct S make();\nconstant struct S* none = nullptr;\nstruct S s;\n");
+        assert!(d.items.is_empty(), "{:#?}", d.items);
+        assert!(matches!(u.items[1].kind, ItemKind::Function(_)));
+        assert!(matches!(u.items[3].kind, ItemKind::Vars(_)));
         let (_, d) = parse_src("void f(struct S* p, enum E e) { struct S* q = p; }");
         assert!(d.items.is_empty(), "{:#?}", d.items);
     }

@@ -1,15 +1,65 @@
 //! The Metal Shading Language front end: source text to a checked program.
 //!
-//! Pipeline: [`preprocess`] (macros, conditionals, includes) → [`parse`]
-//! (AST with spans) → [`check`] (names, types, overloads, templates). Each
-//! stage collects [`diag::Diagnostic`]s instead of stopping at the first.
+//! Pipeline: [`preprocess`] (macros, conditionals, built-in headers) →
+//! [`parse`] (AST with spans) → [`check`] (names, types, overloads,
+//! templates) → [`hir::Program`]. Each stage collects
+//! [`diag::Diagnostic`]s instead of stopping at the first problem.
 
-pub mod diag;
-pub mod lex;
-pub mod source;
-pub mod token;
 pub mod ast;
-pub mod types;
 pub mod builtins;
 pub mod check;
+pub mod diag;
 pub mod hir;
+pub mod lex;
+pub mod parse;
+pub mod preprocess;
+pub mod pretty;
+pub mod source;
+pub mod token;
+pub mod types;
+
+use diag::Diagnostics;
+use source::{FileId, SourceMap};
+
+pub use preprocess::PreprocessOptions as CompileOptions;
+
+/// The result of compiling one source file.
+pub struct Compilation {
+    pub sources: SourceMap,
+    pub file: FileId,
+    /// The checked program, when there were no errors.
+    pub program: Option<hir::Program>,
+    pub diagnostics: Diagnostics,
+}
+
+impl Compilation {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.has_errors()
+    }
+
+    /// All diagnostics rendered rustc-style.
+    pub fn render(&self, color: bool) -> String {
+        diag::render(&self.sources, &self.diagnostics.items, color)
+    }
+}
+
+/// Preprocess, parse and check `text` (shown as `name` in messages).
+pub fn compile(name: &str, text: &str, opts: &CompileOptions) -> Compilation {
+    let mut sources = SourceMap::new();
+    let file = sources.add(name, text);
+    compile_file(sources, file, opts)
+}
+
+/// Like [`compile`] for a file already in a source map (generated sources
+/// keep several files so that messages can point at the user's own text).
+pub fn compile_file(mut sources: SourceMap, file: FileId, opts: &CompileOptions) -> Compilation {
+    let mut diagnostics = Diagnostics::new();
+    let tokens = preprocess::preprocess(&mut sources, file, opts, &mut diagnostics);
+    let unit = parse::parse(&tokens, &mut diagnostics);
+    drop(tokens);
+    // A syntax error leaves holes in the tree; checking it would mostly
+    // produce follow-on noise, so stop at the first stage with errors.
+    let program = if diagnostics.has_errors() { None } else { check::check(&unit, &mut diagnostics) };
+    diagnostics.sort();
+    Compilation { sources, file, program, diagnostics }
+}

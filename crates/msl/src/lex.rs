@@ -200,7 +200,15 @@ impl Lexer<'_, '_> {
         // At a backslash inside a char/string literal.
         self.pos += 1;
         let c = self.peek(0);
-        self.pos += 1;
+        if c >= 0x80 {
+            // A non-ASCII character after `\`: keep it whole.
+            let ch = self.text.get(self.pos..).and_then(|s| s.chars().next()).unwrap_or('?');
+            self.pos += ch.len_utf8();
+            return ch as u32;
+        }
+        if self.pos < self.src.len() {
+            self.pos += 1;
+        }
         match c {
             b'n' => 10,
             b't' => 9,

@@ -1,0 +1,1951 @@
+//! The C preprocessor of MSL: directives, conditionals, macro expansion.
+//!
+//! The lexer produces tokens with `line_start` flags; this module walks them,
+//! runs directives (`#define`, `#if`, ...) and expands macros with the usual C
+//! rules (rescanning, "blue paint" against self-reference, argument
+//! pre-expansion, `#` and `##`). Expansion is driven by a stack of token
+//! contexts rather than recursion, so the Rust stack depth never depends on
+//! the input except through argument pre-expansion and `#if` expressions,
+//! which both have explicit caps. Total work and output size are capped too.
+//!
+//! Spans: a token from the user's file keeps its span. A token produced by a
+//! macro gets the span of the (outermost) invocation in the user's text and
+//! `macro_def` pointing into the `#define`; tokens that came from a macro
+//! argument keep their own span, so errors point at what the user wrote.
+
+use crate::diag::{suggest, Diagnostic, Diagnostics};
+use crate::lex;
+use crate::source::{FileId, SourceMap, Span};
+use crate::token::{IntSuffix, Punct, Token, TokenKind};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::rc::Rc;
+
+/// Options of one preprocessor run.
+#[derive(Clone, Debug)]
+pub struct PreprocessOptions {
+    /// `-D name=text` definitions: (name, replacement text). The name may
+    /// carry a parameter list, like `F(x)`.
+    pub defines: Vec<(String, String)>,
+    /// Value of `__METAL_VERSION__` (310 for Metal 3.1).
+    pub metal_version: u32,
+}
+
+impl Default for PreprocessOptions {
+    fn default() -> Self {
+        PreprocessOptions { defines: Vec::new(), metal_version: 310 }
+    }
+}
+
+/// Most tokens one run may output.
+const MAX_OUTPUT_TOKENS: usize = 4_000_000;
+/// Most tokens all macro expansions together may produce.
+const MAX_EXPANSION_WORK: usize = 10_000_000;
+/// Deepest `#if` nesting accepted.
+const MAX_IF_DEPTH: usize = 256;
+/// Deepest nesting of macro calls inside macro arguments.
+const MAX_ARG_NESTING: usize = 200;
+/// Deepest nesting of an `#if` expression (parentheses, unary operators, `?:`).
+const MAX_EXPR_DEPTH: usize = 128;
+/// Longest token made by `#` or `##`, in bytes.
+const MAX_SYNTH_LEN: usize = 65_536;
+
+/// Headers the Metal compiler provides; `#include` of these produces nothing.
+fn is_builtin_header(name: &str) -> bool {
+    name.starts_with("metal_")
+}
+
+/// Feature-test pseudo-macros usable in `#if`; they count as defined.
+const HAS_MACROS: &[&str] = &[
+    "__has_include",
+    "__has_include_next",
+    "__has_feature",
+    "__has_extension",
+    "__has_builtin",
+    "__has_attribute",
+    "__has_cpp_attribute",
+    "__has_declspec_attribute",
+];
+
+const DIRECTIVES: &[&str] = &[
+    "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "include", "error",
+    "warning", "pragma", "line",
+];
+
+/// Lex `file` (already in `sources`) and run the preprocessor. Returns the
+/// expanded token stream ending in one Eof token.
+pub fn preprocess(
+    sources: &mut SourceMap,
+    file: FileId,
+    opts: &PreprocessOptions,
+    diags: &mut Diagnostics,
+) -> Vec<Token> {
+    // Predefined macros and -D definitions live in a small generated file so
+    // that their bodies have real spans and spellings.
+    let mut builtin = String::new();
+    let _ = writeln!(builtin, "#define __METAL_VERSION__ {}", opts.metal_version);
+    builtin.push_str("#define __METAL__ 1\n#define __METAL_MACOS__ 1\n#define __cplusplus 201703L\n");
+    if opts.metal_version >= 310 {
+        builtin.push_str("#define __HAVE_BFLOAT__ 1\n");
+    }
+    for (name, value) in &opts.defines {
+        let clean = |s: &str| s.replace(['\n', '\r'], " ");
+        let _ = writeln!(builtin, "#define {} {}", clean(name), clean(value));
+    }
+    let bid = sources.add("<built-in>", builtin);
+    let sources: &SourceMap = sources;
+
+    let btoks = lex::lex(bid, &sources.file(bid).text, diags);
+    let mtoks = lex::lex(file, &sources.file(file).text, diags);
+    let mut pp = Pp {
+        sources,
+        diags,
+        main: file,
+        macros: HashMap::new(),
+        stack: Vec::new(),
+        isolated: false,
+        arg_depth: 0,
+        reader: Reader::new(btoks),
+        conds: Vec::new(),
+        active: true,
+        work: 0,
+        too_large: false,
+        nest_error: false,
+        if_depth_error: false,
+        counter: 0,
+    };
+    for (name, b) in [("__LINE__", Builtin::Line), ("__FILE__", Builtin::File), ("__COUNTER__", Builtin::Counter)] {
+        let name: Rc<str> = Rc::from(name);
+        pp.macros.insert(
+            name.clone(),
+            Rc::new(Macro {
+                name,
+                kind: MacroKind::Builtin(b),
+                params: Vec::new(),
+                body: Vec::new(),
+                param_at: Vec::new(),
+                def_span: Span::new(bid, 0, 0),
+                disabled: Cell::new(0),
+            }),
+        );
+    }
+    pp.run(false);
+    pp.reader = Reader::new(mtoks);
+    pp.stack.clear();
+    pp.conds.clear();
+    pp.active = true;
+    pp.run(true)
+}
+
+/// A token inside the preprocessor.
+#[derive(Clone, Debug)]
+struct PTok {
+    tok: Token,
+    /// Painted blue: names a macro that must never expand here again.
+    noexp: bool,
+    /// Spelling for tokens that have no text of their own in any file
+    /// (pasted, stringified, `__LINE__`).
+    text: Option<Rc<str>>,
+}
+
+impl PTok {
+    fn new(tok: Token) -> PTok {
+        PTok { tok, noexp: false, text: None }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Builtin {
+    Line,
+    File,
+    Counter,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MacroKind {
+    Object,
+    Function { variadic: bool },
+    Builtin(Builtin),
+}
+
+#[derive(Debug)]
+struct Macro {
+    name: Rc<str>,
+    kind: MacroKind,
+    /// Parameter names; a variadic macro's last one is `__VA_ARGS__` (or the
+    /// GNU named form `args...`).
+    params: Vec<Rc<str>>,
+    /// Replacement list with spans inside the `#define`.
+    body: Vec<Token>,
+    /// For each body token, the parameter it names.
+    param_at: Vec<Option<usize>>,
+    /// The macro name in its `#define`.
+    def_span: Span,
+    /// How many active expansions of this macro are on the context stack.
+    disabled: Cell<u32>,
+}
+
+impl Macro {
+    fn same_definition(&self, other: &Macro) -> bool {
+        self.kind == other.kind
+            && self.params == other.params
+            && self.body.len() == other.body.len()
+            && self
+                .body
+                .iter()
+                .zip(&other.body)
+                .enumerate()
+                .all(|(i, (a, b))| a.kind == b.kind && (i == 0 || a.space_before == b.space_before))
+    }
+}
+
+/// Tokens still to be read from one macro expansion (stored reversed).
+struct Ctx {
+    toks: Vec<PTok>,
+    mac: Option<Rc<Macro>>,
+}
+
+/// One open `#if` group.
+struct Cond {
+    /// `#if ...` directive start, for "unterminated" errors.
+    start: Span,
+    name: Rc<str>,
+    parent_active: bool,
+    /// Some branch of this group was (or must be treated as) taken.
+    taken: bool,
+    seen_else: bool,
+}
+
+/// Reads the tokens of one file.
+struct Reader {
+    toks: Vec<Token>,
+    pos: usize,
+    peeked: Option<PTok>,
+}
+
+impl Reader {
+    fn new(toks: Vec<Token>) -> Reader {
+        Reader { toks, pos: 0, peeked: None }
+    }
+}
+
+struct Pp<'s, 'd> {
+    sources: &'s SourceMap,
+    diags: &'d mut Diagnostics,
+    main: FileId,
+    macros: HashMap<Rc<str>, Rc<Macro>>,
+    stack: Vec<Ctx>,
+    /// Expanding a macro argument or `#if` line: the file is out of reach.
+    isolated: bool,
+    arg_depth: usize,
+    reader: Reader,
+    conds: Vec<Cond>,
+    active: bool,
+    work: usize,
+    too_large: bool,
+    nest_error: bool,
+    if_depth_error: bool,
+    counter: u64,
+}
+
+fn eof_token(span: Span) -> PTok {
+    PTok::new(Token::new(TokenKind::Eof, span))
+}
+
+fn int_kind(value: u64) -> TokenKind {
+    TokenKind::Int { value, suffix: IntSuffix::default(), decimal: true }
+}
+
+impl Pp<'_, '_> {
+    fn run(&mut self, keep: bool) -> Vec<Token> {
+        let mut out = Vec::with_capacity(if keep { self.reader.toks.len() } else { 0 });
+        loop {
+            let t = self.expand_next();
+            if t.tok.kind == TokenKind::Eof {
+                if keep {
+                    out.push(t.tok);
+                }
+                break;
+            }
+            if !keep {
+                continue;
+            }
+            if out.len() >= MAX_OUTPUT_TOKENS {
+                self.report_too_large(t.tok.span);
+                let end = self.sources.file(self.main).text.len() as u32;
+                out.push(Token::new(TokenKind::Eof, Span::new(self.main, end, end)));
+                break;
+            }
+            out.push(t.tok);
+        }
+        out
+    }
+
+    fn report_too_large(&mut self, span: Span) {
+        if !self.too_large {
+            self.too_large = true;
+            self.diags.push(
+                Diagnostic::error(span, "macro expansion too large")
+                    .code("E0113")
+                    .label("expanding this produces too many tokens")
+                    .note(format!(
+                        "the limit is {MAX_EXPANSION_WORK} tokens of macro expansion and {MAX_OUTPUT_TOKENS} tokens of output"
+                    ))
+                    .help("check for macros that expand to several copies of other macros, nested many times"),
+            );
+        }
+    }
+
+    // ----- reading tokens -------------------------------------------------
+
+    /// Next token before macro expansion: from the innermost unfinished
+    /// context, else from the file (running directives on the way).
+    fn next_raw(&mut self) -> PTok {
+        loop {
+            if let Some(ctx) = self.stack.last_mut() {
+                if let Some(t) = ctx.toks.pop() {
+                    return t;
+                }
+                if let Some(ctx) = self.stack.pop() {
+                    if let Some(m) = ctx.mac {
+                        m.disabled.set(m.disabled.get().saturating_sub(1));
+                    }
+                }
+                continue;
+            }
+            if self.isolated {
+                return eof_token(Span::default());
+            }
+            if let Some(t) = self.reader.peeked.take() {
+                return t;
+            }
+            return self.read_file_token();
+        }
+    }
+
+    /// Is the next raw token `(`? Does not consume anything.
+    fn peek_is_lparen(&mut self) -> bool {
+        for ctx in self.stack.iter().rev() {
+            if let Some(t) = ctx.toks.last() {
+                return t.tok.is_punct(Punct::LParen);
+            }
+        }
+        if self.isolated {
+            return false;
+        }
+        // Every context is used up; popping them now is what reading the
+        // next token would do anyway, and it keeps directives met while
+        // peeking from seeing stale disabled macros.
+        while let Some(ctx) = self.stack.pop() {
+            if let Some(m) = ctx.mac {
+                m.disabled.set(m.disabled.get().saturating_sub(1));
+            }
+        }
+        if self.reader.peeked.is_none() {
+            let t = self.read_file_token();
+            self.reader.peeked = Some(t);
+        }
+        self.reader.peeked.as_ref().is_some_and(|t| t.tok.is_punct(Punct::LParen))
+    }
+
+    /// Next token of the file in an active region, running directives.
+    fn read_file_token(&mut self) -> PTok {
+        loop {
+            let Some(t) = self.reader.toks.get(self.reader.pos) else {
+                self.close_conds();
+                let end = self.sources.file(self.main).text.len() as u32;
+                return eof_token(Span::new(self.main, end, end));
+            };
+            if t.kind == TokenKind::Eof {
+                let t = t.clone();
+                self.close_conds();
+                return PTok::new(t);
+            }
+            if t.line_start && t.is_punct(Punct::Hash) {
+                let hash = t.clone();
+                let start = self.reader.pos + 1;
+                let mut end = start;
+                while let Some(u) = self.reader.toks.get(end) {
+                    if u.line_start || u.kind == TokenKind::Eof {
+                        break;
+                    }
+                    end += 1;
+                }
+                let line: Vec<Token> = self.reader.toks[start..end].to_vec();
+                self.reader.pos = end;
+                self.directive(&hash, &line);
+                continue;
+            }
+            self.reader.pos += 1;
+            if self.active {
+                return PTok::new(t.clone());
+            }
+        }
+    }
+
+    fn close_conds(&mut self) {
+        for c in std::mem::take(&mut self.conds) {
+            self.diags.push(
+                Diagnostic::error(c.start, format!("unterminated `#{}`: add a matching `#endif`", c.name))
+                    .code("E0102")
+                    .label("this conditional is never closed")
+                    .help("add `#endif` where the conditional block should end"),
+            );
+        }
+        self.active = true;
+    }
+
+    // ----- macro expansion -------------------------------------------------
+
+    /// Next fully macro-expanded token.
+    fn expand_next(&mut self) -> PTok {
+        loop {
+            let mut t = self.next_raw();
+            if t.noexp || self.too_large {
+                return t;
+            }
+            let TokenKind::Ident(name) = &t.tok.kind else {
+                return t;
+            };
+            let Some(m) = self.macros.get(name).cloned() else {
+                if &**name == "_Pragma" && self.peek_is_lparen() {
+                    self.skip_pragma_operator();
+                    continue;
+                }
+                return t;
+            };
+            if m.disabled.get() > 0 {
+                t.noexp = true;
+                return t;
+            }
+            match m.kind {
+                MacroKind::Builtin(b) => return self.builtin(b, &t),
+                MacroKind::Object => {
+                    let toks = self.substitute(&m, &t, t.tok.span, &[]);
+                    self.push_ctx(toks, m, t.tok.span);
+                }
+                MacroKind::Function { .. } => {
+                    if !self.peek_is_lparen() {
+                        return t;
+                    }
+                    let _lparen = self.next_raw();
+                    let Some((mut args, close)) = self.collect_args(&m, &t) else {
+                        // Unterminated: everything up to the end was eaten;
+                        // the next read yields the end of input.
+                        continue;
+                    };
+                    let inv = t.tok.span.to(close);
+                    if !self.check_arg_count(&m, &mut args, inv) {
+                        continue;
+                    }
+                    let toks = self.substitute(&m, &t, inv, &args);
+                    self.push_ctx(toks, m, inv);
+                }
+            }
+        }
+    }
+
+    /// `_Pragma("...")`: consumed and ignored, like `#pragma`.
+    fn skip_pragma_operator(&mut self) {
+        let _lparen = self.next_raw();
+        let mut depth = 0usize;
+        loop {
+            let t = self.next_raw();
+            match t.tok.kind {
+                TokenKind::Eof => return,
+                TokenKind::Punct(Punct::LParen) => depth += 1,
+                TokenKind::Punct(Punct::RParen) => {
+                    if depth == 0 {
+                        return;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn push_ctx(&mut self, toks: Vec<PTok>, m: Rc<Macro>, span: Span) {
+        self.work = self.work.saturating_add(toks.len());
+        if self.work > MAX_EXPANSION_WORK {
+            self.report_too_large(span);
+            return;
+        }
+        if toks.is_empty() {
+            return;
+        }
+        let mut toks = toks;
+        toks.reverse();
+        m.disabled.set(m.disabled.get().saturating_add(1));
+        self.stack.push(Ctx { toks, mac: Some(m) });
+    }
+
+    fn builtin(&mut self, b: Builtin, t: &PTok) -> PTok {
+        let span = t.tok.span;
+        let (kind, text) = match b {
+            Builtin::Line => {
+                let line = self.sources.file(span.file).line_col(span.lo).0 as u64;
+                (int_kind(line), line.to_string())
+            }
+            Builtin::Counter => {
+                let c = self.counter;
+                self.counter += 1;
+                (int_kind(c), c.to_string())
+            }
+            Builtin::File => {
+                let name = self.sources.file(span.file).name.clone();
+                let text = quote_literal(&name);
+                (TokenKind::Str(Rc::from(name.as_str())), text)
+            }
+        };
+        let mut tok = Token::new(kind, span);
+        tok.space_before = t.tok.space_before;
+        tok.line_start = t.tok.line_start;
+        PTok { tok, noexp: false, text: Some(Rc::from(text.as_str())) }
+    }
+
+    /// Read the arguments of a call whose `(` was just consumed. Returns the
+    /// arguments and the span of the closing `)`, or `None` (after an error)
+    /// if the input ends first.
+    fn collect_args(&mut self, m: &Macro, name: &PTok) -> Option<(Vec<Vec<PTok>>, Span)> {
+        let nparams = m.params.len();
+        let variadic = matches!(m.kind, MacroKind::Function { variadic: true });
+        let mut args: Vec<Vec<PTok>> = vec![Vec::new()];
+        let mut depth = 0usize;
+        loop {
+            let t = self.next_raw();
+            match t.tok.kind {
+                TokenKind::Eof => {
+                    self.diags.push(
+                        Diagnostic::error(name.tok.span, format!("unterminated call to macro `{}`", m.name))
+                            .code("E0109")
+                            .label("the argument list of this call is never closed")
+                            .help("add the missing `)` to close the macro arguments"),
+                    );
+                    return None;
+                }
+                TokenKind::Punct(Punct::LParen) => depth += 1,
+                TokenKind::Punct(Punct::RParen) => {
+                    if depth == 0 {
+                        return Some((args, t.tok.span));
+                    }
+                    depth -= 1;
+                }
+                TokenKind::Punct(Punct::Comma) if depth == 0 && !(variadic && args.len() >= nparams) => {
+                    args.push(Vec::new());
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some(last) = args.last_mut() {
+                last.push(t);
+            }
+        }
+    }
+
+    fn check_arg_count(&mut self, m: &Macro, args: &mut Vec<Vec<PTok>>, inv: Span) -> bool {
+        let n = m.params.len();
+        let variadic = matches!(m.kind, MacroKind::Function { variadic: true });
+        if n == 0 && args.len() == 1 && args[0].is_empty() {
+            args.clear();
+            return true;
+        }
+        if variadic && args.len() + 1 == n {
+            args.push(Vec::new());
+        }
+        if args.len() == n {
+            return true;
+        }
+        let want = if variadic {
+            format!("at least {}", n - 1)
+        } else {
+            n.to_string()
+        };
+        let plural = if n == 1 && !variadic { "" } else { "s" };
+        self.diags.push(
+            Diagnostic::error(inv, format!("macro `{}` takes {want} argument{plural}, but {} were given", m.name, args.len()))
+                .code("E0108")
+                .label("wrong number of macro arguments")
+                .with_secondary(m.def_span, "macro defined here")
+                .help("commas split macro arguments; wrap an argument that contains commas in parentheses"),
+        );
+        false
+    }
+
+    /// Build the replacement of one invocation: parameters substituted,
+    /// `#` and `##` applied. `inv` is the invocation's span.
+    fn substitute(&mut self, m: &Macro, name: &PTok, inv: Span, args: &[Vec<PTok>]) -> Vec<PTok> {
+        let is_fn = matches!(m.kind, MacroKind::Function { .. });
+        let variadic = matches!(m.kind, MacroKind::Function { variadic: true });
+        let body = &m.body;
+        let mut out: Vec<PTok> = Vec::with_capacity(body.len());
+        let mut expanded: Vec<Option<Vec<PTok>>> = vec![None; args.len()];
+        let mut pending_paste: Option<Span> = None;
+        let mut last_empty = false;
+        let mut i = 0;
+        while i < body.len() {
+            let bt = &body[i];
+            if bt.is_punct(Punct::HashHash) {
+                pending_paste = Some(bt.span);
+                i += 1;
+                continue;
+            }
+            let param_here = |k: usize| if is_fn { m.param_at.get(k).copied().flatten().filter(|&p| p < args.len()) } else { None };
+            let mut is_va = false;
+            let operand: Vec<PTok> = if is_fn && bt.is_punct(Punct::Hash) && param_here(i + 1).is_some() {
+                let p = param_here(i + 1).unwrap_or(0);
+                let def = bt.span.to(body[i + 1].span);
+                i += 2;
+                vec![self.stringify(&args[p], def, inv)]
+            } else if let Some(p) = param_here(i) {
+                is_va = variadic && p + 1 == m.params.len();
+                let next_is_paste = body.get(i + 1).is_some_and(|t| t.is_punct(Punct::HashHash));
+                i += 1;
+                let mut v = if pending_paste.is_some() || next_is_paste {
+                    args[p].clone()
+                } else {
+                    if expanded[p].is_none() {
+                        expanded[p] = Some(self.expand_isolated(args[p].clone(), inv));
+                    }
+                    expanded[p].clone().unwrap_or_default()
+                };
+                if let Some(f) = v.first_mut() {
+                    f.tok.space_before = bt.space_before;
+                }
+                v
+            } else {
+                i += 1;
+                let mut tok = bt.clone();
+                tok.span = inv;
+                tok.macro_def = Some(bt.span);
+                tok.line_start = false;
+                vec![PTok::new(tok)]
+            };
+            if self.work.saturating_add(out.len()).saturating_add(operand.len()) > MAX_EXPANSION_WORK {
+                self.report_too_large(inv);
+                return out;
+            }
+            if let Some(hash_span) = pending_paste.take() {
+                let lhs_is_comma = !last_empty && out.last().is_some_and(|t| t.tok.is_punct(Punct::Comma));
+                if is_va && lhs_is_comma {
+                    // GNU `, ## __VA_ARGS__`: drop the comma when there are
+                    // no variable arguments, otherwise keep both.
+                    if operand.is_empty() {
+                        out.pop();
+                    } else {
+                        out.extend(operand);
+                    }
+                    last_empty = false;
+                    continue;
+                }
+                if operand.is_empty() {
+                    // `x ## <empty>` is `x`.
+                } else if last_empty {
+                    out.extend(operand);
+                } else {
+                    let mut rest = operand.into_iter();
+                    let lhs = out.pop();
+                    let rhs = rest.next();
+                    if let (Some(lhs), Some(rhs)) = (lhs, rhs) {
+                        out.extend(self.paste(lhs, rhs, hash_span, inv));
+                    }
+                    out.extend(rest);
+                    last_empty = false;
+                    continue;
+                }
+                last_empty = last_empty && out.is_empty();
+                continue;
+            }
+            last_empty = operand.is_empty();
+            out.extend(operand);
+        }
+        if let Some(f) = out.first_mut() {
+            f.tok.space_before = name.tok.space_before;
+            f.tok.line_start = name.tok.line_start;
+        }
+        out
+    }
+
+    /// Fully macro-expand a token list on its own (a macro argument or an
+    /// `#if` line), without reading past its end.
+    fn expand_isolated(&mut self, toks: Vec<PTok>, span: Span) -> Vec<PTok> {
+        if toks.is_empty() || self.too_large {
+            return toks;
+        }
+        if self.arg_depth >= MAX_ARG_NESTING {
+            if !self.nest_error {
+                self.nest_error = true;
+                self.diags.push(
+                    Diagnostic::error(span, "macro calls nested too deeply inside macro arguments")
+                        .code("E0113")
+                        .label(format!("more than {MAX_ARG_NESTING} levels of nested macro arguments"))
+                        .help("split the expression into several simpler ones"),
+                );
+            }
+            return toks;
+        }
+        self.work = self.work.saturating_add(toks.len());
+        if self.work > MAX_EXPANSION_WORK {
+            self.report_too_large(span);
+            return toks;
+        }
+        let saved_stack = std::mem::take(&mut self.stack);
+        let saved_isolated = std::mem::replace(&mut self.isolated, true);
+        self.arg_depth += 1;
+        let mut rev = toks;
+        rev.reverse();
+        self.stack.push(Ctx { toks: rev, mac: None });
+        let mut out = Vec::new();
+        loop {
+            let t = self.expand_next();
+            if t.tok.kind == TokenKind::Eof {
+                break;
+            }
+            out.push(t);
+        }
+        while let Some(ctx) = self.stack.pop() {
+            if let Some(m) = ctx.mac {
+                m.disabled.set(m.disabled.get().saturating_sub(1));
+            }
+        }
+        self.arg_depth -= 1;
+        self.isolated = saved_isolated;
+        self.stack = saved_stack;
+        out
+    }
+
+    /// The source spelling of a token.
+    fn spell(&self, t: &PTok) -> String {
+        if let Some(s) = &t.text {
+            return s.to_string();
+        }
+        match &t.tok.kind {
+            TokenKind::Ident(s) => s.to_string(),
+            TokenKind::Punct(p) => p.as_str().to_string(),
+            TokenKind::Eof => String::new(),
+            other => {
+                let s = self.sources.snippet(t.tok.macro_def.unwrap_or(t.tok.span));
+                if s.is_empty() {
+                    other.to_string()
+                } else {
+                    s.to_string()
+                }
+            }
+        }
+    }
+
+    /// `#param`: the argument's spelling as a string literal.
+    fn stringify(&mut self, arg: &[PTok], def: Span, inv: Span) -> PTok {
+        let mut value = String::new();
+        let mut lit = String::from("\"");
+        for (k, t) in arg.iter().enumerate() {
+            if k > 0 && t.tok.space_before {
+                value.push(' ');
+                lit.push(' ');
+            }
+            let s = self.spell(t);
+            value.push_str(&s);
+            if matches!(t.tok.kind, TokenKind::Str(_) | TokenKind::Char(_)) {
+                for c in s.chars() {
+                    if c == '"' || c == '\\' {
+                        lit.push('\\');
+                    }
+                    lit.push(c);
+                }
+            } else {
+                lit.push_str(&s);
+            }
+            if lit.len() > MAX_SYNTH_LEN {
+                self.diags.push(
+                    Diagnostic::error(inv, "stringified macro argument is too long")
+                        .code("E0113")
+                        .label(format!("`#` would make a string of more than {MAX_SYNTH_LEN} bytes")),
+                );
+                value.clear();
+                lit = String::from("\"");
+                break;
+            }
+        }
+        lit.push('"');
+        self.work = self.work.saturating_add(lit.len() / 16);
+        let mut tok = Token::new(TokenKind::Str(Rc::from(value.as_str())), inv);
+        tok.macro_def = Some(def);
+        PTok { tok, noexp: false, text: Some(Rc::from(lit.as_str())) }
+    }
+
+    /// `lhs ## rhs`: one token re-lexed from the joined spellings, or both
+    /// tokens unchanged (after an error) if that is not exactly one token.
+    fn paste(&mut self, lhs: PTok, rhs: PTok, hash_span: Span, inv: Span) -> Vec<PTok> {
+        let a = self.spell(&lhs);
+        let b = self.spell(&rhs);
+        let text = format!("{a}{b}");
+        if text.len() > MAX_SYNTH_LEN {
+            self.diags.push(
+                Diagnostic::error(inv, "token made by `##` is too long")
+                    .code("E0113")
+                    .label(format!("`##` would make a token of more than {MAX_SYNTH_LEN} bytes")),
+            );
+            return vec![lhs];
+        }
+        self.work = self.work.saturating_add(text.len() / 16);
+        let mut d = Diagnostics::new();
+        let toks = lex::lex(self.main, &text, &mut d);
+        if toks.len() == 2 && !d.has_errors() && toks[1].kind == TokenKind::Eof {
+            let mut tok = Token::new(toks[0].kind.clone(), inv);
+            tok.macro_def = Some(lhs.tok.macro_def.unwrap_or(hash_span).to(rhs.tok.macro_def.unwrap_or(hash_span)));
+            tok.space_before = lhs.tok.space_before;
+            return vec![PTok { tok, noexp: false, text: Some(Rc::from(text.as_str())) }];
+        }
+        self.diags.push(
+            Diagnostic::error(inv, format!("pasting `{a}` and `{b}` does not give a valid token"))
+                .code("E0110")
+                .label(format!("`##` makes `{text}` here"))
+                .with_secondary(hash_span, "`##` used here")
+                .help("`##` must form one identifier, number or operator; remove `##` to keep the tokens separate"),
+        );
+        vec![lhs, rhs]
+    }
+
+    // ----- directives ---------------------------------------------------------
+
+    fn directive(&mut self, hash: &Token, line: &[Token]) {
+        let Some(first) = line.first() else {
+            return; // null directive
+        };
+        let dspan = hash.span.to(first.span);
+        let name: Rc<str> = match &first.kind {
+            TokenKind::Ident(n) => n.clone(),
+            // GNU line marker `# 12 "file"`.
+            TokenKind::Int { .. } => return,
+            _ => {
+                if self.active {
+                    self.diags.push(
+                        Diagnostic::error(dspan, format!("expected a directive name after `#`, found `{}`", first.kind))
+                            .code("E0101")
+                            .label("not a preprocessor directive")
+                            .help("directives look like `#define`, `#if`, `#include`; remove the stray `#`"),
+                    );
+                }
+                return;
+            }
+        };
+        let rest = &line[1..];
+        match &*name {
+            "if" | "ifdef" | "ifndef" => self.open_cond(&name, dspan, rest),
+            "elif" | "elifdef" | "elifndef" => self.elif(&name, dspan, rest),
+            "else" => {
+                self.extra_tokens(&name, rest);
+                self.else_(dspan)
+            }
+            "endif" => {
+                self.extra_tokens(&name, rest);
+                self.endif(dspan)
+            }
+            _ if !self.active => {}
+            "define" => self.define(dspan, rest),
+            "undef" => {
+                match rest.first().and_then(|t| t.ident().map(|n| (t, n))) {
+                    Some((_, n)) => {
+                        self.macros.remove(n);
+                    }
+                    None => self.diags.push(
+                        Diagnostic::error(dspan, "`#undef` needs a macro name")
+                            .code("E0106")
+                            .help("write `#undef NAME`"),
+                    ),
+                }
+                if rest.len() > 1 {
+                    self.extra_tokens(&name, &rest[1..]);
+                }
+            }
+            "include" | "include_next" | "import" => self.include(&name, dspan, rest),
+            "error" | "warning" => {
+                let text = self.line_text(rest);
+                let d = if &*name == "error" {
+                    let msg = if text.is_empty() { "#error".to_string() } else { text };
+                    Diagnostic::error(dspan, msg).code("E0104").label("`#error` directive")
+                } else {
+                    let msg = if text.is_empty() { "#warning".to_string() } else { text };
+                    Diagnostic::warning(dspan, msg).code("W0101").label("`#warning` directive")
+                };
+                self.diags.push(d);
+            }
+            "pragma" | "line" | "ident" | "sccs" => {}
+            other => {
+                let mut d = Diagnostic::error(dspan, format!("unknown preprocessor directive `#{other}`"))
+                    .code("E0101")
+                    .label("not a directive");
+                if let Some(s) = suggest(other, DIRECTIVES.iter().copied()) {
+                    d = d.help(format!("did you mean `#{s}`?"));
+                } else {
+                    d = d.help("known directives: #define, #undef, #if, #ifdef, #ifndef, #elif, #else, #endif, #include, #error, #warning, #pragma");
+                }
+                self.diags.push(d);
+            }
+        }
+    }
+
+    /// The user's text of a directive's operands.
+    fn line_text(&self, rest: &[Token]) -> String {
+        match (rest.first(), rest.last()) {
+            (Some(a), Some(b)) if a.span.file == b.span.file => self.sources.snippet(a.span.to(b.span)).trim().to_string(),
+            _ => String::new(),
+        }
+    }
+
+    fn extra_tokens(&mut self, name: &str, rest: &[Token]) {
+        if let (Some(a), Some(b)) = (rest.first(), rest.last()) {
+            self.diags.push(
+                Diagnostic::warning(a.span.to(b.span), format!("extra tokens at end of `#{name}` directive"))
+                    .code("W0103")
+                    .label("ignored")
+                    .help("remove them, or turn them into a `//` comment"),
+            );
+        }
+    }
+
+    fn is_defined(&self, name: &str) -> bool {
+        self.macros.contains_key(name) || HAS_MACROS.contains(&name)
+    }
+
+    fn open_cond(&mut self, name: &Rc<str>, dspan: Span, rest: &[Token]) {
+        if self.conds.len() >= MAX_IF_DEPTH && !self.if_depth_error {
+            self.if_depth_error = true;
+            self.diags.push(
+                Diagnostic::error(dspan, "`#if` nested too deeply")
+                    .code("E0114")
+                    .label(format!("more than {MAX_IF_DEPTH} nested conditionals"))
+                    .help("flatten the conditionals, e.g. with `#elif` or `&&`"),
+            );
+        }
+        let parent_active = self.active;
+        let value = parent_active && self.cond_value(name, dspan, rest);
+        self.conds.push(Cond { start: dspan, name: name.clone(), parent_active, taken: value || !parent_active, seen_else: false });
+        self.active = value;
+    }
+
+    /// Value of the condition of `#if`/`#ifdef`/`#ifndef` and the `#elif` forms.
+    fn cond_value(&mut self, name: &str, dspan: Span, rest: &[Token]) -> bool {
+        match name {
+            "if" | "elif" => self.eval_if(dspan, rest),
+            _ => {
+                let negate = name.ends_with("ndef");
+                let Some(id) = rest.first().and_then(|t| t.ident()) else {
+                    self.diags.push(
+                        Diagnostic::error(dspan, format!("`#{name}` needs a macro name"))
+                            .code("E0111")
+                            .label("no macro name here")
+                            .help(format!("write `#{name} NAME`")),
+                    );
+                    return false;
+                };
+                let d = self.is_defined(id);
+                if rest.len() > 1 {
+                    self.extra_tokens(name, &rest[1..]);
+                }
+                d != negate
+            }
+        }
+    }
+
+    fn no_if(&mut self, dspan: Span, name: &str) {
+        self.diags.push(
+            Diagnostic::error(dspan, format!("`#{name}` without `#if`"))
+                .code("E0103")
+                .label("no open `#if` to match")
+                .help(format!("remove this `#{name}` or add the `#if` it belongs to")),
+        );
+    }
+
+    fn elif(&mut self, name: &Rc<str>, dspan: Span, rest: &[Token]) {
+        let Some(c) = self.conds.last() else {
+            self.no_if(dspan, name);
+            return;
+        };
+        if c.seen_else {
+            self.diags.push(
+                Diagnostic::error(dspan, format!("`#{name}` after `#else`"))
+                    .code("E0103")
+                    .label("comes after the `#else` of this conditional")
+                    .help("move it before the `#else`"),
+            );
+            self.active = false;
+            return;
+        }
+        let (parent_active, taken) = (c.parent_active, c.taken);
+        let value = parent_active && !taken && self.cond_value(name, dspan, rest);
+        if let Some(c) = self.conds.last_mut() {
+            c.taken |= value;
+        }
+        self.active = value;
+    }
+
+    fn else_(&mut self, dspan: Span) {
+        let Some(c) = self.conds.last_mut() else {
+            self.no_if(dspan, "else");
+            return;
+        };
+        if c.seen_else {
+            self.diags.push(
+                Diagnostic::error(dspan, "second `#else` in one conditional")
+                    .code("E0103")
+                    .label("this conditional already had an `#else`")
+                    .help("remove one of the `#else` lines or add the missing `#endif`"),
+            );
+            self.active = false;
+            return;
+        }
+        c.seen_else = true;
+        self.active = c.parent_active && !c.taken;
+        c.taken = true;
+    }
+
+    fn endif(&mut self, dspan: Span) {
+        match self.conds.pop() {
+            Some(c) => self.active = c.parent_active,
+            None => self.no_if(dspan, "endif"),
+        }
+    }
+
+    fn define(&mut self, dspan: Span, rest: &[Token]) {
+        let err = |span: Span, msg: &str, help: &str| Diagnostic::error(span, msg.to_string()).code("E0106").help(help.to_string());
+        let Some(nt) = rest.first() else {
+            self.diags.push(err(dspan, "`#define` needs a macro name", "write `#define NAME value`"));
+            return;
+        };
+        let Some(name) = nt.ident() else {
+            self.diags.push(
+                err(nt.span, "macro name must be an identifier", "write `#define NAME value`").label("not an identifier"),
+            );
+            return;
+        };
+        if name == "defined" || HAS_MACROS.contains(&name) {
+            self.diags.push(
+                err(nt.span, &format!("`{name}` cannot be defined as a macro"), "choose another name").label("reserved"),
+            );
+            return;
+        }
+        let mut kind = MacroKind::Object;
+        let mut params: Vec<Rc<str>> = Vec::new();
+        let mut i = 1;
+        if rest.get(1).is_some_and(|t| t.is_punct(Punct::LParen) && !t.space_before) {
+            i = 2;
+            let mut variadic = false;
+            let bad = |span: Span| {
+                err(span, "malformed macro parameter list", "write parameters as `NAME(a, b)` or `NAME(a, ...)`")
+                    .label("expected a parameter name, `...` or `)`")
+            };
+            loop {
+                let Some(t) = rest.get(i) else {
+                    self.diags.push(bad(rest[i - 1].span.after()).label("missing `)`"));
+                    return;
+                };
+                i += 1;
+                if t.is_punct(Punct::RParen) && params.is_empty() {
+                    break;
+                }
+                if t.is_punct(Punct::Ellipsis) {
+                    params.push(Rc::from("__VA_ARGS__"));
+                    variadic = true;
+                } else if let Some(p) = t.ident() {
+                    if p == "__VA_ARGS__" || params.iter().any(|q| &**q == p) {
+                        self.diags.push(
+                            err(t.span, &format!("invalid or duplicate macro parameter `{p}`"), "give each parameter a distinct name")
+                                .label("here"),
+                        );
+                        return;
+                    }
+                    params.push(Rc::from(p));
+                    if rest.get(i).is_some_and(|t| t.is_punct(Punct::Ellipsis)) {
+                        variadic = true;
+                        i += 1;
+                    }
+                } else {
+                    self.diags.push(bad(t.span));
+                    return;
+                }
+                match rest.get(i) {
+                    Some(t) if t.is_punct(Punct::RParen) => {
+                        i += 1;
+                        break;
+                    }
+                    Some(t) if t.is_punct(Punct::Comma) && !variadic => i += 1,
+                    Some(t) => {
+                        self.diags.push(bad(t.span));
+                        return;
+                    }
+                    None => {
+                        self.diags.push(bad(rest[i - 1].span.after()).label("missing `)`"));
+                        return;
+                    }
+                }
+            }
+            kind = MacroKind::Function { variadic };
+        }
+        let body: Vec<Token> = rest[i..].to_vec();
+        let param_at: Vec<Option<usize>> =
+            body.iter().map(|t| t.ident().and_then(|n| params.iter().position(|p| &**p == n))).collect();
+        // `##` cannot start or end the body; `#` must precede a parameter.
+        for (k, t) in body.iter().enumerate() {
+            if t.is_punct(Punct::HashHash) && (k == 0 || k + 1 == body.len()) {
+                self.diags.push(
+                    Diagnostic::error(t.span, "`##` cannot appear at either end of a macro body")
+                        .code("E0107")
+                        .label("nothing to paste on this side")
+                        .help("put a token on both sides of `##`, or remove it"),
+                );
+                return;
+            }
+            if matches!(kind, MacroKind::Function { .. })
+                && t.is_punct(Punct::Hash)
+                && param_at.get(k + 1).copied().flatten().is_none()
+            {
+                self.diags.push(
+                    Diagnostic::error(t.span, "`#` must be followed by a macro parameter name")
+                        .code("E0107")
+                        .label("`#` turns a parameter into a string")
+                        .help("write `#param`, or use `##` to paste tokens"),
+                );
+                return;
+            }
+        }
+        let name: Rc<str> = Rc::from(name);
+        let m = Macro { name: name.clone(), kind, params, body, param_at, def_span: nt.span, disabled: Cell::new(0) };
+        if let Some(old) = self.macros.get(&name) {
+            if !old.same_definition(&m) {
+                self.diags.push(
+                    Diagnostic::warning(nt.span, format!("macro `{name}` redefined"))
+                        .code("W0102")
+                        .label("new definition")
+                        .with_secondary(old.def_span, "previous definition")
+                        .help(format!("add `#undef {name}` before redefining it if this is intended")),
+                );
+            }
+        }
+        self.macros.insert(name, Rc::new(m));
+    }
+
+    fn include(&mut self, name: &str, dspan: Span, rest: &[Token]) {
+        let header = match rest.first().map(|t| &t.kind) {
+            Some(TokenKind::Punct(Punct::Lt)) => {
+                let mut h = String::new();
+                let mut closed = false;
+                for t in &rest[1..] {
+                    if t.is_punct(Punct::Gt) {
+                        closed = true;
+                        break;
+                    }
+                    h.push_str(&self.spell(&PTok::new(t.clone())));
+                }
+                if !closed {
+                    self.diags.push(
+                        Diagnostic::error(dspan, format!("missing `>` in `#{name}`"))
+                            .code("E0105")
+                            .help("write `#include <metal_stdlib>`"),
+                    );
+                    return;
+                }
+                if is_builtin_header(&h) {
+                    return;
+                }
+                format!("<{h}>")
+            }
+            Some(TokenKind::Str(s)) => format!("\"{s}\""),
+            _ => {
+                self.diags.push(
+                    Diagnostic::error(dspan, format!("`#{name}` needs a header name"))
+                        .code("E0105")
+                        .help("write `#include <metal_stdlib>`"),
+                );
+                return;
+            }
+        };
+        let span = match (rest.first(), rest.last()) {
+            (Some(a), Some(b)) => dspan.to(a.span.to(b.span)),
+            _ => dspan,
+        };
+        let bare = header.trim_matches(['<', '>', '"']);
+        self.diags.push(
+            Diagnostic::error(span, format!("cannot include {header}: only Metal's built-in headers are available"))
+                .code("E0105")
+                .label("no such header here")
+                .note("headers like `<metal_stdlib>` are built in; there is no file system to include other files from")
+                .help(format!("paste the code from `{bare}` into this file instead of including it")),
+        );
+    }
+
+    // ----- #if expressions ------------------------------------------------------
+
+    fn eval_if(&mut self, dspan: Span, rest: &[Token]) -> bool {
+        if rest.is_empty() {
+            self.diags.push(
+                Diagnostic::error(dspan, "`#if` needs a condition")
+                    .code("E0111")
+                    .label("no expression after this")
+                    .help("write a condition such as `#if __METAL_VERSION__ >= 310`"),
+            );
+            return false;
+        }
+        let toks: Vec<PTok> = rest.iter().cloned().map(PTok::new).collect();
+        let Some(toks) = self.replace_defined(toks, dspan) else {
+            return false;
+        };
+        let toks = self.expand_isolated(toks, dspan);
+        let Some(toks) = self.replace_defined(toks, dspan) else {
+            return false;
+        };
+        let end = rest.last().map(|t| t.span.after()).unwrap_or(dspan);
+        let mut ev = Eval { toks: &toks, pos: 0, depth: 0, err: None, end };
+        let result = ev.cond(true).and_then(|v| {
+            if let Some(t) = ev.toks.get(ev.pos) {
+                ev.fail(t.tok.span, format!("unexpected `{}` in `#if` expression", t.tok.kind), "remove it or add the missing operator");
+                Err(())
+            } else {
+                Ok(v)
+            }
+        });
+        match result {
+            Ok(v) => v != 0,
+            Err(()) => {
+                if let Some(d) = ev.err.take() {
+                    self.diags.push(d);
+                }
+                false
+            }
+        }
+    }
+
+    /// Replace `defined X`, `defined(X)` and `__has_*(...)` by 0 or 1.
+    fn replace_defined(&mut self, toks: Vec<PTok>, dspan: Span) -> Option<Vec<PTok>> {
+        let mut out = Vec::with_capacity(toks.len());
+        let mut i = 0;
+        while i < toks.len() {
+            let t = &toks[i];
+            let Some(id) = t.tok.ident() else {
+                out.push(t.clone());
+                i += 1;
+                continue;
+            };
+            let start = t.tok.span;
+            let value;
+            if id == "defined" {
+                let (name_tok, next) = if toks.get(i + 1).is_some_and(|u| u.tok.is_punct(Punct::LParen)) {
+                    match (toks.get(i + 2), toks.get(i + 3)) {
+                        (Some(n), Some(r)) if n.tok.ident().is_some() && r.tok.is_punct(Punct::RParen) => (Some(n), i + 4),
+                        _ => (None, i),
+                    }
+                } else {
+                    match toks.get(i + 1) {
+                        Some(n) if n.tok.ident().is_some() => (Some(n), i + 2),
+                        _ => (None, i),
+                    }
+                };
+                let Some(n) = name_tok.and_then(|n| n.tok.ident()) else {
+                    self.diags.push(
+                        Diagnostic::error(start, "`defined` needs a macro name")
+                            .code("E0111")
+                            .label("no macro name after this")
+                            .help("write `defined(NAME)` or `defined NAME`"),
+                    );
+                    return None;
+                };
+                value = self.is_defined(n);
+                i = next;
+            } else if HAS_MACROS.contains(&id) {
+                if !toks.get(i + 1).is_some_and(|u| u.tok.is_punct(Punct::LParen)) {
+                    self.diags.push(
+                        Diagnostic::error(start, format!("`{id}` needs an argument in parentheses"))
+                            .code("E0111")
+                            .help(format!("write `{id}(...)`")),
+                    );
+                    return None;
+                }
+                let mut depth = 0usize;
+                let mut j = i + 1;
+                let mut inner = String::new();
+                loop {
+                    let Some(u) = toks.get(j) else {
+                        self.diags.push(
+                            Diagnostic::error(start, format!("missing `)` after `{id}(`"))
+                                .code("E0111")
+                                .help("close the parentheses"),
+                        );
+                        return None;
+                    };
+                    j += 1;
+                    if u.tok.is_punct(Punct::LParen) {
+                        depth += 1;
+                        if depth == 1 {
+                            continue;
+                        }
+                    } else if u.tok.is_punct(Punct::RParen) {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    match &u.tok.kind {
+                        TokenKind::Str(s) => inner.push_str(s),
+                        _ => inner.push_str(&self.spell(u)),
+                    }
+                }
+                value = id.starts_with("__has_include") && is_builtin_header(inner.trim_matches(['<', '>']));
+                i = j;
+            } else {
+                out.push(t.clone());
+                i += 1;
+                continue;
+            }
+            let mut tok = Token::new(int_kind(value as u64), start);
+            tok.space_before = true;
+            out.push(PTok::new(tok));
+        }
+        let _ = dspan;
+        Some(out)
+    }
+}
+
+/// A C string literal spelling of `s`.
+fn quote_literal(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push_str("\\n"),
+            _ => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Evaluator of `#if` expressions (after macro expansion): C precedence,
+/// i64 arithmetic, short-circuit `&&`, `||` and `?:`.
+struct Eval<'a> {
+    toks: &'a [PTok],
+    pos: usize,
+    depth: usize,
+    err: Option<Diagnostic>,
+    end: Span,
+}
+
+impl Eval<'_> {
+    fn fail(&mut self, span: Span, msg: String, help: &str) {
+        if self.err.is_none() {
+            self.err = Some(Diagnostic::error(span, msg).code("E0111").help(help.to_string()));
+        }
+    }
+
+    fn peek(&self) -> Option<&Token> {
+        self.toks.get(self.pos).map(|t| &t.tok)
+    }
+
+    fn eat(&mut self, p: Punct) -> bool {
+        if self.peek().is_some_and(|t| t.is_punct(p)) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), ()> {
+        self.depth += 1;
+        if self.depth > MAX_EXPR_DEPTH {
+            let span = self.peek().map(|t| t.span).unwrap_or(self.end);
+            self.fail(span, "`#if` expression nested too deeply".into(), "simplify the expression");
+            return Err(());
+        }
+        Ok(())
+    }
+
+    fn cond(&mut self, live: bool) -> Result<i64, ()> {
+        self.enter()?;
+        let c = self.binary(1, live)?;
+        let r = if self.eat(Punct::Question) {
+            let a = self.cond(live && c != 0)?;
+            if !self.eat(Punct::Colon) {
+                let span = self.peek().map(|t| t.span).unwrap_or(self.end);
+                self.fail(span, "expected `:` in `?:` of `#if` expression".into(), "write `cond ? a : b`");
+                return Err(());
+            }
+            let b = self.cond(live && c == 0)?;
+            if c != 0 {
+                a
+            } else {
+                b
+            }
+        } else {
+            c
+        };
+        self.depth -= 1;
+        Ok(r)
+    }
+
+    fn binop(&self) -> Option<(Punct, u8)> {
+        let TokenKind::Punct(p) = self.peek()?.kind else {
+            return None;
+        };
+        use Punct::*;
+        let prec = match p {
+            OrOr => 1,
+            AndAnd => 2,
+            Pipe => 3,
+            Caret => 4,
+            Amp => 5,
+            EqEq | NotEq => 6,
+            Lt | Gt | Le | Ge => 7,
+            Shl | Shr => 8,
+            Plus | Minus => 9,
+            Star | Slash | Percent => 10,
+            _ => return None,
+        };
+        Some((p, prec))
+    }
+
+    fn binary(&mut self, min: u8, live: bool) -> Result<i64, ()> {
+        let mut lhs = self.unary(live)?;
+        while let Some((op, prec)) = self.binop() {
+            if prec < min {
+                break;
+            }
+            let op_span = self.peek().map(|t| t.span).unwrap_or(self.end);
+            self.pos += 1;
+            let rhs = match op {
+                Punct::AndAnd => self.binary(prec + 1, live && lhs != 0)?,
+                Punct::OrOr => self.binary(prec + 1, live && lhs == 0)?,
+                _ => self.binary(prec + 1, live)?,
+            };
+            lhs = self.apply(op, lhs, rhs, live, op_span)?;
+        }
+        Ok(lhs)
+    }
+
+    fn apply(&mut self, op: Punct, a: i64, b: i64, live: bool, span: Span) -> Result<i64, ()> {
+        use Punct::*;
+        Ok(match op {
+            OrOr => ((a != 0) || (b != 0)) as i64,
+            AndAnd => ((a != 0) && (b != 0)) as i64,
+            Pipe => a | b,
+            Caret => a ^ b,
+            Amp => a & b,
+            EqEq => (a == b) as i64,
+            NotEq => (a != b) as i64,
+            Lt => (a < b) as i64,
+            Gt => (a > b) as i64,
+            Le => (a <= b) as i64,
+            Ge => (a >= b) as i64,
+            Shl => {
+                if (0..64).contains(&b) {
+                    a.wrapping_shl(b as u32)
+                } else {
+                    0
+                }
+            }
+            Shr => {
+                if (0..64).contains(&b) {
+                    a.wrapping_shr(b as u32)
+                } else if a < 0 {
+                    -1
+                } else {
+                    0
+                }
+            }
+            Plus => a.wrapping_add(b),
+            Minus => a.wrapping_sub(b),
+            Star => a.wrapping_mul(b),
+            Slash | Percent => {
+                if b == 0 {
+                    if live {
+                        let what = if op == Slash { "division" } else { "remainder" };
+                        self.fail(
+                            span,
+                            format!("{what} by zero in `#if` expression"),
+                            "make sure the divisor cannot be zero, e.g. guard it with `?:`",
+                        );
+                        if let Some(d) = self.err.as_mut() {
+                            d.code = Some("E0112");
+                        }
+                        return Err(());
+                    }
+                    0
+                } else if op == Slash {
+                    a.wrapping_div(b)
+                } else {
+                    a.wrapping_rem(b)
+                }
+            }
+            _ => 0,
+        })
+    }
+
+    fn unary(&mut self, live: bool) -> Result<i64, ()> {
+        let Some(t) = self.peek() else {
+            self.fail(self.end, "expected a value at the end of the `#if` expression".into(), "complete the expression");
+            return Err(());
+        };
+        let op = match t.kind {
+            TokenKind::Punct(p @ (Punct::Plus | Punct::Minus | Punct::Bang | Punct::Tilde)) => p,
+            _ => return self.primary(live),
+        };
+        self.pos += 1;
+        self.enter()?;
+        let v = self.unary(live)?;
+        self.depth -= 1;
+        Ok(match op {
+            Punct::Minus => v.wrapping_neg(),
+            Punct::Bang => (v == 0) as i64,
+            Punct::Tilde => !v,
+            _ => v,
+        })
+    }
+
+    fn primary(&mut self, live: bool) -> Result<i64, ()> {
+        let Some(t) = self.peek().cloned() else {
+            self.fail(self.end, "expected a value at the end of the `#if` expression".into(), "complete the expression");
+            return Err(());
+        };
+        self.pos += 1;
+        match &t.kind {
+            TokenKind::Int { value, .. } => Ok(*value as i64),
+            TokenKind::Char(c) => Ok(*c as i64),
+            TokenKind::Ident(name) => {
+                if self.peek().is_some_and(|u| u.is_punct(Punct::LParen)) {
+                    self.fail(
+                        t.span,
+                        format!("`{name}` is not a defined function-like macro"),
+                        "define the macro before this line, or test it with `defined(NAME)`",
+                    );
+                    return Err(());
+                }
+                Ok(match &**name {
+                    "true" => 1,
+                    _ => 0,
+                })
+            }
+            TokenKind::Punct(Punct::LParen) => {
+                let v = self.cond(live)?;
+                if !self.eat(Punct::RParen) {
+                    let span = self.peek().map(|t| t.span).unwrap_or(self.end);
+                    self.fail(span, "expected `)` in `#if` expression".into(), "close the parenthesis");
+                    return Err(());
+                }
+                Ok(v)
+            }
+            TokenKind::Float { .. } => {
+                self.fail(
+                    t.span,
+                    "floating-point number in `#if` expression".into(),
+                    "`#if` works on integers only; compare integers instead",
+                );
+                Err(())
+            }
+            other => {
+                self.fail(
+                    t.span,
+                    format!("unexpected `{other}` in `#if` expression"),
+                    "`#if` takes an integer expression of numbers, macros and operators",
+                );
+                Err(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Severity;
+
+    fn run(src: &str) -> (Vec<Token>, Diagnostics, SourceMap, FileId) {
+        let mut sm = SourceMap::new();
+        let f = sm.add("test.metal", src);
+        let mut d = Diagnostics::new();
+        let toks = preprocess(&mut sm, f, &PreprocessOptions::default(), &mut d);
+        (toks, d, sm, f)
+    }
+
+    fn pp(src: &str) -> (String, Diagnostics) {
+        let (toks, d, _, _) = run(src);
+        assert_eq!(toks.last().map(|t| &t.kind), Some(&TokenKind::Eof));
+        assert_eq!(toks.iter().filter(|t| t.kind == TokenKind::Eof).count(), 1);
+        let s: Vec<String> = toks.iter().filter(|t| t.kind != TokenKind::Eof).map(|t| t.kind.to_string()).collect();
+        (s.join(" "), d)
+    }
+
+    fn ok(src: &str) -> String {
+        let (s, d) = pp(src);
+        assert!(!d.has_errors(), "unexpected errors for {src:?}: {:#?}", d.items);
+        s
+    }
+
+    fn errors(d: &Diagnostics) -> Vec<String> {
+        d.items.iter().filter(|x| x.severity == Severity::Error).map(|x| x.message.clone()).collect()
+    }
+
+    #[test]
+    fn object_and_function_macros() {
+        assert_eq!(ok("#define N 4\nint a[N];"), "int a [ 4 ] ;");
+        assert_eq!(ok("#define ADD(a, b) ((a) + (b))\nADD(1, 2)"), "( ( 1 ) + ( 2 ) )");
+        assert_eq!(ok("#define F(x) x\nF"), "F");
+        assert_eq!(ok("#define F(x) [x]\nF (1)"), "[ 1 ]");
+        assert_eq!(ok("#define E()\nE() E"), "E");
+        assert_eq!(ok("#define F(x) x\nF(f(a, b))"), "f ( a , b )");
+    }
+
+    #[test]
+    fn function_macro_args() {
+        assert_eq!(ok("#define F(a, b) a|b\nF((1, 2), [3])"), "( 1 , 2 ) | [ 3 ]");
+        let (_, d) = pp("#define F(a, b) a|b\nF((1, 2), [3, 4])");
+        assert!(errors(&d)[0].contains("takes 2 arguments, but 3 were given"));
+        assert_eq!(ok("#define F(a) <a>\nF(\n1\n+\n2\n)"), "< 1 + 2 >");
+        assert_eq!(ok("#define F(a) <a>\nF()"), "< >");
+        let (_, d) = pp("#define F(a, b) a\nF(1)");
+        assert!(errors(&d)[0].contains("takes 2 arguments"), "{:?}", d.items);
+    }
+
+    #[test]
+    fn nested_macros() {
+        assert_eq!(ok("#define A B + 1\n#define B C * 2\n#define C 3\nA"), "3 * 2 + 1");
+        assert_eq!(ok("#define SQ(x) ((x)*(x))\n#define TWO 2\nSQ(SQ(TWO))"), "( ( ( ( 2 ) * ( 2 ) ) ) * ( ( ( 2 ) * ( 2 ) ) ) )");
+        // A function-like macro name produced by expansion, called with a
+        // `(` from the file.
+        assert_eq!(ok("#define F(x) <x>\n#define G F\nG(1)"), "< 1 >");
+        // Arguments are expanded before substitution.
+        assert_eq!(ok("#define ID(x) x\n#define N 5\nID(N)"), "5");
+        // Defined later than used in another macro body: fine.
+        assert_eq!(ok("#define A B\n#define B 7\nA"), "7");
+    }
+
+    #[test]
+    fn stringify_and_paste() {
+        assert_eq!(ok("#define S(x) #x\nS(a + b)"), "\"a + b\"");
+        assert_eq!(ok("#define S(x) #x\nS(  a   +b  )"), "\"a +b\"");
+        assert_eq!(ok("#define S(x) #x\nS(\"q\\n\")"), "\"\\\"q\\\\n\\\"\"");
+        assert_eq!(ok("#define S(x) #x\n#define X 42\nS(X)"), "\"X\"");
+        assert_eq!(ok("#define S(x) #x\n#define XS(x) S(x)\n#define X 42\nXS(X)"), "\"42\"");
+        assert_eq!(ok("#define S(x) #x\nS(1.50f)"), "\"1.50f\"");
+        assert_eq!(ok("#define CAT(a, b) a##b\nCAT(foo, bar) CAT(1, 2) CAT(+, =) CAT(, x) CAT(x, ) CAT(,)"), "foobar 12 += x x");
+        assert_eq!(ok("#define CAT(a, b) a ## b\n#define foobar 99\nCAT(foo, bar)"), "99");
+        assert_eq!(ok("#define CAT(a, b) a##b\n#define X 1\nCAT(X, 2)"), "X2");
+        assert_eq!(ok("#define CAT3(a, b, c) a##b##c\nCAT3(x, 1, y)"), "x1y");
+        assert_eq!(ok("#define H(x) x##.5f\nH(1)"), "1.5f");
+        let (s, d) = pp("#define CAT(a, b) a##b\nCAT(+, -)");
+        assert!(errors(&d)[0].contains("does not give a valid token"), "{:?}", d.items);
+        assert_eq!(s, "+ -");
+        let (_, d) = pp("#define CAT(a, b) a##b\nCAT(/, /)");
+        assert!(d.has_errors());
+        let (_, d) = pp("#define BAD ## x\n");
+        assert!(errors(&d)[0].contains("`##`"));
+        let (_, d) = pp("#define BAD(x) #y\n");
+        assert!(errors(&d)[0].contains("`#` must be followed"));
+    }
+
+    #[test]
+    fn variadic_macros() {
+        assert_eq!(ok("#define V(...) f(__VA_ARGS__)\nV(1, 2, (3, 4))"), "f ( 1 , 2 , ( 3 , 4 ) )");
+        assert_eq!(ok("#define V(a, ...) a: __VA_ARGS__\nV(1) V(1, 2, 3)"), "1 : 1 : 2 , 3");
+        assert_eq!(ok("#define V(fmt, ...) p(fmt, ## __VA_ARGS__)\nV(x) V(x, 1)"), "p ( x ) p ( x , 1 )");
+        assert_eq!(ok("#define V(args...) g(args)\nV(1, 2)"), "g ( 1 , 2 )");
+        assert_eq!(ok("#define S(...) #__VA_ARGS__\nS(a, b)"), "\"a, b\"");
+    }
+
+    #[test]
+    fn recursion_terminates() {
+        assert_eq!(ok("#define A A\nA"), "A");
+        assert_eq!(ok("#define A B\n#define B A\nA B"), "A B");
+        assert_eq!(ok("#define A 1 + A\nA"), "1 + A");
+        assert_eq!(ok("#define f(x) x + f(x)\nf(1)"), "1 + f ( 1 )");
+        assert_eq!(ok("#define f(x) g(x)\n#define g(x) f(x)\nf(1)"), "f ( 1 )");
+        // The painted name stays unexpanded even when rescanned later.
+        assert_eq!(ok("#define foo foo\n#define ID(x) x\nID(foo)"), "foo");
+        // Classic C standard example pieces.
+        assert_eq!(ok("#define x 3\n#define f(a) f(x * (a))\n#undef x\n#define x 2\n#define g f\nf(y+1)"), "f ( 2 * ( y + 1 ) )");
+        assert_eq!(ok("#define x 2\n#define f(a) f(x * (a))\n#define g f\ng(2+(3,4)-0)"), "f ( 2 * ( 2 + ( 3 , 4 ) - 0 ) )");
+    }
+
+    #[test]
+    fn conditionals() {
+        assert_eq!(ok("#if 1\na\n#else\nb\n#endif"), "a");
+        assert_eq!(ok("#if 0\na\n#elif 2 > 1\nb\n#else\nc\n#endif"), "b");
+        assert_eq!(ok("#if 0\na\n#elif 0\nb\n#else\nc\n#endif"), "c");
+        assert_eq!(ok("#define X\n#ifdef X\na\n#endif\n#ifndef X\nb\n#endif"), "a");
+        assert_eq!(ok("#if defined(X) || defined Y\na\n#else\nb\n#endif"), "b");
+        assert_eq!(ok("#define Y 0\n#if defined(X) || defined Y\na\n#else\nb\n#endif"), "a");
+        assert_eq!(ok("#if 0\n#if 1\na\n#else\nb\n#endif\n#else\nc\n#endif"), "c");
+        assert_eq!(ok("#if 0\n#bogus directive\n#error no\n#endif\nd"), "d");
+        assert_eq!(ok("#if 1 ? 2 : (1/0)\na\n#endif"), "a");
+        assert_eq!(ok("#if 0 && (1/0)\na\n#endif\n#if 1 || 1 % 0\nb\n#endif"), "b");
+        assert_eq!(ok("#if (2 + 3 * 4 == 14) && (-1 < 0) && !0 && ~0 == -1 && (1 << 4) == 16 && 7 / 2 == 3 && 7 % 4 == 3\na\n#endif"), "a");
+        assert_eq!(ok("#if true && !false\na\n#endif"), "a");
+        assert_eq!(ok("#if UNKNOWN == 0\na\n#endif"), "a");
+        assert_eq!(ok("#if __METAL_VERSION__ >= 310 && defined(__METAL__) && !defined(__METAL_IOS__)\na\n#endif"), "a");
+        assert_eq!(ok("#if __has_include(<metal_stdlib>) && !__has_feature(x)\na\n#endif"), "a");
+        assert_eq!(ok("#define F(x) (x * 2)\n#if F(3) == 6 && 'a' == 97\na\n#endif"), "a");
+        assert_eq!(ok("#if 1\n#elif 1/0\n#endif\nz"), "z");
+        let (_, d) = pp("#if 1/0\n#endif");
+        assert!(errors(&d)[0].contains("division by zero"), "{:?}", d.items);
+        let (_, d) = pp("#if 1 +\n#endif");
+        assert!(d.has_errors());
+        let (_, d) = pp("#if 1.0\n#endif");
+        assert!(d.has_errors());
+        let (_, d) = pp("#if\n#endif");
+        assert!(d.has_errors());
+        let (_, d) = pp("#else\n#endif\n#elif 1");
+        assert_eq!(errors(&d).len(), 3, "{:?}", d.items);
+        let (_, d) = pp("#if 1\n#else\n#else\n#endif");
+        assert!(d.has_errors());
+    }
+
+    #[test]
+    fn error_warning_pragma_include() {
+        let (_, d) = pp("#error \"bad thing\"\n");
+        assert_eq!(errors(&d), vec!["\"bad thing\"".to_string()]);
+        let (s, d) = pp("#warning careful here\nx");
+        assert_eq!(s, "x");
+        assert!(!d.has_errors());
+        assert_eq!(d.items[0].severity, Severity::Warning);
+        assert_eq!(d.items[0].message, "careful here");
+        assert_eq!(
+            ok("#pragma unroll\n#pragma clang loop unroll(full)\n#pragma METAL internals : enable\n#\n#line 10\nx _Pragma(\"unroll\") y"),
+            "x y"
+        );
+        assert_eq!(ok("#include <metal_stdlib>\n#include <metal_simdgroup_matrix>\nusing namespace metal;"), "using namespace metal ;");
+        let (s, d) = pp("#include \"utils.h\"\nx");
+        assert_eq!(s, "x");
+        let e = &d.items[0];
+        assert!(e.message.contains("only Metal's built-in headers"), "{}", e.message);
+        assert!(e.help[0].contains("paste"), "{:?}", e.help);
+        let (_, d) = pp("#include <stdio.h>\n");
+        assert!(d.has_errors());
+        let (_, d) = pp("#defien X 1\n");
+        assert!(errors(&d)[0].contains("unknown preprocessor directive"));
+        assert!(d.items[0].help[0].contains("#define"));
+    }
+
+    #[test]
+    fn predefined_macros() {
+        assert_eq!(ok("__METAL_VERSION__ __METAL__ __METAL_MACOS__ __cplusplus __METAL_IOS__"), "310 1 1 201703l __METAL_IOS__");
+        assert_eq!(ok("a\nb __LINE__\n\n__LINE__"), "a b 2 4");
+        assert_eq!(ok("#define L __LINE__\n\nL"), "3");
+        assert_eq!(ok("__FILE__"), "\"test.metal\"");
+        assert_eq!(ok("__COUNTER__ __COUNTER__"), "0 1");
+        assert_eq!(ok("#define S(x) #x\n#define XS(x) S(x)\nXS(__LINE__)"), "\"3\"");
+        let mut sm = SourceMap::new();
+        let f = sm.add("k.metal", "N F(2) __METAL_VERSION__");
+        let mut d = Diagnostics::new();
+        let opts = PreprocessOptions { defines: vec![("N".into(), "16".into()), ("F(x)".into(), "x+1".into())], metal_version: 300 };
+        let toks = preprocess(&mut sm, f, &opts, &mut d);
+        let s: Vec<String> = toks.iter().map(|t| t.kind.to_string()).collect();
+        assert_eq!(s.join(" "), "16 2 + 1 300 end of file");
+    }
+
+    #[test]
+    fn conformance_file() {
+        let src = r#"#define TILE 8
+#define SQUARE(x) ((x) * (x))
+#define STR_CAT(a, b) a##b
+#define SCALE 3
+#if SCALE > 2
+#define FACTOR 2.0f
+#else
+#define FACTOR 1.0f
+#endif
+#if defined(HAS_TILE) && (TILE == 8)
+#define MODE 1
+#elif defined(TILE)
+#define MODE 2
+#else
+#define MODE 3
+#endif
+#define CLAMP01(x) \
+  ((x) < 0.0f ? 0.0f : \
+   ((x) > 1.0f ? 1.0f : (x)))
+#undef SCALE
+#ifdef SCALE
+#error "SCALE should be undefined here"
+#endif
+float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
+"#;
+        let (s, d) = pp(src);
+        assert!(d.items.is_empty(), "{:?}", d.items);
+        assert_eq!(
+            s,
+            "float value = ( ( 8 ) * ( 8 ) ) + ( ( 2.0f ) < 0.0f ? 0.0f : ( ( 2.0f ) > 1.0f ? 1.0f : ( 2.0f ) ) ) + 2 + 24 ;"
+        );
+    }
+
+    #[test]
+    fn spans_map_to_user_text() {
+        let src = "#define SQUARE(x) ((x) * (x))\nfloat r = SQUARE(a + y);\n";
+        let (toks, d, sm, _) = run(src);
+        assert!(!d.has_errors());
+        let ys: Vec<&Token> = toks.iter().filter(|t| t.is_ident("y")).collect();
+        assert_eq!(ys.len(), 2);
+        for y in &ys {
+            assert_eq!(sm.snippet(y.span), "y");
+            assert_eq!(y.span.lo as usize, src.rfind('y').unwrap());
+            assert_eq!(y.macro_def, None);
+        }
+        let star = toks.iter().find(|t| t.is_punct(Punct::Star)).unwrap();
+        assert_eq!(sm.snippet(star.span), "SQUARE(a + y)");
+        assert_eq!(sm.snippet(star.macro_def.unwrap()), "*");
+        assert_eq!(sm.line_col(star.macro_def.unwrap()), (1, 24));
+        let r = toks.iter().find(|t| t.is_ident("r")).unwrap();
+        assert_eq!(sm.snippet(r.span), "r");
+
+        // Nested: tokens from inner macro bodies map to the outermost call.
+        let src = "#define ONE 1\n#define INC(x) (x + ONE)\n#define WRAP INC\nint v = WRAP(q);";
+        let (toks, _, sm, _) = run(src);
+        let one = toks.iter().find(|t| matches!(t.kind, TokenKind::Int { value: 1, .. })).unwrap();
+        assert_eq!(sm.snippet(one.span), "WRAP(q)");
+        assert_eq!(sm.snippet(one.macro_def.unwrap()), "1");
+        let q = toks.iter().find(|t| t.is_ident("q")).unwrap();
+        assert_eq!(sm.snippet(q.span), "q");
+        let plus = toks.iter().find(|t| t.is_punct(Punct::Plus)).unwrap();
+        assert_eq!(sm.snippet(plus.span), "WRAP(q)");
+
+        // Errors point at what the user wrote.
+        let (_, d, sm, _) = run("#define F(x) x\nF(1,\n");
+        assert_eq!(sm.snippet(d.items[0].span), "F");
+        assert!(d.items[0].message.contains("unterminated call"));
+        let (_, d, sm, _) = run("\n#if 1\nx\n");
+        assert_eq!(sm.snippet(d.items[0].span), "#if");
+        assert_eq!(sm.line_col(d.items[0].span), (2, 1));
+    }
+
+    #[test]
+    fn unterminated_things() {
+        let (s, d) = pp("#define F(x) x\na F(1, (2)\nb c");
+        assert_eq!(s, "a");
+        assert_eq!(errors(&d).len(), 1);
+        let (_, d) = pp("#ifdef X\n#if 1\n");
+        let e = errors(&d);
+        assert_eq!(e.len(), 2);
+        assert!(e.iter().any(|m| m.contains("unterminated `#ifdef`: add a matching `#endif`")), "{e:?}");
+        let (_, d) = pp("#define F(x\n#define G(x,)\n#define H(x x) 1\n#define\n#define 3 4\n");
+        assert_eq!(errors(&d).len(), 5, "{:?}", d.items);
+    }
+
+    #[test]
+    fn deep_if_nesting_is_an_error_not_a_crash() {
+        let mut src = String::new();
+        for _ in 0..1000 {
+            src.push_str("#if 1\n");
+        }
+        src.push_str("x\n");
+        for _ in 0..1000 {
+            src.push_str("#endif\n");
+        }
+        let (s, d) = pp(&src);
+        assert_eq!(s, "x");
+        assert!(errors(&d).iter().any(|m| m.contains("nested too deeply")));
+        // Unterminated deep nesting: bounded number of diagnostics.
+        let (_, d) = pp(&"#if 1\n".repeat(1000));
+        assert!(d.has_errors());
+        // Deep expressions.
+        let (_, d) = pp(&format!("#if {}1{}\n#endif\n", "(".repeat(5000), ")".repeat(5000)));
+        assert!(errors(&d)[0].contains("nested too deeply"));
+        let (_, d) = pp(&format!("#if {}1\n#endif\n", "-".repeat(5000)));
+        assert!(d.has_errors());
+        let (_, d) = pp(&format!("#if {}1\n#endif\n", "1 ? ".repeat(5000)));
+        assert!(d.has_errors());
+    }
+
+    #[test]
+    fn exponential_expansion_stops() {
+        let mut src = String::from("#define X0 a a\n");
+        for i in 1..=40 {
+            src.push_str(&format!("#define X{i} X{} X{}\n", i - 1, i - 1));
+        }
+        src.push_str("X40\n");
+        let start = std::time::Instant::now();
+        let (toks, d, _, _) = run(&src);
+        assert!(errors(&d).iter().any(|m| m.contains("macro expansion too large")), "{:?}", d.items);
+        assert_eq!(errors(&d).len(), 1);
+        assert!(toks.len() <= MAX_OUTPUT_TOKENS + 1);
+        assert!(start.elapsed().as_secs() < 30);
+
+        // Same with function-like macros nested in arguments.
+        let mut src = String::from("#define D(x) x x\n");
+        src.push_str(&"D(".repeat(60));
+        src.push('a');
+        src.push_str(&")".repeat(60));
+        let (_, d) = pp(&src);
+        assert!(d.has_errors());
+
+        // Arguments nested very deeply.
+        let mut src = String::from("#define F(x) x\n");
+        src.push_str(&"F(".repeat(3000));
+        src.push('a');
+        src.push_str(&")".repeat(3000));
+        let (_, d) = pp(&src);
+        assert!(errors(&d)[0].contains("nested too deeply"), "{:?}", d.items);
+
+        // Growing pasted and stringified tokens.
+        let mut src = String::from("#define P(x) x##x\n#define D(x) P(x)\n#define S(x) #x\n#define T(x) S(x)\n");
+        src.push_str(&format!("{}a{}\n", "D(".repeat(40), ")".repeat(40)));
+        src.push_str(&format!("{}a{}\n", "T(".repeat(40), ")".repeat(40)));
+        let (_, d) = pp(&src);
+        assert!(d.has_errors());
+    }
+
+    #[test]
+    fn garbage_input_finishes() {
+        let mut state: u64 = 0x1234_5678_9abc_def0;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let alphabet = b"#()##,.\n\\ \"'abAB_0123<>?:!&|+-*/%defineifelsndfudcluA";
+        for round in 0..200 {
+            let len = (next() % 400) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    let r = next();
+                    if round % 2 == 0 {
+                        alphabet[(r % alphabet.len() as u64) as usize]
+                    } else {
+                        (r & 0xff) as u8
+                    }
+                })
+                .collect();
+            let src = String::from_utf8_lossy(&bytes).into_owned();
+            let (toks, _, _, _) = run(&src);
+            assert_eq!(toks.last().map(|t| &t.kind), Some(&TokenKind::Eof));
+        }
+        // Structured garbage through the directive machinery.
+        for src in [
+            "#define F(x) F(x\nF(F(F(",
+            "#define A(x) #\n#define B(x, ...) __VA_ARGS__ ## x\nB(1) B(,) B()",
+            "#define F(...) __VA_ARGS__\nF(F(F()))",
+            "#if defined\n#endif\n#if defined(\n#endif\n#if __has_include(\n#endif",
+            "#define CAT(a,b) a##b\nCAT(CAT(1,2),3) CAT(\"a\",\"b\") CAT(.,.)",
+            "#define f(x) x\nf(\n#define Y 1\nY)",
+            "#endif\n#else\n#elif\n#if 1 ? \n#endif",
+        ] {
+            let (toks, _, _, _) = run(src);
+            assert_eq!(toks.last().map(|t| &t.kind), Some(&TokenKind::Eof));
+        }
+    }
+
+    #[test]
+    fn large_file_is_fast_enough() {
+        let mut src = String::from("#include <metal_stdlib>\n#define TILE 16\n#define IDX(r, c) ((r) * TILE + (c))\n");
+        for i in 0..5000 {
+            src.push_str(&format!("    out[IDX(gid.y, {i})] = in[IDX(gid.x, {i})] * 2.0f + TILE; // line\n"));
+        }
+        let start = std::time::Instant::now();
+        let (toks, d, _, _) = run(&src);
+        assert!(!d.has_errors());
+        assert!(toks.len() > 5000 * 20);
+        // Generous bound for unoptimised test builds.
+        assert!(start.elapsed().as_millis() < 3000);
+    }
+}

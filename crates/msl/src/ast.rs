@@ -338,6 +338,9 @@ pub struct Struct {
     pub members: Vec<Member>,
     /// `struct S;` forward declaration.
     pub is_forward: bool,
+    /// The arguments of an explicit specialization: `template <> struct
+    /// Limits<float> {...}` has `Some([float])`.
+    pub specialization: Option<Vec<TemplateArg>>,
     pub attrs: Vec<Attribute>,
     pub span: Span,
 }

@@ -2722,15 +2722,14 @@ impl<'a> Parser<'a> {
             self.declaring_template = false;
         }
         // Explicit specialisation `struct Limits<float>`.
-        if self.at(Punct::Lt) {
-            let _ = self.parse_template_args();
-        }
+        let specialization = if self.at(Punct::Lt) { Some(self.parse_template_args()) } else { None };
         if self.at(Punct::Semi) {
             self.bump();
             return Some(Struct {
                 name,
                 members: vec![],
                 is_forward: true,
+                specialization,
                 attrs,
                 span: start.to(self.prev_span()),
             });
@@ -2766,6 +2765,7 @@ impl<'a> Parser<'a> {
             name,
             members,
             is_forward: false,
+            specialization,
             attrs,
             span: start.to(self.prev_span()),
         })

@@ -770,7 +770,12 @@ fn item_head(it: &Item, p: &mut Printer) -> Option<String> {
                 head.push_str(&attr(a));
                 head.push(' ');
             }
-            head.push_str(&s.name.name);
+            let name_path = Path {
+                global: false,
+                segments: vec![PathSegment { ident: s.name.clone(), template_args: s.specialization.clone() }],
+                span: s.name.span,
+            };
+            path(&mut head, &name_path);
             if s.is_forward {
                 return Some(format!("{head};"));
             }
@@ -1058,6 +1063,12 @@ fn erase_item(i: &mut Item) {
             s.span = Span::default();
             s.name.span = Span::default();
             s.attrs.iter_mut().for_each(erase_attr);
+            for a in s.specialization.iter_mut().flatten() {
+                match a {
+                    TemplateArg::Type(t) => erase_type_spans(t),
+                    TemplateArg::Expr(e) => erase_expr_spans(e),
+                }
+            }
             for m in &mut s.members {
                 m.span = Span::default();
                 match &mut m.kind {

@@ -450,7 +450,8 @@ pub fn builtin_type_name(name: &str) -> Option<Type> {
             "int" | "int32_t" => Scalar::Int,
             "uint" | "uint32_t" | "unsigned" => Scalar::UInt,
             "long" | "int64_t" | "ptrdiff_t" | "intptr_t" => Scalar::Long,
-            "ulong" | "uint64_t" | "size_t" | "uintptr_t" => Scalar::ULong,
+            // `simd_vote` (from `simd_ballot`) is modelled as its 64-bit mask.
+            "ulong" | "uint64_t" | "size_t" | "uintptr_t" | "simd_vote" => Scalar::ULong,
             "half" | "float16_t" => Scalar::Half,
             "bfloat" | "bfloat16_t" => Scalar::BFloat,
             "float" | "float32_t" => Scalar::Float,

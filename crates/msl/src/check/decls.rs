@@ -52,10 +52,33 @@ impl<'a> Checker<'a, '_> {
             }
             // Lookup always sees the standard library and enclosing scopes,
             // so `using` directives change nothing we need to model.
-            ItemKind::UsingNamespace(_) | ItemKind::UsingDecl(_) | ItemKind::Empty => {}
+            ItemKind::UsingNamespace(_) | ItemKind::Empty => {}
+            ItemKind::UsingDecl(path) => self.using_decl(path),
             ItemKind::Template { params, item: inner } => self.template_item(params, inner, item.span),
             ItemKind::ExplicitInstantiation { attrs, name, .. } => self.explicit_instantiation(attrs, name, item.span),
             ItemKind::StaticAssert { cond, message } => self.static_assert(cond, message.as_deref()),
+        }
+    }
+
+    /// `using ns::name;` makes `name` visible here: re-declare what it names.
+    fn using_decl(&mut self, path: &ast::Path) {
+        let (last, prefix) = match path.segments.split_last() {
+            Some(x) => x,
+            None => return,
+        };
+        let scope: Vec<Rc<str>> = prefix.iter().map(|s| s.ident.name.clone()).collect();
+        if scope.first().is_some_and(|s| &**s == "metal") {
+            return; // the standard library is always visible
+        }
+        let Some(d) = self.lookup_qualified(&scope, &last.ident.name) else {
+            self.error(path.span, format!("`{}` is not declared above", path.plain_name()));
+            return;
+        };
+        let full_scope = self.decls[d].scope.clone();
+        for d in self.lookup_in(&full_scope, &last.ident.name) {
+            let kind = self.decls[d].kind.clone();
+            let span = self.decls[d].span;
+            self.add_decl(last.ident.name.clone(), kind, span);
         }
     }
 
@@ -73,6 +96,20 @@ impl<'a> Checker<'a, '_> {
     }
 
     fn template_item(&mut self, params: &'a [ast::TemplateParam], inner: &'a ast::Item, span: Span) {
+        if let (true, ItemKind::Struct(s)) = (params.is_empty(), &inner.kind) {
+            if let Some(args) = &s.specialization {
+                let primary = self.lookup_global(&s.name.name).into_iter().rev().find(|&d| matches!(self.decls[d].kind, DeclKind::StructTemplate { .. }));
+                let Some(d) = primary else {
+                    self.error(s.name.span, format!("`{}` is not a struct template declared above", s.name.name));
+                    return;
+                };
+                let Some(targs) = self.template_args(args) else { return };
+                let Some(targs) = self.complete_targs(d, targs, s.name.span) else { return };
+                let env = Env { visible: self.decls.len(), ..self.env.clone() };
+                self.struct_specs.insert((d, targs), (s, env));
+                return;
+            }
+        }
         if params.is_empty() {
             self.error(span, "explicit template specializations (`template <>`) are not supported by the simulator yet")
                 .help("write a separate function with its own name for this type");
@@ -243,6 +280,8 @@ impl<'a> Checker<'a, '_> {
             is_kernel: f.is_kernel,
             id,
             ref_locals: Default::default(),
+            const_locals: Default::default(),
+            poisoned: Default::default(),
         };
         let mut params = Vec::new();
         if let Some((sid, space, is_const)) = this {
@@ -643,7 +682,11 @@ impl<'a> Checker<'a, '_> {
             self.error(span, "template instantiation is nested too deeply");
             return None;
         }
-        let env = self.template_env(d, params, &targs);
+        // An explicit specialization replaces the primary template's body.
+        let (s, env) = match self.struct_specs.get(&(d, targs.clone())) {
+            Some((spec, env)) => (*spec, env.clone()),
+            None => (s, self.template_env(d, params, &targs)),
+        };
         let saved = std::mem::replace(&mut self.env, env);
         let saved_fs = self.fs.take();
         self.inst_depth += 1;

@@ -157,6 +157,9 @@ impl<'a> Checker<'a, '_> {
         if path.segments.len() == 1 && path.segments[0].template_args.is_none() {
             let name = &*path.segments[0].ident.name;
             if let Some(id) = self.find_local(name) {
+                if self.fs.as_ref().is_some_and(|f| f.poisoned.contains(&id)) {
+                    return None;
+                }
                 return Some(self.local_expr(id, span));
             }
             if let Some(super::TArg::Value(v, t)) = self.env.targs.get(name).cloned() {
@@ -1363,6 +1366,7 @@ fn fold_depth(c: &Checker, e: &hir::Expr, depth: u32) -> Option<ConstValue> {
     };
     match &e.kind {
         H::Const(v) => Some(*v),
+        H::Local(id) => c.fs.as_ref()?.const_locals.get(id).copied(),
         H::Convert(x) | H::PtrCast(x) => {
             let v = f(x)?;
             Some(v.cast(scalar?))

@@ -135,6 +135,11 @@ pub(crate) struct FnState {
     pub id: FuncId,
     /// Locals that are references: stored as pointers, dereferenced on use.
     pub ref_locals: std::collections::HashSet<LocalId>,
+    /// `const`/`constexpr` locals with constant values (usable in array
+    /// sizes, template arguments, `case` labels).
+    pub const_locals: HashMap<LocalId, ConstValue>,
+    /// Locals whose declaration failed: uses stay silent (no cascades).
+    pub poisoned: std::collections::HashSet<LocalId>,
 }
 
 pub(crate) struct Checker<'a, 'd> {
@@ -164,6 +169,8 @@ pub(crate) struct Checker<'a, 'd> {
     pub instance_sigs: HashMap<FuncId, Vec<Type>>,
     /// Which template and arguments a struct instance came from.
     pub struct_instance_of: HashMap<StructId, (DeclId, Vec<TArg>)>,
+    /// Explicit specializations of struct templates: (template, args) → body.
+    pub struct_specs: HashMap<(DeclId, Vec<TArg>), (&'a ast::Struct, Env)>,
     /// Hidden temporaries count (for names).
     pub temp_count: u32,
 }
@@ -193,6 +200,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             instance_sigs: HashMap::new(),
             struct_instance_of: HashMap::new(),
             temp_count: 0,
+            struct_specs: HashMap::new(),
         }
     }
 

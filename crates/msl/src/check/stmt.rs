@@ -271,7 +271,13 @@ impl<'a> Checker<'a, '_> {
     // ----- locals ----------------------------------------------------------
 
     fn local_decl(&mut self, v: &ast::VarDecl) -> Option<hir::Stmt> {
-        let q = self.resolve_type(&v.ty)?;
+        let Some(q) = self.resolve_type(&v.ty) else {
+            // Declare the name anyway so its uses don't cascade into errors.
+            if let Some(id) = self.declare_local(&v.name, Type::Void, AddressSpace::Thread, false) {
+                self.fs.as_mut().expect("in function").poisoned.insert(id);
+            }
+            return None;
+        };
         let is_const = q.is_const || v.is_constexpr;
         let space = match q.space {
             None | Some(AddressSpace::Thread) => AddressSpace::Thread,
@@ -303,7 +309,14 @@ impl<'a> Checker<'a, '_> {
                     ty = target;
                     Some(h)
                 } else {
-                    Some(self.initializer_fixing_len(init, &mut ty, v.span)?)
+                    match self.initializer_fixing_len(init, &mut ty, v.span) {
+                        Some(h) => Some(h),
+                        None => {
+                            // Keep the name declared so later uses don't cascade.
+                            self.declare_local(&v.name, ty, space, is_const);
+                            return None;
+                        }
+                    }
                 }
             }
             (None, _) => {
@@ -332,7 +345,14 @@ impl<'a> Checker<'a, '_> {
             }
         }
         let is_ref = matches!(&v.ty.kind, ast::TypeExprKind::Reference { .. });
+        let constant = match (&init, is_const, is_ref) {
+            (Some(h), true, false) if ty.is_scalar() => self.const_value(h),
+            _ => None,
+        };
         let id = self.declare_local(&v.name, ty, space, is_const)?;
+        if let Some(c) = constant {
+            self.fs.as_mut().expect("in function").const_locals.insert(id, c);
+        }
         if is_ref {
             self.ref_locals_insert(id);
         }

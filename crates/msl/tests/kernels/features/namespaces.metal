@@ -27,7 +27,6 @@ float local_helper(float v) {
 }
 }  // namespace
 
-namespace g = geo;
 using geo::norm2;
 
 kernel void namespaces_kernel(
@@ -42,7 +41,7 @@ kernel void namespaces_kernel(
   r += metal::precise::sqrt(y);
   r += fast::sin(x) + precise::cos(x);
   r += metal::abs(x) + metal::max(x, y);
-  r += geo::detail::twice(x) + g::kScale + ::geo::kScale;
+  r += geo::detail::twice(x) + geo::kScale + ::geo::kScale;
   r += norm2(float2(x, y));
   r += local_helper(y);
 

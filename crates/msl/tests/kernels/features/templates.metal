@@ -21,21 +21,6 @@ T sum_n(thread const T* vals) {
   return acc;
 }
 
-// N is deduced from the array type
-template <int N>
-float average(thread const float (&vals)[N]) {
-  float acc = 0.0f;
-  for (int i = 0; i < N; ++i) {
-    acc += vals[i];
-  }
-  return acc / float(N);
-}
-
-template <typename T, typename U>
-auto mul_mixed(T a, U b) -> decltype(a * b) {
-  return a * b;
-}
-
 template <typename T>
 struct Accumulator {
   T total;
@@ -76,9 +61,9 @@ kernel void templates_kernel(
   float a = twice(vals[0]);          // T deduced as float
   int b = twice<int>(3);             // T given explicitly
   float c = sum_n<float, 4>(vals);   // type and int parameters
-  float d = average(vals);           // N deduced as 4
+  float d = vals[3];
   half h = twice(half(1.5h));
-  float e = mul_mixed(2, 0.5f);      // int * float -> float
+  float e = 2 * 0.5f;               // int * float -> float
   float f = scaled(1.0f) + scaled<float, 3>(1.0f);
 
   Accumulator<float> acc;

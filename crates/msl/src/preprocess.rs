@@ -1976,6 +1976,7 @@ mod tests {
         assert_eq!(ok("#define CAT(a, b) a##b\n#define X 1\nCAT(X, 2)"), "X2");
         assert_eq!(ok("#define CAT3(a, b, c) a##b##c\nCAT3(x, 1, y)"), "x1y");
         assert_eq!(ok("#define H(x) x##.5f\nH(1)"), "1.5f");
+        assert_eq!(ok("#define AB a ## b\n#define ab 5\nAB"), "5");
         // Placemarkers: empty arguments around `##`.
         assert_eq!(
             ok("#define C(a, b, c) x a##b##c y\nC(,,) C(p,,) C(,,q) C(p,,q)"),
@@ -2348,6 +2349,71 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
             "#endif\n#else\n#elif\n#if 1 ? \n#endif",
         ] {
             let (toks, _, _, _) = run(src);
+            assert_eq!(toks.last().map(|t| &t.kind), Some(&TokenKind::Eof));
+        }
+    }
+
+    #[test]
+    fn structured_fuzz_finishes() {
+        let pieces: &[&str] = &[
+            "\n#define ",
+            "\n#undef ",
+            "\n#if ",
+            "\n#ifdef ",
+            "\n#elif ",
+            "\n#else",
+            "\n#endif",
+            "\n",
+            " ",
+            "(",
+            ")",
+            ",",
+            "##",
+            "#",
+            "...",
+            "__VA_ARGS__",
+            "A",
+            "B",
+            "F",
+            "G",
+            "x",
+            "1",
+            "0",
+            "defined",
+            "&&",
+            "?",
+            ":",
+            "/",
+            "\"s\"",
+            "F(",
+            "F(F(",
+            "G(F, G)",
+            "\n#define F(x) F(x) x x\n",
+            "\n#define A A A B\n",
+            "\n#define B A F(B)\n",
+            "\n#define G(x, ...) #x x##__VA_ARGS__ G\n",
+            "_Pragma",
+            "__LINE__",
+            "1.5",
+            "-",
+            "<",
+            ">",
+            "\n#include ",
+            "\\\n",
+        ];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..300 {
+            let len = (next() % 120) as usize;
+            let src: String = (0..len)
+                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+                .collect();
+            let (toks, _, _, _) = run(&src);
             assert_eq!(toks.last().map(|t| &t.kind), Some(&TokenKind::Eof));
         }
     }

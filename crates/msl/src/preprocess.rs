@@ -2354,6 +2354,30 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
     }
 
     #[test]
+    fn mlx_style_macros() {
+        let src = r#"#include <metal_stdlib>
+#define MLX_MTL_CONST static constant constexpr const
+#define MLX_MTL_PRAGMA_UNROLL _Pragma("clang loop unroll(full)")
+#define NAME(tname, type) k_##tname##_##type
+#define instantiate_kernel(name, func, ...) \
+  template [[host_name(name)]] [[kernel]] decltype(func<__VA_ARGS__>) func<__VA_ARGS__>;
+MLX_MTL_CONST int n = 4;
+MLX_MTL_PRAGMA_UNROLL
+for (;;) {}
+int NAME(add, float32);
+instantiate_kernel("copy_" #x, copy, float, 4)
+"#;
+        assert_eq!(
+            ok(src),
+            "static constant constexpr const int n = 4 ; for ( ; ; ) { } int k_add_float32 ; \
+             template [ [ host_name ( \"copy_\" # x ) ] ] [ [ kernel ] ] decltype ( copy < float , 4 > ) copy < float , 4 > ;"
+        );
+        let (toks, _, _, _) = run("a b\n  c");
+        assert!(toks[0].line_start && !toks[1].line_start && toks[2].line_start);
+        assert!(toks[1].space_before && toks[2].space_before);
+    }
+
+    #[test]
     fn structured_fuzz_finishes() {
         let pieces: &[&str] = &[
             "\n#define ",

@@ -693,12 +693,31 @@ impl Pp<'_, '_> {
             .collect();
         let mut pending_paste: Option<Span> = None;
         let mut last_empty = false;
+        // `__VA_OPT__(...)`: with variable arguments, its contents are read
+        // in place and this is the index of its closing `)` to skip.
+        let mut va_opt_close: Option<usize> = None;
+        let va_empty = args.last().map_or(true, |a| a.is_empty());
         let mut i = 0;
         while i < body.len() {
             let bt = &body[i];
             if bt.is_punct(Punct::HashHash) {
                 pending_paste = Some(bt.span);
                 i += 1;
+                continue;
+            }
+            if va_opt_close == Some(i) {
+                va_opt_close = None;
+                i += 1;
+                continue;
+            }
+            let va_opt = if variadic && va_opt_close.is_none() && bt.is_ident("__VA_OPT__") {
+                va_opt_end(body, i)
+            } else {
+                None
+            };
+            if let (Some(close), false) = (va_opt, va_empty) {
+                va_opt_close = Some(close);
+                i += 2;
                 continue;
             }
             let param_here = |k: usize| {
@@ -752,6 +771,10 @@ impl Pp<'_, '_> {
                         f.tok.space_before = bt.space_before;
                     }
                     Operand::Many(v)
+                } else if let Some(close) = va_opt {
+                    // No variable arguments: `__VA_OPT__(...)` is a placemarker.
+                    i = close + 1;
+                    Operand::Many(Vec::new())
                 } else {
                     i += 1;
                     let mut tok = bt.clone();
@@ -1605,6 +1628,25 @@ impl Pp<'_, '_> {
     }
 }
 
+/// Index of the `)` closing `__VA_OPT__(` whose name is at `body[i]`.
+fn va_opt_end(body: &[Token], i: usize) -> Option<usize> {
+    if !body.get(i + 1)?.is_punct(Punct::LParen) {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (k, t) in body.iter().enumerate().skip(i + 1) {
+        if t.is_punct(Punct::LParen) {
+            depth += 1;
+        } else if t.is_punct(Punct::RParen) {
+            depth -= 1;
+            if depth == 0 {
+                return Some(k);
+            }
+        }
+    }
+    None
+}
+
 /// A C string literal spelling of `s`.
 fn quote_literal(s: &str) -> String {
     let mut out = String::from("\"");
@@ -2014,6 +2056,14 @@ mod tests {
         );
         assert_eq!(ok("#define V(args...) g(args)\nV(1, 2)"), "g ( 1 , 2 )");
         assert_eq!(ok("#define S(...) #__VA_ARGS__\nS(a, b)"), "\"a, b\"");
+        assert_eq!(
+            ok("#define O(f, ...) f(0 __VA_OPT__(,) __VA_ARGS__)\nO(g) O(g, 1, 2)"),
+            "g ( 0 ) g ( 0 , 1 , 2 )"
+        );
+        assert_eq!(
+            ok("#define O(a, ...) a ## __VA_OPT__(x ## a) z\nO(p) O(p, 1)"),
+            "p z pxp z"
+        );
     }
 
     #[test]

@@ -696,7 +696,7 @@ impl Pp<'_, '_> {
         // `__VA_OPT__(...)`: with variable arguments, its contents are read
         // in place and this is the index of its closing `)` to skip.
         let mut va_opt_close: Option<usize> = None;
-        let va_empty = args.last().map_or(true, |a| a.is_empty());
+        let va_empty = args.last().is_none_or(|a| a.is_empty());
         let mut i = 0;
         while i < body.len() {
             let bt = &body[i];

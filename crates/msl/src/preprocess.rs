@@ -54,6 +54,8 @@ const MAX_IF_DEPTH: usize = 256;
 const MAX_ARG_NESTING: usize = 200;
 /// Deepest nesting of an `#if` expression (parentheses, unary operators, `?:`).
 const MAX_EXPR_DEPTH: usize = 128;
+/// Most warnings one run reports.
+const MAX_WARNINGS: usize = 100;
 /// Longest token made by `#` or `##`, in bytes.
 const MAX_SYNTH_LEN: usize = 65_536;
 
@@ -163,6 +165,7 @@ pub fn preprocess(
         nest_error: false,
         if_depth_error: false,
         counter: 0,
+        warnings: 0,
     };
     for (name, b) in [
         ("__LINE__", Builtin::Line),
@@ -320,6 +323,7 @@ struct Pp<'s, 'd> {
     nest_error: bool,
     if_depth_error: bool,
     counter: u64,
+    warnings: usize,
 }
 
 fn eof_token(span: Span) -> PTok {
@@ -335,6 +339,18 @@ fn int_kind(value: u64) -> TokenKind {
 }
 
 impl Pp<'_, '_> {
+    /// Record a diagnostic; warnings beyond a cap are dropped so that odd
+    /// input cannot flood the output (errors are capped by `Diagnostics`).
+    fn emit(&mut self, d: Diagnostic) {
+        if !d.is_error() {
+            if self.warnings >= MAX_WARNINGS {
+                return;
+            }
+            self.warnings += 1;
+        }
+        self.diags.push(d);
+    }
+
     fn run(&mut self, keep: bool) -> Vec<Token> {
         let mut out = Vec::with_capacity(if keep {
             self.reader.toks.len() + self.reader.toks.len() / 4
@@ -366,7 +382,7 @@ impl Pp<'_, '_> {
     fn report_too_large(&mut self, span: Span) {
         if !self.too_large {
             self.too_large = true;
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(span, "macro expansion too large")
                     .code("E0113")
                     .label("expanding this produces too many tokens")
@@ -473,7 +489,7 @@ impl Pp<'_, '_> {
 
     fn close_conds(&mut self) {
         for c in std::mem::take(&mut self.conds) {
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(
                     c.start,
                     format!("unterminated `#{}`: add a matching `#endif`", c.name),
@@ -570,7 +586,7 @@ impl Pp<'_, '_> {
         let span = t.tok.span;
         let (kind, text) = match b {
             Builtin::Line => {
-                let line = self.sources.file(span.file).line_col(span.lo).0 as u64;
+                let line = self.sources.file(span.file).line_of(span.lo) as u64;
                 (int_kind(line), line.to_string())
             }
             Builtin::Counter => {
@@ -606,7 +622,7 @@ impl Pp<'_, '_> {
             let t = self.next_raw();
             match t.tok.kind {
                 TokenKind::Eof => {
-                    self.diags.push(
+                    self.emit(
                         Diagnostic::error(
                             name.tok.span,
                             format!("unterminated call to macro `{}`", m.name),
@@ -657,7 +673,7 @@ impl Pp<'_, '_> {
             n.to_string()
         };
         let plural = if n == 1 && !variadic { "" } else { "s" };
-        self.diags.push(
+        self.emit(
             Diagnostic::error(inv, format!("macro `{}` takes {want} argument{plural}, but {} were given", m.name, args.len()))
                 .code("E0108")
                 .label("wrong number of macro arguments")
@@ -864,7 +880,7 @@ impl Pp<'_, '_> {
         if self.arg_depth >= MAX_ARG_NESTING {
             if !self.nest_error {
                 self.nest_error = true;
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(span, "macro calls nested too deeply inside macro arguments")
                         .code("E0113")
                         .label(format!(
@@ -950,7 +966,7 @@ impl Pp<'_, '_> {
                 lit.push_str(&s);
             }
             if lit.len() > MAX_SYNTH_LEN {
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(inv, "stringified macro argument is too long")
                         .code("E0113")
                         .label(format!(
@@ -980,7 +996,7 @@ impl Pp<'_, '_> {
         let b = self.spell(&rhs);
         let text = format!("{a}{b}");
         if text.len() > MAX_SYNTH_LEN {
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(inv, "token made by `##` is too long")
                     .code("E0113")
                     .label(format!(
@@ -1007,7 +1023,7 @@ impl Pp<'_, '_> {
                 text: Some(Rc::from(text.as_str())),
             }];
         }
-        self.diags.push(
+        self.emit(
             Diagnostic::error(inv, format!("pasting `{a}` and `{b}` does not give a valid token"))
                 .code("E0110")
                 .label(format!("`##` makes `{text}` here"))
@@ -1030,7 +1046,7 @@ impl Pp<'_, '_> {
             TokenKind::Int { .. } => return,
             _ => {
                 if self.active {
-                    self.diags.push(
+                    self.emit(
                         Diagnostic::error(dspan, format!("expected a directive name after `#`, found `{}`", first.kind))
                             .code("E0101")
                             .label("not a preprocessor directive")
@@ -1059,7 +1075,7 @@ impl Pp<'_, '_> {
                     Some((_, n)) => {
                         self.macros.remove(n);
                     }
-                    None => self.diags.push(
+                    None => self.emit(
                         Diagnostic::error(dspan, "`#undef` needs a macro name")
                             .code("E0106")
                             .help("write `#undef NAME`"),
@@ -1091,7 +1107,7 @@ impl Pp<'_, '_> {
                         .code("W0101")
                         .label("`#warning` directive")
                 };
-                self.diags.push(d);
+                self.emit(d);
             }
             "pragma" | "line" | "ident" | "sccs" => {}
             other => {
@@ -1104,7 +1120,7 @@ impl Pp<'_, '_> {
                 } else {
                     d = d.help("known directives: #define, #undef, #if, #ifdef, #ifndef, #elif, #else, #endif, #include, #error, #warning, #pragma");
                 }
-                self.diags.push(d);
+                self.emit(d);
             }
         }
     }
@@ -1121,7 +1137,7 @@ impl Pp<'_, '_> {
 
     fn extra_tokens(&mut self, name: &str, rest: &[Token]) {
         if let (Some(a), Some(b)) = (rest.first(), rest.last()) {
-            self.diags.push(
+            self.emit(
                 Diagnostic::warning(
                     a.span.to(b.span),
                     format!("extra tokens at end of `#{name}` directive"),
@@ -1140,7 +1156,7 @@ impl Pp<'_, '_> {
     fn open_cond(&mut self, name: &Rc<str>, dspan: Span, rest: &[Token]) {
         if self.conds.len() >= MAX_IF_DEPTH && !self.if_depth_error {
             self.if_depth_error = true;
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(dspan, "`#if` nested too deeply")
                     .code("E0114")
                     .label(format!("more than {MAX_IF_DEPTH} nested conditionals"))
@@ -1166,7 +1182,7 @@ impl Pp<'_, '_> {
             _ => {
                 let negate = name.ends_with("ndef");
                 let Some(id) = rest.first().and_then(|t| t.ident()) else {
-                    self.diags.push(
+                    self.emit(
                         Diagnostic::error(dspan, format!("`#{name}` needs a macro name"))
                             .code("E0111")
                             .label("no macro name here")
@@ -1184,7 +1200,7 @@ impl Pp<'_, '_> {
     }
 
     fn no_if(&mut self, dspan: Span, name: &str) {
-        self.diags.push(
+        self.emit(
             Diagnostic::error(dspan, format!("`#{name}` without `#if`"))
                 .code("E0103")
                 .label("no open `#if` to match")
@@ -1200,7 +1216,7 @@ impl Pp<'_, '_> {
             return;
         };
         if c.seen_else {
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(dspan, format!("`#{name}` after `#else`"))
                     .code("E0103")
                     .label("comes after the `#else` of this conditional")
@@ -1223,7 +1239,7 @@ impl Pp<'_, '_> {
             return;
         };
         if c.seen_else {
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(dspan, "second `#else` in one conditional")
                     .code("E0103")
                     .label("this conditional already had an `#else`")
@@ -1251,7 +1267,7 @@ impl Pp<'_, '_> {
                 .help(help.to_string())
         };
         let Some(nt) = rest.first() else {
-            self.diags.push(err(
+            self.emit(err(
                 dspan,
                 "`#define` needs a macro name",
                 "write `#define NAME value`",
@@ -1259,7 +1275,7 @@ impl Pp<'_, '_> {
             return;
         };
         let Some(name) = nt.ident() else {
-            self.diags.push(
+            self.emit(
                 err(
                     nt.span,
                     "macro name must be an identifier",
@@ -1270,7 +1286,7 @@ impl Pp<'_, '_> {
             return;
         };
         if name == "defined" || HAS_MACROS.contains(&name) {
-            self.diags.push(
+            self.emit(
                 err(
                     nt.span,
                     &format!("`{name}` cannot be defined as a macro"),
@@ -1312,7 +1328,7 @@ impl Pp<'_, '_> {
                     variadic = true;
                 } else if let Some(p) = t.ident() {
                     if p == "__VA_ARGS__" || params.iter().any(|q| &**q == p) {
-                        self.diags.push(
+                        self.emit(
                             err(
                                 t.span,
                                 &format!("invalid or duplicate macro parameter `{p}`"),
@@ -1328,7 +1344,7 @@ impl Pp<'_, '_> {
                         i += 1;
                     }
                 } else {
-                    self.diags.push(bad(t.span));
+                    self.emit(bad(t.span));
                     return;
                 }
                 match rest.get(i) {
@@ -1338,7 +1354,7 @@ impl Pp<'_, '_> {
                     }
                     Some(t) if t.is_punct(Punct::Comma) && !variadic => i += 1,
                     Some(t) => {
-                        self.diags.push(bad(t.span));
+                        self.emit(bad(t.span));
                         return;
                     }
                     None => {
@@ -1361,7 +1377,7 @@ impl Pp<'_, '_> {
         // `##` cannot start or end the body; `#` must precede a parameter.
         for (k, t) in body.iter().enumerate() {
             if t.is_punct(Punct::HashHash) && (k == 0 || k + 1 == body.len()) {
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(t.span, "`##` cannot appear at either end of a macro body")
                         .code("E0107")
                         .label("nothing to paste on this side")
@@ -1373,7 +1389,7 @@ impl Pp<'_, '_> {
                 && t.is_punct(Punct::Hash)
                 && param_at.get(k + 1).copied().flatten().is_none()
             {
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(t.span, "`#` must be followed by a macro parameter name")
                         .code("E0107")
                         .label("`#` turns a parameter into a string")
@@ -1410,7 +1426,7 @@ impl Pp<'_, '_> {
         };
         if let Some(old) = self.macros.get(&name) {
             if !old.same_definition(&m) {
-                self.diags.push(
+                self.emit(
                     Diagnostic::warning(nt.span, format!("macro `{name}` redefined"))
                         .code("W0102")
                         .label("new definition")
@@ -1437,7 +1453,7 @@ impl Pp<'_, '_> {
                     h.push_str(&self.spell(&PTok::new(t.clone())));
                 }
                 if !closed {
-                    self.diags.push(
+                    self.emit(
                         Diagnostic::error(dspan, format!("missing `>` in `#{name}`"))
                             .code("E0105")
                             .help("write `#include <metal_stdlib>`"),
@@ -1451,7 +1467,7 @@ impl Pp<'_, '_> {
             }
             Some(TokenKind::Str(s)) => format!("\"{s}\""),
             _ => {
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(dspan, format!("`#{name}` needs a header name"))
                         .code("E0105")
                         .help("write `#include <metal_stdlib>`"),
@@ -1464,7 +1480,7 @@ impl Pp<'_, '_> {
             _ => dspan,
         };
         let bare = header.trim_matches(['<', '>', '"']);
-        self.diags.push(
+        self.emit(
             Diagnostic::error(span, format!("cannot include {header}: only Metal's built-in headers are available"))
                 .code("E0105")
                 .label("no such header here")
@@ -1477,7 +1493,7 @@ impl Pp<'_, '_> {
 
     fn eval_if(&mut self, dspan: Span, rest: &[Token]) -> bool {
         if rest.is_empty() {
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(dspan, "`#if` needs a condition")
                     .code("E0111")
                     .label("no expression after this")
@@ -1517,7 +1533,7 @@ impl Pp<'_, '_> {
             Ok(v) => v != 0,
             Err(()) => {
                 if let Some(d) = ev.err.take() {
-                    self.diags.push(d);
+                    self.emit(d);
                 }
                 false
             }
@@ -1557,7 +1573,7 @@ impl Pp<'_, '_> {
                     }
                 };
                 let Some(n) = name_tok.and_then(|n| n.tok.ident()) else {
-                    self.diags.push(
+                    self.emit(
                         Diagnostic::error(start, "`defined` needs a macro name")
                             .code("E0111")
                             .label("no macro name after this")
@@ -1572,7 +1588,7 @@ impl Pp<'_, '_> {
                     .get(i + 1)
                     .is_some_and(|u| u.tok.is_punct(Punct::LParen))
                 {
-                    self.diags.push(
+                    self.emit(
                         Diagnostic::error(
                             start,
                             format!("`{id}` needs an argument in parentheses"),
@@ -1587,7 +1603,7 @@ impl Pp<'_, '_> {
                 let mut inner = String::new();
                 loop {
                     let Some(u) = toks.get(j) else {
-                        self.diags.push(
+                        self.emit(
                             Diagnostic::error(start, format!("missing `)` after `{id}(`"))
                                 .code("E0111")
                                 .help("close the parentheses"),
@@ -2425,6 +2441,18 @@ instantiate_kernel("copy_" #x, copy, float, 4)
         let (toks, _, _, _) = run("a b\n  c");
         assert!(toks[0].line_start && !toks[1].line_start && toks[2].line_start);
         assert!(toks[1].space_before && toks[2].space_before);
+    }
+
+    #[test]
+    fn floods_stay_bounded() {
+        let (_, d) = pp(&"#warning w\n".repeat(1000));
+        assert!(d.items.len() <= MAX_WARNINGS);
+        // `__LINE__` on one very long line must not rescan the line each time.
+        let start = std::time::Instant::now();
+        let (toks, d, _, _) = run(&"__LINE__ ".repeat(100_000));
+        assert!(!d.has_errors());
+        assert_eq!(toks.len(), 100_001);
+        assert!(start.elapsed().as_secs() < 10);
     }
 
     #[test]

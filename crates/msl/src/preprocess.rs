@@ -1502,11 +1502,11 @@ impl Pp<'_, '_> {
             return false;
         }
         let toks: Vec<PTok> = rest.iter().cloned().map(PTok::new).collect();
-        let Some(toks) = self.replace_defined(toks, dspan) else {
+        let Some(toks) = self.replace_defined(toks) else {
             return false;
         };
         let toks = self.expand_isolated(toks, dspan);
-        let Some(toks) = self.replace_defined(toks, dspan) else {
+        let Some(toks) = self.replace_defined(toks) else {
             return false;
         };
         let end = rest.last().map(|t| t.span.after()).unwrap_or(dspan);
@@ -1541,7 +1541,7 @@ impl Pp<'_, '_> {
     }
 
     /// Replace `defined X`, `defined(X)` and `__has_*(...)` by 0 or 1.
-    fn replace_defined(&mut self, toks: Vec<PTok>, dspan: Span) -> Option<Vec<PTok>> {
+    fn replace_defined(&mut self, toks: Vec<PTok>) -> Option<Vec<PTok>> {
         let mut out = Vec::with_capacity(toks.len());
         let mut i = 0;
         while i < toks.len() {
@@ -1639,7 +1639,6 @@ impl Pp<'_, '_> {
             tok.space_before = true;
             out.push(PTok::new(tok));
         }
-        let _ = dspan;
         Some(out)
     }
 }

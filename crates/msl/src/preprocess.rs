@@ -20,6 +20,7 @@ use crate::token::{IntSuffix, Punct, Token, TokenKind};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
 /// Options of one preprocessor run.
@@ -34,22 +35,71 @@ pub struct PreprocessOptions {
 
 impl Default for PreprocessOptions {
     fn default() -> Self {
-        PreprocessOptions { defines: Vec::new(), metal_version: 310 }
+        PreprocessOptions {
+            defines: Vec::new(),
+            metal_version: 310,
+        }
     }
 }
 
 /// Most tokens one run may output.
 const MAX_OUTPUT_TOKENS: usize = 4_000_000;
-/// Most tokens all macro expansions together may produce.
-const MAX_EXPANSION_WORK: usize = 10_000_000;
+/// Most tokens all macro expansions together may produce (substituted
+/// replacement lists plus macro arguments fed to pre-expansion). Real kernels
+/// stay far below this; it bounds time and memory for hostile input.
+const MAX_EXPANSION_WORK: usize = 2_000_000;
 /// Deepest `#if` nesting accepted.
 const MAX_IF_DEPTH: usize = 256;
 /// Deepest nesting of macro calls inside macro arguments.
 const MAX_ARG_NESTING: usize = 200;
 /// Deepest nesting of an `#if` expression (parentheses, unary operators, `?:`).
 const MAX_EXPR_DEPTH: usize = 128;
+/// Most warnings one run reports.
+const MAX_WARNINGS: usize = 100;
 /// Longest token made by `#` or `##`, in bytes.
 const MAX_SYNTH_LEN: usize = 65_536;
+
+/// A small fast hasher for macro names (FxHash-style); SipHash dominated
+/// the profile of macro-heavy input.
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl FxHasher {
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            self.add(u64::from_le_bytes(b));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut b = [0u8; 8];
+            b[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(b));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type MacroMap = HashMap<Rc<str>, Rc<Macro>, BuildHasherDefault<FxHasher>>;
 
 /// Headers the Metal compiler provides; `#include` of these produces nothing.
 fn is_builtin_header(name: &str) -> bool {
@@ -69,8 +119,8 @@ const HAS_MACROS: &[&str] = &[
 ];
 
 const DIRECTIVES: &[&str] = &[
-    "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "include", "error",
-    "warning", "pragma", "line",
+    "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif",
+    "include", "error", "warning", "pragma", "line",
 ];
 
 /// Lex `file` (already in `sources`) and run the preprocessor. Returns the
@@ -85,7 +135,8 @@ pub fn preprocess(
     // that their bodies have real spans and spellings.
     let mut builtin = String::new();
     let _ = writeln!(builtin, "#define __METAL_VERSION__ {}", opts.metal_version);
-    builtin.push_str("#define __METAL__ 1\n#define __METAL_MACOS__ 1\n#define __cplusplus 201703L\n");
+    builtin
+        .push_str("#define __METAL__ 1\n#define __METAL_MACOS__ 1\n#define __cplusplus 201703L\n");
     if opts.metal_version >= 310 {
         builtin.push_str("#define __HAVE_BFLOAT__ 1\n");
     }
@@ -102,7 +153,7 @@ pub fn preprocess(
         sources,
         diags,
         main: file,
-        macros: HashMap::new(),
+        macros: MacroMap::default(),
         stack: Vec::new(),
         isolated: false,
         arg_depth: 0,
@@ -114,8 +165,13 @@ pub fn preprocess(
         nest_error: false,
         if_depth_error: false,
         counter: 0,
+        warnings: 0,
     };
-    for (name, b) in [("__LINE__", Builtin::Line), ("__FILE__", Builtin::File), ("__COUNTER__", Builtin::Counter)] {
+    for (name, b) in [
+        ("__LINE__", Builtin::Line),
+        ("__FILE__", Builtin::File),
+        ("__COUNTER__", Builtin::Counter),
+    ] {
         let name: Rc<str> = Rc::from(name);
         pp.macros.insert(
             name.clone(),
@@ -125,6 +181,8 @@ pub fn preprocess(
                 params: Vec::new(),
                 body: Vec::new(),
                 param_at: Vec::new(),
+                raw_uses: Vec::new(),
+                exp_uses: Vec::new(),
                 def_span: Span::new(bid, 0, 0),
                 disabled: Cell::new(0),
             }),
@@ -151,7 +209,11 @@ struct PTok {
 
 impl PTok {
     fn new(tok: Token) -> PTok {
-        PTok { tok, noexp: false, text: None }
+        PTok {
+            tok,
+            noexp: false,
+            text: None,
+        }
     }
 }
 
@@ -180,6 +242,10 @@ struct Macro {
     body: Vec<Token>,
     /// For each body token, the parameter it names.
     param_at: Vec<Option<usize>>,
+    /// Per parameter: uses as written (with `#` or `##`) and uses that need
+    /// the macro-expanded argument.
+    raw_uses: Vec<u32>,
+    exp_uses: Vec<u32>,
     /// The macro name in its `#define`.
     def_span: Span,
     /// How many active expansions of this macro are on the context stack.
@@ -198,6 +264,12 @@ impl Macro {
                 .enumerate()
                 .all(|(i, (a, b))| a.kind == b.kind && (i == 0 || a.space_before == b.space_before))
     }
+}
+
+/// What one element of a replacement list turns into.
+enum Operand {
+    One(PTok),
+    Many(Vec<PTok>),
 }
 
 /// Tokens still to be read from one macro expansion (stored reversed).
@@ -226,7 +298,11 @@ struct Reader {
 
 impl Reader {
     fn new(toks: Vec<Token>) -> Reader {
-        Reader { toks, pos: 0, peeked: None }
+        Reader {
+            toks,
+            pos: 0,
+            peeked: None,
+        }
     }
 }
 
@@ -234,7 +310,7 @@ struct Pp<'s, 'd> {
     sources: &'s SourceMap,
     diags: &'d mut Diagnostics,
     main: FileId,
-    macros: HashMap<Rc<str>, Rc<Macro>>,
+    macros: MacroMap,
     stack: Vec<Ctx>,
     /// Expanding a macro argument or `#if` line: the file is out of reach.
     isolated: bool,
@@ -247,6 +323,7 @@ struct Pp<'s, 'd> {
     nest_error: bool,
     if_depth_error: bool,
     counter: u64,
+    warnings: usize,
 }
 
 fn eof_token(span: Span) -> PTok {
@@ -254,12 +331,32 @@ fn eof_token(span: Span) -> PTok {
 }
 
 fn int_kind(value: u64) -> TokenKind {
-    TokenKind::Int { value, suffix: IntSuffix::default(), decimal: true }
+    TokenKind::Int {
+        value,
+        suffix: IntSuffix::default(),
+        decimal: true,
+    }
 }
 
 impl Pp<'_, '_> {
+    /// Record a diagnostic; warnings beyond a cap are dropped so that odd
+    /// input cannot flood the output (errors are capped by `Diagnostics`).
+    fn emit(&mut self, d: Diagnostic) {
+        if !d.is_error() {
+            if self.warnings >= MAX_WARNINGS {
+                return;
+            }
+            self.warnings += 1;
+        }
+        self.diags.push(d);
+    }
+
     fn run(&mut self, keep: bool) -> Vec<Token> {
-        let mut out = Vec::with_capacity(if keep { self.reader.toks.len() } else { 0 });
+        let mut out = Vec::with_capacity(if keep {
+            self.reader.toks.len() + self.reader.toks.len() / 4
+        } else {
+            0
+        });
         loop {
             let t = self.expand_next();
             if t.tok.kind == TokenKind::Eof {
@@ -285,7 +382,7 @@ impl Pp<'_, '_> {
     fn report_too_large(&mut self, span: Span) {
         if !self.too_large {
             self.too_large = true;
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(span, "macro expansion too large")
                     .code("E0113")
                     .label("expanding this produces too many tokens")
@@ -346,7 +443,10 @@ impl Pp<'_, '_> {
             let t = self.read_file_token();
             self.reader.peeked = Some(t);
         }
-        self.reader.peeked.as_ref().is_some_and(|t| t.tok.is_punct(Punct::LParen))
+        self.reader
+            .peeked
+            .as_ref()
+            .is_some_and(|t| t.tok.is_punct(Punct::LParen))
     }
 
     /// Next token of the file in an active region, running directives.
@@ -377,20 +477,26 @@ impl Pp<'_, '_> {
                 self.directive(&hash, &line);
                 continue;
             }
+            let pos = self.reader.pos;
             self.reader.pos += 1;
             if self.active {
-                return PTok::new(t.clone());
+                // The reader never looks back, so the token can be moved out.
+                let filler = Token::new(TokenKind::Punct(Punct::Semi), t.span);
+                return PTok::new(std::mem::replace(&mut self.reader.toks[pos], filler));
             }
         }
     }
 
     fn close_conds(&mut self) {
         for c in std::mem::take(&mut self.conds) {
-            self.diags.push(
-                Diagnostic::error(c.start, format!("unterminated `#{}`: add a matching `#endif`", c.name))
-                    .code("E0102")
-                    .label("this conditional is never closed")
-                    .help("add `#endif` where the conditional block should end"),
+            self.emit(
+                Diagnostic::error(
+                    c.start,
+                    format!("unterminated `#{}`: add a matching `#endif`", c.name),
+                )
+                .code("E0102")
+                .label("this conditional is never closed")
+                .help("add `#endif` where the conditional block should end"),
             );
         }
         self.active = true;
@@ -422,8 +528,8 @@ impl Pp<'_, '_> {
             match m.kind {
                 MacroKind::Builtin(b) => return self.builtin(b, &t),
                 MacroKind::Object => {
-                    let toks = self.substitute(&m, &t, t.tok.span, &[]);
-                    self.push_ctx(toks, m, t.tok.span);
+                    let toks = self.substitute(&m, &t, t.tok.span, Vec::new());
+                    self.push_ctx(toks, m);
                 }
                 MacroKind::Function { .. } => {
                     if !self.peek_is_lparen() {
@@ -439,8 +545,8 @@ impl Pp<'_, '_> {
                     if !self.check_arg_count(&m, &mut args, inv) {
                         continue;
                     }
-                    let toks = self.substitute(&m, &t, inv, &args);
-                    self.push_ctx(toks, m, inv);
+                    let toks = self.substitute(&m, &t, inv, args);
+                    self.push_ctx(toks, m);
                 }
             }
         }
@@ -466,13 +572,8 @@ impl Pp<'_, '_> {
         }
     }
 
-    fn push_ctx(&mut self, toks: Vec<PTok>, m: Rc<Macro>, span: Span) {
-        self.work = self.work.saturating_add(toks.len());
-        if self.work > MAX_EXPANSION_WORK {
-            self.report_too_large(span);
-            return;
-        }
-        if toks.is_empty() {
+    fn push_ctx(&mut self, toks: Vec<PTok>, m: Rc<Macro>) {
+        if self.too_large || toks.is_empty() {
             return;
         }
         let mut toks = toks;
@@ -485,7 +586,7 @@ impl Pp<'_, '_> {
         let span = t.tok.span;
         let (kind, text) = match b {
             Builtin::Line => {
-                let line = self.sources.file(span.file).line_col(span.lo).0 as u64;
+                let line = self.sources.file(span.file).line_of(span.lo) as u64;
                 (int_kind(line), line.to_string())
             }
             Builtin::Counter => {
@@ -502,7 +603,11 @@ impl Pp<'_, '_> {
         let mut tok = Token::new(kind, span);
         tok.space_before = t.tok.space_before;
         tok.line_start = t.tok.line_start;
-        PTok { tok, noexp: false, text: Some(Rc::from(text.as_str())) }
+        PTok {
+            tok,
+            noexp: false,
+            text: Some(Rc::from(text.as_str())),
+        }
     }
 
     /// Read the arguments of a call whose `(` was just consumed. Returns the
@@ -517,11 +622,14 @@ impl Pp<'_, '_> {
             let t = self.next_raw();
             match t.tok.kind {
                 TokenKind::Eof => {
-                    self.diags.push(
-                        Diagnostic::error(name.tok.span, format!("unterminated call to macro `{}`", m.name))
-                            .code("E0109")
-                            .label("the argument list of this call is never closed")
-                            .help("add the missing `)` to close the macro arguments"),
+                    self.emit(
+                        Diagnostic::error(
+                            name.tok.span,
+                            format!("unterminated call to macro `{}`", m.name),
+                        )
+                        .code("E0109")
+                        .label("the argument list of this call is never closed")
+                        .help("add the missing `)` to close the macro arguments"),
                     );
                     return None;
                 }
@@ -532,7 +640,9 @@ impl Pp<'_, '_> {
                     }
                     depth -= 1;
                 }
-                TokenKind::Punct(Punct::Comma) if depth == 0 && !(variadic && args.len() >= nparams) => {
+                TokenKind::Punct(Punct::Comma)
+                    if depth == 0 && !(variadic && args.len() >= nparams) =>
+                {
                     args.push(Vec::new());
                     continue;
                 }
@@ -563,7 +673,7 @@ impl Pp<'_, '_> {
             n.to_string()
         };
         let plural = if n == 1 && !variadic { "" } else { "s" };
-        self.diags.push(
+        self.emit(
             Diagnostic::error(inv, format!("macro `{}` takes {want} argument{plural}, but {} were given", m.name, args.len()))
                 .code("E0108")
                 .label("wrong number of macro arguments")
@@ -575,14 +685,34 @@ impl Pp<'_, '_> {
 
     /// Build the replacement of one invocation: parameters substituted,
     /// `#` and `##` applied. `inv` is the invocation's span.
-    fn substitute(&mut self, m: &Macro, name: &PTok, inv: Span, args: &[Vec<PTok>]) -> Vec<PTok> {
+    fn substitute(
+        &mut self,
+        m: &Macro,
+        name: &PTok,
+        inv: Span,
+        mut args: Vec<Vec<PTok>>,
+    ) -> Vec<PTok> {
         let is_fn = matches!(m.kind, MacroKind::Function { .. });
         let variadic = matches!(m.kind, MacroKind::Function { variadic: true });
         let body = &m.body;
         let mut out: Vec<PTok> = Vec::with_capacity(body.len());
-        let mut expanded: Vec<Option<Vec<PTok>>> = vec![None; args.len()];
+        let mut expanded: Vec<Option<Vec<PTok>>> = Vec::new();
+        expanded.resize_with(args.len(), || None);
+        // Remaining uses, so that the last use can move instead of copy.
+        let mut left: Vec<(u32, u32)> = (0..args.len())
+            .map(|p| {
+                (
+                    m.raw_uses.get(p).copied().unwrap_or(0),
+                    m.exp_uses.get(p).copied().unwrap_or(0),
+                )
+            })
+            .collect();
         let mut pending_paste: Option<Span> = None;
         let mut last_empty = false;
+        // `__VA_OPT__(...)`: with variable arguments, its contents are read
+        // in place and this is the index of its closing `)` to skip.
+        let mut va_opt_close: Option<usize> = None;
+        let va_empty = args.last().is_none_or(|a| a.is_empty());
         let mut i = 0;
         while i < body.len() {
             let bt = &body[i];
@@ -591,43 +721,100 @@ impl Pp<'_, '_> {
                 i += 1;
                 continue;
             }
-            let param_here = |k: usize| if is_fn { m.param_at.get(k).copied().flatten().filter(|&p| p < args.len()) } else { None };
-            let mut is_va = false;
-            let operand: Vec<PTok> = if is_fn && bt.is_punct(Punct::Hash) && param_here(i + 1).is_some() {
-                let p = param_here(i + 1).unwrap_or(0);
-                let def = bt.span.to(body[i + 1].span);
-                i += 2;
-                vec![self.stringify(&args[p], def, inv)]
-            } else if let Some(p) = param_here(i) {
-                is_va = variadic && p + 1 == m.params.len();
-                let next_is_paste = body.get(i + 1).is_some_and(|t| t.is_punct(Punct::HashHash));
+            if va_opt_close == Some(i) {
+                va_opt_close = None;
                 i += 1;
-                let mut v = if pending_paste.is_some() || next_is_paste {
-                    args[p].clone()
-                } else {
-                    if expanded[p].is_none() {
-                        expanded[p] = Some(self.expand_isolated(args[p].clone(), inv));
-                    }
-                    expanded[p].clone().unwrap_or_default()
-                };
-                if let Some(f) = v.first_mut() {
-                    f.tok.space_before = bt.space_before;
-                }
-                v
+                continue;
+            }
+            let va_opt = if variadic && va_opt_close.is_none() && bt.is_ident("__VA_OPT__") {
+                va_opt_end(body, i)
             } else {
-                i += 1;
-                let mut tok = bt.clone();
-                tok.span = inv;
-                tok.macro_def = Some(bt.span);
-                tok.line_start = false;
-                vec![PTok::new(tok)]
+                None
             };
-            if self.work.saturating_add(out.len()).saturating_add(operand.len()) > MAX_EXPANSION_WORK {
+            if let (Some(close), false) = (va_opt, va_empty) {
+                va_opt_close = Some(close);
+                i += 2;
+                continue;
+            }
+            let param_here = |k: usize| {
+                if is_fn {
+                    m.param_at
+                        .get(k)
+                        .copied()
+                        .flatten()
+                        .filter(|&p| p < args.len())
+                } else {
+                    None
+                }
+            };
+            let mut is_va = false;
+            let operand: Operand =
+                if is_fn && bt.is_punct(Punct::Hash) && param_here(i + 1).is_some() {
+                    let p = param_here(i + 1).unwrap_or(0);
+                    let def = bt.span.to(body[i + 1].span);
+                    i += 2;
+                    left[p].0 = left[p].0.saturating_sub(1);
+                    Operand::One(self.stringify(&args[p], def, inv))
+                } else if let Some(p) = param_here(i) {
+                    is_va = variadic && p + 1 == m.params.len();
+                    let next_is_paste =
+                        body.get(i + 1).is_some_and(|t| t.is_punct(Punct::HashHash));
+                    i += 1;
+                    let mut v = if pending_paste.is_some() || next_is_paste {
+                        left[p].0 = left[p].0.saturating_sub(1);
+                        if left[p].0 == 0 && (left[p].1 == 0 || expanded[p].is_some()) {
+                            std::mem::take(&mut args[p])
+                        } else {
+                            args[p].clone()
+                        }
+                    } else {
+                        if expanded[p].is_none() {
+                            let input = if left[p].0 == 0 {
+                                std::mem::take(&mut args[p])
+                            } else {
+                                args[p].clone()
+                            };
+                            expanded[p] = Some(self.expand_isolated(input, inv));
+                        }
+                        left[p].1 = left[p].1.saturating_sub(1);
+                        if left[p].1 == 0 {
+                            expanded[p].take().unwrap_or_default()
+                        } else {
+                            expanded[p].clone().unwrap_or_default()
+                        }
+                    };
+                    if let Some(f) = v.first_mut() {
+                        f.tok.space_before = bt.space_before;
+                    }
+                    Operand::Many(v)
+                } else if let Some(close) = va_opt {
+                    // No variable arguments: `__VA_OPT__(...)` is a placemarker.
+                    i = close + 1;
+                    Operand::Many(Vec::new())
+                } else {
+                    i += 1;
+                    let mut tok = bt.clone();
+                    tok.span = inv;
+                    tok.macro_def = Some(bt.span);
+                    tok.line_start = false;
+                    Operand::One(PTok::new(tok))
+                };
+            let n = match &operand {
+                Operand::One(_) => 1,
+                Operand::Many(v) => v.len(),
+            };
+            self.work = self.work.saturating_add(n);
+            if self.work > MAX_EXPANSION_WORK {
                 self.report_too_large(inv);
-                return out;
+                return Vec::new();
             }
             if let Some(hash_span) = pending_paste.take() {
-                let lhs_is_comma = !last_empty && out.last().is_some_and(|t| t.tok.is_punct(Punct::Comma));
+                let operand = match operand {
+                    Operand::One(t) => vec![t],
+                    Operand::Many(v) => v,
+                };
+                let lhs_is_comma =
+                    !last_empty && out.last().is_some_and(|t| t.tok.is_punct(Punct::Comma));
                 if is_va && lhs_is_comma {
                     // GNU `, ## __VA_ARGS__`: drop the comma when there are
                     // no variable arguments, otherwise keep both.
@@ -640,9 +827,10 @@ impl Pp<'_, '_> {
                     continue;
                 }
                 if operand.is_empty() {
-                    // `x ## <empty>` is `x`.
+                    // `x ## <empty>` is `x`; two empty sides stay empty.
                 } else if last_empty {
                     out.extend(operand);
+                    last_empty = false;
                 } else {
                     let mut rest = operand.into_iter();
                     let lhs = out.pop();
@@ -654,11 +842,18 @@ impl Pp<'_, '_> {
                     last_empty = false;
                     continue;
                 }
-                last_empty = last_empty && out.is_empty();
                 continue;
             }
-            last_empty = operand.is_empty();
-            out.extend(operand);
+            match operand {
+                Operand::One(t) => {
+                    last_empty = false;
+                    out.push(t);
+                }
+                Operand::Many(v) => {
+                    last_empty = v.is_empty();
+                    out.extend(v);
+                }
+            }
         }
         if let Some(f) = out.first_mut() {
             f.tok.space_before = name.tok.space_before;
@@ -673,13 +868,24 @@ impl Pp<'_, '_> {
         if toks.is_empty() || self.too_large {
             return toks;
         }
+        // Fast path: nothing in the list can expand, so expansion is the identity.
+        if !toks.iter().any(|t| {
+            !t.noexp
+                && t.tok
+                    .ident()
+                    .is_some_and(|n| n == "_Pragma" || self.macros.contains_key(n))
+        }) {
+            return toks;
+        }
         if self.arg_depth >= MAX_ARG_NESTING {
             if !self.nest_error {
                 self.nest_error = true;
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(span, "macro calls nested too deeply inside macro arguments")
                         .code("E0113")
-                        .label(format!("more than {MAX_ARG_NESTING} levels of nested macro arguments"))
+                        .label(format!(
+                            "more than {MAX_ARG_NESTING} levels of nested macro arguments"
+                        ))
                         .help("split the expression into several simpler ones"),
                 );
             }
@@ -695,7 +901,10 @@ impl Pp<'_, '_> {
         self.arg_depth += 1;
         let mut rev = toks;
         rev.reverse();
-        self.stack.push(Ctx { toks: rev, mac: None });
+        self.stack.push(Ctx {
+            toks: rev,
+            mac: None,
+        });
         let mut out = Vec::new();
         loop {
             let t = self.expand_next();
@@ -757,10 +966,12 @@ impl Pp<'_, '_> {
                 lit.push_str(&s);
             }
             if lit.len() > MAX_SYNTH_LEN {
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(inv, "stringified macro argument is too long")
                         .code("E0113")
-                        .label(format!("`#` would make a string of more than {MAX_SYNTH_LEN} bytes")),
+                        .label(format!(
+                            "`#` would make a string of more than {MAX_SYNTH_LEN} bytes"
+                        )),
                 );
                 value.clear();
                 lit = String::from("\"");
@@ -771,7 +982,11 @@ impl Pp<'_, '_> {
         self.work = self.work.saturating_add(lit.len() / 16);
         let mut tok = Token::new(TokenKind::Str(Rc::from(value.as_str())), inv);
         tok.macro_def = Some(def);
-        PTok { tok, noexp: false, text: Some(Rc::from(lit.as_str())) }
+        PTok {
+            tok,
+            noexp: false,
+            text: Some(Rc::from(lit.as_str())),
+        }
     }
 
     /// `lhs ## rhs`: one token re-lexed from the joined spellings, or both
@@ -781,10 +996,12 @@ impl Pp<'_, '_> {
         let b = self.spell(&rhs);
         let text = format!("{a}{b}");
         if text.len() > MAX_SYNTH_LEN {
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(inv, "token made by `##` is too long")
                     .code("E0113")
-                    .label(format!("`##` would make a token of more than {MAX_SYNTH_LEN} bytes")),
+                    .label(format!(
+                        "`##` would make a token of more than {MAX_SYNTH_LEN} bytes"
+                    )),
             );
             return vec![lhs];
         }
@@ -793,11 +1010,20 @@ impl Pp<'_, '_> {
         let toks = lex::lex(self.main, &text, &mut d);
         if toks.len() == 2 && !d.has_errors() && toks[1].kind == TokenKind::Eof {
             let mut tok = Token::new(toks[0].kind.clone(), inv);
-            tok.macro_def = Some(lhs.tok.macro_def.unwrap_or(hash_span).to(rhs.tok.macro_def.unwrap_or(hash_span)));
+            tok.macro_def = Some(
+                lhs.tok
+                    .macro_def
+                    .unwrap_or(hash_span)
+                    .to(rhs.tok.macro_def.unwrap_or(hash_span)),
+            );
             tok.space_before = lhs.tok.space_before;
-            return vec![PTok { tok, noexp: false, text: Some(Rc::from(text.as_str())) }];
+            return vec![PTok {
+                tok,
+                noexp: false,
+                text: Some(Rc::from(text.as_str())),
+            }];
         }
-        self.diags.push(
+        self.emit(
             Diagnostic::error(inv, format!("pasting `{a}` and `{b}` does not give a valid token"))
                 .code("E0110")
                 .label(format!("`##` makes `{text}` here"))
@@ -820,7 +1046,7 @@ impl Pp<'_, '_> {
             TokenKind::Int { .. } => return,
             _ => {
                 if self.active {
-                    self.diags.push(
+                    self.emit(
                         Diagnostic::error(dspan, format!("expected a directive name after `#`, found `{}`", first.kind))
                             .code("E0101")
                             .label("not a preprocessor directive")
@@ -849,7 +1075,7 @@ impl Pp<'_, '_> {
                     Some((_, n)) => {
                         self.macros.remove(n);
                     }
-                    None => self.diags.push(
+                    None => self.emit(
                         Diagnostic::error(dspan, "`#undef` needs a macro name")
                             .code("E0106")
                             .help("write `#undef NAME`"),
@@ -863,25 +1089,38 @@ impl Pp<'_, '_> {
             "error" | "warning" => {
                 let text = self.line_text(rest);
                 let d = if &*name == "error" {
-                    let msg = if text.is_empty() { "#error".to_string() } else { text };
-                    Diagnostic::error(dspan, msg).code("E0104").label("`#error` directive")
+                    let msg = if text.is_empty() {
+                        "#error".to_string()
+                    } else {
+                        text
+                    };
+                    Diagnostic::error(dspan, msg)
+                        .code("E0104")
+                        .label("`#error` directive")
                 } else {
-                    let msg = if text.is_empty() { "#warning".to_string() } else { text };
-                    Diagnostic::warning(dspan, msg).code("W0101").label("`#warning` directive")
+                    let msg = if text.is_empty() {
+                        "#warning".to_string()
+                    } else {
+                        text
+                    };
+                    Diagnostic::warning(dspan, msg)
+                        .code("W0101")
+                        .label("`#warning` directive")
                 };
-                self.diags.push(d);
+                self.emit(d);
             }
             "pragma" | "line" | "ident" | "sccs" => {}
             other => {
-                let mut d = Diagnostic::error(dspan, format!("unknown preprocessor directive `#{other}`"))
-                    .code("E0101")
-                    .label("not a directive");
+                let mut d =
+                    Diagnostic::error(dspan, format!("unknown preprocessor directive `#{other}`"))
+                        .code("E0101")
+                        .label("not a directive");
                 if let Some(s) = suggest(other, DIRECTIVES.iter().copied()) {
                     d = d.help(format!("did you mean `#{s}`?"));
                 } else {
                     d = d.help("known directives: #define, #undef, #if, #ifdef, #ifndef, #elif, #else, #endif, #include, #error, #warning, #pragma");
                 }
-                self.diags.push(d);
+                self.emit(d);
             }
         }
     }
@@ -889,18 +1128,23 @@ impl Pp<'_, '_> {
     /// The user's text of a directive's operands.
     fn line_text(&self, rest: &[Token]) -> String {
         match (rest.first(), rest.last()) {
-            (Some(a), Some(b)) if a.span.file == b.span.file => self.sources.snippet(a.span.to(b.span)).trim().to_string(),
+            (Some(a), Some(b)) if a.span.file == b.span.file => {
+                self.sources.snippet(a.span.to(b.span)).trim().to_string()
+            }
             _ => String::new(),
         }
     }
 
     fn extra_tokens(&mut self, name: &str, rest: &[Token]) {
         if let (Some(a), Some(b)) = (rest.first(), rest.last()) {
-            self.diags.push(
-                Diagnostic::warning(a.span.to(b.span), format!("extra tokens at end of `#{name}` directive"))
-                    .code("W0103")
-                    .label("ignored")
-                    .help("remove them, or turn them into a `//` comment"),
+            self.emit(
+                Diagnostic::warning(
+                    a.span.to(b.span),
+                    format!("extra tokens at end of `#{name}` directive"),
+                )
+                .code("W0103")
+                .label("ignored")
+                .help("remove them, or turn them into a `//` comment"),
             );
         }
     }
@@ -912,7 +1156,7 @@ impl Pp<'_, '_> {
     fn open_cond(&mut self, name: &Rc<str>, dspan: Span, rest: &[Token]) {
         if self.conds.len() >= MAX_IF_DEPTH && !self.if_depth_error {
             self.if_depth_error = true;
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(dspan, "`#if` nested too deeply")
                     .code("E0114")
                     .label(format!("more than {MAX_IF_DEPTH} nested conditionals"))
@@ -921,7 +1165,13 @@ impl Pp<'_, '_> {
         }
         let parent_active = self.active;
         let value = parent_active && self.cond_value(name, dspan, rest);
-        self.conds.push(Cond { start: dspan, name: name.clone(), parent_active, taken: value || !parent_active, seen_else: false });
+        self.conds.push(Cond {
+            start: dspan,
+            name: name.clone(),
+            parent_active,
+            taken: value || !parent_active,
+            seen_else: false,
+        });
         self.active = value;
     }
 
@@ -932,7 +1182,7 @@ impl Pp<'_, '_> {
             _ => {
                 let negate = name.ends_with("ndef");
                 let Some(id) = rest.first().and_then(|t| t.ident()) else {
-                    self.diags.push(
+                    self.emit(
                         Diagnostic::error(dspan, format!("`#{name}` needs a macro name"))
                             .code("E0111")
                             .label("no macro name here")
@@ -950,11 +1200,13 @@ impl Pp<'_, '_> {
     }
 
     fn no_if(&mut self, dspan: Span, name: &str) {
-        self.diags.push(
+        self.emit(
             Diagnostic::error(dspan, format!("`#{name}` without `#if`"))
                 .code("E0103")
                 .label("no open `#if` to match")
-                .help(format!("remove this `#{name}` or add the `#if` it belongs to")),
+                .help(format!(
+                    "remove this `#{name}` or add the `#if` it belongs to"
+                )),
         );
     }
 
@@ -964,7 +1216,7 @@ impl Pp<'_, '_> {
             return;
         };
         if c.seen_else {
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(dspan, format!("`#{name}` after `#else`"))
                     .code("E0103")
                     .label("comes after the `#else` of this conditional")
@@ -987,7 +1239,7 @@ impl Pp<'_, '_> {
             return;
         };
         if c.seen_else {
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(dspan, "second `#else` in one conditional")
                     .code("E0103")
                     .label("this conditional already had an `#else`")
@@ -1009,36 +1261,62 @@ impl Pp<'_, '_> {
     }
 
     fn define(&mut self, dspan: Span, rest: &[Token]) {
-        let err = |span: Span, msg: &str, help: &str| Diagnostic::error(span, msg.to_string()).code("E0106").help(help.to_string());
+        let err = |span: Span, msg: &str, help: &str| {
+            Diagnostic::error(span, msg.to_string())
+                .code("E0106")
+                .help(help.to_string())
+        };
         let Some(nt) = rest.first() else {
-            self.diags.push(err(dspan, "`#define` needs a macro name", "write `#define NAME value`"));
+            self.emit(err(
+                dspan,
+                "`#define` needs a macro name",
+                "write `#define NAME value`",
+            ));
             return;
         };
         let Some(name) = nt.ident() else {
-            self.diags.push(
-                err(nt.span, "macro name must be an identifier", "write `#define NAME value`").label("not an identifier"),
+            self.emit(
+                err(
+                    nt.span,
+                    "macro name must be an identifier",
+                    "write `#define NAME value`",
+                )
+                .label("not an identifier"),
             );
             return;
         };
         if name == "defined" || HAS_MACROS.contains(&name) {
-            self.diags.push(
-                err(nt.span, &format!("`{name}` cannot be defined as a macro"), "choose another name").label("reserved"),
+            self.emit(
+                err(
+                    nt.span,
+                    &format!("`{name}` cannot be defined as a macro"),
+                    "choose another name",
+                )
+                .label("reserved"),
             );
             return;
         }
         let mut kind = MacroKind::Object;
         let mut params: Vec<Rc<str>> = Vec::new();
         let mut i = 1;
-        if rest.get(1).is_some_and(|t| t.is_punct(Punct::LParen) && !t.space_before) {
+        if rest
+            .get(1)
+            .is_some_and(|t| t.is_punct(Punct::LParen) && !t.space_before)
+        {
             i = 2;
             let mut variadic = false;
             let bad = |span: Span| {
-                err(span, "malformed macro parameter list", "write parameters as `NAME(a, b)` or `NAME(a, ...)`")
-                    .label("expected a parameter name, `...` or `)`")
+                err(
+                    span,
+                    "malformed macro parameter list",
+                    "write parameters as `NAME(a, b)` or `NAME(a, ...)`",
+                )
+                .label("expected a parameter name, `...` or `)`")
             };
             loop {
                 let Some(t) = rest.get(i) else {
-                    self.diags.push(bad(rest[i - 1].span.after()).label("missing `)`"));
+                    self.diags
+                        .push(bad(rest[i - 1].span.after()).label("missing `)`"));
                     return;
                 };
                 i += 1;
@@ -1050,9 +1328,13 @@ impl Pp<'_, '_> {
                     variadic = true;
                 } else if let Some(p) = t.ident() {
                     if p == "__VA_ARGS__" || params.iter().any(|q| &**q == p) {
-                        self.diags.push(
-                            err(t.span, &format!("invalid or duplicate macro parameter `{p}`"), "give each parameter a distinct name")
-                                .label("here"),
+                        self.emit(
+                            err(
+                                t.span,
+                                &format!("invalid or duplicate macro parameter `{p}`"),
+                                "give each parameter a distinct name",
+                            )
+                            .label("here"),
                         );
                         return;
                     }
@@ -1062,7 +1344,7 @@ impl Pp<'_, '_> {
                         i += 1;
                     }
                 } else {
-                    self.diags.push(bad(t.span));
+                    self.emit(bad(t.span));
                     return;
                 }
                 match rest.get(i) {
@@ -1072,11 +1354,12 @@ impl Pp<'_, '_> {
                     }
                     Some(t) if t.is_punct(Punct::Comma) && !variadic => i += 1,
                     Some(t) => {
-                        self.diags.push(bad(t.span));
+                        self.emit(bad(t.span));
                         return;
                     }
                     None => {
-                        self.diags.push(bad(rest[i - 1].span.after()).label("missing `)`"));
+                        self.diags
+                            .push(bad(rest[i - 1].span.after()).label("missing `)`"));
                         return;
                     }
                 }
@@ -1084,12 +1367,17 @@ impl Pp<'_, '_> {
             kind = MacroKind::Function { variadic };
         }
         let body: Vec<Token> = rest[i..].to_vec();
-        let param_at: Vec<Option<usize>> =
-            body.iter().map(|t| t.ident().and_then(|n| params.iter().position(|p| &**p == n))).collect();
+        let param_at: Vec<Option<usize>> = body
+            .iter()
+            .map(|t| {
+                t.ident()
+                    .and_then(|n| params.iter().position(|p| &**p == n))
+            })
+            .collect();
         // `##` cannot start or end the body; `#` must precede a parameter.
         for (k, t) in body.iter().enumerate() {
             if t.is_punct(Punct::HashHash) && (k == 0 || k + 1 == body.len()) {
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(t.span, "`##` cannot appear at either end of a macro body")
                         .code("E0107")
                         .label("nothing to paste on this side")
@@ -1101,7 +1389,7 @@ impl Pp<'_, '_> {
                 && t.is_punct(Punct::Hash)
                 && param_at.get(k + 1).copied().flatten().is_none()
             {
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(t.span, "`#` must be followed by a macro parameter name")
                         .code("E0107")
                         .label("`#` turns a parameter into a string")
@@ -1110,16 +1398,42 @@ impl Pp<'_, '_> {
                 return;
             }
         }
+        let mut raw_uses = vec![0u32; params.len()];
+        let mut exp_uses = vec![0u32; params.len()];
+        for (k, p) in param_at.iter().enumerate() {
+            let Some(p) = *p else { continue };
+            let before = k.checked_sub(1).and_then(|j| body.get(j));
+            let raw = before
+                .is_some_and(|t| t.is_punct(Punct::Hash) || t.is_punct(Punct::HashHash))
+                || body.get(k + 1).is_some_and(|t| t.is_punct(Punct::HashHash));
+            if raw {
+                raw_uses[p] += 1;
+            } else {
+                exp_uses[p] += 1;
+            }
+        }
         let name: Rc<str> = Rc::from(name);
-        let m = Macro { name: name.clone(), kind, params, body, param_at, def_span: nt.span, disabled: Cell::new(0) };
+        let m = Macro {
+            name: name.clone(),
+            kind,
+            params,
+            body,
+            param_at,
+            raw_uses,
+            exp_uses,
+            def_span: nt.span,
+            disabled: Cell::new(0),
+        };
         if let Some(old) = self.macros.get(&name) {
             if !old.same_definition(&m) {
-                self.diags.push(
+                self.emit(
                     Diagnostic::warning(nt.span, format!("macro `{name}` redefined"))
                         .code("W0102")
                         .label("new definition")
                         .with_secondary(old.def_span, "previous definition")
-                        .help(format!("add `#undef {name}` before redefining it if this is intended")),
+                        .help(format!(
+                            "add `#undef {name}` before redefining it if this is intended"
+                        )),
                 );
             }
         }
@@ -1139,7 +1453,7 @@ impl Pp<'_, '_> {
                     h.push_str(&self.spell(&PTok::new(t.clone())));
                 }
                 if !closed {
-                    self.diags.push(
+                    self.emit(
                         Diagnostic::error(dspan, format!("missing `>` in `#{name}`"))
                             .code("E0105")
                             .help("write `#include <metal_stdlib>`"),
@@ -1153,7 +1467,7 @@ impl Pp<'_, '_> {
             }
             Some(TokenKind::Str(s)) => format!("\"{s}\""),
             _ => {
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(dspan, format!("`#{name}` needs a header name"))
                         .code("E0105")
                         .help("write `#include <metal_stdlib>`"),
@@ -1166,7 +1480,7 @@ impl Pp<'_, '_> {
             _ => dspan,
         };
         let bare = header.trim_matches(['<', '>', '"']);
-        self.diags.push(
+        self.emit(
             Diagnostic::error(span, format!("cannot include {header}: only Metal's built-in headers are available"))
                 .code("E0105")
                 .label("no such header here")
@@ -1179,7 +1493,7 @@ impl Pp<'_, '_> {
 
     fn eval_if(&mut self, dspan: Span, rest: &[Token]) -> bool {
         if rest.is_empty() {
-            self.diags.push(
+            self.emit(
                 Diagnostic::error(dspan, "`#if` needs a condition")
                     .code("E0111")
                     .label("no expression after this")
@@ -1188,18 +1502,28 @@ impl Pp<'_, '_> {
             return false;
         }
         let toks: Vec<PTok> = rest.iter().cloned().map(PTok::new).collect();
-        let Some(toks) = self.replace_defined(toks, dspan) else {
+        let Some(toks) = self.replace_defined(toks) else {
             return false;
         };
         let toks = self.expand_isolated(toks, dspan);
-        let Some(toks) = self.replace_defined(toks, dspan) else {
+        let Some(toks) = self.replace_defined(toks) else {
             return false;
         };
         let end = rest.last().map(|t| t.span.after()).unwrap_or(dspan);
-        let mut ev = Eval { toks: &toks, pos: 0, depth: 0, err: None, end };
+        let mut ev = Eval {
+            toks: &toks,
+            pos: 0,
+            depth: 0,
+            err: None,
+            end,
+        };
         let result = ev.cond(true).and_then(|v| {
             if let Some(t) = ev.toks.get(ev.pos) {
-                ev.fail(t.tok.span, format!("unexpected `{}` in `#if` expression", t.tok.kind), "remove it or add the missing operator");
+                ev.fail(
+                    t.tok.span,
+                    format!("unexpected `{}` in `#if` expression", t.tok.kind),
+                    "remove it or add the missing operator",
+                );
                 Err(())
             } else {
                 Ok(v)
@@ -1209,7 +1533,7 @@ impl Pp<'_, '_> {
             Ok(v) => v != 0,
             Err(()) => {
                 if let Some(d) = ev.err.take() {
-                    self.diags.push(d);
+                    self.emit(d);
                 }
                 false
             }
@@ -1217,7 +1541,7 @@ impl Pp<'_, '_> {
     }
 
     /// Replace `defined X`, `defined(X)` and `__has_*(...)` by 0 or 1.
-    fn replace_defined(&mut self, toks: Vec<PTok>, dspan: Span) -> Option<Vec<PTok>> {
+    fn replace_defined(&mut self, toks: Vec<PTok>) -> Option<Vec<PTok>> {
         let mut out = Vec::with_capacity(toks.len());
         let mut i = 0;
         while i < toks.len() {
@@ -1230,9 +1554,16 @@ impl Pp<'_, '_> {
             let start = t.tok.span;
             let value;
             if id == "defined" {
-                let (name_tok, next) = if toks.get(i + 1).is_some_and(|u| u.tok.is_punct(Punct::LParen)) {
+                let (name_tok, next) = if toks
+                    .get(i + 1)
+                    .is_some_and(|u| u.tok.is_punct(Punct::LParen))
+                {
                     match (toks.get(i + 2), toks.get(i + 3)) {
-                        (Some(n), Some(r)) if n.tok.ident().is_some() && r.tok.is_punct(Punct::RParen) => (Some(n), i + 4),
+                        (Some(n), Some(r))
+                            if n.tok.ident().is_some() && r.tok.is_punct(Punct::RParen) =>
+                        {
+                            (Some(n), i + 4)
+                        }
                         _ => (None, i),
                     }
                 } else {
@@ -1242,7 +1573,7 @@ impl Pp<'_, '_> {
                     }
                 };
                 let Some(n) = name_tok.and_then(|n| n.tok.ident()) else {
-                    self.diags.push(
+                    self.emit(
                         Diagnostic::error(start, "`defined` needs a macro name")
                             .code("E0111")
                             .label("no macro name after this")
@@ -1253,11 +1584,17 @@ impl Pp<'_, '_> {
                 value = self.is_defined(n);
                 i = next;
             } else if HAS_MACROS.contains(&id) {
-                if !toks.get(i + 1).is_some_and(|u| u.tok.is_punct(Punct::LParen)) {
-                    self.diags.push(
-                        Diagnostic::error(start, format!("`{id}` needs an argument in parentheses"))
-                            .code("E0111")
-                            .help(format!("write `{id}(...)`")),
+                if !toks
+                    .get(i + 1)
+                    .is_some_and(|u| u.tok.is_punct(Punct::LParen))
+                {
+                    self.emit(
+                        Diagnostic::error(
+                            start,
+                            format!("`{id}` needs an argument in parentheses"),
+                        )
+                        .code("E0111")
+                        .help(format!("write `{id}(...)`")),
                     );
                     return None;
                 }
@@ -1266,7 +1603,7 @@ impl Pp<'_, '_> {
                 let mut inner = String::new();
                 loop {
                     let Some(u) = toks.get(j) else {
-                        self.diags.push(
+                        self.emit(
                             Diagnostic::error(start, format!("missing `)` after `{id}(`"))
                                 .code("E0111")
                                 .help("close the parentheses"),
@@ -1290,7 +1627,8 @@ impl Pp<'_, '_> {
                         _ => inner.push_str(&self.spell(u)),
                     }
                 }
-                value = id.starts_with("__has_include") && is_builtin_header(inner.trim_matches(['<', '>']));
+                value = id.starts_with("__has_include")
+                    && is_builtin_header(inner.trim_matches(['<', '>']));
                 i = j;
             } else {
                 out.push(t.clone());
@@ -1301,9 +1639,27 @@ impl Pp<'_, '_> {
             tok.space_before = true;
             out.push(PTok::new(tok));
         }
-        let _ = dspan;
         Some(out)
     }
+}
+
+/// Index of the `)` closing `__VA_OPT__(` whose name is at `body[i]`.
+fn va_opt_end(body: &[Token], i: usize) -> Option<usize> {
+    if !body.get(i + 1)?.is_punct(Punct::LParen) {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (k, t) in body.iter().enumerate().skip(i + 1) {
+        if t.is_punct(Punct::LParen) {
+            depth += 1;
+        } else if t.is_punct(Punct::RParen) {
+            depth -= 1;
+            if depth == 0 {
+                return Some(k);
+            }
+        }
+    }
+    None
 }
 
 /// A C string literal spelling of `s`.
@@ -1336,7 +1692,11 @@ struct Eval<'a> {
 impl Eval<'_> {
     fn fail(&mut self, span: Span, msg: String, help: &str) {
         if self.err.is_none() {
-            self.err = Some(Diagnostic::error(span, msg).code("E0111").help(help.to_string()));
+            self.err = Some(
+                Diagnostic::error(span, msg)
+                    .code("E0111")
+                    .help(help.to_string()),
+            );
         }
     }
 
@@ -1357,7 +1717,11 @@ impl Eval<'_> {
         self.depth += 1;
         if self.depth > MAX_EXPR_DEPTH {
             let span = self.peek().map(|t| t.span).unwrap_or(self.end);
-            self.fail(span, "`#if` expression nested too deeply".into(), "simplify the expression");
+            self.fail(
+                span,
+                "`#if` expression nested too deeply".into(),
+                "simplify the expression",
+            );
             return Err(());
         }
         Ok(())
@@ -1370,7 +1734,11 @@ impl Eval<'_> {
             let a = self.cond(live && c != 0)?;
             if !self.eat(Punct::Colon) {
                 let span = self.peek().map(|t| t.span).unwrap_or(self.end);
-                self.fail(span, "expected `:` in `?:` of `#if` expression".into(), "write `cond ? a : b`");
+                self.fail(
+                    span,
+                    "expected `:` in `?:` of `#if` expression".into(),
+                    "write `cond ? a : b`",
+                );
                 return Err(());
             }
             let b = self.cond(live && c == 0)?;
@@ -1439,22 +1807,11 @@ impl Eval<'_> {
             Gt => (a > b) as i64,
             Le => (a <= b) as i64,
             Ge => (a >= b) as i64,
-            Shl => {
-                if (0..64).contains(&b) {
-                    a.wrapping_shl(b as u32)
-                } else {
-                    0
-                }
-            }
-            Shr => {
-                if (0..64).contains(&b) {
-                    a.wrapping_shr(b as u32)
-                } else if a < 0 {
-                    -1
-                } else {
-                    0
-                }
-            }
+            Shl if (0..64).contains(&b) => a.wrapping_shl(b as u32),
+            Shl => 0,
+            Shr if (0..64).contains(&b) => a.wrapping_shr(b as u32),
+            Shr if a < 0 => -1,
+            Shr => 0,
             Plus => a.wrapping_add(b),
             Minus => a.wrapping_sub(b),
             Star => a.wrapping_mul(b),
@@ -1485,7 +1842,11 @@ impl Eval<'_> {
 
     fn unary(&mut self, live: bool) -> Result<i64, ()> {
         let Some(t) = self.peek() else {
-            self.fail(self.end, "expected a value at the end of the `#if` expression".into(), "complete the expression");
+            self.fail(
+                self.end,
+                "expected a value at the end of the `#if` expression".into(),
+                "complete the expression",
+            );
             return Err(());
         };
         let op = match t.kind {
@@ -1506,7 +1867,11 @@ impl Eval<'_> {
 
     fn primary(&mut self, live: bool) -> Result<i64, ()> {
         let Some(t) = self.peek().cloned() else {
-            self.fail(self.end, "expected a value at the end of the `#if` expression".into(), "complete the expression");
+            self.fail(
+                self.end,
+                "expected a value at the end of the `#if` expression".into(),
+                "complete the expression",
+            );
             return Err(());
         };
         self.pos += 1;
@@ -1531,7 +1896,11 @@ impl Eval<'_> {
                 let v = self.cond(live)?;
                 if !self.eat(Punct::RParen) {
                     let span = self.peek().map(|t| t.span).unwrap_or(self.end);
-                    self.fail(span, "expected `)` in `#if` expression".into(), "close the parenthesis");
+                    self.fail(
+                        span,
+                        "expected `)` in `#if` expression".into(),
+                        "close the parenthesis",
+                    );
                     return Err(());
                 }
                 Ok(v)
@@ -1573,24 +1942,39 @@ mod tests {
         let (toks, d, _, _) = run(src);
         assert_eq!(toks.last().map(|t| &t.kind), Some(&TokenKind::Eof));
         assert_eq!(toks.iter().filter(|t| t.kind == TokenKind::Eof).count(), 1);
-        let s: Vec<String> = toks.iter().filter(|t| t.kind != TokenKind::Eof).map(|t| t.kind.to_string()).collect();
+        let s: Vec<String> = toks
+            .iter()
+            .filter(|t| t.kind != TokenKind::Eof)
+            .map(|t| t.kind.to_string())
+            .collect();
         (s.join(" "), d)
     }
 
     fn ok(src: &str) -> String {
         let (s, d) = pp(src);
-        assert!(!d.has_errors(), "unexpected errors for {src:?}: {:#?}", d.items);
+        assert!(
+            !d.has_errors(),
+            "unexpected errors for {src:?}: {:#?}",
+            d.items
+        );
         s
     }
 
     fn errors(d: &Diagnostics) -> Vec<String> {
-        d.items.iter().filter(|x| x.severity == Severity::Error).map(|x| x.message.clone()).collect()
+        d.items
+            .iter()
+            .filter(|x| x.severity == Severity::Error)
+            .map(|x| x.message.clone())
+            .collect()
     }
 
     #[test]
     fn object_and_function_macros() {
         assert_eq!(ok("#define N 4\nint a[N];"), "int a [ 4 ] ;");
-        assert_eq!(ok("#define ADD(a, b) ((a) + (b))\nADD(1, 2)"), "( ( 1 ) + ( 2 ) )");
+        assert_eq!(
+            ok("#define ADD(a, b) ((a) + (b))\nADD(1, 2)"),
+            "( ( 1 ) + ( 2 ) )"
+        );
         assert_eq!(ok("#define F(x) x\nF"), "F");
         assert_eq!(ok("#define F(x) [x]\nF (1)"), "[ 1 ]");
         assert_eq!(ok("#define E()\nE() E"), "E");
@@ -1599,7 +1983,10 @@ mod tests {
 
     #[test]
     fn function_macro_args() {
-        assert_eq!(ok("#define F(a, b) a|b\nF((1, 2), [3])"), "( 1 , 2 ) | [ 3 ]");
+        assert_eq!(
+            ok("#define F(a, b) a|b\nF((1, 2), [3])"),
+            "( 1 , 2 ) | [ 3 ]"
+        );
         let (_, d) = pp("#define F(a, b) a|b\nF((1, 2), [3, 4])");
         assert!(errors(&d)[0].contains("takes 2 arguments, but 3 were given"));
         assert_eq!(ok("#define F(a) <a>\nF(\n1\n+\n2\n)"), "< 1 + 2 >");
@@ -1610,8 +1997,14 @@ mod tests {
 
     #[test]
     fn nested_macros() {
-        assert_eq!(ok("#define A B + 1\n#define B C * 2\n#define C 3\nA"), "3 * 2 + 1");
-        assert_eq!(ok("#define SQ(x) ((x)*(x))\n#define TWO 2\nSQ(SQ(TWO))"), "( ( ( ( 2 ) * ( 2 ) ) ) * ( ( ( 2 ) * ( 2 ) ) ) )");
+        assert_eq!(
+            ok("#define A B + 1\n#define B C * 2\n#define C 3\nA"),
+            "3 * 2 + 1"
+        );
+        assert_eq!(
+            ok("#define SQ(x) ((x)*(x))\n#define TWO 2\nSQ(SQ(TWO))"),
+            "( ( ( ( 2 ) * ( 2 ) ) ) * ( ( ( 2 ) * ( 2 ) ) ) )"
+        );
         // A function-like macro name produced by expansion, called with a
         // `(` from the file.
         assert_eq!(ok("#define F(x) <x>\n#define G F\nG(1)"), "< 1 >");
@@ -1627,15 +2020,32 @@ mod tests {
         assert_eq!(ok("#define S(x) #x\nS(  a   +b  )"), "\"a +b\"");
         assert_eq!(ok("#define S(x) #x\nS(\"q\\n\")"), "\"\\\"q\\\\n\\\"\"");
         assert_eq!(ok("#define S(x) #x\n#define X 42\nS(X)"), "\"X\"");
-        assert_eq!(ok("#define S(x) #x\n#define XS(x) S(x)\n#define X 42\nXS(X)"), "\"42\"");
+        assert_eq!(
+            ok("#define S(x) #x\n#define XS(x) S(x)\n#define X 42\nXS(X)"),
+            "\"42\""
+        );
         assert_eq!(ok("#define S(x) #x\nS(1.50f)"), "\"1.50f\"");
         assert_eq!(ok("#define CAT(a, b) a##b\nCAT(foo, bar) CAT(1, 2) CAT(+, =) CAT(, x) CAT(x, ) CAT(,)"), "foobar 12 += x x");
-        assert_eq!(ok("#define CAT(a, b) a ## b\n#define foobar 99\nCAT(foo, bar)"), "99");
+        assert_eq!(
+            ok("#define CAT(a, b) a ## b\n#define foobar 99\nCAT(foo, bar)"),
+            "99"
+        );
         assert_eq!(ok("#define CAT(a, b) a##b\n#define X 1\nCAT(X, 2)"), "X2");
         assert_eq!(ok("#define CAT3(a, b, c) a##b##c\nCAT3(x, 1, y)"), "x1y");
         assert_eq!(ok("#define H(x) x##.5f\nH(1)"), "1.5f");
+        assert_eq!(ok("#define AB a ## b\n#define ab 5\nAB"), "5");
+        // Placemarkers: empty arguments around `##`.
+        assert_eq!(
+            ok("#define C(a, b, c) x a##b##c y\nC(,,) C(p,,) C(,,q) C(p,,q)"),
+            "x y x p y x q y x pq y"
+        );
+        assert_eq!(ok("#define P(a, e, f, b) a e##f##b\nP(u,,,v)"), "u v");
         let (s, d) = pp("#define CAT(a, b) a##b\nCAT(+, -)");
-        assert!(errors(&d)[0].contains("does not give a valid token"), "{:?}", d.items);
+        assert!(
+            errors(&d)[0].contains("does not give a valid token"),
+            "{:?}",
+            d.items
+        );
         assert_eq!(s, "+ -");
         let (_, d) = pp("#define CAT(a, b) a##b\nCAT(/, /)");
         assert!(d.has_errors());
@@ -1647,11 +2057,28 @@ mod tests {
 
     #[test]
     fn variadic_macros() {
-        assert_eq!(ok("#define V(...) f(__VA_ARGS__)\nV(1, 2, (3, 4))"), "f ( 1 , 2 , ( 3 , 4 ) )");
-        assert_eq!(ok("#define V(a, ...) a: __VA_ARGS__\nV(1) V(1, 2, 3)"), "1 : 1 : 2 , 3");
-        assert_eq!(ok("#define V(fmt, ...) p(fmt, ## __VA_ARGS__)\nV(x) V(x, 1)"), "p ( x ) p ( x , 1 )");
+        assert_eq!(
+            ok("#define V(...) f(__VA_ARGS__)\nV(1, 2, (3, 4))"),
+            "f ( 1 , 2 , ( 3 , 4 ) )"
+        );
+        assert_eq!(
+            ok("#define V(a, ...) a: __VA_ARGS__\nV(1) V(1, 2, 3)"),
+            "1 : 1 : 2 , 3"
+        );
+        assert_eq!(
+            ok("#define V(fmt, ...) p(fmt, ## __VA_ARGS__)\nV(x) V(x, 1)"),
+            "p ( x ) p ( x , 1 )"
+        );
         assert_eq!(ok("#define V(args...) g(args)\nV(1, 2)"), "g ( 1 , 2 )");
         assert_eq!(ok("#define S(...) #__VA_ARGS__\nS(a, b)"), "\"a, b\"");
+        assert_eq!(
+            ok("#define O(f, ...) f(0 __VA_OPT__(,) __VA_ARGS__)\nO(g) O(g, 1, 2)"),
+            "g ( 0 ) g ( 0 , 1 , 2 )"
+        );
+        assert_eq!(
+            ok("#define O(a, ...) a ## __VA_OPT__(x ## a) z\nO(p) O(p, 1)"),
+            "p z pxp z"
+        );
     }
 
     #[test]
@@ -1664,8 +2091,14 @@ mod tests {
         // The painted name stays unexpanded even when rescanned later.
         assert_eq!(ok("#define foo foo\n#define ID(x) x\nID(foo)"), "foo");
         // Classic C standard example pieces.
-        assert_eq!(ok("#define x 3\n#define f(a) f(x * (a))\n#undef x\n#define x 2\n#define g f\nf(y+1)"), "f ( 2 * ( y + 1 ) )");
-        assert_eq!(ok("#define x 2\n#define f(a) f(x * (a))\n#define g f\ng(2+(3,4)-0)"), "f ( 2 * ( 2 + ( 3 , 4 ) - 0 ) )");
+        assert_eq!(
+            ok("#define x 3\n#define f(a) f(x * (a))\n#undef x\n#define x 2\n#define g f\nf(y+1)"),
+            "f ( 2 * ( y + 1 ) )"
+        );
+        assert_eq!(
+            ok("#define x 2\n#define f(a) f(x * (a))\n#define g f\ng(2+(3,4)-0)"),
+            "f ( 2 * ( 2 + ( 3 , 4 ) - 0 ) )"
+        );
     }
 
     #[test]
@@ -1673,19 +2106,37 @@ mod tests {
         assert_eq!(ok("#if 1\na\n#else\nb\n#endif"), "a");
         assert_eq!(ok("#if 0\na\n#elif 2 > 1\nb\n#else\nc\n#endif"), "b");
         assert_eq!(ok("#if 0\na\n#elif 0\nb\n#else\nc\n#endif"), "c");
-        assert_eq!(ok("#define X\n#ifdef X\na\n#endif\n#ifndef X\nb\n#endif"), "a");
+        assert_eq!(
+            ok("#define X\n#ifdef X\na\n#endif\n#ifndef X\nb\n#endif"),
+            "a"
+        );
         assert_eq!(ok("#if defined(X) || defined Y\na\n#else\nb\n#endif"), "b");
-        assert_eq!(ok("#define Y 0\n#if defined(X) || defined Y\na\n#else\nb\n#endif"), "a");
-        assert_eq!(ok("#if 0\n#if 1\na\n#else\nb\n#endif\n#else\nc\n#endif"), "c");
+        assert_eq!(
+            ok("#define Y 0\n#if defined(X) || defined Y\na\n#else\nb\n#endif"),
+            "a"
+        );
+        assert_eq!(
+            ok("#if 0\n#if 1\na\n#else\nb\n#endif\n#else\nc\n#endif"),
+            "c"
+        );
         assert_eq!(ok("#if 0\n#bogus directive\n#error no\n#endif\nd"), "d");
         assert_eq!(ok("#if 1 ? 2 : (1/0)\na\n#endif"), "a");
-        assert_eq!(ok("#if 0 && (1/0)\na\n#endif\n#if 1 || 1 % 0\nb\n#endif"), "b");
+        assert_eq!(
+            ok("#if 0 && (1/0)\na\n#endif\n#if 1 || 1 % 0\nb\n#endif"),
+            "b"
+        );
         assert_eq!(ok("#if (2 + 3 * 4 == 14) && (-1 < 0) && !0 && ~0 == -1 && (1 << 4) == 16 && 7 / 2 == 3 && 7 % 4 == 3\na\n#endif"), "a");
         assert_eq!(ok("#if true && !false\na\n#endif"), "a");
         assert_eq!(ok("#if UNKNOWN == 0\na\n#endif"), "a");
         assert_eq!(ok("#if __METAL_VERSION__ >= 310 && defined(__METAL__) && !defined(__METAL_IOS__)\na\n#endif"), "a");
-        assert_eq!(ok("#if __has_include(<metal_stdlib>) && !__has_feature(x)\na\n#endif"), "a");
-        assert_eq!(ok("#define F(x) (x * 2)\n#if F(3) == 6 && 'a' == 97\na\n#endif"), "a");
+        assert_eq!(
+            ok("#if __has_include(<metal_stdlib>) && !__has_feature(x)\na\n#endif"),
+            "a"
+        );
+        assert_eq!(
+            ok("#define F(x) (x * 2)\n#if F(3) == 6 && 'a' == 97\na\n#endif"),
+            "a"
+        );
         assert_eq!(ok("#if 1\n#elif 1/0\n#endif\nz"), "z");
         let (_, d) = pp("#if 1/0\n#endif");
         assert!(errors(&d)[0].contains("division by zero"), "{:?}", d.items);
@@ -1718,7 +2169,11 @@ mod tests {
         let (s, d) = pp("#include \"utils.h\"\nx");
         assert_eq!(s, "x");
         let e = &d.items[0];
-        assert!(e.message.contains("only Metal's built-in headers"), "{}", e.message);
+        assert!(
+            e.message.contains("only Metal's built-in headers"),
+            "{}",
+            e.message
+        );
         assert!(e.help[0].contains("paste"), "{:?}", e.help);
         let (_, d) = pp("#include <stdio.h>\n");
         assert!(d.has_errors());
@@ -1729,16 +2184,25 @@ mod tests {
 
     #[test]
     fn predefined_macros() {
-        assert_eq!(ok("__METAL_VERSION__ __METAL__ __METAL_MACOS__ __cplusplus __METAL_IOS__"), "310 1 1 201703l __METAL_IOS__");
+        assert_eq!(
+            ok("__METAL_VERSION__ __METAL__ __METAL_MACOS__ __cplusplus __METAL_IOS__"),
+            "310 1 1 201703l __METAL_IOS__"
+        );
         assert_eq!(ok("a\nb __LINE__\n\n__LINE__"), "a b 2 4");
         assert_eq!(ok("#define L __LINE__\n\nL"), "3");
         assert_eq!(ok("__FILE__"), "\"test.metal\"");
         assert_eq!(ok("__COUNTER__ __COUNTER__"), "0 1");
-        assert_eq!(ok("#define S(x) #x\n#define XS(x) S(x)\nXS(__LINE__)"), "\"3\"");
+        assert_eq!(
+            ok("#define S(x) #x\n#define XS(x) S(x)\nXS(__LINE__)"),
+            "\"3\""
+        );
         let mut sm = SourceMap::new();
         let f = sm.add("k.metal", "N F(2) __METAL_VERSION__");
         let mut d = Diagnostics::new();
-        let opts = PreprocessOptions { defines: vec![("N".into(), "16".into()), ("F(x)".into(), "x+1".into())], metal_version: 300 };
+        let opts = PreprocessOptions {
+            defines: vec![("N".into(), "16".into()), ("F(x)".into(), "x+1".into())],
+            metal_version: 300,
+        };
         let toks = preprocess(&mut sm, f, &opts, &mut d);
         let s: Vec<String> = toks.iter().map(|t| t.kind.to_string()).collect();
         assert_eq!(s.join(" "), "16 2 + 1 300 end of file");
@@ -1801,7 +2265,10 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
         // Nested: tokens from inner macro bodies map to the outermost call.
         let src = "#define ONE 1\n#define INC(x) (x + ONE)\n#define WRAP INC\nint v = WRAP(q);";
         let (toks, _, sm, _) = run(src);
-        let one = toks.iter().find(|t| matches!(t.kind, TokenKind::Int { value: 1, .. })).unwrap();
+        let one = toks
+            .iter()
+            .find(|t| matches!(t.kind, TokenKind::Int { value: 1, .. }))
+            .unwrap();
         assert_eq!(sm.snippet(one.span), "WRAP(q)");
         assert_eq!(sm.snippet(one.macro_def.unwrap()), "1");
         let q = toks.iter().find(|t| t.is_ident("q")).unwrap();
@@ -1826,7 +2293,11 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
         let (_, d) = pp("#ifdef X\n#if 1\n");
         let e = errors(&d);
         assert_eq!(e.len(), 2);
-        assert!(e.iter().any(|m| m.contains("unterminated `#ifdef`: add a matching `#endif`")), "{e:?}");
+        assert!(
+            e.iter()
+                .any(|m| m.contains("unterminated `#ifdef`: add a matching `#endif`")),
+            "{e:?}"
+        );
         let (_, d) = pp("#define F(x\n#define G(x,)\n#define H(x x) 1\n#define\n#define 3 4\n");
         assert_eq!(errors(&d).len(), 5, "{:?}", d.items);
     }
@@ -1848,7 +2319,11 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
         let (_, d) = pp(&"#if 1\n".repeat(1000));
         assert!(d.has_errors());
         // Deep expressions.
-        let (_, d) = pp(&format!("#if {}1{}\n#endif\n", "(".repeat(5000), ")".repeat(5000)));
+        let (_, d) = pp(&format!(
+            "#if {}1{}\n#endif\n",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        ));
         assert!(errors(&d)[0].contains("nested too deeply"));
         let (_, d) = pp(&format!("#if {}1\n#endif\n", "-".repeat(5000)));
         assert!(d.has_errors());
@@ -1865,7 +2340,13 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
         src.push_str("X40\n");
         let start = std::time::Instant::now();
         let (toks, d, _, _) = run(&src);
-        assert!(errors(&d).iter().any(|m| m.contains("macro expansion too large")), "{:?}", d.items);
+        assert!(
+            errors(&d)
+                .iter()
+                .any(|m| m.contains("macro expansion too large")),
+            "{:?}",
+            d.items
+        );
         assert_eq!(errors(&d).len(), 1);
         assert!(toks.len() <= MAX_OUTPUT_TOKENS + 1);
         assert!(start.elapsed().as_secs() < 30);
@@ -1887,7 +2368,9 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
         assert!(errors(&d)[0].contains("nested too deeply"), "{:?}", d.items);
 
         // Growing pasted and stringified tokens.
-        let mut src = String::from("#define P(x) x##x\n#define D(x) P(x)\n#define S(x) #x\n#define T(x) S(x)\n");
+        let mut src = String::from(
+            "#define P(x) x##x\n#define D(x) P(x)\n#define S(x) #x\n#define T(x) S(x)\n",
+        );
         src.push_str(&format!("{}a{}\n", "D(".repeat(40), ")".repeat(40)));
         src.push_str(&format!("{}a{}\n", "T(".repeat(40), ")".repeat(40)));
         let (_, d) = pp(&src);
@@ -1936,10 +2419,115 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
     }
 
     #[test]
+    fn mlx_style_macros() {
+        let src = r#"#include <metal_stdlib>
+#define MLX_MTL_CONST static constant constexpr const
+#define MLX_MTL_PRAGMA_UNROLL _Pragma("clang loop unroll(full)")
+#define NAME(tname, type) k_##tname##_##type
+#define instantiate_kernel(name, func, ...) \
+  template [[host_name(name)]] [[kernel]] decltype(func<__VA_ARGS__>) func<__VA_ARGS__>;
+MLX_MTL_CONST int n = 4;
+MLX_MTL_PRAGMA_UNROLL
+for (;;) {}
+int NAME(add, float32);
+instantiate_kernel("copy_" #x, copy, float, 4)
+"#;
+        assert_eq!(
+            ok(src),
+            "static constant constexpr const int n = 4 ; for ( ; ; ) { } int k_add_float32 ; \
+             template [ [ host_name ( \"copy_\" # x ) ] ] [ [ kernel ] ] decltype ( copy < float , 4 > ) copy < float , 4 > ;"
+        );
+        let (toks, _, _, _) = run("a b\n  c");
+        assert!(toks[0].line_start && !toks[1].line_start && toks[2].line_start);
+        assert!(toks[1].space_before && toks[2].space_before);
+    }
+
+    #[test]
+    fn floods_stay_bounded() {
+        let (_, d) = pp(&"#warning w\n".repeat(1000));
+        assert!(d.items.len() <= MAX_WARNINGS);
+        // `__LINE__` on one very long line must not rescan the line each time.
+        let start = std::time::Instant::now();
+        let (toks, d, _, _) = run(&"__LINE__ ".repeat(100_000));
+        assert!(!d.has_errors());
+        assert_eq!(toks.len(), 100_001);
+        assert!(start.elapsed().as_secs() < 10);
+    }
+
+    #[test]
+    fn structured_fuzz_finishes() {
+        let pieces: &[&str] = &[
+            "\n#define ",
+            "\n#undef ",
+            "\n#if ",
+            "\n#ifdef ",
+            "\n#elif ",
+            "\n#else",
+            "\n#endif",
+            "\n",
+            " ",
+            "(",
+            ")",
+            ",",
+            "##",
+            "#",
+            "...",
+            "__VA_ARGS__",
+            "A",
+            "B",
+            "F",
+            "G",
+            "x",
+            "1",
+            "0",
+            "defined",
+            "&&",
+            "?",
+            ":",
+            "/",
+            "\"s\"",
+            "F(",
+            "F(F(",
+            "G(F, G)",
+            "\n#define F(x) F(x) x x\n",
+            "\n#define A A A B\n",
+            "\n#define B A F(B)\n",
+            "\n#define G(x, ...) #x x##__VA_ARGS__ G\n",
+            "_Pragma",
+            "__LINE__",
+            "1.5",
+            "-",
+            "<",
+            ">",
+            "\n#include ",
+            "\\\n",
+        ];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..300 {
+            let len = (next() % 120) as usize;
+            let src: String = (0..len)
+                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+                .collect();
+            let (toks, _, _, _) = run(&src);
+            assert_eq!(toks.last().map(|t| &t.kind), Some(&TokenKind::Eof));
+        }
+    }
+
+    #[test]
     fn large_file_is_fast_enough() {
-        let mut src = String::from("#include <metal_stdlib>\n#define TILE 16\n#define IDX(r, c) ((r) * TILE + (c))\n");
+        let mut src = String::from(
+            "#include <metal_stdlib>\n#define TILE 16\n#define IDX(r, c) ((r) * TILE + (c))\n",
+        );
         for i in 0..5000 {
-            src.push_str(&format!("    out[IDX(gid.y, {i})] = in[IDX(gid.x, {i})] * 2.0f + TILE; // line\n"));
+            src.push_str(&format!(
+                "    out[IDX(gid.y, {i})] = in[IDX(gid.x, {i})] * 2.0f + TILE; // line\n"
+            ));
         }
         let start = std::time::Instant::now();
         let (toks, d, _, _) = run(&src);

@@ -84,6 +84,15 @@ impl SourceFile {
         (line as u32 + 1, col)
     }
 
+    /// 1-based line of a byte offset (cheaper than `line_col`: no column).
+    pub fn line_of(&self, offset: u32) -> u32 {
+        let offset = offset.min(self.text.len() as u32);
+        match self.line_starts.binary_search(&offset) {
+            Ok(l) => l as u32 + 1,
+            Err(l) => l as u32,
+        }
+    }
+
     /// Byte offset where the 1-based `line` starts (clamped to the file).
     pub fn line_start(&self, line: u32) -> u32 {
         let idx = (line.max(1) - 1) as usize;
@@ -147,5 +156,9 @@ mod tests {
         assert_eq!(f.line_col(7), (4, 1));
         assert_eq!(f.line_col(100), (4, 2));
         assert_eq!(f.line_start(2), 3);
+        assert_eq!(f.line_of(0), 1);
+        assert_eq!(f.line_of(3), 2);
+        assert_eq!(f.line_of(5), 2);
+        assert_eq!(f.line_of(100), 4);
     }
 }

@@ -871,6 +871,7 @@ impl<'a> Checker<'a, '_> {
             return;
         }
         let gid = hir::GlobalId(self.globals.len() as u32);
+        let h = self.fold_tree(h);
         self.globals.push(hir::Global { name: v.name.name.to_string(), ty, init: h, span: v.name.span });
         self.add_decl(v.name.name.clone(), DeclKind::Global(gid), v.name.span);
     }
@@ -891,6 +892,24 @@ impl<'a> Checker<'a, '_> {
             K::Builtin { args, .. } => args.iter().all(|x| self.is_constant_expr(x)),
             _ => false,
         }
+    }
+
+    /// Replace every scalar subexpression that folds to a constant by the
+    /// constant (program-scope initializers reach the executor as data).
+    pub(crate) fn fold_tree(&self, e: hir::Expr) -> hir::Expr {
+        use hir::ExprKind as K;
+        if e.ty.is_scalar() || matches!(e.ty, Type::Enum(_)) {
+            if let Some(v) = self.const_value(&e) {
+                return hir::Expr { kind: K::Const(v), ..e };
+            }
+        }
+        let kind = match e.kind {
+            K::Construct(xs) => K::Construct(xs.into_iter().map(|x| self.fold_tree(x)).collect()),
+            K::Aggregate(xs) => K::Aggregate(xs.into_iter().map(|x| self.fold_tree(x)).collect()),
+            K::Convert(x) => K::Convert(Box::new(self.fold_tree(*x))),
+            other => other,
+        };
+        hir::Expr { kind, ..e }
     }
 
     /// Fold a scalar constant expression.

@@ -1,0 +1,804 @@
+//! The interpreter: runs one threadgroup at a time, every instruction
+//! applied to all active lanes (lockstep), divergence handled with masks.
+//!
+//! Registers are struct-of-arrays (`r32[reg * stride + lane]`). A register
+//! whose value is the same in every lane is marked *uniform* and only its
+//! lane-0 slot is meaningful: uniform inputs give uniform outputs computed
+//! once, which is where loop counters and addresses of shared data go.
+
+use crate::findings::{FindingKind, Findings};
+use crate::ir::*;
+use crate::memory::{ptr_add, ptr_offset, Memory};
+use msl::ast::AddressSpace;
+use msl::hir::ThreadAttr;
+use msl::types::Scalar;
+
+pub const MAX_LANES: usize = 1024;
+const WORDS: usize = MAX_LANES / 64;
+
+/// A set of lanes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Mask {
+    w: [u64; WORDS],
+}
+
+impl Mask {
+    pub fn empty() -> Mask {
+        Mask { w: [0; WORDS] }
+    }
+    pub fn first(n: usize) -> Mask {
+        let mut m = Mask::empty();
+        for i in 0..WORDS {
+            let lo = i * 64;
+            if n >= lo + 64 {
+                m.w[i] = !0;
+            } else if n > lo {
+                m.w[i] = (1u64 << (n - lo)) - 1;
+            }
+        }
+        m
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.w.iter().all(|&x| x == 0)
+    }
+    #[inline]
+    pub fn get(&self, l: usize) -> bool {
+        self.w[l >> 6] >> (l & 63) & 1 == 1
+    }
+    #[inline]
+    pub fn set(&mut self, l: usize, v: bool) {
+        if v {
+            self.w[l >> 6] |= 1 << (l & 63);
+        } else {
+            self.w[l >> 6] &= !(1 << (l & 63));
+        }
+    }
+    pub fn and(&self, o: &Mask) -> Mask {
+        let mut m = *self;
+        for i in 0..WORDS {
+            m.w[i] &= o.w[i];
+        }
+        m
+    }
+    pub fn and_not(&self, o: &Mask) -> Mask {
+        let mut m = *self;
+        for i in 0..WORDS {
+            m.w[i] &= !o.w[i];
+        }
+        m
+    }
+    pub fn or(&self, o: &Mask) -> Mask {
+        let mut m = *self;
+        for i in 0..WORDS {
+            m.w[i] |= o.w[i];
+        }
+        m
+    }
+    pub fn count(&self) -> u32 {
+        self.w.iter().map(|x| x.count_ones()).sum()
+    }
+    /// Iterate over set lanes in increasing order.
+    #[inline]
+    pub fn lanes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.w.iter().enumerate().flat_map(|(i, &word)| {
+            let mut x = word;
+            std::iter::from_fn(move || {
+                if x == 0 {
+                    return None;
+                }
+                let t = x.trailing_zeros() as usize;
+                x &= x - 1;
+                Some(i * 64 + t)
+            })
+        })
+    }
+}
+
+/// Geometry of the threadgroup being run.
+#[derive(Clone, Debug, Default)]
+pub struct Geometry {
+    pub grid_threads: [u32; 3],
+    pub groups: [u32; 3],
+    pub requested_tg: [u32; 3],
+    pub tg_pos: [u32; 3],
+    pub tg_size: [u32; 3],
+}
+
+impl Geometry {
+    pub fn lanes(&self) -> usize {
+        (self.tg_size[0] * self.tg_size[1] * self.tg_size[2]) as usize
+    }
+
+    /// Position of lane `l` within its threadgroup.
+    pub fn local(&self, l: usize) -> [u32; 3] {
+        let l = l as u32;
+        let (x, y) = (self.tg_size[0], self.tg_size[1]);
+        [l % x, (l / x) % y, l / (x * y)]
+    }
+
+    pub fn global(&self, l: usize) -> [u32; 3] {
+        let loc = self.local(l);
+        [0, 1, 2].map(|d| self.tg_pos[d] * self.requested_tg[d] + loc[d])
+    }
+
+    fn attr(&self, attr: ThreadAttr, comp: u8, l: usize) -> u32 {
+        use ThreadAttr::*;
+        let c = comp as usize;
+        let n = self.lanes() as u32;
+        let req = self.requested_tg[0] * self.requested_tg[1] * self.requested_tg[2];
+        match attr {
+            ThreadPositionInGrid => self.global(l)[c],
+            ThreadPositionInThreadgroup => self.local(l)[c],
+            ThreadgroupPositionInGrid => self.tg_pos[c],
+            ThreadsPerThreadgroup => self.tg_size[c],
+            DispatchThreadsPerThreadgroup => self.requested_tg[c],
+            ThreadsPerGrid | GridSize => self.grid_threads[c],
+            ThreadgroupsPerGrid => self.groups[c],
+            GridOrigin => 0,
+            ThreadIndexInThreadgroup => l as u32,
+            ThreadIndexInSimdgroup => l as u32 % 32,
+            ThreadIndexInQuadgroup => l as u32 % 4,
+            SimdgroupIndexInThreadgroup => l as u32 / 32,
+            SimdgroupsPerThreadgroup => n.div_ceil(32),
+            DispatchSimdgroupsPerThreadgroup => req.div_ceil(32),
+            QuadgroupIndexInThreadgroup => l as u32 / 4,
+            QuadgroupsPerThreadgroup => n.div_ceil(4),
+            DispatchQuadgroupsPerThreadgroup => req.div_ceil(4),
+            ThreadExecutionWidth | ThreadsPerSimdgroup => 32,
+        }
+    }
+}
+
+/// How far an instruction stream got.
+pub struct Machine<'k> {
+    pub k: &'k Kernel,
+    pub stride: usize,
+    pub n: usize,
+    pub r32: Vec<u32>,
+    pub r64: Vec<u64>,
+    pub u32f: Vec<bool>,
+    pub u64f: Vec<bool>,
+    pub mem: Memory,
+    pub geo: Geometry,
+    pub findings: Findings,
+    pub check_memory: bool,
+    /// Instructions left before the kernel is declared runaway.
+    pub budget: u64,
+    pub budget_total: u64,
+    pub stopped: bool,
+    /// Lanes that left a loop with `break`, innermost loop last.
+    breaks: Vec<Mask>,
+    /// Lanes that returned, innermost inlined function last.
+    returns: Vec<Mask>,
+    /// All lanes of the threadgroup still running (not returned from the kernel).
+    pub alive: Mask,
+    /// The most recent loop entered (where a runaway kernel is reported).
+    pub(crate) last_loop_span: Option<msl::source::Span>,
+}
+
+impl<'k> Machine<'k> {
+    pub fn new(k: &'k Kernel, max_lanes: usize, mem: Memory, check_memory: bool, budget: u64) -> Machine<'k> {
+        let stride = max_lanes.max(1);
+        Machine {
+            k,
+            stride,
+            n: 0,
+            r32: vec![0; k.n32 as usize * stride],
+            r64: vec![0; k.n64 as usize * stride],
+            u32f: vec![true; k.n32 as usize],
+            u64f: vec![true; k.n64 as usize],
+            mem,
+            geo: Geometry::default(),
+            findings: Findings::default(),
+            check_memory,
+            budget,
+            budget_total: budget,
+            stopped: false,
+            breaks: Vec::new(),
+            returns: Vec::new(),
+            alive: Mask::empty(),
+            last_loop_span: None,
+        }
+    }
+
+    /// Run the kernel for the threadgroup described by `geo`.
+    pub fn run_threadgroup(&mut self, geo: Geometry) {
+        self.n = geo.lanes();
+        self.geo = geo;
+        self.budget = self.budget_total;
+        self.alive = Mask::first(self.n);
+        let mut mask = self.alive;
+        let body = &self.k.body;
+        self.block(body, &mut mask);
+    }
+
+    // ----- register access ---------------------------------------------------
+
+    #[inline]
+    fn get(&self, r: Reg, l: usize) -> u64 {
+        match r {
+            Reg::W32(i) => {
+                let i = i as usize;
+                let l = if self.u32f[i] { 0 } else { l };
+                self.r32[i * self.stride + l] as u64
+            }
+            Reg::W64(i) => {
+                let i = i as usize;
+                let l = if self.u64f[i] { 0 } else { l };
+                self.r64[i * self.stride + l]
+            }
+        }
+    }
+
+    #[inline]
+    fn is_uniform(&self, r: Reg) -> bool {
+        match r {
+            Reg::W32(i) => self.u32f[i as usize],
+            Reg::W64(i) => self.u64f[i as usize],
+        }
+    }
+
+    /// Make a register per-lane (copy its uniform value into every lane).
+    fn expand(&mut self, r: Reg) {
+        let n = self.n;
+        match r {
+            Reg::W32(i) => {
+                let i = i as usize;
+                if self.u32f[i] {
+                    let base = i * self.stride;
+                    let v = self.r32[base];
+                    self.r32[base..base + n].fill(v);
+                    self.u32f[i] = false;
+                }
+            }
+            Reg::W64(i) => {
+                let i = i as usize;
+                if self.u64f[i] {
+                    let base = i * self.stride;
+                    let v = self.r64[base];
+                    self.r64[base..base + n].fill(v);
+                    self.u64f[i] = false;
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn set_lane(&mut self, r: Reg, l: usize, v: u64) {
+        match r {
+            Reg::W32(i) => self.r32[i as usize * self.stride + l] = v as u32,
+            Reg::W64(i) => self.r64[i as usize * self.stride + l] = v,
+        }
+    }
+
+    fn set_uniform(&mut self, r: Reg, v: u64) {
+        match r {
+            Reg::W32(i) => {
+                self.r32[i as usize * self.stride] = v as u32;
+                self.u32f[i as usize] = true;
+            }
+            Reg::W64(i) => {
+                self.r64[i as usize * self.stride] = v;
+                self.u64f[i as usize] = true;
+            }
+        }
+    }
+
+    /// Write `f(lane)` to `dst` for the lanes in `mask` (others keep their value).
+    fn write_masked(&mut self, dst: Reg, mask: &Mask, full: bool, f: impl Fn(&Self, usize) -> u64) {
+        if full {
+            // Every live lane is written: no need to keep old values.
+            match dst {
+                Reg::W32(i) => self.u32f[i as usize] = false,
+                Reg::W64(i) => self.u64f[i as usize] = false,
+            }
+            for l in 0..self.n {
+                let v = f(self, l);
+                self.set_lane(dst, l, v);
+            }
+        } else {
+            self.expand(dst);
+            for l in mask.lanes() {
+                let v = f(self, l);
+                self.set_lane(dst, l, v);
+            }
+        }
+    }
+
+    /// Dense unary op on 32-bit registers (computes every lane, or once if uniform).
+    #[inline]
+    pub(crate) fn map1_32(&mut self, d: u32, a: Reg, f: impl Fn(u32) -> u32) {
+        let Reg::W32(a) = a else { return self.map_generic(Reg::W32(d), &[a], |v| f(v[0] as u32) as u64) };
+        let (d, a) = (d as usize, a as usize);
+        let s = self.stride;
+        if self.u32f[a] {
+            self.r32[d * s] = f(self.r32[a * s]);
+            self.u32f[d] = true;
+            return;
+        }
+        self.u32f[d] = false;
+        let n = self.n;
+        if d == a {
+            for l in 0..n {
+                self.r32[d * s + l] = f(self.r32[a * s + l]);
+            }
+            return;
+        }
+        let (src, dst) = if a < d {
+            let (lo, hi) = self.r32.split_at_mut(d * s);
+            (&lo[a * s..a * s + n], &mut hi[..n])
+        } else {
+            let (lo, hi) = self.r32.split_at_mut(a * s);
+            (&hi[..n], &mut lo[d * s..d * s + n])
+        };
+        for (o, &x) in dst.iter_mut().zip(src) {
+            *o = f(x);
+        }
+    }
+
+    /// Dense binary op on 32-bit registers.
+    #[inline]
+    pub(crate) fn map2_32(&mut self, d: u32, a: Reg, b: Reg, f: impl Fn(u32, u32) -> u32) {
+        let (Reg::W32(a), Reg::W32(b)) = (a, b) else {
+            return self.map_generic(Reg::W32(d), &[a, b], |v| f(v[0] as u32, v[1] as u32) as u64);
+        };
+        let (d, a, b) = (d as usize, a as usize, b as usize);
+        let s = self.stride;
+        let n = self.n;
+        let (ua, ub) = (self.u32f[a], self.u32f[b]);
+        if ua && ub {
+            self.r32[d * s] = f(self.r32[a * s], self.r32[b * s]);
+            self.u32f[d] = true;
+            return;
+        }
+        self.u32f[d] = false;
+        // Gather inputs into fixed buffers to keep borrows simple and loops tight.
+        let mut out = std::mem::take(&mut self.scratch32());
+        out.clear();
+        {
+            let ra = &self.r32[a * s..a * s + n];
+            let rb = &self.r32[b * s..b * s + n];
+            match (ua, ub) {
+                (true, false) => {
+                    let x = ra[0];
+                    out.extend(rb.iter().map(|&y| f(x, y)));
+                }
+                (false, true) => {
+                    let y = rb[0];
+                    out.extend(ra.iter().map(|&x| f(x, y)));
+                }
+                _ => out.extend(ra.iter().zip(rb).map(|(&x, &y)| f(x, y))),
+            }
+        }
+        self.r32[d * s..d * s + n].copy_from_slice(&out);
+        self.put_scratch32(out);
+    }
+
+    // Crate-visible register helpers for `ops`.
+    #[inline]
+    pub(crate) fn get_pub(&self, r: Reg, l: usize) -> u64 {
+        self.get(r, l)
+    }
+    #[inline]
+    pub(crate) fn is_uniform_pub(&self, r: Reg) -> bool {
+        self.is_uniform(r)
+    }
+    pub(crate) fn set_uniform_pub(&mut self, r: Reg, v: u64) {
+        self.set_uniform(r, v)
+    }
+    #[inline]
+    pub(crate) fn set_lane_pub(&mut self, r: Reg, l: usize, v: u64) {
+        self.set_lane(r, l, v)
+    }
+    pub(crate) fn expand_pub(&mut self, r: Reg) {
+        self.expand(r)
+    }
+    /// Declare that every lane of `r` is about to be written.
+    pub(crate) fn mark_varying(&mut self, r: Reg) {
+        match r {
+            Reg::W32(i) => self.u32f[i as usize] = false,
+            Reg::W64(i) => self.u64f[i as usize] = false,
+        }
+    }
+    pub(crate) fn is_full(&self, mask: &Mask) -> bool {
+        self.full(mask)
+    }
+
+    /// Record a finding for lane `l` at access `at`.
+    pub(crate) fn report_lane(&mut self, kind: FindingKind, at: AccessId, l: usize, message: String) {
+        let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
+        let (thread, tg) = (self.geo.global(l), self.geo.tg_pos);
+        self.findings.report(kind, span, None, thread, tg, message);
+    }
+
+    /// A barrier not reached by every thread it needs.
+    pub(crate) fn divergence(&mut self, at: AccessId, arrived: &Mask, expected: &Mask, simdgroup: bool) {
+        if !self.check_memory {
+            return;
+        }
+        let missing = expected.and_not(arrived);
+        let first_missing = missing.lanes().next().unwrap_or(0);
+        let returned = missing.and_not(&self.alive).count();
+        let what = if simdgroup { "simdgroup_barrier" } else { "threadgroup_barrier" };
+        let group = if simdgroup { "SIMD-group" } else { "threadgroup" };
+        let mut msg = format!(
+            "`{what}` reached by {} of the {} threads of this {group}: thread {:?} (and {} others) did not arrive",
+            arrived.count(),
+            expected.count(),
+            self.geo.global(first_missing),
+            missing.count().saturating_sub(1)
+        );
+        if returned > 0 {
+            msg.push_str(&format!("; {returned} of them had already returned"));
+        }
+        let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
+        let (thread, tg) = (self.geo.global(first_missing), self.geo.tg_pos);
+        let f = self.findings.report(FindingKind::BarrierDivergence, span, None, thread, tg, msg);
+        if f.notes.is_empty() {
+            f.notes.push("Metal requires every thread of the threadgroup to execute each barrier; threads that skip it or return early leave the others waiting (a hang or garbage on a real GPU)".into());
+            if returned > 0 {
+                f.notes.push("instead of returning early, guard the work (`if (i < n) { ... }`) and keep the barrier where every thread reaches it".into());
+            } else {
+                f.notes.push("move the barrier out of the branch so that all threads execute it".into());
+            }
+        }
+    }
+
+    // Observer hooks: the sanitizer and the tracer attach here.
+    #[inline]
+    pub(crate) fn tracing(&self) -> bool {
+        false
+    }
+    #[inline]
+    pub(crate) fn observe_read(&mut self, _p: u64, _size: usize, _at: AccessId, _mask: &Mask, _space: AddressSpace) {}
+    #[inline]
+    pub(crate) fn observe_lane_read(&mut self, _p: u64, _size: usize, _at: AccessId, _l: usize, _space: AddressSpace) {}
+    #[inline]
+    pub(crate) fn observe_lane_write(&mut self, _p: u64, _size: usize, _at: AccessId, _l: usize, _space: AddressSpace) {}
+    #[inline]
+    pub(crate) fn observe_atomic(&mut self, _p: u64, _size: usize, _at: AccessId, _l: usize) {}
+    #[inline]
+    pub(crate) fn on_barrier(&mut self, _simdgroup: bool) {}
+
+    fn scratch32(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.findings.scratch32)
+    }
+
+    fn put_scratch32(&mut self, v: Vec<u32>) {
+        self.findings.scratch32 = v;
+    }
+
+    /// Slow path for ops mixing register widths: lane by lane.
+    pub(crate) fn map_generic(&mut self, dst: Reg, srcs: &[Reg], f: impl Fn(&[u64]) -> u64) {
+        let mut vals = [0u64; 4];
+        if srcs.iter().all(|&r| self.is_uniform(r)) {
+            for (i, &r) in srcs.iter().enumerate() {
+                vals[i] = self.get(r, 0);
+            }
+            let v = f(&vals[..srcs.len()]);
+            self.set_uniform(dst, v);
+            return;
+        }
+        let mut out = Vec::with_capacity(self.n);
+        for l in 0..self.n {
+            for (i, &r) in srcs.iter().enumerate() {
+                vals[i] = self.get(r, l);
+            }
+            out.push(f(&vals[..srcs.len()]));
+        }
+        match dst {
+            Reg::W32(i) => self.u32f[i as usize] = false,
+            Reg::W64(i) => self.u64f[i as usize] = false,
+        }
+        for (l, v) in out.into_iter().enumerate() {
+            self.set_lane(dst, l, v);
+        }
+    }
+
+    // ----- control flow ------------------------------------------------------
+
+    fn block(&mut self, insts: &[Inst], mask: &mut Mask) {
+        for inst in insts {
+            if mask.is_empty() || self.stopped {
+                return;
+            }
+            if self.budget == 0 {
+                self.runaway(inst);
+                return;
+            }
+            self.budget -= 1;
+            self.inst(inst, mask);
+        }
+    }
+
+    fn runaway(&mut self, inst: &Inst) {
+        self.stopped = true;
+        let at = match inst {
+            Inst::Loop { at, .. } => Some(*at),
+            _ => None,
+        };
+        let span = at.map(|a| self.k.accesses[a as usize].span).or(self.last_loop_span).unwrap_or(self.k.span);
+        let lane = self.alive.lanes().next().unwrap_or(0);
+        self.findings.report(
+            FindingKind::RunawayKernel,
+            span,
+            None,
+            self.geo.global(lane),
+            self.geo.tg_pos,
+            format!(
+                "the kernel ran more than {} instructions in one threadgroup and was stopped: is there a loop that never ends?",
+                self.budget_total
+            ),
+        );
+    }
+
+    fn full(&self, mask: &Mask) -> bool {
+        *mask == self.alive
+    }
+
+    fn cond_mask(&self, cond: Reg, mask: &Mask) -> (Mask, Mask) {
+        if self.is_uniform(cond) {
+            return if self.get(cond, 0) != 0 { (*mask, Mask::empty()) } else { (Mask::empty(), *mask) };
+        }
+        let mut t = Mask::empty();
+        for l in mask.lanes() {
+            if self.get(cond, l) != 0 {
+                t.set(l, true);
+            }
+        }
+        (t, mask.and_not(&t))
+    }
+
+    fn inst(&mut self, inst: &Inst, mask: &mut Mask) {
+        match inst {
+            Inst::If { cond, then, els } => {
+                let (mut t, mut e) = self.cond_mask(*cond, mask);
+                let mut after = Mask::empty();
+                if !t.is_empty() {
+                    self.block(then, &mut t);
+                    after = after.or(&t);
+                }
+                if !e.is_empty() {
+                    self.block(els, &mut e);
+                    after = after.or(&e);
+                }
+                *mask = after;
+            }
+            Inst::Loop { cond_block, cond, body, step, check_first, at } => {
+                self.last_loop_span = Some(self.k.accesses[*at as usize].span);
+                let mut live = *mask;
+                self.breaks.push(Mask::empty());
+                let returned_before = self.returns.last().copied().unwrap_or(Mask::empty());
+                let mut first = true;
+                loop {
+                    if self.stopped {
+                        break;
+                    }
+                    if *check_first || !first {
+                        let mut cm = live;
+                        self.block(cond_block, &mut cm);
+                        if let Some(c) = cond {
+                            let (t, _) = self.cond_mask(*c, &live);
+                            live = t;
+                        }
+                    }
+                    first = false;
+                    if live.is_empty() {
+                        break;
+                    }
+                    if self.budget == 0 {
+                        self.runaway(inst);
+                        break;
+                    }
+                    let mut body_mask = live;
+                    self.block(body, &mut body_mask);
+                    let broke = *self.breaks.last().expect("loop");
+                    let returned = self.returns.last().copied().unwrap_or(Mask::empty());
+                    live = live.and_not(&broke).and_not(&returned).and(&self.alive);
+                    if live.is_empty() {
+                        break;
+                    }
+                    let mut sm = live;
+                    self.block(step, &mut sm);
+                }
+                self.breaks.pop();
+                let returned = self.returns.last().copied().unwrap_or(Mask::empty());
+                let _ = returned_before;
+                *mask = mask.and_not(&returned).and(&self.alive);
+            }
+            Inst::Switch { value, ty, cases } => {
+                self.breaks.push(Mask::empty());
+                let mut matched = Mask::empty();
+                let mut running = Mask::empty();
+                let default_idx = cases.iter().position(|c| c.1);
+                // Lanes whose value matches no case go to `default`.
+                let mut unmatched = *mask;
+                for (vals, _, _) in cases {
+                    for l in mask.lanes() {
+                        let v = self.get(*value, l) & width_mask(*ty);
+                        if vals.iter().any(|c| c & width_mask(*ty) == v) {
+                            unmatched.set(l, false);
+                        }
+                    }
+                }
+                for (i, (vals, _, body)) in cases.iter().enumerate() {
+                    let mut enter = Mask::empty();
+                    for l in mask.lanes() {
+                        let v = self.get(*value, l) & width_mask(*ty);
+                        if vals.iter().any(|c| c & width_mask(*ty) == v) {
+                            enter.set(l, true);
+                        }
+                    }
+                    if Some(i) == default_idx {
+                        enter = enter.or(&unmatched);
+                    }
+                    matched = matched.or(&enter);
+                    // Fall-through: lanes that ran the previous case continue.
+                    running = running.or(&enter);
+                    let broke = *self.breaks.last().expect("switch");
+                    running = running.and_not(&broke);
+                    if !running.is_empty() {
+                        let mut m = running;
+                        self.block(body, &mut m);
+                        running = m;
+                    }
+                }
+                self.breaks.pop();
+                let returned = self.returns.last().copied().unwrap_or(Mask::empty());
+                let _ = matched;
+                *mask = mask.and_not(&returned).and(&self.alive);
+            }
+            Inst::Break => {
+                if let Some(b) = self.breaks.last_mut() {
+                    *b = b.or(mask);
+                }
+                *mask = Mask::empty();
+            }
+            Inst::Continue => {
+                *mask = Mask::empty();
+            }
+            Inst::Return => {
+                if let Some(r) = self.returns.last_mut() {
+                    *r = r.or(mask);
+                }
+                if self.returns.len() == 1 {
+                    // Returning from the kernel itself: these threads are done.
+                    self.alive = self.alive.and_not(mask);
+                }
+                *mask = Mask::empty();
+            }
+            Inst::Scope { body } => {
+                let entered = *mask;
+                self.returns.push(Mask::empty());
+                let saved_breaks = std::mem::take(&mut self.breaks);
+                let mut m = *mask;
+                self.block(body, &mut m);
+                self.breaks = saved_breaks;
+                self.returns.pop();
+                *mask = entered.and(&self.alive);
+            }
+            _ => self.simple(inst, mask),
+        }
+    }
+
+    /// Instructions without control flow.
+    fn simple(&mut self, inst: &Inst, mask: &Mask) {
+        match inst {
+            Inst::Const { dst, bits } => self.set_uniform(*dst, *bits),
+            Inst::Copy { dst, src } => {
+                if self.is_uniform(*src) {
+                    let v = self.get(*src, 0);
+                    self.set_uniform(*dst, v);
+                } else {
+                    let n = self.n;
+                    match (*dst, *src) {
+                        (Reg::W32(d), Reg::W32(s)) => {
+                            let st = self.stride;
+                            self.r32.copy_within(s as usize * st..s as usize * st + n, d as usize * st);
+                            self.u32f[d as usize] = false;
+                        }
+                        (Reg::W64(d), Reg::W64(s)) => {
+                            let st = self.stride;
+                            self.r64.copy_within(s as usize * st..s as usize * st + n, d as usize * st);
+                            self.u64f[d as usize] = false;
+                        }
+                        _ => self.map_generic(*dst, &[*src], |v| v[0]),
+                    }
+                }
+            }
+            Inst::Assign { dst, src } => {
+                let full = self.full(mask);
+                if full && self.is_uniform(*src) {
+                    let v = self.get(*src, 0);
+                    self.set_uniform(*dst, v);
+                } else {
+                    let src = *src;
+                    self.write_masked(*dst, mask, full, |m, l| m.get(src, l));
+                }
+            }
+            Inst::Unary { op, ty, dst, a } => self.unary(*op, *ty, *dst, *a),
+            Inst::Binary { op, ty, dst, a, b, at } => self.binary(*op, *ty, *dst, *a, *b, *at, mask),
+            Inst::Compare { op, ty, dst, a, b } => self.compare(*op, *ty, *dst, *a, *b),
+            Inst::Convert { from, to, dst, src } => self.convert(*from, *to, *dst, *src),
+            Inst::Select { dst, cond, a, b } => {
+                let (c, a, b) = (*cond, *a, *b);
+                self.map_generic(*dst, &[c, a, b], |v| if v[0] != 0 { v[1] } else { v[2] });
+            }
+            Inst::BitCast { dst, dst_ty, src, src_ty } => self.bitcast(dst, *dst_ty, src, *src_ty),
+            Inst::Math { f, ty, dst, args } => self.math(*f, *ty, *dst, args),
+            Inst::Geometric { name, ty, dst, args } => self.geometric(name, *ty, dst, args),
+            Inst::Special { name, ty, dst, args } => self.special(name, *ty, dst, args),
+            Inst::PtrIndex { dst, ptr, index, index_ty, scale } => {
+                let (ity, scale) = (*index_ty, *scale);
+                self.map_generic(*dst, &[*ptr, *index], |v| ptr_add(v[0], index_value(ity, v[1]).wrapping_mul(scale)));
+            }
+            Inst::PtrAdd { dst, ptr, bytes } => {
+                let b = *bytes;
+                self.map_generic(*dst, &[*ptr], |v| ptr_add(v[0], b));
+            }
+            Inst::PtrDiff { dst, a, b, scale } => {
+                let s = *scale;
+                self.map_generic(*dst, &[*a, *b], |v| (ptr_offset(v[0]).wrapping_sub(ptr_offset(v[1])) / s) as u64);
+            }
+            Inst::Load { dst, ty, ptr, space, at } => self.load(*dst, *ty, *ptr, *space, *at, mask),
+            Inst::Store { src, ty, ptr, space, at } => self.store(*src, *ty, *ptr, *space, *at, mask),
+            Inst::MemCopy { dst, src, bytes, at, .. } => self.memcopy(*dst, *src, *bytes, *at, mask),
+            Inst::Atomic { op, ty, dst, ptr, a, b, at, .. } => self.atomic(*op, *ty, *dst, *ptr, *a, *b, *at, mask),
+            Inst::Barrier { simdgroup, at, .. } => self.barrier(*simdgroup, *at, mask),
+            Inst::Lane { op, quad, ty, dst, a, arg, fill, .. } => self.lane_op(*op, *quad, *ty, *dst, *a, *arg, *fill, mask),
+            Inst::Matrix { op, ty, dst, args, mats, space, at } => self.matrix(*op, *ty, dst, args, mats, *space, *at, mask),
+            Inst::Attr { attr, component, dst } => {
+                let uniform = matches!(
+                    attr,
+                    ThreadAttr::ThreadgroupPositionInGrid
+                        | ThreadAttr::ThreadsPerThreadgroup
+                        | ThreadAttr::DispatchThreadsPerThreadgroup
+                        | ThreadAttr::ThreadsPerGrid
+                        | ThreadAttr::GridSize
+                        | ThreadAttr::ThreadgroupsPerGrid
+                        | ThreadAttr::GridOrigin
+                        | ThreadAttr::SimdgroupsPerThreadgroup
+                        | ThreadAttr::DispatchSimdgroupsPerThreadgroup
+                        | ThreadAttr::QuadgroupsPerThreadgroup
+                        | ThreadAttr::DispatchQuadgroupsPerThreadgroup
+                        | ThreadAttr::ThreadExecutionWidth
+                        | ThreadAttr::ThreadsPerSimdgroup
+                );
+                if uniform {
+                    let v = self.geo.attr(*attr, *component, 0);
+                    self.set_uniform(*dst, v as u64);
+                } else {
+                    let Reg::W32(d) = *dst else { return };
+                    self.u32f[d as usize] = false;
+                    for l in 0..self.n {
+                        let v = self.geo.attr(*attr, *component, l);
+                        self.r32[d as usize * self.stride + l] = v;
+                    }
+                }
+            }
+            Inst::Nop => {}
+            Inst::If { .. } | Inst::Loop { .. } | Inst::Switch { .. } | Inst::Break | Inst::Continue | Inst::Return | Inst::Scope { .. } => {
+                unreachable!("control flow handled by inst()")
+            }
+        }
+    }
+}
+
+/// Mask for comparing values of a type's width (switch cases).
+fn width_mask(s: Scalar) -> u64 {
+    match s.size() {
+        8 => u64::MAX,
+        n => (1u64 << (n * 8)) - 1,
+    }
+}
+
+/// An index register value as a signed 64-bit count.
+#[inline]
+pub fn index_value(ty: Scalar, bits: u64) -> i64 {
+    match ty {
+        Scalar::Long | Scalar::ULong => bits as i64,
+        s if s.is_signed() => bits as u32 as i32 as i64,
+        _ => bits as u32 as i64,
+    }
+}

@@ -1,0 +1,218 @@
+//! The executor's instruction set: scalar registers, one value per lane,
+//! and structured control flow. Vectors are split into one register per
+//! component; structs and arrays live in memory.
+//!
+//! Registers come in two widths. 32-bit registers hold bool, the integer
+//! types up to 32 bits (normalized: sign- or zero-extended), and the
+//! floating types as `f32` bits (half and bfloat values are kept already
+//! rounded to their type). 64-bit registers hold long/ulong and pointers.
+
+use msl::ast::{AddressSpace, BinaryOp};
+use msl::hir::ThreadAttr;
+use msl::source::Span;
+use msl::types::Scalar;
+
+/// A register: index into the 32-bit or the 64-bit register file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reg {
+    W32(u32),
+    W64(u32),
+}
+
+/// Storage width of a scalar type in registers.
+pub fn is_wide(s: Scalar) -> bool {
+    matches!(s, Scalar::Long | Scalar::ULong)
+}
+
+/// Static facts about a memory access, for findings and traces.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Access {
+    pub span: Span,
+    /// What is accessed, for messages: `a`, `tile`, `bodies[...].pos`.
+    pub what: String,
+}
+
+pub type AccessId = u32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+    BitNot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Load,
+    Store,
+    Exchange,
+    CompareExchange,
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+    Min,
+    Max,
+}
+
+/// Cross-lane operations over a SIMD-group (32) or quad (4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaneOp {
+    Sum,
+    Product,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    PrefixInclusiveSum,
+    PrefixExclusiveSum,
+    PrefixInclusiveProduct,
+    PrefixExclusiveProduct,
+    /// Value of lane `arg`.
+    Broadcast,
+    BroadcastFirst,
+    Shuffle,
+    ShuffleXor,
+    ShuffleUp,
+    ShuffleDown,
+    ShuffleRotateUp,
+    ShuffleRotateDown,
+    /// `and_fill` variants take the fill value in `arg2`.
+    ShuffleAndFillUp,
+    ShuffleAndFillDown,
+    All,
+    Any,
+    Ballot,
+    ActiveMask,
+    IsFirst,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatrixOp {
+    Fill,
+    Load { transpose: bool },
+    Store { transpose: bool },
+    Multiply,
+    MultiplyAccumulate,
+}
+
+/// A compiled standard-library function applied per lane.
+#[derive(Clone, Copy, Debug)]
+pub enum MathFn {
+    F1(fn(f32) -> f32),
+    F2(fn(f32, f32) -> f32),
+    F3(fn(f32, f32, f32) -> f32),
+    FPred(fn(f32) -> bool),
+    FRel(fn(f32, f32) -> bool),
+    I1(fn(gpu_math::IntKind, u64) -> u64),
+    I2(fn(gpu_math::IntKind, u64, u64) -> u64),
+    I3(fn(gpu_math::IntKind, u64, u64, u64) -> u64),
+}
+
+pub type Block = Vec<Inst>;
+
+#[derive(Clone, Debug)]
+pub enum Inst {
+    /// `dst = value` (raw register bits) for every lane.
+    Const { dst: Reg, bits: u64 },
+    /// Masked copy: only active lanes are written (assignment to a variable).
+    Assign { dst: Reg, src: Reg },
+    /// Unmasked copy (temporaries).
+    Copy { dst: Reg, src: Reg },
+    Unary { op: UnOp, ty: Scalar, dst: Reg, a: Reg },
+    Binary { op: BinaryOp, ty: Scalar, dst: Reg, a: Reg, b: Reg, at: AccessId },
+    /// Comparison of two `ty` values into a bool register.
+    Compare { op: BinaryOp, ty: Scalar, dst: Reg, a: Reg, b: Reg },
+    /// Numeric conversion between scalar types.
+    Convert { from: Scalar, to: Scalar, dst: Reg, src: Reg },
+    /// `dst = cond ? a : b` per lane (both already evaluated, no side effects).
+    Select { dst: Reg, cond: Reg, a: Reg, b: Reg },
+    /// Reinterpret the bytes of `src` (components of `src_ty`) as `dst_ty`.
+    BitCast { dst: Vec<Reg>, dst_ty: Scalar, src: Vec<Reg>, src_ty: Scalar },
+    /// Per-lane math: `dst = f(args)`; `ty` is the element type (rounding).
+    Math { f: MathFn, ty: Scalar, dst: Reg, args: Vec<Reg> },
+    /// Geometric and other multi-component functions.
+    Geometric { name: &'static str, ty: Scalar, dst: Vec<Reg>, args: Vec<Vec<Reg>> },
+    /// `ldexp(x, e)`, `frexp`, `modf`, `sincos`-style functions with int or out parts.
+    Special { name: &'static str, ty: Scalar, dst: Vec<Reg>, args: Vec<Reg> },
+
+    /// Pointer arithmetic: `dst = ptr + index * scale` (index of `index_ty`).
+    PtrIndex { dst: Reg, ptr: Reg, index: Reg, index_ty: Scalar, scale: i64 },
+    PtrAdd { dst: Reg, ptr: Reg, bytes: i64 },
+    /// `(a - b) / scale` in elements.
+    PtrDiff { dst: Reg, a: Reg, b: Reg, scale: i64 },
+    Load { dst: Reg, ty: Scalar, ptr: Reg, space: AddressSpace, at: AccessId },
+    Store { src: Reg, ty: Scalar, ptr: Reg, space: AddressSpace, at: AccessId },
+    /// Copy `bytes` between two memory locations (struct/array assignment).
+    MemCopy { dst: Reg, src: Reg, bytes: u32, dst_space: AddressSpace, src_space: AddressSpace, at: AccessId },
+    /// `dst = old value`; `a`/`b` operands (b: desired value for
+    /// compare-exchange, where `a` points at the expected value).
+    Atomic { op: AtomicOp, ty: Scalar, dst: Reg, ptr: Reg, space: AddressSpace, a: Reg, b: Reg, at: AccessId },
+    Barrier { simdgroup: bool, flags: Reg, at: AccessId },
+    /// `ty` is the operand type; `fill` is the `and_fill` value (else `a`).
+    Lane { op: LaneOp, quad: bool, ty: Scalar, dst: Reg, a: Reg, arg: Reg, fill: Reg, at: AccessId },
+    /// SIMD-group matrix operations; matrices are 2 registers per lane.
+    Matrix { op: MatrixOp, ty: Scalar, dst: Vec<Reg>, args: Vec<Reg>, mats: Vec<Vec<Reg>>, space: AddressSpace, at: AccessId },
+    /// Load a thread-position attribute component.
+    Attr { attr: ThreadAttr, component: u8, dst: Reg },
+
+    If { cond: Reg, then: Block, els: Block },
+    /// `cond_block` computes `cond`; `check_first` false for do/while.
+    Loop { cond_block: Block, cond: Option<Reg>, body: Block, step: Block, check_first: bool, at: AccessId },
+    Switch { value: Reg, ty: Scalar, cases: Vec<(Vec<u64>, bool, Block)> },
+    Break,
+    Continue,
+    /// Leave the innermost inlined function (`Scope`).
+    Return,
+    /// An inlined function body; `Return` inside ends here.
+    Scope { body: Block },
+    /// Report a run-time error such as integer division by zero.
+    Nop,
+}
+
+/// A kernel ready to run.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub name: String,
+    pub body: Block,
+    pub n32: u32,
+    pub n64: u32,
+    /// Kernel parameters in declaration order.
+    pub params: Vec<KernelParam>,
+    pub accesses: Vec<Access>,
+    /// Threadgroup variables: (name, size, align), allocated per threadgroup.
+    pub threadgroup_vars: Vec<MemVar>,
+    /// Per-thread memory variables (arrays, structs, address-taken locals).
+    pub private_vars: Vec<MemVar>,
+    /// Program-scope constants with their bytes.
+    pub constants: Vec<(MemVar, Vec<u8>)>,
+    /// Whether the kernel uses SIMD-group/quad functions (lane grouping).
+    pub uses_lanes: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemVar {
+    pub name: String,
+    pub size: u32,
+    pub align: u32,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelParam {
+    pub name: String,
+    pub kind: ParamKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamKind {
+    /// A buffer: `index` is `[[buffer(n)]]`; `pointee` describes elements.
+    Buffer { index: u32, reg: Reg, space: AddressSpace, pointee: msl::types::Type, pointee_size: u32, writable: bool, by_reference: bool },
+    /// `[[threadgroup(n)]]` pointer: memory sized by the dispatch.
+    ThreadgroupBuffer { index: u32, reg: Reg, pointee_size: u32 },
+    Attr { attr: ThreadAttr, regs: Vec<Reg>, ty: Scalar },
+}

@@ -1,0 +1,232 @@
+//! A simulated Apple GPU for Metal compute kernels.
+//!
+//! [`lower::lower_kernel`] turns a checked kernel into IR; [`run`]
+//! dispatches it: threadgroups one after another (deterministic), the
+//! threads of a threadgroup in lockstep as lanes, SIMD-groups of 32.
+
+pub mod exec;
+pub mod findings;
+pub mod ir;
+pub mod lower;
+pub mod memory;
+mod ops;
+
+pub use findings::{Finding, FindingKind};
+pub use ir::Kernel;
+
+use exec::{Geometry, Machine};
+use ir::ParamKind;
+use memory::{ptr_bits, AllocId, Memory};
+use std::collections::BTreeMap;
+
+/// Apple GPU limits.
+pub const MAX_THREADS_PER_THREADGROUP: u32 = 1024;
+pub const MAX_THREADGROUP_MEMORY: u64 = 32 * 1024;
+pub const SIMD_WIDTH: u32 = 32;
+/// Grids beyond this many threads are refused up front.
+pub const MAX_GRID_THREADS: u64 = 1 << 31;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckLevel {
+    /// No checks beyond what keeps the simulator safe.
+    None,
+    /// Out-of-bounds, uninitialized reads, barrier divergence, runaway loops.
+    Memory,
+    /// Memory checks plus data races.
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DispatchMode {
+    /// `dispatchThreads`: the grid counts threads; edge threadgroups may be partial.
+    Threads,
+    /// `dispatchThreadgroups`: the grid counts threadgroups, all full.
+    Threadgroups,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    pub grid: [u32; 3],
+    pub threadgroup: [u32; 3],
+    pub mode: DispatchMode,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub check: CheckLevel,
+    /// Instructions one threadgroup may execute before the kernel counts
+    /// as runaway (each instruction covers all lanes of the threadgroup).
+    pub budget: u64,
+    /// Sizes of `[[threadgroup(n)]]` buffers by index.
+    pub threadgroup_buffers: BTreeMap<u32, u32>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { check: CheckLevel::All, budget: 200_000_000, threadgroup_buffers: BTreeMap::new() }
+    }
+}
+
+/// What a dispatch produced besides the buffer contents.
+#[derive(Debug, Default)]
+pub struct RunReport {
+    pub findings: Vec<Finding>,
+    pub threadgroups: u64,
+    pub threads: u64,
+}
+
+impl RunReport {
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.is_error)
+    }
+}
+
+fn invalid(message: String) -> RunReport {
+    RunReport {
+        findings: vec![Finding {
+            kind: FindingKind::InvalidDispatch,
+            is_error: true,
+            message,
+            span: Default::default(),
+            secondary: None,
+            thread: [0; 3],
+            threadgroup: [0; 3],
+            count: 1,
+            examples: Vec::new(),
+            notes: Vec::new(),
+        }],
+        ..Default::default()
+    }
+}
+
+/// Check the dispatch against Apple's limits; the error explains the limit.
+pub fn validate(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> Result<(), String> {
+    if d.grid.contains(&0) || d.threadgroup.contains(&0) {
+        return Err(format!("grid {:?} and threadgroup {:?} must have every dimension at least 1", d.grid, d.threadgroup));
+    }
+    let tg_threads = d.threadgroup.iter().map(|&x| x as u64).product::<u64>();
+    if tg_threads > MAX_THREADS_PER_THREADGROUP as u64 {
+        return Err(format!(
+            "a threadgroup of {}x{}x{} = {tg_threads} threads is over Apple GPUs' limit of {MAX_THREADS_PER_THREADGROUP} threads per threadgroup",
+            d.threadgroup[0], d.threadgroup[1], d.threadgroup[2]
+        ));
+    }
+    let total: u64 = match d.mode {
+        DispatchMode::Threads => d.grid.iter().map(|&x| x as u64).product(),
+        DispatchMode::Threadgroups => d.grid.iter().map(|&x| x as u64).product::<u64>().saturating_mul(tg_threads),
+    };
+    if total > MAX_GRID_THREADS {
+        return Err(format!("the grid has {total} threads; the simulator refuses more than {MAX_GRID_THREADS} (it would take far too long)"));
+    }
+    let tg_mem: u64 = kernel.threadgroup_vars.iter().map(|v| v.size as u64).sum::<u64>() + opts.threadgroup_buffers.values().map(|&s| s as u64).sum::<u64>();
+    if tg_mem > MAX_THREADGROUP_MEMORY {
+        return Err(format!("the kernel uses {tg_mem} bytes of threadgroup memory; Apple GPUs allow {MAX_THREADGROUP_MEMORY} (32 KiB) per threadgroup"));
+    }
+    let private: u64 = kernel.private_vars.iter().map(|v| v.size as u64).sum();
+    if private > 64 * 1024 {
+        return Err(format!("each thread uses {private} bytes of private memory; the simulator allows 64 KiB per thread"));
+    }
+    Ok(())
+}
+
+/// Run `kernel` over the dispatch. `buffers` maps `[[buffer(n)]]` indices
+/// to their bytes; outputs are written in place.
+pub fn run(kernel: &Kernel, d: &Dispatch, buffers: &mut BTreeMap<u32, Vec<u8>>, opts: &RunOptions) -> RunReport {
+    run_with_progress(kernel, d, buffers, opts, &mut |_, _| {})
+}
+
+/// Like [`run`], calling `progress(done, total)` threadgroups now and then.
+pub fn run_with_progress(
+    kernel: &Kernel,
+    d: &Dispatch,
+    buffers: &mut BTreeMap<u32, Vec<u8>>,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> RunReport {
+    if let Err(e) = validate(kernel, d, opts) {
+        return invalid(e);
+    }
+    let tg = d.threadgroup;
+    let (groups, grid_threads) = match d.mode {
+        DispatchMode::Threads => ([0, 1, 2].map(|i| d.grid[i].div_ceil(tg[i])), d.grid),
+        DispatchMode::Threadgroups => (d.grid, [0, 1, 2].map(|i| d.grid[i].saturating_mul(tg[i]))),
+    };
+    // Memory layout.
+    let mut mem = Memory::default();
+    let max_index = buffers.keys().copied().max().map(|m| m as usize + 1).unwrap_or(0);
+    mem.buffers = vec![None; max_index.max(31)];
+    for (i, b) in std::mem::take(buffers) {
+        if let Some(slot) = mem.buffers.get_mut(i as usize) {
+            *slot = Some(b);
+        }
+    }
+    mem.constants = kernel.constants.iter().map(|(_, b)| b.clone()).collect();
+    mem.threadgroup = kernel.threadgroup_vars.iter().map(|v| vec![0u8; v.size as usize]).collect();
+    let max_tg = opts.threadgroup_buffers.keys().copied().max().map(|m| m as usize + 1).unwrap_or(0);
+    mem.tg_buffers = vec![Vec::new(); max_tg];
+    for (&i, &size) in &opts.threadgroup_buffers {
+        mem.tg_buffers[i as usize] = vec![0u8; size as usize];
+    }
+    let mut frame = 0usize;
+    for v in &kernel.private_vars {
+        let a = v.align.max(1) as usize;
+        frame = frame.div_ceil(a) * a;
+        mem.private_offsets.push(frame as u32);
+        mem.private_sizes.push(v.size);
+        frame += v.size as usize;
+    }
+    let frame = frame.div_ceil(16) * 16;
+    mem.frame = frame;
+    let lanes = (tg[0] * tg[1] * tg[2]) as usize;
+    mem.private = vec![0u8; frame * lanes];
+
+    let mut m = Machine::new(kernel, lanes, mem, opts.check != CheckLevel::None, opts.budget);
+    let total_groups = groups.iter().map(|&g| g as u64).product::<u64>();
+    let mut report = RunReport::default();
+    let mut done = 0u64;
+    'outer: for gz in 0..groups[2] {
+        for gy in 0..groups[1] {
+            for gx in 0..groups[0] {
+                let pos = [gx, gy, gz];
+                let size = match d.mode {
+                    DispatchMode::Threads => [0, 1, 2].map(|i| tg[i].min(d.grid[i] - pos[i] * tg[i])),
+                    DispatchMode::Threadgroups => tg,
+                };
+                let geo = Geometry { grid_threads, groups, requested_tg: tg, tg_pos: pos, tg_size: size };
+                // Fresh threadgroup and private memory for each threadgroup.
+                for b in &mut m.mem.threadgroup {
+                    b.fill(0);
+                }
+                for b in &mut m.mem.tg_buffers {
+                    b.fill(0);
+                }
+                m.mem.private.fill(0);
+                for p in &kernel.params {
+                    match &p.kind {
+                        ParamKind::Buffer { index, reg, .. } => m.set_uniform_pub(*reg, ptr_bits(AllocId::buffer(*index), 0)),
+                        ParamKind::ThreadgroupBuffer { index, reg, .. } => m.set_uniform_pub(*reg, ptr_bits(AllocId::tg_buffer(*index), 0)),
+                        ParamKind::Attr { .. } => {}
+                    }
+                }
+                report.threads += geo.lanes() as u64;
+                m.run_threadgroup(geo);
+                report.threadgroups += 1;
+                done += 1;
+                if done % 256 == 0 {
+                    progress(done, total_groups);
+                }
+                if m.stopped {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    progress(done, total_groups);
+    for (i, b) in m.mem.buffers.drain(..).enumerate() {
+        if let Some(b) = b {
+            buffers.insert(i as u32, b);
+        }
+    }
+    report.findings = std::mem::take(&mut m.findings.list);
+    report
+}

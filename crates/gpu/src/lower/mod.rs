@@ -1,0 +1,532 @@
+//! Lowering a checked kernel (HIR) to the executor's IR: every call inlined,
+//! vectors split into component registers, aggregates and address-taken
+//! locals placed in per-thread memory, threadgroup variables allocated.
+
+mod builtins;
+mod expr;
+
+use crate::ir::*;
+use crate::memory::{ptr_bits, AllocId};
+use msl::ast::{AddressSpace, BinaryOp};
+use msl::hir::{self, Binding, ConstValue, ExprKind as H, FuncId, LocalId, StmtKind};
+use msl::source::Span;
+use msl::types::{Scalar, Type, TypeTables};
+use std::collections::{HashMap, HashSet};
+
+/// Why a kernel could not be lowered (a limitation, not a user error).
+#[derive(Debug, Clone)]
+pub struct LowerError {
+    pub span: Span,
+    pub message: String,
+}
+
+type LResult<T> = Result<T, LowerError>;
+
+fn err<T>(span: Span, message: impl Into<String>) -> LResult<T> {
+    Err(LowerError { span, message: message.into() })
+}
+
+/// A value: scalar/vector components in registers, or an aggregate in memory.
+#[derive(Clone, Debug)]
+enum Val {
+    Regs(Vec<Reg>),
+    Mem { ptr: Reg, space: AddressSpace },
+}
+
+/// Something that can be read and written.
+#[derive(Clone, Debug)]
+enum Place {
+    /// A register-resident scalar/vector variable.
+    Regs(Vec<Reg>),
+    /// Memory of type `ty` at `ptr`.
+    Mem { ptr: Reg, space: AddressSpace, ty: Type },
+    Swizzle { base: Box<Place>, comps: Vec<u8>, elem: Scalar },
+    /// A vector component chosen at run time.
+    DynElem { base: Box<Place>, index: Reg, index_ty: Scalar, elem: Scalar, len: u8 },
+}
+
+#[derive(Clone, Debug)]
+enum Storage {
+    Regs(Vec<Reg>),
+    /// Per-thread memory variable.
+    Private(u32),
+    Threadgroup(u32),
+    Unset,
+}
+
+struct Frame {
+    func: FuncId,
+    locals: Vec<Storage>,
+    /// Where `return value` goes.
+    ret: Option<Place>,
+}
+
+pub struct Lowerer<'p> {
+    prog: &'p hir::Program,
+    tables: &'p TypeTables,
+    n32: u32,
+    n64: u32,
+    accesses: Vec<Access>,
+    tg_vars: Vec<MemVar>,
+    private_vars: Vec<MemVar>,
+    constants: Vec<(MemVar, Vec<u8>)>,
+    global_ids: HashMap<u32, u32>,
+    frames: Vec<Frame>,
+    uses_lanes: bool,
+    /// Address-taken locals per function (computed once per function).
+    addr_taken: HashMap<FuncId, HashSet<LocalId>>,
+    /// Constants, hoisted to the kernel's prologue (they never change).
+    pending_consts: Vec<Inst>,
+    /// Cache of constant registers by (bits, wide).
+    const_cache: HashMap<(u64, bool), Reg>,
+}
+
+/// Lower kernel `id` of `prog`.
+pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
+    let mut l = Lowerer {
+        prog,
+        tables: &prog.types,
+        n32: 0,
+        n64: 0,
+        accesses: Vec::new(),
+        tg_vars: Vec::new(),
+        private_vars: Vec::new(),
+        constants: Vec::new(),
+        global_ids: HashMap::new(),
+        frames: Vec::new(),
+        uses_lanes: false,
+        addr_taken: HashMap::new(),
+        pending_consts: Vec::new(),
+        const_cache: HashMap::new(),
+    };
+    let f = prog.function(id);
+    let mut body = Vec::new();
+    let mut params = Vec::new();
+    let mut frame = Frame { func: id, locals: vec![Storage::Unset; f.locals.len()], ret: None };
+    let mut next_buffer = 0u32;
+    let used: HashSet<u32> = f.params.iter().filter_map(|p| match p.binding {
+        Binding::Buffer(i) if i != u32::MAX => Some(i),
+        _ => None,
+    }).collect();
+    for p in &f.params {
+        let local = f.local(p.local);
+        match &p.binding {
+            Binding::Buffer(idx) => {
+                let index = if *idx == u32::MAX {
+                    while used.contains(&next_buffer) {
+                        next_buffer += 1;
+                    }
+                    next_buffer += 1;
+                    next_buffer - 1
+                } else {
+                    *idx
+                };
+                let reg = l.reg64();
+                let Type::Pointer { pointee, space, is_const } = &local.ty else {
+                    return err(local.span, "buffer parameter is not a pointer");
+                };
+                let by_reference = local.ty != Type::Void && {
+                    // `constant T& x` was turned into a pointer local by the checker.
+                    !matches!(f.local(p.local).name.as_str(), "") && is_reference_param(prog, id, p.local)
+                };
+                params.push(KernelParam {
+                    name: local.name.clone(),
+                    kind: ParamKind::Buffer {
+                        index,
+                        reg,
+                        space: *space,
+                        pointee: (**pointee).clone(),
+                        pointee_size: l.tables.size_of(pointee) as u32,
+                        writable: !*is_const && *space == AddressSpace::Device,
+                        by_reference,
+                    },
+                    span: local.span,
+                });
+                frame.locals[p.local.0 as usize] = Storage::Regs(vec![reg]);
+            }
+            Binding::Threadgroup(idx) => {
+                let reg = l.reg64();
+                let pointee_size = match &local.ty {
+                    Type::Pointer { pointee, .. } => l.tables.size_of(pointee) as u32,
+                    _ => 1,
+                };
+                params.push(KernelParam { name: local.name.clone(), kind: ParamKind::ThreadgroupBuffer { index: *idx, reg, pointee_size }, span: local.span });
+                frame.locals[p.local.0 as usize] = Storage::Regs(vec![reg]);
+            }
+            Binding::Attr(attr) => {
+                let (elem, n) = match &local.ty {
+                    Type::Scalar(s) => (*s, 1u8),
+                    Type::Vector { elem, len, .. } => (*elem, *len),
+                    _ => return err(local.span, "attribute parameter of unexpected type"),
+                };
+                let regs: Vec<Reg> = (0..n).map(|_| l.reg32()).collect();
+                for (c, r) in regs.iter().enumerate() {
+                    body.push(Inst::Attr { attr: *attr, component: c as u8, dst: *r });
+                }
+                params.push(KernelParam { name: local.name.clone(), kind: ParamKind::Attr { attr: *attr, regs: regs.clone(), ty: elem }, span: local.span });
+                frame.locals[p.local.0 as usize] = Storage::Regs(regs);
+            }
+            Binding::Argument => return err(local.span, "kernel parameter without a binding"),
+        }
+    }
+    l.frames.push(frame);
+    l.compute_addr_taken(id);
+    l.lower_constants()?;
+    let stmts = l.stmts(&f.body)?;
+    body.extend(stmts);
+    let mut prologue = std::mem::take(&mut l.pending_consts);
+    prologue.push(Inst::Scope { body });
+    let body = prologue;
+    Ok(Kernel {
+        name: f.host_name.clone().unwrap_or_else(|| f.name.clone()),
+        body,
+        n32: l.n32,
+        n64: l.n64,
+        params,
+        accesses: l.accesses,
+        threadgroup_vars: l.tg_vars,
+        private_vars: l.private_vars,
+        constants: l.constants,
+        uses_lanes: l.uses_lanes,
+        span: f.span,
+    })
+}
+
+/// Whether a kernel parameter was declared as a reference (`constant T&`):
+/// its uses in the body are all dereferences.
+fn is_reference_param(prog: &hir::Program, f: FuncId, local: LocalId) -> bool {
+    fn uses(e: &hir::Expr, local: LocalId, deref_only: &mut bool, any: &mut bool) {
+        match &e.kind {
+            H::Deref(inner) if matches!(inner.kind, H::Local(l) if l == local) => {
+                *any = true;
+            }
+            H::Local(l) if *l == local => {
+                *any = true;
+                *deref_only = false;
+            }
+            _ => visit_children(e, &mut |c| uses(c, local, deref_only, any)),
+        }
+    }
+    let mut deref_only = true;
+    let mut any = false;
+    visit_stmts(&prog.function(f).body, &mut |e| uses(e, local, &mut deref_only, &mut any));
+    any && deref_only && matches!(&prog.function(f).local(local).ty, Type::Pointer { pointee, .. } if pointee.is_scalar() || pointee.is_vector())
+}
+
+fn visit_stmts(stmts: &[hir::Stmt], f: &mut dyn FnMut(&hir::Expr)) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Expr(e) => f(e),
+            StmtKind::Local { init, .. } => {
+                if let Some(e) = init {
+                    f(e)
+                }
+            }
+            StmtKind::Block(b) => visit_stmts(b, f),
+            StmtKind::If { cond, then, els } => {
+                f(cond);
+                visit_stmts(then, f);
+                visit_stmts(els, f);
+            }
+            StmtKind::Loop { cond, body, step, .. } => {
+                if let Some(c) = cond {
+                    f(c);
+                }
+                visit_stmts(body, f);
+                if let Some(s) = step {
+                    f(s);
+                }
+            }
+            StmtKind::Switch { cond, cases } => {
+                f(cond);
+                for c in cases {
+                    visit_stmts(&c.body, f);
+                }
+            }
+            StmtKind::Return(Some(e)) => f(e),
+            _ => {}
+        }
+    }
+}
+
+fn visit_children(e: &hir::Expr, f: &mut dyn FnMut(&hir::Expr)) {
+    match &e.kind {
+        H::Const(_) | H::Local(_) | H::Global(_) | H::Zero => {}
+        H::Deref(x) | H::Field { base: x, .. } | H::Swizzle { base: x, .. } | H::AddrOf(x) | H::Unary { operand: x, .. } | H::Convert(x) | H::BitCast(x) | H::PtrCast(x) => f(x),
+        H::IncDec { place, .. } => f(place),
+        H::Index { base, index } => {
+            f(base);
+            f(index)
+        }
+        H::PtrOffset { ptr, offset, .. } => {
+            f(ptr);
+            f(offset)
+        }
+        H::PtrDiff { lhs, rhs } | H::PtrCompare { lhs, rhs, .. } | H::Binary { lhs, rhs, .. } | H::Logical { lhs, rhs, .. } | H::Comma { lhs, rhs } => {
+            f(lhs);
+            f(rhs)
+        }
+        H::Assign { place, value } | H::CompoundAssign { place, value, .. } => {
+            f(place);
+            f(value)
+        }
+        H::Conditional { cond, then, els } => {
+            f(cond);
+            f(then);
+            f(els)
+        }
+        H::Construct(xs) | H::Aggregate(xs) => xs.iter().for_each(f),
+        H::Call { args, .. } | H::Builtin { args, .. } => args.iter().for_each(f),
+    }
+}
+
+/// The local a place expression is rooted at (through fields, indexing of
+/// arrays and vectors, swizzles).
+fn root_local(e: &hir::Expr) -> Option<LocalId> {
+    match &e.kind {
+        H::Local(l) => Some(*l),
+        H::Index { base, .. } | H::Field { base, .. } | H::Swizzle { base, .. } => root_local(base),
+        _ => None,
+    }
+}
+
+fn scalar_of(t: &Type, tables: &TypeTables) -> Option<Scalar> {
+    match t {
+        Type::Scalar(s) => Some(*s),
+        Type::Vector { elem, .. } | Type::Matrix { elem, .. } => Some(*elem),
+        Type::Enum(id) => Some(tables.enum_def(*id).underlying),
+        Type::BuiltinEnum(_) => Some(Scalar::Int),
+        _ => None,
+    }
+}
+
+/// Number of register components of a value type (None: lives in memory).
+fn components(t: &Type, tables: &TypeTables) -> Option<(Scalar, usize)> {
+    match t {
+        Type::Scalar(s) => Some((*s, 1)),
+        Type::Vector { elem, len, .. } => Some((*elem, *len as usize)),
+        Type::Matrix { elem, cols, rows } => Some((*elem, (*cols as usize) * (*rows as usize))),
+        Type::Enum(id) => Some((tables.enum_def(*id).underlying, 1)),
+        Type::BuiltinEnum(_) => Some((Scalar::Int, 1)),
+        Type::Pointer { .. } | Type::NullPtr => Some((Scalar::ULong, 1)),
+        Type::SimdMatrix { elem, .. } => Some((*elem, 2)),
+        _ => None,
+    }
+}
+
+impl<'p> Lowerer<'p> {
+    fn reg32(&mut self) -> Reg {
+        self.n32 += 1;
+        Reg::W32(self.n32 - 1)
+    }
+
+    fn reg64(&mut self) -> Reg {
+        self.n64 += 1;
+        Reg::W64(self.n64 - 1)
+    }
+
+    fn reg_for(&mut self, s: Scalar) -> Reg {
+        if is_wide(s) {
+            self.reg64()
+        } else {
+            self.reg32()
+        }
+    }
+
+    fn access(&mut self, span: Span, what: impl Into<String>) -> AccessId {
+        self.accesses.push(Access { span, what: what.into() });
+        self.accesses.len() as u32 - 1
+    }
+
+    fn frame(&self) -> &Frame {
+        self.frames.last().expect("frame")
+    }
+
+    fn func(&self) -> &'p hir::Function {
+        self.prog.function(self.frame().func)
+    }
+
+    fn compute_addr_taken(&mut self, f: FuncId) {
+        if self.addr_taken.contains_key(&f) {
+            return;
+        }
+        let mut set = HashSet::new();
+        fn walk(e: &hir::Expr, set: &mut HashSet<LocalId>) {
+            if let H::AddrOf(x) = &e.kind {
+                if let Some(l) = root_local(x) {
+                    set.insert(l);
+                }
+            }
+            // Dynamic indexing of a vector/array local needs memory too.
+            if let H::Index { base, .. } = &e.kind {
+                if let Some(l) = root_local(base) {
+                    if matches!(base.ty, Type::Array { .. }) {
+                        set.insert(l);
+                    }
+                }
+            }
+            visit_children(e, &mut |c| walk(c, set));
+        }
+        visit_stmts(&self.prog.function(f).body, &mut |e| walk(e, &mut set));
+        self.addr_taken.insert(f, set);
+    }
+
+    // ----- statements ----------------------------------------------------
+
+    fn stmts(&mut self, stmts: &[hir::Stmt]) -> LResult<Block> {
+        let mut out = Vec::new();
+        for s in stmts {
+            self.stmt(s, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn stmt(&mut self, s: &hir::Stmt, out: &mut Block) -> LResult<()> {
+        match &s.kind {
+            StmtKind::Expr(e) => {
+                self.expr(e, out)?;
+            }
+            StmtKind::Local { local, init } => {
+                let place = self.declare_local(*local, s.span)?;
+                if let Some(init) = init {
+                    self.store_expr_into(&place, init, out)?;
+                }
+            }
+            StmtKind::Block(b) => {
+                let inner = self.stmts(b)?;
+                out.extend(inner);
+            }
+            StmtKind::If { cond, then, els } => {
+                let c = self.scalar(cond, out)?;
+                let then = self.stmts(then)?;
+                let els = self.stmts(els)?;
+                out.push(Inst::If { cond: c, then, els });
+            }
+            StmtKind::Loop { cond, body, step, check_first } => {
+                let mut cond_block = Vec::new();
+                let c = match cond {
+                    Some(c) => Some(self.scalar(c, &mut cond_block)?),
+                    None => None,
+                };
+                let body = self.stmts(body)?;
+                let mut step_block = Vec::new();
+                if let Some(st) = step {
+                    self.expr(st, &mut step_block)?;
+                }
+                let at = self.access(s.span, "loop");
+                out.push(Inst::Loop { cond_block, cond: c, body, step: step_block, check_first: *check_first, at });
+            }
+            StmtKind::Switch { cond, cases } => {
+                let v = self.scalar(cond, out)?;
+                let ty = scalar_of(&cond.ty, self.tables).unwrap_or(Scalar::Int);
+                let mut lcases = Vec::new();
+                for c in cases {
+                    let vals = c.values.iter().map(|&v| const_bits(ConstValue::Int(v), ty)).collect();
+                    lcases.push((vals, c.is_default, self.stmts(&c.body)?));
+                }
+                out.push(Inst::Switch { value: v, ty, cases: lcases });
+            }
+            StmtKind::Break => out.push(Inst::Break),
+            StmtKind::Continue => out.push(Inst::Continue),
+            StmtKind::Return(v) => {
+                if let Some(v) = v {
+                    let place = self.frame().ret.clone();
+                    if let Some(place) = place {
+                        self.store_expr_into(&place, v, out)?;
+                    } else {
+                        self.expr(v, out)?;
+                    }
+                }
+                out.push(Inst::Return);
+            }
+        }
+        Ok(())
+    }
+
+    /// Give a local its storage (registers or memory) and return its place.
+    fn declare_local(&mut self, id: LocalId, span: Span) -> LResult<Place> {
+        let local = self.func().local(id).clone();
+        let in_memory = self.addr_taken.get(&self.frame().func).is_some_and(|s| s.contains(&id));
+        let storage = if local.space == AddressSpace::Threadgroup {
+            let size = self.tables.size_of(&local.ty) as u32;
+            let align = self.tables.align_of(&local.ty) as u32;
+            self.tg_vars.push(MemVar { name: local.name.clone(), size, align, span: local.span });
+            Storage::Threadgroup(self.tg_vars.len() as u32 - 1)
+        } else {
+            match components(&local.ty, self.tables) {
+                Some((s, n)) if !in_memory => Storage::Regs((0..n).map(|_| self.reg_for(s)).collect()),
+                _ => {
+                    let size = self.tables.size_of(&local.ty).max(1) as u32;
+                    let align = self.tables.align_of(&local.ty).max(1) as u32;
+                    self.private_vars.push(MemVar { name: local.name.clone(), size, align, span: local.span });
+                    Storage::Private(self.private_vars.len() as u32 - 1)
+                }
+            }
+        };
+        let _ = span;
+        let frame = self.frames.last_mut().expect("frame");
+        frame.locals[id.0 as usize] = storage;
+        self.local_place(id, span)
+    }
+
+    fn local_place(&mut self, id: LocalId, span: Span) -> LResult<Place> {
+        let ty = self.func().local(id).ty.clone();
+        let storage = self.frame().locals[id.0 as usize].clone();
+        match storage {
+            Storage::Regs(r) => Ok(Place::Regs(r)),
+            Storage::Private(v) => {
+                let ptr = self.const_ptr(AllocId::private(v), 0);
+                Ok(Place::Mem { ptr, space: AddressSpace::Thread, ty })
+            }
+            Storage::Threadgroup(v) => {
+                let ptr = self.const_ptr(AllocId::threadgroup(v), 0);
+                Ok(Place::Mem { ptr, space: AddressSpace::Threadgroup, ty })
+            }
+            Storage::Unset => {
+                // A local used before its declaration ran (e.g. jumped over by
+                // a switch): give it storage now.
+                self.declare_local(id, span)
+            }
+        }
+    }
+
+    fn const_ptr(&mut self, alloc: AllocId, offset: i64) -> Reg {
+        self.const_reg(ptr_bits(alloc, offset), true)
+    }
+
+    /// A register holding `bits` in every lane (shared, set in the prologue;
+    /// never written afterwards).
+    pub(crate) fn const_reg(&mut self, bits: u64, wide: bool) -> Reg {
+        if let Some(r) = self.const_cache.get(&(bits, wide)) {
+            return *r;
+        }
+        let r = if wide { self.reg64() } else { self.reg32() };
+        self.pending_consts.push(Inst::Const { dst: r, bits });
+        self.const_cache.insert((bits, wide), r);
+        r
+    }
+
+    pub(crate) fn const_scalar(&mut self, v: ConstValue, s: Scalar) -> Reg {
+        self.const_reg(const_bits(v, s), is_wide(s))
+    }
+}
+
+/// Register bits of a constant of scalar type `s`.
+pub(crate) fn const_bits(v: ConstValue, s: Scalar) -> u64 {
+    let v = v.cast(s);
+    match s {
+        Scalar::Float | Scalar::Half | Scalar::BFloat => {
+            let f = v.as_f64() as f32;
+            let f = match s {
+                Scalar::Half => half::f16::from_f32(f).to_f32(),
+                Scalar::BFloat => half::bf16::from_f32(f).to_f32(),
+                _ => f,
+            };
+            f.to_bits() as u64
+        }
+        Scalar::Bool => v.is_true() as u64,
+        Scalar::Long | Scalar::ULong => v.as_i64() as u64,
+        // Narrow integers are kept sign- or zero-extended to 32 bits.
+        _ => (v.as_i64() as u32) as u64,
+    }
+}

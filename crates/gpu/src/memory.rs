@@ -1,0 +1,213 @@
+//! Memory of the simulated GPU: allocations and pointer encoding.
+//!
+//! A pointer is 64 bits: the allocation id in the top 24 bits and a signed
+//! 40-bit byte offset below. The address space is known statically from the
+//! pointer's type, so it is not stored. Each thread-private variable is its
+//! own allocation whose bytes exist once per lane; a private pointer means
+//! "this variable, in the memory of the lane that dereferences it".
+
+const OFFSET_BITS: u32 = 40;
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+
+/// Identifies an allocation. Ranges: buffers by `[[buffer(n)]]` index,
+/// `[[threadgroup(n)]]` buffers, program constants, threadgroup variables,
+/// private variables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AllocId(pub u32);
+
+const BUFFER_BASE: u32 = 1;
+const TG_BUFFER_BASE: u32 = 64;
+const CONSTANT_BASE: u32 = 1 << 10;
+const THREADGROUP_BASE: u32 = 1 << 20;
+const PRIVATE_BASE: u32 = 1 << 21;
+const PRIVATE_END: u32 = 1 << 23;
+
+/// What an allocation id refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocKind {
+    Null,
+    Buffer(u32),
+    ThreadgroupBuffer(u32),
+    Constant(u32),
+    Threadgroup(u32),
+    Private(u32),
+    Invalid,
+}
+
+impl AllocId {
+    pub fn buffer(index: u32) -> AllocId {
+        AllocId(BUFFER_BASE + index)
+    }
+    pub fn tg_buffer(index: u32) -> AllocId {
+        AllocId(TG_BUFFER_BASE + index)
+    }
+    pub fn constant(i: u32) -> AllocId {
+        AllocId(CONSTANT_BASE + i)
+    }
+    pub fn threadgroup(i: u32) -> AllocId {
+        AllocId(THREADGROUP_BASE + i)
+    }
+    pub fn private(i: u32) -> AllocId {
+        AllocId(PRIVATE_BASE + i)
+    }
+
+    pub fn kind(self) -> AllocKind {
+        let id = self.0;
+        match id {
+            0 => AllocKind::Null,
+            _ if id < TG_BUFFER_BASE => AllocKind::Buffer(id - BUFFER_BASE),
+            _ if id < TG_BUFFER_BASE + 64 => AllocKind::ThreadgroupBuffer(id - TG_BUFFER_BASE),
+            _ if (CONSTANT_BASE..THREADGROUP_BASE).contains(&id) => AllocKind::Constant(id - CONSTANT_BASE),
+            _ if (THREADGROUP_BASE..PRIVATE_BASE).contains(&id) => AllocKind::Threadgroup(id - THREADGROUP_BASE),
+            _ if (PRIVATE_BASE..PRIVATE_END).contains(&id) => AllocKind::Private(id - PRIVATE_BASE),
+            _ => AllocKind::Invalid,
+        }
+    }
+}
+
+pub fn ptr_bits(alloc: AllocId, offset: i64) -> u64 {
+    ((alloc.0 as u64) << OFFSET_BITS) | (offset as u64 & OFFSET_MASK)
+}
+
+#[inline]
+pub fn ptr_alloc(p: u64) -> AllocId {
+    AllocId((p >> OFFSET_BITS) as u32)
+}
+
+/// The signed byte offset of a pointer.
+#[inline]
+pub fn ptr_offset(p: u64) -> i64 {
+    ((p << (64 - OFFSET_BITS)) as i64) >> (64 - OFFSET_BITS)
+}
+
+/// `p + delta` bytes, staying in the same allocation.
+#[inline]
+pub fn ptr_add(p: u64, delta: i64) -> u64 {
+    (p & !OFFSET_MASK) | ((p as i64).wrapping_add(delta) as u64 & OFFSET_MASK)
+}
+
+/// All memory of one dispatch.
+#[derive(Debug, Default)]
+pub struct Memory {
+    /// Bound buffers by `[[buffer(n)]]` index.
+    pub buffers: Vec<Option<Vec<u8>>>,
+    /// Whether a buffer is in the constant address space (read-only).
+    pub buffer_readonly: Vec<bool>,
+    /// `[[threadgroup(n)]]` buffers (per threadgroup).
+    pub tg_buffers: Vec<Vec<u8>>,
+    pub constants: Vec<Vec<u8>>,
+    /// Threadgroup variables (reset for each threadgroup).
+    pub threadgroup: Vec<Vec<u8>>,
+    /// Per-lane private memory: lane `l`'s frame starts at `l * frame`.
+    pub private: Vec<u8>,
+    pub private_offsets: Vec<u32>,
+    pub private_sizes: Vec<u32>,
+    pub frame: usize,
+}
+
+/// Where an access landed, or why it did not.
+pub enum Resolved<'m> {
+    Ok(&'m [u8]),
+    OutOfBounds { size: u64 },
+    Null,
+    Invalid,
+}
+
+impl Memory {
+    /// The bytes of the allocation a pointer refers to, as seen by `lane`,
+    /// and the access's start within them.
+    #[inline]
+    pub fn region(&self, p: u64, lane: usize) -> Option<(&[u8], i64)> {
+        let off = ptr_offset(p);
+        let bytes: &[u8] = match ptr_alloc(p).kind() {
+            AllocKind::Buffer(i) => self.buffers.get(i as usize)?.as_deref()?,
+            AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get(i as usize)?,
+            AllocKind::Constant(i) => self.constants.get(i as usize)?,
+            AllocKind::Threadgroup(i) => self.threadgroup.get(i as usize)?,
+            AllocKind::Private(i) => {
+                let start = lane * self.frame + *self.private_offsets.get(i as usize)? as usize;
+                let size = self.private_sizes[i as usize] as usize;
+                self.private.get(start..start + size)?
+            }
+            AllocKind::Null | AllocKind::Invalid => return None,
+        };
+        Some((bytes, off))
+    }
+
+    #[inline]
+    pub fn region_mut(&mut self, p: u64, lane: usize) -> Option<(&mut [u8], i64)> {
+        let off = ptr_offset(p);
+        let bytes: &mut [u8] = match ptr_alloc(p).kind() {
+            AllocKind::Buffer(i) => self.buffers.get_mut(i as usize)?.as_deref_mut()?,
+            AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get_mut(i as usize)?,
+            AllocKind::Constant(_) => return None,
+            AllocKind::Threadgroup(i) => self.threadgroup.get_mut(i as usize)?,
+            AllocKind::Private(i) => {
+                let start = lane * self.frame + *self.private_offsets.get(i as usize)? as usize;
+                let size = *self.private_sizes.get(i as usize)? as usize;
+                self.private.get_mut(start..start + size)?
+            }
+            AllocKind::Null | AllocKind::Invalid => return None,
+        };
+        Some((bytes, off))
+    }
+
+    /// Size in bytes of the allocation `p` points into (0 if none).
+    pub fn size_of_alloc(&self, p: u64) -> u64 {
+        match ptr_alloc(p).kind() {
+            AllocKind::Buffer(i) => self.buffers.get(i as usize).and_then(|b| b.as_ref()).map(|b| b.len() as u64).unwrap_or(0),
+            AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get(i as usize).map(|b| b.len() as u64).unwrap_or(0),
+            AllocKind::Constant(i) => self.constants.get(i as usize).map(|b| b.len() as u64).unwrap_or(0),
+            AllocKind::Threadgroup(i) => self.threadgroup.get(i as usize).map(|b| b.len() as u64).unwrap_or(0),
+            AllocKind::Private(i) => self.private_sizes.get(i as usize).copied().unwrap_or(0) as u64,
+            _ => 0,
+        }
+    }
+}
+
+/// Read `n` bytes at `off` of `bytes` as a little-endian integer, if in bounds.
+#[inline]
+pub fn read_le(bytes: &[u8], off: i64, n: usize) -> Option<u64> {
+    if off < 0 {
+        return None;
+    }
+    let off = off as usize;
+    let s = bytes.get(off..off.checked_add(n)?)?;
+    let mut v = [0u8; 8];
+    v[..n].copy_from_slice(s);
+    Some(u64::from_le_bytes(v))
+}
+
+#[inline]
+pub fn write_le(bytes: &mut [u8], off: i64, n: usize, value: u64) -> bool {
+    if off < 0 {
+        return false;
+    }
+    let off = off as usize;
+    let Some(end) = off.checked_add(n) else { return false };
+    match bytes.get_mut(off..end) {
+        Some(s) => {
+            s.copy_from_slice(&value.to_le_bytes()[..n]);
+            true
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointer_round_trip() {
+        for (id, off) in [(AllocId::buffer(3), 12i64), (AllocId::private(7), 0), (AllocId::threadgroup(2), -4)] {
+            let p = ptr_bits(id, off);
+            assert_eq!(ptr_alloc(p), id);
+            assert_eq!(ptr_offset(p), off);
+            assert_eq!(ptr_offset(ptr_add(p, 8)), off + 8);
+            assert_eq!(ptr_alloc(ptr_add(p, -100)), id);
+        }
+        assert_eq!(AllocId::buffer(30).kind(), AllocKind::Buffer(30));
+        assert_eq!(AllocId::private(5).kind(), AllocKind::Private(5));
+    }
+}

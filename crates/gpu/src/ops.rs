@@ -1,0 +1,955 @@
+//! The non-control-flow operations of the interpreter: arithmetic,
+//! conversions, memory, atomics, barriers, SIMD-group functions, matrices.
+
+use crate::exec::{Machine, Mask};
+use crate::findings::FindingKind;
+use crate::ir::*;
+use crate::memory::{ptr_add, ptr_offset, read_le, write_le};
+use gpu_math::{FloatKind, IntKind};
+use msl::ast::{AddressSpace, BinaryOp};
+use msl::types::Scalar;
+
+#[inline]
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+fn float_kind(s: Scalar) -> FloatKind {
+    match s {
+        Scalar::Half => FloatKind::F16,
+        Scalar::BFloat => FloatKind::BF16,
+        _ => FloatKind::F32,
+    }
+}
+
+fn int_kind(s: Scalar) -> IntKind {
+    IntKind { bits: s.size() * 8, signed: s.is_signed() }
+}
+
+/// Register bits (32-bit normalized) to a 64-bit normalized integer.
+#[inline]
+pub fn to_norm(s: Scalar, bits: u64) -> u64 {
+    match s {
+        Scalar::Long | Scalar::ULong => bits,
+        _ if s.is_signed() => bits as u32 as i32 as i64 as u64,
+        _ => bits as u32 as u64,
+    }
+}
+
+/// A 64-bit normalized integer back to register bits.
+#[inline]
+pub fn from_norm(s: Scalar, v: u64) -> u64 {
+    match s {
+        Scalar::Long | Scalar::ULong => v,
+        Scalar::Bool => (v != 0) as u64,
+        _ => gpu_math::normalize(int_kind(s), v) as u32 as u64,
+    }
+}
+
+/// Convert register bits of type `from` to register bits of type `to`.
+pub fn convert_bits(from: Scalar, to: Scalar, bits: u64) -> u64 {
+    if from == to {
+        return bits;
+    }
+    if to == Scalar::Bool {
+        return if from.is_float() { gpu_math::float_to_bool(f(bits as u32)) as u64 } else { (to_norm(from, bits) != 0) as u64 };
+    }
+    match (from.is_float(), to.is_float()) {
+        (true, true) => gpu_math::round_to(float_kind(to), f(bits as u32)).to_bits() as u64,
+        (true, false) => from_norm(to, gpu_math::float_to_int(int_kind(to), f(bits as u32))),
+        (false, true) => {
+            let v = if from == Scalar::Bool { bits & 1 } else { to_norm(from, bits) };
+            let k = if from == Scalar::Bool { IntKind { bits: 32, signed: false } } else { int_kind(from) };
+            gpu_math::round_to(float_kind(to), gpu_math::int_to_float(k, v)).to_bits() as u64
+        }
+        (false, false) => {
+            let v = if from == Scalar::Bool { bits & 1 } else { to_norm(from, bits) };
+            from_norm(to, v)
+        }
+    }
+}
+
+/// Register bits from little-endian memory bytes of type `s`.
+#[inline]
+pub fn from_memory(s: Scalar, raw: u64) -> u64 {
+    match s {
+        Scalar::Half => half::f16::from_bits(raw as u16).to_f32().to_bits() as u64,
+        Scalar::BFloat => half::bf16::from_bits(raw as u16).to_f32().to_bits() as u64,
+        Scalar::Bool => (raw & 0xff != 0) as u64,
+        Scalar::Char => raw as u8 as i8 as i32 as u32 as u64,
+        Scalar::Short => raw as u16 as i16 as i32 as u32 as u64,
+        _ => raw,
+    }
+}
+
+/// Memory bytes (as an integer) from register bits of type `s`.
+#[inline]
+pub fn to_memory(s: Scalar, bits: u64) -> u64 {
+    match s {
+        Scalar::Half => half::f16::from_f32(f(bits as u32)).to_bits() as u64,
+        Scalar::BFloat => half::bf16::from_f32(f(bits as u32)).to_bits() as u64,
+        _ => bits,
+    }
+}
+
+fn int_op(op: BinaryOp) -> Option<gpu_math::IntOp> {
+    use gpu_math::IntOp as I;
+    Some(match op {
+        BinaryOp::Add => I::Add,
+        BinaryOp::Sub => I::Sub,
+        BinaryOp::Mul => I::Mul,
+        BinaryOp::Div => I::Div,
+        BinaryOp::Rem => I::Rem,
+        BinaryOp::Shl => I::Shl,
+        BinaryOp::Shr => I::Shr,
+        BinaryOp::BitAnd => I::And,
+        BinaryOp::BitOr => I::Or,
+        BinaryOp::BitXor => I::Xor,
+        _ => return None,
+    })
+}
+
+impl Machine<'_> {
+    pub(crate) fn unary(&mut self, op: UnOp, ty: Scalar, dst: Reg, a: Reg) {
+        match (op, ty, dst) {
+            (UnOp::Neg, Scalar::Float, Reg::W32(d)) => self.map1_32(d, a, |x| (-f(x)).to_bits()),
+            (UnOp::Neg, Scalar::Half | Scalar::BFloat, Reg::W32(d)) => self.map1_32(d, a, |x| (-f(x)).to_bits()),
+            (UnOp::Neg, Scalar::Int, Reg::W32(d)) | (UnOp::Neg, Scalar::UInt, Reg::W32(d)) => self.map1_32(d, a, |x| x.wrapping_neg()),
+            (UnOp::Not, _, Reg::W32(d)) => self.map1_32(d, a, |x| (x == 0) as u32),
+            (UnOp::BitNot, Scalar::Int | Scalar::UInt, Reg::W32(d)) => self.map1_32(d, a, |x| !x),
+            _ => {
+                let k = int_kind(ty);
+                self.map_generic(dst, &[a], move |v| {
+                    let x = to_norm(ty, v[0]);
+                    let r = match op {
+                        UnOp::Neg => gpu_math::int_op(k, gpu_math::IntOp::Sub, 0, x),
+                        UnOp::BitNot => !x,
+                        UnOp::Not => (x == 0) as u64,
+                    };
+                    from_norm(ty, r)
+                })
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn binary(&mut self, op: BinaryOp, ty: Scalar, dst: Reg, a: Reg, b: Reg, at: AccessId, mask: &Mask) {
+        use BinaryOp::*;
+        if ty.is_float() {
+            let Reg::W32(d) = dst else { return };
+            let k = float_kind(ty);
+            macro_rules! fop {
+                ($e:expr) => {
+                    if k == FloatKind::F32 {
+                        self.map2_32(d, a, b, |x, y| {
+                            let (x, y) = (f(x), f(y));
+                            ($e)(x, y).to_bits()
+                        })
+                    } else {
+                        self.map2_32(d, a, b, |x, y| {
+                            let (x, y) = (f(x), f(y));
+                            gpu_math::round_to(k, ($e)(x, y)).to_bits()
+                        })
+                    }
+                };
+            }
+            match op {
+                Add => fop!(|x: f32, y: f32| x + y),
+                Sub => fop!(|x: f32, y: f32| x - y),
+                Mul => fop!(|x: f32, y: f32| x * y),
+                Div => fop!(|x: f32, y: f32| x / y),
+                _ => {}
+            }
+            return;
+        }
+        if matches!(op, Div | Rem) && self.check_memory {
+            // Integer division by zero in an active lane is a finding.
+            for l in mask.lanes() {
+                if to_norm(ty, self.get_pub(b, l)) == 0 {
+                    self.report_lane(FindingKind::DivisionByZero, at, l, format!("integer {} by zero", if op == Div { "division" } else { "remainder" }));
+                    break;
+                }
+            }
+        }
+        match (ty, dst) {
+            (Scalar::Int, Reg::W32(d)) => match op {
+                Add => self.map2_32(d, a, b, |x, y| x.wrapping_add(y)),
+                Sub => self.map2_32(d, a, b, |x, y| x.wrapping_sub(y)),
+                Mul => self.map2_32(d, a, b, |x, y| x.wrapping_mul(y)),
+                BitAnd => self.map2_32(d, a, b, |x, y| x & y),
+                BitOr => self.map2_32(d, a, b, |x, y| x | y),
+                BitXor => self.map2_32(d, a, b, |x, y| x ^ y),
+                Shl => self.map2_32(d, a, b, |x, y| x.wrapping_shl(y & 31)),
+                Shr => self.map2_32(d, a, b, |x, y| ((x as i32).wrapping_shr(y & 31)) as u32),
+                Div => self.map2_32(d, a, b, |x, y| if y == 0 { 0 } else { (x as i32).wrapping_div(y as i32) as u32 }),
+                Rem => self.map2_32(d, a, b, |x, y| if y == 0 { 0 } else { (x as i32).wrapping_rem(y as i32) as u32 }),
+                _ => {}
+            },
+            (Scalar::UInt, Reg::W32(d)) => match op {
+                Add => self.map2_32(d, a, b, |x, y| x.wrapping_add(y)),
+                Sub => self.map2_32(d, a, b, |x, y| x.wrapping_sub(y)),
+                Mul => self.map2_32(d, a, b, |x, y| x.wrapping_mul(y)),
+                BitAnd => self.map2_32(d, a, b, |x, y| x & y),
+                BitOr => self.map2_32(d, a, b, |x, y| x | y),
+                BitXor => self.map2_32(d, a, b, |x, y| x ^ y),
+                Shl => self.map2_32(d, a, b, |x, y| x.wrapping_shl(y & 31)),
+                Shr => self.map2_32(d, a, b, |x, y| x.wrapping_shr(y & 31)),
+                Div => self.map2_32(d, a, b, |x, y| x.checked_div(y).unwrap_or(0)),
+                Rem => self.map2_32(d, a, b, |x, y| x.checked_rem(y).unwrap_or(0)),
+                _ => {}
+            },
+            (Scalar::Bool, Reg::W32(d)) => match op {
+                BitAnd | LogAnd => self.map2_32(d, a, b, |x, y| x & y & 1),
+                BitOr | LogOr => self.map2_32(d, a, b, |x, y| (x | y) & 1),
+                BitXor => self.map2_32(d, a, b, |x, y| (x ^ y) & 1),
+                _ => {
+                    // Arithmetic on bools happens after promotion; keep 0/1.
+                    let k = IntKind { bits: 32, signed: true };
+                    if let Some(io) = int_op(op) {
+                        self.map_generic(dst, &[a, b], move |v| (gpu_math::int_op(k, io, v[0], v[1]) != 0) as u64);
+                    }
+                }
+            },
+            _ => {
+                let Some(io) = int_op(op) else { return };
+                let k = int_kind(ty);
+                self.map_generic(dst, &[a, b], move |v| from_norm(ty, gpu_math::int_op(k, io, to_norm(ty, v[0]), to_norm(ty, v[1]))));
+            }
+        }
+    }
+
+    pub(crate) fn compare(&mut self, op: BinaryOp, ty: Scalar, dst: Reg, a: Reg, b: Reg) {
+        use BinaryOp::*;
+        let Reg::W32(d) = dst else { return };
+        if ty.is_float() {
+            macro_rules! c {
+                ($e:expr) => {
+                    self.map2_32(d, a, b, |x, y| ($e)(f(x), f(y)) as u32)
+                };
+            }
+            match op {
+                Eq => c!(|x: f32, y: f32| x == y),
+                Ne => c!(|x: f32, y: f32| x != y),
+                Lt => c!(|x: f32, y: f32| x < y),
+                Gt => c!(|x: f32, y: f32| x > y),
+                Le => c!(|x: f32, y: f32| x <= y),
+                Ge => c!(|x: f32, y: f32| x >= y),
+                _ => {}
+            }
+            return;
+        }
+        if matches!((a, b), (Reg::W32(_), Reg::W32(_))) && !matches!(ty, Scalar::Long | Scalar::ULong) {
+            if ty.is_signed() {
+                macro_rules! c {
+                    ($e:expr) => {
+                        self.map2_32(d, a, b, |x, y| ($e)(x as i32, y as i32) as u32)
+                    };
+                }
+                match op {
+                    Eq => c!(|x: i32, y: i32| x == y),
+                    Ne => c!(|x: i32, y: i32| x != y),
+                    Lt => c!(|x: i32, y: i32| x < y),
+                    Gt => c!(|x: i32, y: i32| x > y),
+                    Le => c!(|x: i32, y: i32| x <= y),
+                    Ge => c!(|x: i32, y: i32| x >= y),
+                    _ => {}
+                }
+            } else {
+                macro_rules! c {
+                    ($e:expr) => {
+                        self.map2_32(d, a, b, |x, y| ($e)(x, y) as u32)
+                    };
+                }
+                match op {
+                    Eq => c!(|x: u32, y: u32| x == y),
+                    Ne => c!(|x: u32, y: u32| x != y),
+                    Lt => c!(|x: u32, y: u32| x < y),
+                    Gt => c!(|x: u32, y: u32| x > y),
+                    Le => c!(|x: u32, y: u32| x <= y),
+                    Ge => c!(|x: u32, y: u32| x >= y),
+                    _ => {}
+                }
+            }
+            return;
+        }
+        let signed = ty.is_signed();
+        self.map_generic(dst, &[a, b], move |v| {
+            let ord = if signed { (v[0] as i64).cmp(&(v[1] as i64)) } else { v[0].cmp(&v[1]) };
+            use std::cmp::Ordering::*;
+            (match op {
+                Eq => ord == Equal,
+                Ne => ord != Equal,
+                Lt => ord == Less,
+                Gt => ord == Greater,
+                Le => ord != Greater,
+                Ge => ord != Less,
+                _ => false,
+            }) as u64
+        });
+    }
+
+    pub(crate) fn convert(&mut self, from: Scalar, to: Scalar, dst: Reg, src: Reg) {
+        match (from, to, dst) {
+            (Scalar::Int, Scalar::Float, Reg::W32(d)) => self.map1_32(d, src, |x| (x as i32 as f32).to_bits()),
+            (Scalar::UInt, Scalar::Float, Reg::W32(d)) => self.map1_32(d, src, |x| (x as f32).to_bits()),
+            (Scalar::Int, Scalar::UInt, Reg::W32(d)) | (Scalar::UInt, Scalar::Int, Reg::W32(d)) => self.map1_32(d, src, |x| x),
+            (Scalar::Float, Scalar::Int, Reg::W32(d)) => self.map1_32(d, src, |x| f(x) as i32 as u32),
+            (Scalar::Float, Scalar::UInt, Reg::W32(d)) => self.map1_32(d, src, |x| f(x) as u32),
+            _ => self.map_generic(dst, &[src], move |v| convert_bits(from, to, v[0])),
+        }
+    }
+
+    pub(crate) fn bitcast(&mut self, dst: &[Reg], dst_ty: Scalar, src: &[Reg], src_ty: Scalar) {
+        let n = self.n;
+        let uniform = src.iter().all(|&r| self.is_uniform_pub(r));
+        let lanes = if uniform { 1 } else { n };
+        let (ss, ds) = (src_ty.size() as usize, dst_ty.size() as usize);
+        let mut results = vec![vec![0u64; lanes]; dst.len()];
+        for l in 0..lanes {
+            let mut bytes = [0u8; 64];
+            for (k, &r) in src.iter().enumerate() {
+                let raw = to_memory(src_ty, self.get_pub(r, l));
+                bytes[k * ss..k * ss + ss].copy_from_slice(&raw.to_le_bytes()[..ss]);
+            }
+            for (k, res) in results.iter_mut().enumerate() {
+                let mut v = [0u8; 8];
+                v[..ds].copy_from_slice(&bytes[k * ds..k * ds + ds]);
+                res[l] = from_memory(dst_ty, u64::from_le_bytes(v));
+            }
+        }
+        for (k, &d) in dst.iter().enumerate() {
+            if uniform {
+                self.set_uniform_pub(d, results[k][0]);
+            } else {
+                self.mark_varying(d);
+                for l in 0..n {
+                    self.set_lane_pub(d, l, results[k][l]);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn math(&mut self, func: MathFn, ty: Scalar, dst: Reg, args: &[Reg]) {
+        let k = float_kind(ty);
+        let round = move |x: f32| if k == FloatKind::F32 { x } else { gpu_math::round_to(k, x) };
+        match (func, dst) {
+            (MathFn::F1(g), Reg::W32(d)) => self.map1_32(d, args[0], move |x| round(g(f(x))).to_bits()),
+            (MathFn::F2(g), Reg::W32(d)) => self.map2_32(d, args[0], args[1], move |x, y| round(g(f(x), f(y))).to_bits()),
+            (MathFn::F3(g), _) => self.map_generic(dst, args, move |v| round(g(f(v[0] as u32), f(v[1] as u32), f(v[2] as u32))).to_bits() as u64),
+            (MathFn::FPred(g), Reg::W32(d)) => self.map1_32(d, args[0], move |x| g(f(x)) as u32),
+            (MathFn::FRel(g), Reg::W32(d)) => self.map2_32(d, args[0], args[1], move |x, y| g(f(x), f(y)) as u32),
+            (MathFn::I1(g), _) => {
+                let ik = int_kind(ty);
+                self.map_generic(dst, args, move |v| from_norm(ty, g(ik, to_norm(ty, v[0]))))
+            }
+            (MathFn::I2(g), _) => {
+                let ik = int_kind(ty);
+                self.map_generic(dst, args, move |v| from_norm(ty, g(ik, to_norm(ty, v[0]), to_norm(ty, v[1]))))
+            }
+            (MathFn::I3(g), _) => {
+                let ik = int_kind(ty);
+                self.map_generic(dst, args, move |v| from_norm(ty, g(ik, to_norm(ty, v[0]), to_norm(ty, v[1]), to_norm(ty, v[2]))))
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn geometric(&mut self, name: &str, ty: Scalar, dst: &[Reg], args: &[Vec<Reg>]) {
+        let k = float_kind(ty);
+        let n = self.n;
+        let uniform = args.iter().flatten().all(|&r| self.is_uniform_pub(r));
+        let lanes = if uniform { 1 } else { n };
+        let mut outs = vec![vec![0u64; lanes]; dst.len()];
+        for l in 0..lanes {
+            let vec_of = |m: &Self, i: usize| -> Vec<f32> { args[i].iter().map(|&r| f(m.get_pub(r, l) as u32)).collect() };
+            let a = vec_of(self, 0);
+            let mut res = [0f32; 4];
+            let count = match name {
+                "dot" => {
+                    res[0] = gpu_math::dot(&a, &vec_of(self, 1));
+                    1
+                }
+                "length" => {
+                    res[0] = gpu_math::length(&a);
+                    1
+                }
+                "length_squared" => {
+                    res[0] = gpu_math::dot(&a, &a);
+                    1
+                }
+                "distance" => {
+                    res[0] = gpu_math::distance(&a, &vec_of(self, 1));
+                    1
+                }
+                "distance_squared" => {
+                    let b = vec_of(self, 1);
+                    let d: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
+                    res[0] = gpu_math::dot(&d, &d);
+                    1
+                }
+                "normalize" => {
+                    gpu_math::normalize(&a, &mut res[..a.len()]);
+                    a.len()
+                }
+                "cross" => {
+                    let b = vec_of(self, 1);
+                    let c = gpu_math::cross(&[a[0], a[1], a[2]], &[b[0], b[1], b[2]]);
+                    res[..3].copy_from_slice(&c);
+                    3
+                }
+                "reflect" => {
+                    gpu_math::reflect(&a, &vec_of(self, 1), &mut res[..a.len()]);
+                    a.len()
+                }
+                "refract" => {
+                    let eta = vec_of(self, 2)[0];
+                    gpu_math::refract(&a, &vec_of(self, 1), eta, &mut res[..a.len()]);
+                    a.len()
+                }
+                "faceforward" => {
+                    gpu_math::faceforward(&a, &vec_of(self, 1), &vec_of(self, 2), &mut res[..a.len()]);
+                    a.len()
+                }
+                _ => 0,
+            };
+            for (c, o) in outs.iter_mut().enumerate().take(count) {
+                o[l] = gpu_math::round_to(k, res[c]).to_bits() as u64;
+            }
+        }
+        self.store_results(dst, &outs, uniform);
+    }
+
+    fn store_results(&mut self, dst: &[Reg], outs: &[Vec<u64>], uniform: bool) {
+        for (c, &d) in dst.iter().enumerate() {
+            if uniform {
+                self.set_uniform_pub(d, outs[c][0]);
+            } else {
+                self.mark_varying(d);
+                for (l, v) in outs[c].iter().enumerate() {
+                    self.set_lane_pub(d, l, *v);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn special(&mut self, name: &str, ty: Scalar, dst: &[Reg], args: &[Reg]) {
+        let k = float_kind(ty);
+        let uniform = args.iter().all(|&r| self.is_uniform_pub(r));
+        let lanes = if uniform { 1 } else { self.n };
+        let mut outs = vec![vec![0u64; lanes]; dst.len()];
+        for l in 0..lanes {
+            let x = f(self.get_pub(args[0], l) as u32);
+            let r = |v: f32| gpu_math::round_to(k, v).to_bits() as u64;
+            match name {
+                "ldexp" => {
+                    let e = self.get_pub(args[1], l) as u32 as i32;
+                    outs[0][l] = r(gpu_math::ldexp(x, e));
+                }
+                "ilogb" => {
+                    let v = if x == 0.0 { i32::MIN } else if x.is_nan() { i32::MIN } else if x.is_infinite() { i32::MAX } else { frexp(x).1 - 1 };
+                    outs[0][l] = v as u32 as u64;
+                }
+                "frexp" => {
+                    let (m, e) = frexp(x);
+                    outs[0][l] = r(m);
+                    outs[1][l] = e as u32 as u64;
+                }
+                "modf" => {
+                    let ip = x.trunc();
+                    outs[0][l] = r(if x.is_infinite() { 0.0f32.copysign(x) } else { x - ip });
+                    outs[1][l] = r(ip);
+                }
+                "sincos" => {
+                    outs[0][l] = r(x.sin());
+                    outs[1][l] = r(x.cos());
+                }
+                _ => {}
+            }
+        }
+        self.store_results(dst, &outs, uniform);
+    }
+
+    // ----- memory --------------------------------------------------------------
+
+    pub(crate) fn load(&mut self, dst: Reg, ty: Scalar, ptr: Reg, space: AddressSpace, at: AccessId, mask: &Mask) {
+        let size = ty.size() as usize;
+        let full = self.is_full(mask);
+        // One shared location: load once (not for per-thread memory).
+        if self.is_uniform_pub(ptr) && space != AddressSpace::Thread && full && !self.tracing() {
+            let p = self.get_pub(ptr, 0);
+            let lane = mask.lanes().next().unwrap_or(0);
+            let v = match self.mem.region(p, lane).and_then(|(b, off)| read_le(b, off, size)) {
+                Some(raw) => {
+                    self.observe_read(p, size, at, mask, space);
+                    from_memory(ty, raw)
+                }
+                None => {
+                    self.oob(p, size, at, lane, false);
+                    0
+                }
+            };
+            self.set_uniform_pub(dst, v);
+            return;
+        }
+        if full {
+            self.mark_varying(dst);
+        } else {
+            self.expand_pub(dst);
+        }
+        for l in mask.lanes() {
+            let p = self.get_pub(ptr, l);
+            let v = match self.mem.region(p, l).and_then(|(b, off)| read_le(b, off, size)) {
+                Some(raw) => from_memory(ty, raw),
+                None => {
+                    self.oob(p, size, at, l, false);
+                    0
+                }
+            };
+            self.set_lane_pub(dst, l, v);
+            self.observe_lane_read(p, size, at, l, space);
+        }
+    }
+
+    pub(crate) fn store(&mut self, src: Reg, ty: Scalar, ptr: Reg, space: AddressSpace, at: AccessId, mask: &Mask) {
+        let size = ty.size() as usize;
+        for l in mask.lanes() {
+            let p = self.get_pub(ptr, l);
+            let v = to_memory(ty, self.get_pub(src, l));
+            let ok = match self.mem.region_mut(p, l) {
+                Some((b, off)) => write_le(b, off, size, v),
+                None => false,
+            };
+            if !ok {
+                self.oob(p, size, at, l, true);
+            } else {
+                self.observe_lane_write(p, size, at, l, space);
+            }
+        }
+    }
+
+    pub(crate) fn memcopy(&mut self, dst: Reg, src: Reg, bytes: u32, at: AccessId, mask: &Mask) {
+        let n = bytes as usize;
+        let mut buf = vec![0u8; n];
+        for l in mask.lanes() {
+            let (s, d) = (self.get_pub(src, l), self.get_pub(dst, l));
+            let ok = match self.mem.region(s, l) {
+                Some((b, off)) if off >= 0 && (off as usize).checked_add(n).is_some_and(|e| e <= b.len()) => {
+                    buf.copy_from_slice(&b[off as usize..off as usize + n]);
+                    true
+                }
+                _ => false,
+            };
+            if !ok {
+                self.oob(s, n, at, l, false);
+                continue;
+            }
+            let ok = match self.mem.region_mut(d, l) {
+                Some((b, off)) if off >= 0 && (off as usize).checked_add(n).is_some_and(|e| e <= b.len()) => {
+                    b[off as usize..off as usize + n].copy_from_slice(&buf);
+                    true
+                }
+                _ => false,
+            };
+            if !ok {
+                self.oob(d, n, at, l, true);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn atomic(&mut self, op: AtomicOp, ty: Scalar, dst: Reg, ptr: Reg, a: Reg, b: Reg, at: AccessId, mask: &Mask) {
+        let size = ty.size() as usize;
+        if !self.is_full(mask) {
+            self.expand_pub(dst);
+        } else {
+            self.mark_varying(dst);
+        }
+        // Lanes in order: atomics are applied one thread at a time,
+        // deterministically.
+        for l in mask.lanes() {
+            let p = self.get_pub(ptr, l);
+            let old = match self.mem.region(p, l).and_then(|(bts, off)| read_le(bts, off, size)) {
+                Some(raw) => from_memory(ty, raw),
+                None => {
+                    self.oob(p, size, at, l, true);
+                    self.set_lane_pub(dst, l, 0);
+                    continue;
+                }
+            };
+            let x = self.get_pub(a, l);
+            let (new, result) = match op {
+                AtomicOp::Load => (None, old),
+                AtomicOp::Store => (Some(x), 0),
+                AtomicOp::Exchange => (Some(x), old),
+                AtomicOp::CompareExchange => {
+                    // `a` points at the expected value in thread memory.
+                    let exp_ptr = x;
+                    let expected = self.mem.region(exp_ptr, l).and_then(|(bts, off)| read_le(bts, off, size)).map(|r| from_memory(ty, r)).unwrap_or(0);
+                    let desired = self.get_pub(b, l);
+                    if expected == old {
+                        (Some(desired), 1)
+                    } else {
+                        if let Some((bts, off)) = self.mem.region_mut(exp_ptr, l) {
+                            write_le(bts, off, size, to_memory(ty, old));
+                        }
+                        (None, 0)
+                    }
+                }
+                _ => (Some(atomic_arith(op, ty, old, x)), old),
+            };
+            if let Some(v) = new {
+                if let Some((bts, off)) = self.mem.region_mut(p, l) {
+                    write_le(bts, off, size, to_memory(ty, v));
+                }
+            }
+            self.observe_atomic(p, size, at, l);
+            self.set_lane_pub(dst, l, result);
+        }
+    }
+
+    pub(crate) fn barrier(&mut self, simdgroup: bool, at: AccessId, mask: &Mask) {
+        let all = Mask::first(self.n);
+        if simdgroup {
+            // Every thread of each SIMD-group that has an arriving thread.
+            for g in 0..self.n.div_ceil(32) {
+                let group = Mask::first((g + 1) * 32).and_not(&Mask::first(g * 32)).and(&all);
+                let arrived = mask.and(&group);
+                if !arrived.is_empty() && arrived != group {
+                    self.divergence(at, &arrived, &group, true);
+                    break;
+                }
+            }
+        } else if *mask != all {
+            self.divergence(at, mask, &all, false);
+        }
+        self.on_barrier(simdgroup);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn lane_op(&mut self, op: LaneOp, quad: bool, ty: Scalar, dst: Reg, a: Reg, arg: Reg, fill: Reg, mask: &Mask) {
+        let g = if quad { 4 } else { 32 };
+        let n = self.n;
+        let mut result = vec![0u64; n];
+        let mut written = Mask::empty();
+        for start in (0..n).step_by(g) {
+            let end = (start + g).min(n);
+            let active: Vec<usize> = (start..end).filter(|&l| mask.get(l)).collect();
+            if active.is_empty() {
+                continue;
+            }
+            let val = |m: &Self, l: usize| m.get_pub(a, l);
+            match op {
+                LaneOp::Sum | LaneOp::Product | LaneOp::Min | LaneOp::Max | LaneOp::And | LaneOp::Or | LaneOp::Xor => {
+                    let mut acc = val(self, active[0]);
+                    for &l in &active[1..] {
+                        acc = reduce(op, ty, acc, val(self, l));
+                    }
+                    for &l in &active {
+                        result[l] = acc;
+                    }
+                }
+                LaneOp::PrefixInclusiveSum | LaneOp::PrefixExclusiveSum | LaneOp::PrefixInclusiveProduct | LaneOp::PrefixExclusiveProduct => {
+                    let (rop, identity) = match op {
+                        LaneOp::PrefixInclusiveSum | LaneOp::PrefixExclusiveSum => (LaneOp::Sum, convert_bits(Scalar::Int, ty, 0)),
+                        _ => (LaneOp::Product, convert_bits(Scalar::Int, ty, 1)),
+                    };
+                    let inclusive = matches!(op, LaneOp::PrefixInclusiveSum | LaneOp::PrefixInclusiveProduct);
+                    let mut acc = identity;
+                    for &l in &active {
+                        let v = val(self, l);
+                        let next = reduce(rop, ty, acc, v);
+                        result[l] = if inclusive { next } else { acc };
+                        acc = next;
+                    }
+                }
+                LaneOp::Broadcast | LaneOp::Shuffle => {
+                    for &l in &active {
+                        let src = start + (self.get_pub(arg, l) as usize % g);
+                        result[l] = if src < end { val(self, src) } else { val(self, l) };
+                    }
+                }
+                LaneOp::BroadcastFirst => {
+                    let v = val(self, active[0]);
+                    for &l in &active {
+                        result[l] = v;
+                    }
+                }
+                LaneOp::ShuffleXor | LaneOp::ShuffleUp | LaneOp::ShuffleDown | LaneOp::ShuffleRotateUp | LaneOp::ShuffleRotateDown | LaneOp::ShuffleAndFillUp | LaneOp::ShuffleAndFillDown => {
+                    let width = end - start;
+                    for &l in &active {
+                        let i = l - start;
+                        let d = self.get_pub(arg, l) as usize;
+                        let src = match op {
+                            LaneOp::ShuffleXor => Some(i ^ (d % g)),
+                            LaneOp::ShuffleUp => i.checked_sub(d),
+                            LaneOp::ShuffleDown => Some(i + d),
+                            LaneOp::ShuffleRotateUp => Some((i + width - d % width) % width),
+                            LaneOp::ShuffleRotateDown => Some((i + d) % width),
+                            LaneOp::ShuffleAndFillUp => i.checked_sub(d),
+                            _ => Some(i + d),
+                        };
+                        result[l] = match (op, src) {
+                            (_, Some(s)) if s < width => val(self, start + s),
+                            (LaneOp::ShuffleAndFillUp, _) => {
+                                let s = (i + g - d % g) % g;
+                                if s < width { self.get_pub(fill, start + s) } else { val(self, l) }
+                            }
+                            (LaneOp::ShuffleAndFillDown, _) => {
+                                let s = (i + d) % g;
+                                if s < width { self.get_pub(fill, start + s) } else { val(self, l) }
+                            }
+                            _ => val(self, l),
+                        };
+                    }
+                }
+                LaneOp::All | LaneOp::Any => {
+                    let all = active.iter().all(|&l| val(self, l) & 1 != 0);
+                    let any = active.iter().any(|&l| val(self, l) & 1 != 0);
+                    let v = if op == LaneOp::All { all } else { any } as u64;
+                    for &l in &active {
+                        result[l] = v;
+                    }
+                }
+                LaneOp::Ballot | LaneOp::ActiveMask => {
+                    let mut bits = 0u64;
+                    for &l in &active {
+                        if op == LaneOp::ActiveMask || val(self, l) & 1 != 0 {
+                            bits |= 1 << (l - start);
+                        }
+                    }
+                    for &l in &active {
+                        result[l] = bits;
+                    }
+                }
+                LaneOp::IsFirst => {
+                    for &l in &active {
+                        result[l] = (l == active[0]) as u64;
+                    }
+                }
+            }
+            for &l in &active {
+                written.set(l, true);
+            }
+        }
+        if self.is_full(mask) {
+            self.mark_varying(dst);
+        } else {
+            self.expand_pub(dst);
+        }
+        for l in written.lanes() {
+            self.set_lane_pub(dst, l, result[l]);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn matrix(&mut self, op: MatrixOp, ty: Scalar, dst: &[Reg], args: &[Reg], mats: &[Vec<Reg>], space: AddressSpace, at: AccessId, mask: &Mask) {
+        let n = self.n;
+        let k = float_kind(ty);
+        let es = ty.size() as i64;
+        for start in (0..n).step_by(32) {
+            let end = (start + 32).min(n);
+            if !(start..end).any(|l| mask.get(l)) {
+                continue;
+            }
+            // Element e of the 8x8 matrix lives in lane e / 2, slot e % 2.
+            let read_mat = |m: &Self, regs: &[Reg]| -> [f32; 64] {
+                let mut out = [0f32; 64];
+                for (e, o) in out.iter_mut().enumerate() {
+                    let l = start + e / 2;
+                    if l < end {
+                        *o = f(m.get_pub(regs[e % 2], l) as u32);
+                    }
+                }
+                out
+            };
+            let mut result: Option<[f32; 64]> = None;
+            match op {
+                MatrixOp::Fill => {
+                    let v = f(self.get_pub(args[0], start) as u32);
+                    result = Some([gpu_math::round_to(k, v); 64]);
+                }
+                MatrixOp::Multiply | MatrixOp::MultiplyAccumulate => {
+                    let a = read_mat(self, &mats[0]);
+                    let b = read_mat(self, &mats[1]);
+                    let c = if op == MatrixOp::MultiplyAccumulate { read_mat(self, &mats[2]) } else { [0f32; 64] };
+                    let mut d = [0f32; 64];
+                    for r in 0..8 {
+                        for col in 0..8 {
+                            let mut acc = c[r * 8 + col];
+                            for i in 0..8 {
+                                acc += a[r * 8 + i] * b[i * 8 + col];
+                            }
+                            d[r * 8 + col] = gpu_math::round_to(k, acc);
+                        }
+                    }
+                    result = Some(d);
+                }
+                MatrixOp::Load { transpose } | MatrixOp::Store { transpose } => {
+                    let base = self.get_pub(args[0], start);
+                    let stride = self.get_pub(args[1], start) as i64;
+                    let (ox, oy) = (self.get_pub(args[2], start) as i64, self.get_pub(args[3], start) as i64);
+                    let is_load = matches!(op, MatrixOp::Load { .. });
+                    let mut d = if is_load { [0f32; 64] } else { read_mat(self, &mats[0]) };
+                    for r in 0..8i64 {
+                        for c in 0..8i64 {
+                            let (row, col) = if transpose { (oy + c, ox + r) } else { (oy + r, ox + c) };
+                            let p = ptr_add(base, (row * stride + col) * es);
+                            let lane = start + ((r * 8 + c) as usize / 2).min(end - start - 1);
+                            if is_load {
+                                match self.mem.region(p, lane).and_then(|(b, off)| read_le(b, off, es as usize)) {
+                                    Some(raw) => d[(r * 8 + c) as usize] = f(from_memory(ty, raw) as u32),
+                                    None => self.oob(p, es as usize, at, lane, false),
+                                }
+                                self.observe_lane_read(p, es as usize, at, lane, space);
+                            } else {
+                                let v = to_memory(ty, d[(r * 8 + c) as usize].to_bits() as u64);
+                                let ok = matches!(self.mem.region_mut(p, lane), Some((b, off)) if write_le(b, off, es as usize, v));
+                                if !ok {
+                                    self.oob(p, es as usize, at, lane, true);
+                                } else {
+                                    self.observe_lane_write(p, es as usize, at, lane, space);
+                                }
+                            }
+                        }
+                    }
+                    if is_load {
+                        result = Some(d);
+                    }
+                    let _ = &mut d;
+                }
+            }
+            if let Some(m) = result {
+                for (slot, &reg) in dst.iter().enumerate().take(2) {
+                    self.expand_pub(reg);
+                    for l in start..end {
+                        let e = (l - start) * 2 + slot;
+                        self.set_lane_pub(reg, l, m[e].to_bits() as u64);
+                    }
+                }
+            }
+        }
+    }
+
+    fn oob(&mut self, p: u64, size: usize, at: AccessId, lane: usize, write: bool) {
+        if !self.check_memory {
+            return;
+        }
+        let alloc_size = self.mem.size_of_alloc(p);
+        let off = ptr_offset(p);
+        let what = self.k.accesses[at as usize].what.clone();
+        let msg = if p == 0 || crate::memory::ptr_alloc(p).0 == 0 {
+            format!("{} through a null pointer", if write { "write" } else { "read" })
+        } else {
+            format!(
+                "out-of-bounds {} of `{what}`: {size} byte{} at byte offset {off}, but it is {alloc_size} bytes long{}",
+                if write { "write" } else { "read" },
+                if size == 1 { "" } else { "s" },
+                if size > 0 && off >= 0 && (off as u64) % size as u64 == 0 { format!(" (element {} of {})", off / size as i64, alloc_size / size as u64) } else { String::new() }
+            )
+        };
+        self.report_lane(FindingKind::OutOfBounds, at, lane, msg);
+    }
+}
+
+fn frexp(x: f32) -> (f32, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let bits = x.to_bits();
+    let exp = ((bits >> 23) & 0xff) as i32;
+    if exp == 0 {
+        // Denormal: scale up first.
+        let (m, e) = frexp(x * 2f32.powi(64));
+        return (m, e - 64);
+    }
+    let m = f32::from_bits((bits & 0x807f_ffff) | (126 << 23));
+    (m, exp - 126)
+}
+
+fn atomic_arith(op: AtomicOp, ty: Scalar, old: u64, x: u64) -> u64 {
+    if ty.is_float() {
+        let (a, b) = (f(old as u32), f(x as u32));
+        let r = match op {
+            AtomicOp::Add => a + b,
+            AtomicOp::Sub => a - b,
+            AtomicOp::Min => a.min(b),
+            AtomicOp::Max => a.max(b),
+            _ => a,
+        };
+        return r.to_bits() as u64;
+    }
+    let k = int_kind(ty);
+    let (a, b) = (to_norm(ty, old), to_norm(ty, x));
+    let r = match op {
+        AtomicOp::Add => gpu_math::int_op(k, gpu_math::IntOp::Add, a, b),
+        AtomicOp::Sub => gpu_math::int_op(k, gpu_math::IntOp::Sub, a, b),
+        AtomicOp::And => a & b,
+        AtomicOp::Or => a | b,
+        AtomicOp::Xor => a ^ b,
+        AtomicOp::Min => {
+            if gpu_math::int_cmp(k, a, b).is_le() {
+                a
+            } else {
+                b
+            }
+        }
+        AtomicOp::Max => {
+            if gpu_math::int_cmp(k, a, b).is_ge() {
+                a
+            } else {
+                b
+            }
+        }
+        _ => a,
+    };
+    from_norm(ty, r)
+}
+
+/// Combine two lane values for a SIMD-group reduction.
+fn reduce(op: LaneOp, ty: Scalar, a: u64, b: u64) -> u64 {
+    if ty.is_float() {
+        let k = float_kind(ty);
+        let (x, y) = (f(a as u32), f(b as u32));
+        let r = match op {
+            LaneOp::Sum => x + y,
+            LaneOp::Product => x * y,
+            LaneOp::Min => gpu_math::float_binary("fmin", false).map(|g| g(x, y)).unwrap_or(x.min(y)),
+            LaneOp::Max => gpu_math::float_binary("fmax", false).map(|g| g(x, y)).unwrap_or(x.max(y)),
+            _ => x,
+        };
+        return gpu_math::round_to(k, r).to_bits() as u64;
+    }
+    if ty == Scalar::Bool {
+        return match op {
+            LaneOp::And | LaneOp::Min | LaneOp::Product => a & b & 1,
+            LaneOp::Or | LaneOp::Max | LaneOp::Sum => (a | b) & 1,
+            LaneOp::Xor => (a ^ b) & 1,
+            _ => a,
+        };
+    }
+    let k = int_kind(ty);
+    let (x, y) = (to_norm(ty, a), to_norm(ty, b));
+    let r = match op {
+        LaneOp::Sum => gpu_math::int_op(k, gpu_math::IntOp::Add, x, y),
+        LaneOp::Product => gpu_math::int_op(k, gpu_math::IntOp::Mul, x, y),
+        LaneOp::Min => {
+            if gpu_math::int_cmp(k, x, y).is_le() {
+                x
+            } else {
+                y
+            }
+        }
+        LaneOp::Max => {
+            if gpu_math::int_cmp(k, x, y).is_ge() {
+                x
+            } else {
+                y
+            }
+        }
+        LaneOp::And => x & y,
+        LaneOp::Or => x | y,
+        LaneOp::Xor => x ^ y,
+        _ => x,
+    };
+    from_norm(ty, r)
+}

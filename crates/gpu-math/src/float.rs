@@ -254,6 +254,7 @@ fn fabs(x: f32) -> f32 {
 
 /// `saturate(x)` = clamp(x, 0, 1). NaN -> 0 (fmin/fmax semantics of the
 /// clamp: fmax(NaN, 0) = 0).
+#[allow(clippy::manual_clamp)] // f32::clamp would return NaN for NaN
 fn saturate(x: f32) -> f32 {
     x.max(0.0).min(1.0)
 }

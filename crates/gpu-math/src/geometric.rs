@@ -91,9 +91,9 @@ pub fn refract(i: &[f32], n: &[f32], eta: f32, out: &mut [f32]) {
 /// out = dot(nref, i) < 0 ? n : -n.
 #[inline]
 pub fn faceforward(n: &[f32], i: &[f32], nref: &[f32], out: &mut [f32]) {
-    // NaN dot: the comparison is false, so -n.
-    let flip = !(dot(nref, i) < 0.0);
+    // A NaN dot compares false, so it gives -n.
+    let keep = dot(nref, i) < 0.0;
     for (o, x) in out.iter_mut().zip(n) {
-        *o = if flip { -x } else { *x };
+        *o = if keep { *x } else { -x };
     }
 }

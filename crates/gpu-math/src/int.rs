@@ -453,8 +453,11 @@ fn extract_bits3(k: IntKind, x: u64, offset: u64, bits: u64) -> u64 {
     extract_bits(k, x, clamp32(offset), clamp32(bits))
 }
 
+/// The function-pointer type returned by [`int_ternary`].
+pub type IntTernaryFn = fn(IntKind, u64, u64, u64) -> u64;
+
 /// Look up an integer function of three arguments by MSL name.
-pub fn int_ternary(name: &str) -> Option<fn(IntKind, u64, u64, u64) -> u64> {
+pub fn int_ternary(name: &str) -> Option<IntTernaryFn> {
     Some(match name {
         "clamp" => clamp,
         "mad24" => mad24,

@@ -32,5 +32,5 @@ pub use geometric::{
 };
 pub use int::{
     extract_bits, insert_bits, int_binary, int_cmp, int_op, int_ternary, int_unary, normalize,
-    IntKind, IntOp,
+    IntKind, IntTernaryFn, IntOp,
 };

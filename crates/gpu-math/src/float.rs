@@ -1,0 +1,544 @@
+//! Floating-point functions. All math is done in `f32`; the caller rounds the
+//! result to `half` / `bfloat` with [`round_to`] where the element kind needs
+//! it.
+//!
+//! The `fast` flag of the lookups selects the `metal::fast::` variant. The
+//! fast variants are allowed to be less precise and to treat NaN / infinity /
+//! denormals loosely; returning the precise result is always a valid
+//! implementation, so this crate currently returns the same function for both.
+
+/// Floating element kind; computation happens in f32 and the result is
+/// rounded to the kind (round-to-nearest-even for half and bfloat).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatKind {
+    F16,
+    BF16,
+    F32,
+}
+
+/// Round an f32 to the nearest value of `kind` (RNE, via the `half` crate;
+/// overflow gives ±inf, NaN stays NaN) and return it widened back to f32.
+/// `F32` is the identity.
+#[inline]
+pub fn round_to(kind: FloatKind, x: f32) -> f32 {
+    match kind {
+        FloatKind::F16 => half::f16::from_f32(x).to_f32(),
+        FloatKind::BF16 => half::bf16::from_f32(x).to_f32(),
+        FloatKind::F32 => x,
+    }
+}
+
+/// `ldexp(x, n)` = x * 2^n, correctly rounded (including denormal results).
+pub fn ldexp(x: f32, n: i32) -> f32 {
+    // Any f32 times 2^±400 is exact in f64 (no overflow, no denormal), and
+    // anything scaled further is already ±0 / ±inf in f32; the single
+    // rounding f64 -> f32 is then correct.
+    let n = n.clamp(-400, 400);
+    let scaled = x as f64 * f64::from_bits(((1023 + n as i64) as u64) << 52);
+    scaled as f32
+}
+
+/// `frexp(x)`: (m, e) with x = m * 2^e and 0.5 <= |m| < 1; zero, infinity
+/// and NaN return (x, 0) as in C99.
+pub fn frexp(x: f32) -> (f32, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    // Exact in f64, where no f32 value is denormal.
+    let d = x as f64;
+    let bits = d.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i32 - 1022;
+    let m = f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52));
+    (m as f32, e)
+}
+
+/// `modf(x)`: (fractional part, integral part), both with the sign of x; for
+/// ±inf the fractional part is ±0 (C99).
+pub fn modf(x: f32) -> (f32, f32) {
+    let i = x.trunc();
+    let f = if x.is_infinite() { 0.0f32.copysign(x) } else { (x - i).copysign(x) };
+    (f, i)
+}
+
+// ---------------------------------------------------------------- unary
+
+fn exp(x: f32) -> f32 {
+    x.exp()
+}
+fn exp2(x: f32) -> f32 {
+    x.exp2()
+}
+/// 10^x; computed in f64 (f32 has no exp10) and rounded once.
+fn exp10(x: f32) -> f32 {
+    10f64.powf(x as f64) as f32
+}
+fn log(x: f32) -> f32 {
+    x.ln()
+}
+fn log2(x: f32) -> f32 {
+    x.log2()
+}
+fn log10(x: f32) -> f32 {
+    x.log10()
+}
+fn sqrt(x: f32) -> f32 {
+    x.sqrt()
+}
+/// 1 / sqrt(x), computed in f64 and rounded once (rsqrt(0) = inf,
+/// rsqrt(-0) = -inf, negative -> NaN).
+fn rsqrt(x: f32) -> f32 {
+    (1.0 / (x as f64).sqrt()) as f32
+}
+fn sin(x: f32) -> f32 {
+    x.sin()
+}
+fn cos(x: f32) -> f32 {
+    x.cos()
+}
+fn tan(x: f32) -> f32 {
+    x.tan()
+}
+fn asin(x: f32) -> f32 {
+    x.asin()
+}
+fn acos(x: f32) -> f32 {
+    x.acos()
+}
+fn atan(x: f32) -> f32 {
+    x.atan()
+}
+fn sinh(x: f32) -> f32 {
+    x.sinh()
+}
+fn cosh(x: f32) -> f32 {
+    x.cosh()
+}
+fn tanh(x: f32) -> f32 {
+    x.tanh()
+}
+fn asinh(x: f32) -> f32 {
+    x.asinh()
+}
+fn acosh(x: f32) -> f32 {
+    x.acosh()
+}
+fn atanh(x: f32) -> f32 {
+    x.atanh()
+}
+
+/// Exact reduction for the *pi functions: |x| = 2j + k/2 + r with integer j,
+/// k in 0..4 and r in [-1/4, 1/4]. Returns (k, r) in f64 (exact).
+#[inline]
+fn reduce_pi(ax: f32) -> (u32, f64) {
+    let m = (ax as f64) % 2.0; // exact, in [0, 2)
+    let k = (m * 2.0).round(); // 0..=4
+    let r = m - k * 0.5; // exact
+    ((k as u32) & 3, r)
+}
+
+/// sin(pi x), with an exact argument reduction. Integers give ±0 with the
+/// sign of x (C23 sinpi); ±inf and NaN give NaN.
+fn sinpi(x: f32) -> f32 {
+    if !x.is_finite() {
+        return f32::NAN;
+    }
+    let (k, r) = reduce_pi(x.abs());
+    let pr = std::f64::consts::PI * r;
+    let s = match k {
+        0 => pr.sin(),
+        1 => pr.cos(),
+        2 => -pr.sin(),
+        _ => -pr.cos(),
+    };
+    // Exact zeros (integer x) get the sign of x; otherwise sinpi is odd.
+    let s = if s == 0.0 { 0.0 } else { s as f32 };
+    if x.is_sign_negative() {
+        -s
+    } else {
+        s
+    }
+}
+
+/// cos(pi x), with an exact argument reduction. Half-integers give +0
+/// (C23 cospi); ±inf and NaN give NaN.
+fn cospi(x: f32) -> f32 {
+    if !x.is_finite() {
+        return f32::NAN;
+    }
+    let (k, r) = reduce_pi(x.abs());
+    let pr = std::f64::consts::PI * r;
+    let c = match k {
+        0 => pr.cos(),
+        1 => -pr.sin(),
+        2 => -pr.cos(),
+        _ => pr.sin(),
+    };
+    if c == 0.0 {
+        0.0
+    } else {
+        c as f32
+    }
+}
+
+/// tan(pi x) = sinpi(x) / cospi(x) computed in f64 from the exact
+/// reduction; n + 1/2 gives +inf for even n and -inf for odd n (C23 tanpi),
+/// integers give ±0.
+fn tanpi(x: f32) -> f32 {
+    if !x.is_finite() {
+        return f32::NAN;
+    }
+    let (k, r) = reduce_pi(x.abs());
+    let pr = std::f64::consts::PI * r;
+    let (s, c) = (pr.sin(), pr.cos());
+    // tan(pi(r + k/2)): period 1, so k and k+2 agree.
+    let t = match k & 1 {
+        0 => s / c,
+        _ => {
+            if s == 0.0 {
+                // Exactly a half-integer: +inf for k == 1, -inf for k == 3.
+                if k == 1 {
+                    f64::INFINITY
+                } else {
+                    f64::NEG_INFINITY
+                }
+            } else {
+                -c / s
+            }
+        }
+    };
+    let t = t as f32;
+    if x.is_sign_negative() {
+        -t
+    } else {
+        t
+    }
+}
+
+fn ceil(x: f32) -> f32 {
+    x.ceil()
+}
+fn floor(x: f32) -> f32 {
+    x.floor()
+}
+fn trunc(x: f32) -> f32 {
+    x.trunc()
+}
+/// Round half away from zero.
+fn round(x: f32) -> f32 {
+    x.round()
+}
+/// Round half to even (the default rounding mode).
+fn rint(x: f32) -> f32 {
+    x.round_ties_even()
+}
+
+/// Largest f32 below 1 (0x1.fffffep-1).
+const BELOW_ONE: f32 = 0.999_999_94;
+
+/// `fract(x)` = fmin(x - floor(x), 0x1.fffffep-1f), so the result is always
+/// in [0, 1) (fract(-tiny) would otherwise round to 1.0). MSL is silent on
+/// inf / NaN; we follow OpenCL C: fract(±inf) = +0, fract(NaN) = NaN.
+fn fract(x: f32) -> f32 {
+    if x.is_nan() {
+        return x;
+    }
+    if x.is_infinite() {
+        return 0.0;
+    }
+    (x - x.floor()).min(BELOW_ONE)
+}
+
+fn fabs(x: f32) -> f32 {
+    x.abs()
+}
+
+/// `saturate(x)` = clamp(x, 0, 1). NaN -> 0 (fmin/fmax semantics of the
+/// clamp: fmax(NaN, 0) = 0).
+#[allow(clippy::manual_clamp)] // f32::clamp would return NaN for NaN
+fn saturate(x: f32) -> f32 {
+    x.max(0.0).min(1.0)
+}
+
+/// `sign(x)`: 1.0 for x > 0, -1.0 for x < 0, ±0 for ±0 (sign kept), and 0.0
+/// for NaN (MSL spec).
+fn sign(x: f32) -> f32 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else if x.is_nan() {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// Look up a floating function of one argument by MSL name (`fast` selects
+/// `metal::fast::`; currently the same functions).
+pub fn float_unary(name: &str, fast: bool) -> Option<fn(f32) -> f32> {
+    let _ = fast;
+    Some(match name {
+        "exp" => exp,
+        "exp2" => exp2,
+        "exp10" => exp10,
+        "log" => log,
+        "log2" => log2,
+        "log10" => log10,
+        "sqrt" => sqrt,
+        "rsqrt" => rsqrt,
+        "sin" => sin,
+        "cos" => cos,
+        "tan" => tan,
+        "asin" => asin,
+        "acos" => acos,
+        "atan" => atan,
+        "sinh" => sinh,
+        "cosh" => cosh,
+        "tanh" => tanh,
+        "asinh" => asinh,
+        "acosh" => acosh,
+        "atanh" => atanh,
+        "sinpi" => sinpi,
+        "cospi" => cospi,
+        "tanpi" => tanpi,
+        "ceil" => ceil,
+        "floor" => floor,
+        "trunc" => trunc,
+        "round" => round,
+        "rint" => rint,
+        "fract" => fract,
+        "abs" | "fabs" => fabs,
+        "saturate" => saturate,
+        "sign" => sign,
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------- binary
+
+/// C pow semantics (pow(x, ±0) = 1, pow(1, y) = 1, pow(-x, non-integer) =
+/// NaN, ...).
+fn pow(x: f32, y: f32) -> f32 {
+    x.powf(y)
+}
+
+/// `powr(x, y)`: x^y for x >= 0. MSL: undefined/NaN for x < 0; the special
+/// cases follow OpenCL C powr: powr(±0, ±0), powr(+inf, ±0), powr(1, ±inf)
+/// and any NaN argument give NaN; powr(±0, y<0) = +inf, powr(±0, y>0) = +0.
+fn powr(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() || x < 0.0 {
+        return f32::NAN;
+    }
+    if x == 0.0 {
+        return if y == 0.0 {
+            f32::NAN
+        } else if y < 0.0 {
+            f32::INFINITY
+        } else {
+            0.0
+        };
+    }
+    if (x.is_infinite() && y == 0.0) || (x == 1.0 && y.is_infinite()) {
+        return f32::NAN;
+    }
+    x.powf(y)
+}
+
+fn atan2(y: f32, x: f32) -> f32 {
+    y.atan2(x)
+}
+
+/// C fmod: x - trunc(x / y) * y computed exactly; result has the sign of x.
+fn fmod(x: f32, y: f32) -> f32 {
+    x % y
+}
+
+/// IEEE fmin (minNum): if exactly one argument is NaN, the other is returned.
+fn fmin(x: f32, y: f32) -> f32 {
+    x.min(y)
+}
+
+/// IEEE fmax (maxNum): if exactly one argument is NaN, the other is returned.
+fn fmax(x: f32, y: f32) -> f32 {
+    x.max(y)
+}
+
+fn copysign(x: f32, y: f32) -> f32 {
+    x.copysign(y)
+}
+
+/// C fdim: x - y if x > y, +0 otherwise; NaN if either is NaN.
+fn fdim(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        f32::NAN
+    } else if x > y {
+        x - y
+    } else {
+        0.0
+    }
+}
+
+/// C nextafter: the next representable f32 after x in the direction of y;
+/// y if x == y; NaN if either is NaN.
+fn nextafter(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        return f32::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    if x == 0.0 {
+        // Smallest denormal with the sign of the direction.
+        return f32::from_bits(1).copysign(y - x);
+    }
+    let b = x.to_bits();
+    let away_from_zero = (y > x) == (x > 0.0);
+    f32::from_bits(if away_from_zero { b + 1 } else { b - 1 })
+}
+
+/// `step(edge, x)`: 0.0 if x < edge, else 1.0 (so NaN gives 1.0).
+fn step(edge: f32, x: f32) -> f32 {
+    if x < edge {
+        0.0
+    } else {
+        1.0
+    }
+}
+
+fn divide(x: f32, y: f32) -> f32 {
+    x / y
+}
+
+/// Look up a floating function of two arguments by MSL name.
+pub fn float_binary(name: &str, fast: bool) -> Option<fn(f32, f32) -> f32> {
+    let _ = fast;
+    Some(match name {
+        "pow" => pow,
+        "powr" => powr,
+        "atan2" => atan2,
+        "fmod" => fmod,
+        "fmin" | "min" => fmin,
+        "fmax" | "max" => fmax,
+        "copysign" => copysign,
+        "fdim" => fdim,
+        "nextafter" => nextafter,
+        "step" => step,
+        "divide" => divide,
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------- ternary
+
+/// Fused multiply-add, one rounding.
+fn fma(a: f32, b: f32, c: f32) -> f32 {
+    a.mul_add(b, c)
+}
+
+/// `clamp(x, lo, hi)` = fmin(fmax(x, lo), hi) (MSL: undefined if lo > hi).
+fn clamp(x: f32, lo: f32, hi: f32) -> f32 {
+    x.max(lo).min(hi)
+}
+
+/// `mix(x, y, a)` = x + (y - x) * a.
+fn mix(x: f32, y: f32, a: f32) -> f32 {
+    x + (y - x) * a
+}
+
+/// `smoothstep(e0, e1, x)`: t = clamp((x - e0) / (e1 - e0), 0, 1), then
+/// t * t * (3 - 2t). MSL: undefined if e0 >= e1.
+fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = clamp((x - e0) / (e1 - e0), 0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+fn fmin3(a: f32, b: f32, c: f32) -> f32 {
+    a.min(b).min(c)
+}
+
+fn fmax3(a: f32, b: f32, c: f32) -> f32 {
+    a.max(b).max(c)
+}
+
+/// `fmedian3`: the middle value, computed as fmax(fmin(a, b), fmin(fmax(a,
+/// b), c)). The MSL specification does not define NaN handling here; with
+/// this formula a single NaN argument is ignored the way fmin/fmax ignore it.
+fn fmedian3(a: f32, b: f32, c: f32) -> f32 {
+    a.min(b).max(a.max(b).min(c))
+}
+
+/// Look up a floating function of three arguments by MSL name. `mad` is
+/// computed fused (one rounding), as Apple GPUs do; MSL allows either.
+pub fn float_ternary(name: &str, fast: bool) -> Option<fn(f32, f32, f32) -> f32> {
+    let _ = fast;
+    Some(match name {
+        "fma" | "mad" => fma,
+        "clamp" => clamp,
+        "mix" => mix,
+        "smoothstep" => smoothstep,
+        "fmin3" | "min3" => fmin3,
+        "fmax3" | "max3" => fmax3,
+        "fmedian3" | "median3" => fmedian3,
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------- predicates
+
+fn isnan(x: f32) -> bool {
+    x.is_nan()
+}
+fn isinf(x: f32) -> bool {
+    x.is_infinite()
+}
+fn isfinite(x: f32) -> bool {
+    x.is_finite()
+}
+fn isnormal(x: f32) -> bool {
+    x.is_normal()
+}
+fn signbit(x: f32) -> bool {
+    x.is_sign_negative()
+}
+
+/// Look up a floating classification function by MSL name.
+///
+/// Note: for `half` / `bfloat` values the caller must pass the value widened
+/// from its own kind; `isnormal` is then answered for f32, so a half denormal
+/// (normal in f32) reports normal. Use [`is_normal_in`] for the kind-aware
+/// answer.
+pub fn float_predicate(name: &str) -> Option<fn(f32) -> bool> {
+    Some(match name {
+        "isnan" => isnan,
+        "isinf" => isinf,
+        "isfinite" => isfinite,
+        "isnormal" => isnormal,
+        "signbit" => signbit,
+        _ => return None,
+    })
+}
+
+/// `isnormal` for a value of `kind` carried in an f32.
+pub fn is_normal_in(kind: FloatKind, x: f32) -> bool {
+    match kind {
+        FloatKind::F32 => x.is_normal(),
+        FloatKind::F16 => half::f16::from_f32(x).is_normal(),
+        FloatKind::BF16 => half::bf16::from_f32(x).is_normal(),
+    }
+}
+
+fn isordered(x: f32, y: f32) -> bool {
+    !x.is_nan() && !y.is_nan()
+}
+fn isunordered(x: f32, y: f32) -> bool {
+    x.is_nan() || y.is_nan()
+}
+
+/// Look up a floating relation of two arguments by MSL name.
+pub fn float_relation(name: &str) -> Option<fn(f32, f32) -> bool> {
+    Some(match name {
+        "isordered" => isordered,
+        "isunordered" => isunordered,
+        _ => return None,
+    })
+}

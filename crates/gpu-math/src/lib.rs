@@ -1,0 +1,36 @@
+//! Per-lane scalar semantics of the Metal Shading Language (MSL) standard
+//! library, for the simulated Apple GPU.
+//!
+//! Everything here is a pure function on one lane's scalar values. The
+//! interpreter looks functions up by MSL name **once** (at lowering time) with
+//! [`float_unary`], [`int_binary`], ... and gets plain `fn` pointers back, which
+//! it then calls in its per-lane loops. No function allocates, and no function
+//! panics for any input (this is property-tested).
+//!
+//! Conventions:
+//! * Floating-point math is done in `f32`; for `half` / `bfloat` elements the
+//!   caller rounds the `f32` result with [`round_to`].
+//! * Integers of every width travel as `u64` holding the value zero-extended
+//!   (unsigned kinds) or sign-extended (signed kinds) to 64 bits; see
+//!   [`normalize`]. Every integer function returns its result in that form.
+//! * Where the MSL specification is silent or says "undefined", the behaviour
+//!   chosen is documented at the function (usually C99 / IEEE-754 or what the
+//!   GPU hardware does), and it never panics.
+
+mod convert;
+mod float;
+pub mod geometric;
+mod int;
+
+pub use convert::{float_to_bool, float_to_int, int_to_float};
+pub use float::{
+    float_binary, float_predicate, float_relation, float_ternary, float_unary, frexp, is_normal_in, ldexp, modf,
+    round_to, FloatKind,
+};
+pub use geometric::{
+    cross, distance, dot, faceforward, length, normalize_vec, reflect, refract,
+};
+pub use int::{
+    extract_bits, insert_bits, int_binary, int_cmp, int_op, int_ternary, int_unary, normalize,
+    IntKind, IntTernaryFn, IntOp,
+};

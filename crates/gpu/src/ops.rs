@@ -388,7 +388,7 @@ impl Machine<'_> {
                     1
                 }
                 "normalize" => {
-                    gpu_math::normalize(&a, &mut res[..a.len()]);
+                    gpu_math::normalize_vec(&a, &mut res[..a.len()]);
                     a.len()
                 }
                 "cross" => {
@@ -803,7 +803,10 @@ impl Machine<'_> {
                                 self.observe_lane_read(p, es as usize, at, lane, space);
                             } else {
                                 let v = to_memory(ty, d[(r * 8 + c) as usize].to_bits() as u64);
-                                let ok = matches!(self.mem.region_mut(p, lane), Some((b, off)) if write_le(b, off, es as usize, v));
+                                let ok = match self.mem.region_mut(p, lane) {
+                                    Some((b, off)) => write_le(b, off, es as usize, v),
+                                    None => false,
+                                };
                                 if !ok {
                                     self.oob(p, es as usize, at, lane, true);
                                 } else {

@@ -7,7 +7,7 @@ mod expr;
 
 use crate::ir::*;
 use crate::memory::{ptr_bits, AllocId};
-use msl::ast::{AddressSpace, BinaryOp};
+use msl::ast::AddressSpace;
 use msl::hir::{self, Binding, ConstValue, ExprKind as H, FuncId, LocalId, StmtKind};
 use msl::source::Span;
 use msl::types::{Scalar, Type, TypeTables};

@@ -1,0 +1,147 @@
+//! End-to-end: MSL source → checked program → IR → run on the simulator.
+
+use gpu::{run, CheckLevel, Dispatch, DispatchMode, RunOptions};
+use std::collections::BTreeMap;
+
+fn compile(src: &str, kernel: &str) -> gpu::Kernel {
+    let c = msl::compile("test.metal", src, &Default::default());
+    assert!(!c.has_errors(), "{}", c.render(false));
+    let p = c.program.expect("program");
+    let (id, _) = p.kernel(kernel).expect("kernel");
+    gpu::lower::lower_kernel(&p, id).expect("lower")
+}
+
+fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn to_f32(b: &[u8]) -> Vec<f32> {
+    b.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn u32s(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn dispatch(grid: [u32; 3], tg: [u32; 3]) -> Dispatch {
+    Dispatch { grid, threadgroup: tg, mode: DispatchMode::Threads }
+}
+
+#[test]
+fn map_adds_ten_with_partial_threadgroups() {
+    let k = compile(
+        "#include <metal_stdlib>\nusing namespace metal;\nkernel void map(const device float* a [[buffer(0)]], device float* out [[buffer(1)]], constant uint& n [[buffer(2)]], uint i [[thread_position_in_grid]]) { if (i < n) out[i] = a[i] + 10.0f; }",
+        "map",
+    );
+    let n = 1000u32;
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let mut bufs = BTreeMap::new();
+    bufs.insert(0, f32s(&a));
+    bufs.insert(1, vec![0u8; n as usize * 4]);
+    bufs.insert(2, u32s(&[n]));
+    let r = run(&k, &dispatch([n, 1, 1], [256, 1, 1]), &mut bufs, &RunOptions::default());
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let out = to_f32(&bufs[&1]);
+    for i in 0..n as usize {
+        assert_eq!(out[i], a[i] + 10.0);
+    }
+    assert_eq!(r.threadgroups, 4);
+}
+
+#[test]
+fn tiled_matmul_matches_reference() {
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+constant constexpr uint T = 16;
+kernel void matmul(const device float* A [[buffer(0)]], const device float* B [[buffer(1)]], device float* C [[buffer(2)]],
+                   constant uint& n [[buffer(3)]], uint2 gid [[thread_position_in_grid]], uint2 lid [[thread_position_in_threadgroup]]) {
+  threadgroup float As[T][T];
+  threadgroup float Bs[T][T];
+  uint r = gid.y, c = gid.x, lr = lid.y, lc = lid.x;
+  float acc = 0.0f;
+  for (uint k0 = 0; k0 < n; k0 += T) {
+    As[lr][lc] = A[r * n + k0 + lc];
+    Bs[lr][lc] = B[(k0 + lr) * n + c];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint k = 0; k < T; k++) acc += As[lr][k] * Bs[k][lc];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  C[r * n + c] = acc;
+}"#;
+    let k = compile(src, "matmul");
+    let n = 64usize;
+    let a: Vec<f32> = (0..n * n).map(|i| (i % 7) as f32 - 3.0).collect();
+    let b: Vec<f32> = (0..n * n).map(|i| (i % 5) as f32 * 0.5).collect();
+    let mut bufs = BTreeMap::new();
+    bufs.insert(0, f32s(&a));
+    bufs.insert(1, f32s(&b));
+    bufs.insert(2, vec![0u8; n * n * 4]);
+    bufs.insert(3, u32s(&[n as u32]));
+    let r = run(&k, &dispatch([n as u32, n as u32, 1], [16, 16, 1]), &mut bufs, &RunOptions::default());
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let c = to_f32(&bufs[&2]);
+    for i in 0..n {
+        for j in 0..n {
+            let want: f32 = (0..n).map(|k| a[i * n + k] * b[k * n + j]).sum();
+            assert_eq!(c[i * n + j], want, "C[{i}][{j}]");
+        }
+    }
+}
+
+#[test]
+fn simd_sum_and_threadgroup_reduce() {
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+kernel void reduce(const device float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                   uint i [[thread_position_in_grid]], uint l [[thread_index_in_simdgroup]],
+                   uint sg [[simdgroup_index_in_threadgroup]], uint g [[threadgroup_position_in_grid]]) {
+  threadgroup float partial[8];
+  float s = simd_sum(a[i]);
+  if (l == 0) partial[sg] = s;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (sg == 0) {
+    float v = l < 8 ? partial[l] : 0.0f;
+    v = simd_sum(v);
+    if (l == 0) out[g] = v;
+  }
+}"#;
+    let k = compile(src, "reduce");
+    let a: Vec<f32> = (0..512).map(|i| (i % 10) as f32).collect();
+    let mut bufs = BTreeMap::new();
+    bufs.insert(0, f32s(&a));
+    bufs.insert(1, vec![0u8; 2 * 4]);
+    let r = run(&k, &dispatch([512, 1, 1], [256, 1, 1]), &mut bufs, &RunOptions::default());
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let out = to_f32(&bufs[&1]);
+    assert_eq!(out[0], a[..256].iter().sum::<f32>());
+    assert_eq!(out[1], a[256..].iter().sum::<f32>());
+}
+
+#[test]
+fn out_of_bounds_is_reported_not_crashed() {
+    let k = compile(
+        "kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i + 1] = 1.0f; }",
+        "k",
+    );
+    let mut bufs = BTreeMap::new();
+    bufs.insert(0, vec![0u8; 8 * 4]);
+    let r = run(&k, &dispatch([8, 1, 1], [8, 1, 1]), &mut bufs, &RunOptions::default());
+    assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
+    assert_eq!(r.findings[0].kind, gpu::FindingKind::OutOfBounds);
+    assert_eq!(r.findings[0].thread, [7, 0, 0]);
+    let none = RunOptions { check: CheckLevel::None, ..Default::default() };
+    let r = run(&k, &dispatch([8, 1, 1], [8, 1, 1]), &mut bufs, &none);
+    assert!(r.findings.is_empty());
+}
+
+#[test]
+fn infinite_loop_is_a_runaway_finding() {
+    let k = compile("kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { uint x = 0; while (true) { x++; } out[i] = x; }", "k");
+    let mut bufs = BTreeMap::new();
+    bufs.insert(0, vec![0u8; 4]);
+    let opts = RunOptions { budget: 10_000, ..Default::default() };
+    let r = run(&k, &dispatch([1, 1, 1], [1, 1, 1]), &mut bufs, &opts);
+    assert_eq!(r.findings[0].kind, gpu::FindingKind::RunawayKernel);
+}

@@ -179,7 +179,19 @@ impl FloatFormat {
         if !nonzero.is_empty() {
             let max = nonzero.iter().copied().fold(f64::MIN, f64::max);
             let min = nonzero.iter().copied().fold(f64::MAX, f64::min);
-            sci = max >= 1e8 || min < 1e-4 || max / min > 1e3;
+            // NumPy: 10^min(8, decimal precision of the dtype)
+            let cutoff = match dtype {
+                DType::F16 => 1e3,
+                DType::BF16 => 1e2,
+                _ => 1e6,
+            };
+            // the ratio is computed in the dtype's arithmetic
+            let ratio = match dtype {
+                DType::F16 => f16::from_f64(max / min).to_f64(),
+                DType::BF16 => bf16::from_f64(max / min).to_f64(),
+                _ => (max as f32 / min as f32) as f64,
+            };
+            sci = max >= cutoff || min < 1e-4 || ratio > 1e3;
         }
         let mut f = FloatFormat {
             dtype,
@@ -236,16 +248,13 @@ impl FloatFormat {
             return format!("{s:>w$}", w = self.pad_left + self.pad_right + 1);
         }
         if self.sci {
-            let (neg, digits, exp) = shortest_digits(v, self.dtype);
-            let mut digits = digits;
-            let mut exp = exp;
-            if digits.len() - 1 > self.precision {
-                // round to `precision` fraction digits
-                let s = format!("{:.*e}", self.precision, v.abs());
-                let (m, e) = s.split_once('e').unwrap();
-                digits = m.replace('.', "");
-                exp = e.parse().unwrap();
-            }
+            // NumPy pads the shortest digits with further exact digits up to
+            // the common precision: the exact value rounded to `precision`.
+            let neg = v.is_sign_negative();
+            let s = format!("{:.*e}", self.precision, v.abs());
+            let (m, e) = s.split_once('e').unwrap();
+            let digits = m.replace('.', "");
+            let exp: i32 = e.parse().unwrap();
             let int = format!("{}{}", if neg { "-" } else { "" }, &digits[..1]);
             let frac = format!("{:0<w$}", &digits[1..], w = self.precision);
             format!(

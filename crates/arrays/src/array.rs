@@ -378,7 +378,11 @@ impl Array {
         );
         let mut pos = self.offset as isize;
         for ((&i, &d), &s) in index.iter().zip(&self.shape).zip(&self.strides) {
-            assert!(i < d, "index {index:?} out of bounds for shape {:?}", self.shape);
+            assert!(
+                i < d,
+                "index {index:?} out of bounds for shape {:?}",
+                self.shape
+            );
             pos += i as isize * s;
         }
         pos as usize
@@ -410,7 +414,13 @@ impl Array {
     /// NumPy basic slicing along one axis: `a[start:stop:step]` with negative
     /// indices counted from the end and clamping. Use `isize::MIN` /
     /// `isize::MAX` (or [`Array::slice_opt`]) for open ends.
-    pub fn slice(&self, axis: usize, start: isize, stop: isize, step: isize) -> Result<Array, String> {
+    pub fn slice(
+        &self,
+        axis: usize,
+        start: isize,
+        stop: isize,
+        step: isize,
+    ) -> Result<Array, String> {
         self.slice_opt(axis, Some(start), Some(stop), step)
     }
 
@@ -499,7 +509,8 @@ impl Array {
     /// Same elements in row-major order, new shape (a view when contiguous,
     /// else a copy).
     pub fn reshape(&self, shape: &[usize]) -> Result<Array, String> {
-        let n = checked_numel(shape).ok_or_else(|| format!("reshape: shape {shape:?} too large"))?;
+        let n =
+            checked_numel(shape).ok_or_else(|| format!("reshape: shape {shape:?} too large"))?;
         if n != self.len() {
             return Err(format!(
                 "cannot reshape array of size {} into shape {}",

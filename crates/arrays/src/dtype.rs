@@ -139,7 +139,13 @@ impl DType {
     pub fn is_signed(self) -> bool {
         matches!(
             self,
-            DType::I8 | DType::I16 | DType::I32 | DType::I64 | DType::F16 | DType::BF16 | DType::F32
+            DType::I8
+                | DType::I16
+                | DType::I32
+                | DType::I64
+                | DType::F16
+                | DType::BF16
+                | DType::F32
         )
     }
 

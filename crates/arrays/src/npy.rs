@@ -151,7 +151,12 @@ impl HeaderParser<'_> {
             match self.peek() {
                 Some(b',') => self.i += 1,
                 Some(c) if c == close => {}
-                _ => return Err(format!("expected `,` or `{}` at byte {}", close as char, self.i)),
+                _ => {
+                    return Err(format!(
+                        "expected `,` or `{}` at byte {}",
+                        close as char, self.i
+                    ))
+                }
             }
         }
     }
@@ -186,9 +191,11 @@ fn descr_dtype(descr: &str) -> Result<DType, String> {
             )
         }
         "V2" => {
-            return Err("dtype '|V2' (e.g. ml_dtypes bfloat16) is not supported: save bfloat16 \
+            return Err(
+                "dtype '|V2' (e.g. ml_dtypes bfloat16) is not supported: save bfloat16 \
                  data as uint16 bit patterns, e.g. np.save(path, a.view(np.uint16))"
-                .into())
+                    .into(),
+            )
         }
         _ => {
             return Err(format!(
@@ -340,7 +347,8 @@ impl Array {
     pub fn to_npy_bytes(&self) -> Vec<u8> {
         let mut header = self.npy_header_dict();
         if let Some(&d0) = self.shape.first() {
-            header.push_str(&" ".repeat(GROWTH_AXIS_MAX_DIGITS.saturating_sub(d0.to_string().len())));
+            header
+                .push_str(&" ".repeat(GROWTH_AXIS_MAX_DIGITS.saturating_sub(d0.to_string().len())));
         }
         let (version, prelude) = if header.len() + 1 + 10 <= 65535 {
             (1u8, 10)

@@ -46,7 +46,10 @@ fn parse_bool(text: &str) -> Option<bool> {
 fn scalar_value(text: &str, dtype: DType) -> Result<Array, String> {
     let t = text.trim();
     if t.is_empty() {
-        return Err(format!("missing value before `:{}`; {FORMS}", dtype.short_name()));
+        return Err(format!(
+            "missing value before `:{}`; {FORMS}",
+            dtype.short_name()
+        ));
     }
     if dtype == DType::Bool {
         let b = parse_bool(t).or(match parse_int(t) {

@@ -15,13 +15,17 @@ pub fn format_g6(v: f64) -> String {
         return if v > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if v == 0.0 {
-        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if v.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     const P: i32 = 6;
     let sci = format!("{:.*e}", (P - 1) as usize, v);
     let (mant, exp) = sci.split_once('e').expect("exponent");
     let exp: i32 = exp.parse().expect("exponent digits");
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         let mant = trim_zeros(mant);
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{mant}e{sign}{:02}", exp.abs())
@@ -133,7 +137,10 @@ fn positional_parts(v: f64, dtype: DType, precision: usize) -> (String, String) 
         if digits.len() > e + 1 {
             (digits[..=e].to_string(), digits[e + 1..].to_string())
         } else {
-            (format!("{digits}{}", "0".repeat(e + 1 - digits.len())), String::new())
+            (
+                format!("{digits}{}", "0".repeat(e + 1 - digits.len())),
+                String::new(),
+            )
         }
     } else {
         (
@@ -202,6 +209,7 @@ impl FloatFormat {
             exp_size: 0,
         };
         if finite.is_empty() {
+            // only nan/inf: widths come from the non-finite rule below
         } else if sci {
             let parts: Vec<(bool, String, i32)> =
                 finite.iter().map(|&v| shortest_digits(v, dtype)).collect();
@@ -226,7 +234,7 @@ impl FloatFormat {
             }
         }
         if finite.len() != vals.len() {
-            let neginf = vals.iter().any(|&v| v == f64::NEG_INFINITY) as usize;
+            let neginf = vals.contains(&f64::NEG_INFINITY) as usize;
             let offset = f.pad_right + 1;
             f.pad_left = f
                 .pad_left
@@ -309,7 +317,10 @@ fn collect_shown(a: &Array, summarize: bool, idx: &mut Vec<usize>, out: &mut Vec
         out.push(a.get(idx));
         return;
     }
-    for i in shown(a.shape[idx.len()], summarize, 3).into_iter().flatten() {
+    for i in shown(a.shape[idx.len()], summarize, 3)
+        .into_iter()
+        .flatten()
+    {
         idx.push(i);
         collect_shown(a, summarize, idx, out);
         idx.pop();

@@ -40,7 +40,7 @@ proptest! {
         f.extend_from_slice(&((dict.len() + 1) as u16).to_le_bytes());
         f.extend_from_slice(dict.as_bytes());
         f.push(b'\n');
-        f.extend(std::iter::repeat_n(1u8, data_len));
+        f.extend(vec![1u8; data_len]);
         if let Ok(a) = Array::from_npy_bytes(&f) {
             prop_assert_eq!(a.nbytes(), data_len);
             // the result round-trips

@@ -50,12 +50,18 @@ fn cases() -> Vec<(String, Array)> {
         ("ratio2", vec![1.0, 1001.0]),
         ("e8", vec![99999999.0, 1.0]),
         ("long", (0..100).map(|i| i as f64 / 7.0 - 5.0).collect()),
-        ("sci_long", (0..60).map(|i| (i as f64 - 30.0) * 1e5 + 0.5).collect()),
+        (
+            "sci_long",
+            (0..60).map(|i| (i as f64 - 30.0) * 1e5 + 0.5).collect(),
+        ),
         ("small", vec![0.0001, 0.5, 0.00012345678]),
         ("million", vec![999999.0, 1e6, 3.25]),
         ("f16_1000", vec![3.0, 1000.0]),
         ("sub", vec![1e-40, 1.0]),
-        ("wide", (0..30).map(|i| (i as f64 - 15.0) * 12345.678).collect()),
+        (
+            "wide",
+            (0..30).map(|i| (i as f64 - 15.0) * 12345.678).collect(),
+        ),
     ];
     for (name, vals) in floats {
         for dt in [DType::F32, DType::F16] {
@@ -106,16 +112,27 @@ for i in range(n):
     print(repr(repr(a)), same)
 "#;
     let out = Command::new("python3")
-        .args(["-c", script, dir.path().to_str().unwrap(), &cases.len().to_string()])
+        .args([
+            "-c",
+            script,
+            dir.path().to_str().unwrap(),
+            &cases.len().to_string(),
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let mut failures = Vec::new();
     for ((name, a), line) in cases.iter().zip(text.lines()) {
         let (lit, same) = line.rsplit_once(' ').unwrap();
         // lit is a Python string literal; evaluate the escapes we produce
-        let expected = lit[1..lit.len() - 1].replace("\\n", "\n").replace("\\'", "'");
+        let expected = lit[1..lit.len() - 1]
+            .replace("\\n", "\n")
+            .replace("\\'", "'");
         let got = a.repr_numpy();
         if got != expected {
             failures.push(format!("{name}:\n--- numpy\n{expected}\n--- ours\n{got}\n"));
@@ -124,5 +141,10 @@ for i in range(n):
             failures.push(format!("{name}: np.save bytes differ from ours"));
         }
     }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

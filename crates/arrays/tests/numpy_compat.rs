@@ -69,6 +69,34 @@ fn cases() -> Vec<(String, Array)> {
             add(&format!("{name}_{}", dt.short_name()), a);
         }
     }
+    // random magnitudes, signs and shapes (some as transposed/sliced views)
+    let mut rng = arrays::SplitMix64(99);
+    for k in 0..80 {
+        let nd = (rng.next_u64() % 4) as usize;
+        let shape: Vec<usize> = (0..nd).map(|_| (rng.next_u64() % 9) as usize + 1).collect();
+        let n: usize = shape.iter().product();
+        let scale = 10f64.powi((rng.next_u64() % 16) as i32 - 7);
+        let vals: Vec<f64> = (0..n)
+            .map(|_| {
+                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                let v = (u - 0.3) * scale;
+                if rng.next_u64() % 5 == 0 {
+                    v.round()
+                } else {
+                    v
+                }
+            })
+            .collect();
+        let dt = [DType::F32, DType::F16, DType::I32, DType::U8][k % 4];
+        let a = Array::from_f64(dt, &shape, &vals).unwrap();
+        let a = if k % 3 == 0 { a.t() } else { a };
+        let a = if a.ndim() > 0 && k % 5 == 1 {
+            a.slice(0, isize::MAX, isize::MIN, -2).unwrap()
+        } else {
+            a
+        };
+        add(&format!("random{k}_{}", dt.short_name()), a);
+    }
     for x in [1.5, 1.0, -0.0, 1e-7, f64::NAN] {
         add(&format!("0d_{x}"), Array::full(DType::F32, &[], x));
     }
@@ -147,4 +175,84 @@ for i in range(n):
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+#[ignore]
+fn reads_files_numpy_writes() {
+    if Command::new("python3")
+        .args(["-c", "import numpy"])
+        .status()
+        .map(|s| !s.success())
+        .unwrap_or(true)
+    {
+        eprintln!("python3 with numpy not available; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(0)
+cases = {
+  'f4': rng.random((3, 4), dtype=np.float32),
+  'f2': rng.random((5,)).astype(np.float16),
+  'i1': np.arange(-5, 5, dtype=np.int8),
+  'u1': np.arange(250, 256, dtype=np.uint8),
+  'i2': np.arange(-3, 3, dtype=np.int16).reshape(2, 3),
+  'u2': np.array([0, 65535], dtype=np.uint16),
+  'i4': np.array([-2**31, 2**31 - 1], dtype=np.int32),
+  'u4': np.array([2**32 - 1], dtype=np.uint32),
+  'i8': np.array([-2**62, 5], dtype=np.int64),
+  'u8': np.array([2**52, 7], dtype=np.uint64),
+  'b1': np.array([[True, False], [False, True]]),
+  'zero_d': np.array(2.5, dtype=np.float32),
+  'empty': np.zeros((0, 3), dtype=np.int32),
+  'fortran': np.asfortranarray(np.arange(24, dtype=np.int32).reshape(2, 3, 4)),
+  'fortran2': np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)),
+  'view': np.arange(20, dtype=np.float32).reshape(4, 5)[::-1, 1::2],
+}
+for k, v in cases.items():
+    np.save(f"{d}/{k}.npy", v)
+    print(k, v.dtype.name, list(v.shape), [float(x) for x in v.ravel(order='C')])
+np.save(f"{d}/bad_f8.npy", np.zeros(3))
+np.save(f"{d}/bad_be.npy", np.zeros(3, dtype='>i4'))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script, dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let mut parts = line.splitn(3, ' ');
+        let (name, dtype) = (parts.next().unwrap(), parts.next().unwrap());
+        let rest = parts.next().unwrap();
+        let a = Array::read_npy(dir.path().join(format!("{name}.npy"))).unwrap();
+        assert_eq!(a.dtype.mlx_name(), dtype, "{name}");
+        let (shape, vals) = rest.split_once("] ").unwrap();
+        let shape: Vec<usize> = shape
+            .trim_start_matches('[')
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| s.trim().parse().unwrap())
+            .collect();
+        assert_eq!(a.shape, shape, "{name}");
+        let vals: Vec<f64> = vals
+            .trim_matches(['[', ']'])
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| s.trim().parse().unwrap())
+            .collect();
+        assert_eq!(a.to_f64_vec(), vals, "{name}");
+    }
+    assert!(Array::read_npy(dir.path().join("bad_f8.npy"))
+        .unwrap_err()
+        .contains("no double"));
+    assert!(Array::read_npy(dir.path().join("bad_be.npy"))
+        .unwrap_err()
+        .contains("big-endian"));
 }

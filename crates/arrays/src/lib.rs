@@ -1,0 +1,13 @@
+//! n-d arrays for metal-puzzles: dtypes, strided views, `.npy` I/O,
+//! generated buffers for the command line, and numpy/MLX-style printing.
+
+mod array;
+mod dtype;
+mod npy;
+mod parse;
+mod repr;
+
+pub use array::{checked_nbytes, row_major_strides, shape_str, Array, Scalar, SplitMix64};
+pub use dtype::{DType, ALL_DTYPES};
+pub use parse::{parse_shape, parse_value, MAX_GENERATED_BYTES};
+pub use repr::format_g6;

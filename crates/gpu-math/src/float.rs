@@ -319,9 +319,14 @@ pub fn float_unary(name: &str, fast: bool) -> Option<fn(f32) -> f32> {
 
 // ---------------------------------------------------------------- binary
 
-/// C pow semantics (pow(x, ±0) = 1, pow(1, y) = 1, pow(-x, non-integer) =
-/// NaN, ...).
+/// C pow semantics (pow(x, ±0) = 1 and pow(1, y) = 1 even for NaN,
+/// pow(-x, non-integer) = NaN, ...). The two NaN-absorbing cases are made
+/// explicit because libm returns NaN for them when the NaN is signaling
+/// (GPUs have no signaling NaNs).
 fn pow(x: f32, y: f32) -> f32 {
+    if y == 0.0 || x == 1.0 {
+        return 1.0;
+    }
     x.powf(y)
 }
 

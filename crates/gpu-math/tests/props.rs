@@ -318,11 +318,9 @@ proptest! {
         let expect = if x.is_nan() {
             0
         } else {
-            let t = x as f64; // exact
-            let t = t.trunc().clamp(lo(k) as f64, hi(k) as f64);
-            // hi(k) as f64 may round up to 2^bits; clamp again in i128.
-            let t = if t >= 1.8e19 { hi(k) } else { (t as i128).clamp(lo(k), hi(k)) };
-            lane(k, t)
+            // x as f64 is exact and so is its trunc; the i128 cast is exact
+            // below 2^127 and saturates above, then clamp to the kind.
+            lane(k, ((x as f64).trunc() as i128).clamp(lo(k), hi(k)))
         };
         prop_assert_eq!(float_to_int(k, x), expect, "{:?} {}", k, x);
     }
@@ -448,7 +446,8 @@ proptest! {
             let want = want as f32;
             // Exact zeros: the f64 reference gives ~1e-13 instead of 0.
             if got == 0.0 {
-                prop_assert!(want.abs() < 1e-12, "{}({}) = 0, f64 says {:e}", name, x, want);
+                // (pi * x in f64 is off by up to ~|x| * 2^-52.)
+                prop_assert!(want.abs() < 1e-10, "{}({}) = 0, f64 says {:e}", name, x, want);
             } else {
                 prop_assert!(ulps(got, want) <= ULP_BOUND, "{}({:e}) = {:e}, f64 says {:e}", name, x, got, want);
             }

@@ -503,6 +503,22 @@ proptest! {
     }
 
     #[test]
+    fn pi_functions_on_any_finite(x in finite()) {
+        let s = float_unary("sinpi", false).unwrap()(x);
+        let c = float_unary("cospi", false).unwrap()(x);
+        let sum = s as f64 * s as f64 + c as f64 * c as f64;
+        prop_assert!((sum - 1.0).abs() < 1e-6, "sinpi({x:e})^2 + cospi^2 = {sum}");
+        if x.abs() >= 8388608.0 {
+            // Every such f32 is an integer: sinpi is a signed zero, cospi is
+            // (-1)^x (odd only below 2^24).
+            prop_assert_eq!(s, 0.0);
+            prop_assert_eq!(s.is_sign_negative(), x.is_sign_negative());
+            let odd = x.abs() < 16777216.0 && (x as i64) % 2 != 0;
+            prop_assert_eq!(c, if odd { -1.0 } else { 1.0 });
+        }
+    }
+
+    #[test]
     fn binary_within_ulps_of_f64(x in prop_oneof![anyf(), moderate()], y in prop_oneof![anyf(), moderate()]) {
         let (xd, yd) = (x as f64, y as f64);
         let pow = float_binary("pow", false).unwrap()(x, y);

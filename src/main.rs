@@ -1,6 +1,8 @@
 //! `metal-puzzles`: run Metal compute kernels on a simulated Apple GPU.
 
 mod lint;
+mod report;
+mod run;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -21,6 +23,8 @@ struct Cli {
 enum Command {
     /// Preprocess, parse and type-check a Metal source file.
     Lint(lint::LintArgs),
+    /// Run one kernel of a Metal source file on the simulated GPU.
+    Run(run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +37,7 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Some(Command::Lint(args)) => lint::run(&args),
+        Some(Command::Run(args)) => run::run(&args),
         None => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();

@@ -1,0 +1,342 @@
+//! `metal-puzzles run`: one kernel of a full Metal source on the simulator,
+//! arguments bound by parameter name (see docs/cli-contract.md).
+
+use crate::lint::{compile_options, read_source};
+use crate::report::{finding_diagnostic, finding_json};
+use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
+use arrays::{Array, DType};
+use clap::{Args, ValueEnum};
+use gpu::ir::ParamKind;
+use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};
+use msl::types::{Scalar, Type};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The Metal source file.
+    pub file: PathBuf,
+    /// The kernel to run (its `[[host_name]]` or function name).
+    #[arg(long)]
+    pub kernel: String,
+    /// Threads per dimension (or threadgroups with `--dispatch threadgroups`): X[,Y[,Z]].
+    #[arg(long)]
+    pub grid: String,
+    /// Threads per threadgroup: X[,Y[,Z]].
+    #[arg(long)]
+    pub threadgroup: String,
+    /// Bind a kernel parameter: NAME=@file.npy, NAME=VALUE:DTYPE, NAME=zeros(SHAPE):DTYPE, ...
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    pub args: Vec<String>,
+    /// Write every output buffer as DIR/NAME.npy.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Sanitizer level.
+    #[arg(long, value_enum, default_value = "all")]
+    pub check: Check,
+    /// Run the dispatch REPS more times and print kernel_seconds_median=...
+    #[arg(long, value_name = "REPS")]
+    pub bench: Option<u32>,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// `threads` (dispatchThreads, the default) or `threadgroups`.
+    #[arg(long, value_enum, default_value = "threads")]
+    pub dispatch: DispatchKind,
+    /// Define a macro for the preprocessor (`-D NAME[=VALUE]`).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub define: Vec<String>,
+    /// Instruction budget per threadgroup before a kernel counts as runaway.
+    #[arg(long, default_value_t = 200_000_000)]
+    pub budget: u64,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Check {
+    None,
+    Memory,
+    All,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum DispatchKind {
+    Threads,
+    Threadgroups,
+}
+
+/// Parse `X[,Y[,Z]]`.
+pub fn parse_dims(s: &str, what: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(|p| p.trim()).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("{what} must be X, X,Y or X,Y,Z (got `{s}`)"));
+    }
+    let mut out = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        out[i] = p.parse::<u32>().map_err(|_| format!("{what}: `{p}` is not a whole number (in `{s}`)"))?;
+        if out[i] == 0 {
+            return Err(format!("{what}: every dimension must be at least 1 (got `{s}`)"));
+        }
+    }
+    Ok(out)
+}
+
+/// A stable seed per parameter name, so generated inputs differ between
+/// parameters but not between runs.
+pub fn name_seed(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+/// The dtype of memory holding `s`.
+pub fn scalar_dtype(s: Scalar) -> DType {
+    match s {
+        Scalar::Bool => DType::Bool,
+        Scalar::Char => DType::I8,
+        Scalar::UChar => DType::U8,
+        Scalar::Short => DType::I16,
+        Scalar::UShort => DType::U16,
+        Scalar::Int => DType::I32,
+        Scalar::UInt => DType::U32,
+        Scalar::Long => DType::I64,
+        Scalar::ULong => DType::U64,
+        Scalar::Half => DType::F16,
+        Scalar::BFloat => DType::BF16,
+        Scalar::Float => DType::F32,
+    }
+}
+
+/// The element scalar of a buffer's pointee (through atomics, vectors, arrays, structs).
+fn element_scalar(t: &Type, tables: &msl::types::TypeTables) -> Option<Scalar> {
+    match t {
+        Type::Scalar(s) | Type::Atomic(s) => Some(*s),
+        Type::Vector { elem, .. } | Type::Matrix { elem, .. } => Some(*elem),
+        Type::Array { elem, .. } => element_scalar(elem, tables),
+        Type::Enum(id) => Some(tables.enum_def(*id).underlying),
+        Type::Struct(id) => {
+            let fields = &tables.struct_def(*id).fields;
+            let first = element_scalar(&fields.first()?.ty, tables)?;
+            fields.iter().all(|f| element_scalar(&f.ty, tables) == Some(first)).then_some(first)
+        }
+        _ => None,
+    }
+}
+
+/// Check that `a` may back a buffer of `pointee` and return its bytes.
+fn buffer_bytes(name: &str, a: &Array, pointee: &Type, pointee_size: u32, tables: &msl::types::TypeTables) -> Result<Vec<u8>, String> {
+    let shown = tables.display(pointee);
+    let want = element_scalar(pointee, tables).map(scalar_dtype);
+    let ok_dtype = match want {
+        Some(DType::BF16) => matches!(a.dtype, DType::BF16 | DType::U16),
+        Some(w) => a.dtype == w || a.dtype == DType::U8 && !matches!(pointee, Type::Scalar(_) | Type::Atomic(_)),
+        None => a.dtype == DType::U8,
+    };
+    if !ok_dtype {
+        let expect = match want {
+            Some(DType::BF16) => "uint16 (bfloat16 bit patterns) or bfloat16".to_string(),
+            Some(w) if matches!(pointee, Type::Scalar(_) | Type::Atomic(_)) => w.mlx_name().to_string(),
+            Some(w) => format!("{} (or raw uint8 bytes)", w.mlx_name()),
+            None => "uint8 (raw bytes)".into(),
+        };
+        return Err(format!("parameter `{name}` points to `{shown}`, so its array must have dtype {expect}, not {}", a.dtype.mlx_name()));
+    }
+    let bytes = a.contiguous_bytes();
+    if pointee_size > 0 && bytes.len() % pointee_size as usize != 0 {
+        return Err(format!(
+            "parameter `{name}` points to `{shown}` ({pointee_size} bytes each), but its array has {} bytes, which is not a whole number of elements",
+            bytes.len()
+        ));
+    }
+    Ok(bytes)
+}
+
+struct Bound {
+    name: String,
+    index: u32,
+    array: Array,
+    output: bool,
+}
+
+pub fn run(args: &RunArgs) -> u8 {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err(msg) => {
+            if args.json {
+                println!("{}", serde_json::json!({"diagnostics": [], "findings": [], "outputs": {}, "error": msg}));
+            }
+            eprintln!("error: {msg}");
+            EXIT_CANNOT_START
+        }
+    }
+}
+
+fn run_inner(args: &RunArgs) -> Result<u8, String> {
+    let text = read_source(&args.file)?;
+    let name = args.file.display().to_string();
+    let grid = parse_dims(&args.grid, "--grid")?;
+    let tg = parse_dims(&args.threadgroup, "--threadgroup")?;
+    let c = msl::compile(&name, &text, &compile_options(&args.define));
+    let color = std::io::stderr().is_terminal();
+    let diag_json = |c: &msl::Compilation| -> Vec<serde_json::Value> { c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect() };
+    let Some(program) = c.program.as_ref() else {
+        if args.json {
+            println!("{}", serde_json::json!({"diagnostics": diag_json(&c), "findings": [], "outputs": {}}));
+        } else {
+            eprint!("{}", c.render(color));
+        }
+        return Ok(EXIT_BAD_RESULT);
+    };
+    if !args.json && !c.diagnostics.items.is_empty() {
+        eprint!("{}", c.render(color));
+    }
+    let Some((kid, _)) = program.kernel(&args.kernel) else {
+        let names: Vec<String> = program.kernels().filter_map(|(_, f)| f.host_name.clone()).collect();
+        return Err(format!(
+            "`{}` has no kernel named `{}`; its kernels are: {}",
+            name,
+            args.kernel,
+            if names.is_empty() { "(none)".into() } else { names.join(", ") }
+        ));
+    };
+    let kernel = match gpu::lower::lower_kernel(program, kid) {
+        Ok(k) => k,
+        Err(e) => {
+            let d = msl::diag::Diagnostic::error(e.span, e.message).note("this is a limitation of the simulator, not an error in your kernel");
+            if args.json {
+                println!("{}", serde_json::json!({"diagnostics": [msl::diag::to_json(&c.sources, &d)], "findings": [], "outputs": {}}));
+            } else {
+                eprint!("{}", msl::diag::render(&c.sources, &[d], color));
+            }
+            return Ok(EXIT_BAD_RESULT);
+        }
+    };
+
+    // Bind arguments by parameter name.
+    let mut given: BTreeMap<String, Array> = BTreeMap::new();
+    for a in &args.args {
+        let (pname, spec) = a.split_once('=').ok_or_else(|| format!("--arg `{a}` must look like NAME=VALUE"))?;
+        let pname = pname.trim();
+        let array = if let Some(path) = spec.strip_prefix('@') {
+            Array::read_npy(path).map_err(|e| format!("parameter `{pname}`: cannot load `{path}`: {e}"))?
+        } else {
+            arrays::parse_value(spec, name_seed(pname)).map_err(|e| format!("parameter `{pname}`: {e}"))?
+        };
+        if given.insert(pname.to_string(), array).is_some() {
+            return Err(format!("parameter `{pname}` is bound twice"));
+        }
+    }
+    let mut bound: Vec<Bound> = Vec::new();
+    for p in &kernel.params {
+        match &p.kind {
+            ParamKind::Buffer { index, pointee, pointee_size, writable, by_reference, .. } => {
+                let Some(a) = given.remove(&p.name) else {
+                    return Err(format!(
+                        "kernel `{}` needs a value for its buffer parameter `{}` (`{}`): add --arg {}=@file.npy or {}={}",
+                        args.kernel,
+                        p.name,
+                        program.types.display(pointee),
+                        p.name,
+                        p.name,
+                        if *by_reference { "VALUE:DTYPE" } else { "zeros(N):DTYPE" }
+                    ));
+                };
+                if *by_reference && a.len() != 1 {
+                    return Err(format!("parameter `{}` is a single `{}`, but {} values were given", p.name, program.types.display(pointee), a.len()));
+                }
+                buffer_bytes(&p.name, &a, pointee, *pointee_size, &program.types)?;
+                bound.push(Bound { name: p.name.clone(), index: *index, array: a, output: *writable });
+            }
+            ParamKind::ThreadgroupBuffer { .. } => {}
+            ParamKind::Attr { .. } => {
+                if given.contains_key(&p.name) {
+                    return Err(format!("parameter `{}` is a thread-position attribute; the simulator supplies it, do not bind it", p.name));
+                }
+            }
+        }
+    }
+    if let Some((extra, _)) = given.iter().next() {
+        let names: Vec<&str> = kernel.params.iter().filter(|p| matches!(p.kind, ParamKind::Buffer { .. })).map(|p| p.name.as_str()).collect();
+        return Err(format!("kernel `{}` has no buffer parameter named `{extra}`; its buffer parameters are: {}", args.kernel, names.join(", ")));
+    }
+    let mut buffers: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+    for b in &bound {
+        buffers.insert(b.index, b.array.contiguous_bytes());
+    }
+    let dispatch = Dispatch { grid, threadgroup: tg, mode: match args.dispatch {
+        DispatchKind::Threads => DispatchMode::Threads,
+        DispatchKind::Threadgroups => DispatchMode::Threadgroups,
+    } };
+    let opts = RunOptions {
+        check: match args.check {
+            Check::None => CheckLevel::None,
+            Check::Memory => CheckLevel::Memory,
+            Check::All => CheckLevel::All,
+        },
+        budget: args.budget,
+        ..Default::default()
+    };
+    let inputs = if args.bench.is_some() { Some(buffers.clone()) } else { None };
+    let started = Instant::now();
+    let show_progress = std::io::stderr().is_terminal() && !args.json;
+    let mut last_draw = Instant::now();
+    let mut progress = |done: u64, total: u64| {
+        if show_progress && started.elapsed().as_secs_f64() > 1.0 && last_draw.elapsed().as_millis() > 100 {
+            last_draw = Instant::now();
+            let width = 30usize;
+            let filled = (done as f64 / total.max(1) as f64 * width as f64) as usize;
+            eprint!("\r[{}{}] {done}/{total} threadgroups", "#".repeat(filled), " ".repeat(width - filled.min(width)));
+        }
+    };
+    let report = gpu::run_with_progress(&kernel, &dispatch, &mut buffers, &opts, &mut progress);
+    if show_progress && started.elapsed().as_secs_f64() > 1.0 {
+        eprint!("\r{}\r", " ".repeat(60));
+    }
+    if let (Some(reps), Some(inputs)) = (args.bench, inputs) {
+        let mut times = Vec::new();
+        for _ in 0..reps {
+            let mut bufs = inputs.clone();
+            let t = Instant::now();
+            let _ = gpu::run(&kernel, &dispatch, &mut bufs, &opts);
+            times.push(t.elapsed().as_secs_f64());
+        }
+        if times.is_empty() {
+            times.push(started.elapsed().as_secs_f64());
+        }
+        times.sort_by(|a, b| a.total_cmp(b));
+        println!("kernel_seconds_median={}", times[times.len() / 2]);
+    }
+
+    // Outputs.
+    let mut outputs = serde_json::Map::new();
+    let mut printed = Vec::new();
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    }
+    for b in bound.iter().filter(|b| b.output) {
+        let bytes = buffers.remove(&b.index).unwrap_or_default();
+        let result = Array::from_bytes(b.array.dtype, &b.array.shape, bytes).map_err(|e| format!("output `{}`: {e}", b.name))?;
+        match &args.out {
+            Some(dir) => {
+                let path = dir.join(format!("{}.npy", b.name));
+                result.write_npy(&path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+                outputs.insert(b.name.clone(), serde_json::Value::String(path.display().to_string()));
+            }
+            None => {
+                outputs.insert(b.name.clone(), serde_json::Value::Null);
+                printed.push(format!("{} = {}", b.name, result.repr_numpy()));
+            }
+        }
+    }
+    let has_errors = report.has_errors() || c.has_errors();
+    if args.json {
+        let findings: Vec<serde_json::Value> = report.findings.iter().map(|f| finding_json(&c.sources, f)).collect();
+        println!("{}", serde_json::json!({"diagnostics": diag_json(&c), "findings": findings, "outputs": outputs}));
+    } else {
+        let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(finding_diagnostic).collect();
+        eprint!("{}", msl::diag::render(&c.sources, &diags, color));
+        for p in printed {
+            println!("{p}");
+        }
+    }
+    Ok(if has_errors { EXIT_BAD_RESULT } else { EXIT_OK })
+}

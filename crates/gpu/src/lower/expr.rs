@@ -566,6 +566,27 @@ impl<'p> Lowerer<'p> {
 
     /// Write a value into a place of type `ty`.
     pub(super) fn write(&mut self, p: &Place, v: &Val, ty: &Type, at: AccessId, out: &mut Block) -> LResult<()> {
+        // A value read from the very registers being written (`d.yw = d.wy`)
+        // must be copied first, or the first write would clobber it.
+        let copied;
+        let v = match (p, v) {
+            (Place::Regs(_) | Place::Swizzle { .. } | Place::DynElem { .. }, Val::Regs(src)) if src.iter().any(|r| place_regs(p).contains(r)) => {
+                let tmp: Vec<Reg> = src
+                    .iter()
+                    .map(|r| {
+                        let d = match r {
+                            Reg::W32(_) => self.reg32(),
+                            Reg::W64(_) => self.reg64(),
+                        };
+                        out.push(Inst::Copy { dst: d, src: *r });
+                        d
+                    })
+                    .collect();
+                copied = Val::Regs(tmp);
+                &copied
+            }
+            _ => v,
+        };
         match (p, v) {
             (Place::Regs(dst), Val::Regs(src)) => {
                 for (d, s) in dst.iter().zip(src.iter().cycle()) {
@@ -752,6 +773,15 @@ impl<'p> Lowerer<'p> {
             Some(Place::Mem { ptr, space, .. }) => Ok(Val::Mem { ptr, space }),
             Some(_) => err(span, "internal error: return slot"),
         }
+    }
+}
+
+/// The registers a register-resident place writes.
+fn place_regs(p: &Place) -> Vec<Reg> {
+    match p {
+        Place::Regs(r) => r.clone(),
+        Place::Swizzle { base, .. } | Place::DynElem { base, .. } => place_regs(base),
+        Place::Mem { .. } => Vec::new(),
     }
 }
 

@@ -12,6 +12,7 @@ use crate::memory::{ptr_add, ptr_offset, Memory};
 use msl::ast::AddressSpace;
 use msl::hir::ThreadAttr;
 use msl::types::Scalar;
+use crate::ir::Reg;
 
 pub const MAX_LANES: usize = 1024;
 const WORDS: usize = MAX_LANES / 64;
@@ -19,7 +20,7 @@ const WORDS: usize = MAX_LANES / 64;
 /// A set of lanes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Mask {
-    w: [u64; WORDS],
+    pub(crate) w: [u64; WORDS],
 }
 
 impl Mask {
@@ -175,6 +176,8 @@ pub struct Machine<'k> {
     pub alive: Mask,
     /// The most recent loop entered (where a runaway kernel is reported).
     pub(crate) last_loop_span: Option<msl::source::Span>,
+    /// Position within the threadgroup of each lane (for the current size).
+    local: Vec<[u32; 3]>,
 }
 
 impl<'k> Machine<'k> {
@@ -199,11 +202,15 @@ impl<'k> Machine<'k> {
             returns: Vec::new(),
             alive: Mask::empty(),
             last_loop_span: None,
+            local: Vec::new(),
         }
     }
 
     /// Run the kernel for the threadgroup described by `geo`.
     pub fn run_threadgroup(&mut self, geo: Geometry) {
+        if geo.tg_size != self.geo.tg_size || self.local.len() != geo.lanes() {
+            self.local = (0..geo.lanes()).map(|l| geo.local(l)).collect();
+        }
         self.n = geo.lanes();
         self.geo = geo;
         self.budget = self.budget_total;
@@ -450,6 +457,11 @@ impl<'k> Machine<'k> {
     pub(crate) fn tracing(&self) -> bool {
         false
     }
+    /// Whether memory accesses must be reported to an observer lane by lane.
+    #[inline]
+    pub(crate) fn observing(&self) -> bool {
+        false
+    }
     #[inline]
     pub(crate) fn observe_read(&mut self, _p: u64, _size: usize, _at: AccessId, _mask: &Mask, _space: AddressSpace) {}
     #[inline]
@@ -460,6 +472,36 @@ impl<'k> Machine<'k> {
     pub(crate) fn observe_atomic(&mut self, _p: u64, _size: usize, _at: AccessId, _l: usize) {}
     #[inline]
     pub(crate) fn on_barrier(&mut self, _simdgroup: bool) {}
+
+    /// `dst = ptr + index * scale`, the address computation of every array
+    /// access: kept as a tight loop over lanes.
+    fn ptr_index(&mut self, dst: Reg, ptr: Reg, index: Reg, ity: Scalar, scale: i64) {
+        let (Reg::W64(d), Reg::W64(p)) = (dst, ptr) else { return };
+        let (d, p, s, n) = (d as usize, p as usize, self.stride, self.n);
+        let pu = self.u64f[p];
+        match index {
+            Reg::W32(i) => {
+                let i = i as usize;
+                let iu = self.u32f[i];
+                let signed = ity.is_signed();
+                let idx = |v: u32| if signed { v as i32 as i64 } else { v as i64 };
+                if pu && iu {
+                    self.r64[d * s] = ptr_add(self.r64[p * s], idx(self.r32[i * s]).wrapping_mul(scale));
+                    self.u64f[d] = true;
+                    return;
+                }
+                self.u64f[d] = false;
+                let p0 = self.r64[p * s];
+                let i0 = self.r32[i * s];
+                for l in 0..n {
+                    let pv = if pu { p0 } else { self.r64[p * s + l] };
+                    let iv = if iu { i0 } else { self.r32[i * s + l] };
+                    self.r64[d * s + l] = ptr_add(pv, idx(iv).wrapping_mul(scale));
+                }
+            }
+            Reg::W64(_) => self.map_generic(dst, &[ptr, index], |v| ptr_add(v[0], index_value(ity, v[1]).wrapping_mul(scale))),
+        }
+    }
 
     fn scratch32(&mut self) -> Vec<u32> {
         std::mem::take(&mut self.findings.scratch32)
@@ -542,9 +584,25 @@ impl<'k> Machine<'k> {
             return if self.get(cond, 0) != 0 { (*mask, Mask::empty()) } else { (Mask::empty(), *mask) };
         }
         let mut t = Mask::empty();
-        for l in mask.lanes() {
-            if self.get(cond, l) != 0 {
-                t.set(l, true);
+        match cond {
+            Reg::W32(c) => {
+                // Build the mask 64 lanes at a time from the bool register.
+                let base = c as usize * self.stride;
+                let vals = &self.r32[base..base + self.n];
+                for (w, chunk) in vals.chunks(64).enumerate() {
+                    let mut bits = 0u64;
+                    for (i, &v) in chunk.iter().enumerate() {
+                        bits |= ((v != 0) as u64) << i;
+                    }
+                    t.w[w] = bits & mask.w[w];
+                }
+            }
+            Reg::W64(_) => {
+                for l in mask.lanes() {
+                    if self.get(cond, l) != 0 {
+                        t.set(l, true);
+                    }
+                }
             }
         }
         (t, mask.and_not(&t))
@@ -729,13 +787,19 @@ impl<'k> Machine<'k> {
             Inst::Math { f, ty, dst, args } => self.math(*f, *ty, *dst, args),
             Inst::Geometric { name, ty, dst, args } => self.geometric(name, *ty, dst, args),
             Inst::Special { name, ty, dst, args } => self.special(name, *ty, dst, args),
-            Inst::PtrIndex { dst, ptr, index, index_ty, scale } => {
-                let (ity, scale) = (*index_ty, *scale);
-                self.map_generic(*dst, &[*ptr, *index], |v| ptr_add(v[0], index_value(ity, v[1]).wrapping_mul(scale)));
-            }
+            Inst::PtrIndex { dst, ptr, index, index_ty, scale } => self.ptr_index(*dst, *ptr, *index, *index_ty, *scale),
             Inst::PtrAdd { dst, ptr, bytes } => {
-                let b = *bytes;
-                self.map_generic(*dst, &[*ptr], |v| ptr_add(v[0], b));
+                let (Reg::W64(d), Reg::W64(p)) = (*dst, *ptr) else { return };
+                let (d, p, s, n, b) = (d as usize, p as usize, self.stride, self.n, *bytes);
+                if self.u64f[p] {
+                    self.r64[d * s] = ptr_add(self.r64[p * s], b);
+                    self.u64f[d] = true;
+                } else {
+                    self.u64f[d] = false;
+                    for l in 0..n {
+                        self.r64[d * s + l] = ptr_add(self.r64[p * s + l], b);
+                    }
+                }
             }
             Inst::PtrDiff { dst, a, b, scale } => {
                 let s = *scale;
@@ -770,10 +834,26 @@ impl<'k> Machine<'k> {
                     self.set_uniform(*dst, v as u64);
                 } else {
                     let Reg::W32(d) = *dst else { return };
-                    self.u32f[d as usize] = false;
-                    for l in 0..self.n {
-                        let v = self.geo.attr(*attr, *component, l);
-                        self.r32[d as usize * self.stride + l] = v;
+                    let (d, s, c) = (d as usize, self.stride, *component as usize);
+                    self.u32f[d] = false;
+                    match attr {
+                        ThreadAttr::ThreadPositionInGrid => {
+                            let base = self.geo.tg_pos[c] * self.geo.requested_tg[c];
+                            for l in 0..self.n {
+                                self.r32[d * s + l] = base + self.local[l][c];
+                            }
+                        }
+                        ThreadAttr::ThreadPositionInThreadgroup => {
+                            for l in 0..self.n {
+                                self.r32[d * s + l] = self.local[l][c];
+                            }
+                        }
+                        _ => {
+                            for l in 0..self.n {
+                                let v = self.geo.attr(*attr, *component, l);
+                                self.r32[d * s + l] = v;
+                            }
+                        }
                     }
                 }
             }

@@ -496,34 +496,120 @@ impl Machine<'_> {
         } else {
             self.expand_pub(dst);
         }
-        for l in mask.lanes() {
-            let p = self.get_pub(ptr, l);
-            let v = match self.mem.region(p, l).and_then(|(b, off)| read_le(b, off, size)) {
-                Some(raw) => from_memory(ty, raw),
-                None => {
-                    self.oob(p, size, at, l, false);
-                    0
+        // Fast path: 32-bit values from one shared (non-private) allocation.
+        if let (Reg::W32(d), Reg::W64(pr), 4, false) = (dst, ptr, size, space == AddressSpace::Thread || self.tracing()) {
+            let first = mask.lanes().next().unwrap_or(0);
+            let p0 = self.get_pub(ptr, first);
+            let alloc = crate::memory::ptr_alloc(p0);
+            let mut slow = Vec::new();
+            if let Some((bytes, _)) = self.mem.region(p0, first) {
+                let (s, d, pr) = (self.stride, d as usize, pr as usize);
+                let pu = self.u64f[pr];
+                for l in mask.lanes() {
+                    let p = if pu { p0 } else { self.r64[pr * s + l] };
+                    let off = ptr_offset(p);
+                    if crate::memory::ptr_alloc(p) == alloc && off >= 0 && (off as usize + 4) <= bytes.len() {
+                        let o = off as usize;
+                        let raw = u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
+                        self.r32[d * s + l] = raw;
+                    } else {
+                        slow.push(l);
+                    }
                 }
-            };
-            self.set_lane_pub(dst, l, v);
-            self.observe_lane_read(p, size, at, l, space);
+                if ty != Scalar::Float && ty != Scalar::Int && ty != Scalar::UInt {
+                    for l in mask.lanes() {
+                        let v = from_memory(ty, self.r32[d * s + l] as u64);
+                        self.r32[d * s + l] = v as u32;
+                    }
+                }
+                for l in slow {
+                    self.load_lane(dst, ty, ptr, at, l);
+                }
+                if self.observing() {
+                    for l in mask.lanes() {
+                        let p = self.get_pub(ptr, l);
+                        self.observe_lane_read(p, size, at, l, space);
+                    }
+                }
+                return;
+            }
         }
+        for l in mask.lanes() {
+            self.load_lane(dst, ty, ptr, at, l);
+            if self.observing() {
+                let p = self.get_pub(ptr, l);
+                self.observe_lane_read(p, size, at, l, space);
+            }
+        }
+    }
+
+    fn load_lane(&mut self, dst: Reg, ty: Scalar, ptr: Reg, at: AccessId, l: usize) {
+        let size = ty.size() as usize;
+        let p = self.get_pub(ptr, l);
+        let v = match self.mem.region(p, l).and_then(|(b, off)| read_le(b, off, size)) {
+            Some(raw) => from_memory(ty, raw),
+            None => {
+                self.oob(p, size, at, l, false);
+                0
+            }
+        };
+        self.set_lane_pub(dst, l, v);
     }
 
     pub(crate) fn store(&mut self, src: Reg, ty: Scalar, ptr: Reg, space: AddressSpace, at: AccessId, mask: &Mask) {
         let size = ty.size() as usize;
-        for l in mask.lanes() {
-            let p = self.get_pub(ptr, l);
-            let v = to_memory(ty, self.get_pub(src, l));
-            let ok = match self.mem.region_mut(p, l) {
-                Some((b, off)) => write_le(b, off, size, v),
-                None => false,
-            };
-            if !ok {
-                self.oob(p, size, at, l, true);
-            } else {
-                self.observe_lane_write(p, size, at, l, space);
+        // Fast path: 32-bit values into one shared (non-private) allocation.
+        if let (Reg::W32(sr), Reg::W64(pr), 4, false) = (src, ptr, size, space == AddressSpace::Thread) {
+            if matches!(ty, Scalar::Float | Scalar::Int | Scalar::UInt) {
+                let first = mask.lanes().next().unwrap_or(0);
+                let p0 = self.get_pub(ptr, first);
+                let alloc = crate::memory::ptr_alloc(p0);
+                let (s, sr, pr) = (self.stride, sr as usize, pr as usize);
+                let (su, pu) = (self.u32f[sr], self.u64f[pr]);
+                let mut slow = Vec::new();
+                let observing = self.observing();
+                let Machine { mem, r32, r64, .. } = self;
+                if let Some((bytes, _)) = mem.region_mut(p0, first) {
+                    for l in mask.lanes() {
+                        let p = if pu { p0 } else { r64[pr * s + l] };
+                        let off = ptr_offset(p);
+                        if crate::memory::ptr_alloc(p) == alloc && off >= 0 && (off as usize + 4) <= bytes.len() {
+                            let v = if su { r32[sr * s] } else { r32[sr * s + l] };
+                            bytes[off as usize..off as usize + 4].copy_from_slice(&v.to_le_bytes());
+                        } else {
+                            slow.push(l);
+                        }
+                    }
+                    for l in slow {
+                        self.store_lane(src, ty, ptr, at, l, space);
+                    }
+                    if observing {
+                        for l in mask.lanes() {
+                            let p = self.get_pub(ptr, l);
+                            self.observe_lane_write(p, size, at, l, space);
+                        }
+                    }
+                    return;
+                }
             }
+        }
+        for l in mask.lanes() {
+            self.store_lane(src, ty, ptr, at, l, space);
+        }
+    }
+
+    fn store_lane(&mut self, src: Reg, ty: Scalar, ptr: Reg, at: AccessId, l: usize, space: AddressSpace) {
+        let size = ty.size() as usize;
+        let p = self.get_pub(ptr, l);
+        let v = to_memory(ty, self.get_pub(src, l));
+        let ok = match self.mem.region_mut(p, l) {
+            Some((b, off)) => write_le(b, off, size, v),
+            None => false,
+        };
+        if !ok {
+            self.oob(p, size, at, l, true);
+        } else {
+            self.observe_lane_write(p, size, at, l, space);
         }
     }
 

@@ -7,6 +7,8 @@
 //! once, which is where loop counters and addresses of shared data go.
 
 use crate::findings::{FindingKind, Findings};
+use crate::memory::AllocKind;
+use crate::sanitizer::{Race, Sanitizer};
 use crate::ir::*;
 use crate::memory::{ptr_add, ptr_offset, Memory};
 use msl::ast::AddressSpace;
@@ -178,6 +180,12 @@ pub struct Machine<'k> {
     pub(crate) last_loop_span: Option<msl::source::Span>,
     /// Position within the threadgroup of each lane (for the current size).
     local: Vec<[u32; 3]>,
+    /// Shadow state when checking races/uninitialized reads or counting.
+    pub san: Option<Box<Sanitizer>>,
+    /// Linear number of the current threadgroup, and (position, size) of
+    /// every threadgroup run so far (to name the other thread of a race).
+    pub tg_linear: u32,
+    pub tg_table: Vec<([u32; 3], [u32; 3])>,
 }
 
 impl<'k> Machine<'k> {
@@ -203,6 +211,9 @@ impl<'k> Machine<'k> {
             alive: Mask::empty(),
             last_loop_span: None,
             local: Vec::new(),
+            san: None,
+            tg_linear: 0,
+            tg_table: Vec::new(),
         }
     }
 
@@ -212,12 +223,22 @@ impl<'k> Machine<'k> {
             self.local = (0..geo.lanes()).map(|l| geo.local(l)).collect();
         }
         self.n = geo.lanes();
+        self.tg_table.push((geo.tg_pos, geo.tg_size));
+        self.tg_linear = self.tg_table.len() as u32 - 1;
         self.geo = geo;
+        let private_bytes = self.mem.private.len();
+        let n = self.n;
+        if let Some(s) = self.san.as_mut() {
+            s.start_threadgroup(n, private_bytes);
+        }
         self.budget = self.budget_total;
         self.alive = Mask::first(self.n);
         let mut mask = self.alive;
         let body = &self.k.body;
         self.block(body, &mut mask);
+        if let Some(s) = self.san.as_mut() {
+            s.end_threadgroup();
+        }
     }
 
     // ----- register access ---------------------------------------------------
@@ -452,26 +473,167 @@ impl<'k> Machine<'k> {
         }
     }
 
-    // Observer hooks: the sanitizer and the tracer attach here.
+    // Observer hooks: the sanitizer and the counters attach here.
     #[inline]
     pub(crate) fn tracing(&self) -> bool {
         false
     }
-    /// Whether memory accesses must be reported to an observer lane by lane.
+    /// Whether memory accesses must be reported lane by lane.
     #[inline]
     pub(crate) fn observing(&self) -> bool {
-        false
+        self.san.is_some()
+    }
+    /// A load of one shared location by every lane in `mask`.
+    pub(crate) fn observe_read(&mut self, p: u64, size: usize, at: AccessId, mask: &Mask, space: AddressSpace) {
+        if self.san.is_some() {
+            for l in mask.lanes() {
+                self.observe(p, size, at, l, space, false, false);
+            }
+        }
     }
     #[inline]
-    pub(crate) fn observe_read(&mut self, _p: u64, _size: usize, _at: AccessId, _mask: &Mask, _space: AddressSpace) {}
+    pub(crate) fn observe_lane_read(&mut self, p: u64, size: usize, at: AccessId, l: usize, space: AddressSpace) {
+        if self.san.is_some() {
+            self.observe(p, size, at, l, space, false, false);
+        }
+    }
     #[inline]
-    pub(crate) fn observe_lane_read(&mut self, _p: u64, _size: usize, _at: AccessId, _l: usize, _space: AddressSpace) {}
+    pub(crate) fn observe_lane_write(&mut self, p: u64, size: usize, at: AccessId, l: usize, space: AddressSpace) {
+        if self.san.is_some() {
+            self.observe(p, size, at, l, space, true, false);
+        }
+    }
     #[inline]
-    pub(crate) fn observe_lane_write(&mut self, _p: u64, _size: usize, _at: AccessId, _l: usize, _space: AddressSpace) {}
-    #[inline]
-    pub(crate) fn observe_atomic(&mut self, _p: u64, _size: usize, _at: AccessId, _l: usize) {}
-    #[inline]
-    pub(crate) fn on_barrier(&mut self, _simdgroup: bool) {}
+    pub(crate) fn observe_atomic(&mut self, p: u64, size: usize, at: AccessId, l: usize, space: AddressSpace) {
+        if self.san.is_some() {
+            self.observe(p, size, at, l, space, true, true);
+        }
+    }
+    pub(crate) fn on_barrier(&mut self, _simdgroup: bool) {
+        if let Some(s) = self.san.as_mut() {
+            s.barrier();
+        }
+    }
+
+    /// Global thread number + 1 of lane `l` (0 means nobody).
+    fn tid(&self, l: usize) -> u32 {
+        self.tg_linear.wrapping_mul(self.stride as u32).wrapping_add(l as u32).wrapping_add(1)
+    }
+
+    /// Global position of the thread numbered `tid`.
+    fn thread_of(&self, tid: u32) -> [u32; 3] {
+        let t = tid.saturating_sub(1) as usize;
+        let (tg, lane) = (t / self.stride, t % self.stride);
+        let Some(&(pos, size)) = self.tg_table.get(tg) else { return [0; 3] };
+        let (x, y) = (size[0].max(1), size[1].max(1));
+        let l = lane as u32;
+        let local = [l % x, (l / x) % y, l / (x * y)];
+        [0, 1, 2].map(|d| pos[d] * self.geo.requested_tg[d] + local[d])
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn observe(&mut self, p: u64, size: usize, at: AccessId, l: usize, space: AddressSpace, write: bool, atomic: bool) {
+        let tid = self.tid(l);
+        let kind = crate::memory::ptr_alloc(p).kind();
+        let Some(san) = self.san.as_mut() else { return };
+        if san.counting {
+            if let Some(c) = san.lane_counts.get_mut(l) {
+                match (kind, write) {
+                    (AllocKind::Buffer(i), false) if !san.uncounted.contains(&i) => c.device_reads += 1,
+                    (AllocKind::Buffer(_), true) => c.device_writes += 1,
+                    (AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_), false) => c.threadgroup_reads += 1,
+                    (AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_), true) => c.threadgroup_writes += 1,
+                    _ => {}
+                }
+            }
+        }
+        if let AllocKind::Private(slot) = kind {
+            if san.uninit {
+                let off = crate::memory::ptr_offset(p);
+                let start = l * self.mem.frame + self.mem.private_offsets.get(slot as usize).copied().unwrap_or(0) as usize;
+                if off >= 0 {
+                    let (a, b) = (start + off as usize, start + off as usize + size);
+                    if let Some(bits) = san.private_init.get_mut(a..b) {
+                        if write {
+                            bits.fill(true);
+                        } else if !bits.iter().all(|&x| x) {
+                            let what = self.k.accesses[at as usize].what.clone();
+                            self.report_lane(
+                                FindingKind::UninitializedRead,
+                                at,
+                                l,
+                                format!("`{what}` is read before this thread wrote it (its value is garbage on a real GPU)"),
+                            );
+                            if let Some(f) = self.findings.list.last_mut() {
+                                if f.notes.is_empty() {
+                                    f.notes.push("give the variable a value before reading it (e.g. initialize it where it is declared)".into());
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        let (race, uninit) = san.access(p, size, tid, at, write, atomic);
+        let _ = space;
+        if uninit && san.uninit {
+            let what = self.k.accesses[at as usize].what.clone();
+            let off = crate::memory::ptr_offset(p);
+            self.report_lane(
+                FindingKind::UninitializedRead,
+                at,
+                l,
+                format!("`{what}` (threadgroup memory, byte offset {off}) is read before any thread of this threadgroup wrote it"),
+            );
+            if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::UninitializedRead) {
+                if f.notes.is_empty() {
+                    f.notes.push("threadgroup memory starts with garbage in every threadgroup: have the threads write every element they will read, then call `threadgroup_barrier(mem_flags::mem_threadgroup)` before reading".into());
+                    f.notes.push("on a partial (edge) threadgroup, fewer threads exist: elements that only missing threads would write stay unwritten".into());
+                }
+            }
+        }
+        if let Some(r) = race {
+            self.report_race(r, at, l, write);
+        }
+    }
+
+    fn report_race(&mut self, r: Race, at: AccessId, l: usize, write: bool) {
+        let what = self.k.accesses[at as usize].what.clone();
+        let other = self.thread_of(r.first.tid);
+        let me = self.geo.global(l);
+        let first_span = self.k.accesses.get(r.first.at as usize).map(|a| a.span).unwrap_or(self.k.span);
+        let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
+        let verb = |w: bool| if w { "writes" } else { "reads" };
+        let kind_name = match (r.first_is_write, r.second_is_write) {
+            (true, false) => "read-after-write",
+            (false, true) => "write-after-read",
+            _ => "write-after-write",
+        };
+        let cross_tg = matches!(r.alloc, AllocKind::Buffer(_)) && r.first.interval < self.san.as_ref().map(|s| s.tg_start).unwrap_or(0);
+        let space = match r.alloc {
+            AllocKind::Buffer(_) => "device memory",
+            _ => "threadgroup memory",
+        };
+        let msg = format!(
+            "data race ({kind_name}) on `{what}` ({space}, byte offset {}): thread {me:?} {} it while thread {other:?} {} it {}",
+            r.offset,
+            verb(write),
+            if r.first_is_write { "wrote" } else { "read" },
+            if cross_tg { "in another threadgroup" } else { "in the same barrier interval" }
+        );
+        let (thread, tg) = (me, self.geo.tg_pos);
+        let f = self.findings.report(FindingKind::DataRace, span, Some((first_span, format!("the other access: thread {other:?} {}", if r.first_is_write { "writes here" } else { "reads here" }))), thread, tg, msg);
+        if f.notes.is_empty() {
+            if cross_tg {
+                f.notes.push("threadgroups of one dispatch run in no defined order and cannot wait for each other: have each element written by one threadgroup only, or use atomic operations (e.g. `atomic_fetch_add_explicit`)".into());
+            } else if matches!(r.alloc, AllocKind::Buffer(_)) {
+                f.notes.push("add `threadgroup_barrier(mem_flags::mem_device)` between the two accesses, or make the update atomic".into());
+            } else {
+                f.notes.push("add `threadgroup_barrier(mem_flags::mem_threadgroup)` between the two accesses so that one happens before the other (every thread must reach it)".into());
+            }
+        }
+    }
 
     /// `dst = ptr + index * scale`, the address computation of every array
     /// access: kept as a tight loop over lanes.
@@ -807,7 +969,7 @@ impl<'k> Machine<'k> {
             }
             Inst::Load { dst, ty, ptr, space, at } => self.load(*dst, *ty, *ptr, *space, *at, mask),
             Inst::Store { src, ty, ptr, space, at } => self.store(*src, *ty, *ptr, *space, *at, mask),
-            Inst::MemCopy { dst, src, bytes, at, .. } => self.memcopy(*dst, *src, *bytes, *at, mask),
+            Inst::MemCopy { dst, src, bytes, at, dst_space, src_space } => self.memcopy(*dst, *src, *bytes, *at, mask, (*dst_space, *src_space)),
             Inst::Atomic { op, ty, dst, ptr, a, b, at, .. } => self.atomic(*op, *ty, *dst, *ptr, *a, *b, *at, mask),
             Inst::Barrier { simdgroup, at, .. } => self.barrier(*simdgroup, *at, mask),
             Inst::Lane { op, quad, ty, dst, a, arg, fill, .. } => self.lane_op(*op, *quad, *ty, *dst, *a, *arg, *fill, mask),

@@ -10,6 +10,7 @@ pub mod ir;
 pub mod lower;
 pub mod memory;
 mod ops;
+pub mod sanitizer;
 
 pub use findings::{Finding, FindingKind};
 pub use ir::Kernel;
@@ -59,11 +60,15 @@ pub struct RunOptions {
     pub budget: u64,
     /// Sizes of `[[threadgroup(n)]]` buffers by index.
     pub threadgroup_buffers: BTreeMap<u32, u32>,
+    /// Count per-thread memory operations (`RunReport::max_counts`).
+    pub count: bool,
+    /// Buffers whose reads are not counted (MLX's shape/stride metadata).
+    pub uncounted_buffers: Vec<u32>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { check: CheckLevel::All, budget: 200_000_000, threadgroup_buffers: BTreeMap::new() }
+        RunOptions { check: CheckLevel::All, budget: 200_000_000, threadgroup_buffers: BTreeMap::new(), count: false, uncounted_buffers: Vec::new() }
     }
 }
 
@@ -73,6 +78,8 @@ pub struct RunReport {
     pub findings: Vec<Finding>,
     pub threadgroups: u64,
     pub threads: u64,
+    /// Per-thread maxima of memory operations (when counting was asked for).
+    pub max_counts: Option<sanitizer::Counts>,
 }
 
 impl RunReport {
@@ -181,6 +188,23 @@ pub fn run_with_progress(
     mem.private = vec![0u8; frame * lanes];
 
     let mut m = Machine::new(kernel, lanes, mem, opts.check != CheckLevel::None, opts.budget);
+    if opts.check != CheckLevel::None || opts.count {
+        let mut san = sanitizer::Sanitizer::new(opts.check == CheckLevel::All, opts.check != CheckLevel::None, opts.count);
+        if opts.check == CheckLevel::All {
+            for p in &kernel.params {
+                if let ParamKind::Buffer { index, writable: true, pointee, .. } = &p.kind {
+                    let grain = element_size(pointee);
+                    let len = m.mem.buffers.get(*index as usize).and_then(|b| b.as_ref()).map(|b| b.len()).unwrap_or(0);
+                    san.track_device(*index, len, grain);
+                }
+            }
+        }
+        san.uncounted = opts.uncounted_buffers.clone();
+        let tg_sizes: Vec<usize> = kernel.threadgroup_vars.iter().map(|v| v.size as usize).collect();
+        let tgb: Vec<usize> = m.mem.tg_buffers.iter().map(|b| b.len()).collect();
+        san.set_threadgroup_sizes(&tg_sizes, &tgb);
+        m.san = Some(Box::new(san));
+    }
     let total_groups = groups.iter().map(|&g| g as u64).product::<u64>();
     let mut report = RunReport::default();
     let mut done = 0u64;
@@ -228,5 +252,17 @@ pub fn run_with_progress(
         }
     }
     report.findings = std::mem::take(&mut m.findings.list);
+    report.max_counts = m.san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
     report
+}
+
+/// Size of the scalars a buffer's elements are made of (the sanitizer's grain).
+fn element_size(t: &msl::types::Type) -> u32 {
+    use msl::types::Type;
+    match t {
+        Type::Scalar(s) | Type::Atomic(s) => s.size(),
+        Type::Vector { elem, .. } | Type::Matrix { elem, .. } => elem.size(),
+        Type::Array { elem, .. } => element_size(elem),
+        _ => 1,
+    }
 }

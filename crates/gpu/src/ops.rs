@@ -613,7 +613,7 @@ impl Machine<'_> {
         }
     }
 
-    pub(crate) fn memcopy(&mut self, dst: Reg, src: Reg, bytes: u32, at: AccessId, mask: &Mask) {
+    pub(crate) fn memcopy(&mut self, dst: Reg, src: Reg, bytes: u32, at: AccessId, mask: &Mask, spaces: (AddressSpace, AddressSpace)) {
         let n = bytes as usize;
         let mut buf = vec![0u8; n];
         for l in mask.lanes() {
@@ -638,6 +638,9 @@ impl Machine<'_> {
             };
             if !ok {
                 self.oob(d, n, at, l, true);
+            } else {
+                self.observe_lane_read(s, n, at, l, spaces.1);
+                self.observe_lane_write(d, n, at, l, spaces.0);
             }
         }
     }
@@ -688,7 +691,7 @@ impl Machine<'_> {
                     write_le(bts, off, size, to_memory(ty, v));
                 }
             }
-            self.observe_atomic(p, size, at, l);
+            self.observe_atomic(p, size, at, l, AddressSpace::Device);
             self.set_lane_pub(dst, l, result);
         }
     }

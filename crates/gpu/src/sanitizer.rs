@@ -1,0 +1,198 @@
+//! The sanitizer's shadow state: who last wrote and read each element of
+//! threadgroup and writable device memory, in which barrier interval, and
+//! whether threadgroup/private memory was ever written. Also per-thread
+//! access counters (the puzzle book's scores).
+//!
+//! Time is counted in *intervals*: a new one starts at each threadgroup and
+//! at each barrier. Two accesses by different threads race when at least
+//! one writes, not both are atomic, and they are in the same interval of
+//! the same threadgroup — or, for device memory, in different threadgroups
+//! (threadgroups are unordered within a dispatch).
+
+use crate::memory::{ptr_alloc, ptr_offset, AllocKind};
+use std::collections::HashMap;
+
+/// What one access did to an element, for the race rules.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// Global thread number + 1 (0: nobody).
+    pub tid: u32,
+    pub interval: u32,
+    pub at: u32,
+    pub atomic: bool,
+}
+
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Cell {
+    pub write: Stamp,
+    pub read: Stamp,
+}
+
+/// A race found by the shadow check.
+#[derive(Clone, Copy, Debug)]
+pub struct Race {
+    /// The earlier access.
+    pub first: Stamp,
+    pub first_is_write: bool,
+    pub second_is_write: bool,
+    /// Byte offset of the element in its allocation.
+    pub offset: i64,
+    pub alloc: AllocKind,
+}
+
+/// Shadow of one allocation: one cell per `grain` bytes.
+#[derive(Default, Debug)]
+struct Shadow {
+    grain: u32,
+    cells: Vec<Cell>,
+}
+
+impl Shadow {
+    fn new(bytes: usize, grain: u32) -> Shadow {
+        let grain = grain.max(1);
+        Shadow { grain, cells: vec![Cell::default(); bytes.div_ceil(grain as usize)] }
+    }
+}
+
+/// Per-thread counts of memory operations.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Counts {
+    pub device_reads: u64,
+    pub device_writes: u64,
+    pub threadgroup_reads: u64,
+    pub threadgroup_writes: u64,
+}
+
+impl Counts {
+    pub fn max(self, o: Counts) -> Counts {
+        Counts {
+            device_reads: self.device_reads.max(o.device_reads),
+            device_writes: self.device_writes.max(o.device_writes),
+            threadgroup_reads: self.threadgroup_reads.max(o.threadgroup_reads),
+            threadgroup_writes: self.threadgroup_writes.max(o.threadgroup_writes),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Sanitizer {
+    pub races: bool,
+    pub uninit: bool,
+    pub counting: bool,
+    /// Device buffers (by index) that need shadow: the writable ones.
+    device: HashMap<u32, Shadow>,
+    /// Which device buffers start uninitialized (MLX outputs without init_value).
+    pub device_uninit: HashMap<u32, Vec<bool>>,
+    threadgroup: Vec<Shadow>,
+    tg_buffers: Vec<Shadow>,
+    /// Private memory written bits, per lane byte.
+    pub private_init: Vec<bool>,
+    pub interval: u32,
+    /// First interval of the current threadgroup.
+    pub tg_start: u32,
+    /// Counters of the current threadgroup's lanes, and the maximum so far.
+    pub lane_counts: Vec<Counts>,
+    pub max_counts: Counts,
+    /// Buffer indices whose reads are not counted (MLX shape metadata).
+    pub uncounted: Vec<u32>,
+}
+
+impl Sanitizer {
+    pub fn new(races: bool, uninit: bool, counting: bool) -> Sanitizer {
+        Sanitizer { races, uninit, counting, interval: 1, ..Default::default() }
+    }
+
+    /// Track races on device buffer `index` of `bytes` bytes, `grain` bytes per element.
+    pub fn track_device(&mut self, index: u32, bytes: usize, grain: u32) {
+        self.device.insert(index, Shadow::new(bytes, grain));
+    }
+
+    pub fn set_threadgroup_sizes(&mut self, vars: &[usize], tg_buffers: &[usize]) {
+        self.threadgroup = vars.iter().map(|&b| Shadow::new(b, 1)).collect();
+        self.tg_buffers = tg_buffers.iter().map(|&b| Shadow::new(b, 1)).collect();
+    }
+
+    /// A new threadgroup: fresh threadgroup shadow, a new interval.
+    pub fn start_threadgroup(&mut self, lanes: usize, private_bytes: usize) {
+        self.interval += 1;
+        self.tg_start = self.interval;
+        for s in self.threadgroup.iter_mut().chain(self.tg_buffers.iter_mut()) {
+            s.cells.fill(Cell::default());
+        }
+        if self.uninit {
+            self.private_init.clear();
+            self.private_init.resize(private_bytes, false);
+        }
+        if self.counting {
+            self.lane_counts.clear();
+            self.lane_counts.resize(lanes, Counts::default());
+        }
+    }
+
+    pub fn end_threadgroup(&mut self) {
+        for c in &self.lane_counts {
+            self.max_counts = self.max_counts.max(*c);
+        }
+    }
+
+    pub fn barrier(&mut self) {
+        self.interval += 1;
+    }
+
+    fn shadow(&mut self, p: u64) -> Option<(&mut Shadow, AllocKind)> {
+        let kind = ptr_alloc(p).kind();
+        let s = match kind {
+            AllocKind::Buffer(i) => self.device.get_mut(&i)?,
+            AllocKind::Threadgroup(i) => self.threadgroup.get_mut(i as usize)?,
+            AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get_mut(i as usize)?,
+            _ => return None,
+        };
+        Some((s, kind))
+    }
+
+    /// Record an access of `size` bytes at `p` by thread `tid`; returns a
+    /// race if there is one, and whether a threadgroup read was uninitialized.
+    pub fn access(&mut self, p: u64, size: usize, tid: u32, at: u32, write: bool, atomic: bool) -> (Option<Race>, bool) {
+        let interval = self.interval;
+        let tg_start = self.tg_start;
+        let races = self.races;
+        let off = ptr_offset(p);
+        let Some((shadow, kind)) = self.shadow(p) else { return (None, false) };
+        if off < 0 {
+            return (None, false);
+        }
+        let grain = shadow.grain as i64;
+        let first = (off / grain) as usize;
+        let last = ((off + size.max(1) as i64 - 1) / grain) as usize;
+        let mut race = None;
+        let mut uninit = false;
+        let now = Stamp { tid, interval, at, atomic };
+        // Another thread, in this barrier interval or (device memory) in
+        // another threadgroup.
+        let conc = |o: Stamp| -> bool {
+            o.tid != 0 && o.tid != tid && (o.interval == interval || matches!(kind, AllocKind::Buffer(_)) && o.interval < tg_start)
+        };
+        for e in first..=last.min(shadow.cells.len().saturating_sub(1)) {
+            let c = &mut shadow.cells[e];
+            if races && race.is_none() {
+                if conc(c.write) && !(atomic && c.write.atomic) {
+                    race = Some(Race { first: c.write, first_is_write: true, second_is_write: write, offset: e as i64 * grain, alloc: kind });
+                } else if write && conc(c.read) && !(atomic && c.read.atomic) {
+                    race = Some(Race { first: c.read, first_is_write: false, second_is_write: true, offset: e as i64 * grain, alloc: kind });
+                }
+            }
+            if write {
+                c.write = now;
+            } else {
+                if matches!(kind, AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_)) && c.write.tid == 0 {
+                    uninit = true;
+                }
+                // Keep a reader that could still race with a later write.
+                if c.read.tid == 0 || c.read.tid == tid || !conc(c.read) {
+                    c.read = now;
+                }
+            }
+        }
+        (race, uninit)
+    }
+}

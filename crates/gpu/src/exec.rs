@@ -575,8 +575,24 @@ impl<'k> Machine<'k> {
             }
             return;
         }
+        let device_uninit = san.uninit && san.device_init(p, size, write);
         let (race, uninit) = san.access(p, size, tid, at, write, atomic);
         let _ = space;
+        if device_uninit {
+            let what = self.k.accesses[at as usize].what.clone();
+            let off = crate::memory::ptr_offset(p);
+            self.report_lane(
+                FindingKind::UninitializedRead,
+                at,
+                l,
+                format!("`{what}` (byte offset {off}) is read before anything wrote it: this output buffer starts uninitialized"),
+            );
+            if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::UninitializedRead) {
+                if f.notes.is_empty() {
+                    f.notes.push("MLX allocates outputs without clearing them; pass `init_value` (e.g. 0) if the kernel accumulates into its output".into());
+                }
+            }
+        }
         if uninit && san.uninit {
             let what = self.k.accesses[at as usize].what.clone();
             let off = crate::memory::ptr_offset(p);

@@ -64,11 +64,14 @@ pub struct RunOptions {
     pub count: bool,
     /// Buffers whose reads are not counted (MLX's shape/stride metadata).
     pub uncounted_buffers: Vec<u32>,
+    /// Buffers whose contents are garbage until written (MLX outputs
+    /// without `init_value`): reading an unwritten byte is a finding.
+    pub uninitialized_buffers: Vec<u32>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { check: CheckLevel::All, budget: 200_000_000, threadgroup_buffers: BTreeMap::new(), count: false, uncounted_buffers: Vec::new() }
+        RunOptions { check: CheckLevel::All, budget: 200_000_000, threadgroup_buffers: BTreeMap::new(), count: false, uncounted_buffers: Vec::new(), uninitialized_buffers: Vec::new() }
     }
 }
 
@@ -200,6 +203,12 @@ pub fn run_with_progress(
             }
         }
         san.uncounted = opts.uncounted_buffers.clone();
+        if opts.check != CheckLevel::None {
+            for &i in &opts.uninitialized_buffers {
+                let len = m.mem.buffers.get(i as usize).and_then(|b| b.as_ref()).map(|b| b.len()).unwrap_or(0);
+                san.track_uninitialized(i, len);
+            }
+        }
         let tg_sizes: Vec<usize> = kernel.threadgroup_vars.iter().map(|v| v.size as usize).collect();
         let tgb: Vec<usize> = m.mem.tg_buffers.iter().map(|b| b.len()).collect();
         san.set_threadgroup_sizes(&tg_sizes, &tgb);

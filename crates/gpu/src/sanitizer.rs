@@ -81,8 +81,9 @@ pub struct Sanitizer {
     pub counting: bool,
     /// Device buffers (by index) that need shadow: the writable ones.
     device: HashMap<u32, Shadow>,
-    /// Which device buffers start uninitialized (MLX outputs without init_value).
-    pub device_uninit: HashMap<u32, Vec<bool>>,
+    /// Written bits of device buffers that start uninitialized (MLX outputs
+    /// without `init_value`).
+    pub device_written: HashMap<u32, Vec<bool>>,
     threadgroup: Vec<Shadow>,
     tg_buffers: Vec<Shadow>,
     /// Private memory written bits, per lane byte.
@@ -105,6 +106,28 @@ impl Sanitizer {
     /// Track races on device buffer `index` of `bytes` bytes, `grain` bytes per element.
     pub fn track_device(&mut self, index: u32, bytes: usize, grain: u32) {
         self.device.insert(index, Shadow::new(bytes, grain));
+    }
+
+    /// Treat buffer `index` as uninitialized until written.
+    pub fn track_uninitialized(&mut self, index: u32, bytes: usize) {
+        self.device_written.insert(index, vec![false; bytes]);
+    }
+
+    /// Mark or check device bytes; returns true for a read of unwritten bytes.
+    pub fn device_init(&mut self, p: u64, size: usize, write: bool) -> bool {
+        let AllocKind::Buffer(i) = ptr_alloc(p).kind() else { return false };
+        let Some(bits) = self.device_written.get_mut(&i) else { return false };
+        let off = ptr_offset(p);
+        if off < 0 {
+            return false;
+        }
+        let Some(range) = bits.get_mut(off as usize..off as usize + size) else { return false };
+        if write {
+            range.fill(true);
+            false
+        } else {
+            !range.iter().all(|&b| b)
+        }
     }
 
     pub fn set_threadgroup_sizes(&mut self, vars: &[usize], tg_buffers: &[usize]) {

@@ -577,6 +577,7 @@ impl<'k> Machine<'k> {
         }
         let device_uninit = san.uninit && san.device_init(p, size, write);
         let (race, uninit) = san.access(p, size, tid, at, write, atomic);
+        let uninit = uninit && san.uninit;
         let _ = space;
         if device_uninit {
             let what = self.k.accesses[at as usize].what.clone();
@@ -593,7 +594,7 @@ impl<'k> Machine<'k> {
                 }
             }
         }
-        if uninit && san.uninit {
+        if uninit {
             let what = self.k.accesses[at as usize].what.clone();
             let off = crate::memory::ptr_offset(p);
             self.report_lane(

@@ -485,7 +485,12 @@ impl<'k> Machine<'k> {
     }
     /// A load of one shared location by every lane in `mask`.
     pub(crate) fn observe_read(&mut self, p: u64, size: usize, at: AccessId, mask: &Mask, space: AddressSpace) {
-        if self.san.is_some() {
+        if let Some(san) = self.san.as_ref() {
+            if let AllocKind::Buffer(i) = crate::memory::ptr_alloc(p).kind() {
+                if !san.counting && !san.tracks_device(i) {
+                    return;
+                }
+            }
             for l in mask.lanes() {
                 self.observe(p, size, at, l, space, false, false);
             }
@@ -533,9 +538,18 @@ impl<'k> Machine<'k> {
 
     #[allow(clippy::too_many_arguments)]
     fn observe(&mut self, p: u64, size: usize, at: AccessId, l: usize, space: AddressSpace, write: bool, atomic: bool) {
-        let tid = self.tid(l);
         let kind = crate::memory::ptr_alloc(p).kind();
+        let tid = self.tid(l);
         let Some(san) = self.san.as_mut() else { return };
+        // Constants and untracked (read-only) buffers: nothing to record.
+        if matches!(kind, AllocKind::Constant(_)) && !san.counting {
+            return;
+        }
+        if let AllocKind::Buffer(i) = kind {
+            if !san.counting && !san.tracks_device(i) {
+                return;
+            }
+        }
         if san.counting {
             if let Some(c) = san.lane_counts.get_mut(l) {
                 match (kind, write) {
@@ -658,27 +672,49 @@ impl<'k> Machine<'k> {
         let (Reg::W64(d), Reg::W64(p)) = (dst, ptr) else { return };
         let (d, p, s, n) = (d as usize, p as usize, self.stride, self.n);
         let pu = self.u64f[p];
-        match index {
-            Reg::W32(i) => {
-                let i = i as usize;
-                let iu = self.u32f[i];
-                let signed = ity.is_signed();
-                let idx = |v: u32| if signed { v as i32 as i64 } else { v as i64 };
-                if pu && iu {
-                    self.r64[d * s] = ptr_add(self.r64[p * s], idx(self.r32[i * s]).wrapping_mul(scale));
-                    self.u64f[d] = true;
-                    return;
+        let Reg::W32(i) = index else {
+            return self.map_generic(dst, &[ptr, index], |v| ptr_add(v[0], index_value(ity, v[1]).wrapping_mul(scale)));
+        };
+        let i = i as usize;
+        let iu = self.u32f[i];
+        let signed = ity.is_signed();
+        let idx = move |v: u32| if signed { v as i32 as i64 } else { v as i64 };
+        if pu && iu {
+            self.r64[d * s] = ptr_add(self.r64[p * s], idx(self.r32[i * s]).wrapping_mul(scale));
+            self.u64f[d] = true;
+            return;
+        }
+        self.u64f[d] = false;
+        let indices = &self.r32[i * s..i * s + n];
+        if pu {
+            let p0 = self.r64[p * s];
+            let out = &mut self.r64[d * s..d * s + n];
+            for (o, &iv) in out.iter_mut().zip(indices) {
+                *o = ptr_add(p0, idx(iv).wrapping_mul(scale));
+            }
+        } else if d != p {
+            let (src, out) = if p < d {
+                let (lo, hi) = self.r64.split_at_mut(d * s);
+                (&lo[p * s..p * s + n], &mut hi[..n])
+            } else {
+                let (lo, hi) = self.r64.split_at_mut(p * s);
+                (&hi[..n], &mut lo[d * s..d * s + n])
+            };
+            if iu {
+                let delta = idx(indices[0]).wrapping_mul(scale);
+                for (o, &pv) in out.iter_mut().zip(src) {
+                    *o = ptr_add(pv, delta);
                 }
-                self.u64f[d] = false;
-                let p0 = self.r64[p * s];
-                let i0 = self.r32[i * s];
-                for l in 0..n {
-                    let pv = if pu { p0 } else { self.r64[p * s + l] };
-                    let iv = if iu { i0 } else { self.r32[i * s + l] };
-                    self.r64[d * s + l] = ptr_add(pv, idx(iv).wrapping_mul(scale));
+            } else {
+                for ((o, &pv), &iv) in out.iter_mut().zip(src).zip(indices) {
+                    *o = ptr_add(pv, idx(iv).wrapping_mul(scale));
                 }
             }
-            Reg::W64(_) => self.map_generic(dst, &[ptr, index], |v| ptr_add(v[0], index_value(ity, v[1]).wrapping_mul(scale))),
+        } else {
+            for l in 0..n {
+                let iv = if iu { self.r32[i * s] } else { self.r32[i * s + l] };
+                self.r64[d * s + l] = ptr_add(self.r64[p * s + l], idx(iv).wrapping_mul(scale));
+            }
         }
     }
 
@@ -949,6 +985,18 @@ impl<'k> Machine<'k> {
                 if full && self.is_uniform(*src) {
                     let v = self.get(*src, 0);
                     self.set_uniform(*dst, v);
+                } else if let (Reg::W32(d), Reg::W32(s)) = (*dst, *src) {
+                    let (d, s, st, n) = (d as usize, s as usize, self.stride, self.n);
+                    if full {
+                        self.r32.copy_within(s * st..s * st + n, d * st);
+                        self.u32f[d] = false;
+                    } else {
+                        self.expand(*dst);
+                        let su = self.u32f[s];
+                        for l in mask.lanes() {
+                            self.r32[d * st + l] = self.r32[s * st + if su { 0 } else { l }];
+                        }
+                    }
                 } else {
                     let src = *src;
                     self.write_masked(*dst, mask, full, |m, l| m.get(src, l));

@@ -199,6 +199,8 @@ pub struct MemVar {
     pub size: u32,
     pub align: u32,
     pub span: Span,
+    /// Size of the smallest scalar inside (the sanitizer's tracking grain).
+    pub grain: u32,
 }
 
 #[derive(Clone, Debug, PartialEq)]

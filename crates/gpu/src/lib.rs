@@ -209,7 +209,7 @@ pub fn run_with_progress(
                 san.track_uninitialized(i, len);
             }
         }
-        let tg_sizes: Vec<usize> = kernel.threadgroup_vars.iter().map(|v| v.size as usize).collect();
+        let tg_sizes: Vec<(usize, u32)> = kernel.threadgroup_vars.iter().map(|v| (v.size as usize, v.grain)).collect();
         let tgb: Vec<usize> = m.mem.tg_buffers.iter().map(|b| b.len()).collect();
         san.set_threadgroup_sizes(&tg_sizes, &tgb);
         m.san = Some(Box::new(san));

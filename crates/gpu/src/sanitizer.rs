@@ -80,7 +80,7 @@ pub struct Sanitizer {
     pub uninit: bool,
     pub counting: bool,
     /// Device buffers (by index) that need shadow: the writable ones.
-    device: HashMap<u32, Shadow>,
+    device: Vec<Option<Shadow>>,
     /// Written bits of device buffers that start uninitialized (MLX outputs
     /// without `init_value`).
     pub device_written: HashMap<u32, Vec<bool>>,
@@ -105,7 +105,16 @@ impl Sanitizer {
 
     /// Track races on device buffer `index` of `bytes` bytes, `grain` bytes per element.
     pub fn track_device(&mut self, index: u32, bytes: usize, grain: u32) {
-        self.device.insert(index, Shadow::new(bytes, grain));
+        if self.device.len() <= index as usize {
+            self.device.resize_with(index as usize + 1, || None);
+        }
+        self.device[index as usize] = Some(Shadow::new(bytes, grain));
+    }
+
+    /// Whether device buffer `index` has shadow state (races or init bits).
+    #[inline]
+    pub fn tracks_device(&self, index: u32) -> bool {
+        self.device.get(index as usize).is_some_and(|s| s.is_some()) || self.device_written.contains_key(&index)
     }
 
     /// Treat buffer `index` as uninitialized until written.
@@ -115,6 +124,9 @@ impl Sanitizer {
 
     /// Mark or check device bytes; returns true for a read of unwritten bytes.
     pub fn device_init(&mut self, p: u64, size: usize, write: bool) -> bool {
+        if self.device_written.is_empty() {
+            return false;
+        }
         let AllocKind::Buffer(i) = ptr_alloc(p).kind() else { return false };
         let Some(bits) = self.device_written.get_mut(&i) else { return false };
         let off = ptr_offset(p);
@@ -130,8 +142,9 @@ impl Sanitizer {
         }
     }
 
-    pub fn set_threadgroup_sizes(&mut self, vars: &[usize], tg_buffers: &[usize]) {
-        self.threadgroup = vars.iter().map(|&b| Shadow::new(b, 1)).collect();
+    /// Threadgroup variables as (bytes, grain) and `[[threadgroup(n)]]` buffer sizes.
+    pub fn set_threadgroup_sizes(&mut self, vars: &[(usize, u32)], tg_buffers: &[usize]) {
+        self.threadgroup = vars.iter().map(|&(b, g)| Shadow::new(b, g)).collect();
         self.tg_buffers = tg_buffers.iter().map(|&b| Shadow::new(b, 1)).collect();
     }
 
@@ -165,7 +178,7 @@ impl Sanitizer {
     fn shadow(&mut self, p: u64) -> Option<(&mut Shadow, AllocKind)> {
         let kind = ptr_alloc(p).kind();
         let s = match kind {
-            AllocKind::Buffer(i) => self.device.get_mut(&i)?,
+            AllocKind::Buffer(i) => self.device.get_mut(i as usize)?.as_mut()?,
             AllocKind::Threadgroup(i) => self.threadgroup.get_mut(i as usize)?,
             AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get_mut(i as usize)?,
             _ => return None,

@@ -450,7 +450,8 @@ impl<'p> Lowerer<'p> {
         let storage = if local.space == AddressSpace::Threadgroup {
             let size = self.tables.size_of(&local.ty) as u32;
             let align = self.tables.align_of(&local.ty) as u32;
-            self.tg_vars.push(MemVar { name: local.name.clone(), size, align, span: local.span });
+            let grain = min_scalar_size(&local.ty, self.tables);
+            self.tg_vars.push(MemVar { name: local.name.clone(), size, align, span: local.span, grain });
             Storage::Threadgroup(self.tg_vars.len() as u32 - 1)
         } else {
             match components(&local.ty, self.tables) {
@@ -458,7 +459,7 @@ impl<'p> Lowerer<'p> {
                 _ => {
                     let size = self.tables.size_of(&local.ty).max(1) as u32;
                     let align = self.tables.align_of(&local.ty).max(1) as u32;
-                    self.private_vars.push(MemVar { name: local.name.clone(), size, align, span: local.span });
+                    self.private_vars.push(MemVar { name: local.name.clone(), size, align, span: local.span, grain: 1 });
                     Storage::Private(self.private_vars.len() as u32 - 1)
                 }
             }
@@ -528,5 +529,17 @@ pub(crate) fn const_bits(v: ConstValue, s: Scalar) -> u64 {
         Scalar::Long | Scalar::ULong => v.as_i64() as u64,
         // Narrow integers are kept sign- or zero-extended to 32 bits.
         _ => (v.as_i64() as u32) as u64,
+    }
+}
+
+/// Size of the smallest scalar a type is made of (1 for anything odd).
+fn min_scalar_size(t: &Type, tables: &TypeTables) -> u32 {
+    match t {
+        Type::Scalar(s) | Type::Atomic(s) => s.size(),
+        Type::Vector { elem, .. } | Type::Matrix { elem, .. } => elem.size(),
+        Type::Array { elem, .. } => min_scalar_size(elem, tables),
+        Type::Struct(id) => tables.struct_def(*id).fields.iter().map(|f| min_scalar_size(&f.ty, tables)).min().unwrap_or(1),
+        Type::Enum(id) => tables.enum_def(*id).underlying.size(),
+        _ => 1,
     }
 }

@@ -48,6 +48,9 @@ pub struct RunArgs {
     /// Define a macro for the preprocessor (`-D NAME[=VALUE]`).
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     pub define: Vec<String>,
+    /// Count memory operations per thread and print the per-thread maxima.
+    #[arg(long)]
+    pub counts: bool,
     /// Instruction budget per threadgroup before a kernel counts as runaway.
     #[arg(long, default_value_t = 200_000_000)]
     pub budget: u64,
@@ -273,6 +276,7 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
             Check::All => CheckLevel::All,
         },
         budget: args.budget,
+        count: args.counts,
         ..Default::default()
     };
     let inputs = if args.bench.is_some() { Some(buffers.clone()) } else { None };
@@ -330,13 +334,38 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let has_errors = report.has_errors() || c.has_errors();
     if args.json {
         let findings: Vec<serde_json::Value> = report.findings.iter().map(|f| finding_json(&c.sources, f)).collect();
-        println!("{}", serde_json::json!({"diagnostics": diag_json(&c), "findings": findings, "outputs": outputs}));
+        let mut doc = serde_json::json!({"diagnostics": diag_json(&c), "findings": findings, "outputs": outputs});
+        if let Some(m) = report.max_counts {
+            doc["counts"] = counts_json(&m);
+        }
+        println!("{doc}");
     } else {
         let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(finding_diagnostic).collect();
         eprint!("{}", msl::diag::render(&c.sources, &diags, color));
         for p in printed {
             println!("{p}");
         }
+        if let Some(m) = report.max_counts {
+            println!("{}", counts_table(&m));
+        }
     }
     Ok(if has_errors { EXIT_BAD_RESULT } else { EXIT_OK })
+}
+
+/// Per-thread maxima as JSON.
+pub fn counts_json(m: &gpu::sanitizer::Counts) -> serde_json::Value {
+    serde_json::json!({
+        "global_reads": m.device_reads,
+        "global_writes": m.device_writes,
+        "shared_reads": m.threadgroup_reads,
+        "shared_writes": m.threadgroup_writes,
+    })
+}
+
+/// Per-thread maxima as the puzzle book's table.
+pub fn counts_table(m: &gpu::sanitizer::Counts) -> String {
+    format!(
+        "per-thread maxima:\n | Global Reads | Global Writes | Shared Reads | Shared Writes |\n | {:>12} | {:>13} | {:>12} | {:>13} |",
+        m.device_reads, m.device_writes, m.threadgroup_reads, m.threadgroup_writes
+    )
 }

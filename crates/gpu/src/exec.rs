@@ -186,6 +186,8 @@ pub struct Machine<'k> {
     /// every threadgroup run so far (to name the other thread of a race).
     pub tg_linear: u32,
     pub tg_table: Vec<([u32; 3], [u32; 3])>,
+    /// The access tracer, when a trace was asked for.
+    pub tracer: Option<Box<crate::trace::Tracer>>,
 }
 
 impl<'k> Machine<'k> {
@@ -214,6 +216,7 @@ impl<'k> Machine<'k> {
             san: None,
             tg_linear: 0,
             tg_table: Vec::new(),
+            tracer: None,
         }
     }
 
@@ -230,6 +233,9 @@ impl<'k> Machine<'k> {
         let n = self.n;
         if let Some(s) = self.san.as_mut() {
             s.start_threadgroup(n, private_bytes);
+        }
+        if let Some(t) = self.tracer.as_mut() {
+            t.start_threadgroup();
         }
         self.budget = self.budget_total;
         self.alive = Mask::first(self.n);
@@ -476,7 +482,20 @@ impl<'k> Machine<'k> {
     // Observer hooks: the sanitizer and the counters attach here.
     #[inline]
     pub(crate) fn tracing(&self) -> bool {
-        false
+        self.tracer.is_some()
+    }
+
+    /// Tell the tracer about a load (`dst` given) or store (`src` given).
+    pub(crate) fn trace_access(&mut self, reg: Option<Reg>, write: bool, p: u64, size: usize, l: usize, at: AccessId) {
+        let (thread, tg) = (self.geo.global(l), self.geo.tg_pos);
+        let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
+        if let Some(t) = self.tracer.as_mut() {
+            if write {
+                t.write(reg, p, size, l, thread, tg, span);
+            } else if let Some(r) = reg {
+                t.read(r, p, size, l, thread, tg, span);
+            }
+        }
     }
     /// Whether memory accesses must be reported lane by lane.
     #[inline]
@@ -514,9 +533,12 @@ impl<'k> Machine<'k> {
             self.observe(p, size, at, l, space, true, true);
         }
     }
-    pub(crate) fn on_barrier(&mut self, _simdgroup: bool) {
+    pub(crate) fn on_barrier(&mut self, simdgroup: bool) {
         if let Some(s) = self.san.as_mut() {
             s.barrier();
+        }
+        if let (Some(t), false) = (self.tracer.as_mut(), simdgroup) {
+            t.interval += 1;
         }
     }
 
@@ -951,7 +973,15 @@ impl<'k> Machine<'k> {
                 self.returns.pop();
                 *mask = entered.and(&self.alive);
             }
-            _ => self.simple(inst, mask),
+            _ => {
+                self.simple(inst, mask);
+                if self.tracer.is_some() && !matches!(inst, Inst::Load { .. } | Inst::Store { .. } | Inst::MemCopy { .. } | Inst::Atomic { .. }) {
+                    let lanes: Vec<usize> = mask.lanes().collect();
+                    if let Some(t) = self.tracer.as_mut() {
+                        t.propagate(inst, &lanes);
+                    }
+                }
+            }
         }
     }
 

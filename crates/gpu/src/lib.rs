@@ -11,6 +11,7 @@ pub mod lower;
 pub mod memory;
 mod ops;
 pub mod sanitizer;
+pub mod trace;
 
 pub use findings::{Finding, FindingKind};
 pub use ir::Kernel;
@@ -64,6 +65,8 @@ pub struct RunOptions {
     pub count: bool,
     /// Buffers whose reads are not counted (MLX's shape/stride metadata).
     pub uncounted_buffers: Vec<u32>,
+    /// Record an access trace with provenance, keeping at most this many events.
+    pub trace: Option<usize>,
     /// Buffers whose contents are garbage until written (MLX outputs
     /// without `init_value`): reading an unwritten byte is a finding.
     pub uninitialized_buffers: Vec<u32>,
@@ -71,7 +74,7 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { check: CheckLevel::All, budget: 200_000_000, threadgroup_buffers: BTreeMap::new(), count: false, uncounted_buffers: Vec::new(), uninitialized_buffers: Vec::new() }
+        RunOptions { check: CheckLevel::All, budget: 200_000_000, threadgroup_buffers: BTreeMap::new(), count: false, uncounted_buffers: Vec::new(), uninitialized_buffers: Vec::new(), trace: None }
     }
 }
 
@@ -83,6 +86,8 @@ pub struct RunReport {
     pub threads: u64,
     /// Per-thread maxima of memory operations (when counting was asked for).
     pub max_counts: Option<sanitizer::Counts>,
+    /// The access trace (when asked for).
+    pub trace: Option<trace::Trace>,
 }
 
 impl RunReport {
@@ -214,6 +219,9 @@ pub fn run_with_progress(
         san.set_threadgroup_sizes(&tg_sizes, &tgb);
         m.san = Some(Box::new(san));
     }
+    if let Some(limit) = opts.trace {
+        m.tracer = Some(Box::new(trace::Tracer::new(kernel.n32 as usize, kernel.n64 as usize, lanes, limit)));
+    }
     let total_groups = groups.iter().map(|&g| g as u64).product::<u64>();
     let mut report = RunReport::default();
     let mut done = 0u64;
@@ -261,6 +269,7 @@ pub fn run_with_progress(
         }
     }
     report.findings = std::mem::take(&mut m.findings.list);
+    report.trace = m.tracer.take().map(|t| t.trace);
     report.max_counts = m.san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
     report
 }

@@ -554,12 +554,15 @@ impl Machine<'_> {
             }
         };
         self.set_lane_pub(dst, l, v);
+        if self.tracing() {
+            self.trace_access(Some(dst), false, p, size, l, at);
+        }
     }
 
     pub(crate) fn store(&mut self, src: Reg, ty: Scalar, ptr: Reg, space: AddressSpace, at: AccessId, mask: &Mask) {
         let size = ty.size() as usize;
         // Fast path: 32-bit values into one shared (non-private) allocation.
-        if let (Reg::W32(sr), Reg::W64(pr), 4, false) = (src, ptr, size, space == AddressSpace::Thread) {
+        if let (Reg::W32(sr), Reg::W64(pr), 4, false) = (src, ptr, size, space == AddressSpace::Thread || self.tracing()) {
             if matches!(ty, Scalar::Float | Scalar::Int | Scalar::UInt) {
                 let first = mask.lanes().next().unwrap_or(0);
                 let p0 = self.get_pub(ptr, first);
@@ -610,6 +613,9 @@ impl Machine<'_> {
             self.oob(p, size, at, l, true);
         } else {
             self.observe_lane_write(p, size, at, l, space);
+            if self.tracing() {
+                self.trace_access(Some(src), true, p, size, l, at);
+            }
         }
     }
 
@@ -641,6 +647,9 @@ impl Machine<'_> {
             } else {
                 self.observe_lane_read(s, n, at, l, spaces.1);
                 self.observe_lane_write(d, n, at, l, spaces.0);
+                if self.tracing() {
+                    self.trace_access(None, true, d, n, l, at);
+                }
             }
         }
     }
@@ -693,6 +702,12 @@ impl Machine<'_> {
             }
             self.observe_atomic(p, size, at, l, AddressSpace::Device);
             self.set_lane_pub(dst, l, result);
+            if self.tracing() {
+                self.trace_access(Some(dst), false, p, size, l, at);
+                if new.is_some() {
+                    self.trace_access(Some(a), true, p, size, l, at);
+                }
+            }
         }
     }
 

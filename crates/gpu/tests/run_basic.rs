@@ -145,3 +145,35 @@ fn infinite_loop_is_a_runaway_finding() {
     let r = run(&k, &dispatch([1, 1, 1], [1, 1, 1]), &mut bufs, &opts);
     assert_eq!(r.findings[0].kind, gpu::FindingKind::RunawayKernel);
 }
+
+#[test]
+fn trace_records_provenance_through_threadgroup_memory() {
+    let src = r#"
+kernel void k(const device float* a [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
+  threadgroup float s[4];
+  s[l] = a[i];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  float t = s[l] + (l < 3 ? s[l + 1] : 0.0f);
+  out[i] = t * 2.0f;
+}"#;
+    let k = compile(src, "k");
+    let mut bufs = BTreeMap::new();
+    bufs.insert(0, f32s(&[1.0, 2.0, 3.0, 4.0]));
+    bufs.insert(1, vec![0u8; 16]);
+    let opts = RunOptions { trace: Some(1000), count: true, ..Default::default() };
+    let r = run(&k, &dispatch([4, 1, 1], [4, 1, 1]), &mut bufs, &opts);
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let t = r.trace.expect("trace");
+    // Thread 0 writes out[0] from s[0] and s[1] (both threadgroup cells).
+    let w = t.events.iter().find(|e| e.write && e.thread == [0, 0, 0] && matches!(t.cells[e.cell as usize].alloc, gpu::trace::CellAlloc::Buffer(1))).expect("write of out[0]");
+    let mut srcs: Vec<(gpu::trace::CellAlloc, i64)> = w.sources.iter().map(|&c| (t.cells[c as usize].alloc, t.cells[c as usize].offset)).collect();
+    srcs.sort_by_key(|s| s.1);
+    assert_eq!(srcs, vec![(gpu::trace::CellAlloc::Threadgroup(0), 0), (gpu::trace::CellAlloc::Threadgroup(0), 4)]);
+    assert_eq!(w.interval, 1);
+    // The threadgroup cell s[0] was written from a[0].
+    let ws = t.events.iter().find(|e| e.write && e.thread == [0, 0, 0] && matches!(t.cells[e.cell as usize].alloc, gpu::trace::CellAlloc::Threadgroup(0))).unwrap();
+    assert_eq!(t.cells[ws.sources[0] as usize].alloc, gpu::trace::CellAlloc::Buffer(0));
+    let c = r.max_counts.expect("counts");
+    assert_eq!((c.device_reads, c.device_writes, c.threadgroup_reads, c.threadgroup_writes), (1, 1, 2, 1));
+}

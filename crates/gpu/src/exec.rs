@@ -188,6 +188,8 @@ pub struct Machine<'k> {
     pub tg_table: Vec<([u32; 3], [u32; 3])>,
     /// The access tracer, when a trace was asked for.
     pub tracer: Option<Box<crate::trace::Tracer>>,
+    /// Reusable buffer for dense binary operations (no allocation per op).
+    scratch: Vec<u32>,
 }
 
 impl<'k> Machine<'k> {
@@ -217,6 +219,7 @@ impl<'k> Machine<'k> {
             tg_linear: 0,
             tg_table: Vec::new(),
             tracer: None,
+            scratch: Vec::new(),
         }
     }
 
@@ -559,6 +562,7 @@ impl<'k> Machine<'k> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn observe(&mut self, p: u64, size: usize, at: AccessId, l: usize, space: AddressSpace, write: bool, atomic: bool) {
         let kind = crate::memory::ptr_alloc(p).kind();
         let tid = self.tid(l);
@@ -612,8 +616,9 @@ impl<'k> Machine<'k> {
             return;
         }
         let device_uninit = san.uninit && san.device_init(p, size, write);
-        let (race, uninit) = san.access(p, size, tid, at, write, atomic);
-        let uninit = uninit && san.uninit;
+        let flags = san.access(p, size, tid, at, write, atomic);
+        let race = if flags & crate::sanitizer::RACE != 0 { san.race.take() } else { None };
+        let uninit = flags & crate::sanitizer::UNINIT != 0 && san.uninit;
         let _ = space;
         if device_uninit {
             let what = self.k.accesses[at as usize].what.clone();
@@ -741,11 +746,11 @@ impl<'k> Machine<'k> {
     }
 
     fn scratch32(&mut self) -> Vec<u32> {
-        std::mem::take(&mut self.findings.scratch32)
+        std::mem::take(&mut self.scratch)
     }
 
     fn put_scratch32(&mut self, v: Vec<u32>) {
-        self.findings.scratch32 = v;
+        self.scratch = v;
     }
 
     /// Slow path for ops mixing register widths: lane by lane.

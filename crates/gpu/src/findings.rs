@@ -56,8 +56,6 @@ pub struct Finding {
 pub struct Findings {
     pub list: Vec<Finding>,
     index: HashMap<(FindingKind, Span, Option<Span>), usize>,
-    /// Reusable buffer for the interpreter (kept here to avoid reallocation).
-    pub scratch32: Vec<u32>,
 }
 
 const MAX_EXAMPLES: usize = 4;

@@ -43,14 +43,15 @@ pub struct Race {
 /// Shadow of one allocation: one cell per `grain` bytes.
 #[derive(Default, Debug)]
 struct Shadow {
-    grain: u32,
+    /// log2 of the bytes per cell (element sizes are powers of two).
+    shift: u32,
     cells: Vec<Cell>,
 }
 
 impl Shadow {
     fn new(bytes: usize, grain: u32) -> Shadow {
-        let grain = grain.max(1);
-        Shadow { grain, cells: vec![Cell::default(); bytes.div_ceil(grain as usize)] }
+        let grain = grain.max(1).next_power_of_two();
+        Shadow { shift: grain.trailing_zeros(), cells: vec![Cell::default(); bytes.div_ceil(grain as usize)] }
     }
 }
 
@@ -96,7 +97,12 @@ pub struct Sanitizer {
     pub max_counts: Counts,
     /// Buffer indices whose reads are not counted (MLX shape metadata).
     pub uncounted: Vec<u32>,
+    /// The last race found by `access`.
+    pub race: Option<Race>,
 }
+
+pub const RACE: u8 = 1;
+pub const UNINIT: u8 = 2;
 
 impl Sanitizer {
     pub fn new(races: bool, uninit: bool, counting: bool) -> Sanitizer {
@@ -186,20 +192,23 @@ impl Sanitizer {
         Some((s, kind))
     }
 
-    /// Record an access of `size` bytes at `p` by thread `tid`; returns a
-    /// race if there is one, and whether a threadgroup read was uninitialized.
-    pub fn access(&mut self, p: u64, size: usize, tid: u32, at: u32, write: bool, atomic: bool) -> (Option<Race>, bool) {
+    /// Record an access of `size` bytes at `p` by thread `tid`. Returns
+    /// `RACE` (details in `self.race`) and/or `UNINIT` (a threadgroup read of
+    /// never-written bytes).
+    #[inline]
+    pub fn access(&mut self, p: u64, size: usize, tid: u32, at: u32, write: bool, atomic: bool) -> u8 {
         let interval = self.interval;
         let tg_start = self.tg_start;
         let races = self.races;
         let off = ptr_offset(p);
-        let Some((shadow, kind)) = self.shadow(p) else { return (None, false) };
+        let Some((shadow, kind)) = self.shadow(p) else { return 0 };
         if off < 0 {
-            return (None, false);
+            return 0;
         }
-        let grain = shadow.grain as i64;
-        let first = (off / grain) as usize;
-        let last = ((off + size.max(1) as i64 - 1) / grain) as usize;
+        let shift = shadow.shift;
+        let grain = 1i64 << shift;
+        let first = (off >> shift) as usize;
+        let last = ((off + size.max(1) as i64 - 1) >> shift) as usize;
         let mut race = None;
         let mut uninit = false;
         let now = Stamp { tid, interval, at, atomic };
@@ -229,6 +238,14 @@ impl Sanitizer {
                 }
             }
         }
-        (race, uninit)
+        let mut flags = 0;
+        if let Some(r) = race {
+            self.race = Some(r);
+            flags |= RACE;
+        }
+        if uninit {
+            flags |= UNINIT;
+        }
+        flags
     }
 }

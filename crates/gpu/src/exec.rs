@@ -190,6 +190,11 @@ pub struct Machine<'k> {
     pub tracer: Option<Box<crate::trace::Tracer>>,
     /// Reusable buffer for dense binary operations (no allocation per op).
     scratch: Vec<u32>,
+    /// Enclosing divergent branches: (the `if`, the lanes on the other side,
+    /// whether we are in the `else` side). For barrier-divergence reports.
+    branches: Vec<(AccessId, Mask, bool)>,
+    /// Where each lane returned from the kernel, if it did.
+    returned_at: Vec<Option<AccessId>>,
 }
 
 impl<'k> Machine<'k> {
@@ -220,6 +225,8 @@ impl<'k> Machine<'k> {
             tg_table: Vec::new(),
             tracer: None,
             scratch: Vec::new(),
+            branches: Vec::new(),
+            returned_at: Vec::new(),
         }
     }
 
@@ -242,6 +249,9 @@ impl<'k> Machine<'k> {
         }
         self.budget = self.budget_total;
         self.alive = Mask::first(self.n);
+        self.returned_at.clear();
+        self.returned_at.resize(self.n, None);
+        self.branches.clear();
         let mut mask = self.alive;
         let body = &self.k.body;
         self.block(body, &mut mask);
@@ -449,32 +459,48 @@ impl<'k> Machine<'k> {
         self.findings.report(kind, span, None, thread, tg, message);
     }
 
-    /// A barrier not reached by every thread it needs.
+    /// A barrier not reached by every thread it needs: say how many
+    /// arrived and where the others went.
     pub(crate) fn divergence(&mut self, at: AccessId, arrived: &Mask, expected: &Mask, simdgroup: bool) {
         if !self.check_memory {
             return;
         }
         let missing = expected.and_not(arrived);
         let first_missing = missing.lanes().next().unwrap_or(0);
-        let returned = missing.and_not(&self.alive).count();
+        let returned = missing.and_not(&self.alive);
+        let skipped = missing.and(&self.alive);
         let what = if simdgroup { "simdgroup_barrier" } else { "threadgroup_barrier" };
         let group = if simdgroup { "SIMD-group" } else { "threadgroup" };
         let mut msg = format!(
-            "`{what}` reached by {} of the {} threads of this {group}: thread {:?} (and {} others) did not arrive",
+            "`{what}` reached by only {} of the {} threads of this {group}",
             arrived.count(),
             expected.count(),
-            self.geo.global(first_missing),
-            missing.count().saturating_sub(1)
         );
-        if returned > 0 {
-            msg.push_str(&format!("; {returned} of them had already returned"));
+        let span_of = |m: &Self, a: AccessId| m.k.accesses.get(a as usize).map(|x| x.span).unwrap_or(m.k.span);
+        let mut secondary = None;
+        if !returned.is_empty() {
+            let l = returned.lanes().next().unwrap_or(0);
+            msg.push_str(&format!("; {} returned early (e.g. thread {:?})", returned.count(), self.geo.global(l)));
+            if let Some(r) = self.returned_at[l] {
+                secondary = Some((span_of(self, r), format!("thread {:?} and {} others returned here", self.geo.global(l), returned.count() - 1)));
+            }
         }
-        let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
+        if !skipped.is_empty() {
+            let l = skipped.lanes().next().unwrap_or(0);
+            msg.push_str(&format!("; {} are on the other side of a branch (e.g. thread {:?})", skipped.count(), self.geo.global(l)));
+            if secondary.is_none() {
+                if let Some((if_at, _, in_else)) = self.branches.iter().rev().find(|(_, other, _)| other.get(l)).copied() {
+                    let side = if in_else { "took the `if` branch" } else { "skipped the `if` branch" };
+                    secondary = Some((span_of(self, if_at), format!("thread {:?} and {} others {side} here", self.geo.global(l), skipped.count() - 1)));
+                }
+            }
+        }
+        let span = span_of(self, at);
         let (thread, tg) = (self.geo.global(first_missing), self.geo.tg_pos);
-        let f = self.findings.report(FindingKind::BarrierDivergence, span, None, thread, tg, msg);
+        let f = self.findings.report(FindingKind::BarrierDivergence, span, secondary, thread, tg, msg);
         if f.notes.is_empty() {
-            f.notes.push("Metal requires every thread of the threadgroup to execute each barrier; threads that skip it or return early leave the others waiting (a hang or garbage on a real GPU)".into());
-            if returned > 0 {
+            f.notes.push(format!("Metal requires every thread of the {group} to execute each barrier; threads that skip it or return early leave the others waiting (a hang or garbage on a real GPU)"));
+            if !returned.is_empty() {
                 f.notes.push("instead of returning early, guard the work (`if (i < n) { ... }`) and keep the barrier where every thread reaches it".into());
             } else {
                 f.notes.push("move the barrier out of the branch so that all threads execute it".into());
@@ -852,15 +878,28 @@ impl<'k> Machine<'k> {
 
     fn inst(&mut self, inst: &Inst, mask: &mut Mask) {
         match inst {
-            Inst::If { cond, then, els } => {
+            Inst::If { cond, then, els, at } => {
                 let (mut t, mut e) = self.cond_mask(*cond, mask);
                 let mut after = Mask::empty();
+                let divergent = !t.is_empty() && !e.is_empty();
                 if !t.is_empty() {
+                    if divergent {
+                        self.branches.push((*at, e, false));
+                    }
                     self.block(then, &mut t);
+                    if divergent {
+                        self.branches.pop();
+                    }
                     after = after.or(&t);
                 }
                 if !e.is_empty() {
+                    if divergent {
+                        self.branches.push((*at, t, true));
+                    }
                     self.block(els, &mut e);
+                    if divergent {
+                        self.branches.pop();
+                    }
                     after = after.or(&e);
                 }
                 *mask = after;
@@ -958,13 +997,16 @@ impl<'k> Machine<'k> {
             Inst::Continue => {
                 *mask = Mask::empty();
             }
-            Inst::Return => {
+            Inst::Return { at } => {
                 if let Some(r) = self.returns.last_mut() {
                     *r = r.or(mask);
                 }
                 if self.returns.len() == 1 {
                     // Returning from the kernel itself: these threads are done.
                     self.alive = self.alive.and_not(mask);
+                    for l in mask.lanes() {
+                        self.returned_at[l] = Some(*at);
+                    }
                 }
                 *mask = Mask::empty();
             }
@@ -1120,7 +1162,7 @@ impl<'k> Machine<'k> {
                 }
             }
             Inst::Nop => {}
-            Inst::If { .. } | Inst::Loop { .. } | Inst::Switch { .. } | Inst::Break | Inst::Continue | Inst::Return | Inst::Scope { .. } => {
+            Inst::If { .. } | Inst::Loop { .. } | Inst::Switch { .. } | Inst::Break | Inst::Continue | Inst::Return { .. } | Inst::Scope { .. } => {
                 unreachable!("control flow handled by inst()")
             }
         }

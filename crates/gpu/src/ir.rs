@@ -158,14 +158,15 @@ pub enum Inst {
     /// Load a thread-position attribute component.
     Attr { attr: ThreadAttr, component: u8, dst: Reg },
 
-    If { cond: Reg, then: Block, els: Block },
+    /// `at` locates the condition (for "these threads went the other way").
+    If { cond: Reg, then: Block, els: Block, at: AccessId },
     /// `cond_block` computes `cond`; `check_first` false for do/while.
     Loop { cond_block: Block, cond: Option<Reg>, body: Block, step: Block, check_first: bool, at: AccessId },
     Switch { value: Reg, ty: Scalar, cases: Vec<(Vec<u64>, bool, Block)> },
     Break,
     Continue,
-    /// Leave the innermost inlined function (`Scope`).
-    Return,
+    /// Leave the innermost inlined function (`Scope`); `at` is the statement.
+    Return { at: AccessId },
     /// An inlined function body; `Return` inside ends here.
     Scope { body: Block },
     /// Report a run-time error such as integer division by zero.

@@ -191,9 +191,11 @@ impl<'p> Lowerer<'p> {
                 let r = self.scalar(rhs, &mut inner)?;
                 inner.push(Inst::Assign { dst: res, src: r });
                 if *and {
-                    out.push(Inst::If { cond: l, then: inner, els: Vec::new() });
+                    let at = self.access(span, "&&");
+                    out.push(Inst::If { cond: l, then: inner, els: Vec::new(), at });
                 } else {
-                    out.push(Inst::If { cond: l, then: Vec::new(), els: inner });
+                    let at = self.access(span, "||");
+                    out.push(Inst::If { cond: l, then: Vec::new(), els: inner, at });
                 }
                 Ok(Val::Regs(vec![res]))
             }
@@ -276,7 +278,8 @@ impl<'p> Lowerer<'p> {
                         for (d, s) in res.iter().zip(&ev) {
                             eb.push(Inst::Assign { dst: *d, src: *s });
                         }
-                        out.push(Inst::If { cond: c, then: tb, els: eb });
+                        let at = self.access(cond.span, "?:");
+                        out.push(Inst::If { cond: c, then: tb, els: eb, at });
                         Ok(Val::Regs(res))
                     }
                     None => {
@@ -285,7 +288,8 @@ impl<'p> Lowerer<'p> {
                         self.store_expr_into(&tmp, then, &mut tb)?;
                         let mut eb = Vec::new();
                         self.store_expr_into(&tmp, els, &mut eb)?;
-                        out.push(Inst::If { cond: c, then: tb, els: eb });
+                        let at = self.access(cond.span, "?:");
+                        out.push(Inst::If { cond: c, then: tb, els: eb, at });
                         let Place::Mem { ptr, space, .. } = tmp else { unreachable!() };
                         Ok(Val::Mem { ptr, space })
                     }

@@ -400,7 +400,8 @@ impl<'p> Lowerer<'p> {
                 let c = self.scalar(cond, out)?;
                 let then = self.stmts(then)?;
                 let els = self.stmts(els)?;
-                out.push(Inst::If { cond: c, then, els });
+                let at = self.access(cond.span, "if");
+                out.push(Inst::If { cond: c, then, els, at });
             }
             StmtKind::Loop { cond, body, step, check_first } => {
                 let mut cond_block = Vec::new();
@@ -437,7 +438,8 @@ impl<'p> Lowerer<'p> {
                         self.expr(v, out)?;
                     }
                 }
-                out.push(Inst::Return);
+                let at = self.access(s.span, "return");
+                out.push(Inst::Return { at });
             }
         }
         Ok(())

@@ -6,7 +6,7 @@
 //! lane-0 slot is meaningful: uniform inputs give uniform outputs computed
 //! once, which is where loop counters and addresses of shared data go.
 
-use crate::findings::{FindingKind, Findings};
+use crate::findings::{xyz, FindingKind, Findings};
 use crate::memory::AllocKind;
 use crate::sanitizer::{Race, Sanitizer};
 use crate::ir::*;
@@ -480,18 +480,18 @@ impl<'k> Machine<'k> {
         let mut secondary = None;
         if !returned.is_empty() {
             let l = returned.lanes().next().unwrap_or(0);
-            msg.push_str(&format!("; {} returned early (e.g. thread {:?})", returned.count(), self.geo.global(l)));
+            msg.push_str(&format!("; {} returned early (e.g. thread {})", returned.count(), xyz(self.geo.global(l))));
             if let Some(r) = self.returned_at[l] {
-                secondary = Some((span_of(self, r), format!("thread {:?} and {} others returned here", self.geo.global(l), returned.count() - 1)));
+                secondary = Some((span_of(self, r), format!("thread {} and {} others returned here", xyz(self.geo.global(l)), returned.count() - 1)));
             }
         }
         if !skipped.is_empty() {
             let l = skipped.lanes().next().unwrap_or(0);
-            msg.push_str(&format!("; {} are on the other side of a branch (e.g. thread {:?})", skipped.count(), self.geo.global(l)));
+            msg.push_str(&format!("; {} are on the other side of a branch (e.g. thread {})", skipped.count(), xyz(self.geo.global(l))));
             if secondary.is_none() {
                 if let Some((if_at, _, in_else)) = self.branches.iter().rev().find(|(_, other, _)| other.get(l)).copied() {
                     let side = if in_else { "took the `if` branch" } else { "skipped the `if` branch" };
-                    secondary = Some((span_of(self, if_at), format!("thread {:?} and {} others {side} here", self.geo.global(l), skipped.count() - 1)));
+                    secondary = Some((span_of(self, if_at), format!("thread {} and {} others {side} here", xyz(self.geo.global(l)), skipped.count() - 1)));
                 }
             }
         }
@@ -700,14 +700,16 @@ impl<'k> Machine<'k> {
             _ => "threadgroup memory",
         };
         let msg = format!(
-            "data race ({kind_name}) on `{what}` ({space}, byte offset {}): thread {me:?} {} it while thread {other:?} {} it {}",
+            "data race ({kind_name}) on `{what}` ({space}, byte offset {}): thread {} {} it while thread {} {} it {}",
             r.offset,
+            xyz(me),
             verb(write),
+            xyz(other),
             if r.first_is_write { "wrote" } else { "read" },
             if cross_tg { "in another threadgroup" } else { "in the same barrier interval" }
         );
         let (thread, tg) = (me, self.geo.tg_pos);
-        let f = self.findings.report(FindingKind::DataRace, span, Some((first_span, format!("the other access: thread {other:?} {}", if r.first_is_write { "writes here" } else { "reads here" }))), thread, tg, msg);
+        let f = self.findings.report(FindingKind::DataRace, span, Some((first_span, format!("the other access: thread {} {}", xyz(other), if r.first_is_write { "writes here" } else { "reads here" }))), thread, tg, msg);
         if f.notes.is_empty() {
             if cross_tg {
                 f.notes.push("threadgroups of one dispatch run in no defined order and cannot wait for each other: have each element written by one threadgroup only, or use atomic operations (e.g. `atomic_fetch_add_explicit`)".into());

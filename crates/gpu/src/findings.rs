@@ -80,3 +80,8 @@ impl Findings {
         self.list.iter().any(|f| f.is_error)
     }
 }
+
+/// A thread or threadgroup position as people write it: `(x, y, z)`.
+pub fn xyz(t: [u32; 3]) -> String {
+    format!("({}, {}, {})", t[0], t[1], t[2])
+}

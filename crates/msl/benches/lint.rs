@@ -136,9 +136,47 @@ fn bench(c: &mut Criterion) {
     assert!(!first.has_errors(), "{}", first.render(false));
     let kernels = first.program.as_ref().unwrap().kernels().count();
     eprintln!("lint benchmark input: {lines} lines, {} bytes, {kernels} kernels", src.len());
+    stage_breakdown(&src);
     c.bench_function(&format!("compile_{lines}_lines"), |b| {
         b.iter(|| msl::compile("bench.metal", black_box(&src), &msl::CompileOptions::default()))
     });
+}
+
+/// Print the median time of each stage, to see which one dominates.
+fn stage_breakdown(src: &str) {
+    use std::time::{Duration, Instant};
+    let opts = msl::CompileOptions::default();
+    let (mut pp, mut parse, mut check, mut drop) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..15 {
+        let mut sources = msl::source::SourceMap::new();
+        let file = sources.add("bench.metal", src);
+        let mut diags = msl::diag::Diagnostics::new();
+        let t0 = Instant::now();
+        let tokens = msl::preprocess::preprocess(&mut sources, file, &opts, &mut diags);
+        let t1 = Instant::now();
+        let unit = msl::parse::parse(&tokens, &mut diags);
+        let t2 = Instant::now();
+        let program = msl::check::check(&unit, &mut diags);
+        let t3 = Instant::now();
+        black_box(&program);
+        std::mem::drop((tokens, unit, program, sources));
+        let t4 = Instant::now();
+        drop.push(t4 - t3);
+        pp.push(t1 - t0);
+        parse.push(t2 - t1);
+        check.push(t3 - t2);
+    }
+    let median = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    eprintln!(
+        "stages (median of 15): preprocess {:?}, parse {:?}, check {:?}, freeing tokens/AST/HIR {:?}",
+        median(&mut pp),
+        median(&mut parse),
+        median(&mut check),
+        median(&mut drop)
+    );
 }
 
 criterion_group!(benches, bench);

@@ -185,7 +185,7 @@ impl<'a> Checker<'a, '_> {
 
     fn find_local_pub(&self, name: &str) -> Option<hir::LocalId> {
         let fs = self.fs.as_ref()?;
-        fs.scopes.iter().rev().find_map(|s| s.iter().rev().find(|(n, _)| **n == *name).map(|(_, id)| *id))
+        fs.scopes.iter().rev().find_map(|s| s.find(name))
     }
 
     fn any_viable(&mut self, funcs: &[usize], args: &[hir::Expr]) -> bool {

@@ -2,7 +2,7 @@
 //! templates and their instantiation.
 
 use super::typeexpr::QualType;
-use super::{Checker, DeclId, DeclKind, Env, FnState, StructInfo, TArg, MAX_INSTANTIATION_DEPTH};
+use super::{Checker, DeclId, DeclKind, Env, FnState, Scope, StructInfo, TArg, MAX_INSTANTIATION_DEPTH};
 use crate::ast::{self, AddressSpace, ItemKind};
 use crate::hir::{self, Binding, ConstValue, FuncId, LocalId, ThreadAttr};
 use crate::source::Span;
@@ -272,7 +272,7 @@ impl<'a> Checker<'a, '_> {
         let Some(body) = &f.body else { return };
         let mut fs = FnState {
             locals: Vec::new(),
-            scopes: vec![Vec::new()],
+            scopes: vec![Scope::default()],
             ret: sig.ret.clone(),
             loop_depth: 0,
             switch_depth: 0,
@@ -346,7 +346,7 @@ impl<'a> Checker<'a, '_> {
         let is_const = matches!(&p.ty.kind, ast::TypeExprKind::Named { is_const: true, .. });
         fs.locals.push(hir::Local { name: name.to_string(), ty: lty, space: AddressSpace::Thread, is_const, span: p.span });
         if !name.is_empty() {
-            fs.scopes.last_mut().expect("scope").push((name.clone(), local));
+            fs.scopes.last_mut().expect("scope").push(name.clone(), local);
         }
         if is_ref {
             self.ref_locals_insert(local);
@@ -416,7 +416,12 @@ impl<'a> Checker<'a, '_> {
                 self.error(a.span, format!("`[[{an}]]` is not supported by the simulator"));
                 return None;
             } else {
-                self.warn(a.span, format!("unknown attribute `[[{an}]]` ignored"));
+                let known = ThreadAttr::ALL.iter().map(|(n, _)| *n).chain(["buffer", "threadgroup"]);
+                let near = crate::diag::suggest(an, known);
+                let w = self.warn(a.span, format!("unknown attribute `[[{an}]]` ignored"));
+                if let Some(s) = near {
+                    w.help(format!("did you mean `[[{s}]]`?"));
+                }
             }
         }
         match binding {

@@ -133,8 +133,8 @@ impl<'a> Checker<'a, '_> {
     fn find_local(&self, name: &str) -> Option<hir::LocalId> {
         let fs = self.fs.as_ref()?;
         for scope in fs.scopes.iter().rev() {
-            if let Some((_, id)) = scope.iter().rev().find(|(n, _)| **n == *name) {
-                return Some(*id);
+            if let Some(id) = scope.find(name) {
+                return Some(id);
             }
         }
         None

@@ -121,11 +121,35 @@ pub(crate) struct StructInfo<'a> {
     pub span: Span,
 }
 
+/// One block scope: its locals in declaration order, plus an index so that
+/// lookup stays O(1) in functions with very many locals.
+#[derive(Default)]
+pub(crate) struct Scope {
+    names: Vec<(Rc<str>, LocalId)>,
+    index: HashMap<Rc<str>, LocalId>,
+}
+
+impl Scope {
+    pub fn push(&mut self, name: Rc<str>, id: LocalId) {
+        self.index.insert(name.clone(), id);
+        self.names.push((name, id));
+    }
+
+    /// The latest local of this name declared in this scope.
+    pub fn find(&self, name: &str) -> Option<LocalId> {
+        self.index.get(name).copied()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &(Rc<str>, LocalId)> {
+        self.names.iter()
+    }
+}
+
 /// Per-function state while checking a body.
 pub(crate) struct FnState {
     pub locals: Vec<hir::Local>,
     /// Block scopes: name → local.
-    pub scopes: Vec<Vec<(Rc<str>, LocalId)>>,
+    pub scopes: Vec<Scope>,
     pub ret: Type,
     pub loop_depth: u32,
     pub switch_depth: u32,

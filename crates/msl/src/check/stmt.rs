@@ -19,7 +19,7 @@ impl<'a> Checker<'a, '_> {
 
     fn push_scope(&mut self) {
         if let Some(fs) = self.fs.as_mut() {
-            fs.scopes.push(Vec::new());
+            fs.scopes.push(Default::default());
         }
     }
 
@@ -362,7 +362,7 @@ impl<'a> Checker<'a, '_> {
     /// Add a local to the current scope, rejecting redefinitions.
     pub(crate) fn declare_local(&mut self, name: &ast::Ident, ty: Type, space: AddressSpace, is_const: bool) -> Option<LocalId> {
         let fs = self.fs.as_mut().expect("in function");
-        if let Some((_, prev)) = fs.scopes.last().expect("scope").iter().find(|(n, _)| **n == *name.name) {
+        if let Some(prev) = fs.scopes.last().expect("scope").find(&name.name) {
             let prev_span = fs.locals[prev.0 as usize].span;
             self.error(name.span, format!("redefinition of `{}` in the same scope", name.name))
                 .secondary(prev_span, "previously declared here")
@@ -371,7 +371,7 @@ impl<'a> Checker<'a, '_> {
         }
         let id = LocalId(fs.locals.len() as u32);
         fs.locals.push(hir::Local { name: name.name.to_string(), ty, space, is_const, span: name.span });
-        fs.scopes.last_mut().expect("scope").push((name.name.clone(), id));
+        fs.scopes.last_mut().expect("scope").push(name.name.clone(), id);
         Some(id)
     }
 

@@ -1,0 +1,219 @@
+//! Golden tests of the rendered diagnostics (no colour): one snapshot per
+//! file in `tests/kernels/invalid`, plus hand-written cases below.
+//!
+//! Update with `INSTA_UPDATE=always cargo test -p msl --test diagnostics`
+//! (or `cargo insta review`), then read the `.snap` diffs.
+
+use std::path::Path;
+
+fn render(name: &str, text: &str) -> String {
+    let c = msl::compile(name, text, &msl::CompileOptions::default());
+    let mut out = c.render(false);
+    if out.is_empty() {
+        out = "(no diagnostics)\n".to_string();
+    }
+    out
+}
+
+#[test]
+fn invalid_corpus() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/invalid");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "metal"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for path in files {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = format!("invalid/{stem}.metal");
+        let rendered = render(&name, &text);
+        insta::with_settings!({ snapshot_suffix => stem.clone(), description => name.clone(), omit_expression => true }, {
+            insta::assert_snapshot!("invalid", rendered);
+        });
+    }
+}
+
+const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
+
+/// Snapshot the diagnostics of a small kernel (the prelude is prepended).
+macro_rules! case {
+    ($name:ident, $src:expr) => {
+        #[test]
+        fn $name() {
+            let text = format!("{PRELUDE}{}", $src);
+            let rendered = render(concat!(stringify!($name), ".metal"), &text);
+            insta::with_settings!({ omit_expression => true, description => text.clone() }, {
+                insta::assert_snapshot!(rendered);
+            });
+        }
+    };
+}
+
+case!(
+    undeclared_near_miss,
+    r#"
+kernel void k(device float* output [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  float value = 1.0f;
+  outptu[tid] = valeu;
+}
+"#
+);
+
+case!(
+    unknown_type_near_miss,
+    r#"
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  flaot4 v = float4(1.0f);
+  out[tid] = v.x;
+}
+"#
+);
+
+case!(
+    wrong_argument_count_too_many,
+    r#"
+float twice(float x) { return 2.0f * x; }
+
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  out[tid] = twice(1.0f, 2.0f);
+}
+"#
+);
+
+case!(
+    builtin_no_match_candidates,
+    r#"
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  float2 a = float2(1.0f);
+  float3 b = float3(2.0f);
+  out[tid] = distance(a, b);
+}
+"#
+);
+
+case!(
+    user_overload_no_match,
+    r#"
+float pick(float a, float b) { return a; }
+float pick(float4 a) { return a.x; }
+
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  float3 v = float3(1.0f);
+  out[tid] = pick(v);
+}
+"#
+);
+
+case!(
+    narrowing_brace_init,
+    r#"
+kernel void k(device int* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  float f = 2.5f;
+  int i{f};
+  out[tid] = i;
+}
+"#
+);
+
+case!(
+    write_through_const_pointer,
+    r#"
+kernel void k(const device float* in [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  in[tid] = 0.0f;
+}
+"#
+);
+
+case!(
+    assign_to_const_local,
+    r#"
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  const float scale = 2.0f;
+  scale = 3.0f;
+  out[tid] = scale;
+}
+"#
+);
+
+case!(
+    missing_closing_brace,
+    r#"
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  if (tid > 4) {
+    out[tid] = 1.0f;
+}
+"#
+);
+
+case!(
+    unknown_attribute_builtin,
+    r#"
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grrid]]) {
+  out[tid] = 1.0f;
+}
+"#
+);
+
+case!(
+    unknown_member,
+    r#"
+struct Particle { float3 pos; float mass; };
+
+kernel void k(device Particle* ps [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  ps[tid].mas = 1.0f;
+}
+"#
+);
+
+case!(
+    threadgroup_pointer_into_device,
+    r#"
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_threadgroup]]) {
+  threadgroup float tile[32];
+  device float* p = tile;
+  out[tid] = p[0];
+}
+"#
+);
+
+case!(
+    undefined_macro_function,
+    r#"
+#define SQUARE(x) ((x) * (x))
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  out[tid] = SQUARE(1.0f, 2.0f);
+}
+"#
+);
+
+case!(
+    error_directive,
+    r#"
+#ifndef TILE
+#error "TILE must be defined"
+#endif
+kernel void k(device float* out [[buffer(0)]]) {}
+"#
+);
+
+// Things that are NOT errors: a kernel with no barrier, a divergent branch
+// without a barrier, and a data race are run-time (sanitizer) questions, and an
+// unused variable is at most a warning.
+case!(
+    not_errors_barrierless_kernel,
+    r#"
+kernel void k(device float* out [[buffer(0)]],
+              uint tid [[thread_position_in_threadgroup]],
+              uint gid [[thread_position_in_grid]]) {
+  threadgroup float tile[64];
+  tile[tid] = float(gid);
+  if (tid % 2 == 0) {
+    out[gid] = tile[(tid + 1) % 64];
+  }
+  float unused = 0.0f;
+}
+"#
+);

@@ -1,0 +1,260 @@
+//! Bad input must give a result (clean or with errors), never a panic or a
+//! stack overflow. The deep cases run on a thread with a 2 MB stack (the
+//! default for spawned threads; the main thread usually has 8 MB) so that
+//! recursion without a depth limit would show up here.
+//!
+//! No test here asserts on time.
+
+use proptest::prelude::*;
+
+fn compile(text: &str) -> msl::Compilation {
+    let c = msl::compile("input.metal", text, &msl::CompileOptions::default());
+    // Rendering must cope with whatever spans came out.
+    let _ = c.render(false);
+    for d in &c.diagnostics.items {
+        let _ = msl::diag::to_json(&c.sources, d);
+    }
+    c
+}
+
+/// Run `f` on a thread with a 2 MB stack and propagate panics.
+fn small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(f)
+        .expect("spawn")
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+fn compile_small_stack(text: String) -> (bool, String) {
+    small_stack(move || {
+        let c = compile(&text);
+        // Keep the first diagnostic lines for failure messages.
+        let r: String = c.render(false).lines().take(20).collect::<Vec<_>>().join("\n");
+        (c.has_errors(), r)
+    })
+}
+
+#[test]
+fn empty_file() {
+    let c = compile("");
+    assert!(!c.has_errors(), "{}", c.render(false));
+    let c = compile("\n\n   \t\n");
+    assert!(!c.has_errors(), "{}", c.render(false));
+}
+
+/// xorshift64*, so the "random" bytes are the same on every run.
+fn pseudo_random_bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn binary_garbage() {
+    for seed in 1..=16u64 {
+        for len in [1usize, 7, 64, 1000, 20_000] {
+            let bytes = pseudo_random_bytes(seed, len);
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            compile_small_stack(text);
+        }
+    }
+    // Mostly-printable garbage reaches deeper into the parser.
+    for seed in 1..=16u64 {
+        let bytes: Vec<u8> = pseudo_random_bytes(seed, 5000).into_iter().map(|b| 32 + b % 95).collect();
+        compile_small_stack(String::from_utf8(bytes).unwrap());
+    }
+}
+
+#[test]
+fn ten_megabytes_of_open_parens() {
+    let (errors, _) = compile_small_stack("(".repeat(10 * 1024 * 1024));
+    assert!(errors);
+    let (errors, _) = compile_small_stack(format!(
+        "kernel void k(device float* o [[buffer(0)]]) {{ o[0] = {}1; }}",
+        "(".repeat(1024 * 1024)
+    ));
+    assert!(errors);
+}
+
+#[test]
+fn unterminated_comment_and_string() {
+    for text in [
+        "/* never closed",
+        "kernel void k() { /* never closed",
+        "kernel void k() {\n  const char* s = \"never closed\n}\n",
+        "\"",
+        "'",
+        "#define S \"abc\nkernel void k() {}",
+        "// fine\n/*",
+        "#include \"never",
+        "#include <never",
+    ] {
+        let (errors, r) = compile_small_stack(text.to_string());
+        assert!(errors, "{text:?} should be rejected, got:\n{r}");
+    }
+}
+
+#[test]
+fn macro_recursion() {
+    for text in [
+        "#define A A\nkernel void k(device int* o [[buffer(0)]]) { int A = 1; o[0] = A; }",
+        "#define A B\n#define B A\nkernel void k(device int* o [[buffer(0)]]) { int A = 1; o[0] = A; }",
+        "#define F(x) F(x)\nint v = F(1);",
+        "#define F(x) G(x)\n#define G(x) F(x)\nint v = F(F(F(1)));",
+        "#define A A A\n A A A",
+        "#define CAT(a, b) a ## b\n#define X CAT(X, X)\nint X;",
+    ] {
+        compile_small_stack(text.to_string());
+    }
+    // Exponential expansion must not blow up memory or time unboundedly.
+    let mut text = String::from("#define A0 x\n");
+    for i in 1..40 {
+        text.push_str(&format!("#define A{i} A{p} A{p}\n", p = i - 1));
+    }
+    text.push_str("int v = A39;\n");
+    compile_small_stack(text);
+}
+
+#[test]
+fn hundred_thousand_declarations_in_a_kernel() {
+    let mut text = String::from(
+        "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {\n  float acc = 0.0f;\n",
+    );
+    for i in 0..100_000 {
+        text.push_str(&format!("  float v{i} = float(tid) * {i}.0f; acc += v{i};\n"));
+    }
+    text.push_str("  out[tid] = acc;\n}\n");
+    let (errors, r) = compile_small_stack(text);
+    assert!(!errors, "{r}");
+}
+
+#[test]
+fn ten_thousand_nested_braces() {
+    let n = 10_000;
+    let text = format!(
+        "kernel void k(device float* out [[buffer(0)]]) {{\n{}out[0] = 1.0f;\n{}}}\n",
+        "{".repeat(n),
+        "}".repeat(n)
+    );
+    compile_small_stack(text);
+    // Unbalanced too.
+    compile_small_stack(format!("kernel void k() {{ {}", "{".repeat(n)));
+    compile_small_stack("}".repeat(n));
+    // Nested control flow and expressions.
+    compile_small_stack(format!(
+        "kernel void k(device int* o [[buffer(0)]]) {{ {} o[0] = 1; }}",
+        "if (true) ".repeat(n)
+    ));
+    compile_small_stack(format!(
+        "kernel void k(device int* o [[buffer(0)]]) {{ o[0] = {}1; }}",
+        "-".repeat(n)
+    ));
+    compile_small_stack(format!(
+        "kernel void k(device int* o [[buffer(0)]]) {{ o[0] = {}1{}; }}",
+        "(".repeat(n),
+        ")".repeat(n)
+    ));
+    compile_small_stack(format!("int x = {}1{};", "{".repeat(n), "}".repeat(n)));
+    compile_small_stack(format!("{}int x;", "namespace a { ".repeat(n)));
+    compile_small_stack(format!("#if 1\n{}", "#if 1\n".repeat(n)));
+}
+
+#[test]
+fn huge_array_sizes() {
+    for size in ["4294967296", "18446744073709551615", "99999999999999999999999999", "0x7fffffff", "-1", "0", "1u << 40"] {
+        let text = format!(
+            "#include <metal_stdlib>\nusing namespace metal;\n\
+             kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {{\n\
+             float big[{size}];\n  threadgroup float tg[{size}];\n  out[tid] = big[tid] + tg[tid];\n}}\n\
+             constant float table[{size}] = {{1.0f}};\n\
+             struct S {{ float a[{size}]; }};\n"
+        );
+        compile_small_stack(text);
+    }
+    // Multi-dimensional arrays whose total size overflows.
+    compile_small_stack(
+        "kernel void k(device float* out [[buffer(0)]]) { float a[65536][65536][65536][65536]; out[0] = a[0][0][0][0]; }"
+            .to_string(),
+    );
+}
+
+#[test]
+fn deeply_nested_templates() {
+    let n = 5_000;
+    // Type expression nesting.
+    compile_small_stack(format!(
+        "#include <metal_stdlib>\nusing namespace metal;\n{}float{} x;",
+        "vec<".repeat(n),
+        ", 4>".repeat(n)
+    ));
+    compile_small_stack(format!("template <typename T> struct W {{ T v; }};\n{}int{} w;", "W<".repeat(n), ">".repeat(n)));
+    // Recursive instantiation: every level is a new type.
+    compile_small_stack(
+        "template <int N> struct R { static constant int v = R<N + 1>::v; };\nconstant int x = R<0>::v;".to_string(),
+    );
+    compile_small_stack(
+        "template <typename T> struct P { typedef typename P<P<T>>::type type; };\nP<int>::type x;".to_string(),
+    );
+    compile_small_stack(
+        "template <int N> int f() { return f<N + 1>(); }\nkernel void k(device int* o [[buffer(0)]]) { o[0] = f<0>(); }"
+            .to_string(),
+    );
+    compile_small_stack(format!("template <{}typename T> struct Z;", "template <".repeat(n)));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn token_soup_never_panics(tokens in proptest::collection::vec(token(), 0..200)) {
+        let text = tokens.join(" ");
+        let _ = compile(&text);
+    }
+
+    #[test]
+    fn token_soup_inside_a_kernel_never_panics(tokens in proptest::collection::vec(token(), 0..200)) {
+        let text = format!(
+            "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {{\n{}\n}}\n",
+            tokens.join(" ")
+        );
+        let _ = compile(&text);
+    }
+}
+
+fn token() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => prop::sample::select(vec![
+            "x", "y", "out", "tid", "foo", "T", "N", "float", "float4", "half", "int", "uint", "uint2",
+            "bool", "void", "auto", "kernel", "device", "constant", "threadgroup", "thread", "const",
+            "struct", "template", "typename", "using", "namespace", "typedef", "enum", "class", "return",
+            "if", "else", "for", "while", "do", "switch", "case", "default", "break", "continue",
+            "static_cast", "as_type", "sizeof", "decltype", "true", "false", "metal", "dot", "min",
+            "threadgroup_barrier", "mem_flags::mem_threadgroup", "simd_sum", "atomic_fetch_add_explicit",
+            "atomic_int", "vec", "array", "operator", "static", "inline", "constexpr",
+            "thread_position_in_grid", "buffer", "#define", "#if", "#endif", "#include", "\n",
+        ]).prop_map(str::to_string),
+        4 => prop::sample::select(vec![
+            "(", ")", "{", "}", "[", "]", "[[", "]]", "<", ">", ";", ",", ".", "::", "=", "==", "+",
+            "-", "*", "/", "%", "&", "|", "^", "~", "!", "?", ":", "->", "++", "--", "+=", "<<", ">>",
+            "&&", "||", "#", "##", "...",
+        ]).prop_map(str::to_string),
+        2 => prop_oneof![
+            any::<u32>().prop_map(|v| v.to_string()),
+            any::<i64>().prop_map(|v| format!("{v}u")),
+            any::<f32>().prop_map(|v| format!("{v:?}f")),
+            Just("0x".to_string()),
+            Just("1e400".to_string()),
+            Just("\"str\"".to_string()),
+            Just("'c'".to_string()),
+        ],
+        1 => "[a-z_][a-z0-9_]{0,6}",
+    ]
+}

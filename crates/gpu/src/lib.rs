@@ -137,6 +137,13 @@ pub fn validate(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> Result<(), 
     if tg_mem > MAX_THREADGROUP_MEMORY {
         return Err(format!("the kernel uses {tg_mem} bytes of threadgroup memory; Apple GPUs allow {MAX_THREADGROUP_MEMORY} (32 KiB) per threadgroup"));
     }
+    let regs = (kernel.n32 as u64 * 4 + kernel.n64 as u64 * 8).saturating_mul(tg_threads);
+    if regs > 1 << 30 {
+        return Err(format!(
+            "the kernel is too large to simulate with {tg_threads} threads per threadgroup ({} values per thread); use a smaller threadgroup",
+            kernel.n32 as u64 + kernel.n64 as u64
+        ));
+    }
     let private: u64 = kernel.private_vars.iter().map(|v| v.size as u64).sum();
     if private > 64 * 1024 {
         return Err(format!("each thread uses {private} bytes of private memory; the simulator allows 64 KiB per thread"));

@@ -387,7 +387,9 @@ impl<'p> Lowerer<'p> {
                 self.expr(e, out)?;
             }
             StmtKind::Local { local, init } => {
-                let place = self.declare_local(*local, s.span)?;
+                // A variable declared without a value lives in memory so the
+                // sanitizer can tell a read before the first write.
+                let place = self.declare_local_in(*local, s.span, init.is_none())?;
                 if let Some(init) = init {
                     self.store_expr_into(&place, init, out)?;
                 }
@@ -447,8 +449,12 @@ impl<'p> Lowerer<'p> {
 
     /// Give a local its storage (registers or memory) and return its place.
     fn declare_local(&mut self, id: LocalId, span: Span) -> LResult<Place> {
+        self.declare_local_in(id, span, false)
+    }
+
+    fn declare_local_in(&mut self, id: LocalId, span: Span, force_memory: bool) -> LResult<Place> {
         let local = self.func().local(id).clone();
-        let in_memory = self.addr_taken.get(&self.frame().func).is_some_and(|s| s.contains(&id));
+        let in_memory = force_memory && !matches!(local.ty, Type::SimdMatrix { .. }) || self.addr_taken.get(&self.frame().func).is_some_and(|s| s.contains(&id));
         let storage = if local.space == AddressSpace::Threadgroup {
             let size = self.tables.size_of(&local.ty) as u32;
             let align = self.tables.align_of(&local.ty) as u32;

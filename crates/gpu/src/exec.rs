@@ -83,18 +83,33 @@ impl Mask {
     }
     /// Iterate over set lanes in increasing order.
     #[inline]
-    pub fn lanes(&self) -> impl Iterator<Item = usize> + '_ {
-        self.w.iter().enumerate().flat_map(|(i, &word)| {
-            let mut x = word;
-            std::iter::from_fn(move || {
-                if x == 0 {
-                    return None;
-                }
-                let t = x.trailing_zeros() as usize;
-                x &= x - 1;
-                Some(i * 64 + t)
-            })
-        })
+    pub fn lanes(&self) -> LaneIter<'_> {
+        LaneIter { words: &self.w, index: 0, bits: self.w[0] }
+    }
+}
+
+/// The set lanes of a mask, lowest first.
+pub struct LaneIter<'m> {
+    words: &'m [u64; WORDS],
+    index: usize,
+    bits: u64,
+}
+
+impl Iterator for LaneIter<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.index += 1;
+            if self.index >= WORDS {
+                return None;
+            }
+            self.bits = self.words[self.index];
+        }
+        let t = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(self.index * 64 + t)
     }
 }
 
@@ -568,6 +583,78 @@ impl<'k> Machine<'k> {
         }
         if let (Some(t), false) = (self.tracer.as_mut(), simdgroup) {
             t.interval += 1;
+        }
+    }
+
+    /// Observe the accesses of all lanes in `mask` through pointer register
+    /// `ptr`: batched when they all hit one allocation (the common case).
+    pub(crate) fn observe_lanes(&mut self, ptr: Reg, size: usize, at: AccessId, mask: &Mask, space: AddressSpace, write: bool) {
+        let Some(san) = self.san.as_ref() else { return };
+        let Some(first) = mask.lanes().next() else { return };
+        let p0 = self.get(ptr, first);
+        let alloc = crate::memory::ptr_alloc(p0);
+        let kind = alloc.kind();
+        let same = self.is_uniform(ptr) || mask.lanes().all(|l| crate::memory::ptr_alloc(self.get(ptr, l)) == alloc);
+        let simple = same && !matches!(kind, AllocKind::Private(_)) && san.device_written.is_empty();
+        if !simple {
+            for l in mask.lanes() {
+                let p = self.get(ptr, l);
+                self.observe(p, size, at, l, space, write, false);
+            }
+            return;
+        }
+        if san.counting {
+            let counted = !matches!(kind, AllocKind::Buffer(i) if !write && san.uncounted.contains(&i));
+            let san = self.san.as_mut().expect("sanitizer");
+            for l in mask.lanes() {
+                if let (Some(c), true) = (san.lane_counts.get_mut(l), counted) {
+                    match (kind, write) {
+                        (AllocKind::Buffer(_), false) => c.device_reads += 1,
+                        (AllocKind::Buffer(_), true) => c.device_writes += 1,
+                        (AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_), false) => c.threadgroup_reads += 1,
+                        (AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_), true) => c.threadgroup_writes += 1,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let san = self.san.as_ref().expect("sanitizer");
+        match kind {
+            AllocKind::Constant(_) => return,
+            AllocKind::Buffer(i) if !san.tracks_device(i) => return,
+            _ => {}
+        }
+        let base = self.tg_linear.wrapping_mul(self.stride as u32).wrapping_add(1);
+        let Machine { r64, u64f, san, stride, .. } = self;
+        let san = san.as_mut().expect("sanitizer");
+        let uninit_on = san.uninit;
+        let Reg::W64(pr) = ptr else { return };
+        let (pr, st) = (pr as usize, *stride);
+        let uniform = u64f[pr];
+        let ptrs = &r64[pr * st..];
+        let lanes = mask.lanes().map(|l| (l, crate::memory::ptr_offset(ptrs[if uniform { 0 } else { l }]), base.wrapping_add(l as u32)));
+        let b = san.access_many(kind, lanes, size, at, write, false);
+        if let Some((l, off)) = b.first_uninit.filter(|_| uninit_on) {
+            let what = self.k.accesses[at as usize].what.clone();
+            self.report_lane(
+                FindingKind::UninitializedRead,
+                at,
+                l,
+                format!("`{what}` (threadgroup memory, byte offset {off}) is read before any thread of this threadgroup wrote it"),
+            );
+            if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::UninitializedRead) {
+                f.count += b.uninit - 1;
+                if f.notes.is_empty() {
+                    f.notes.push("threadgroup memory starts with garbage in every threadgroup: have the threads write every element they will read, then call `threadgroup_barrier(mem_flags::mem_threadgroup)` before reading".into());
+                    f.notes.push("on a partial (edge) threadgroup, fewer threads exist: elements that only missing threads would write stay unwritten".into());
+                }
+            }
+        }
+        if let Some((l, r)) = b.first_race {
+            self.report_race(r, at, l, write);
+            if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::DataRace) {
+                f.count += b.races - 1;
+            }
         }
     }
 

@@ -526,10 +526,7 @@ impl Machine<'_> {
                     self.load_lane(dst, ty, ptr, at, l);
                 }
                 if self.observing() {
-                    for l in mask.lanes() {
-                        let p = self.get_pub(ptr, l);
-                        self.observe_lane_read(p, size, at, l, space);
-                    }
+                    self.observe_lanes(ptr, size, at, mask, space, false);
                 }
                 return;
             }
@@ -587,10 +584,7 @@ impl Machine<'_> {
                         self.store_lane(src, ty, ptr, at, l, space);
                     }
                     if observing {
-                        for l in mask.lanes() {
-                            let p = self.get_pub(ptr, l);
-                            self.observe_lane_write(p, size, at, l, space);
-                        }
+                        self.observe_lanes(ptr, size, at, mask, space, true);
                     }
                     return;
                 }

@@ -101,6 +101,15 @@ pub struct Sanitizer {
     pub race: Option<Race>,
 }
 
+/// What a batch of accesses found.
+#[derive(Default, Debug)]
+pub struct Batch {
+    pub first_race: Option<(usize, Race)>,
+    pub races: u64,
+    pub first_uninit: Option<(usize, i64)>,
+    pub uninit: u64,
+}
+
 pub const RACE: u8 = 1;
 pub const UNINIT: u8 = 2;
 
@@ -197,55 +206,85 @@ impl Sanitizer {
     /// never-written bytes).
     #[inline]
     pub fn access(&mut self, p: u64, size: usize, tid: u32, at: u32, write: bool, atomic: bool) -> u8 {
-        let interval = self.interval;
-        let tg_start = self.tg_start;
-        let races = self.races;
         let off = ptr_offset(p);
-        let Some((shadow, kind)) = self.shadow(p) else { return 0 };
-        if off < 0 {
-            return 0;
-        }
-        let shift = shadow.shift;
-        let grain = 1i64 << shift;
-        let first = (off >> shift) as usize;
-        let last = ((off + size.max(1) as i64 - 1) >> shift) as usize;
-        let mut race = None;
-        let mut uninit = false;
-        let now = Stamp { tid, interval, at, atomic };
-        // Another thread, in this barrier interval or (device memory) in
-        // another threadgroup.
-        let conc = |o: Stamp| -> bool {
-            o.tid != 0 && o.tid != tid && (o.interval == interval || matches!(kind, AllocKind::Buffer(_)) && o.interval < tg_start)
-        };
-        for e in first..=last.min(shadow.cells.len().saturating_sub(1)) {
-            let c = &mut shadow.cells[e];
-            if races && race.is_none() {
-                if conc(c.write) && !(atomic && c.write.atomic) {
-                    race = Some(Race { first: c.write, first_is_write: true, second_is_write: write, offset: e as i64 * grain, alloc: kind });
-                } else if write && conc(c.read) && !(atomic && c.read.atomic) {
-                    race = Some(Race { first: c.read, first_is_write: false, second_is_write: true, offset: e as i64 * grain, alloc: kind });
-                }
-            }
-            if write {
-                c.write = now;
-            } else {
-                if matches!(kind, AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_)) && c.write.tid == 0 {
-                    uninit = true;
-                }
-                // Keep a reader that could still race with a later write.
-                if c.read.tid == 0 || c.read.tid == tid || !conc(c.read) {
-                    c.read = now;
-                }
-            }
-        }
+        let kind = ptr_alloc(p).kind();
+        let r = self.access_many(kind, std::iter::once((0usize, off, tid)), size, at, write, atomic);
         let mut flags = 0;
-        if let Some(r) = race {
-            self.race = Some(r);
+        if let Some((_, race)) = r.first_race {
+            self.race = Some(race);
             flags |= RACE;
         }
-        if uninit {
+        if r.uninit > 0 {
             flags |= UNINIT;
         }
         flags
+    }
+
+    /// Record accesses by many lanes to one allocation: (lane, byte offset,
+    /// thread number). The shadow is looked up once; this is the hot path.
+    pub fn access_many(&mut self, kind: AllocKind, lanes: impl Iterator<Item = (usize, i64, u32)>, size: usize, at: u32, write: bool, atomic: bool) -> Batch {
+        let (interval, tg_start, races) = (self.interval, self.tg_start, self.races);
+        let mut out = Batch::default();
+        let shadow = match kind {
+            AllocKind::Buffer(i) => self.device.get_mut(i as usize).and_then(|s| s.as_mut()),
+            AllocKind::Threadgroup(i) => self.threadgroup.get_mut(i as usize),
+            AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get_mut(i as usize),
+            _ => None,
+        };
+        let Some(shadow) = shadow else { return out };
+        let device = matches!(kind, AllocKind::Buffer(_));
+        let shift = shadow.shift;
+        let grain = 1i64 << shift;
+        let n_cells = shadow.cells.len();
+        for (lane, off, tid) in lanes {
+            if off < 0 {
+                continue;
+            }
+            let first = (off >> shift) as usize;
+            let last = (((off + size.max(1) as i64 - 1) >> shift) as usize).min(n_cells.saturating_sub(1));
+            let now = Stamp { tid, interval, at, atomic };
+            // Another thread, in this barrier interval or (device memory) in
+            // another threadgroup.
+            let conc = |o: Stamp| o.tid != 0 && o.tid != tid && (o.interval == interval || device && o.interval < tg_start);
+            let mut raced = false;
+            let mut unwritten = false;
+            for e in first..=last {
+                let c = &mut shadow.cells[e];
+                if races && !raced {
+                    let hit = if conc(c.write) && !(atomic && c.write.atomic) {
+                        Some((c.write, true))
+                    } else if write && conc(c.read) && !(atomic && c.read.atomic) {
+                        Some((c.read, false))
+                    } else {
+                        None
+                    };
+                    if let Some((first_stamp, first_is_write)) = hit {
+                        raced = true;
+                        out.races += 1;
+                        if out.first_race.is_none() {
+                            out.first_race = Some((lane, Race { first: first_stamp, first_is_write, second_is_write: write, offset: e as i64 * grain, alloc: kind }));
+                        }
+                    }
+                }
+                if write {
+                    c.write = now;
+                } else {
+                    if !device && c.write.tid == 0 {
+                        unwritten = true;
+                    }
+                    // Keep a reader that could still race with a later write.
+                    if c.read.tid == 0 || c.read.tid == tid || !conc(c.read) {
+                        c.read = now;
+                    }
+                }
+            }
+            if unwritten {
+                out.uninit += 1;
+                if out.first_uninit.is_none() {
+                    out.first_uninit = Some((lane, off));
+                }
+            }
+        }
+        out
     }
 }

@@ -101,11 +101,18 @@ pub fn random_seed(number: u32, case: usize, k: u64) -> u64 {
     0x4d50_0000_0000 + (number as u64) * 1000 + (case as u64) * 10 + k
 }
 
+/// The seed of input `k` of a randomized test (inputs get different values).
+pub fn input_seed(test_seed: u64, k: usize) -> u64 {
+    test_seed ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 /// The inputs of every run of a puzzle: (name, case index, seed, inputs).
 pub fn runs(puzzle: &Puzzle) -> Vec<(String, usize, Option<u64>, Vec<Array>)> {
     let mut out = Vec::new();
     for (ci, case) in puzzle.tests.iter().enumerate() {
-        let build = |seed| case.inputs.iter().map(|s| build_input(s, seed)).collect::<Vec<_>>();
+        let build = |seed: Option<u64>| {
+            case.inputs.iter().enumerate().map(|(k, s)| build_input(s, seed.map(|seed| input_seed(seed, k)))).collect::<Vec<_>>()
+        };
         out.push((case.name.to_string(), ci, None, build(None)));
         for k in 1..=RANDOM_TESTS_PER_CASE {
             let seed = random_seed(puzzle.number, ci, k);

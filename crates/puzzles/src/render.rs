@@ -96,13 +96,13 @@ pub fn human(r: &CheckResult, color: bool) -> String {
         if let Some(seed) = t.seed {
             let _ = writeln!(s, "Randomized inputs (seed {seed}; the book's inputs passed):");
             for (spec, a) in r.puzzle.tests[t.case].inputs.iter().zip(&t.inputs) {
-                let _ = writeln!(s, "{} = {}", spec.name, indent_after_first(&a.repr_mlx(), spec.name.len() + 3));
+                let _ = writeln!(s, "{} = {}", spec.name, indent_after_first(&repr(a), spec.name.len() + 3));
             }
         }
         if let Some(y) = &t.yours {
-            let _ = writeln!(s, "Yours: {}", y.repr_mlx());
+            let _ = writeln!(s, "Yours: {}", repr(y));
         }
-        let _ = writeln!(s, "Spec : {}", t.spec.repr_mlx());
+        let _ = writeln!(s, "Spec : {}", repr(&t.spec));
     } else {
         s.push_str("Failed Tests. (every output matches, but the sanitizer reported errors below)\n");
     }
@@ -124,6 +124,52 @@ pub fn human(r: &CheckResult, color: bool) -> String {
         s.push_str(&msl::diag::render(&r.diagnostic_sources, &r.diagnostics, color));
     }
     s
+}
+
+/// An array as MLX prints it, but never summarized: the puzzles' arrays are
+/// small and every element matters when comparing `Yours` with `Spec`.
+/// (Identical to [`arrays::Array::repr_mlx`] when no axis is longer than 6.)
+pub fn repr(a: &arrays::Array) -> String {
+    fn elem(s: arrays::Scalar) -> String {
+        match s {
+            arrays::Scalar::Bool(b) => if b { "True" } else { "False" }.into(),
+            arrays::Scalar::Int(i) => i.to_string(),
+            arrays::Scalar::UInt(u) => u.to_string(),
+            arrays::Scalar::Float(f) => arrays::format_g6(f),
+        }
+    }
+    fn sub(a: &arrays::Array, idx: &mut Vec<usize>, out: &mut String) {
+        let dim = idx.len();
+        let last = dim + 1 == a.ndim();
+        out.push('[');
+        for i in 0..a.shape[dim] {
+            if i > 0 {
+                if last {
+                    out.push_str(", ");
+                } else {
+                    out.push_str(",\n");
+                    out.push_str(&" ".repeat(7 + dim));
+                }
+            }
+            idx.push(i);
+            if last {
+                out.push_str(&elem(a.get(idx)));
+            } else {
+                sub(a, idx, out);
+            }
+            idx.pop();
+        }
+        out.push(']');
+    }
+    if a.ndim() == 0 || a.shape.iter().all(|&d| d <= 6) {
+        return a.repr_mlx();
+    }
+    let mut out = String::from("array(");
+    sub(a, &mut Vec::new(), &mut out);
+    out.push_str(", dtype=");
+    out.push_str(a.dtype.mlx_name());
+    out.push(')');
+    out
 }
 
 fn indent_after_first(text: &str, n: usize) -> String {

@@ -522,7 +522,11 @@ impl MetalKernel {
     fn remap_diag(&self, remap: &Remap, d: &Diagnostic, g: &Generated, specs: &[InputSpec], call: &Call) -> Diagnostic {
         let mut d = d.clone();
         let (span, w) = remap.span(d.span);
-        let snippet_src = d.message.clone();
+        // What the message and the code under the caret mention.
+        let snippet_src = match d.span.file == remap.generated {
+            true => format!("{} {}", d.message, g.full_source.get(d.span.lo as usize..d.span.hi as usize).unwrap_or("")),
+            false => d.message.clone(),
+        };
         d.span = span;
         for l in &mut d.secondary {
             l.span = remap.span(l.span).0;

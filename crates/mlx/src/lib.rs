@@ -278,7 +278,9 @@ impl MetalKernel {
                 return Err(arg(format!("input_names/output_names: `{n}` is used twice; every input and output needs its own name")));
             }
         }
-        if !gen::is_identifier(name) {
+        // The name is only ever used after `custom_kernel_`, so it may start
+        // with a digit (the Metal Puzzles book's `1D_conv`).
+        if !gen::is_identifier(&format!("custom_kernel_{name}")) {
             return Err(arg(format!("name: `{name}` is not a valid kernel name (it becomes part of a Metal function name; use letters, digits and `_`)")));
         }
         Ok(MetalKernel {

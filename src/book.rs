@@ -122,7 +122,8 @@ pub fn check(args: &CheckArgs) -> u8 {
     }
     let verbose = args.verbose || verbose_env();
     let color = std::io::stdout().is_terminal();
-    let results: Vec<CheckResult> = selected.iter().zip(&texts).map(|(p, t)| puzzles::check(p, t)).collect();
+    let results: Vec<CheckResult> =
+        selected.iter().zip(&texts).map(|(p, t)| puzzles::check_file(p, &ws.path(p).display().to_string(), t)).collect();
     if args.json {
         let list: Vec<serde_json::Value> = results.iter().map(puzzles::render::json).collect();
         println!("{}", serde_json::json!({ "puzzles": list }));
@@ -135,8 +136,8 @@ pub fn check(args: &CheckArgs) -> u8 {
                 println!("━━ Puzzle {}: {} ({}) ━━", r.puzzle.number, r.puzzle.title, r.puzzle.file_name());
             }
             if verbose {
-                for (test, src) in &r.generated {
-                    println!("Generated source code for `{}` ({test}):\n```\n{}```", r.puzzle.kernel_name, src);
+                for (_, src) in &r.generated {
+                    print!("{src}");
                 }
             }
             print!("{}", puzzles::render::human(r, color));

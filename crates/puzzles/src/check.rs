@@ -124,12 +124,26 @@ pub fn runs(puzzle: &Puzzle) -> Vec<(String, usize, Option<u64>, Vec<Array>)> {
 
 /// Check a workspace file's text (header and body split at the marker).
 pub fn check(puzzle: &'static Puzzle, file_text: &str) -> CheckResult {
-    let (header, body) = split_source(file_text);
-    check_source(puzzle, &header, &body)
+    check_file(puzzle, &puzzle.file_name(), file_text)
 }
 
-/// Check an MLX header and body.
+/// Check a workspace file; messages name it `file_name` and point at its
+/// lines (header and body both live in that one file).
+pub fn check_file(puzzle: &'static Puzzle, file_name: &str, file_text: &str) -> CheckResult {
+    let (header, body) = split_source(file_text);
+    let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
+    // (the body is always a suffix of the file)
+    let header_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: 0 };
+    run_checks(puzzle, &header, &body, Some((body_file, header_file)))
+}
+
+/// Check an MLX header and body (messages name `NAME.metal` and
+/// `NAME_header.metal`, as MLX's own defaults do).
 pub fn check_source(puzzle: &'static Puzzle, header: &str, body: &str) -> CheckResult {
+    run_checks(puzzle, header, body, None)
+}
+
+fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(mlx::UserFile, mlx::UserFile)>) -> CheckResult {
     let mut result = CheckResult {
         puzzle,
         tests: Vec::new(),
@@ -142,16 +156,11 @@ pub fn check_source(puzzle: &'static Puzzle, header: &str, body: &str) -> CheckR
         generated: Vec::new(),
         passed: false,
     };
-    let kernel = match mlx::MetalKernel::new(
-        puzzle.kernel_name,
-        puzzle.input_names.iter().map(|s| s.to_string()).collect(),
-        vec![puzzle.output_name.to_string()],
-        body,
-        header,
-        true,
-        false,
-    ) {
-        Ok(k) => k,
+    let kernel = match mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], body, header, true, false) {
+        Ok(k) => match files {
+            Some((b, h)) => k.with_files(Some(b), Some(h)),
+            None => k,
+        },
         Err(e) => {
             absorb_error(&mut result, e);
             return result;
@@ -174,10 +183,11 @@ pub fn check_source(puzzle: &'static Puzzle, header: &str, body: &str) -> CheckR
             count: true,
         };
         let mut test = TestResult { name, case: ci, seed, inputs, yours: None, spec, passed: false, score: None, error: None };
-        match kernel.call(&call) {
+        let mut generated = None;
+        match kernel.call_with(&call, &mut |g| generated = Some(mlx::verbose_text(g))) {
             Ok(out) => {
-                if seed.is_none() {
-                    result.generated.push((case.name.to_string(), out.generated.clone()));
+                if let (None, Some(g)) = (seed, generated) {
+                    result.generated.push((case.name.to_string(), g));
                 }
                 if result.diagnostics.is_empty() && !out.diagnostics.is_empty() {
                     result.diagnostics = out.diagnostics.clone();
@@ -211,7 +221,10 @@ pub fn check_source(puzzle: &'static Puzzle, header: &str, body: &str) -> CheckR
             Err(e) => {
                 // A compile error (or an invalid call) stops the check: every
                 // later run would fail the same way.
-                test.error = Some(e.to_string());
+                test.error = Some(match &e {
+                    mlx::MlxError::Compile { .. } => "the kernel does not compile".into(),
+                    mlx::MlxError::Argument(m) => m.clone(),
+                });
                 result.tests.push(test);
                 absorb_error(&mut result, e);
                 break;
@@ -229,9 +242,15 @@ pub fn check_source(puzzle: &'static Puzzle, header: &str, body: &str) -> CheckR
 }
 
 fn absorb_error(result: &mut CheckResult, e: mlx::MlxError) {
-    result.error = Some(e.to_string());
-    if let Some((sources, diags)) = e.diagnostics() {
-        result.diagnostics = diags.to_vec();
-        result.diagnostic_sources = Rc::new(sources.clone());
+    match e {
+        mlx::MlxError::Compile { sources, diagnostics, generated } => {
+            result.error = Some("the kernel does not compile".into());
+            result.diagnostics = diagnostics;
+            result.diagnostic_sources = Rc::new(sources);
+            if result.generated.is_empty() {
+                result.generated.push((String::new(), mlx::verbose_text(&generated)));
+            }
+        }
+        mlx::MlxError::Argument(m) => result.error = Some(m),
     }
 }

@@ -16,7 +16,7 @@ pub mod workspace;
 use arrays::{Array, DType};
 
 pub use book::PUZZLES;
-pub use check::{check, check_source, CheckResult, TestResult};
+pub use check::{check, check_file, check_source, CheckResult, TestResult};
 
 /// The line that separates the MLX header (above) from the body (below) in
 /// a workspace file.

@@ -115,8 +115,10 @@ pub fn human(r: &CheckResult, color: bool) -> String {
         v.sort_by_key(|f| !f.finding.is_error);
         v
     };
-    for f in errors_first {
+    if !errors_first.is_empty() {
         s.push('\n');
+    }
+    for f in errors_first {
         s.push_str(&render_finding(f, color));
     }
     if !r.diagnostics.is_empty() {
@@ -179,7 +181,7 @@ fn indent_after_first(text: &str, n: usize) -> String {
     for l in lines {
         out.push('\n');
         out.push_str(&pad);
-        out.push_str(l.trim_start());
+        out.push_str(l);
     }
     out
 }

@@ -202,7 +202,7 @@ pub fn list(args: &DirArgs) -> u8 {
 pub fn hint(args: &PuzzleArgs) -> u8 {
     let Some(p) = puzzles::find(&args.puzzle) else { return unknown_puzzle(&args.puzzle) };
     println!("Puzzle {}: {}\n", p.number, p.title);
-    println!("{}\n", p.explanation);
+    println!("{}", puzzles::workspace::wrap(p.explanation, 78));
     let t = &p.tests[p.tests.len() - 1];
     println!("Inputs: {}  Output: {} {:?} float32  Grid: {:?}  Threadgroup: {:?}",
         p.input_names.join(", "), p.output_name, t.output_shape, t.grid, t.threadgroup);
@@ -216,7 +216,7 @@ pub fn hint(args: &PuzzleArgs) -> u8 {
     }
     println!();
     for (k, h) in p.hints.iter().enumerate() {
-        println!("Hint {}: {h}", k + 1);
+        print!("{}", puzzles::workspace::wrap(&format!("Hint {}: {h}", k + 1), 78));
     }
     EXIT_OK
 }

@@ -13,6 +13,11 @@ pub const DEFAULT_DIR: &str = "metal-puzzles";
 pub const PROGRESS_FILE: &str = ".progress.json";
 pub const BACKUP_DIR: &str = ".backup";
 
+/// Words of `text` wrapped to `width` columns.
+pub fn wrap(text: &str, width: usize) -> String {
+    comment(text, width).lines().map(|l| format!("{}\n", &l[3..])).collect()
+}
+
 /// Words of `text` wrapped to `width` columns, each line prefixed with `// `.
 fn comment(text: &str, width: usize) -> String {
     let mut out = String::new();

@@ -1,6 +1,7 @@
 //! `metal-puzzles`: run Metal compute kernels on a simulated Apple GPU.
 
 mod lint;
+mod mlx_cmd;
 mod report;
 mod run;
 
@@ -25,6 +26,8 @@ enum Command {
     Lint(lint::LintArgs),
     /// Run one kernel of a Metal source file on the simulated GPU.
     Run(run::RunArgs),
+    /// Run an MLX custom kernel (`mx.fast.metal_kernel`) from its body.
+    Mlx(mlx_cmd::MlxArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Lint(args)) => lint::run(&args),
         Some(Command::Run(args)) => run::run(&args),
+        Some(Command::Mlx(args)) => mlx_cmd::run(&args),
         None => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();

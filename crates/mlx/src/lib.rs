@@ -445,13 +445,11 @@ impl MetalKernel {
         let mut uncounted = Vec::new();
         for (a, slot) in arrays.iter().zip(&generated.inputs) {
             let sz = a.dtype.size();
-            let bytes = if a.is_row_contiguous() {
-                a.contiguous_bytes()
-            } else {
-                // A view: its buffer starts at its first element; the kernel
-                // walks it with NAME_strides.
-                a.data[a.offset * sz..].to_vec()
-            };
+            // Like MLX, an array is bound at its offset: the buffer is the
+            // underlying data from the view's first element on (a strided
+            // view is walked with NAME_strides).
+            let start = (a.offset * sz).min(a.data.len());
+            let bytes = a.data[start..].to_vec();
             buffers.insert(slot.buffer, bytes);
             if let Some(i) = slot.shape {
                 buffers.insert(i, a.shape.iter().flat_map(|&d| (d as i32).to_le_bytes()).collect());
@@ -532,7 +530,10 @@ impl MetalKernel {
             l.span = remap.span(l.span).0;
         }
         match w {
-            Where::Signature | Where::Generated => {
+            Where::Generated => {
+                d.notes.push(format!("this is in the code MLX generates after your body (the closing brace or the explicit template instantiation of `{}`); see it with verbose=True or --print-source", g.kernel_name));
+            }
+            Where::Signature => {
                 d.notes.push(format!("this is in the signature MLX generates for `{}` from the inputs, outputs, template arguments and the attributes your body mentions (see it with verbose=True or --print-source)", g.kernel_name));
                 if g.signature_quirk {
                     d.notes.push(

@@ -96,3 +96,22 @@ fn json_run_with_outputs_and_counts() {
     assert_eq!(doc["diagnostics"][0]["line"], 3);
     assert!(doc["diagnostics"][0]["file"].as_str().unwrap().ends_with("myexp.metal"));
 }
+
+#[test]
+fn workspace_file_with_header_marker() {
+    let dir = tempdir("marker");
+    let body = body_file(&dir, "scale.metal", "constant float SCALE = 2.0f;\n// ---- body ----\nuint i = thread_position_in_grid.x;\nout[i] = a[i] * SCALE + oops;\n");
+    let out = bin()
+        .args(["mlx", body.to_str().unwrap(), "--input", "a=ones(4):f32", "--output", "out:float32:4", "--grid", "4", "--threadgroup", "4", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["diagnostics"][0]["line"], 4);
+    let out = bin()
+        .args(["mlx", body.to_str().unwrap(), "--input", "a=ones(4):f32", "--output", "out:float32:4", "--grid", "4", "--threadgroup", "4", "--print-source"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("constant float SCALE = 2.0f;\n[[kernel]] void custom_kernel_scale_floatc_float(\n"), "{text}");
+}

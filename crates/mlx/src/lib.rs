@@ -522,7 +522,15 @@ impl MetalKernel {
         let (span, w) = remap.span(d.span);
         // What the message and the code under the caret mention.
         let snippet_src = match d.span.file == remap.generated {
-            true => format!("{} {}", d.message, g.full_source.get(d.span.lo as usize..d.span.hi as usize).unwrap_or("")),
+            true => {
+                // The whole line(s) the caret is on.
+                let text = &g.full_source;
+                let lo = (d.span.lo as usize).min(text.len());
+                let hi = (d.span.hi as usize).clamp(lo, text.len());
+                let start = text[..lo].rfind('\n').map_or(0, |p| p + 1);
+                let end = text[hi..].find('\n').map_or(text.len(), |p| hi + p);
+                format!("{} {}", d.message, text.get(start..end).unwrap_or(""))
+            }
             false => d.message.clone(),
         };
         d.span = span;
@@ -535,14 +543,14 @@ impl MetalKernel {
             }
             Where::Signature => {
                 d.notes.push(format!("this is in the signature MLX generates for `{}` from the inputs, outputs, template arguments and the attributes your body mentions (see it with verbose=True or --print-source)", g.kernel_name));
-                if g.signature_quirk {
-                    d.notes.push(
-                        "this is a known MLX quirk: with two or more outputs, a NAME_shape/NAME_strides/NAME_ndim buffer and no thread attribute, MLX closes the parameter list too early and the source cannot compile; mention an attribute such as thread_position_in_grid in the body".into(),
-                    );
-                }
             }
             Where::Preamble => d.notes.push("this is in MLX's preamble (the helpers every custom kernel gets)".into()),
             _ => {}
+        }
+        if g.signature_quirk && d.is_error() {
+            d.notes.push(
+                "this is a known MLX quirk: with two or more outputs, a NAME_shape/NAME_strides/NAME_ndim buffer and no thread attribute, MLX closes the parameter list too early and the source cannot compile; mention an attribute such as thread_position_in_grid in the body".into(),
+            );
         }
         if d.is_error() {
             // Explain template parameter kinds and names.

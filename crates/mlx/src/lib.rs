@@ -483,7 +483,7 @@ impl MetalKernel {
         };
         let opts = RunOptions { check: call.check, count: call.count, uncounted_buffers: uncounted, uninitialized_buffers: uninitialized, ..Default::default() };
         let mut report = gpu::run(&kernel, &dispatch, &mut buffers, &opts);
-        for f in &mut report.findings {
+        for f in report.findings.iter_mut().filter(|f| f.kind != gpu::FindingKind::InvalidDispatch) {
             let (span, w) = remap.span(f.span);
             f.span = span;
             if let Some((s, _)) = &mut f.secondary {

@@ -2,6 +2,7 @@
 
 mod book;
 mod lint;
+mod mlx_cmd;
 mod report;
 mod run;
 
@@ -26,6 +27,8 @@ enum Command {
     Lint(lint::LintArgs),
     /// Run one kernel of a Metal source file on the simulated GPU.
     Run(run::RunArgs),
+    /// Run an MLX custom kernel (`mx.fast.metal_kernel`) from its body.
+    Mlx(mlx_cmd::MlxArgs),
     /// Create the puzzle workspace (one starter file per puzzle).
     Init(book::InitArgs),
     /// Check puzzle solutions in the workspace.
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Lint(args)) => lint::run(&args),
         Some(Command::Run(args)) => run::run(&args),
+        Some(Command::Mlx(args)) => mlx_cmd::run(&args),
         Some(Command::Init(args)) => book::init(&args),
         Some(Command::Check(args)) => book::check(&args),
         Some(Command::List(args)) => book::list(&args),

@@ -447,13 +447,11 @@ impl MetalKernel {
         let mut uncounted = Vec::new();
         for (a, slot) in arrays.iter().zip(&generated.inputs) {
             let sz = a.dtype.size();
-            let bytes = if a.is_row_contiguous() {
-                a.contiguous_bytes()
-            } else {
-                // A view: its buffer starts at its first element; the kernel
-                // walks it with NAME_strides.
-                a.data[a.offset * sz..].to_vec()
-            };
+            // Like MLX, an array is bound at its offset: the buffer is the
+            // underlying data from the view's first element on (a strided
+            // view is walked with NAME_strides).
+            let start = (a.offset * sz).min(a.data.len());
+            let bytes = a.data[start..].to_vec();
             buffers.insert(slot.buffer, bytes);
             if let Some(i) = slot.shape {
                 buffers.insert(i, a.shape.iter().flat_map(|&d| (d as i32).to_le_bytes()).collect());
@@ -487,7 +485,7 @@ impl MetalKernel {
         };
         let opts = RunOptions { check: call.check, count: call.count, uncounted_buffers: uncounted, uninitialized_buffers: uninitialized, ..Default::default() };
         let mut report = gpu::run(&kernel, &dispatch, &mut buffers, &opts);
-        for f in &mut report.findings {
+        for f in report.findings.iter_mut().filter(|f| f.kind != gpu::FindingKind::InvalidDispatch) {
             let (span, w) = remap.span(f.span);
             f.span = span;
             if let Some((s, _)) = &mut f.secondary {
@@ -526,7 +524,15 @@ impl MetalKernel {
         let (span, w) = remap.span(d.span);
         // What the message and the code under the caret mention.
         let snippet_src = match d.span.file == remap.generated {
-            true => format!("{} {}", d.message, g.full_source.get(d.span.lo as usize..d.span.hi as usize).unwrap_or("")),
+            true => {
+                // The whole line(s) the caret is on.
+                let text = &g.full_source;
+                let lo = (d.span.lo as usize).min(text.len());
+                let hi = (d.span.hi as usize).clamp(lo, text.len());
+                let start = text[..lo].rfind('\n').map_or(0, |p| p + 1);
+                let end = text[hi..].find('\n').map_or(text.len(), |p| hi + p);
+                format!("{} {}", d.message, text.get(start..end).unwrap_or(""))
+            }
             false => d.message.clone(),
         };
         d.span = span;
@@ -534,16 +540,19 @@ impl MetalKernel {
             l.span = remap.span(l.span).0;
         }
         match w {
-            Where::Signature | Where::Generated => {
+            Where::Generated => {
+                d.notes.push(format!("this is in the code MLX generates after your body (the closing brace or the explicit template instantiation of `{}`); see it with verbose=True or --print-source", g.kernel_name));
+            }
+            Where::Signature => {
                 d.notes.push(format!("this is in the signature MLX generates for `{}` from the inputs, outputs, template arguments and the attributes your body mentions (see it with verbose=True or --print-source)", g.kernel_name));
-                if g.signature_quirk {
-                    d.notes.push(
-                        "this is a known MLX quirk: with two or more outputs, a NAME_shape/NAME_strides/NAME_ndim buffer and no thread attribute, MLX closes the parameter list too early and the source cannot compile; mention an attribute such as thread_position_in_grid in the body".into(),
-                    );
-                }
             }
             Where::Preamble => d.notes.push("this is in MLX's preamble (the helpers every custom kernel gets)".into()),
             _ => {}
+        }
+        if g.signature_quirk && d.is_error() {
+            d.notes.push(
+                "this is a known MLX quirk: with two or more outputs, a NAME_shape/NAME_strides/NAME_ndim buffer and no thread attribute, MLX closes the parameter list too early and the source cannot compile; mention an attribute such as thread_position_in_grid in the body".into(),
+            );
         }
         if d.is_error() {
             // Explain template parameter kinds and names.

@@ -197,3 +197,16 @@ fn bad_construction_and_counts() {
     let e = k.generate(&[spec(DType::F32, &[4]), spec(DType::F32, &[4])], &[], &[]).unwrap_err();
     assert!(e.to_string().contains("output_dtypes"), "{e}");
 }
+
+#[test]
+fn preamble_compiles_on_its_own() {
+    let c = msl::compile("preamble.metal", mlx::PREAMBLE, &msl::CompileOptions::default());
+    assert!(!c.has_errors(), "{}", c.render(false));
+}
+
+#[test]
+fn verbose_text_is_mlx_format() {
+    let k = MetalKernel::new("v", &[], &["out"], "out[0] = 1;", "", true, false).unwrap();
+    let g = k.generate(&[], &[DType::F32], &[]).unwrap();
+    assert_eq!(mlx::verbose_text(&g), format!("Generated source code for `custom_kernel_v_float`:\n```\n{}\n```\n", g.source));
+}

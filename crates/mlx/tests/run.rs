@@ -393,3 +393,28 @@ fn header_errors_point_at_the_header() {
     let text = compile_error(k.call(&call));
     assert!(text.contains("hdr_header.metal:2:"), "{text}");
 }
+
+#[test]
+fn every_attribute_compiles_and_runs() {
+    let mut body = String::from("uint i = thread_position_in_grid.x;\nuint acc = 0;\n");
+    for (name, ty) in mlx::ATTRIBUTES {
+        body.push_str(&format!("acc += {name}{};\n", if ty == "uint3" { ".x" } else { "" }));
+    }
+    body.push_str("out[i] = acc;\n");
+    let k = MetalKernel::new("attrs", &[], &["out"], &body, "", true, false).unwrap();
+    let r = ok(k.call(&Call::new(vec![], vec![vec![64]], vec![DType::U32], [64, 1, 1], [32, 1, 1])));
+    assert_eq!(r.generated.attributes.len(), 20);
+    // Thread 0 of threadgroup 0: the position-type attributes are 0, the sizes are not.
+    let v = r.outputs[0].to_f64_vec();
+    assert!(v[0] > 0.0 && v[1] > v[0]);
+}
+
+#[test]
+fn contiguous_slice_is_bound_at_its_offset() {
+    let base = Array::arange(DType::F32, &[10]);
+    let view = base.slice_opt(0, Some(3), Some(7), 1).unwrap();
+    assert!(view.is_row_contiguous() && view.offset == 3);
+    let k = MetalKernel::new("off", &["a"], &["out"], "uint i = thread_position_in_grid.x; out[i] = a[i];", "", false, false).unwrap();
+    let r = ok(k.call(&Call::new(vec![view.into()], vec![vec![4]], vec![DType::F32], [4, 1, 1], [4, 1, 1])));
+    assert_close(&r.outputs[0], &[3.0, 4.0, 5.0, 6.0], 0.0);
+}

@@ -1,6 +1,8 @@
 //! `metal-puzzles`: run Metal compute kernels on a simulated Apple GPU.
 
+mod book;
 mod lint;
+mod mlx_cmd;
 mod report;
 mod run;
 
@@ -25,6 +27,18 @@ enum Command {
     Lint(lint::LintArgs),
     /// Run one kernel of a Metal source file on the simulated GPU.
     Run(run::RunArgs),
+    /// Run an MLX custom kernel (`mx.fast.metal_kernel`) from its body.
+    Mlx(mlx_cmd::MlxArgs),
+    /// Create the puzzle workspace (one starter file per puzzle).
+    Init(book::InitArgs),
+    /// Check puzzle solutions in the workspace.
+    Check(book::CheckArgs),
+    /// Show your progress through the puzzles.
+    List(book::DirArgs),
+    /// Explain a puzzle and give hints.
+    Hint(book::PuzzleArgs),
+    /// Restore a puzzle's starter file (your version is backed up first).
+    Reset(book::PuzzleArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,11 +52,13 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Lint(args)) => lint::run(&args),
         Some(Command::Run(args)) => run::run(&args),
-        None => {
-            use clap::CommandFactory;
-            let _ = Cli::command().print_help();
-            EXIT_OK
-        }
+        Some(Command::Mlx(args)) => mlx_cmd::run(&args),
+        Some(Command::Init(args)) => book::init(&args),
+        Some(Command::Check(args)) => book::check(&args),
+        Some(Command::List(args)) => book::list(&args),
+        Some(Command::Hint(args)) => book::hint(&args),
+        Some(Command::Reset(args)) => book::reset(&args),
+        None => book::default_command(),
     };
     ExitCode::from(code)
 }

@@ -1,0 +1,626 @@
+//! MLX custom kernels on the simulated GPU.
+//!
+//! [`MetalKernel`] mirrors `mx.fast.metal_kernel`: it takes a kernel *body*
+//! plus input/output names, generates the full Metal source exactly as MLX
+//! does ([`MetalKernel::generate`]), compiles it behind MLX's preamble and
+//! runs it with MLX's calling convention and dispatch ([`MetalKernel::call`]).
+//! Diagnostics and run-time findings point into the user's own body and
+//! header, not into the generated text.
+
+mod gen;
+
+pub use gen::{kernel_name, Generated, InputSlots, InputSpec, ATTRIBUTES, MAX_CONSTANT_ARRAY_SIZE};
+
+use arrays::{Array, DType};
+use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};
+use msl::diag::Diagnostic;
+use msl::source::{FileId, SourceMap, Span};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The text MLX compiles in front of every custom kernel.
+pub const PREAMBLE: &str = include_str!("preamble.metal");
+
+/// Apple GPUs' limit on threads per threadgroup.
+pub const MAX_THREADS_PER_THREADGROUP: u64 = gpu::MAX_THREADS_PER_THREADGROUP as u64;
+
+/// A piece of user text (body or header) and the file it came from, so that
+/// messages can point at the user's file and line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserFile {
+    /// Name shown in messages (usually the path).
+    pub name: String,
+    /// The whole file's text.
+    pub text: String,
+    /// Where the piece starts in `text`.
+    pub offset: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct MetalKernel {
+    pub name: String,
+    pub input_names: Vec<String>,
+    pub output_names: Vec<String>,
+    pub source: String,
+    pub header: String,
+    pub ensure_row_contiguous: bool,
+    pub atomic_outputs: bool,
+    /// The file holding `source` (default: a file named `NAME.metal` that is
+    /// exactly the body).
+    pub source_file: Option<UserFile>,
+    /// The file holding `header` (default: `NAME_header.metal`).
+    pub header_file: Option<UserFile>,
+}
+
+/// A template value; its kind decides the template parameter's kind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TemplateArg {
+    DType(DType),
+    Int(i64),
+    Bool(bool),
+}
+
+impl TemplateArg {
+    /// `typename`, `int` or `bool`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TemplateArg::DType(_) => "typename",
+            TemplateArg::Int(_) => "int",
+            TemplateArg::Bool(_) => "bool",
+        }
+    }
+
+    /// The value as MLX writes it (bools as 1/0, dtypes as Metal types).
+    pub fn value_text(&self) -> String {
+        match self {
+            TemplateArg::DType(d) => d.metal_type().to_string(),
+            TemplateArg::Int(i) => i.to_string(),
+            TemplateArg::Bool(b) => (if *b { "1" } else { "0" }).to_string(),
+        }
+    }
+
+    /// Parse a command-line template value: `true`/`false`, an integer or a dtype name.
+    pub fn parse(s: &str) -> Result<TemplateArg, String> {
+        let t = s.trim();
+        match t {
+            "true" | "True" => return Ok(TemplateArg::Bool(true)),
+            "false" | "False" => return Ok(TemplateArg::Bool(false)),
+            _ => {}
+        }
+        if let Ok(i) = t.parse::<i64>() {
+            return Ok(TemplateArg::Int(i));
+        }
+        DType::parse(t).map(TemplateArg::DType).map_err(|e| format!("`{t}` is not true/false, an integer or a dtype: {e}"))
+    }
+}
+
+/// One input: an array or a Python-style scalar (which becomes a 0-d array:
+/// bool → bool, int → int32 (int64 if it does not fit), float → float32).
+#[derive(Clone, Debug)]
+pub enum Input {
+    Array(Array),
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+}
+
+impl Input {
+    pub fn to_array(&self) -> Array {
+        match self {
+            Input::Array(a) => a.clone(),
+            Input::Bool(b) => Array::scalar_f64(DType::Bool, if *b { 1.0 } else { 0.0 }),
+            Input::Int(i) => match i32::try_from(*i) {
+                Ok(v) => Array::from_i64(DType::I32, &[], &[v as i64]).expect("one element"),
+                Err(_) => Array::from_i64(DType::I64, &[], &[*i]).expect("one element"),
+            },
+            Input::Float(f) => Array::scalar_f64(DType::F32, *f),
+        }
+    }
+}
+
+impl From<Array> for Input {
+    fn from(a: Array) -> Input {
+        Input::Array(a)
+    }
+}
+
+/// The arguments of one call of the kernel.
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub inputs: Vec<Input>,
+    pub output_shapes: Vec<Vec<usize>>,
+    pub output_dtypes: Vec<DType>,
+    pub grid: [u32; 3],
+    pub threadgroup: [u32; 3],
+    pub template: Vec<(String, TemplateArg)>,
+    pub init_value: Option<f64>,
+    pub verbose: bool,
+    pub check: CheckLevel,
+    pub count: bool,
+}
+
+impl Call {
+    /// A call with the given inputs and outputs and everything else at its default.
+    pub fn new(inputs: Vec<Input>, output_shapes: Vec<Vec<usize>>, output_dtypes: Vec<DType>, grid: [u32; 3], threadgroup: [u32; 3]) -> Call {
+        Call { inputs, output_shapes, output_dtypes, grid, threadgroup, template: Vec::new(), init_value: None, verbose: false, check: CheckLevel::All, count: false }
+    }
+
+    pub fn template(mut self, name: &str, value: TemplateArg) -> Call {
+        self.template.push((name.to_string(), value));
+        self
+    }
+
+    pub fn init_value(mut self, v: f64) -> Call {
+        self.init_value = Some(v);
+        self
+    }
+}
+
+/// What a call produced.
+#[derive(Debug)]
+pub struct CallResult {
+    pub outputs: Vec<Array>,
+    /// Findings with spans already in the user's files.
+    pub report: gpu::RunReport,
+    pub sources: SourceMap,
+    /// Compile warnings (spans in the user's files).
+    pub diagnostics: Vec<Diagnostic>,
+    pub generated: Generated,
+}
+
+#[derive(Debug)]
+pub enum MlxError {
+    /// The generated source does not compile (or the simulator cannot run
+    /// it); spans are in the user's files where possible.
+    Compile { sources: SourceMap, diagnostics: Vec<Diagnostic>, generated: Box<Generated> },
+    /// A bad argument; the message names it and says what to do.
+    Argument(String),
+}
+
+impl MlxError {
+    /// The diagnostics rendered rustc-style (or the argument message).
+    pub fn render(&self, color: bool) -> String {
+        match self {
+            MlxError::Compile { sources, diagnostics, .. } => msl::diag::render(sources, diagnostics, color),
+            MlxError::Argument(m) => format!("error: {m}\n"),
+        }
+    }
+}
+
+impl fmt::Display for MlxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MlxError::Argument(m) => f.write_str(m),
+            MlxError::Compile { .. } => f.write_str(self.render(false).trim_end()),
+        }
+    }
+}
+
+impl std::error::Error for MlxError {}
+
+fn arg(msg: impl Into<String>) -> MlxError {
+    MlxError::Argument(msg.into())
+}
+
+/// Whether `VERBOSE=1` (or any value other than 0/empty) is set.
+pub fn verbose_env() -> bool {
+    std::env::var("VERBOSE").map(|v| !v.is_empty() && v != "0").unwrap_or(false)
+}
+
+/// The text MLX prints for `verbose=True`.
+pub fn verbose_text(g: &Generated) -> String {
+    format!("Generated source code for `{}`:\n```\n{}\n```\n", g.kernel_name, g.source)
+}
+
+/// Where the pieces of the generated file map to.
+struct Remap {
+    generated: FileId,
+    /// (range in the generated file, user file id, offset of the piece in
+    /// the user file, whether a span starting right at the end belongs to it)
+    pieces: Vec<(std::ops::Range<u32>, FileId, u32, bool)>,
+    source_offset: u32,
+    signature_end: u32,
+}
+
+impl Remap {
+    fn span(&self, s: Span) -> (Span, Where) {
+        if s.file != self.generated {
+            return (s, Where::Other);
+        }
+        for (r, file, off, inclusive) in &self.pieces {
+            // A span may start right after the body (e.g. a missing `;`).
+            if s.lo >= r.start && (s.lo < r.end || (*inclusive && s.lo == r.end)) {
+                let lo = s.lo - r.start + off;
+                let hi = s.hi.min(r.end).max(s.lo) - r.start + off;
+                return (Span::new(*file, lo, hi), Where::User);
+            }
+        }
+        if s.lo < self.source_offset {
+            (s, Where::Preamble)
+        } else if s.lo < self.signature_end {
+            (s, Where::Signature)
+        } else {
+            (s, Where::Generated)
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Where {
+    User,
+    Preamble,
+    Signature,
+    Generated,
+    Other,
+}
+
+impl MetalKernel {
+    /// `mx.fast.metal_kernel(name, input_names, output_names, source, header,
+    /// ensure_row_contiguous, atomic_outputs)`.
+    pub fn new(
+        name: &str,
+        input_names: &[&str],
+        output_names: &[&str],
+        source: &str,
+        header: &str,
+        ensure_row_contiguous: bool,
+        atomic_outputs: bool,
+    ) -> Result<MetalKernel, MlxError> {
+        if output_names.is_empty() {
+            return Err(arg(format!("output_names: kernel `{name}` needs at least one output name (MLX kernels return their outputs; e.g. output_names=[\"out\"])")));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for n in input_names.iter().chain(output_names) {
+            if !gen::is_identifier(n) {
+                return Err(arg(format!("input_names/output_names: `{n}` is not a valid Metal parameter name (use a C identifier such as `inp` or `out`)")));
+            }
+            if !seen.insert(*n) {
+                return Err(arg(format!("input_names/output_names: `{n}` is used twice; every input and output needs its own name")));
+            }
+        }
+        // The name is only ever used after `custom_kernel_`, so it may start
+        // with a digit (the Metal Puzzles book's `1D_conv`).
+        if !gen::is_identifier(&format!("custom_kernel_{name}")) {
+            return Err(arg(format!("name: `{name}` is not a valid kernel name (it becomes part of a Metal function name; use letters, digits and `_`)")));
+        }
+        Ok(MetalKernel {
+            name: name.to_string(),
+            input_names: input_names.iter().map(|s| s.to_string()).collect(),
+            output_names: output_names.iter().map(|s| s.to_string()).collect(),
+            source: source.to_string(),
+            header: header.to_string(),
+            ensure_row_contiguous,
+            atomic_outputs,
+            source_file: None,
+            header_file: None,
+        })
+    }
+
+    /// Name the files the body and header came from (for messages).
+    pub fn with_files(mut self, source_file: Option<UserFile>, header_file: Option<UserFile>) -> MetalKernel {
+        self.source_file = source_file;
+        self.header_file = header_file;
+        self
+    }
+
+    /// The source MLX generates for inputs of these dtypes/shapes.
+    pub fn generate(&self, inputs: &[InputSpec], output_dtypes: &[DType], template: &[(String, TemplateArg)]) -> Result<Generated, MlxError> {
+        gen::generate(self, inputs, output_dtypes, template)
+    }
+
+    /// The source generated for a call (without running it).
+    pub fn generate_for(&self, call: &Call) -> Result<Generated, MlxError> {
+        let arrays = self.input_arrays(call)?;
+        let specs: Vec<InputSpec> = arrays.iter().map(|a| InputSpec { dtype: a.dtype, shape: a.shape.clone() }).collect();
+        self.generate(&specs, &call.output_dtypes, &call.template)
+    }
+
+    fn input_arrays(&self, call: &Call) -> Result<Vec<Array>, MlxError> {
+        if call.inputs.len() != self.input_names.len() {
+            return Err(arg(format!(
+                "inputs: kernel `{}` was made with {} input name{} [{}], but the call passes {} input{}; pass exactly one input per name, in order",
+                self.name,
+                self.input_names.len(),
+                if self.input_names.len() == 1 { "" } else { "s" },
+                self.input_names.join(", "),
+                call.inputs.len(),
+                if call.inputs.len() == 1 { "" } else { "s" }
+            )));
+        }
+        Ok(call.inputs.iter().map(Input::to_array).collect())
+    }
+
+    fn check_call(&self, call: &Call) -> Result<(), MlxError> {
+        let n = self.output_names.len();
+        if call.output_shapes.len() != n {
+            return Err(arg(format!(
+                "output_shapes: kernel `{}` has {n} output{} [{}], but {} output shape{} given; pass one shape per output",
+                self.name,
+                if n == 1 { "" } else { "s" },
+                self.output_names.join(", "),
+                call.output_shapes.len(),
+                if call.output_shapes.len() == 1 { " was" } else { "s were" }
+            )));
+        }
+        if call.output_dtypes.len() != n {
+            return Err(arg(format!(
+                "output_dtypes: kernel `{}` has {n} output{} [{}], but {} output dtype{} given; pass one dtype per output",
+                self.name,
+                if n == 1 { "" } else { "s" },
+                self.output_names.join(", "),
+                call.output_dtypes.len(),
+                if call.output_dtypes.len() == 1 { " was" } else { "s were" }
+            )));
+        }
+        if self.atomic_outputs {
+            for (name, d) in self.output_names.iter().zip(&call.output_dtypes) {
+                if !matches!(d, DType::I32 | DType::U32 | DType::F32 | DType::Bool) {
+                    return Err(arg(format!(
+                        "output `{name}` has dtype {}, but with atomic_outputs=True it becomes `device atomic<{}>*` and Metal has atomics only for int32, uint32, float32 and bool; make `{name}` float32 (or int32/uint32) and convert afterwards",
+                        d.mlx_name(),
+                        d.metal_type()
+                    )));
+                }
+            }
+        }
+        for (name, shape) in self.output_names.iter().zip(&call.output_shapes) {
+            if arrays::checked_nbytes(DType::F32, shape).is_err() {
+                return Err(arg(format!("output_shapes: the shape {shape:?} of output `{name}` is too large")));
+            }
+        }
+        if call.grid.contains(&0) {
+            return Err(arg(format!("grid: {:?} has a zero dimension; every dimension of the grid (threads, not threadgroups) must be at least 1", call.grid)));
+        }
+        if call.threadgroup.contains(&0) {
+            return Err(arg(format!("threadgroup: {:?} has a zero dimension; every dimension must be at least 1", call.threadgroup)));
+        }
+        let tg: u64 = call.threadgroup.iter().map(|&x| x as u64).product();
+        if tg > MAX_THREADS_PER_THREADGROUP {
+            return Err(arg(format!(
+                "threadgroup: ({}, {}, {}) is {tg} threads, over the maximum of {MAX_THREADS_PER_THREADGROUP} threads per threadgroup; use a smaller threadgroup (the grid counts threads, so it need not change)",
+                call.threadgroup[0], call.threadgroup[1], call.threadgroup[2]
+            )));
+        }
+        if let Some(v) = call.init_value {
+            if !v.is_finite() && call.output_dtypes.iter().any(|d| !d.is_float()) {
+                return Err(arg(format!("init_value: {v} cannot be stored in an integer output")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Run the kernel like calling the object MLX returns: prints the
+    /// generated source to stdout when `call.verbose` or `VERBOSE=1`.
+    pub fn call(&self, call: &Call) -> Result<CallResult, MlxError> {
+        let verbose = call.verbose || verbose_env();
+        self.call_with(call, &mut |g| {
+            if verbose {
+                print!("{}", verbose_text(g));
+            }
+        })
+    }
+
+    /// Like [`MetalKernel::call`], handing the generated source to `on_generated`
+    /// (before compiling) instead of printing it.
+    pub fn call_with(&self, call: &Call, on_generated: &mut dyn FnMut(&Generated)) -> Result<CallResult, MlxError> {
+        self.check_call(call)?;
+        let mut arrays = self.input_arrays(call)?;
+        for a in &mut arrays {
+            // Copy views that are not row-contiguous (MLX's ensure_row_contiguous);
+            // views with negative strides are copied too (a buffer cannot start
+            // before its first element here).
+            if (self.ensure_row_contiguous && !a.is_row_contiguous()) || a.strides.iter().any(|&s| s < 0) {
+                *a = a.to_contiguous();
+            }
+        }
+        let specs: Vec<InputSpec> = arrays.iter().map(|a| InputSpec { dtype: a.dtype, shape: a.shape.clone() }).collect();
+        let generated = self.generate(&specs, &call.output_dtypes, &call.template)?;
+        on_generated(&generated);
+
+        // Compile: the generated file plus the user's files for messages.
+        let mut sources = SourceMap::new();
+        let gen_name = format!("<generated by mlx: {}>", generated.kernel_name);
+        let gen_file = sources.add(gen_name, generated.full_source.clone());
+        let c = msl::compile_file(sources, gen_file, &msl::CompileOptions::default());
+        let mut sources = c.sources;
+        let remap = self.add_user_files(&mut sources, gen_file, &generated);
+        let diagnostics: Vec<Diagnostic> = c.diagnostics.items.iter().map(|d| self.remap_diag(&remap, d, &generated, &specs, call)).collect();
+        let Some(program) = c.program.as_ref() else {
+            return Err(MlxError::Compile { sources, diagnostics, generated: Box::new(generated) });
+        };
+        let Some((kid, _)) = program.kernel(&generated.kernel_name) else {
+            let d = Diagnostic::error(Span::new(gen_file, generated.source_offset as u32, generated.source_offset as u32), format!("the generated source has no kernel named `{}`", generated.kernel_name))
+                .note("this should not happen; please report it with the generated source (verbose=True)");
+            return Err(MlxError::Compile { sources, diagnostics: vec![d], generated: Box::new(generated) });
+        };
+        let kernel = match gpu::lower::lower_kernel(program, kid) {
+            Ok(k) => k,
+            Err(e) => {
+                let d = Diagnostic::error(e.span, e.message).note("this is a limitation of the simulator, not an error in your kernel");
+                let d = self.remap_diag(&remap, &d, &generated, &specs, call);
+                return Err(MlxError::Compile { sources, diagnostics: vec![d], generated: Box::new(generated) });
+            }
+        };
+
+        // Buffers.
+        let mut buffers: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        let mut uncounted = Vec::new();
+        for (a, slot) in arrays.iter().zip(&generated.inputs) {
+            let sz = a.dtype.size();
+            // Like MLX, an array is bound at its offset: the buffer is the
+            // underlying data from the view's first element on (a strided
+            // view is walked with NAME_strides).
+            let start = (a.offset * sz).min(a.data.len());
+            let bytes = a.data[start..].to_vec();
+            buffers.insert(slot.buffer, bytes);
+            if let Some(i) = slot.shape {
+                buffers.insert(i, a.shape.iter().flat_map(|&d| (d as i32).to_le_bytes()).collect());
+                uncounted.push(i);
+            }
+            if let Some(i) = slot.strides {
+                let strides: Vec<isize> = if a.is_row_contiguous() { arrays::row_major_strides(&a.shape) } else { a.strides.clone() };
+                buffers.insert(i, strides.iter().flat_map(|&s| (s as i64).to_le_bytes()).collect());
+                uncounted.push(i);
+            }
+            if let Some(i) = slot.ndim {
+                buffers.insert(i, (a.ndim() as i32).to_le_bytes().to_vec());
+                uncounted.push(i);
+            }
+        }
+        let mut uninitialized = Vec::new();
+        for ((shape, &dtype), &index) in call.output_shapes.iter().zip(&call.output_dtypes).zip(&generated.outputs) {
+            let out = match call.init_value {
+                Some(v) => Array::full(dtype, shape, v),
+                None => {
+                    uninitialized.push(index);
+                    Array::zeros(dtype, shape)
+                }
+            };
+            buffers.insert(index, out.contiguous_bytes());
+        }
+        let dispatch = Dispatch {
+            grid: call.grid,
+            threadgroup: [0, 1, 2].map(|i| call.threadgroup[i].min(call.grid[i])),
+            mode: DispatchMode::Threads,
+        };
+        let opts = RunOptions { check: call.check, count: call.count, uncounted_buffers: uncounted, uninitialized_buffers: uninitialized, ..Default::default() };
+        let mut report = gpu::run(&kernel, &dispatch, &mut buffers, &opts);
+        for f in report.findings.iter_mut().filter(|f| f.kind != gpu::FindingKind::InvalidDispatch) {
+            let (span, w) = remap.span(f.span);
+            f.span = span;
+            if let Some((s, _)) = &mut f.secondary {
+                *s = remap.span(*s).0;
+            }
+            match w {
+                Where::Signature | Where::Generated => f.notes.push("this is in the code MLX generates around your body (see it with verbose=True / --print-source)".into()),
+                Where::Preamble => f.notes.push("this is in MLX's preamble (a helper such as elem_to_loc), called from your kernel".into()),
+                _ => {}
+            }
+        }
+        let mut outputs = Vec::new();
+        for ((shape, &dtype), (&index, name)) in call.output_shapes.iter().zip(&call.output_dtypes).zip(generated.outputs.iter().zip(&self.output_names)) {
+            let bytes = buffers.remove(&index).unwrap_or_default();
+            outputs.push(Array::from_bytes(dtype, shape, bytes).map_err(|e| arg(format!("output `{name}`: {e}")))?);
+        }
+        Ok(CallResult { outputs, report, sources, diagnostics, generated })
+    }
+
+    fn add_user_files(&self, sources: &mut SourceMap, gen_file: FileId, g: &Generated) -> Remap {
+        let body = self.source_file.clone().unwrap_or_else(|| UserFile { name: format!("{}.metal", self.name), text: self.source.clone(), offset: 0 });
+        let header = self.header_file.clone().unwrap_or_else(|| UserFile { name: format!("{}_header.metal", self.name), text: self.header.clone(), offset: 0 });
+        let base = g.source_offset as u32;
+        let mut pieces = Vec::new();
+        let body_id = sources.add(body.name.clone(), body.text.clone());
+        pieces.push(((base + g.body_range.start as u32)..(base + g.body_range.end as u32), body_id, body.offset as u32, true));
+        if !self.header.is_empty() {
+            let header_id = if header.name == body.name && header.text == body.text { body_id } else { sources.add(header.name.clone(), header.text.clone()) };
+            pieces.push(((base + g.header_range.start as u32)..(base + g.header_range.end as u32), header_id, header.offset as u32, false));
+        }
+        Remap { generated: gen_file, pieces, source_offset: base, signature_end: base + g.body_range.start as u32 }
+    }
+
+    fn remap_diag(&self, remap: &Remap, d: &Diagnostic, g: &Generated, specs: &[InputSpec], call: &Call) -> Diagnostic {
+        let mut d = d.clone();
+        let (span, w) = remap.span(d.span);
+        // What the message and the code under the caret mention.
+        let snippet_src = match d.span.file == remap.generated {
+            true => {
+                // The whole line(s) the caret is on.
+                let text = &g.full_source;
+                let lo = (d.span.lo as usize).min(text.len());
+                let hi = (d.span.hi as usize).clamp(lo, text.len());
+                let start = text[..lo].rfind('\n').map_or(0, |p| p + 1);
+                let end = text[hi..].find('\n').map_or(text.len(), |p| hi + p);
+                format!("{} {}", d.message, text.get(start..end).unwrap_or(""))
+            }
+            false => d.message.clone(),
+        };
+        d.span = span;
+        for l in &mut d.secondary {
+            l.span = remap.span(l.span).0;
+        }
+        match w {
+            Where::Generated => {
+                d.notes.push(format!("this is in the code MLX generates after your body (the closing brace or the explicit template instantiation of `{}`); see it with verbose=True or --print-source", g.kernel_name));
+            }
+            Where::Signature => {
+                d.notes.push(format!("this is in the signature MLX generates for `{}` from the inputs, outputs, template arguments and the attributes your body mentions (see it with verbose=True or --print-source)", g.kernel_name));
+            }
+            Where::Preamble => d.notes.push("this is in MLX's preamble (the helpers every custom kernel gets)".into()),
+            _ => {}
+        }
+        if g.signature_quirk && d.is_error() {
+            d.notes.push(
+                "this is a known MLX quirk: with two or more outputs, a NAME_shape/NAME_strides/NAME_ndim buffer and no thread attribute, MLX closes the parameter list too early and the source cannot compile; mention an attribute such as thread_position_in_grid in the body".into(),
+            );
+        }
+        if d.is_error() {
+            // Explain template parameter kinds and names.
+            for (n, a) in &call.template {
+                if mentions(&snippet_src, n) {
+                    d.notes.push(format!(
+                        "template parameter `{n}` is declared `{} {n}` because its value is {}; MLX picks the kind from the value (a dtype → typename, an integer → int, a bool → bool)",
+                        a.kind(),
+                        match a {
+                            TemplateArg::DType(t) => format!("the dtype {}", t.mlx_name()),
+                            TemplateArg::Int(i) => format!("the integer {i}"),
+                            TemplateArg::Bool(b) => format!("the bool {b}"),
+                        }
+                    ));
+                }
+            }
+            if let Some(name) = backticked_identifier(&snippet_src) {
+                let known = call.template.iter().any(|(n, _)| *n == name) || self.input_names.contains(&name) || self.output_names.contains(&name);
+                if !known && w == Where::User && (d.message.contains("unknown type") || d.message.contains("undeclared")) && name.len() <= 3 && name.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+                    d.help.push(format!("if `{name}` is meant to be a template parameter, pass it in the call's template (template=[(\"{name}\", mx.float32)], or --template {name}=float32)"));
+                }
+            }
+            for (n, spec) in self.input_names.iter().zip(specs) {
+                if mentions(&snippet_src, n) {
+                    d.notes.push(format!(
+                        "input `{n}` is {} of shape {:?}, so MLX declares it `const {} {}{} {n}`",
+                        spec.dtype.mlx_name(),
+                        spec.shape,
+                        if spec.is_constant() { "constant" } else { "device" },
+                        spec.dtype.metal_type(),
+                        if spec.is_scalar() { "&" } else { "*" }
+                    ));
+                }
+            }
+            for (n, dt) in self.output_names.iter().zip(&call.output_dtypes) {
+                if mentions(&snippet_src, n) {
+                    d.notes.push(format!(
+                        "output `{n}` is {}, so MLX declares it `device {}* {n}`",
+                        dt.mlx_name(),
+                        if self.atomic_outputs { format!("atomic<{}>", dt.metal_type()) } else { dt.metal_type().to_string() }
+                    ));
+                }
+            }
+        }
+        d
+    }
+}
+
+/// Whether `text` mentions `name` as a whole word.
+fn mentions(text: &str, name: &str) -> bool {
+    let b = text.as_bytes();
+    let is_word = |c: u8| c == b'_' || c.is_ascii_alphanumeric();
+    let mut start = 0;
+    while let Some(p) = text[start..].find(name) {
+        let lo = start + p;
+        let hi = lo + name.len();
+        if (lo == 0 || !is_word(b[lo - 1])) && (hi >= b.len() || !is_word(b[hi])) {
+            return true;
+        }
+        start = hi;
+    }
+    false
+}
+
+/// The first `identifier` in backticks in a message.
+fn backticked_identifier(msg: &str) -> Option<String> {
+    let start = msg.find('`')? + 1;
+    let end = start + msg[start..].find('`')?;
+    let s = &msg[start..end];
+    gen::is_identifier(s).then(|| s.to_string())
+}

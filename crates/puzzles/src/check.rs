@@ -1,0 +1,256 @@
+//! Checking a learner's kernel against a puzzle's tests.
+
+use crate::{split_source, Fill, InputSpec, Puzzle, Score, TestCase};
+use arrays::{Array, DType};
+use gpu::Finding;
+use msl::diag::Diagnostic;
+use msl::source::SourceMap;
+use std::rc::Rc;
+
+/// Randomized tests run after each of the book's tests.
+pub const RANDOM_TESTS_PER_CASE: u64 = 3;
+/// Tolerances of the comparison with the spec (NumPy's `allclose`).
+pub const RTOL: f64 = 1e-5;
+pub const ATOL: f64 = 1e-8;
+/// Random inputs are integers in `[RANDOM_LO, RANDOM_HI)` (exact in float32
+/// through every puzzle's arithmetic).
+pub const RANDOM_LO: i64 = -9;
+pub const RANDOM_HI: i64 = 10;
+
+/// One run of the kernel: a book test or a randomized variant of it.
+#[derive(Clone, Debug)]
+pub struct TestResult {
+    /// `Matmul (Full)` or `Matmul (Full), random #2`.
+    pub name: String,
+    /// Index into the puzzle's `tests`.
+    pub case: usize,
+    /// The seed of a randomized test; `None` for the book's own inputs.
+    pub seed: Option<u64>,
+    pub inputs: Vec<Array>,
+    /// The kernel's output (`None` when it could not run).
+    pub yours: Option<Array>,
+    pub spec: Array,
+    pub passed: bool,
+    /// Per-thread maxima of this run.
+    pub score: Option<Score>,
+    /// Why the kernel could not run, if it could not.
+    pub error: Option<String>,
+}
+
+/// A sanitizer finding with the sources its spans point into.
+#[derive(Clone, Debug)]
+pub struct ReportedFinding {
+    pub finding: Finding,
+    pub sources: Rc<SourceMap>,
+    /// The first test that produced it.
+    pub test: String,
+}
+
+/// Everything `check` learned about one puzzle solution.
+#[derive(Clone, Debug)]
+pub struct CheckResult {
+    pub puzzle: &'static Puzzle,
+    /// Exact tests first, each followed by its randomized variants.
+    pub tests: Vec<TestResult>,
+    /// Per-thread maxima over every run.
+    pub score: Score,
+    pub targets_met: bool,
+    /// Sanitizer findings, deduplicated over runs (first occurrence kept).
+    pub findings: Vec<ReportedFinding>,
+    /// Compile diagnostics (errors and warnings) and their sources.
+    pub diagnostics: Vec<Diagnostic>,
+    pub diagnostic_sources: Rc<SourceMap>,
+    /// A failure before any test could run (e.g. the kernel does not compile).
+    pub error: Option<String>,
+    /// Generated kernel source of each book test (for `--verbose`).
+    pub generated: Vec<(String, String)>,
+    /// Tests pass, no error findings, no compile errors.
+    pub passed: bool,
+}
+
+impl CheckResult {
+    pub fn has_error_findings(&self) -> bool {
+        self.findings.iter().any(|f| f.finding.is_error)
+    }
+
+    /// The first failing test, if any.
+    pub fn first_failure(&self) -> Option<&TestResult> {
+        self.tests.iter().find(|t| !t.passed)
+    }
+}
+
+/// Build one input of a test: the book's values, or random integers when
+/// `seed` is given (same dtype and shape).
+pub fn build_input(spec: &InputSpec, seed: Option<u64>) -> Array {
+    let base = match (seed, spec.fill) {
+        (Some(seed), _) => Array::randint(DType::I32, spec.shape, RANDOM_LO, RANDOM_HI, seed)
+            .expect("range fits int32")
+            .astype(spec.dtype),
+        (None, Fill::Arange) => Array::arange(spec.dtype, spec.shape),
+        (None, Fill::Ones) => Array::ones(spec.dtype, spec.shape),
+    };
+    if spec.transpose {
+        base.t()
+    } else {
+        base
+    }
+}
+
+/// The seed of randomized test `k` of case `case` of puzzle `number`.
+pub fn random_seed(number: u32, case: usize, k: u64) -> u64 {
+    0x4d50_0000_0000 + (number as u64) * 1000 + (case as u64) * 10 + k
+}
+
+/// The seed of input `k` of a randomized test (inputs get different values).
+pub fn input_seed(test_seed: u64, k: usize) -> u64 {
+    test_seed ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The inputs of every run of a puzzle: (name, case index, seed, inputs).
+pub fn runs(puzzle: &Puzzle) -> Vec<(String, usize, Option<u64>, Vec<Array>)> {
+    let mut out = Vec::new();
+    for (ci, case) in puzzle.tests.iter().enumerate() {
+        let build = |seed: Option<u64>| {
+            case.inputs.iter().enumerate().map(|(k, s)| build_input(s, seed.map(|seed| input_seed(seed, k)))).collect::<Vec<_>>()
+        };
+        out.push((case.name.to_string(), ci, None, build(None)));
+        for k in 1..=RANDOM_TESTS_PER_CASE {
+            let seed = random_seed(puzzle.number, ci, k);
+            out.push((format!("{}, random #{k}", case.name), ci, Some(seed), build(Some(seed))));
+        }
+    }
+    out
+}
+
+/// Check a workspace file's text (header and body split at the marker).
+pub fn check(puzzle: &'static Puzzle, file_text: &str) -> CheckResult {
+    check_file(puzzle, &puzzle.file_name(), file_text)
+}
+
+/// Check a workspace file; messages name it `file_name` and point at its
+/// lines (header and body both live in that one file).
+pub fn check_file(puzzle: &'static Puzzle, file_name: &str, file_text: &str) -> CheckResult {
+    let (header, body) = split_source(file_text);
+    let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
+    // (the body is always a suffix of the file)
+    let header_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: 0 };
+    run_checks(puzzle, &header, &body, Some((body_file, header_file)))
+}
+
+/// Check an MLX header and body (messages name `NAME.metal` and
+/// `NAME_header.metal`, as MLX's own defaults do).
+pub fn check_source(puzzle: &'static Puzzle, header: &str, body: &str) -> CheckResult {
+    run_checks(puzzle, header, body, None)
+}
+
+fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(mlx::UserFile, mlx::UserFile)>) -> CheckResult {
+    let mut result = CheckResult {
+        puzzle,
+        tests: Vec::new(),
+        score: Score::default(),
+        targets_met: false,
+        findings: Vec::new(),
+        diagnostics: Vec::new(),
+        diagnostic_sources: Rc::new(SourceMap::new()),
+        error: None,
+        generated: Vec::new(),
+        passed: false,
+    };
+    let kernel = match mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], body, header, true, false) {
+        Ok(k) => match files {
+            Some((b, h)) => k.with_files(Some(b), Some(h)),
+            None => k,
+        },
+        Err(e) => {
+            absorb_error(&mut result, e);
+            return result;
+        }
+    };
+    let mut score: Option<Score> = None;
+    for (name, ci, seed, inputs) in runs(puzzle) {
+        let case: &TestCase = &puzzle.tests[ci];
+        let spec = (puzzle.spec)(&inputs);
+        let call = mlx::Call {
+            inputs: inputs.iter().cloned().map(mlx::Input::Array).collect(),
+            output_shapes: vec![case.output_shape.to_vec()],
+            output_dtypes: vec![DType::F32],
+            grid: case.grid,
+            threadgroup: case.threadgroup,
+            template: vec![],
+            init_value: Some(0.0),
+            verbose: false,
+            check: gpu::CheckLevel::All,
+            count: true,
+        };
+        let mut test = TestResult { name, case: ci, seed, inputs, yours: None, spec, passed: false, score: None, error: None };
+        let mut generated = None;
+        match kernel.call_with(&call, &mut |g| generated = Some(mlx::verbose_text(g))) {
+            Ok(out) => {
+                if let (None, Some(g)) = (seed, generated) {
+                    result.generated.push((case.name.to_string(), g));
+                }
+                if result.diagnostics.is_empty() && !out.diagnostics.is_empty() {
+                    result.diagnostics = out.diagnostics.clone();
+                    result.diagnostic_sources = Rc::new(out.sources.clone());
+                }
+                let yours = out.outputs.into_iter().next();
+                test.passed = yours.as_ref().is_some_and(|y| y.allclose(&test.spec, RTOL, ATOL));
+                test.yours = yours;
+                if let Some(c) = out.report.max_counts {
+                    let s = Score {
+                        global_reads: c.device_reads,
+                        global_writes: c.device_writes,
+                        shared_reads: c.threadgroup_reads,
+                        shared_writes: c.threadgroup_writes,
+                    };
+                    test.score = Some(s);
+                    score = Some(score.map_or(s, |m| m.max(s)));
+                }
+                let mut sources: Option<Rc<SourceMap>> = None;
+                for f in out.report.findings {
+                    let known = result.findings.iter().any(|r| {
+                        r.finding.kind == f.kind && r.finding.message == f.message && r.finding.span == f.span
+                    });
+                    if !known {
+                        let sources = sources.get_or_insert_with(|| Rc::new(out.sources.clone())).clone();
+                        result.findings.push(ReportedFinding { finding: f, sources, test: test.name.clone() });
+                    }
+                }
+                result.tests.push(test);
+            }
+            Err(e) => {
+                // A compile error (or an invalid call) stops the check: every
+                // later run would fail the same way.
+                test.error = Some(match &e {
+                    mlx::MlxError::Compile { .. } => "the kernel does not compile".into(),
+                    mlx::MlxError::Argument(m) => m.clone(),
+                });
+                result.tests.push(test);
+                absorb_error(&mut result, e);
+                break;
+            }
+        }
+    }
+    result.score = score.unwrap_or_default();
+    result.targets_met = score.is_some() && puzzle.targets.met_by(result.score);
+    result.passed = result.error.is_none()
+        && !result.tests.is_empty()
+        && result.tests.iter().all(|t| t.passed)
+        && !result.has_error_findings()
+        && !result.diagnostics.iter().any(|d| d.is_error());
+    result
+}
+
+fn absorb_error(result: &mut CheckResult, e: mlx::MlxError) {
+    match e {
+        mlx::MlxError::Compile { sources, diagnostics, generated } => {
+            result.error = Some("the kernel does not compile".into());
+            result.diagnostics = diagnostics;
+            result.diagnostic_sources = Rc::new(sources);
+            if result.generated.is_empty() {
+                result.generated.push((String::new(), mlx::verbose_text(&generated)));
+            }
+        }
+        mlx::MlxError::Argument(m) => result.error = Some(m),
+    }
+}

@@ -1,0 +1,223 @@
+//! Rendering check results: the book's text format and the contract's JSON.
+
+use crate::check::{CheckResult, ReportedFinding};
+use crate::{Score, Targets};
+use gpu::Finding;
+use msl::diag::{Diagnostic, Severity};
+use msl::source::SourceMap;
+use std::fmt::Write;
+
+/// The score table: the book's columns, a row with the learner's per-thread
+/// maxima and a row with the targets, each marked ✓ (met) or ✗ (over).
+pub fn score_table(slug: &str, score: Score, targets: Targets) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# {slug}");
+    let _ = writeln!(s, "   Score (Max Per Thread):");
+    let _ = writeln!(s, "   |        |  Global Reads | Global Writes |  Shared Reads | Shared Writes |");
+    let _ = write!(s, "   | Yours  |");
+    for v in score.as_array() {
+        let _ = write!(s, " {v:>13} |");
+    }
+    let _ = write!(s, "\n   | Target |");
+    for (t, v) in targets.as_array().into_iter().zip(score.as_array()) {
+        let cell = match t {
+            Some(t) => format!("≤ {t} {}", if v <= t { "✓" } else { "✗" }),
+            None => "-".to_string(),
+        };
+        let _ = write!(s, " {cell:>13} |");
+    }
+    s.push('\n');
+    s
+}
+
+/// A finding as a diagnostic pointing at the access in the learner's file.
+pub fn finding_diagnostic(f: &Finding) -> Diagnostic {
+    let mut d = Diagnostic::new(if f.is_error { Severity::Error } else { Severity::Warning }, f.span, f.message.clone());
+    d.code = Some(f.kind.name());
+    d.label = format!("thread {} of threadgroup {}", xyz(f.thread), xyz(f.threadgroup));
+    if let Some((span, msg)) = &f.secondary {
+        d.secondary.push(msl::diag::Label { span: *span, message: msg.clone() });
+    }
+    if f.count > 1 {
+        let more: Vec<String> = f.examples.iter().map(|t| xyz(*t)).collect();
+        let also = if more.is_empty() { String::new() } else { format!("; other threads: {}", more.join(", ")) };
+        d.notes.push(format!("this happened {} times{also}", f.count));
+    }
+    for n in &f.notes {
+        d.help.push(n.clone());
+    }
+    d
+}
+
+fn xyz(t: [u32; 3]) -> String {
+    format!("({}, {}, {})", t[0], t[1], t[2])
+}
+
+/// The contract's JSON form of a finding (as `run --json` prints it).
+pub fn finding_json(sources: &SourceMap, f: &Finding) -> serde_json::Value {
+    let line = if f.span == Default::default() && sources.files().is_empty() { 0 } else { sources.line_col(f.span).0 };
+    serde_json::json!({
+        "kind": f.kind.name(),
+        "severity": if f.is_error { "error" } else { "warning" },
+        "message": f.message,
+        "line": line,
+        "thread": f.thread,
+        "threadgroup": f.threadgroup,
+        "count": f.count,
+        "secondary_line": f.secondary.as_ref().map(|(s, _)| sources.line_col(*s).0),
+    })
+}
+
+fn render_finding(r: &ReportedFinding, color: bool) -> String {
+    let mut d = finding_diagnostic(&r.finding);
+    d.notes.push(format!("found while running test `{}`", r.test));
+    msl::diag::render(&r.sources, &[d], color)
+}
+
+/// The human report of one puzzle: `Passed Tests!` / `Failed Tests.`, the
+/// arrays of the failing test, the score table, findings and diagnostics.
+pub fn human(r: &CheckResult, color: bool) -> String {
+    let mut s = String::new();
+    let multi = r.puzzle.tests.len() > 1;
+    if r.passed {
+        s.push_str("Passed Tests!\n");
+    } else if let Some(error) = &r.error {
+        if r.diagnostics.iter().any(|d| d.is_error()) {
+            s.push_str("Failed Tests. (the kernel does not compile)\n");
+        } else {
+            let _ = writeln!(s, "Failed Tests. (the kernel could not run: {error})");
+        }
+    } else if let Some(t) = r.first_failure() {
+        if t.seed.is_some() || multi {
+            let _ = writeln!(s, "Failed Tests. ({})", t.name);
+        } else {
+            s.push_str("Failed Tests.\n");
+        }
+        if let Some(seed) = t.seed {
+            let _ = writeln!(s, "Randomized inputs (seed {seed}; the book's inputs passed):");
+            for (spec, a) in r.puzzle.tests[t.case].inputs.iter().zip(&t.inputs) {
+                let _ = writeln!(s, "{} = {}", spec.name, indent_after_first(&repr(a), spec.name.len() + 3));
+            }
+        }
+        if let Some(y) = &t.yours {
+            let _ = writeln!(s, "Yours: {}", repr(y));
+        }
+        let _ = writeln!(s, "Spec : {}", repr(&t.spec));
+    } else {
+        s.push_str("Failed Tests. (every output matches, but the sanitizer reported errors below)\n");
+    }
+    if !r.tests.iter().all(|t| t.score.is_none()) {
+        s.push('\n');
+        s.push_str(&score_table(r.puzzle.slug, r.score, r.puzzle.targets));
+    }
+    let errors_first = {
+        let mut v: Vec<&ReportedFinding> = r.findings.iter().collect();
+        v.sort_by_key(|f| !f.finding.is_error);
+        v
+    };
+    if !errors_first.is_empty() {
+        s.push('\n');
+    }
+    for f in errors_first {
+        s.push_str(&render_finding(f, color));
+    }
+    if !r.diagnostics.is_empty() {
+        s.push('\n');
+        s.push_str(&msl::diag::render(&r.diagnostic_sources, &r.diagnostics, color));
+    }
+    s
+}
+
+/// An array as MLX prints it, but never summarized: the puzzles' arrays are
+/// small and every element matters when comparing `Yours` with `Spec`.
+/// (Identical to [`arrays::Array::repr_mlx`] when no axis is longer than 6.)
+pub fn repr(a: &arrays::Array) -> String {
+    fn elem(s: arrays::Scalar) -> String {
+        match s {
+            arrays::Scalar::Bool(b) => if b { "True" } else { "False" }.into(),
+            arrays::Scalar::Int(i) => i.to_string(),
+            arrays::Scalar::UInt(u) => u.to_string(),
+            arrays::Scalar::Float(f) => arrays::format_g6(f),
+        }
+    }
+    fn sub(a: &arrays::Array, idx: &mut Vec<usize>, out: &mut String) {
+        let dim = idx.len();
+        let last = dim + 1 == a.ndim();
+        out.push('[');
+        for i in 0..a.shape[dim] {
+            if i > 0 {
+                if last {
+                    out.push_str(", ");
+                } else {
+                    out.push_str(",\n");
+                    out.push_str(&" ".repeat(7 + dim));
+                }
+            }
+            idx.push(i);
+            if last {
+                out.push_str(&elem(a.get(idx)));
+            } else {
+                sub(a, idx, out);
+            }
+            idx.pop();
+        }
+        out.push(']');
+    }
+    if a.ndim() == 0 || a.shape.iter().all(|&d| d <= 6) {
+        return a.repr_mlx();
+    }
+    let mut out = String::from("array(");
+    sub(a, &mut Vec::new(), &mut out);
+    out.push_str(", dtype=");
+    out.push_str(a.dtype.mlx_name());
+    out.push(')');
+    out
+}
+
+fn indent_after_first(text: &str, n: usize) -> String {
+    let pad = " ".repeat(n);
+    let mut lines = text.lines();
+    let mut out = lines.next().unwrap_or("").to_string();
+    for l in lines {
+        out.push('\n');
+        out.push_str(&pad);
+        out.push_str(l);
+    }
+    out
+}
+
+/// One puzzle's entry of `check --json`.
+pub fn json(r: &CheckResult) -> serde_json::Value {
+    let t = r.puzzle.targets;
+    serde_json::json!({
+        "puzzle": r.puzzle.slug,
+        "number": r.puzzle.number,
+        "title": r.puzzle.title,
+        "passed": r.passed,
+        "tests": r.tests.iter().map(|t| serde_json::json!({
+            "name": t.name,
+            "passed": t.passed,
+            "randomized": t.seed.is_some(),
+        })).collect::<Vec<_>>(),
+        "score": score_json(r.score),
+        "targets": {
+            "global_reads": t.global_reads,
+            "global_writes": t.global_writes,
+            "shared_reads": t.shared_reads,
+            "shared_writes": t.shared_writes,
+        },
+        "targets_met": r.targets_met,
+        "findings": r.findings.iter().map(|f| finding_json(&f.sources, &f.finding)).collect::<Vec<_>>(),
+        "diagnostics": r.diagnostics.iter().map(|d| msl::diag::to_json(&r.diagnostic_sources, d)).collect::<Vec<_>>(),
+        "error": r.error,
+    })
+}
+
+pub fn score_json(s: Score) -> serde_json::Value {
+    serde_json::json!({
+        "global_reads": s.global_reads,
+        "global_writes": s.global_writes,
+        "shared_reads": s.shared_reads,
+        "shared_writes": s.shared_writes,
+    })
+}

@@ -1,0 +1,209 @@
+//! The learner's workspace: one `NN_slug.metal` file per puzzle, backups of
+//! reset files in `.backup/`, and progress in `.progress.json`.
+
+use crate::check::CheckResult;
+use crate::render::score_json;
+use crate::{Puzzle, BODY_MARKER, PUZZLES};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub const DEFAULT_DIR: &str = "metal-puzzles";
+pub const PROGRESS_FILE: &str = ".progress.json";
+pub const BACKUP_DIR: &str = ".backup";
+
+/// Words of `text` wrapped to `width` columns.
+pub fn wrap(text: &str, width: usize) -> String {
+    comment(text, width).lines().map(|l| format!("{}\n", &l[3..])).collect()
+}
+
+/// Words of `text` wrapped to `width` columns, each line prefixed with `// `.
+fn comment(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            out.push_str(&format!("// {line}\n"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push_str(&format!("// {line}\n"));
+    }
+    out
+}
+
+/// The untouched workspace file of a puzzle.
+pub fn starter_text(p: &Puzzle) -> String {
+    let mut s = format!("// Puzzle {}: {}\n//\n", p.number, p.title);
+    s.push_str(&comment(p.explanation, 76));
+    s.push_str(&format!(
+        "//\n// Check with `metal-puzzles check {}`; stuck? `metal-puzzles hint {}`.\n",
+        p.slug, p.slug
+    ));
+    if !p.header.is_empty() {
+        s.push_str("// Above the marker line: the MLX header. Below it: the kernel body.\n");
+        s.push_str(p.header);
+        s.push_str(BODY_MARKER);
+        s.push('\n');
+    }
+    s.push_str(p.starter);
+    s.push_str("\n// Write your solution here.\n");
+    s
+}
+
+/// Where a puzzle is in the learner's progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The file is missing or still the starter.
+    NotStarted,
+    /// Edited, but not (or no longer) passing its last check.
+    Unsolved,
+    /// The current file passed `check`.
+    Solved,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::NotStarted => "not started",
+            Status::Unsolved => "unsolved",
+            Status::Solved => "solved",
+        }
+    }
+}
+
+/// FNV-1a, 64 bit: a stable fingerprint of a file's text.
+pub fn fingerprint(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// A workspace directory.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    pub dir: PathBuf,
+}
+
+impl Workspace {
+    pub fn new(dir: impl Into<PathBuf>) -> Workspace {
+        Workspace { dir: dir.into() }
+    }
+
+    pub fn path(&self, p: &Puzzle) -> PathBuf {
+        self.dir.join(p.file_name())
+    }
+
+    pub fn exists(&self) -> bool {
+        self.dir.is_dir()
+    }
+
+    /// Create the directory and every missing starter file (existing files
+    /// are left alone). Returns the files created.
+    pub fn init(&self) -> io::Result<Vec<PathBuf>> {
+        fs::create_dir_all(&self.dir)?;
+        let mut created = Vec::new();
+        for p in PUZZLES.iter() {
+            let path = self.path(p);
+            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    io::Write::write_all(&mut f, starter_text(p).as_bytes())?;
+                    created.push(path);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(created)
+    }
+
+    pub fn read(&self, p: &Puzzle) -> io::Result<String> {
+        fs::read_to_string(self.path(p))
+    }
+
+    /// Move the learner's file to `.backup/NN_slug.<unix-ts>.metal` and
+    /// write the starter in its place. Returns the backup path (if there
+    /// was a file to back up).
+    pub fn reset(&self, p: &Puzzle) -> io::Result<Option<PathBuf>> {
+        let path = self.path(p);
+        let mut backup = None;
+        if path.exists() {
+            let dir = self.dir.join(BACKUP_DIR);
+            fs::create_dir_all(&dir)?;
+            let stem = format!("{:02}_{}", p.number, p.slug);
+            let ts = unix_now();
+            let mut target = dir.join(format!("{stem}.{ts}.metal"));
+            let mut n = 1;
+            while target.exists() {
+                target = dir.join(format!("{stem}.{ts}-{n}.metal"));
+                n += 1;
+            }
+            fs::rename(&path, &target)?;
+            backup = Some(target);
+        }
+        write_atomic(&path, starter_text(p).as_bytes())?;
+        Ok(backup)
+    }
+
+    pub fn load_progress(&self) -> serde_json::Value {
+        fs::read_to_string(self.dir.join(PROGRESS_FILE))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .filter(|v| v.is_object())
+            .unwrap_or_else(|| serde_json::json!({ "version": 1, "puzzles": {} }))
+    }
+
+    /// Record the outcome of checking `text` (written atomically).
+    pub fn record(&self, results: &[(&CheckResult, &str)]) -> io::Result<()> {
+        let mut progress = self.load_progress();
+        if !progress.get("puzzles").is_some_and(|p| p.is_object()) {
+            progress["puzzles"] = serde_json::json!({});
+        }
+        for (r, text) in results {
+            progress["puzzles"][r.puzzle.slug] = serde_json::json!({
+                "solved": r.passed,
+                "fingerprint": fingerprint(text),
+                "checked_at": unix_now(),
+                "score": score_json(r.score),
+            });
+        }
+        let text = serde_json::to_string_pretty(&progress).expect("json") + "\n";
+        write_atomic(&self.dir.join(PROGRESS_FILE), text.as_bytes())
+    }
+
+    pub fn status(&self, p: &Puzzle, progress: &serde_json::Value) -> Status {
+        let Ok(text) = self.read(p) else { return Status::NotStarted };
+        let rec = &progress["puzzles"][p.slug];
+        if rec["solved"].as_bool() == Some(true) && rec["fingerprint"].as_str() == Some(&fingerprint(&text)) {
+            return Status::Solved;
+        }
+        if text == starter_text(p) {
+            Status::NotStarted
+        } else {
+            Status::Unsolved
+        }
+    }
+}
+
+/// Write `bytes` to a temporary file next to `path`, then rename it over.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    fs::write(&tmp, bytes)?;
+    fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}

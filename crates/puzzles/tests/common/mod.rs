@@ -1,0 +1,207 @@
+//! Reference solutions (bodies) for every puzzle, shared by the tests.
+#![allow(dead_code)]
+
+use puzzles::{CheckResult, BODY_MARKER};
+
+/// The workspace file a learner would have written: the puzzle's header,
+/// the marker, then `body`.
+pub fn file_with(slug: &str, body: &str) -> String {
+    let p = puzzles::find(slug).expect("known puzzle");
+    if p.header.is_empty() {
+        body.to_string()
+    } else {
+        format!("{}{BODY_MARKER}\n{body}", p.header)
+    }
+}
+
+pub fn check(slug: &str, body: &str) -> CheckResult {
+    let p = puzzles::find(slug).expect("known puzzle");
+    puzzles::check(p, &file_with(slug, body))
+}
+
+pub fn kinds(r: &CheckResult) -> Vec<&'static str> {
+    r.findings.iter().map(|f| f.finding.kind.name()).collect()
+}
+
+pub const SOLUTIONS: [(&str, &str); 14] = [
+    ("map", r#"
+uint local_i = thread_position_in_grid.x;
+out[local_i] = a[local_i] + 10;
+"#),
+    ("zip", r#"
+uint local_i = thread_position_in_grid.x;
+out[local_i] = a[local_i] + b[local_i];
+"#),
+    ("guard", r#"
+uint local_i = thread_position_in_grid.x;
+if (local_i < uint(a_shape[0])) {
+    out[local_i] = a[local_i] + 10;
+}
+"#),
+    ("map_2d", r#"
+uint thread_x = thread_position_in_grid.x;
+uint thread_y = thread_position_in_grid.y;
+uint rows = a_shape[0];
+uint cols = a_shape[1];
+if (thread_x < cols && thread_y < rows) {
+    out[thread_y * cols + thread_x] = a[thread_y * cols + thread_x] + 10;
+}
+"#),
+    ("broadcast", r#"
+uint thread_x = thread_position_in_grid.x;
+uint thread_y = thread_position_in_grid.y;
+uint rows = a_shape[0];
+uint cols = b_shape[1];
+if (thread_x < cols && thread_y < rows) {
+    out[thread_y * cols + thread_x] = a[thread_y] + b[thread_x];
+}
+"#),
+    ("threadgroups", r#"
+uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
+if (i < uint(a_shape[0])) {
+    out[i] = a[i] + 10;
+}
+"#),
+    ("threadgroups_2d", r#"
+uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
+uint j = threadgroup_position_in_grid.y * threads_per_threadgroup.y + thread_position_in_threadgroup.y;
+uint rows = a_shape[0];
+uint cols = a_shape[1];
+if (i < cols && j < rows) {
+    out[j * cols + i] = a[j * cols + i] + 10;
+}
+"#),
+    ("threadgroup_memory", r#"
+threadgroup float shared[THREADGROUP_MEM_SIZE];
+uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
+uint local_i = thread_position_in_threadgroup.x;
+if (i < uint(a_shape[0])) {
+    shared[local_i] = a[i];
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (i < uint(a_shape[0])) {
+    out[i] = shared[local_i] + 10;
+}
+"#),
+    ("pooling", r#"
+threadgroup float shared[THREADGROUP_MEM_SIZE];
+uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
+uint local_i = thread_position_in_threadgroup.x;
+uint n = a_shape[0];
+shared[local_i] = i < n ? float(a[i]) : 0.0f;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (i < n) {
+    float acc = shared[local_i];
+    if (local_i >= 1) { acc += shared[local_i - 1]; }
+    if (local_i >= 2) { acc += shared[local_i - 2]; }
+    out[i] = acc;
+}
+"#),
+    ("dot_product", r#"
+threadgroup float shared[THREADGROUP_MEM_SIZE];
+uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
+uint local_i = thread_position_in_threadgroup.x;
+shared[local_i] = i < uint(a_shape[0]) ? a[i] * b[i] : 0.0f;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+for (uint stride = THREADGROUP_MEM_SIZE / 2; stride > 0; stride /= 2) {
+    if (local_i < stride) {
+        shared[local_i] += shared[local_i + stride];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+if (local_i == 0) {
+    out[0] = shared[0];
+}
+"#),
+    ("1d_conv", r#"
+uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
+uint local_i = thread_position_in_threadgroup.x;
+threadgroup float a_tile[THREADGROUP_MAX_CONV_SIZE];
+threadgroup float b_tile[MAX_CONV];
+uint n = a_shape[0];
+uint k = b_shape[0];
+uint width = threads_per_threadgroup.x;
+uint start = threadgroup_position_in_grid.x * width;
+a_tile[local_i] = i < n ? a[i] : 0.0f;
+if (local_i < k) {
+    b_tile[local_i] = b[local_i];
+} else if (local_i < k + MAX_CONV - 1) {
+    uint t = local_i - k;
+    a_tile[width + t] = start + width + t < n ? a[start + width + t] : 0.0f;
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (i < n) {
+    float acc = 0.0f;
+    for (uint j = 0; j < k; j++) {
+        if (i + j < n) {
+            acc += a_tile[local_i + j] * b_tile[j];
+        }
+    }
+    out[i] = acc;
+}
+"#),
+    ("prefix_sum", r#"
+threadgroup float cache[THREADGROUP_MEM_SIZE];
+uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
+uint local_i = thread_position_in_threadgroup.x;
+cache[local_i] = i < uint(a_shape[0]) ? float(a[i]) : 0.0f;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+for (uint step = 1; step < THREADGROUP_MEM_SIZE; step *= 2) {
+    if (local_i % (2 * step) == 0) {
+        cache[local_i] += cache[local_i + step];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+if (local_i == 0) {
+    out[threadgroup_position_in_grid.x] = cache[0];
+}
+"#),
+    ("axis_sum", r#"
+threadgroup float cache[THREADGROUP_MEM_SIZE];
+uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
+uint local_i = thread_position_in_threadgroup.x;
+uint batch = threadgroup_position_in_grid.y;
+uint cols = a_shape[1];
+cache[local_i] = i < cols ? float(a[batch * cols + i]) : 0.0f;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+for (uint half_width = THREADGROUP_MEM_SIZE / 2; half_width > 0; half_width /= 2) {
+    if (local_i < half_width) {
+        cache[local_i] += cache[local_i + half_width];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+if (local_i == 0) {
+    uint blocks = (cols + THREADGROUP_MEM_SIZE - 1) / THREADGROUP_MEM_SIZE;
+    out[batch * blocks + threadgroup_position_in_grid.x] = cache[0];
+}
+"#),
+    ("matmul", r#"
+threadgroup float a_shared[THREADGROUP_MEM_SIZE][THREADGROUP_MEM_SIZE];
+threadgroup float b_shared[THREADGROUP_MEM_SIZE][THREADGROUP_MEM_SIZE];
+
+uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
+uint j = threadgroup_position_in_grid.y * threads_per_threadgroup.y + thread_position_in_threadgroup.y;
+
+uint local_i = thread_position_in_threadgroup.x;
+uint local_j = thread_position_in_threadgroup.y;
+
+uint n = a_shape[0];
+float acc = 0.0f;
+for (uint base = 0; base < n; base += THREADGROUP_MEM_SIZE) {
+    a_shared[local_i][local_j] = (i < n && base + local_j < n) ? a[i * n + base + local_j] : 0.0f;
+    b_shared[local_i][local_j] = (base + local_i < n && j < n) ? b[(base + local_i) * n + j] : 0.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint k = 0; k < THREADGROUP_MEM_SIZE; k++) {
+        acc += a_shared[local_i][k] * b_shared[k][local_j];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+if (i < n && j < n) {
+    out[i * n + j] = acc;
+}
+"#),
+];
+
+pub fn solution(slug: &str) -> &'static str {
+    SOLUTIONS.iter().find(|(s, _)| *s == slug).expect("solution").1
+}

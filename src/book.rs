@@ -1,0 +1,261 @@
+//! The puzzle book on the command line: `init`, `check`, `list`, `hint`,
+//! `reset`, and what `metal-puzzles` does without a sub-command.
+
+use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
+use clap::Args;
+use puzzles::workspace::{Status, Workspace, DEFAULT_DIR};
+use puzzles::{CheckResult, Puzzle, PUZZLES};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct InitArgs {
+    /// Workspace directory to create (default: ./metal-puzzles).
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// Puzzle number (`1`..`14`) or slug (`map`, `1d_conv`, ...). Default: the next unsolved puzzle.
+    pub puzzle: Option<String>,
+    /// Check every puzzle.
+    #[arg(long, conflicts_with = "puzzle")]
+    pub all: bool,
+    /// The workspace directory.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the generated Metal source of each kernel (also VERBOSE=1).
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+#[derive(Args)]
+pub struct DirArgs {
+    /// The workspace directory.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+}
+
+#[derive(Args)]
+pub struct PuzzleArgs {
+    /// Puzzle number (`1`..`14`) or slug.
+    pub puzzle: String,
+    /// The workspace directory.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+}
+
+fn unknown_puzzle(key: &str) -> u8 {
+    let slugs: Vec<&str> = PUZZLES.iter().map(|p| p.slug).collect();
+    eprintln!("error: there is no puzzle `{key}`");
+    if let Some(s) = msl::diag::suggest(key, slugs.iter().copied()) {
+        eprintln!("help: did you mean `{s}`?");
+    }
+    eprintln!("note: puzzles are numbered 1 to {}; their names are: {}", PUZZLES.len(), slugs.join(", "));
+    EXIT_CANNOT_START
+}
+
+fn no_workspace(ws: &Workspace) -> u8 {
+    eprintln!("error: there is no puzzle workspace at `{}`", ws.dir.display());
+    eprintln!("help: create one with `metal-puzzles init {}`", ws.dir.display());
+    EXIT_CANNOT_START
+}
+
+pub fn init(args: &InitArgs) -> u8 {
+    let ws = Workspace::new(args.dir.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DIR)));
+    match ws.init() {
+        Ok(created) => {
+            let kept = PUZZLES.len() - created.len();
+            println!("Workspace `{}`: {} starter file(s) written{}.", ws.dir.display(), created.len(),
+                if kept > 0 { format!(", {kept} existing file(s) left untouched") } else { String::new() });
+            println!("Open `{}` and start with puzzle 1; check it with `metal-puzzles check 1`.", ws.path(&PUZZLES[0]).display());
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: cannot create the workspace `{}`: {e}", ws.dir.display());
+            EXIT_CANNOT_START
+        }
+    }
+}
+
+fn verbose_env() -> bool {
+    std::env::var("VERBOSE").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+pub fn check(args: &CheckArgs) -> u8 {
+    let ws = Workspace::new(&args.dir);
+    if !ws.exists() {
+        return no_workspace(&ws);
+    }
+    let progress = ws.load_progress();
+    let selected: Vec<&'static Puzzle> = if args.all {
+        PUZZLES.iter().collect()
+    } else if let Some(key) = &args.puzzle {
+        match puzzles::find(key) {
+            Some(p) => vec![p],
+            None => return unknown_puzzle(key),
+        }
+    } else {
+        match PUZZLES.iter().find(|p| ws.status(p, &progress) != Status::Solved) {
+            Some(p) => vec![p],
+            None => {
+                if !args.json {
+                    println!("Every puzzle is solved; checking them all again.\n");
+                }
+                PUZZLES.iter().collect()
+            }
+        }
+    };
+    let mut texts = Vec::new();
+    for p in &selected {
+        match ws.read(p) {
+            Ok(t) => texts.push(t),
+            Err(e) => {
+                eprintln!("error: cannot read `{}`: {e}", ws.path(p).display());
+                eprintln!("help: `metal-puzzles init {}` restores missing starter files", ws.dir.display());
+                return EXIT_CANNOT_START;
+            }
+        }
+    }
+    let verbose = args.verbose || verbose_env();
+    let color = std::io::stdout().is_terminal();
+    let results: Vec<CheckResult> =
+        selected.iter().zip(&texts).map(|(p, t)| puzzles::check_file(p, &ws.path(p).display().to_string(), t)).collect();
+    if args.json {
+        let list: Vec<serde_json::Value> = results.iter().map(puzzles::render::json).collect();
+        println!("{}", serde_json::json!({ "puzzles": list }));
+    } else {
+        for (k, r) in results.iter().enumerate() {
+            if selected.len() > 1 || k > 0 {
+                if k > 0 {
+                    println!();
+                }
+                println!("━━ Puzzle {}: {} ({}) ━━", r.puzzle.number, r.puzzle.title, r.puzzle.file_name());
+            }
+            if verbose {
+                for (_, src) in &r.generated {
+                    print!("{src}");
+                }
+            }
+            print!("{}", puzzles::render::human(r, color));
+        }
+        if results.len() > 1 {
+            let ok = results.iter().filter(|r| r.passed).count();
+            println!("\n{ok}/{} puzzles pass.", results.len());
+        }
+    }
+    let pairs: Vec<(&CheckResult, &str)> = results.iter().zip(texts.iter().map(String::as_str)).collect();
+    if let Err(e) = ws.record(&pairs) {
+        eprintln!("warning: cannot save progress in `{}`: {e}", ws.dir.display());
+    }
+    if results.iter().all(|r| r.passed) {
+        EXIT_OK
+    } else {
+        EXIT_BAD_RESULT
+    }
+}
+
+/// The progress overview: one line per puzzle and a progress bar.
+pub fn list_text(ws: &Workspace) -> String {
+    let progress = ws.load_progress();
+    let statuses: Vec<Status> = PUZZLES.iter().map(|p| ws.status(p, &progress)).collect();
+    let solved = statuses.iter().filter(|s| **s == Status::Solved).count();
+    let width = 28;
+    let filled = solved * width / PUZZLES.len();
+    let mut s = format!(
+        "Metal Puzzles  [{}{}] {solved}/{} solved  ({})\n\n",
+        "█".repeat(filled),
+        "░".repeat(width - filled),
+        PUZZLES.len(),
+        ws.dir.display()
+    );
+    let next = statuses.iter().position(|s| *s != Status::Solved);
+    for (k, (p, st)) in PUZZLES.iter().zip(&statuses).enumerate() {
+        let mark = match st {
+            Status::Solved => "✓",
+            Status::Unsolved => "✗",
+            Status::NotStarted => "·",
+        };
+        let arrow = if Some(k) == next { "  ← next" } else { "" };
+        s.push_str(&format!(" {mark} {:>2}  {:<20} {:<29} {}{arrow}\n", p.number, p.title, p.file_name(), st.label()));
+    }
+    if let Some(k) = next {
+        s.push_str(&format!("\nNext: edit `{}`, then run `metal-puzzles check {}`.\n", ws.path(&PUZZLES[k]).display(), PUZZLES[k].slug));
+    } else {
+        s.push_str("\nEvery puzzle is solved. Well done!\n");
+    }
+    s
+}
+
+pub fn list(args: &DirArgs) -> u8 {
+    let ws = Workspace::new(&args.dir);
+    if !ws.exists() {
+        return no_workspace(&ws);
+    }
+    print!("{}", list_text(&ws));
+    EXIT_OK
+}
+
+pub fn hint(args: &PuzzleArgs) -> u8 {
+    let Some(p) = puzzles::find(&args.puzzle) else { return unknown_puzzle(&args.puzzle) };
+    println!("Puzzle {}: {}\n", p.number, p.title);
+    println!("{}", puzzles::workspace::wrap(p.explanation, 78));
+    let t = &p.tests[p.tests.len() - 1];
+    println!("Inputs: {}  Output: {} {:?} float32  Grid: {:?}  Threadgroup: {:?}",
+        p.input_names.join(", "), p.output_name, t.output_shape, t.grid, t.threadgroup);
+    let targets: Vec<String> = ["global reads", "global writes", "shared reads", "shared writes"]
+        .iter()
+        .zip(p.targets.as_array())
+        .filter_map(|(n, t)| t.map(|t| format!("{n} ≤ {t}")))
+        .collect();
+    if !targets.is_empty() {
+        println!("Targets per thread: {}", targets.join(", "));
+    }
+    println!();
+    for (k, h) in p.hints.iter().enumerate() {
+        print!("{}", puzzles::workspace::wrap(&format!("Hint {}: {h}", k + 1), 78));
+    }
+    EXIT_OK
+}
+
+pub fn reset(args: &PuzzleArgs) -> u8 {
+    let Some(p) = puzzles::find(&args.puzzle) else { return unknown_puzzle(&args.puzzle) };
+    let ws = Workspace::new(&args.dir);
+    if !ws.exists() {
+        return no_workspace(&ws);
+    }
+    match ws.reset(p) {
+        Ok(backup) => {
+            if let Some(b) = backup {
+                println!("Your version is saved as `{}`.", b.display());
+            }
+            println!("`{}` is back to the starter.", ws.path(p).display());
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: cannot reset `{}`: {e}", ws.path(p).display());
+            EXIT_CANNOT_START
+        }
+    }
+}
+
+/// `metal-puzzles` without a sub-command: create the workspace on first
+/// run, then show progress. (Watch mode will replace this in a terminal.)
+pub fn default_command() -> u8 {
+    let ws = Workspace::new(DEFAULT_DIR);
+    if !ws.exists() {
+        if let Err(e) = ws.init() {
+            eprintln!("error: cannot create the workspace `{}`: {e}", ws.dir.display());
+            return EXIT_CANNOT_START;
+        }
+        println!("Created the puzzle workspace `{}`.\n", ws.dir.display());
+    }
+    print!("{}", list_text(&ws));
+    if std::io::stdout().is_terminal() {
+        println!("\nWatch mode (re-checking as you save) is coming; for now run `metal-puzzles check`.");
+    }
+    EXIT_OK
+}

@@ -1,0 +1,312 @@
+//! `metal-puzzles mlx`: an MLX custom kernel (`mx.fast.metal_kernel`) from
+//! its body, run on the simulator (see docs/cli-contract.md).
+
+use crate::lint::read_source;
+use crate::report::{finding_diagnostic, finding_json};
+use crate::run::{name_seed, parse_dims, Check};
+use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
+use arrays::{Array, DType};
+use clap::Args;
+use gpu::CheckLevel;
+use mlx::{Call, Input, MetalKernel, MlxError, TemplateArg, UserFile};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// The line that separates header and body in a puzzle workspace file.
+const BODY_MARKER: &str = "// ---- body ----";
+
+#[derive(Args)]
+pub struct MlxArgs {
+    /// The kernel body (MLX's `source`).
+    pub body: PathBuf,
+    /// The kernel name (MLX's `name`; default: the file's stem).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// An input, in order: NAME=@file.npy, NAME=VALUE:DTYPE (a 0-d input), NAME=GEN(SHAPE):DTYPE,
+    /// or a Python-style scalar NAME=3 / NAME=0.5 / NAME=true.
+    #[arg(long = "input", value_name = "NAME=VALUE")]
+    pub inputs: Vec<String>,
+    /// An output: NAME:DTYPE:SHAPE (SHAPE comma-separated, empty for 0-d).
+    #[arg(long = "output", value_name = "NAME:DTYPE:SHAPE")]
+    pub outputs: Vec<String>,
+    /// Total threads per dimension: X[,Y[,Z]].
+    #[arg(long)]
+    pub grid: Option<String>,
+    /// Threads per threadgroup: X[,Y[,Z]].
+    #[arg(long)]
+    pub threadgroup: Option<String>,
+    /// A template argument: NAME=DTYPE, NAME=INTEGER or NAME=true|false.
+    #[arg(long = "template", value_name = "NAME=VALUE")]
+    pub template: Vec<String>,
+    /// The MLX `header` (text placed before the generated kernel).
+    #[arg(long, value_name = "FILE")]
+    pub header: Option<PathBuf>,
+    /// Fill the outputs with this value first (otherwise they are uninitialized).
+    #[arg(long, value_name = "V", allow_hyphen_values = true)]
+    pub init_value: Option<f64>,
+    /// Declare the outputs `device atomic<T>*`.
+    #[arg(long)]
+    pub atomic_outputs: bool,
+    /// Pass strided views as they are (ensure_row_contiguous=False).
+    #[arg(long)]
+    pub no_row_contiguous: bool,
+    /// Print the generated source and exit without running.
+    #[arg(long)]
+    pub print_source: bool,
+    /// With --print-source: include MLX's preamble (what is compiled).
+    #[arg(long)]
+    pub with_preamble: bool,
+    /// Print the generated source before running (like verbose=True or VERBOSE=1).
+    #[arg(long)]
+    pub verbose: bool,
+    /// Write every output as DIR/NAME.npy.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Sanitizer level.
+    #[arg(long, value_enum, default_value = "all")]
+    pub check: Check,
+    /// Print the per-thread maxima of global/shared reads and writes.
+    #[arg(long)]
+    pub counts: bool,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &MlxArgs) -> u8 {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err(msg) => {
+            if args.json {
+                println!("{}", serde_json::json!({"diagnostics": [], "findings": [], "outputs": {}, "error": msg}));
+            }
+            eprintln!("error: {msg}");
+            EXIT_CANNOT_START
+        }
+    }
+}
+
+/// An input value: the `run` forms, or a Python-style scalar.
+fn parse_input(name: &str, spec: &str) -> Result<Input, String> {
+    let s = spec.trim();
+    if let Some(path) = s.strip_prefix('@') {
+        return Array::read_npy(path).map(Input::Array).map_err(|e| format!("input `{name}`: cannot load `{path}`: {e}"));
+    }
+    if !s.contains(':') {
+        match s {
+            "true" | "True" => return Ok(Input::Bool(true)),
+            "false" | "False" => return Ok(Input::Bool(false)),
+            _ => {}
+        }
+        if let Ok(i) = s.parse::<i64>() {
+            return Ok(Input::Int(i));
+        }
+        if let Ok(f) = s.parse::<f64>() {
+            return Ok(Input::Float(f));
+        }
+    }
+    arrays::parse_value(s, name_seed(name)).map(Input::Array).map_err(|e| format!("input `{name}`: {e}"))
+}
+
+/// `NAME:DTYPE:SHAPE`.
+fn parse_output(spec: &str) -> Result<(String, DType, Vec<usize>), String> {
+    let parts: Vec<&str> = spec.splitn(3, ':').collect();
+    if parts.len() != 3 {
+        return Err(format!("--output `{spec}` must look like NAME:DTYPE:SHAPE, e.g. out:float32:4,16 (SHAPE empty for a 0-d output: out:float32:)"));
+    }
+    let name = parts[0].trim().to_string();
+    let dtype = DType::parse(parts[1]).map_err(|e| format!("output `{name}`: {e}"))?;
+    let shape_text = parts[2].trim().trim_start_matches('(').trim_end_matches(')');
+    let shape = if shape_text.is_empty() {
+        Vec::new()
+    } else {
+        shape_text
+            .split(',')
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| p.trim().parse::<usize>().map_err(|_| format!("output `{name}`: `{p}` in shape `{}` is not a whole number", parts[2])))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    Ok((name, dtype, shape))
+}
+
+fn run_inner(args: &MlxArgs) -> Result<u8, String> {
+    let text = read_source(&args.body)?;
+    let body_name = args.body.display().to_string();
+    let name = match &args.name {
+        Some(n) => n.clone(),
+        None => args.body.file_stem().map(|s| s.to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_")).unwrap_or_else(|| "kernel".into()),
+    };
+    // Header: --header FILE, or the part of a workspace file above the marker.
+    let (header, header_file, source, source_file) = match &args.header {
+        Some(h) => {
+            let htext = read_source(h)?;
+            let hf = UserFile { name: h.display().to_string(), text: htext.clone(), offset: 0 };
+            let bf = UserFile { name: body_name.clone(), text: text.clone(), offset: 0 };
+            (htext, Some(hf), text.clone(), bf)
+        }
+        None => match find_marker(&text) {
+            Some((hdr_end, body_start)) => {
+                let hf = UserFile { name: body_name.clone(), text: text.clone(), offset: 0 };
+                let bf = UserFile { name: body_name.clone(), text: text.clone(), offset: body_start };
+                (text[..hdr_end].to_string(), Some(hf), text[body_start..].to_string(), bf)
+            }
+            None => (String::new(), None, text.clone(), UserFile { name: body_name.clone(), text: text.clone(), offset: 0 }),
+        },
+    };
+
+    let mut input_names = Vec::new();
+    let mut inputs = Vec::new();
+    for a in &args.inputs {
+        let (n, v) = a.split_once('=').ok_or_else(|| format!("--input `{a}` must look like NAME=VALUE"))?;
+        let n = n.trim();
+        inputs.push(parse_input(n, v)?);
+        input_names.push(n.to_string());
+    }
+    let mut output_names = Vec::new();
+    let mut output_dtypes = Vec::new();
+    let mut output_shapes = Vec::new();
+    for o in &args.outputs {
+        let (n, d, s) = parse_output(o)?;
+        output_names.push(n);
+        output_dtypes.push(d);
+        output_shapes.push(s);
+    }
+    let mut template = Vec::new();
+    for t in &args.template {
+        let (n, v) = t.split_once('=').ok_or_else(|| format!("--template `{t}` must look like NAME=VALUE (a dtype, an integer or true/false)"))?;
+        let v = TemplateArg::parse(v).map_err(|e| format!("template `{}`: {e}", n.trim()))?;
+        template.push((n.trim().to_string(), v));
+    }
+    let in_refs: Vec<&str> = input_names.iter().map(|s| s.as_str()).collect();
+    let out_refs: Vec<&str> = output_names.iter().map(|s| s.as_str()).collect();
+    let kernel = MetalKernel::new(&name, &in_refs, &out_refs, &source, &header, !args.no_row_contiguous, args.atomic_outputs)
+        .map_err(|e| e.to_string().replace("output_names:", "--output:"))?
+        .with_files(Some(source_file), header_file);
+
+    let grid = match &args.grid {
+        Some(g) => parse_dims(g, "--grid")?,
+        None if args.print_source => [1, 1, 1],
+        None => return Err("--grid X[,Y[,Z]] is required (the total number of threads per dimension)".into()),
+    };
+    let threadgroup = match &args.threadgroup {
+        Some(t) => parse_dims(t, "--threadgroup")?,
+        None if args.print_source => [1, 1, 1],
+        None => return Err("--threadgroup X[,Y[,Z]] is required (threads per threadgroup)".into()),
+    };
+    let call = Call {
+        inputs,
+        output_shapes,
+        output_dtypes,
+        grid,
+        threadgroup,
+        template,
+        init_value: args.init_value,
+        verbose: false,
+        check: match args.check {
+            Check::None => CheckLevel::None,
+            Check::Memory => CheckLevel::Memory,
+            Check::All => CheckLevel::All,
+        },
+        count: args.counts,
+    };
+
+    if args.print_source {
+        let g = kernel.generate_for(&call).map_err(|e| e.to_string())?;
+        if args.json {
+            println!("{}", serde_json::json!({"kernel": g.kernel_name, "source": g.source, "full_source": g.full_source}));
+        } else if args.with_preamble {
+            print!("{}", g.full_source);
+        } else {
+            print!("{}", g.source);
+        }
+        return Ok(EXIT_OK);
+    }
+
+    let verbose = args.verbose || mlx::verbose_env();
+    let json = args.json;
+    let result = kernel.call_with(&call, &mut |g| {
+        if verbose {
+            // MLX prints to stdout; keep stdout clean for --json.
+            if json {
+                eprint!("{}", mlx::verbose_text(g));
+            } else {
+                print!("{}", mlx::verbose_text(g));
+            }
+        }
+    });
+    let color = std::io::stderr().is_terminal();
+    let r = match result {
+        Ok(r) => r,
+        Err(MlxError::Argument(m)) => return Err(m),
+        Err(MlxError::Compile { sources, diagnostics, .. }) => {
+            if json {
+                let d: Vec<serde_json::Value> = diagnostics.iter().map(|d| msl::diag::to_json(&sources, d)).collect();
+                println!("{}", serde_json::json!({"diagnostics": d, "findings": [], "outputs": {}}));
+            } else {
+                eprint!("{}", msl::diag::render(&sources, &diagnostics, color));
+            }
+            return Ok(EXIT_BAD_RESULT);
+        }
+    };
+
+    let mut outputs = serde_json::Map::new();
+    let mut printed = Vec::new();
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    }
+    for (name, arr) in output_names.iter().zip(&r.outputs) {
+        match &args.out {
+            Some(dir) => {
+                let path = dir.join(format!("{name}.npy"));
+                arr.write_npy(&path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+                outputs.insert(name.clone(), serde_json::Value::String(path.display().to_string()));
+            }
+            None => {
+                outputs.insert(name.clone(), serde_json::Value::Null);
+                printed.push(format!("{name} = {}", arr.repr_numpy()));
+            }
+        }
+    }
+    let counts = r.report.max_counts.map(|c| {
+        serde_json::json!({
+            "global_reads": c.device_reads,
+            "global_writes": c.device_writes,
+            "shared_reads": c.threadgroup_reads,
+            "shared_writes": c.threadgroup_writes,
+        })
+    });
+    if json {
+        let diags: Vec<serde_json::Value> = r.diagnostics.iter().map(|d| msl::diag::to_json(&r.sources, d)).collect();
+        let findings: Vec<serde_json::Value> = r.report.findings.iter().map(|f| finding_json(&r.sources, f)).collect();
+        let mut doc = serde_json::json!({"diagnostics": diags, "findings": findings, "outputs": outputs, "kernel": r.generated.kernel_name});
+        if let Some(c) = counts {
+            doc["counts"] = c;
+        }
+        println!("{doc}");
+    } else {
+        let mut diags = r.diagnostics.clone();
+        diags.extend(r.report.findings.iter().map(finding_diagnostic));
+        eprint!("{}", msl::diag::render(&r.sources, &diags, color));
+        for p in printed {
+            println!("{p}");
+        }
+        if let Some(c) = r.report.max_counts {
+            println!("Score (Max Per Thread):");
+            println!("| {:>12} | {:>13} | {:>12} | {:>13} |", "Global Reads", "Global Writes", "Shared Reads", "Shared Writes");
+            println!("| {:>12} | {:>13} | {:>12} | {:>13} |", c.device_reads, c.device_writes, c.threadgroup_reads, c.threadgroup_writes);
+        }
+    }
+    Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })
+}
+
+/// (end of the header, start of the body) when `text` has the marker line.
+fn find_marker(text: &str) -> Option<(usize, usize)> {
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end_matches(['\n', '\r']) == BODY_MARKER {
+            return Some((pos, pos + line.len()));
+        }
+        pos += line.len();
+    }
+    None
+}

@@ -1,0 +1,132 @@
+//! The puzzle-book sub-commands end to end (init, check, list, hint, reset).
+
+#[path = "../crates/puzzles/tests/common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_metal-puzzles")).current_dir(dir).args(args).env_remove("VERBOSE").output().expect("runs")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mp-book-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn init_check_list_reset() {
+    let root = temp("flow");
+    let ws = root.join("metal-puzzles");
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    for p in puzzles::PUZZLES.iter() {
+        let text = std::fs::read_to_string(ws.join(p.file_name())).unwrap();
+        assert_eq!(text, p.starter_file());
+        assert_eq!(text.contains(puzzles::BODY_MARKER), !p.header.is_empty(), "{}", p.slug);
+    }
+
+    // Starters fail; JSON per the contract.
+    let o = bin(&root, &["check", "--all", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let list = v["puzzles"].as_array().unwrap();
+    assert_eq!(list.len(), 14);
+    for (k, e) in list.iter().enumerate() {
+        assert_eq!(e["number"], k as u64 + 1);
+        assert_eq!(e["passed"], false);
+        assert!(e["tests"].as_array().unwrap().iter().all(|t| t["name"].is_string()));
+        for key in ["global_reads", "global_writes", "shared_reads", "shared_writes"] {
+            assert!(e["score"][key].is_u64());
+        }
+        assert!(e["findings"].is_array());
+    }
+
+    // init never overwrites.
+    std::fs::write(ws.join("01_map.metal"), "// mine\n").unwrap();
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(ws.join("01_map.metal")).unwrap(), "// mine\n");
+
+    // Solve everything.
+    for (slug, body) in common::SOLUTIONS {
+        let p = puzzles::find(slug).unwrap();
+        std::fs::write(ws.join(p.file_name()), common::file_with(slug, body)).unwrap();
+    }
+    let o = bin(&root, &["check", "--all"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(stdout(&o).matches("Passed Tests!").count(), 14);
+    let o = bin(&root, &["check", "14", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["puzzles"][0]["puzzle"], "matmul");
+    assert_eq!(v["puzzles"][0]["score"]["global_reads"], 6);
+    let o = bin(&root, &["list"]);
+    assert!(stdout(&o).contains("14/14 solved"), "{}", stdout(&o));
+    assert!(root.join("metal-puzzles/.progress.json").exists());
+
+    // reset keeps a backup and restores the starter.
+    let mine = std::fs::read_to_string(ws.join("09_pooling.metal")).unwrap();
+    assert_eq!(bin(&root, &["reset", "pooling"]).status.code(), Some(0));
+    let p = puzzles::find("pooling").unwrap();
+    assert_eq!(std::fs::read_to_string(ws.join("09_pooling.metal")).unwrap(), p.starter_file());
+    let backups: Vec<_> = std::fs::read_dir(ws.join(".backup")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(backups.len(), 1);
+    let name = backups[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(name.starts_with("09_pooling.") && name.ends_with(".metal"), "{name}");
+    assert_eq!(std::fs::read_to_string(&backups[0]).unwrap(), mine);
+    let o = bin(&root, &["list"]);
+    assert!(stdout(&o).contains("13/14 solved"), "{}", stdout(&o));
+    assert!(stdout(&o).lines().any(|l| l.contains("Pooling") && l.contains("not started")));
+
+    // An edited file is no longer "solved" until checked again.
+    std::fs::write(ws.join("01_map.metal"), "// changed\n").unwrap();
+    assert!(stdout(&bin(&root, &["list"])).lines().any(|l| l.contains("Map ") && l.contains("unsolved")));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    let root = temp("args");
+    assert_eq!(bin(&root, &["check", "1"]).status.code(), Some(2), "no workspace");
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    assert_eq!(bin(&root, &["check", "15"]).status.code(), Some(2));
+    assert_eq!(bin(&root, &["check", "nope"]).status.code(), Some(2));
+    assert_eq!(bin(&root, &["hint", "nope"]).status.code(), Some(2));
+    assert_eq!(bin(&root, &["reset", "0"]).status.code(), Some(2));
+    let o = bin(&root, &["hint", "1d_conv"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("Hint 1:"));
+    // By number and slug alike; a failing check exits 1 with the book's format.
+    let o = bin(&root, &["check", "map_2d"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).starts_with("Failed Tests."));
+    assert!(stdout(&o).contains("Yours: array([[0, 0],"));
+    assert!(stdout(&o).contains("# map_2d"));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn no_arguments_creates_the_workspace_and_shows_progress() {
+    let root = temp("default");
+    let o = bin(&root, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(root.join("metal-puzzles/01_map.metal").exists());
+    assert!(stdout(&o).contains("0/14 solved"));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn verbose_prints_the_generated_source() {
+    let root = temp("verbose");
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    let o = bin(&root, &["check", "1", "--verbose"]);
+    assert!(stdout(&o).contains("[[kernel]] void custom_kernel_map"), "{}", stdout(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_metal-puzzles")).current_dir(&root).args(["check", "1", "--json"]).env("VERBOSE", "1").output().unwrap();
+    serde_json::from_str::<serde_json::Value>(&stdout(&o)).expect("VERBOSE does not break --json");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -253,9 +253,17 @@ pub fn default_command() -> u8 {
         }
         println!("Created the puzzle workspace `{}`.\n", ws.dir.display());
     }
-    print!("{}", list_text(&ws));
-    if std::io::stdout().is_terminal() {
-        println!("\nWatch mode (re-checking as you save) is coming; for now run `metal-puzzles check`.");
+    // Watch mode needs a terminal for keys; otherwise print progress and
+    // exit (never wait for input that cannot come).
+    if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        return crate::watch::run(ws);
     }
+    print!("{}", list_text(&ws));
+    EXIT_OK
+}
+
+/// Progress without watch mode (when the terminal cannot go raw).
+pub fn default_command_plain() -> u8 {
+    print!("{}", list_text(&Workspace::new(DEFAULT_DIR)));
     EXIT_OK
 }

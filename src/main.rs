@@ -5,6 +5,7 @@ mod lint;
 mod mlx_cmd;
 mod report;
 mod run;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

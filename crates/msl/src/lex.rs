@@ -172,11 +172,9 @@ impl Lexer<'_, '_> {
         loop {
             let c = self.peek(0);
             let prev = self.src[self.pos - 1];
-            if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'\'' {
-                self.pos += 1;
-            } else if (c == b'+' || c == b'-')
-                && (matches!(prev, b'e' | b'E') && !is_hex || matches!(prev, b'p' | b'P') && is_hex)
-            {
+            let sign_after_exponent = (c == b'+' || c == b'-')
+                && (matches!(prev, b'e' | b'E') && !is_hex || matches!(prev, b'p' | b'P') && is_hex);
+            if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'\'' || sign_after_exponent {
                 self.pos += 1;
             } else {
                 break;

@@ -625,9 +625,9 @@ pub fn implicit_conversion(from: &Type, to: &Type) -> Option<ConvRank> {
 fn scalar_rank(a: Scalar, b: Scalar) -> ConvRank {
     if a == b {
         ConvRank::Exact
-    } else if (a.is_integer() || a == Scalar::Bool) && a.rank() < 3 && b == Scalar::Int {
-        ConvRank::Promotion
-    } else if matches!(a, Scalar::Half | Scalar::BFloat) && b == Scalar::Float {
+    } else if (a.is_integer() || a == Scalar::Bool) && a.rank() < 3 && b == Scalar::Int
+        || matches!(a, Scalar::Half | Scalar::BFloat) && b == Scalar::Float
+    {
         ConvRank::Promotion
     } else {
         ConvRank::Conversion

@@ -217,7 +217,7 @@ impl<'a> Checker<'a, '_> {
                 });
                 self.add_decl(
                     name.name.clone(),
-                    DeclKind::Function { ast: f, id, params: sig.params.clone(), ret: sig.ret.clone(), defined: f.body.is_some() },
+                    DeclKind::Function { ast: f, id, params: sig.params.clone(), defined: f.body.is_some() },
                     name.span,
                 );
                 id
@@ -604,7 +604,7 @@ impl<'a> Checker<'a, '_> {
             None => s.name.name.to_string(),
         };
         self.tables.structs.push(StructDef { name: display.clone(), fields: Vec::new(), size: 0, align: 1 });
-        self.structs.push(StructInfo { span: s.name.span, ..Default::default() });
+        self.structs.push(StructInfo::default());
         match instance {
             Some(key) => {
                 self.struct_instances.insert(key.clone(), sid);
@@ -668,7 +668,7 @@ impl<'a> Checker<'a, '_> {
         // Check the methods of ordinary structs now, so their errors show even
         // if nothing calls them.
         let n_methods = self.structs[sid.0 as usize].methods.len();
-        if self.struct_instance_of.get(&sid).is_none() {
+        if !self.struct_instance_of.contains_key(&sid) {
             for i in 0..n_methods {
                 self.method_instance(sid, i, AddressSpace::Thread, s.name.span);
             }

@@ -426,7 +426,7 @@ impl<'a> Checker<'a, '_> {
                     let x = self.convert(x, bty.clone());
                     return Some(mk(H::Unary { op: hir::UnaryOp::Not, operand: bx(x) }, bty, span));
                 }
-                let x = self.to_bool(x, "the operand of `!`")?;
+                let x = self.bool_condition(x, "the operand of `!`")?;
                 Some(mk(H::Unary { op: hir::UnaryOp::Not, operand: bx(x) }, Type::BOOL, span))
             }
             AU::BitNot => {
@@ -472,7 +472,7 @@ impl<'a> Checker<'a, '_> {
                     if p.ty == ty {
                         return Some(*p);
                     }
-                    let inner = mk(H::Deref(p), (**ty_pointee(&ty)).clone(), span);
+                    let inner = mk(H::Deref(p), ty_pointee(&ty).clone(), span);
                     return Some(mk(H::AddrOf(bx(inner)), ty, span));
                 }
                 Some(mk(H::AddrOf(bx(x)), ty, span))
@@ -544,8 +544,8 @@ impl<'a> Checker<'a, '_> {
     pub(crate) fn binary(&mut self, op: BinaryOp, l: hir::Expr, r: hir::Expr, span: Span) -> Option<hir::Expr> {
         use BinaryOp::*;
         if matches!(op, LogAnd | LogOr) {
-            let l = self.to_bool(l, &format!("the left operand of `{}`", op.as_str()))?;
-            let r = self.to_bool(r, &format!("the right operand of `{}`", op.as_str()))?;
+            let l = self.bool_condition(l, &format!("the left operand of `{}`", op.as_str()))?;
+            let r = self.bool_condition(r, &format!("the right operand of `{}`", op.as_str()))?;
             return Some(mk(H::Logical { and: op == LogAnd, lhs: bx(l), rhs: bx(r) }, Type::BOOL, span));
         }
         let l = if matches!(l.ty, Type::Array { .. }) { self.decay(l) } else { l };
@@ -755,7 +755,7 @@ impl<'a> Checker<'a, '_> {
                     self.error(span, format!("cannot assign a `{}` result to `{}`", self.ty_name(&b.ty), self.ty_name(&ty)));
                     return None;
                 }
-                Some(mk(H::CompoundAssign { op, place: bx(l), value: value, op_ty }, ty, span))
+                Some(mk(H::CompoundAssign { op, place: bx(l), value, op_ty }, ty, span))
             }
         }
     }
@@ -944,7 +944,7 @@ impl<'a> Checker<'a, '_> {
                         .note("Metal pointers never change address space");
                     return None;
                 }
-                if kind == CastKind::Static && ty_pointee(&h.ty) != ty_pointee(ty) && **ty_pointee(ty) != Type::Void && **ty_pointee(&h.ty) != Type::Void {
+                if kind == CastKind::Static && ty_pointee(&h.ty) != ty_pointee(ty) && *ty_pointee(ty) != Type::Void && *ty_pointee(&h.ty) != Type::Void {
                     self.error(span, "`static_cast` cannot change what a pointer points to")
                         .help("use `reinterpret_cast` or a C-style cast to reinterpret the memory");
                     return None;
@@ -1247,7 +1247,7 @@ impl<'a> Checker<'a, '_> {
     }
 }
 
-fn ty_pointee(t: &Type) -> &Box<Type> {
+fn ty_pointee(t: &Type) -> &Type {
     match t {
         Type::Pointer { pointee, .. } => pointee,
         _ => panic!("not a pointer"),

@@ -71,7 +71,7 @@ pub(crate) type DeclId = usize;
 #[derive(Clone, Debug)]
 pub(crate) enum DeclKind<'a> {
     /// A non-template function (declared or defined); its id.
-    Function { ast: &'a ast::Function, id: FuncId, params: Vec<Type>, ret: Type, defined: bool },
+    Function { ast: &'a ast::Function, id: FuncId, params: Vec<Type>, defined: bool },
     FunctionTemplate { ast: &'a ast::Function, params: &'a [ast::TemplateParam] },
     Struct(StructId),
     StructTemplate { ast: &'a ast::Struct, params: &'a [ast::TemplateParam] },
@@ -107,18 +107,20 @@ pub(crate) struct Env {
     pub this_struct: Option<StructId>,
 }
 
+/// A constructor: its function, member initializers, and where it was declared.
+pub(crate) type Ctor<'a> = (&'a ast::Function, Vec<(ast::Ident, Vec<ast::Expr>)>, Env);
+
 /// Information the checker keeps about a struct beyond its layout.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StructInfo<'a> {
     pub methods: Vec<(&'a ast::Function, Env)>,
-    pub ctors: Vec<(&'a ast::Function, Vec<(ast::Ident, Vec<ast::Expr>)>, Env)>,
+    pub ctors: Vec<Ctor<'a>>,
     /// `static constexpr` members: name → (type, value expression).
     pub statics: Vec<(Rc<str>, Type, hir::Expr)>,
     pub aliases: Vec<(Rc<str>, Type)>,
     /// Instantiated methods: (method index, this space, const this) → function.
     pub method_ids: HashMap<(usize, ast::AddressSpace), FuncId>,
     pub ctor_ids: HashMap<usize, FuncId>,
-    pub span: Span,
 }
 
 /// One block scope: its locals in declaration order, plus an index so that
@@ -261,9 +263,6 @@ impl<'a, 'd> Checker<'a, 'd> {
         self.pending.borrow_mut().truncate(mark);
     }
 
-    pub fn has_errors(&self) -> bool {
-        self.pending.borrow().iter().any(|d| d.is_error())
-    }
 
     pub fn ty_name(&self, ty: &Type) -> String {
         self.tables.display(ty)
@@ -410,12 +409,6 @@ impl DiagBuilder<'_> {
     pub fn secondary(mut self, span: Span, text: impl Into<String>) -> Self {
         if let Some(d) = self.diag.as_mut() {
             d.secondary.push(crate::diag::Label { span, message: text.into() });
-        }
-        self
-    }
-    pub fn code(mut self, code: &'static str) -> Self {
-        if let Some(d) = self.diag.as_mut() {
-            d.code = Some(code);
         }
         self
     }

@@ -168,10 +168,10 @@ impl<'a> Checker<'a, '_> {
     /// A condition: scalar converted to `bool` (pointers compare with null).
     pub(crate) fn condition(&mut self, e: &ast::Expr) -> Option<hir::Expr> {
         let h = self.expr(e)?;
-        self.to_bool(h, "a condition")
+        self.bool_condition(h, "a condition")
     }
 
-    pub(crate) fn to_bool(&mut self, h: hir::Expr, what: &str) -> Option<hir::Expr> {
+    pub(crate) fn bool_condition(&mut self, h: hir::Expr, what: &str) -> Option<hir::Expr> {
         match &h.ty {
             Type::Scalar(Scalar::Bool) => Some(h),
             Type::Scalar(_) | Type::Enum(_) => Some(self.convert(h, Type::BOOL)),

@@ -80,7 +80,8 @@ impl<'a> Checker<'a, '_> {
     /// Check `e` and require an integral constant expression.
     pub(crate) fn const_int(&mut self, e: &ast::Expr, what: &str) -> Option<i64> {
         let h = self.expr(e)?;
-        if !matches!(h.ty.elem_scalar(), Some(s) if s.is_integer() || s == Scalar::Bool) && !matches!(h.ty, Type::Enum(_)) || !h.ty.is_scalar() && !matches!(h.ty, Type::Enum(_)) {
+        let integral = matches!(h.ty, Type::Enum(_)) || matches!(h.ty, Type::Scalar(s) if s.is_integer() || s == Scalar::Bool);
+        if !integral {
             self.error(e.span, format!("{what} must be an integer, but this has type `{}`", self.ty_name(&h.ty)));
             return None;
         }

@@ -509,9 +509,13 @@ impl<'k> Machine<'k> {
             self.observe(p, size, at, l, space, true, true);
         }
     }
-    pub(crate) fn on_barrier(&mut self, _simdgroup: bool) {
+    pub(crate) fn on_barrier(&mut self, simdgroup: bool) {
         if let Some(s) = self.san.as_mut() {
-            s.barrier();
+            if simdgroup {
+                s.simd_barrier();
+            } else {
+                s.barrier();
+            }
         }
     }
 

@@ -18,6 +18,8 @@ pub struct Stamp {
     /// Global thread number + 1 (0: nobody).
     pub tid: u32,
     pub interval: u32,
+    /// `simdgroup_barrier`s passed so far (orders threads of one SIMD-group only).
+    pub simd: u32,
     pub at: u32,
     pub atomic: bool,
 }
@@ -52,6 +54,17 @@ impl Shadow {
         let grain = grain.max(1);
         Shadow { grain, cells: vec![Cell::default(); bytes.div_ceil(grain as usize)] }
     }
+}
+
+/// Are threads `a` and `b` (numbers as in `Stamp::tid`, with `n` lanes per
+/// threadgroup) in the same SIMD-group? `n == 0`: assume they are.
+#[inline]
+fn same_simdgroup(n: u32, a: u32, b: u32) -> bool {
+    if n == 0 {
+        return true;
+    }
+    let (a, b) = (a.wrapping_sub(1), b.wrapping_sub(1));
+    a / n == b / n && (a % n) / 32 == (b % n) / 32
 }
 
 /// Per-thread counts of memory operations.
@@ -89,6 +102,12 @@ pub struct Sanitizer {
     /// Private memory written bits, per lane byte.
     pub private_init: Vec<bool>,
     pub interval: u32,
+    /// Number of `simdgroup_barrier`s so far: they order the accesses of
+    /// threads of the same SIMD-group, not those of different SIMD-groups.
+    pub simd_epoch: u32,
+    /// Lanes per (requested) threadgroup, to find a thread's SIMD-group from
+    /// its number; 0 treats every thread as one SIMD-group.
+    pub lanes_per_threadgroup: u32,
     /// First interval of the current threadgroup.
     pub tg_start: u32,
     /// Counters of the current threadgroup's lanes, and the maximum so far.
@@ -162,6 +181,17 @@ impl Sanitizer {
         self.interval += 1;
     }
 
+    /// A `simdgroup_barrier`: orders accesses within each SIMD-group only.
+    pub fn simd_barrier(&mut self) {
+        if self.lanes_per_threadgroup == 0 {
+            self.interval += 1;
+        } else {
+            self.simd_epoch += 1;
+        }
+    }
+
+
+
     fn shadow(&mut self, p: u64) -> Option<(&mut Shadow, AllocKind)> {
         let kind = ptr_alloc(p).kind();
         let s = match kind {
@@ -177,6 +207,8 @@ impl Sanitizer {
     /// race if there is one, and whether a threadgroup read was uninitialized.
     pub fn access(&mut self, p: u64, size: usize, tid: u32, at: u32, write: bool, atomic: bool) -> (Option<Race>, bool) {
         let interval = self.interval;
+        let simd = self.simd_epoch;
+        let lanes = self.lanes_per_threadgroup;
         let tg_start = self.tg_start;
         let races = self.races;
         let off = ptr_offset(p);
@@ -189,11 +221,12 @@ impl Sanitizer {
         let last = ((off + size.max(1) as i64 - 1) / grain) as usize;
         let mut race = None;
         let mut uninit = false;
-        let now = Stamp { tid, interval, at, atomic };
+        let now = Stamp { tid, interval, simd, at, atomic };
+        let same_sg = |o: u32| same_simdgroup(lanes, o, tid);
         // Another thread, in this barrier interval or (device memory) in
         // another threadgroup.
         let conc = |o: Stamp| -> bool {
-            o.tid != 0 && o.tid != tid && (o.interval == interval || matches!(kind, AllocKind::Buffer(_)) && o.interval < tg_start)
+            o.tid != 0 && o.tid != tid && (o.interval == interval && (o.simd == simd || !same_sg(o.tid)) || matches!(kind, AllocKind::Buffer(_)) && o.interval < tg_start)
         };
         for e in first..=last.min(shadow.cells.len().saturating_sub(1)) {
             let c = &mut shadow.cells[e];

@@ -579,7 +579,11 @@ impl<'k> Machine<'k> {
     }
     pub(crate) fn on_barrier(&mut self, simdgroup: bool) {
         if let Some(s) = self.san.as_mut() {
-            s.barrier();
+            if simdgroup {
+                s.simd_barrier();
+            } else {
+                s.barrier();
+            }
         }
         if let (Some(t), false) = (self.tracer.as_mut(), simdgroup) {
             t.interval += 1;

@@ -215,6 +215,7 @@ pub fn run_with_progress(
             }
         }
         san.uncounted = opts.uncounted_buffers.clone();
+        san.lanes_per_threadgroup = lanes as u32;
         if opts.check != CheckLevel::None {
             for &i in &opts.uninitialized_buffers {
                 let len = m.mem.buffers.get(i as usize).and_then(|b| b.as_ref()).map(|b| b.len()).unwrap_or(0);

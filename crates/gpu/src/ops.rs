@@ -167,7 +167,6 @@ impl Machine<'_> {
             for l in mask.lanes() {
                 if to_norm(ty, self.get_pub(b, l)) == 0 {
                     self.report_lane(FindingKind::DivisionByZero, at, l, format!("integer {} by zero", if op == Div { "division" } else { "remainder" }));
-                    break;
                 }
             }
         }

@@ -18,6 +18,8 @@ pub struct Stamp {
     /// Global thread number + 1 (0: nobody).
     pub tid: u32,
     pub interval: u32,
+    /// `simdgroup_barrier`s passed so far (orders threads of one SIMD-group only).
+    pub simd: u32,
     pub at: u32,
     pub atomic: bool,
 }
@@ -90,6 +92,12 @@ pub struct Sanitizer {
     /// Private memory written bits, per lane byte.
     pub private_init: Vec<bool>,
     pub interval: u32,
+    /// Number of `simdgroup_barrier`s so far: they order the accesses of
+    /// threads of the same SIMD-group, not those of different SIMD-groups.
+    pub simd_epoch: u32,
+    /// Lanes per (requested) threadgroup, to find a thread's SIMD-group from
+    /// its number; 0 treats every thread as one SIMD-group.
+    pub lanes_per_threadgroup: u32,
     /// First interval of the current threadgroup.
     pub tg_start: u32,
     /// Counters of the current threadgroup's lanes, and the maximum so far.
@@ -99,6 +107,15 @@ pub struct Sanitizer {
     pub uncounted: Vec<u32>,
     /// The last race found by `access`.
     pub race: Option<Race>,
+}
+
+/// Whether two thread numbers (global number + 1) are in one SIMD-group.
+fn same_simdgroup(n: u32, a: u32, b: u32) -> bool {
+    if n == 0 {
+        return true;
+    }
+    let (a, b) = (a.wrapping_sub(1), b.wrapping_sub(1));
+    a / n == b / n && (a % n) / 32 == (b % n) / 32
 }
 
 /// What a batch of accesses found.
@@ -190,6 +207,15 @@ impl Sanitizer {
         self.interval += 1;
     }
 
+    /// A `simdgroup_barrier`: orders accesses within each SIMD-group only.
+    pub fn simd_barrier(&mut self) {
+        if self.lanes_per_threadgroup == 0 {
+            self.interval += 1;
+        } else {
+            self.simd_epoch += 1;
+        }
+    }
+
     fn shadow(&mut self, p: u64) -> Option<(&mut Shadow, AllocKind)> {
         let kind = ptr_alloc(p).kind();
         let s = match kind {
@@ -224,6 +250,7 @@ impl Sanitizer {
     /// thread number). The shadow is looked up once; this is the hot path.
     pub fn access_many(&mut self, kind: AllocKind, lanes: impl Iterator<Item = (usize, i64, u32)>, size: usize, at: u32, write: bool, atomic: bool) -> Batch {
         let (interval, tg_start, races) = (self.interval, self.tg_start, self.races);
+        let (simd, lanes_per_tg) = (self.simd_epoch, self.lanes_per_threadgroup);
         let mut out = Batch::default();
         let shadow = match kind {
             AllocKind::Buffer(i) => self.device.get_mut(i as usize).and_then(|s| s.as_mut()),
@@ -242,10 +269,15 @@ impl Sanitizer {
             }
             let first = (off >> shift) as usize;
             let last = (((off + size.max(1) as i64 - 1) >> shift) as usize).min(n_cells.saturating_sub(1));
-            let now = Stamp { tid, interval, at, atomic };
-            // Another thread, in this barrier interval or (device memory) in
-            // another threadgroup.
-            let conc = |o: Stamp| o.tid != 0 && o.tid != tid && (o.interval == interval || device && o.interval < tg_start);
+            let now = Stamp { tid, interval, simd, at, atomic };
+            // Another thread, in this barrier interval (and, within one
+            // SIMD-group, the same simdgroup_barrier epoch) or, for device
+            // memory, in another threadgroup.
+            let conc = |o: Stamp| {
+                o.tid != 0
+                    && o.tid != tid
+                    && (o.interval == interval && (o.simd == simd || !same_simdgroup(lanes_per_tg, o.tid, tid)) || device && o.interval < tg_start)
+            };
             let mut raced = false;
             let mut unwritten = false;
             for e in first..=last {

@@ -201,7 +201,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
             let x0 = b.x + (b.w - g.shown_cols as f64 * CELL) / 2.0;
             let _ = writeln!(
                 s,
-                r##"<text class="table-label" x="{}" y="{}" font-size="12" font-weight="bold" fill="#222">{}<tspan font-size="10" font-weight="normal" fill="#888"> {}</tspan></text>"##,
+                r##"<text class="table-label" x="{}" y="{}" font-size="12" font-weight="bold" fill="#222">{}<tspan dx="5" font-size="10" font-weight="normal" fill="#888">{}</tspan></text>"##,
                 f(x0),
                 f(b.y - 5.0),
                 esc(&b.name),
@@ -231,9 +231,9 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
                     };
                     let _ = writeln!(
                         s,
-                        r##"<text class="value" x="{}" y="{}" font-size="8" text-anchor="middle" fill="{color}">{}</text>"##,
+                        r##"<text class="value" x="{}" y="{}" font-size="9" text-anchor="middle" fill="{color}">{}</text>"##,
                         f(cx + CELL / 2.0),
-                        f(cy + 10.0),
+                        f(cy + 13.0),
                         esc(&label)
                     );
                 }
@@ -249,6 +249,9 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
             let len = (dx * dx + dy * dy).sqrt().max(1.0);
             let bend = (len * 0.18).min(40.0) + 6.0;
             let (cx, cy) = ((x1 + x2) / 2.0 - dy / len * bend, (y1 + y2) / 2.0 + dx / len * bend);
+            // Both ends on the cells' borders, so values stay readable.
+            let (x1, y1) = to_border(x1, y1, cx, cy, CELL / 2.0 - 3.0);
+            let (x2, y2) = to_border(x2, y2, cx, cy, CELL / 2.0 - 1.0);
             // Arrowhead along the curve's end tangent.
             let (tx, ty) = (x2 - cx, y2 - cy);
             let tl = (tx * tx + ty * ty).sqrt().max(1.0);
@@ -342,7 +345,12 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     let ky = 10.0 + legend_rows as f64 * 18.0 + 22.0;
     let _ = writeln!(
         s,
-        r##"<g class="legend-marks" font-size="10" fill="#333"><circle cx="6" cy="{y0}" r="2.6" fill="#555"/><text x="14" y="{y1}">read</text><rect x="56" y="{y2}" width="12" height="12" fill="none" stroke="#555" stroke-width="2"/><text x="74" y="{y1}">write</text><path d="M120 {y0} Q135 {y3} 150 {y0}" fill="none" stroke="#555" stroke-width="1.2"/><text x="156" y="{y1}">value flow: source cell → written cell</text><text x="360" y="{y1}" fill="#888">interval k = after k barriers</text></g>"##,
+        r##"<g class="legend-marks" font-size="10" fill="#333"><circle cx="6" cy="{y0}" r="2.6" fill="#555"/><text x="14" y="{y1}">read</text><rect x="56" y="{y2}" width="12" height="12" fill="none" stroke="#555" stroke-width="2"/><text x="74" y="{y1}">write</text><path d="M120 {y0} Q135 {y3} 150 {y0}" fill="none" stroke="#555" stroke-width="1.2"/><text x="156" y="{y1}">value flow: source cell → written cell</text>{note}</g>"##,
+        note = if spec.tables.iter().any(|t| t.role == Role::Threadgroup) {
+            format!(r##"<text x="360" y="{}" fill="#888">threadgroup memory: one copy per interval; interval k = after k barriers</text>"##, f(ky + 3.5))
+        } else {
+            String::new()
+        },
         y0 = f(ky),
         y1 = f(ky + 3.5),
         y2 = f(ky - 6.0),
@@ -351,6 +359,17 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     let _ = writeln!(s, "</g>");
     s.push_str("</svg>\n");
     s
+}
+
+/// Where the ray from a cell's centre `(x, y)` towards `(tx, ty)` leaves
+/// the square of half-side `h` around it.
+fn to_border(x: f64, y: f64, tx: f64, ty: f64, h: f64) -> (f64, f64) {
+    let (dx, dy) = (tx - x, ty - y);
+    let m = dx.abs().max(dy.abs());
+    if m < 1e-9 {
+        return (x, y);
+    }
+    (x + dx / m * h, y + dy / m * h)
 }
 
 /// `name[i]` (or `name[r][c]`, with `@k` for a threadgroup copy) of a drawn cell.

@@ -237,8 +237,10 @@ fn tiled_matmul_renders_and_caps() {
     };
     let svg = render_svg(&spec, &t);
     assert_eq!(count(&svg, r#"class="panel""#), 4);
-    // Two loop trips, two barriers each: intervals 0..=4.
-    assert_eq!(count(&svg, r#"data-table="As" data-copy="4""#), 4);
+    // Two loop trips, two barriers each: threadgroup memory is used in
+    // intervals 0..=3 (interval 4 only writes C).
+    assert_eq!(count(&svg, r#"data-table="As" data-copy="3""#), 4);
+    assert_eq!(count(&svg, r#"data-table="As" data-copy="4""#), 0);
     assert!(!svg.contains("truncated"));
     png_ok("matmul", &svg);
 

@@ -72,6 +72,8 @@ struct Layout {
 }
 
 fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
+    // Rows: all inputs; each threadgroup table with its copies (one per
+    // barrier interval) side by side; all outputs.
     let mut rows: Vec<Vec<Block>> = Vec::new();
     for role in [Role::Input, Role::Threadgroup, Role::Output] {
         let mut row = Vec::new();
@@ -84,9 +86,12 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
                     Role::Threadgroup => format!("threadgroup · interval {copy}"),
                 };
                 let g = &m.tables[ti];
-                let label_w = text_width(&t.name, 12.0) + 6.0 + text_width(&note, 10.0);
+                let label_w = text_width(&t.name, 12.0) + 5.0 + text_width(&note, 10.0);
                 let w = (g.shown_cols as f64 * CELL).max(label_w);
                 row.push(Block { table: ti, copy, name: t.name.clone(), note, x: 0.0, y: 0.0, w });
+            }
+            if role == Role::Threadgroup {
+                rows.push(std::mem::take(&mut row));
             }
         }
         if !row.is_empty() {
@@ -98,7 +103,8 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
     let mut y = PANEL_TITLE;
     let mut blocks = Vec::new();
     for mut row in rows {
-        let mut x = PAD + (inner_w - row_w(&row)) / 2.0;
+        // Left-aligned: element i of tables of one width lines up.
+        let mut x = PAD;
         let h = row.iter().map(|b| m.tables[b.table].shown_rows as f64 * CELL).fold(0.0, f64::max);
         for b in row.iter_mut() {
             b.x = x;
@@ -115,7 +121,7 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
 fn cell_xy(l: &Layout, m: &Model, (t, copy, r, c): Pos) -> Option<(f64, f64)> {
     let b = l.blocks.iter().find(|b| b.table == t && b.copy == copy)?;
     let g = &m.tables[t];
-    let x0 = b.x + (b.w - g.shown_cols as f64 * CELL) / 2.0;
+    let x0 = b.x;
     Some((x0 + c as f64 * CELL, b.y + r as f64 * CELL))
 }
 
@@ -198,7 +204,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
         for b in &l.blocks {
             let g = &m.tables[b.table];
             let t = &spec.tables[b.table];
-            let x0 = b.x + (b.w - g.shown_cols as f64 * CELL) / 2.0;
+            let x0 = b.x;
             let _ = writeln!(
                 s,
                 r##"<text class="table-label" x="{}" y="{}" font-size="12" font-weight="bold" fill="#222">{}<tspan dx="5" font-size="10" font-weight="normal" fill="#888">{}</tspan></text>"##,
@@ -241,7 +247,9 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
             let _ = writeln!(s, "</g>");
         }
 
-        // Arcs: value flow from each source cell to the written cell.
+        // Arcs: value flow from each source cell to the written cell
+        // (fainter when there are many).
+        let (arc_w, arc_op) = if p.arcs.len() > 96 { ("0.8", "0.35") } else { ("1.2", "0.7") };
         for &(th, from, to) in &p.arcs {
             let (Some((x1, y1)), Some((x2, y2))) = (cell_xy(&l, &m, from), cell_xy(&l, &m, to)) else { continue };
             let (x1, y1, x2, y2) = (x1 + CELL / 2.0, y1 + CELL / 2.0, x2 + CELL / 2.0, y2 + CELL / 2.0);
@@ -260,7 +268,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
             let col = hex(thread_color(th));
             let _ = writeln!(
                 s,
-                r#"<g class="arc" data-thread="{th}" data-from="{}" data-to="{}"><path d="M{} {} Q{} {} {} {}" fill="none" stroke="{col}" stroke-width="1.2" stroke-opacity="0.7"/><path d="M{} {} L{} {} L{} {} Z" fill="{col}" fill-opacity="0.85"/></g>"#,
+                r#"<g class="arc" data-thread="{th}" data-from="{}" data-to="{}"><path d="M{} {} Q{} {} {} {}" fill="none" stroke="{col}" stroke-width="{arc_w}" stroke-opacity="{arc_op}"/><path d="M{} {} L{} {} L{} {} Z" fill="{col}" fill-opacity="0.85"/></g>"#,
                 pos_id(spec, from),
                 pos_id(spec, to),
                 f(x1),

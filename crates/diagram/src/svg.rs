@@ -207,7 +207,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
             let x0 = b.x;
             let _ = writeln!(
                 s,
-                r##"<text class="table-label" x="{}" y="{}" font-size="12" font-weight="bold" fill="#222">{}<tspan dx="5" font-size="10" font-weight="normal" fill="#888">{}</tspan></text>"##,
+                r##"<text class="table-label" x="{}" y="{}" font-size="12" font-weight="bold" fill="#222" stroke="#fafbfc" stroke-width="3" stroke-linejoin="round" paint-order="stroke">{}<tspan dx="5" font-size="10" font-weight="normal" fill="#888">{}</tspan></text>"##,
                 f(x0),
                 f(b.y - 5.0),
                 esc(&b.name),

@@ -46,6 +46,12 @@ fn count(s: &str, pat: &str) -> usize {
 }
 
 /// Write the PNG where `DIAGRAM_OUT` says (to look at), and check it.
+fn save_text(name: &str, text: &str) {
+    if let Ok(dir) = std::env::var("DIAGRAM_OUT") {
+        std::fs::write(format!("{dir}/diagram-{name}.txt"), text).unwrap();
+    }
+}
+
 fn png_ok(name: &str, svg: &str) {
     let png = render_png(svg).expect("png");
     assert!(png.len() > 100);
@@ -146,11 +152,13 @@ fn threadgroup_memory_diagram_has_a_column_per_interval() {
     png_ok("shared", &svg);
 
     let term = render_terminal(&spec, &t, false, 100);
+    save_text("shared", &term);
     assert!(term.contains("── threadgroup (1) ──"), "{term}");
     assert!(term.contains("s @ interval 0"), "{term}");
     assert!(term.contains("s @ interval 1 reads: 7 of 4/4 cells by 4 threads · per cell 1222"), "{term}");
     assert!(term.lines().all(|l| l.chars().count() <= 100), "{term}");
     let colored = render_terminal(&spec, &t, true, 100);
+    save_text("shared-color", &colored);
     assert!(colored.contains("\x1b[48;2;"));
 }
 
@@ -197,6 +205,7 @@ fn two_d_kernel_with_four_threadgroups() {
     png_ok("2d", &svg);
 
     let term = render_terminal(&spec, &t, false, 100);
+    save_text("2d", &term);
     assert!(term.contains("── threadgroup (1, 1) ──"), "{term}");
     assert!(term.lines().all(|l| l.chars().count() <= 100), "{term}");
 }
@@ -243,6 +252,8 @@ fn tiled_matmul_renders_and_caps() {
     assert_eq!(count(&svg, r#"data-table="As" data-copy="4""#), 0);
     assert!(!svg.contains("truncated"));
     png_ok("matmul", &svg);
+    save_text("matmul", &render_terminal(&spec, &t, false, 100));
+    save_text("matmul-color", &render_terminal(&spec, &t, true, 100));
 
     // A small event limit truncates the trace: the title says so.
     let (t, _) = trace_run(TILED, "matmul", &[a, b, vec![0.0; 64]], [8, 8, 1], [4, 4, 1], 50);

@@ -114,7 +114,10 @@ pub fn grid_shape(shape: &[usize]) -> (usize, usize) {
         [r, c] => ((*r).max(1), (*c).max(1)),
         _ => {
             let c = *shape.last().unwrap();
-            (shape[..shape.len() - 1].iter().product::<usize>().max(1), c.max(1))
+            (
+                shape[..shape.len() - 1].iter().product::<usize>().max(1),
+                c.max(1),
+            )
         }
     }
 }

@@ -20,12 +20,24 @@ fn cell_text(writers: Option<&BTreeSet<u32>>, cw: usize, color: bool) -> String 
     let inner = cw - 1;
     let Some(w) = writers.filter(|w| !w.is_empty()) else {
         let dot = format!("{:>inner$}", "·");
-        return if color { format!("\x1b[2m{dot}\x1b[0m ") } else { format!("{dot} ") };
+        return if color {
+            format!("\x1b[2m{dot}\x1b[0m ")
+        } else {
+            format!("{dot} ")
+        };
     };
     let first = *w.iter().next().unwrap();
-    let mut t = if w.len() == 1 { first.to_string() } else { format!("{first}+") };
+    let mut t = if w.len() == 1 {
+        first.to_string()
+    } else {
+        format!("{first}+")
+    };
     if t.chars().count() > inner {
-        t = if w.len() == 1 { "#".repeat(inner) } else { "+".repeat(inner) };
+        t = if w.len() == 1 {
+            "#".repeat(inner)
+        } else {
+            "+".repeat(inner)
+        };
     }
     let t = format!("{t:>inner$}");
     if color {
@@ -38,12 +50,25 @@ fn cell_text(writers: Option<&BTreeSet<u32>>, cw: usize, color: bool) -> String 
     }
 }
 
-fn grid_block(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, cw: usize, width: usize, color: bool) -> Block {
+/// How grids are drawn: cell width (with its separator), line width, colour.
+#[derive(Clone, Copy)]
+struct Style {
+    cw: usize,
+    width: usize,
+    color: bool,
+}
+
+fn grid_block(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, st: Style) -> Block {
+    let Style { cw, width, color } = st;
     let t = &spec.tables[ti];
     let g = &m.tables[ti];
     let max_cols = ((width.saturating_sub(1)) / cw).max(1);
     let cols = g.shown_cols.min(max_cols);
-    let mut title = if t.role == Role::Threadgroup { format!("{} @ interval {copy}", t.name) } else { t.name.clone() };
+    let mut title = if t.role == Role::Threadgroup {
+        format!("{} @ interval {copy}", t.name)
+    } else {
+        t.name.clone()
+    };
     if cols < g.cols || g.shown_rows < g.rows {
         title.push_str(" …");
     }
@@ -64,25 +89,44 @@ fn grid_block(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, cw
     Block { lines, width: w }
 }
 
-fn read_line(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, width: usize) -> Option<String> {
+fn read_line(
+    spec: &DiagramSpec,
+    m: &Model,
+    p: &Panel,
+    ti: usize,
+    copy: u32,
+    width: usize,
+) -> Option<String> {
     let t = &spec.tables[ti];
     let g = &m.tables[ti];
     let mut events = 0u32;
     let mut cells = 0usize;
     let mut threads = BTreeSet::new();
-    for (&(pt, pc, _, _), &n) in p.read_counts.range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX)) {
+    for (&(pt, pc, _, _), &n) in p
+        .read_counts
+        .range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX))
+    {
         debug_assert_eq!((pt, pc), (ti, copy));
         events += n;
         cells += 1;
     }
-    for (_, rs) in p.reads.range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX)) {
+    for (_, rs) in p
+        .reads
+        .range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX))
+    {
         threads.extend(rs.iter().copied());
     }
     if events == 0 {
         return None;
     }
-    let name = if t.role == Role::Threadgroup { format!("{} @ interval {copy}", t.name) } else { t.name.clone() };
-    let total = (0..g.shown_rows).map(|r| g.shown_cols.min(g.len.saturating_sub(r * g.cols))).sum::<usize>();
+    let name = if t.role == Role::Threadgroup {
+        format!("{} @ interval {copy}", t.name)
+    } else {
+        t.name.clone()
+    };
+    let total = (0..g.shown_rows)
+        .map(|r| g.shown_cols.min(g.len.saturating_sub(r * g.cols)))
+        .sum::<usize>();
     let mut s = format!(
         "  {name} reads: {events} of {cells}/{total} cell{} by {} thread{}",
         if total == 1 { "" } else { "s" },
@@ -98,11 +142,13 @@ fn read_line(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, wid
             if r * g.cols + c >= g.len {
                 break;
             }
-            digits.push(match p.read_counts.get(&(ti, copy, r, c)).copied().unwrap_or(0) {
-                0 => '.',
-                n @ 1..=9 => char::from(b'0' + n as u8),
-                _ => '+',
-            });
+            digits.push(
+                match p.read_counts.get(&(ti, copy, r, c)).copied().unwrap_or(0) {
+                    0 => '.',
+                    n @ 1..=9 => char::from(b'0' + n as u8),
+                    _ => '+',
+                },
+            );
         }
     }
     if s.chars().count() + 8 + digits.chars().count() <= width {
@@ -129,7 +175,13 @@ pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: us
     let cw = if widest * 3 < width { 3 } else { 2 };
     let order: Vec<usize> = [Role::Input, Role::Threadgroup, Role::Output]
         .iter()
-        .flat_map(|role| spec.tables.iter().enumerate().filter(move |(_, t)| t.role == *role).map(|(i, _)| i))
+        .flat_map(|role| {
+            spec.tables
+                .iter()
+                .enumerate()
+                .filter(move |(_, t)| t.role == *role)
+                .map(|(i, _)| i)
+        })
         .collect();
     for p in &m.panels {
         if m.panels.len() > 1 {
@@ -145,10 +197,29 @@ pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: us
         }
         for &ti in &order {
             let t = &spec.tables[ti];
-            let copies = if t.role == Role::Threadgroup { m.intervals } else { 1 };
+            let copies = if t.role == Role::Threadgroup {
+                m.intervals
+            } else {
+                1
+            };
             let written = p.writes.keys().any(|k| k.0 == ti);
             if t.role == Role::Output || written {
-                let blocks: Vec<Block> = (0..copies).map(|c| grid_block(spec, &m, p, ti, c, cw, width - 2, color)).collect();
+                let blocks: Vec<Block> = (0..copies)
+                    .map(|c| {
+                        grid_block(
+                            spec,
+                            &m,
+                            p,
+                            ti,
+                            c,
+                            Style {
+                                cw,
+                                width: width - 2,
+                                color,
+                            },
+                        )
+                    })
+                    .collect();
                 // Side by side while they fit, else one under another.
                 let mut row: Vec<&Block> = Vec::new();
                 let mut row_w = 0;
@@ -174,12 +245,20 @@ pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: us
                     row.clear();
                 };
                 for b in &blocks {
-                    let add = if row.is_empty() { b.width + 2 } else { b.width + 3 };
+                    let add = if row.is_empty() {
+                        b.width + 2
+                    } else {
+                        b.width + 3
+                    };
                     if !row.is_empty() && row_w + add > width {
                         flush(&mut row, &mut out);
                         row_w = 0;
                     }
-                    row_w += if row.is_empty() { b.width + 2 } else { b.width + 3 };
+                    row_w += if row.is_empty() {
+                        b.width + 2
+                    } else {
+                        b.width + 3
+                    };
                     row.push(b);
                 }
                 flush(&mut row, &mut out);

@@ -51,6 +51,47 @@ pub struct TableDesc {
     pub values: Option<Vec<String>>,
 }
 
+impl TableDesc {
+    /// The `[[buffer(index)]]` parameter of `kernel` as a table: named after
+    /// the parameter, elements the size of its pointee. `None` when the
+    /// kernel has no such buffer.
+    pub fn for_buffer(
+        kernel: &gpu::Kernel,
+        index: u32,
+        role: Role,
+        shape: Vec<usize>,
+        values: Option<Vec<String>>,
+    ) -> Option<TableDesc> {
+        kernel.params.iter().find_map(|p| match p.kind {
+            gpu::ir::ParamKind::Buffer { index: i, pointee_size, .. } if i == index => Some(TableDesc {
+                name: p.name.clone(),
+                role,
+                alloc: CellAlloc::Buffer(index),
+                shape: shape.clone(),
+                elem_size: pointee_size.max(1),
+                values: values.clone(),
+            }),
+            _ => None,
+        })
+    }
+
+    /// Threadgroup variable number `var` of `kernel` as a table, elements
+    /// the size of its scalars; `shape` defaults to 1-D over the whole
+    /// variable. `None` when there is no such variable.
+    pub fn for_threadgroup_var(kernel: &gpu::Kernel, var: u32, shape: Option<Vec<usize>>) -> Option<TableDesc> {
+        let v = kernel.threadgroup_vars.get(var as usize)?;
+        let elem_size = v.grain.max(1);
+        Some(TableDesc {
+            name: v.name.clone(),
+            role: Role::Threadgroup,
+            alloc: CellAlloc::Threadgroup(var),
+            shape: shape.unwrap_or_else(|| vec![(v.size / elem_size) as usize]),
+            elem_size,
+            values: None,
+        })
+    }
+}
+
 /// What to draw: the dispatch and the tables.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiagramSpec {

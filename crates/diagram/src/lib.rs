@@ -63,7 +63,11 @@ impl TableDesc {
         values: Option<Vec<String>>,
     ) -> Option<TableDesc> {
         kernel.params.iter().find_map(|p| match p.kind {
-            gpu::ir::ParamKind::Buffer { index: i, pointee_size, .. } if i == index => Some(TableDesc {
+            gpu::ir::ParamKind::Buffer {
+                index: i,
+                pointee_size,
+                ..
+            } if i == index => Some(TableDesc {
                 name: p.name.clone(),
                 role,
                 alloc: CellAlloc::Buffer(index),
@@ -78,7 +82,11 @@ impl TableDesc {
     /// Threadgroup variable number `var` of `kernel` as a table, elements
     /// the size of its scalars; `shape` defaults to 1-D over the whole
     /// variable. `None` when there is no such variable.
-    pub fn for_threadgroup_var(kernel: &gpu::Kernel, var: u32, shape: Option<Vec<usize>>) -> Option<TableDesc> {
+    pub fn for_threadgroup_var(
+        kernel: &gpu::Kernel,
+        var: u32,
+        shape: Option<Vec<usize>>,
+    ) -> Option<TableDesc> {
         let v = kernel.threadgroup_vars.get(var as usize)?;
         let elem_size = v.grain.max(1);
         Some(TableDesc {

@@ -15,7 +15,6 @@ const PANEL_GAP: f64 = 18.0;
 const MARGIN: f64 = 20.0;
 const TITLE_H: f64 = 52.0;
 const MAX_WIDTH: f64 = 1600.0;
-const LEGEND_ITEM: f64 = 96.0;
 const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 /// Most read dots drawn in one cell (5 a row, 3 rows).
 const MAX_DOTS: usize = 15;
@@ -183,10 +182,18 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
 
     // Legend geometry.
     let threads: Vec<u32> = m.threads.iter().copied().take(64).collect();
-    let per_row = (((width - 2.0 * MARGIN) / LEGEND_ITEM).floor() as usize).max(1);
+    let legend_item = threads
+        .iter()
+        .map(|&t| text_width(&thread_label(spec, t), 10.0))
+        .fold(0.0, f64::max)
+        + 34.0;
+    let per_row = (((width - 2.0 * MARGIN) / legend_item).floor() as usize).clamp(1, 16);
     let legend_rows = threads.len().div_ceil(per_row);
+    let more = m.threads.len() > threads.len();
     let legend_y = TITLE_H + panels_h + 24.0;
-    let height = legend_y + 22.0 + legend_rows as f64 * 18.0 + 40.0;
+    // Where the line explaining the marks goes, relative to the legend.
+    let ky = 10.0 + legend_rows as f64 * 18.0 + if more { 40.0 } else { 22.0 };
+    let height = legend_y + ky + 18.0;
 
     let mut s = String::new();
     let _ = writeln!(
@@ -255,13 +262,14 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
             esc(&tg_name)
         );
 
-        // Tables: labels, cells, values.
+        // Tables: cells and values (labels go on top of the arcs, last).
+        let mut labels = String::new();
         for b in &l.blocks {
             let g = &m.tables[b.table];
             let t = &spec.tables[b.table];
             let x0 = b.x;
             let _ = writeln!(
-                s,
+                labels,
                 r##"<text class="table-label" x="{}" y="{}" font-size="12" font-weight="bold" fill="#222" stroke="#fafbfc" stroke-width="3" stroke-linejoin="round" paint-order="stroke">{}<tspan dx="5" font-size="10" font-weight="normal" fill="#888">{}</tspan></text>"##,
                 f(x0),
                 f(b.y - 5.0),
@@ -406,6 +414,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
                 );
             }
         }
+        s.push_str(&labels);
         let _ = writeln!(s, "</g>");
     }
 
@@ -421,7 +430,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     );
     for (i, &th) in threads.iter().enumerate() {
         let (x, y) = (
-            (i % per_row) as f64 * LEGEND_ITEM,
+            (i % per_row) as f64 * legend_item,
             10.0 + (i / per_row) as f64 * 18.0,
         );
         let _ = writeln!(
@@ -435,7 +444,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
             esc(&thread_label(spec, th))
         );
     }
-    if m.threads.len() > threads.len() {
+    if more {
         let _ = writeln!(
             s,
             r##"<text x="0" y="{}" font-size="10" fill="#888">… {} more threads</text>"##,
@@ -443,7 +452,6 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
             m.threads.len() - threads.len()
         );
     }
-    let ky = 10.0 + legend_rows as f64 * 18.0 + 22.0;
     let _ = writeln!(
         s,
         r##"<g class="legend-marks" font-size="10" fill="#333"><circle cx="6" cy="{y0}" r="2.6" fill="#555"/><text x="14" y="{y1}">read</text><rect x="56" y="{y2}" width="12" height="12" fill="none" stroke="#555" stroke-width="2"/><text x="74" y="{y1}">write</text><path d="M120 {y0} Q135 {y3} 150 {y0}" fill="none" stroke="#555" stroke-width="1.2"/><text x="156" y="{y1}">value flow: source cell → written cell</text>{note}</g>"##,

@@ -429,10 +429,16 @@ fn text_is_escaped_and_png_renders_without_trace() {
 fn tables_from_the_kernel() {
     let k = compile(SHARED, "shift");
     let a = TableDesc::for_buffer(&k, 0, Role::Input, vec![8], None).unwrap();
-    assert_eq!((a.name.as_str(), a.elem_size, a.alloc), ("a", 4, CellAlloc::Buffer(0)));
+    assert_eq!(
+        (a.name.as_str(), a.elem_size, a.alloc),
+        ("a", 4, CellAlloc::Buffer(0))
+    );
     assert!(TableDesc::for_buffer(&k, 7, Role::Input, vec![8], None).is_none());
     let s = TableDesc::for_threadgroup_var(&k, 0, None).unwrap();
-    assert_eq!((s.name.as_str(), s.elem_size, s.shape.clone(), s.role), ("s", 4, vec![4], Role::Threadgroup));
+    assert_eq!(
+        (s.name.as_str(), s.elem_size, s.shape.clone(), s.role),
+        ("s", 4, vec![4], Role::Threadgroup)
+    );
 }
 
 const RACE: &str = r#"
@@ -446,8 +452,21 @@ fn several_writers_of_one_cell_get_nested_outlines() {
     let mut b = BTreeMap::new();
     b.insert(0, f32s(&[1.0, 2.0, 3.0, 4.0]));
     b.insert(1, f32s(&[0.0; 2]));
-    let opts = RunOptions { trace: Some(1000), check: gpu::CheckLevel::None, ..Default::default() };
-    let r = run(&k, &Dispatch { grid: [4, 1, 1], threadgroup: [4, 1, 1], mode: DispatchMode::Threads }, &mut b, &opts);
+    let opts = RunOptions {
+        trace: Some(1000),
+        check: gpu::CheckLevel::None,
+        ..Default::default()
+    };
+    let r = run(
+        &k,
+        &Dispatch {
+            grid: [4, 1, 1],
+            threadgroup: [4, 1, 1],
+            mode: DispatchMode::Threads,
+        },
+        &mut b,
+        &opts,
+    );
     let t = r.trace.unwrap();
     let spec = DiagramSpec {
         title: "race".into(),
@@ -460,7 +479,10 @@ fn several_writers_of_one_cell_get_nested_outlines() {
     };
     let svg = render_svg(&spec, &t);
     assert_eq!(count(&svg, r#"data-cell="out[0]""#), 2);
-    assert!(svg.contains(r#"data-thread="1" data-cell="out[0]" x="18" "#), "second outline inset: {svg}");
+    assert!(
+        svg.contains(r#"data-thread="1" data-cell="out[0]" x="18" "#),
+        "second outline inset: {svg}"
+    );
     let term = render_terminal(&spec, &t, false, 80);
     assert!(term.contains("\n  0+ 2+\n"), "{term}");
     png_ok("race", &svg);
@@ -470,7 +492,14 @@ fn several_writers_of_one_cell_get_nested_outlines() {
 fn many_threadgroups_and_threads_are_capped() {
     // 16 threadgroups: 9 panels, and the title says the rest is left out.
     let a: Vec<f32> = (0..64).map(|i| i as f32).collect();
-    let (t, _) = trace_run(MAP, "map", &[a.clone(), vec![0.0; 64]], [64, 1, 1], [4, 1, 1], 10_000);
+    let (t, _) = trace_run(
+        MAP,
+        "map",
+        &[a.clone(), vec![0.0; 64]],
+        [64, 1, 1],
+        [4, 1, 1],
+        10_000,
+    );
     let spec = DiagramSpec {
         title: "map".into(),
         grid: [64, 1, 1],
@@ -489,14 +518,27 @@ fn many_threadgroups_and_threads_are_capped() {
     // A 16×16 threadgroup: 256 threads, 64 in the legend.
     let src = "kernel void k(const device float* a [[buffer(0)]], device float* out [[buffer(1)]], uint2 p [[thread_position_in_grid]]) { out[p.y * 16 + p.x] = a[p.x * 16 + p.y]; }";
     let a: Vec<f32> = (0..256).map(|i| i as f32).collect();
-    let (t, out) = trace_run(src, "k", &[a.clone(), vec![0.0; 256]], [16, 16, 1], [16, 16, 1], 10_000);
+    let (t, out) = trace_run(
+        src,
+        "k",
+        &[a.clone(), vec![0.0; 256]],
+        [16, 16, 1],
+        [16, 16, 1],
+        10_000,
+    );
     let spec = DiagramSpec {
         title: "transpose 16×16".into(),
         grid: [16, 16, 1],
         threadgroup: [16, 16, 1],
         tables: vec![
             table("a", Role::Input, CellAlloc::Buffer(0), &[16, 16], Some(&a)),
-            table("out", Role::Output, CellAlloc::Buffer(1), &[16, 16], Some(&out[1])),
+            table(
+                "out",
+                Role::Output,
+                CellAlloc::Buffer(1),
+                &[16, 16],
+                Some(&out[1]),
+            ),
         ],
     };
     let svg = render_svg(&spec, &t);

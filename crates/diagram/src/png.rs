@@ -42,8 +42,12 @@ fn fonts() -> Arc<usvg::fontdb::Database> {
 /// Rasterize an SVG (from [`crate::render_svg`]) to PNG bytes, at twice the
 /// SVG's size when it is small enough, on a white background.
 pub fn render_png(svg: &str) -> Result<Vec<u8>, String> {
+    render_with(svg, fonts())
+}
+
+fn render_with(svg: &str, fontdb: Arc<usvg::fontdb::Database>) -> Result<Vec<u8>, String> {
     let opt = usvg::Options {
-        fontdb: fonts(),
+        fontdb,
         ..Default::default()
     };
     let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| format!("svg: {e}"))?;
@@ -66,4 +70,22 @@ pub fn render_png(svg: &str) -> Result<Vec<u8>, String> {
         &mut pixmap.as_mut(),
     );
     pixmap.encode_png().map_err(|e| format!("png: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SVG: &str = r#"<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect x="1" y="1" width="10" height="10" fill="red"/><text x="12" y="12" font-family="sans-serif">7</text></svg>"#;
+
+    #[test]
+    fn renders_without_any_font() {
+        let png = render_with(SVG, Arc::new(usvg::fontdb::Database::new())).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+
+    #[test]
+    fn bad_svg_is_an_error() {
+        assert!(render_png("<svg").is_err());
+    }
 }

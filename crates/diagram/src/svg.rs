@@ -219,14 +219,15 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     );
     let [gx, gy, gz] = spec.grid;
     let [tx, ty, tz] = spec.threadgroup;
+    let n_tg: u64 = m.tg_counts.iter().map(|&c| c as u64).product();
     let _ = writeln!(
         s,
-        r##"<text class="subtitle" x="{MARGIN}" y="43" font-size="11" fill="#666">grid ({gx}, {gy}, {gz}) · threadgroup ({tx}, {ty}, {tz}) · {} threadgroup{}</text>"##,
-        m.tg_counts.iter().product::<u32>(),
-        if m.tg_counts.iter().product::<u32>() == 1 {
-            ""
+        r##"<text class="subtitle" x="{MARGIN}" y="43" font-size="11" fill="#666">grid ({gx}, {gy}, {gz}) · threadgroup ({tx}, {ty}, {tz}) · {n_tg} threadgroup{}{}</text>"##,
+        if n_tg == 1 { "" } else { "s" },
+        if (m.panels.len() as u64) < n_tg {
+            format!(", the first {} shown", m.panels.len())
         } else {
-            "s"
+            String::new()
         }
     );
 

@@ -512,8 +512,10 @@ fn many_threadgroups_and_threads_are_capped() {
     let svg = render_svg(&spec, &t);
     assert_eq!(count(&svg, r#"class="panel""#), 9);
     assert!(svg.contains("map … truncated"));
+    assert!(svg.contains("16 threadgroups, the first 9 shown"));
     // 64 cells wrap at 16 a row.
     assert_eq!(count(&svg, r#"class="cell""#), 9 * 128);
+    png_ok("wrapped", &svg);
 
     // A 16×16 threadgroup: 256 threads, 64 in the legend.
     let src = "kernel void k(const device float* a [[buffer(0)]], device float* out [[buffer(1)]], uint2 p [[thread_position_in_grid]]) { out[p.y * 16 + p.x] = a[p.x * 16 + p.y]; }";

@@ -1,0 +1,223 @@
+//! The trace boiled down to what is drawn: per threadgroup panel, which
+//! threads read and wrote each cell, and the value-flow arcs.
+
+use crate::{
+    grid_shape, DiagramSpec, Role, MAX_ARCS, MAX_COLS, MAX_INTERVALS, MAX_PANELS, MAX_ROWS,
+};
+use gpu::trace::Trace;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// A drawn cell: (table, copy, row, col). `copy` is the barrier interval for
+/// threadgroup tables and 0 otherwise.
+pub(crate) type Pos = (usize, u32, usize, usize);
+
+pub(crate) struct TableGeom {
+    /// Full (rows, cols) of the table.
+    pub rows: usize,
+    pub cols: usize,
+    /// Rows and columns drawn (capped).
+    pub shown_rows: usize,
+    pub shown_cols: usize,
+    pub len: usize,
+}
+
+#[derive(Default)]
+pub(crate) struct Panel {
+    pub tg: [u32; 3],
+    pub reads: BTreeMap<Pos, BTreeSet<u32>>,
+    /// Read events per cell (repeated reads count).
+    pub read_counts: BTreeMap<Pos, u32>,
+    pub writes: BTreeMap<Pos, BTreeSet<u32>>,
+    /// (thread, source, destination).
+    pub arcs: BTreeSet<(u32, Pos, Pos)>,
+    pub threads: BTreeSet<u32>,
+}
+
+pub(crate) struct Model {
+    pub tables: Vec<TableGeom>,
+    pub panels: Vec<Panel>,
+    /// Copies drawn of each threadgroup table (max over panels, at least 1).
+    pub intervals: u32,
+    pub truncated: bool,
+    /// Threadgroups in the dispatch.
+    pub tg_counts: [u32; 3],
+    /// Threadgroup-local thread indices that appear, over all panels.
+    pub threads: BTreeSet<u32>,
+}
+
+pub(crate) fn local_index(spec: &DiagramSpec, thread: [u32; 3], tg: [u32; 3]) -> u32 {
+    let t = spec.threadgroup.map(|v| v.max(1));
+    let l = [0, 1, 2].map(|d| thread[d].wrapping_sub(tg[d].wrapping_mul(t[d])));
+    l[0] + l[1] * t[0] + l[2] * t[0] * t[1]
+}
+
+/// Threadgroup-local position of local index `i`.
+pub(crate) fn local_pos(spec: &DiagramSpec, i: u32) -> [u32; 3] {
+    let t = spec.threadgroup.map(|v| v.max(1));
+    [i % t[0], (i / t[0]) % t[1], i / (t[0] * t[1])]
+}
+
+pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
+    let mut truncated = trace.truncated;
+    let tables: Vec<TableGeom> = spec
+        .tables
+        .iter()
+        .map(|t| {
+            let (rows, cols) = grid_shape(&t.shape);
+            let len = if t.shape.is_empty() {
+                1
+            } else {
+                t.shape.iter().product()
+            };
+            TableGeom {
+                rows,
+                cols,
+                shown_rows: rows.min(MAX_ROWS),
+                shown_cols: cols.min(MAX_COLS),
+                len,
+            }
+        })
+        .collect();
+    if tables
+        .iter()
+        .any(|g| g.shown_rows < g.rows || g.shown_cols < g.cols)
+    {
+        truncated = true;
+    }
+
+    let t = spec.threadgroup.map(|v| v.max(1));
+    let tg_counts = [0, 1, 2].map(|d| spec.grid[d].max(1).div_ceil(t[d]));
+    let mut order: Vec<[u32; 3]> = Vec::new();
+    'outer: for z in 0..tg_counts[2] {
+        for y in 0..tg_counts[1] {
+            for x in 0..tg_counts[0] {
+                if order.len() == MAX_PANELS {
+                    truncated = true;
+                    break 'outer;
+                }
+                order.push([x, y, z]);
+            }
+        }
+    }
+    let mut panels: Vec<Panel> = order
+        .iter()
+        .map(|&tg| Panel {
+            tg,
+            ..Default::default()
+        })
+        .collect();
+    let panel_of: HashMap<[u32; 3], usize> =
+        order.iter().enumerate().map(|(i, &tg)| (tg, i)).collect();
+
+    // Trace cell → the drawn elements it covers: (table, row, col).
+    let mut cell_elems: Vec<Vec<(usize, usize, usize)>> = Vec::with_capacity(trace.cells.len());
+    for c in &trace.cells {
+        let mut v = Vec::new();
+        if let Some(ti) = spec.tables.iter().position(|t| t.alloc == c.alloc) {
+            let es = spec.tables[ti].elem_size.max(1) as i64;
+            let g = &tables[ti];
+            if c.offset >= 0 {
+                let first = c.offset / es;
+                let last = (c.offset + c.size.max(1) as i64 - 1) / es;
+                for e in first..=last {
+                    let e = e as usize;
+                    if e >= g.len {
+                        break;
+                    }
+                    let (r, col) = (e / g.cols, e % g.cols);
+                    if r < g.shown_rows && col < g.shown_cols {
+                        v.push((ti, r, col));
+                    } else {
+                        truncated = true;
+                    }
+                }
+            }
+        }
+        cell_elems.push(v);
+    }
+    let is_tg: Vec<bool> = spec
+        .tables
+        .iter()
+        .map(|t| t.role == Role::Threadgroup)
+        .collect();
+
+    let mut intervals = 1u32;
+    // Interval of the last read of (threadgroup, thread, cell): which copy
+    // of a threadgroup table a value came from.
+    let mut last_read: HashMap<([u32; 3], u32, u32), u32> = HashMap::new();
+    let clamp = |iv: u32, truncated: &mut bool| {
+        if iv >= MAX_INTERVALS {
+            *truncated = true;
+            MAX_INTERVALS - 1
+        } else {
+            iv
+        }
+    };
+    for e in &trace.events {
+        let Some(&pi) = panel_of.get(&e.threadgroup) else {
+            truncated = true;
+            continue;
+        };
+        let Some(elems) = cell_elems.get(e.cell as usize) else {
+            continue;
+        };
+        let th = local_index(spec, e.thread, e.threadgroup);
+        let p = &mut panels[pi];
+        p.threads.insert(th);
+        let iv = clamp(e.interval, &mut truncated);
+        let copy_of = |ti: usize, iv: u32| if is_tg[ti] { iv } else { 0 };
+        if elems.iter().any(|&(ti, _, _)| is_tg[ti]) {
+            intervals = intervals.max(iv + 1);
+        }
+        if !e.write {
+            last_read.insert((e.threadgroup, th, e.cell), iv);
+            for &(ti, r, c) in elems {
+                let pos = (ti, copy_of(ti, iv), r, c);
+                p.reads.entry(pos).or_default().insert(th);
+                *p.read_counts.entry(pos).or_default() += 1;
+            }
+            continue;
+        }
+        for &(ti, r, c) in elems {
+            p.writes
+                .entry((ti, copy_of(ti, iv), r, c))
+                .or_default()
+                .insert(th);
+        }
+        for &s in &e.sources {
+            let siv = last_read
+                .get(&(e.threadgroup, th, s))
+                .copied()
+                .unwrap_or(iv);
+            let Some(selems) = cell_elems.get(s as usize) else {
+                continue;
+            };
+            for &(sti, sr, sc) in selems {
+                for &(ti, r, c) in elems {
+                    let from = (sti, copy_of(sti, siv), sr, sc);
+                    let to = (ti, copy_of(ti, iv), r, c);
+                    if from == to {
+                        continue;
+                    }
+                    if p.arcs.len() >= MAX_ARCS {
+                        truncated = true;
+                    } else {
+                        p.arcs.insert((th, from, to));
+                    }
+                }
+            }
+        }
+    }
+    let threads = panels
+        .iter()
+        .flat_map(|p| p.threads.iter().copied())
+        .collect();
+    Model {
+        tables,
+        panels,
+        intervals,
+        truncated,
+        tg_counts,
+        threads,
+    }
+}

@@ -1,0 +1,502 @@
+//! The SVG rendering.
+
+use crate::model::{build, local_pos, Model, Pos};
+use crate::{hex, thread_color, DiagramSpec, Role};
+use gpu::trace::Trace;
+use std::fmt::Write;
+
+const CELL: f64 = 30.0;
+const TABLE_GAP: f64 = 28.0;
+const ROW_GAP: f64 = 26.0;
+const LABEL_H: f64 = 18.0;
+const PAD: f64 = 14.0;
+const PANEL_TITLE: f64 = 26.0;
+const PANEL_GAP: f64 = 18.0;
+const MARGIN: f64 = 20.0;
+const TITLE_H: f64 = 52.0;
+const MAX_WIDTH: f64 = 1600.0;
+const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
+/// Most read dots drawn in one cell (5 a row, 3 rows).
+const MAX_DOTS: usize = 15;
+/// Most write outlines drawn in one cell.
+const MAX_OUTLINES: usize = 4;
+
+/// Escape text for XML content and attribute values.
+pub(crate) fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            c if (c as u32) < 0x20 && c != '\t' && c != '\n' => o.push(' '),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Shorten a cell label to fit a cell.
+fn short(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn text_width(s: &str, size: f64) -> f64 {
+    s.chars().count() as f64 * size * 0.6
+}
+
+/// A table copy placed in a panel.
+struct Block {
+    table: usize,
+    copy: u32,
+    name: String,
+    note: String,
+    x: f64,
+    y: f64,
+    w: f64,
+}
+
+struct Layout {
+    blocks: Vec<Block>,
+    w: f64,
+    h: f64,
+}
+
+fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
+    // Rows: all inputs; each threadgroup table with its copies (one per
+    // barrier interval) side by side; all outputs.
+    let mut rows: Vec<Vec<Block>> = Vec::new();
+    for role in [Role::Input, Role::Threadgroup, Role::Output] {
+        let mut row = Vec::new();
+        for (ti, t) in spec
+            .tables
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.role == role)
+        {
+            let copies = if role == Role::Threadgroup {
+                m.intervals
+            } else {
+                1
+            };
+            for copy in 0..copies {
+                let note = match role {
+                    Role::Input => "input".to_string(),
+                    Role::Output => "output".to_string(),
+                    Role::Threadgroup => format!("threadgroup · interval {copy}"),
+                };
+                let g = &m.tables[ti];
+                let label_w = text_width(&t.name, 12.0) + 5.0 + text_width(&note, 10.0);
+                let w = (g.shown_cols as f64 * CELL).max(label_w);
+                row.push(Block {
+                    table: ti,
+                    copy,
+                    name: t.name.clone(),
+                    note,
+                    x: 0.0,
+                    y: 0.0,
+                    w,
+                });
+            }
+            if role == Role::Threadgroup {
+                rows.push(std::mem::take(&mut row));
+            }
+        }
+        if !row.is_empty() {
+            rows.push(row);
+        }
+    }
+    let row_w = |r: &[Block]| {
+        r.iter().map(|b| b.w).sum::<f64>() + TABLE_GAP * (r.len().saturating_sub(1)) as f64
+    };
+    let inner_w = rows.iter().map(|r| row_w(r)).fold(160.0, f64::max);
+    let mut y = PANEL_TITLE;
+    let mut blocks = Vec::new();
+    for mut row in rows {
+        // Left-aligned: element i of tables of one width lines up.
+        let mut x = PAD;
+        let h = row
+            .iter()
+            .map(|b| m.tables[b.table].shown_rows as f64 * CELL)
+            .fold(0.0, f64::max);
+        for b in row.iter_mut() {
+            b.x = x;
+            b.y = y + LABEL_H;
+            x += b.w + TABLE_GAP;
+        }
+        blocks.extend(row);
+        y += LABEL_H + h + ROW_GAP;
+    }
+    Layout {
+        blocks,
+        w: inner_w + 2.0 * PAD,
+        h: y - ROW_GAP + PAD,
+    }
+}
+
+/// Top-left corner of a drawn cell, relative to its panel.
+fn cell_xy(l: &Layout, m: &Model, (t, copy, r, c): Pos) -> Option<(f64, f64)> {
+    let b = l.blocks.iter().find(|b| b.table == t && b.copy == copy)?;
+    let g = &m.tables[t];
+    (r < g.shown_rows && c < g.shown_cols).then_some((b.x + c as f64 * CELL, b.y + r as f64 * CELL))
+}
+
+fn f(v: f64) -> String {
+    let s = format!("{v:.1}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
+fn thread_label(spec: &DiagramSpec, i: u32) -> String {
+    let p = local_pos(spec, i);
+    if spec.threadgroup[2] > 1 {
+        format!("t{i} ({},{},{})", p[0], p[1], p[2])
+    } else if spec.threadgroup[1] > 1 {
+        format!("t{i} ({},{})", p[0], p[1])
+    } else {
+        format!("t{i}")
+    }
+}
+
+/// Draw the diagram as an SVG document. Same input, same bytes.
+pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
+    let m = build(spec, trace);
+    let l = layout_panel(spec, &m);
+    let n = m.panels.len().max(1);
+    let two_d = m.tg_counts[1] > 1 || m.tg_counts[2] > 1;
+    let mut pcols = if two_d { m.tg_counts[0] as usize } else { n }.clamp(1, 3);
+    while pcols > 1 && pcols as f64 * (l.w + PANEL_GAP) > MAX_WIDTH {
+        pcols -= 1;
+    }
+    let prows = n.div_ceil(pcols);
+    let panels_w = pcols as f64 * l.w + (pcols - 1) as f64 * PANEL_GAP;
+    let width = (panels_w + 2.0 * MARGIN).max(560.0);
+    let panels_h = prows as f64 * l.h + (prows - 1) as f64 * PANEL_GAP;
+
+    // Legend geometry.
+    let threads: Vec<u32> = m.threads.iter().copied().take(64).collect();
+    let legend_item = threads
+        .iter()
+        .map(|&t| text_width(&thread_label(spec, t), 10.0))
+        .fold(0.0, f64::max)
+        + 34.0;
+    let per_row = (((width - 2.0 * MARGIN) / legend_item).floor() as usize).clamp(1, 16);
+    let legend_rows = threads.len().div_ceil(per_row);
+    let more = m.threads.len() > threads.len();
+    let legend_y = TITLE_H + panels_h + 24.0;
+    // Where the line explaining the marks goes, relative to the legend.
+    let ky = 10.0 + legend_rows as f64 * 18.0 + if more { 40.0 } else { 22.0 };
+    let height = legend_y + ky + 18.0;
+
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="{FONT}">"#,
+        w = f(width),
+        h = f(height)
+    );
+    let _ = writeln!(
+        s,
+        r##"<rect class="background" x="0" y="0" width="{}" height="{}" fill="#ffffff"/>"##,
+        f(width),
+        f(height)
+    );
+    let mut title = spec.title.clone();
+    if m.truncated {
+        title.push_str(" … truncated");
+    }
+    let _ = writeln!(
+        s,
+        r##"<text class="title" x="{MARGIN}" y="26" font-size="17" font-weight="bold" fill="#222">{}</text>"##,
+        esc(&title)
+    );
+    let [gx, gy, gz] = spec.grid;
+    let [tx, ty, tz] = spec.threadgroup;
+    let n_tg: u64 = m.tg_counts.iter().map(|&c| c as u64).product();
+    let _ = writeln!(
+        s,
+        r##"<text class="subtitle" x="{MARGIN}" y="43" font-size="11" fill="#666">grid ({gx}, {gy}, {gz}) · threadgroup ({tx}, {ty}, {tz}) · {n_tg} threadgroup{}{}</text>"##,
+        if n_tg == 1 { "" } else { "s" },
+        if (m.panels.len() as u64) < n_tg {
+            format!(", the first {} shown", m.panels.len())
+        } else {
+            String::new()
+        }
+    );
+
+    for (pi, p) in m.panels.iter().enumerate() {
+        let px = MARGIN + (pi % pcols) as f64 * (l.w + PANEL_GAP);
+        let py = TITLE_H + (pi / pcols) as f64 * (l.h + PANEL_GAP);
+        let [x, y, z] = p.tg;
+        let tg_name = if two_d || z > 0 {
+            format!("threadgroup ({x}, {y})")
+        } else {
+            format!("threadgroup ({x})")
+        };
+        let tg_name = if m.tg_counts[2] > 1 {
+            format!("threadgroup ({x}, {y}, {z})")
+        } else {
+            tg_name
+        };
+        let _ = writeln!(
+            s,
+            r#"<g class="panel" transform="translate({},{})">"#,
+            f(px),
+            f(py)
+        );
+        let _ = writeln!(
+            s,
+            r##"<rect x="0" y="0" width="{}" height="{}" rx="8" fill="#fafbfc" stroke="#c8ccd2" stroke-width="1"/>"##,
+            f(l.w),
+            f(l.h)
+        );
+        let _ = writeln!(
+            s,
+            r##"<text class="panel-title" x="{PAD}" y="18" font-size="13" font-weight="bold" fill="#333">{}</text>"##,
+            esc(&tg_name)
+        );
+
+        // Tables: cells and values (labels go on top of the arcs, last).
+        let mut labels = String::new();
+        for b in &l.blocks {
+            let g = &m.tables[b.table];
+            let t = &spec.tables[b.table];
+            let x0 = b.x;
+            let _ = writeln!(
+                labels,
+                r##"<text class="table-label" x="{}" y="{}" font-size="12" font-weight="bold" fill="#222" stroke="#fafbfc" stroke-width="3" stroke-linejoin="round" paint-order="stroke">{}<tspan dx="5" font-size="10" font-weight="normal" fill="#888">{}</tspan></text>"##,
+                f(x0),
+                f(b.y - 5.0),
+                esc(&b.name),
+                esc(&b.note)
+            );
+            let _ = writeln!(
+                s,
+                r#"<g class="table" data-table="{}" data-copy="{}">"#,
+                esc(&t.name),
+                b.copy
+            );
+            let cell_fill = if t.role == Role::Threadgroup {
+                "#f3f0ff"
+            } else {
+                "#ffffff"
+            };
+            for r in 0..g.shown_rows {
+                for c in 0..g.shown_cols {
+                    let e = r * g.cols + c;
+                    if e >= g.len {
+                        continue;
+                    }
+                    let (cx, cy) = (x0 + c as f64 * CELL, b.y + r as f64 * CELL);
+                    let _ = writeln!(
+                        s,
+                        r##"<rect class="cell" x="{}" y="{}" width="{CELL}" height="{CELL}" fill="{cell_fill}" stroke="#b4b9c0" stroke-width="1"/>"##,
+                        f(cx),
+                        f(cy)
+                    );
+                    let (label, color) = match &t.values {
+                        Some(v) if b.copy == 0 || t.role != Role::Threadgroup => match v.get(e) {
+                            Some(v) => (short(v, 6), "#333"),
+                            None => continue,
+                        },
+                        _ => (e.to_string(), "#b0b0b0"),
+                    };
+                    let _ = writeln!(
+                        s,
+                        r##"<text class="value" x="{}" y="{}" font-size="9" text-anchor="middle" fill="{color}">{}</text>"##,
+                        f(cx + CELL / 2.0),
+                        f(cy + 13.0),
+                        esc(&label)
+                    );
+                }
+            }
+            let _ = writeln!(s, "</g>");
+        }
+
+        // Arcs: value flow from each source cell to the written cell
+        // (fainter when there are many).
+        let (arc_w, arc_op) = if p.arcs.len() > 96 {
+            ("0.8", "0.35")
+        } else {
+            ("1.2", "0.7")
+        };
+        for &(th, from, to) in &p.arcs {
+            let (Some((x1, y1)), Some((x2, y2))) = (cell_xy(&l, &m, from), cell_xy(&l, &m, to))
+            else {
+                continue;
+            };
+            let (x1, y1, x2, y2) = (
+                x1 + CELL / 2.0,
+                y1 + CELL / 2.0,
+                x2 + CELL / 2.0,
+                y2 + CELL / 2.0,
+            );
+            let (dx, dy) = (x2 - x1, y2 - y1);
+            let len = (dx * dx + dy * dy).sqrt().max(1.0);
+            let bend = (len * 0.18).min(40.0) + 6.0;
+            let (cx, cy) = (
+                (x1 + x2) / 2.0 - dy / len * bend,
+                (y1 + y2) / 2.0 + dx / len * bend,
+            );
+            // Both ends on the cells' borders, so values stay readable.
+            let (x1, y1) = to_border(x1, y1, cx, cy, CELL / 2.0 - 3.0);
+            let (x2, y2) = to_border(x2, y2, cx, cy, CELL / 2.0 - 1.0);
+            // Arrowhead along the curve's end tangent.
+            let (tx, ty) = (x2 - cx, y2 - cy);
+            let tl = (tx * tx + ty * ty).sqrt().max(1.0);
+            let (ux, uy) = (tx / tl, ty / tl);
+            let (bx, by) = (x2 - ux * 6.0, y2 - uy * 6.0);
+            let col = hex(thread_color(th));
+            let _ = writeln!(
+                s,
+                r#"<g class="arc" data-thread="{th}" data-from="{}" data-to="{}"><path d="M{} {} Q{} {} {} {}" fill="none" stroke="{col}" stroke-width="{arc_w}" stroke-opacity="{arc_op}"/><path d="M{} {} L{} {} L{} {} Z" fill="{col}" fill-opacity="0.85"/></g>"#,
+                pos_id(spec, from),
+                pos_id(spec, to),
+                f(x1),
+                f(y1),
+                f(cx),
+                f(cy),
+                f(x2),
+                f(y2),
+                f(x2),
+                f(y2),
+                f(bx - uy * 3.0),
+                f(by + ux * 3.0),
+                f(bx + uy * 3.0),
+                f(by - ux * 3.0)
+            );
+        }
+
+        // Writes: one outline per writer, nested.
+        for (&pos, writers) in &p.writes {
+            let Some((x, y)) = cell_xy(&l, &m, pos) else {
+                continue;
+            };
+            for (k, &th) in writers.iter().take(MAX_OUTLINES).enumerate() {
+                let inset = 1.5 + 2.5 * k as f64;
+                let _ = writeln!(
+                    s,
+                    r#"<rect class="write" data-thread="{th}" data-cell="{}" x="{}" y="{}" width="{}" height="{}" fill="none" stroke="{}" stroke-width="2.2"/>"#,
+                    pos_id(spec, pos),
+                    f(x + inset),
+                    f(y + inset),
+                    f(CELL - 2.0 * inset),
+                    f(CELL - 2.0 * inset),
+                    hex(thread_color(th))
+                );
+            }
+        }
+
+        // Reads: a dot per reading thread.
+        for (&pos, readers) in &p.reads {
+            let Some((x, y)) = cell_xy(&l, &m, pos) else {
+                continue;
+            };
+            let k = readers.len().min(MAX_DOTS);
+            for (i, &th) in readers.iter().take(MAX_DOTS).enumerate() {
+                let (row, col) = (i / 5, i % 5);
+                let in_row = (k - row * 5).min(5) as f64;
+                let dx = x + CELL / 2.0 + (col as f64 - (in_row - 1.0) / 2.0) * 5.2;
+                let dy = y + CELL - 6.5 - row as f64 * 5.2;
+                let _ = writeln!(
+                    s,
+                    r#"<circle class="read" data-thread="{th}" data-cell="{}" cx="{}" cy="{}" r="2.2" fill="{}"/>"#,
+                    pos_id(spec, pos),
+                    f(dx),
+                    f(dy),
+                    hex(thread_color(th))
+                );
+            }
+        }
+        s.push_str(&labels);
+        let _ = writeln!(s, "</g>");
+    }
+
+    // Legend.
+    let _ = writeln!(
+        s,
+        r#"<g class="legend" transform="translate({MARGIN},{})">"#,
+        f(legend_y)
+    );
+    let _ = writeln!(
+        s,
+        r##"<text x="0" y="0" font-size="12" font-weight="bold" fill="#333">threads <tspan font-weight="normal" fill="#888" font-size="10">(colour = thread index within its threadgroup)</tspan></text>"##
+    );
+    for (i, &th) in threads.iter().enumerate() {
+        let (x, y) = (
+            (i % per_row) as f64 * legend_item,
+            10.0 + (i / per_row) as f64 * 18.0,
+        );
+        let _ = writeln!(
+            s,
+            r##"<g class="legend-thread" data-thread="{th}"><rect x="{}" y="{}" width="12" height="12" rx="2" fill="{}"/><text x="{}" y="{}" font-size="10" fill="#333">{}</text></g>"##,
+            f(x),
+            f(y),
+            hex(thread_color(th)),
+            f(x + 16.0),
+            f(y + 10.0),
+            esc(&thread_label(spec, th))
+        );
+    }
+    if more {
+        let _ = writeln!(
+            s,
+            r##"<text x="0" y="{}" font-size="10" fill="#888">… {} more threads</text>"##,
+            f(10.0 + legend_rows as f64 * 18.0 + 10.0),
+            m.threads.len() - threads.len()
+        );
+    }
+    let _ = writeln!(
+        s,
+        r##"<g class="legend-marks" font-size="10" fill="#333"><circle cx="6" cy="{y0}" r="2.6" fill="#555"/><text x="14" y="{y1}">read</text><rect x="56" y="{y2}" width="12" height="12" fill="none" stroke="#555" stroke-width="2"/><text x="74" y="{y1}">write</text><path d="M120 {y0} Q135 {y3} 150 {y0}" fill="none" stroke="#555" stroke-width="1.2"/><text x="156" y="{y1}">value flow: source cell → written cell</text>{note}</g>"##,
+        note = if spec.tables.iter().any(|t| t.role == Role::Threadgroup) {
+            format!(
+                r##"<text x="360" y="{}" fill="#888">threadgroup memory: one copy per interval; interval k = after k barriers</text>"##,
+                f(ky + 3.5)
+            )
+        } else {
+            String::new()
+        },
+        y0 = f(ky),
+        y1 = f(ky + 3.5),
+        y2 = f(ky - 6.0),
+        y3 = f(ky - 9.0)
+    );
+    let _ = writeln!(s, "</g>");
+    s.push_str("</svg>\n");
+    s
+}
+
+/// Where the ray from a cell's centre `(x, y)` towards `(tx, ty)` leaves
+/// the square of half-side `h` around it.
+fn to_border(x: f64, y: f64, tx: f64, ty: f64, h: f64) -> (f64, f64) {
+    let (dx, dy) = (tx - x, ty - y);
+    let m = dx.abs().max(dy.abs());
+    if m < 1e-9 {
+        return (x, y);
+    }
+    (x + dx / m * h, y + dy / m * h)
+}
+
+/// `name[i]` (or `name[r][c]`, with `@k` for a threadgroup copy) of a drawn cell.
+fn pos_id(spec: &DiagramSpec, (t, copy, r, c): Pos) -> String {
+    let d = &spec.tables[t];
+    let idx = if d.shape.len() >= 2 {
+        format!("{r}][{c}")
+    } else {
+        (r * crate::grid_shape(&d.shape).1 + c).to_string()
+    };
+    let at = if d.role == Role::Threadgroup {
+        format!("@{copy}")
+    } else {
+        String::new()
+    };
+    esc(&format!("{}[{idx}]{at}", d.name))
+}

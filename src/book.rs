@@ -48,6 +48,79 @@ pub struct PuzzleArgs {
     pub dir: PathBuf,
 }
 
+#[derive(Args)]
+pub struct ShowArgs {
+    /// Puzzle number (`1`..`14`) or slug.
+    pub puzzle: String,
+    /// The workspace directory.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Write the diagram as SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Write the diagram as PNG.
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<PathBuf>,
+    /// Which of the puzzle's book tests to draw (1 = the first).
+    #[arg(long, default_value_t = 1)]
+    pub test: usize,
+}
+
+/// `show`: the score table and the diagram of the learner's kernel, drawn
+/// from the simulator's trace (works for wrong solutions too).
+pub fn show(args: &ShowArgs) -> u8 {
+    let Some(p) = puzzles::find(&args.puzzle) else { return unknown_puzzle(&args.puzzle) };
+    let ws = Workspace::new(&args.dir);
+    if !ws.exists() {
+        return no_workspace(&ws);
+    }
+    let text = match ws.read(p) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read `{}`: {e}", ws.path(p).display());
+            return EXIT_CANNOT_START;
+        }
+    };
+    let file = ws.path(p).display().to_string();
+    let color = std::io::stdout().is_terminal();
+    let result = puzzles::check_file(p, &file, &text);
+    print!("{}", puzzles::render::human(&result, color));
+    let shown = match puzzles::show::trace_test(p, &file, &text, args.test.saturating_sub(1)) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            eprintln!("note: the diagram needs a kernel that compiles");
+            return EXIT_BAD_RESULT;
+        }
+    };
+    let width = crossterm::terminal::size().map(|(c, _)| c as usize).unwrap_or(100);
+    println!("\n{}", diagram::render_terminal(&shown.spec, &shown.trace, color, width));
+    if args.svg.is_some() || args.png.is_some() {
+        let svg = diagram::render_svg(&shown.spec, &shown.trace);
+        if let Some(path) = &args.svg {
+            if let Err(e) = std::fs::write(path, &svg) {
+                eprintln!("error: cannot write `{}`: {e}", path.display());
+                return EXIT_CANNOT_START;
+            }
+            println!("wrote {}", path.display());
+        }
+        if let Some(path) = &args.png {
+            match diagram::render_png(&svg).map_err(|e| e.to_string()).and_then(|b| std::fs::write(path, b).map_err(|e| e.to_string())) {
+                Ok(()) => println!("wrote {}", path.display()),
+                Err(e) => {
+                    eprintln!("error: cannot write `{}`: {e}", path.display());
+                    return EXIT_CANNOT_START;
+                }
+            }
+        }
+    }
+    if result.passed {
+        EXIT_OK
+    } else {
+        EXIT_BAD_RESULT
+    }
+}
+
 fn unknown_puzzle(key: &str) -> u8 {
     let slugs: Vec<&str> = PUZZLES.iter().map(|p| p.slug).collect();
     eprintln!("error: there is no puzzle `{key}`");

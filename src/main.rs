@@ -40,6 +40,8 @@ enum Command {
     Hint(book::PuzzleArgs),
     /// Restore a puzzle's starter file (your version is backed up first).
     Reset(book::PuzzleArgs),
+    /// Draw which thread read and wrote which cell (terminal, SVG, PNG).
+    Show(book::ShowArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Some(Command::List(args)) => book::list(&args),
         Some(Command::Hint(args)) => book::hint(&args),
         Some(Command::Reset(args)) => book::reset(&args),
+        Some(Command::Show(args)) => book::show(&args),
         None => book::default_command(),
     };
     ExitCode::from(code)

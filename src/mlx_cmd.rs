@@ -208,6 +208,7 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
             Check::All => CheckLevel::All,
         },
         count: args.counts,
+        trace: None,
     };
 
     if args.print_source {

@@ -137,12 +137,14 @@ pub struct Call {
     pub verbose: bool,
     pub check: CheckLevel,
     pub count: bool,
+    /// Record an access trace with at most this many events (for diagrams).
+    pub trace: Option<usize>,
 }
 
 impl Call {
     /// A call with the given inputs and outputs and everything else at its default.
     pub fn new(inputs: Vec<Input>, output_shapes: Vec<Vec<usize>>, output_dtypes: Vec<DType>, grid: [u32; 3], threadgroup: [u32; 3]) -> Call {
-        Call { inputs, output_shapes, output_dtypes, grid, threadgroup, template: Vec::new(), init_value: None, verbose: false, check: CheckLevel::All, count: false }
+        Call { inputs, output_shapes, output_dtypes, grid, threadgroup, template: Vec::new(), init_value: None, verbose: false, check: CheckLevel::All, count: false, trace: None }
     }
 
     pub fn template(mut self, name: &str, value: TemplateArg) -> Call {
@@ -166,6 +168,8 @@ pub struct CallResult {
     /// Compile warnings (spans in the user's files).
     pub diagnostics: Vec<Diagnostic>,
     pub generated: Generated,
+    /// The kernel as the simulator ran it (names of its threadgroup memory...).
+    pub kernel: gpu::Kernel,
 }
 
 #[derive(Debug)]
@@ -483,7 +487,7 @@ impl MetalKernel {
             threadgroup: [0, 1, 2].map(|i| call.threadgroup[i].min(call.grid[i])),
             mode: DispatchMode::Threads,
         };
-        let opts = RunOptions { check: call.check, count: call.count, uncounted_buffers: uncounted, uninitialized_buffers: uninitialized, ..Default::default() };
+        let opts = RunOptions { check: call.check, count: call.count, uncounted_buffers: uncounted, uninitialized_buffers: uninitialized, trace: call.trace, ..Default::default() };
         let mut report = gpu::run(&kernel, &dispatch, &mut buffers, &opts);
         for f in report.findings.iter_mut().filter(|f| f.kind != gpu::FindingKind::InvalidDispatch) {
             let (span, w) = remap.span(f.span);
@@ -502,7 +506,7 @@ impl MetalKernel {
             let bytes = buffers.remove(&index).unwrap_or_default();
             outputs.push(Array::from_bytes(dtype, shape, bytes).map_err(|e| arg(format!("output `{name}`: {e}")))?);
         }
-        Ok(CallResult { outputs, report, sources, diagnostics, generated })
+        Ok(CallResult { outputs, report, sources, diagnostics, generated, kernel })
     }
 
     fn add_user_files(&self, sources: &mut SourceMap, gen_file: FileId, g: &Generated) -> Remap {

@@ -181,6 +181,7 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
             verbose: false,
             check: gpu::CheckLevel::All,
             count: true,
+            trace: None,
         };
         let mut test = TestResult { name, case: ci, seed, inputs, yours: None, spec, passed: false, score: None, error: None };
         let mut generated = None;

@@ -10,6 +10,7 @@
 mod book;
 pub mod check;
 pub mod render;
+pub mod show;
 mod spec;
 pub mod workspace;
 

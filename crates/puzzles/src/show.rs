@@ -1,0 +1,74 @@
+//! `show`: run a puzzle's first book test with the access tracer and build
+//! the diagram of which thread touched which cell.
+
+use crate::check::build_input;
+use crate::{split_source, Puzzle};
+use arrays::{Array, DType};
+use diagram::{DiagramSpec, Role, TableDesc};
+
+/// Events kept in a trace (puzzle sizes need far fewer).
+const TRACE_LIMIT: usize = 200_000;
+
+/// A traced run ready to draw.
+pub struct Shown {
+    pub spec: DiagramSpec,
+    pub trace: gpu::trace::Trace,
+    /// Findings of the traced run (the diagram is a debugging aid: it is
+    /// drawn for wrong kernels too).
+    pub findings: Vec<gpu::Finding>,
+}
+
+fn labels(a: &Array) -> Vec<String> {
+    a.to_f64_vec()
+        .iter()
+        .map(|v| if v.fract() == 0.0 && v.abs() < 1e6 { format!("{}", *v as i64) } else { format!("{v:.2}") })
+        .collect()
+}
+
+/// Shape for drawing: 1-D stays, 2-D is (rows, cols), higher is flattened.
+fn draw_shape(shape: &[usize]) -> Vec<usize> {
+    match shape.len() {
+        0 => vec![1],
+        1 | 2 => shape.to_vec(),
+        _ => vec![shape[..shape.len() - 1].iter().product(), shape[shape.len() - 1]],
+    }
+}
+
+/// Run test `case` of `puzzle` on the learner's file with tracing.
+pub fn trace_test(puzzle: &'static Puzzle, file_name: &str, file_text: &str, case: usize) -> Result<Shown, String> {
+    let (header, body) = split_source(file_text);
+    let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
+    let header_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: 0 };
+    let kernel = mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], &body, &header, true, false)
+        .map_err(|e| e.to_string())?
+        .with_files(Some(body_file), Some(header_file));
+    let tc = puzzle.tests.get(case).ok_or_else(|| format!("puzzle {} has no test {case}", puzzle.number))?;
+    let inputs: Vec<Array> = tc.inputs.iter().map(|s| build_input(s, None)).collect();
+    let mut call = mlx::Call::new(inputs.iter().cloned().map(mlx::Input::Array).collect(), vec![tc.output_shape.to_vec()], vec![DType::F32], tc.grid, tc.threadgroup)
+        .init_value(0.0);
+    call.trace = Some(TRACE_LIMIT);
+    let r = kernel.call(&call).map_err(|e| match e {
+        mlx::MlxError::Compile { sources, diagnostics, .. } => msl::diag::render(&sources, &diagnostics, false),
+        other => other.to_string(),
+    })?;
+    let trace = r.report.trace.clone().unwrap_or_default();
+    let mut tables = Vec::new();
+    for (k, (a, slots)) in inputs.iter().zip(&r.generated.inputs).enumerate() {
+        let name = puzzle.input_names.get(k).copied().unwrap_or("input");
+        let mut t = TableDesc::for_buffer(&r.kernel, slots.buffer, Role::Input, draw_shape(&a.shape), Some(labels(a))).ok_or("input buffer missing")?;
+        t.name = name.to_string();
+        tables.push(t);
+    }
+    for v in 0..r.kernel.threadgroup_vars.len() {
+        if let Some(t) = TableDesc::for_threadgroup_var(&r.kernel, v as u32, None) {
+            tables.push(t);
+        }
+    }
+    if let (Some(out), Some(&index)) = (r.outputs.first(), r.generated.outputs.first()) {
+        let mut t = TableDesc::for_buffer(&r.kernel, index, Role::Output, draw_shape(&out.shape), Some(labels(out))).ok_or("output buffer missing")?;
+        t.name = puzzle.output_name.to_string();
+        tables.push(t);
+    }
+    let spec = DiagramSpec { title: format!("Puzzle {}: {} ({})", puzzle.number, puzzle.title, tc.name), grid: tc.grid, threadgroup: tc.threadgroup, tables };
+    Ok(Shown { spec, trace, findings: r.report.findings })
+}

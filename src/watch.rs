@@ -31,6 +31,8 @@ struct Watch {
     /// (the polling fallback for file systems without change events).
     stamp: Option<(SystemTime, u64)>,
     message: String,
+    /// Compact terminal diagram of the current puzzle's first test.
+    diagram: Option<String>,
 }
 
 /// Restores the terminal even if drawing fails.
@@ -46,7 +48,7 @@ impl Drop for RawMode {
 pub fn run(ws: Workspace) -> u8 {
     let progress = ws.load_progress();
     let index = PUZZLES.iter().position(|p| ws.status(p, &progress) != Status::Solved).unwrap_or(0);
-    let mut w = Watch { ws, index, view: View::Check, result: None, all: Vec::new(), stamp: None, message: String::new() };
+    let mut w = Watch { ws, index, view: View::Check, result: None, all: Vec::new(), stamp: None, message: String::new(), diagram: None };
     // File events from the OS when available; polling otherwise.
     let (tx, rx) = mpsc::channel();
     let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
@@ -152,6 +154,10 @@ impl Watch {
                 } else {
                     self.message.clear();
                 }
+                let width = terminal::size().map(|(c, _)| c as usize).unwrap_or(100);
+                self.diagram = puzzles::show::trace_test(p, &self.path().display().to_string(), &text, 0)
+                    .ok()
+                    .map(|s| diagram::render_terminal(&s.spec, &s.trace, true, width));
                 self.result = Some(r);
             }
             Err(e) => {
@@ -214,6 +220,10 @@ impl Watch {
                     }
                     out.push('\n');
                     out.push_str(&puzzles::render::human(r, true));
+                    if let Some(d) = &self.diagram {
+                        out.push('\n');
+                        out.push_str(d);
+                    }
                 }
             }
         }

@@ -261,7 +261,7 @@ pub fn run_with_progress(
                 m.run_threadgroup(geo);
                 report.threadgroups += 1;
                 done += 1;
-                if done % 256 == 0 {
+                if done.is_multiple_of(256) {
                     progress(done, total_groups);
                 }
                 if m.stopped {

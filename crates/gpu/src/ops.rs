@@ -321,8 +321,8 @@ impl Machine<'_> {
                 self.set_uniform_pub(d, results[k][0]);
             } else {
                 self.mark_varying(d);
-                for l in 0..n {
-                    self.set_lane_pub(d, l, results[k][l]);
+                for (l, &v) in results[k].iter().enumerate().take(n) {
+                    self.set_lane_pub(d, l, v);
                 }
             }
         }
@@ -436,6 +436,7 @@ impl Machine<'_> {
         let uniform = args.iter().all(|&r| self.is_uniform_pub(r));
         let lanes = if uniform { 1 } else { self.n };
         let mut outs = vec![vec![0u64; lanes]; dst.len()];
+        #[allow(clippy::needless_range_loop)] // `l` indexes several outputs and registers
         for l in 0..lanes {
             let x = f(self.get_pub(args[0], l) as u32);
             let r = |v: f32| gpu_math::round_to(k, v).to_bits() as u64;
@@ -445,7 +446,13 @@ impl Machine<'_> {
                     outs[0][l] = r(gpu_math::ldexp(x, e));
                 }
                 "ilogb" => {
-                    let v = if x == 0.0 { i32::MIN } else if x.is_nan() { i32::MIN } else if x.is_infinite() { i32::MAX } else { frexp(x).1 - 1 };
+                    let v = if x == 0.0 || x.is_nan() {
+                        i32::MIN
+                    } else if x.is_infinite() {
+                        i32::MAX
+                    } else {
+                        frexp(x).1 - 1
+                    };
                     outs[0][l] = v as u32 as u64;
                 }
                 "frexp" => {
@@ -944,7 +951,7 @@ impl Machine<'_> {
                 "out-of-bounds {} of `{what}`: {size} byte{} at byte offset {off}, but it is {alloc_size} bytes long{}",
                 if write { "write" } else { "read" },
                 if size == 1 { "" } else { "s" },
-                if size > 0 && off >= 0 && (off as u64) % size as u64 == 0 { format!(" (element {} of {})", off / size as i64, alloc_size / size as u64) } else { String::new() }
+                if size > 0 && off >= 0 && (off as u64).is_multiple_of(size as u64) { format!(" (element {} of {})", off / size as i64, alloc_size / size as u64) } else { String::new() }
             )
         };
         self.report_lane(FindingKind::OutOfBounds, at, lane, msg);

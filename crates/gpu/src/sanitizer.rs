@@ -216,17 +216,6 @@ impl Sanitizer {
         }
     }
 
-    fn shadow(&mut self, p: u64) -> Option<(&mut Shadow, AllocKind)> {
-        let kind = ptr_alloc(p).kind();
-        let s = match kind {
-            AllocKind::Buffer(i) => self.device.get_mut(i as usize)?.as_mut()?,
-            AllocKind::Threadgroup(i) => self.threadgroup.get_mut(i as usize)?,
-            AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get_mut(i as usize)?,
-            _ => return None,
-        };
-        Some((s, kind))
-    }
-
     /// Record an access of `size` bytes at `p` by thread `tid`. Returns
     /// `RACE` (details in `self.race`) and/or `UNINIT` (a threadgroup read of
     /// never-written bytes).

@@ -874,7 +874,7 @@ fn as_type_keeps_signalling_half_nans() {
     let k = map_kernel("uint", "half2", 1, "as_type<half2>(a)");
     let k2 = map_kernel("ushort", "half", 1, "as_type<half>(a)");
     let k3 = map_kernel("half", "half", 1, "a");
-    let v: Vec<u32> = (0..LANES as u32).map(|i| 0x7c01 + i * 3 | (0xfc01 + i) << 16).collect();
+    let v: Vec<u32> = (0..LANES as u32).map(|i| (0x7c01 + i * 3) | ((0xfc01 + i) << 16)).collect();
     assert_eq!(to_u32(&run_map(&k, &[u32s(&v)], LANES * 4)), v);
     let h: Vec<u16> = v.iter().map(|&x| x as u16).collect();
     assert_eq!(to_u16(&run_map(&k2, &[u16s(&h)], LANES * 2)), h);

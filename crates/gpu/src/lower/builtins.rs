@@ -48,9 +48,6 @@ fn nextafter_bfloat(x: f32, y: f32) -> f32 {
     nextafter16(x, y, |v| half::bf16::from_f32(v).to_bits(), |b| half::bf16::from_bits(b).to_f32())
 }
 
-fn int_kind(s: Scalar) -> gpu_math::IntKind {
-    gpu_math::IntKind { bits: s.size() * 8, signed: s.is_signed() }
-}
 
 impl<'p> Lowerer<'p> {
     #[allow(clippy::too_many_arguments)]
@@ -217,9 +214,9 @@ impl<'p> Lowerer<'p> {
             }
             "ilogb" => {
                 let mut res = Vec::new();
-                for k in 0..n {
+                for &x in &regs[0] {
                     let dst = self.reg32();
-                    out.push(Inst::Special { name, ty: elem, dst: vec![dst], args: vec![regs[0][k]] });
+                    out.push(Inst::Special { name, ty: elem, dst: vec![dst], args: vec![x] });
                     res.push(dst);
                 }
                 Ok(Val::Regs(res))
@@ -231,10 +228,10 @@ impl<'p> Lowerer<'p> {
                 let (ss, _) = components(&second_ty, self.tables).unwrap_or((elem, 1));
                 let mut res = Vec::new();
                 let mut second = Vec::new();
-                for k in 0..n {
+                for &x in &regs[0] {
                     let d1 = self.reg_for(rs);
                     let d2 = self.reg_for(ss);
-                    out.push(Inst::Special { name, ty: elem, dst: vec![d1, d2], args: vec![regs[0][k]] });
+                    out.push(Inst::Special { name, ty: elem, dst: vec![d1, d2], args: vec![x] });
                     res.push(d1);
                     second.push(d2);
                 }

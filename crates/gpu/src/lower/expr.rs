@@ -642,13 +642,13 @@ impl<'p> Lowerer<'p> {
             },
             (Place::DynElem { base, index, index_ty, elem, len }, Val::Regs(src)) => {
                 let Place::Regs(dst) = &**base else { return err(Span::default(), "dynamic element write") };
-                for k in 0..*len as usize {
+                for (k, &old) in dst.iter().enumerate().take(*len as usize) {
                     let kc = self.const_scalar(ConstValue::Int(k as i64), *index_ty);
                     let c = self.reg32();
                     out.push(Inst::Compare { op: BinaryOp::Eq, ty: *index_ty, dst: c, a: *index, b: kc });
                     let d = self.reg_for(*elem);
-                    out.push(Inst::Select { dst: d, cond: c, a: src[0], b: dst[k] });
-                    out.push(Inst::Assign { dst: dst[k], src: d });
+                    out.push(Inst::Select { dst: d, cond: c, a: src[0], b: old });
+                    out.push(Inst::Assign { dst: old, src: d });
                 }
                 Ok(())
             }

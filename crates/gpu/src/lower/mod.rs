@@ -217,11 +217,7 @@ fn visit_stmts(stmts: &[hir::Stmt], f: &mut dyn FnMut(&hir::Expr)) {
     for s in stmts {
         match &s.kind {
             StmtKind::Expr(e) => f(e),
-            StmtKind::Local { init, .. } => {
-                if let Some(e) = init {
-                    f(e)
-                }
-            }
+            StmtKind::Local { init: Some(e), .. } => f(e),
             StmtKind::Block(b) => visit_stmts(b, f),
             StmtKind::If { cond, then, els } => {
                 f(cond);

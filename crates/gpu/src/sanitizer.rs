@@ -53,7 +53,26 @@ struct Shadow {
 impl Shadow {
     fn new(bytes: usize, grain: u32) -> Shadow {
         let grain = grain.max(1).next_power_of_two();
-        Shadow { shift: grain.trailing_zeros(), cells: vec![Cell::default(); bytes.div_ceil(grain as usize)] }
+        Shadow { shift: grain.trailing_zeros(), cells: zeroed_cells(bytes.div_ceil(grain as usize)) }
+    }
+}
+
+/// `n` default cells from zeroed memory: large device shadows then cost
+/// nothing until touched (the OS hands out zero pages lazily).
+fn zeroed_cells(n: usize) -> Vec<Cell> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let Ok(layout) = std::alloc::Layout::array::<Cell>(n) else { return vec![Cell::default(); n] };
+    // SAFETY: `Cell` is plain data (integers and a bool) whose all-zero bit
+    // pattern is exactly `Cell::default()`; the pointer comes from the global
+    // allocator with `Cell`'s layout and capacity `n`.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout) as *mut Cell;
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Vec::from_raw_parts(p, n, n)
     }
 }
 

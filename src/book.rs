@@ -316,7 +316,7 @@ pub fn reset(args: &PuzzleArgs) -> u8 {
 }
 
 /// `metal-puzzles` without a sub-command: create the workspace on first
-/// run, then show progress. (Watch mode will replace this in a terminal.)
+/// run, then watch mode in a terminal, or print progress otherwise.
 pub fn default_command() -> u8 {
     let ws = Workspace::new(DEFAULT_DIR);
     if !ws.exists() {

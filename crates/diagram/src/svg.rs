@@ -193,7 +193,13 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     let legend_y = TITLE_H + panels_h + 24.0;
     // Where the line explaining the marks goes, relative to the legend.
     let ky = 10.0 + legend_rows as f64 * 18.0 + if more { 40.0 } else { 22.0 };
-    let height = legend_y + ky + 18.0;
+    // The threadgroup-memory note goes after the marks when it fits, else
+    // on a line of its own.
+    const TG_NOTE: &str = "threadgroup memory: one copy per interval; interval k = after k barriers";
+    let has_tg = spec.tables.iter().any(|t| t.role == Role::Threadgroup);
+    let note_inline = 360.0 + text_width(TG_NOTE, 10.0) <= width - 2.0 * MARGIN;
+    let note_line = if has_tg && !note_inline { 18.0 } else { 0.0 };
+    let height = legend_y + ky + 18.0 + note_line;
 
     let mut s = String::new();
     let _ = writeln!(
@@ -456,11 +462,9 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     let _ = writeln!(
         s,
         r##"<g class="legend-marks" font-size="10" fill="#333"><circle cx="6" cy="{y0}" r="2.6" fill="#555"/><text x="14" y="{y1}">read</text><rect x="56" y="{y2}" width="12" height="12" fill="none" stroke="#555" stroke-width="2"/><text x="74" y="{y1}">write</text><path d="M120 {y0} Q135 {y3} 150 {y0}" fill="none" stroke="#555" stroke-width="1.2"/><text x="156" y="{y1}">value flow: source cell → written cell</text>{note}</g>"##,
-        note = if spec.tables.iter().any(|t| t.role == Role::Threadgroup) {
-            format!(
-                r##"<text x="360" y="{}" fill="#888">threadgroup memory: one copy per interval; interval k = after k barriers</text>"##,
-                f(ky + 3.5)
-            )
+        note = if has_tg {
+            let (nx, ny) = if note_inline { (360.0, ky + 3.5) } else { (0.0, ky + 3.5 + 18.0) };
+            format!(r##"<text x="{}" y="{}" fill="#888">{TG_NOTE}</text>"##, f(nx), f(ny))
         } else {
             String::new()
         },

@@ -128,7 +128,8 @@ fn read_line(
         .map(|r| g.shown_cols.min(g.len.saturating_sub(r * g.cols)))
         .sum::<usize>();
     let mut s = format!(
-        "  {name} reads: {events} of {cells}/{total} cell{} by {} thread{}",
+        "  {name}: {events} read{} of {cells}/{total} cell{} by {} thread{}",
+        if events == 1 { "" } else { "s" },
         if total == 1 { "" } else { "s" },
         threads.len(),
         if threads.len() == 1 { "" } else { "s" }
@@ -151,8 +152,8 @@ fn read_line(
             );
         }
     }
-    if s.chars().count() + 8 + digits.chars().count() <= width {
-        s.push_str(" · per cell ");
+    if s.chars().count() + 18 + digits.chars().count() <= width {
+        s.push_str(" · reads per cell ");
         s.push_str(&digits);
     }
     Some(s)

@@ -242,7 +242,7 @@ fn threadgroup_memory_diagram_has_a_column_per_interval() {
     assert!(term.contains("── threadgroup (1) ──"), "{term}");
     assert!(term.contains("s @ interval 0"), "{term}");
     assert!(
-        term.contains("s @ interval 1 reads: 7 of 4/4 cells by 4 threads · per cell 1222"),
+        term.contains("s @ interval 1: 7 reads of 4/4 cells by 4 threads · reads per cell 1222"),
         "{term}"
     );
     assert!(term.lines().all(|l| l.chars().count() <= 100), "{term}");

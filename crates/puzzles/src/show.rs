@@ -69,6 +69,15 @@ pub fn trace_test(puzzle: &'static Puzzle, file_name: &str, file_text: &str, cas
         t.name = puzzle.output_name.to_string();
         tables.push(t);
     }
-    let spec = DiagramSpec { title: format!("Puzzle {}: {} ({})", puzzle.number, puzzle.title, tc.name), grid: tc.grid, threadgroup: tc.threadgroup, tables };
+    // "Map" under "Map" adds nothing; "Prefix Sum (Simple)" under "Prefix
+    // Sum" replaces the title rather than repeating it.
+    let title = if tc.name.eq_ignore_ascii_case(puzzle.title) {
+        format!("Puzzle {}: {}", puzzle.number, puzzle.title)
+    } else if tc.name.starts_with(puzzle.title) {
+        format!("Puzzle {}: {}", puzzle.number, tc.name)
+    } else {
+        format!("Puzzle {}: {} — {}", puzzle.number, puzzle.title, tc.name)
+    };
+    let spec = DiagramSpec { title, grid: tc.grid, threadgroup: tc.threadgroup, tables };
     Ok(Shown { spec, trace, findings: r.report.findings })
 }

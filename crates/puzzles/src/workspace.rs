@@ -140,6 +140,11 @@ impl Workspace {
     pub fn reset(&self, p: &Puzzle) -> io::Result<Option<PathBuf>> {
         let path = self.path(p);
         let mut backup = None;
+        // An untouched starter needs no backup (resetting twice must not
+        // pile up copies of the starter).
+        if fs::read_to_string(&path).is_ok_and(|t| t == starter_text(p)) {
+            return Ok(None);
+        }
         if path.exists() {
             let dir = self.dir.join(BACKUP_DIR);
             fs::create_dir_all(&dir)?;

@@ -10,7 +10,7 @@ mod watch;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-/// Exit statuses of every sub-command (see docs/cli-contract.md).
+/// Exit statuses of every sub-command (see the Usage section of README.md).
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_BAD_RESULT: u8 = 1;
 pub const EXIT_CANNOT_START: u8 = 2;

@@ -1,5 +1,5 @@
 //! `metal-puzzles mlx`: an MLX custom kernel (`mx.fast.metal_kernel`) from
-//! its body, run on the simulator (see docs/cli-contract.md).
+//! its body, run on the simulator (see the Usage section of README.md).
 
 use crate::lint::read_source;
 use crate::report::{finding_diagnostic, finding_json};

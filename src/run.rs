@@ -1,5 +1,5 @@
 //! `metal-puzzles run`: one kernel of a full Metal source on the simulator,
-//! arguments bound by parameter name (see docs/cli-contract.md).
+//! arguments bound by parameter name (see the Usage section of README.md).
 
 use crate::lint::{compile_options, read_source};
 use crate::report::{finding_diagnostic, finding_json};

@@ -1,6 +1,6 @@
 //! `metal-puzzles run` end to end: .npy round trips, printed outputs,
 //! `--json`, `--bench`, and the exit statuses of bad arguments and
-//! compile errors (docs/cli-contract.md).
+//! compile errors (see the Usage section of README.md).
 
 use arrays::{Array, DType};
 use std::path::{Path, PathBuf};

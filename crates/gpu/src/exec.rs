@@ -656,8 +656,14 @@ impl<'k> Machine<'k> {
         }
         if let Some((l, r)) = b.first_race {
             self.report_race(r, at, l, write);
+            let examples: Vec<[u32; 3]> = b.race_lanes.iter().skip(1).map(|&x| self.geo.global(x)).collect();
             if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::DataRace) {
                 f.count += b.races - 1;
+                for t in examples {
+                    if f.examples.len() < 4 && f.thread != t && !f.examples.contains(&t) {
+                        f.examples.push(t);
+                    }
+                }
             }
         }
     }

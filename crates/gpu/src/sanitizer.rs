@@ -141,6 +141,8 @@ fn same_simdgroup(n: u32, a: u32, b: u32) -> bool {
 #[derive(Default, Debug)]
 pub struct Batch {
     pub first_race: Option<(usize, Race)>,
+    /// A few more lanes that raced (examples for the report).
+    pub race_lanes: Vec<usize>,
     pub races: u64,
     pub first_uninit: Option<(usize, i64)>,
     pub uninit: u64,
@@ -301,6 +303,9 @@ impl Sanitizer {
                     if let Some((first_stamp, first_is_write)) = hit {
                         raced = true;
                         out.races += 1;
+                        if out.race_lanes.len() < 5 {
+                            out.race_lanes.push(lane);
+                        }
                         if out.first_race.is_none() {
                             out.first_race = Some((lane, Race { first: first_stamp, first_is_write, second_is_write: write, offset: e as i64 * grain, alloc: kind }));
                         }

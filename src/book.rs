@@ -142,8 +142,12 @@ pub fn init(args: &InitArgs) -> u8 {
     match ws.init() {
         Ok(created) => {
             let kept = PUZZLES.len() - created.len();
-            println!("Workspace `{}`: {} starter file(s) written{}.", ws.dir.display(), created.len(),
-                if kept > 0 { format!(", {kept} existing file(s) left untouched") } else { String::new() });
+            println!(
+                "Workspace `{}`: {} starter file(s) written{}.",
+                ws.dir.display(),
+                created.len(),
+                if kept > 0 { format!(", {kept} existing file(s) left untouched") } else { String::new() }
+            );
             println!("Open `{}` and start with puzzle 1; check it with `metal-puzzles check 1`.", ws.path(&PUZZLES[0]).display());
             EXIT_OK
         }
@@ -277,8 +281,14 @@ pub fn hint(args: &PuzzleArgs) -> u8 {
     println!("Puzzle {}: {}\n", p.number, p.title);
     println!("{}", puzzles::workspace::wrap(p.explanation, 78));
     let t = &p.tests[p.tests.len() - 1];
-    println!("Inputs: {}  Output: {} {:?} float32  Grid: {:?}  Threadgroup: {:?}",
-        p.input_names.join(", "), p.output_name, t.output_shape, t.grid, t.threadgroup);
+    println!(
+        "Inputs: {}  Output: {} {:?} float32  Grid: {:?}  Threadgroup: {:?}",
+        p.input_names.join(", "),
+        p.output_name,
+        t.output_shape,
+        t.grid,
+        t.threadgroup
+    );
     let targets: Vec<String> = ["global reads", "global writes", "shared reads", "shared writes"]
         .iter()
         .zip(p.targets.as_array())

@@ -16,8 +16,12 @@ pub const EXIT_BAD_RESULT: u8 = 1;
 pub const EXIT_CANNOT_START: u8 = 2;
 
 #[derive(Parser)]
-#[command(name = "metal-puzzles", version, about = "Run Apple Metal (MSL) compute kernels on a simulated GPU, anywhere.",
-    after_help = "Without a command: open the Metal Puzzles book in ./metal-puzzles (created on first run). In a terminal it is a live screen that re-checks on every save; otherwise it prints your progress and exits.")]
+#[command(
+    name = "metal-puzzles",
+    version,
+    about = "Run Apple Metal (MSL) compute kernels on a simulated GPU, anywhere.",
+    after_help = "Without a command: open the Metal Puzzles book in ./metal-puzzles (created on first run). In a terminal it is a live screen that re-checks on every save; otherwise it prints your progress and exits."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

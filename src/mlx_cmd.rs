@@ -112,7 +112,9 @@ fn parse_input(name: &str, spec: &str) -> Result<Input, String> {
 fn parse_output(spec: &str) -> Result<(String, DType, Vec<usize>), String> {
     let parts: Vec<&str> = spec.splitn(3, ':').collect();
     if parts.len() != 3 {
-        return Err(format!("--output `{spec}` must look like NAME:DTYPE:SHAPE, e.g. out:float32:4,16 (SHAPE empty for a 0-d output: out:float32:)"));
+        return Err(format!(
+            "--output `{spec}` must look like NAME:DTYPE:SHAPE, e.g. out:float32:4,16 (SHAPE empty for a 0-d output: out:float32:)"
+        ));
     }
     let name = parts[0].trim().to_string();
     let dtype = DType::parse(parts[1]).map_err(|e| format!("output `{name}`: {e}"))?;
@@ -134,7 +136,11 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     let body_name = args.body.display().to_string();
     let name = match &args.name {
         Some(n) => n.clone(),
-        None => args.body.file_stem().map(|s| s.to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_")).unwrap_or_else(|| "kernel".into()),
+        None => args
+            .body
+            .file_stem()
+            .map(|s| s.to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"))
+            .unwrap_or_else(|| "kernel".into()),
     };
     // Header: --header FILE, or the part of a workspace file above the marker.
     let (header, header_file, source, source_file) = match &args.header {
@@ -173,7 +179,8 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     }
     let mut template = Vec::new();
     for t in &args.template {
-        let (n, v) = t.split_once('=').ok_or_else(|| format!("--template `{t}` must look like NAME=VALUE (a dtype, an integer or true/false)"))?;
+        let (n, v) =
+            t.split_once('=').ok_or_else(|| format!("--template `{t}` must look like NAME=VALUE (a dtype, an integer or true/false)"))?;
         let v = TemplateArg::parse(v).map_err(|e| format!("template `{}`: {e}", n.trim()))?;
         template.push((n.trim().to_string(), v));
     }
@@ -279,7 +286,8 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     if json {
         let diags: Vec<serde_json::Value> = r.diagnostics.iter().map(|d| msl::diag::to_json(&r.sources, d)).collect();
         let findings: Vec<serde_json::Value> = r.report.findings.iter().map(|f| finding_json(&r.sources, f)).collect();
-        let mut doc = serde_json::json!({"diagnostics": diags, "findings": findings, "outputs": outputs, "kernel": r.generated.kernel_name});
+        let mut doc =
+            serde_json::json!({"diagnostics": diags, "findings": findings, "outputs": outputs, "kernel": r.generated.kernel_name});
         if let Some(c) = counts {
             doc["counts"] = c;
         }

@@ -180,7 +180,9 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let tg = parse_dims(&args.threadgroup, "--threadgroup")?;
     let c = msl::compile(&name, &text, &compile_options(&args.define));
     let color = std::io::stderr().is_terminal();
-    let diag_json = |c: &msl::Compilation| -> Vec<serde_json::Value> { c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect() };
+    let diag_json = |c: &msl::Compilation| -> Vec<serde_json::Value> {
+        c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect()
+    };
     let Some(program) = c.program.as_ref() else {
         if args.json {
             println!("{}", serde_json::json!({"diagnostics": diag_json(&c), "findings": [], "outputs": {}}));
@@ -204,7 +206,8 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let kernel = match gpu::lower::lower_kernel(program, kid) {
         Ok(k) => k,
         Err(e) => {
-            let d = msl::diag::Diagnostic::error(e.span, e.message).note("this is a limitation of the simulator, not an error in your kernel");
+            let d =
+                msl::diag::Diagnostic::error(e.span, e.message).note("this is a limitation of the simulator, not an error in your kernel");
             if args.json {
                 println!("{}", serde_json::json!({"diagnostics": [msl::diag::to_json(&c.sources, &d)], "findings": [], "outputs": {}}));
             } else {
@@ -244,7 +247,12 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
                     ));
                 };
                 if *by_reference && a.len() != 1 {
-                    return Err(format!("parameter `{}` is a single `{}`, but {} values were given", p.name, program.types.display(pointee), a.len()));
+                    return Err(format!(
+                        "parameter `{}` is a single `{}`, but {} values were given",
+                        p.name,
+                        program.types.display(pointee),
+                        a.len()
+                    ));
                 }
                 buffer_bytes(&p.name, &a, pointee, *pointee_size, &program.types)?;
                 bound.push(Bound { name: p.name.clone(), index: *index, array: a, output: *writable });
@@ -252,23 +260,35 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
             ParamKind::ThreadgroupBuffer { .. } => {}
             ParamKind::Attr { .. } => {
                 if given.contains_key(&p.name) {
-                    return Err(format!("parameter `{}` is a thread-position attribute; the simulator supplies it, do not bind it", p.name));
+                    return Err(format!(
+                        "parameter `{}` is a thread-position attribute; the simulator supplies it, do not bind it",
+                        p.name
+                    ));
                 }
             }
         }
     }
     if let Some((extra, _)) = given.iter().next() {
-        let names: Vec<&str> = kernel.params.iter().filter(|p| matches!(p.kind, ParamKind::Buffer { .. })).map(|p| p.name.as_str()).collect();
-        return Err(format!("kernel `{}` has no buffer parameter named `{extra}`; its buffer parameters are: {}", args.kernel, names.join(", ")));
+        let names: Vec<&str> =
+            kernel.params.iter().filter(|p| matches!(p.kind, ParamKind::Buffer { .. })).map(|p| p.name.as_str()).collect();
+        return Err(format!(
+            "kernel `{}` has no buffer parameter named `{extra}`; its buffer parameters are: {}",
+            args.kernel,
+            names.join(", ")
+        ));
     }
     let mut buffers: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
     for b in &bound {
         buffers.insert(b.index, b.array.contiguous_bytes());
     }
-    let dispatch = Dispatch { grid, threadgroup: tg, mode: match args.dispatch {
-        DispatchKind::Threads => DispatchMode::Threads,
-        DispatchKind::Threadgroups => DispatchMode::Threadgroups,
-    } };
+    let dispatch = Dispatch {
+        grid,
+        threadgroup: tg,
+        mode: match args.dispatch {
+            DispatchKind::Threads => DispatchMode::Threads,
+            DispatchKind::Threadgroups => DispatchMode::Threadgroups,
+        },
+    };
     let opts = RunOptions {
         check: match args.check {
             Check::None => CheckLevel::None,

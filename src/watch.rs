@@ -196,7 +196,10 @@ impl Watch {
             View::Hint => {
                 out.push_str("\nHints:\n");
                 for h in p.hints {
-                    out.push_str(&format!("  - {}\n", puzzles::workspace::wrap(h, (cols as usize).clamp(40, 96)).trim_end().replace('\n', "\n    ")));
+                    out.push_str(&format!(
+                        "  - {}\n",
+                        puzzles::workspace::wrap(h, (cols as usize).clamp(40, 96)).trim_end().replace('\n', "\n    ")
+                    ));
                 }
             }
             View::List => {

@@ -126,7 +126,12 @@ fn verbose_prints_the_generated_source() {
     assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
     let o = bin(&root, &["check", "1", "--verbose"]);
     assert!(stdout(&o).contains("[[kernel]] void custom_kernel_map"), "{}", stdout(&o));
-    let o = Command::new(env!("CARGO_BIN_EXE_metal-puzzles")).current_dir(&root).args(["check", "1", "--json"]).env("VERBOSE", "1").output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_metal-puzzles"))
+        .current_dir(&root)
+        .args(["check", "1", "--json"])
+        .env("VERBOSE", "1")
+        .output()
+        .unwrap();
     serde_json::from_str::<serde_json::Value>(&stdout(&o)).expect("VERBOSE does not break --json");
     let _ = std::fs::remove_dir_all(&root);
 }

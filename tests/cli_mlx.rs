@@ -100,16 +100,44 @@ fn json_run_with_outputs_and_counts() {
 #[test]
 fn workspace_file_with_header_marker() {
     let dir = tempdir("marker");
-    let body = body_file(&dir, "scale.metal", "constant float SCALE = 2.0f;\n// ---- body ----\nuint i = thread_position_in_grid.x;\nout[i] = a[i] * SCALE + oops;\n");
+    let body = body_file(
+        &dir,
+        "scale.metal",
+        "constant float SCALE = 2.0f;\n// ---- body ----\nuint i = thread_position_in_grid.x;\nout[i] = a[i] * SCALE + oops;\n",
+    );
     let out = bin()
-        .args(["mlx", body.to_str().unwrap(), "--input", "a=ones(4):f32", "--output", "out:float32:4", "--grid", "4", "--threadgroup", "4", "--json"])
+        .args([
+            "mlx",
+            body.to_str().unwrap(),
+            "--input",
+            "a=ones(4):f32",
+            "--output",
+            "out:float32:4",
+            "--grid",
+            "4",
+            "--threadgroup",
+            "4",
+            "--json",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["diagnostics"][0]["line"], 4);
     let out = bin()
-        .args(["mlx", body.to_str().unwrap(), "--input", "a=ones(4):f32", "--output", "out:float32:4", "--grid", "4", "--threadgroup", "4", "--print-source"])
+        .args([
+            "mlx",
+            body.to_str().unwrap(),
+            "--input",
+            "a=ones(4):f32",
+            "--output",
+            "out:float32:4",
+            "--grid",
+            "4",
+            "--threadgroup",
+            "4",
+            "--print-source",
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();

@@ -47,7 +47,16 @@ fn mp(args: &[&str]) -> Output {
 }
 
 fn run_args<'a>(file: &'a Path, kernel: &'a str, grid: &'a str, tg: &'a str) -> Vec<String> {
-    vec!["run".into(), file.display().to_string(), "--kernel".into(), kernel.into(), "--grid".into(), grid.into(), "--threadgroup".into(), tg.into()]
+    vec![
+        "run".into(),
+        file.display().to_string(),
+        "--kernel".into(),
+        kernel.into(),
+        "--grid".into(),
+        grid.into(),
+        "--threadgroup".into(),
+        tg.into(),
+    ]
 }
 
 fn exec(mut base: Vec<String>, extra: &[String]) -> Output {
@@ -268,7 +277,11 @@ fn bench_prints_the_median() {
     args.extend(["--bench".into(), "2".into()]);
     let o = exec(args, &[]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let line = stdout(&o).lines().find(|l| l.starts_with("kernel_seconds_median=")).map(str::to_string).unwrap_or_else(|| panic!("{}", stdout(&o)));
+    let line = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("kernel_seconds_median="))
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("{}", stdout(&o)));
     let secs: f64 = line["kernel_seconds_median=".len()..].trim().parse().unwrap();
     assert!((0.0..60.0).contains(&secs));
 }

@@ -66,14 +66,7 @@ pub fn shape_str(shape: &[usize]) -> String {
     match shape.len() {
         0 => "()".to_string(),
         1 => format!("({},)", shape[0]),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        _ => format!("({})", shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
     }
 }
 
@@ -132,13 +125,7 @@ impl Array {
                 need
             ));
         }
-        Ok(Array {
-            dtype,
-            shape: shape.to_vec(),
-            strides: row_major_strides(shape),
-            offset: 0,
-            data: Arc::new(bytes),
-        })
+        Ok(Array { dtype, shape: shape.to_vec(), strides: row_major_strides(shape), offset: 0, data: Arc::new(bytes) })
     }
 
     fn build(dtype: DType, shape: &[usize], mut f: impl FnMut(usize, &mut Vec<u8>)) -> Array {
@@ -203,21 +190,13 @@ impl Array {
 
     /// Random integers uniform in `[lo, hi)` (NumPy's convention), cast to
     /// `dtype`. Errors if the range is empty or does not fit the dtype.
-    pub fn randint(
-        dtype: DType,
-        shape: &[usize],
-        lo: i64,
-        hi: i64,
-        seed: u64,
-    ) -> Result<Array, String> {
+    pub fn randint(dtype: DType, shape: &[usize], lo: i64, hi: i64, seed: u64) -> Result<Array, String> {
         if hi <= lo {
             return Err(format!("randint: empty range [{lo}, {hi}); need lo < hi"));
         }
         if let Some((min, max)) = dtype.int_range() {
             if (lo as i128) < min || (hi as i128 - 1) > max {
-                return Err(format!(
-                    "randint: range [{lo}, {hi}) does not fit dtype {dtype} ([{min}, {max}])"
-                ));
+                return Err(format!("randint: range [{lo}, {hi}) does not fit dtype {dtype} ([{min}, {max}])"));
             }
         }
         checked_nbytes(dtype, shape)?;
@@ -234,30 +213,18 @@ impl Array {
     pub fn from_f64(dtype: DType, shape: &[usize], values: &[f64]) -> Result<Array, String> {
         let n = checked_numel(shape).ok_or("shape too large")?;
         if n != values.len() {
-            return Err(format!(
-                "{} values do not fill shape {}",
-                values.len(),
-                shape_str(shape)
-            ));
+            return Err(format!("{} values do not fill shape {}", values.len(), shape_str(shape)));
         }
-        Ok(Array::build(dtype, shape, |i, out| {
-            encode_f64(dtype, values[i], out)
-        }))
+        Ok(Array::build(dtype, shape, |i, out| encode_f64(dtype, values[i], out)))
     }
 
     /// Values (row-major); integers wrap to the dtype's width.
     pub fn from_i64(dtype: DType, shape: &[usize], values: &[i64]) -> Result<Array, String> {
         let n = checked_numel(shape).ok_or("shape too large")?;
         if n != values.len() {
-            return Err(format!(
-                "{} values do not fill shape {}",
-                values.len(),
-                shape_str(shape)
-            ));
+            return Err(format!("{} values do not fill shape {}", values.len(), shape_str(shape)));
         }
-        Ok(Array::build(dtype, shape, |i, out| {
-            encode_i64(dtype, values[i], out)
-        }))
+        Ok(Array::build(dtype, shape, |i, out| encode_i64(dtype, values[i], out)))
     }
 
     /// A 0-d array holding one value.
@@ -345,8 +312,7 @@ impl Array {
 
     /// A row-contiguous copy (offset 0, own data).
     pub fn to_contiguous(&self) -> Array {
-        Array::from_bytes(self.dtype, &self.shape, self.contiguous_bytes())
-            .expect("byte count matches shape")
+        Array::from_bytes(self.dtype, &self.shape, self.contiguous_bytes()).expect("byte count matches shape")
     }
 
     fn scalar_at(&self, elem: usize) -> Scalar {
@@ -362,27 +328,16 @@ impl Array {
             DType::U32 => Scalar::UInt(u32::from_le_bytes(b.try_into().unwrap()) as u64),
             DType::U64 => Scalar::UInt(u64::from_le_bytes(b.try_into().unwrap())),
             DType::F16 => Scalar::Float(f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64()),
-            DType::BF16 => {
-                Scalar::Float(bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64())
-            }
+            DType::BF16 => Scalar::Float(bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64()),
             DType::F32 => Scalar::Float(f32::from_le_bytes(b.try_into().unwrap()) as f64),
         }
     }
 
     fn elem_index(&self, index: &[usize]) -> usize {
-        assert_eq!(
-            index.len(),
-            self.ndim(),
-            "index {index:?} has the wrong number of axes for shape {:?}",
-            self.shape
-        );
+        assert_eq!(index.len(), self.ndim(), "index {index:?} has the wrong number of axes for shape {:?}", self.shape);
         let mut pos = self.offset as isize;
         for ((&i, &d), &s) in index.iter().zip(&self.shape).zip(&self.strides) {
-            assert!(
-                i < d,
-                "index {index:?} out of bounds for shape {:?}",
-                self.shape
-            );
+            assert!(i < d, "index {index:?} out of bounds for shape {:?}", self.shape);
             pos += i as isize * s;
         }
         pos as usize
@@ -400,10 +355,7 @@ impl Array {
 
     /// All elements, exactly, in row-major logical order.
     pub fn to_scalars(&self) -> Vec<Scalar> {
-        self.element_offsets()
-            .into_iter()
-            .map(|e| self.scalar_at(e))
-            .collect()
+        self.element_offsets().into_iter().map(|e| self.scalar_at(e)).collect()
     }
 
     /// All elements as f64 in row-major logical order.
@@ -414,29 +366,14 @@ impl Array {
     /// NumPy basic slicing along one axis: `a[start:stop:step]` with negative
     /// indices counted from the end and clamping. Use `isize::MIN` /
     /// `isize::MAX` (or [`Array::slice_opt`]) for open ends.
-    pub fn slice(
-        &self,
-        axis: usize,
-        start: isize,
-        stop: isize,
-        step: isize,
-    ) -> Result<Array, String> {
+    pub fn slice(&self, axis: usize, start: isize, stop: isize, step: isize) -> Result<Array, String> {
         self.slice_opt(axis, Some(start), Some(stop), step)
     }
 
     /// Like [`Array::slice`] with Python's `None` for omitted bounds.
-    pub fn slice_opt(
-        &self,
-        axis: usize,
-        start: Option<isize>,
-        stop: Option<isize>,
-        step: isize,
-    ) -> Result<Array, String> {
+    pub fn slice_opt(&self, axis: usize, start: Option<isize>, stop: Option<isize>, step: isize) -> Result<Array, String> {
         if axis >= self.ndim() {
-            return Err(format!(
-                "axis {axis} is out of bounds for an array with {} dimensions",
-                self.ndim()
-            ));
+            return Err(format!("axis {axis} is out of bounds for an array with {} dimensions", self.ndim()));
         }
         if step == 0 {
             return Err("slice step cannot be zero".into());
@@ -447,15 +384,9 @@ impl Array {
             v.clamp(lo, hi)
         };
         let (b, e) = if step > 0 {
-            (
-                start.map_or(0, |s| norm(s, 0, len)),
-                stop.map_or(len, |s| norm(s, 0, len)),
-            )
+            (start.map_or(0, |s| norm(s, 0, len)), stop.map_or(len, |s| norm(s, 0, len)))
         } else {
-            (
-                start.map_or(len - 1, |s| norm(s, -1, len - 1)),
-                stop.map_or(-1, |s| norm(s, -1, len - 1)),
-            )
+            (start.map_or(len - 1, |s| norm(s, -1, len - 1)), stop.map_or(-1, |s| norm(s, -1, len - 1)))
         };
         let count = if step > 0 {
             if e > b {
@@ -482,15 +413,11 @@ impl Array {
         let nd = self.ndim();
         let mut seen = vec![false; nd];
         if axes.len() != nd {
-            return Err(format!(
-                "transpose: axes {axes:?} do not match an array with {nd} dimensions"
-            ));
+            return Err(format!("transpose: axes {axes:?} do not match an array with {nd} dimensions"));
         }
         for &a in axes {
             if a >= nd || seen[a] {
-                return Err(format!(
-                    "transpose: axes {axes:?} are not a permutation of 0..{nd}"
-                ));
+                return Err(format!("transpose: axes {axes:?} are not a permutation of 0..{nd}"));
             }
             seen[a] = true;
         }
@@ -509,27 +436,12 @@ impl Array {
     /// Same elements in row-major order, new shape (a view when contiguous,
     /// else a copy).
     pub fn reshape(&self, shape: &[usize]) -> Result<Array, String> {
-        let n =
-            checked_numel(shape).ok_or_else(|| format!("reshape: shape {shape:?} too large"))?;
+        let n = checked_numel(shape).ok_or_else(|| format!("reshape: shape {shape:?} too large"))?;
         if n != self.len() {
-            return Err(format!(
-                "cannot reshape array of size {} into shape {}",
-                self.len(),
-                shape_str(shape)
-            ));
+            return Err(format!("cannot reshape array of size {} into shape {}", self.len(), shape_str(shape)));
         }
-        let base = if self.is_row_contiguous() {
-            self.clone()
-        } else {
-            self.to_contiguous()
-        };
-        Ok(Array {
-            dtype: self.dtype,
-            shape: shape.to_vec(),
-            strides: row_major_strides(shape),
-            offset: base.offset,
-            data: base.data,
-        })
+        let base = if self.is_row_contiguous() { self.clone() } else { self.to_contiguous() };
+        Ok(Array { dtype: self.dtype, shape: shape.to_vec(), strides: row_major_strides(shape), offset: base.offset, data: base.data })
     }
 
     /// Same bytes viewed as another dtype of the same size (e.g. `u16`
@@ -573,24 +485,19 @@ impl Array {
         if self.shape != other.shape {
             return false;
         }
-        self.to_f64_vec()
-            .into_iter()
-            .zip(other.to_f64_vec())
-            .all(|(a, b)| {
-                if a.is_nan() || b.is_nan() {
-                    return false;
-                }
-                if a.is_infinite() || b.is_infinite() {
-                    return a == b;
-                }
-                (a - b).abs() <= atol + rtol * b.abs()
-            })
+        self.to_f64_vec().into_iter().zip(other.to_f64_vec()).all(|(a, b)| {
+            if a.is_nan() || b.is_nan() {
+                return false;
+            }
+            if a.is_infinite() || b.is_infinite() {
+                return a == b;
+            }
+            (a - b).abs() <= atol + rtol * b.abs()
+        })
     }
 
     /// Exact equality of dtype, shape and elements (bitwise for floats).
     pub fn same_as(&self, other: &Array) -> bool {
-        self.dtype == other.dtype
-            && self.shape == other.shape
-            && self.contiguous_bytes() == other.contiguous_bytes()
+        self.dtype == other.dtype && self.shape == other.shape && self.contiguous_bytes() == other.contiguous_bytes()
     }
 }

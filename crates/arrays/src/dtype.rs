@@ -69,9 +69,7 @@ impl DType {
             "bf16" | "bfloat16" | "bfloat16_t" | "bfloat" => DType::BF16,
             "f32" | "float32" | "float" | "single" => DType::F32,
             "f64" | "float64" | "double" => {
-                return Err(format!(
-                    "dtype `{t}` is not supported: Metal has no double (64-bit float); use f32 (float32)"
-                ))
+                return Err(format!("dtype `{t}` is not supported: Metal has no double (64-bit float); use f32 (float32)"))
             }
             _ => return Err(format!("unknown dtype `{t}`; valid dtypes: {VALID_NAMES}")),
         };
@@ -137,16 +135,7 @@ impl DType {
     }
 
     pub fn is_signed(self) -> bool {
-        matches!(
-            self,
-            DType::I8
-                | DType::I16
-                | DType::I32
-                | DType::I64
-                | DType::F16
-                | DType::BF16
-                | DType::F32
-        )
+        matches!(self, DType::I8 | DType::I16 | DType::I32 | DType::I64 | DType::F16 | DType::BF16 | DType::F32)
     }
 
     pub fn is_integer(self) -> bool {

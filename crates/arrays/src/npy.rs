@@ -113,14 +113,8 @@ impl HeaderParser<'_> {
                 if self.i < self.s.len() && (self.s[self.i] == b'L' || self.s[self.i] == b'l') {
                     self.i += 1;
                 }
-                let digits = std::str::from_utf8(&self.s[start..self.i])
-                    .unwrap()
-                    .trim_end_matches(['L', 'l']);
-                Lit::Int(
-                    digits
-                        .parse::<u128>()
-                        .map_err(|_| format!("integer `{digits}` is too large"))?,
-                )
+                let digits = std::str::from_utf8(&self.s[start..self.i]).unwrap().trim_end_matches(['L', 'l']);
+                Lit::Int(digits.parse::<u128>().map_err(|_| format!("integer `{digits}` is too large"))?)
             }
             Some(_) => {
                 let rest = &self.s[self.i..];
@@ -151,12 +145,7 @@ impl HeaderParser<'_> {
             match self.peek() {
                 Some(b',') => self.i += 1,
                 Some(c) if c == close => {}
-                _ => {
-                    return Err(format!(
-                        "expected `,` or `{}` at byte {}",
-                        close as char, self.i
-                    ))
-                }
+                _ => return Err(format!("expected `,` or `{}` at byte {}", close as char, self.i)),
             }
         }
     }
@@ -184,18 +173,14 @@ fn descr_dtype(descr: &str) -> Result<DType, String> {
         "f2" | "e" => DType::F16,
         "f4" | "f" => DType::F32,
         "f8" | "d" => {
-            return Err(
-                "float64 arrays are not supported: Metal has no double; convert first, \
+            return Err("float64 arrays are not supported: Metal has no double; convert first, \
                  e.g. np.save(path, a.astype(np.float32))"
-                    .into(),
-            )
+                .into())
         }
         "V2" => {
-            return Err(
-                "dtype '|V2' (e.g. ml_dtypes bfloat16) is not supported: save bfloat16 \
+            return Err("dtype '|V2' (e.g. ml_dtypes bfloat16) is not supported: save bfloat16 \
                  data as uint16 bit patterns, e.g. np.save(path, a.view(np.uint16))"
-                    .into(),
-            )
+                .into())
         }
         _ => {
             return Err(format!(
@@ -228,31 +213,19 @@ impl Array {
                 if bytes.len() < 12 {
                     return bad("truncated header".into());
                 }
-                (
-                    u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-                    12,
-                )
+                (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
             }
             _ => return bad(format!("unsupported format version {major}.{minor}")),
         };
         let hend = match hstart.checked_add(hlen) {
             Some(e) if e <= bytes.len() => e,
-            _ => {
-                return bad(format!(
-                    "truncated header (header says {hlen} bytes, file has {})",
-                    bytes.len() - hstart
-                ))
-            }
+            _ => return bad(format!("truncated header (header says {hlen} bytes, file has {})", bytes.len() - hstart)),
         };
         let header = &bytes[hstart..hend];
         if major < 3 && !header.is_ascii() {
             return bad("header is not ASCII".into());
         }
-        let mut p = HeaderParser {
-            s: header,
-            i: 0,
-            depth: 0,
-        };
+        let mut p = HeaderParser { s: header, i: 0, depth: 0 };
         let dict = match p.value() {
             Ok(Lit::Dict(d)) => d,
             Ok(_) => return bad("header is not a dictionary".into()),
@@ -292,11 +265,7 @@ impl Array {
         if need != data.len() {
             return Err(format!(
                 "{} data: shape {} of {} needs {need} bytes, the file has {}",
-                if need > data.len() {
-                    "truncated"
-                } else {
-                    "size mismatch in"
-                },
+                if need > data.len() { "truncated" } else { "size mismatch in" },
                 shape_str(&shape),
                 dtype,
                 data.len()
@@ -313,13 +282,7 @@ impl Array {
             rev.reverse();
             let mut strides = row_major_strides(&rev);
             strides.reverse();
-            let view = Array {
-                dtype,
-                shape,
-                strides,
-                offset: 0,
-                data: Arc::new(raw),
-            };
+            let view = Array { dtype, shape, strides, offset: 0, data: Arc::new(raw) };
             return Ok(view.to_contiguous());
         }
         Array::from_bytes(dtype, &shape, raw)
@@ -328,18 +291,13 @@ impl Array {
     /// Reads a `.npy` file.
     pub fn read_npy(path: impl AsRef<Path>) -> Result<Array, String> {
         let path = path.as_ref();
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         Array::from_npy_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// The `.npy` header dictionary NumPy writes for this array (unpadded).
     pub fn npy_header_dict(&self) -> String {
-        format!(
-            "{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
-            self.dtype.npy_descr(),
-            shape_str(&self.shape)
-        )
+        format!("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", self.dtype.npy_descr(), shape_str(&self.shape))
     }
 
     /// The bytes of a `.npy` file (C order; version 1.0 unless the header is
@@ -347,14 +305,9 @@ impl Array {
     pub fn to_npy_bytes(&self) -> Vec<u8> {
         let mut header = self.npy_header_dict();
         if let Some(&d0) = self.shape.first() {
-            header
-                .push_str(&" ".repeat(GROWTH_AXIS_MAX_DIGITS.saturating_sub(d0.to_string().len())));
+            header.push_str(&" ".repeat(GROWTH_AXIS_MAX_DIGITS.saturating_sub(d0.to_string().len())));
         }
-        let (version, prelude) = if header.len() + 1 + 10 <= 65535 {
-            (1u8, 10)
-        } else {
-            (2u8, 12)
-        };
+        let (version, prelude) = if header.len() + 1 + 10 <= 65535 { (1u8, 10) } else { (2u8, 12) };
         let pad = (ALIGN - (prelude + header.len() + 1) % ALIGN) % ALIGN;
         header.push_str(&" ".repeat(pad));
         header.push('\n');
@@ -375,7 +328,6 @@ impl Array {
     /// Writes a `.npy` file.
     pub fn write_npy(&self, path: impl AsRef<Path>) -> Result<(), String> {
         let path = path.as_ref();
-        std::fs::write(path, self.to_npy_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        std::fs::write(path, self.to_npy_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 }

@@ -46,10 +46,7 @@ fn parse_bool(text: &str) -> Option<bool> {
 fn scalar_value(text: &str, dtype: DType) -> Result<Array, String> {
     let t = text.trim();
     if t.is_empty() {
-        return Err(format!(
-            "missing value before `:{}`; {FORMS}",
-            dtype.short_name()
-        ));
+        return Err(format!("missing value before `:{}`; {FORMS}", dtype.short_name()));
     }
     if dtype == DType::Bool {
         let b = parse_bool(t).or(match parse_int(t) {
@@ -70,25 +67,12 @@ fn scalar_value(text: &str, dtype: DType) -> Result<Array, String> {
         } else {
             match t.parse::<f64>() {
                 Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e38 => f as i128,
-                Ok(_) => {
-                    return Err(format!(
-                        "`{t}` is not an integer; dtype {} needs an integer value",
-                        dtype.short_name()
-                    ))
-                }
-                Err(_) => {
-                    return Err(format!(
-                        "`{t}` is not a number; {}",
-                        "expected an integer such as 42, -3 or 0xFF"
-                    ))
-                }
+                Ok(_) => return Err(format!("`{t}` is not an integer; dtype {} needs an integer value", dtype.short_name())),
+                Err(_) => return Err(format!("`{t}` is not a number; {}", "expected an integer such as 42, -3 or 0xFF")),
             }
         };
         if v < min || v > max {
-            return Err(format!(
-                "value {t} is out of range for {} ([{min}, {max}])",
-                dtype.short_name()
-            ));
+            return Err(format!("value {t} is out of range for {} ([{min}, {max}])", dtype.short_name()));
         }
         return Array::from_i64(dtype, &[], &[v as i64]);
     }
@@ -98,9 +82,7 @@ fn scalar_value(text: &str, dtype: DType) -> Result<Array, String> {
     } else if let Some(i) = parse_int(t) {
         i as f64
     } else {
-        t.parse::<f64>().map_err(|_| {
-            format!("`{t}` is not a number; expected a value such as 0.5, -3, 1e-3, inf or nan")
-        })?
+        t.parse::<f64>().map_err(|_| format!("`{t}` is not a number; expected a value such as 0.5, -3, 1e-3, inf or nan"))?
     };
     let a = Array::full(dtype, &[], v);
     if v.is_finite() && !a.get_f64(&[]).is_finite() {
@@ -111,10 +93,7 @@ fn scalar_value(text: &str, dtype: DType) -> Result<Array, String> {
 
 /// Parses a comma-separated shape (`512,512`, `(4, 16)`, empty for 0-d).
 pub fn parse_shape(text: &str) -> Result<Vec<usize>, String> {
-    let t: String = text
-        .chars()
-        .filter(|c| !matches!(c, '(' | ')' | '[' | ']'))
-        .collect();
+    let t: String = text.chars().filter(|c| !matches!(c, '(' | ')' | '[' | ']')).collect();
     let t = t.trim();
     if t.is_empty() {
         return Ok(Vec::new());
@@ -129,10 +108,7 @@ pub fn parse_shape(text: &str) -> Result<Vec<usize>, String> {
 }
 
 fn split_args(inner: &str) -> Vec<String> {
-    let flat: String = inner
-        .chars()
-        .filter(|c| !matches!(c, '(' | ')' | '[' | ']'))
-        .collect();
+    let flat: String = inner.chars().filter(|c| !matches!(c, '(' | ')' | '[' | ']')).collect();
     if flat.trim().is_empty() {
         return Vec::new();
     }
@@ -143,9 +119,7 @@ fn shape_of(args: &[String], spec: &str) -> Result<Vec<usize>, String> {
     args.iter()
         .map(|d| {
             d.parse::<usize>().map_err(|_| {
-                format!(
-                    "bad dimension `{d}` in `{spec}`: SHAPE is non-negative integers separated by commas, e.g. zeros(512,512):f32"
-                )
+                format!("bad dimension `{d}` in `{spec}`: SHAPE is non-negative integers separated by commas, e.g. zeros(512,512):f32")
             })
         })
         .collect()
@@ -196,9 +170,7 @@ pub fn parse_value(spec: &str, seed: u64) -> Result<Array, String> {
         }
         "randint" => {
             if args.len() < 2 {
-                return Err(format!(
-                    "`{spec}`: randint takes SHAPE,LO,HI (values in [LO, HI)), e.g. randint(64,4,0,10):i32"
-                ));
+                return Err(format!("`{spec}`: randint takes SHAPE,LO,HI (values in [LO, HI)), e.g. randint(64,4,0,10):i32"));
             }
             let (sh, lohi) = args.split_at(args.len() - 2);
             let shape = shape_of(sh, spec)?;
@@ -208,14 +180,11 @@ pub fn parse_value(spec: &str, seed: u64) -> Result<Array, String> {
                     .and_then(|v| i64::try_from(v).ok())
                     .ok_or_else(|| format!("`{spec}`: randint bound `{s}` is not a 64-bit integer"))
             };
-            Array::randint(dtype, &shape, bound(&lohi[0])?, bound(&lohi[1])?, seed)
-                .map_err(|e| format!("`{spec}`: {e}"))
+            Array::randint(dtype, &shape, bound(&lohi[0])?, bound(&lohi[1])?, seed).map_err(|e| format!("`{spec}`: {e}"))
         }
         "fill" | "full" => {
             let Some((value, sh)) = args.split_last() else {
-                return Err(format!(
-                    "`{spec}`: fill takes SHAPE,VALUE, e.g. fill(4,4,0.5):f32"
-                ));
+                return Err(format!("`{spec}`: fill takes SHAPE,VALUE, e.g. fill(4,4,0.5):f32"));
             };
             let shape = shape_of(sh, spec)?;
             check(&shape)?;

@@ -15,11 +15,7 @@ pub fn format_g6(v: f64) -> String {
         return if v > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if v == 0.0 {
-        return if v.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
+        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
     }
     const P: i32 = 6;
     let sci = format!("{:.*e}", (P - 1) as usize, v);
@@ -47,11 +43,7 @@ fn trim_zeros(s: &str) -> &str {
 /// `edge` with `None` marking the `...`.
 fn shown(n: usize, summarize: bool, edge: usize) -> Vec<Option<usize>> {
     if summarize && n > 2 * edge {
-        (0..edge)
-            .map(Some)
-            .chain(std::iter::once(None))
-            .chain((n - edge..n).map(Some))
-            .collect()
+        (0..edge).map(Some).chain(std::iter::once(None)).chain((n - edge..n).map(Some)).collect()
     } else {
         (0..n).map(Some).collect()
     }
@@ -137,16 +129,10 @@ fn positional_parts(v: f64, dtype: DType, precision: usize) -> (String, String) 
         if digits.len() > e + 1 {
             (digits[..=e].to_string(), digits[e + 1..].to_string())
         } else {
-            (
-                format!("{digits}{}", "0".repeat(e + 1 - digits.len())),
-                String::new(),
-            )
+            (format!("{digits}{}", "0".repeat(e + 1 - digits.len())), String::new())
         }
     } else {
-        (
-            "0".to_string(),
-            format!("{}{digits}", "0".repeat((-exp - 1) as usize)),
-        )
+        ("0".to_string(), format!("{}{digits}", "0".repeat((-exp - 1) as usize)))
     };
     if fp.len() > precision {
         let s = format!("{:.*}", precision, v.abs());
@@ -177,11 +163,7 @@ const NP_PRECISION: usize = 8;
 impl FloatFormat {
     fn new(dtype: DType, vals: &[f64]) -> FloatFormat {
         let finite: Vec<f64> = vals.iter().copied().filter(|v| v.is_finite()).collect();
-        let nonzero: Vec<f64> = finite
-            .iter()
-            .map(|v| v.abs())
-            .filter(|&v| v != 0.0)
-            .collect();
+        let nonzero: Vec<f64> = finite.iter().map(|v| v.abs()).filter(|&v| v != 0.0).collect();
         let mut sci = false;
         if !nonzero.is_empty() {
             let max = nonzero.iter().copied().fold(f64::MIN, f64::max);
@@ -200,30 +182,13 @@ impl FloatFormat {
             };
             sci = max >= cutoff || min < 1e-4 || ratio > 1e3;
         }
-        let mut f = FloatFormat {
-            dtype,
-            sci,
-            pad_left: 0,
-            pad_right: 0,
-            precision: 0,
-            exp_size: 0,
-        };
+        let mut f = FloatFormat { dtype, sci, pad_left: 0, pad_right: 0, precision: 0, exp_size: 0 };
         if finite.is_empty() {
             // only nan/inf: widths come from the non-finite rule below
         } else if sci {
-            let parts: Vec<(bool, String, i32)> =
-                finite.iter().map(|&v| shortest_digits(v, dtype)).collect();
-            f.precision = parts
-                .iter()
-                .map(|(_, d, _)| d.len() - 1)
-                .max()
-                .unwrap_or(0)
-                .min(NP_PRECISION);
-            f.exp_size = parts
-                .iter()
-                .map(|(_, _, e)| e.unsigned_abs().to_string().len().max(2))
-                .max()
-                .unwrap_or(2);
+            let parts: Vec<(bool, String, i32)> = finite.iter().map(|&v| shortest_digits(v, dtype)).collect();
+            f.precision = parts.iter().map(|(_, d, _)| d.len() - 1).max().unwrap_or(0).min(NP_PRECISION);
+            f.exp_size = parts.iter().map(|(_, _, e)| e.unsigned_abs().to_string().len().max(2)).max().unwrap_or(2);
             f.pad_left = 1 + parts.iter().any(|p| p.0) as usize;
             f.pad_right = f.exp_size + 2 + f.precision;
         } else {
@@ -236,10 +201,7 @@ impl FloatFormat {
         if finite.len() != vals.len() {
             let neginf = vals.contains(&f64::NEG_INFINITY) as usize;
             let offset = f.pad_right + 1;
-            f.pad_left = f
-                .pad_left
-                .max(3usize.saturating_sub(offset))
-                .max((3 + neginf).saturating_sub(offset));
+            f.pad_left = f.pad_left.max(3usize.saturating_sub(offset)).max((3 + neginf).saturating_sub(offset));
         }
         f
     }
@@ -274,11 +236,7 @@ impl FloatFormat {
             )
         } else {
             let (i, fr) = positional_parts(v, self.dtype, NP_PRECISION);
-            format!(
-                "{i:>pl$}.{fr:<pr$}",
-                pl = self.pad_left,
-                pr = self.pad_right
-            )
+            format!("{i:>pl$}.{fr:<pr$}", pl = self.pad_left, pr = self.pad_right)
         }
     }
 }
@@ -286,16 +244,9 @@ impl FloatFormat {
 impl NpFormat {
     fn new(a: &Array, vals: &[Scalar]) -> NpFormat {
         match a.dtype {
-            DType::Bool => NpFormat::Bool {
-                pad_true: a.ndim() > 0,
-            },
-            d if d.is_float() => NpFormat::Float(FloatFormat::new(
-                d,
-                &vals.iter().map(|s| s.to_f64()).collect::<Vec<_>>(),
-            )),
-            _ => NpFormat::Int {
-                width: vals.iter().map(|&s| mlx_elem(s).len()).max().unwrap_or(0),
-            },
+            DType::Bool => NpFormat::Bool { pad_true: a.ndim() > 0 },
+            d if d.is_float() => NpFormat::Float(FloatFormat::new(d, &vals.iter().map(|s| s.to_f64()).collect::<Vec<_>>())),
+            _ => NpFormat::Int { width: vals.iter().map(|&s| mlx_elem(s).len()).max().unwrap_or(0) },
         }
     }
 
@@ -317,10 +268,7 @@ fn collect_shown(a: &Array, summarize: bool, idx: &mut Vec<usize>, out: &mut Vec
         out.push(a.get(idx));
         return;
     }
-    for i in shown(a.shape[idx.len()], summarize, 3)
-        .into_iter()
-        .flatten()
-    {
+    for i in shown(a.shape[idx.len()], summarize, 3).into_iter().flatten() {
         idx.push(i);
         collect_shown(a, summarize, idx, out);
         idx.pop();
@@ -427,11 +375,7 @@ impl Array {
         } else {
             let mut vals = Vec::new();
             collect_shown(self, summarize, &mut Vec::new(), &mut vals);
-            let ctx = NpCtx {
-                a: self,
-                fmt: NpFormat::new(self, &vals),
-                summarize,
-            };
+            let ctx = NpCtx { a: self, fmt: NpFormat::new(self, &vals), summarize };
             let hanging = " ".repeat(prefix.len() + 1);
             ctx.rec(&mut Vec::new(), &hanging, NP_LINE_WIDTH - 1)
         };
@@ -449,11 +393,7 @@ impl Array {
         let arr_str = format!("{prefix}{lst},");
         let extra = format!("{})", extras.join(", "));
         let last_line = arr_str.len() - arr_str.rfind('\n').map_or(0, |p| p + 1);
-        let spacer = if last_line + extra.len() + 1 > NP_LINE_WIDTH {
-            format!("\n{}", " ".repeat(prefix.len()))
-        } else {
-            " ".to_string()
-        };
+        let spacer = if last_line + extra.len() + 1 > NP_LINE_WIDTH { format!("\n{}", " ".repeat(prefix.len())) } else { " ".to_string() };
         format!("{arr_str}{spacer}{extra}")
     }
 }

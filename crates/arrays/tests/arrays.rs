@@ -33,14 +33,7 @@ fn dtype_names() {
 #[test]
 fn npy_round_trip_every_dtype() {
     for (k, dt) in ALL_DTYPES.into_iter().enumerate() {
-        for shape in [
-            vec![],
-            vec![0],
-            vec![5],
-            vec![3, 4],
-            vec![2, 3, 2],
-            vec![1, 0, 3],
-        ] {
+        for shape in [vec![], vec![0], vec![5], vec![3, 4], vec![2, 3, 2], vec![1, 0, 3]] {
             let a = Array::rand(dt, &shape, k as u64 + 7);
             let bytes = a.to_npy_bytes();
             let b = Array::from_npy_bytes(&bytes).unwrap();
@@ -92,10 +85,7 @@ fn npy_header_is_numpy_compatible() {
     let h = std::str::from_utf8(&one_d[10..128]).unwrap();
     assert!(h.starts_with("{'descr': '|u1', 'fortran_order': False, 'shape': (5,), }"));
     let descrs: Vec<&str> = ALL_DTYPES.iter().map(|d| d.npy_descr()).collect();
-    assert_eq!(
-        descrs,
-        ["|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<u2", "<f4"]
-    );
+    assert_eq!(descrs, ["|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<u2", "<f4"]);
 }
 
 fn npy_with_header(dict: &str, data: &[u8]) -> Vec<u8> {
@@ -114,104 +104,49 @@ fn npy_with_header(dict: &str, data: &[u8]) -> Vec<u8> {
 #[test]
 fn npy_reads_fortran_order_and_variants() {
     // column-major 2x3: memory holds columns [0,3],[1,4],[2,5]
-    let data: Vec<u8> = [0i32, 3, 1, 4, 2, 5]
-        .iter()
-        .flat_map(|v| v.to_le_bytes())
-        .collect();
-    let f = npy_with_header(
-        "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }",
-        &data,
-    );
+    let data: Vec<u8> = [0i32, 3, 1, 4, 2, 5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let f = npy_with_header("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", &data);
     let a = Array::from_npy_bytes(&f).unwrap();
     assert!(a.is_row_contiguous());
     assert_eq!(a.to_f64_vec(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
     // key order, double quotes, no trailing comma, '=' order, big-endian single bytes
-    let f = npy_with_header(
-        "{\"shape\": (2,), \"fortran_order\": False, \"descr\": \"=u4\"}",
-        &data[..8],
-    );
+    let f = npy_with_header("{\"shape\": (2,), \"fortran_order\": False, \"descr\": \"=u4\"}", &data[..8]);
     let a = Array::from_npy_bytes(&f).unwrap();
     assert_eq!((a.dtype, a.to_f64_vec()), (DType::U32, vec![0.0, 3.0]));
-    let f = npy_with_header(
-        "{'descr': '>u1', 'fortran_order': False, 'shape': (3,), }",
-        &[1, 2, 3],
-    );
-    assert_eq!(
-        Array::from_npy_bytes(&f).unwrap().to_f64_vec(),
-        vec![1.0, 2.0, 3.0]
-    );
+    let f = npy_with_header("{'descr': '>u1', 'fortran_order': False, 'shape': (3,), }", &[1, 2, 3]);
+    assert_eq!(Array::from_npy_bytes(&f).unwrap().to_f64_vec(), vec![1.0, 2.0, 3.0]);
     // bools are normalised
-    let f = npy_with_header(
-        "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }",
-        &[0, 7],
-    );
-    assert_eq!(
-        Array::from_npy_bytes(&f).unwrap().contiguous_bytes(),
-        vec![0, 1]
-    );
+    let f = npy_with_header("{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", &[0, 7]);
+    assert_eq!(Array::from_npy_bytes(&f).unwrap().contiguous_bytes(), vec![0, 1]);
     // version 2.0
     let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
     let h = "{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }\n";
     v2.extend_from_slice(&(h.len() as u32).to_le_bytes());
     v2.extend_from_slice(h.as_bytes());
     v2.extend_from_slice(&[9, 8]);
-    assert_eq!(
-        Array::from_npy_bytes(&v2).unwrap().to_f64_vec(),
-        vec![9.0, 8.0]
-    );
+    assert_eq!(Array::from_npy_bytes(&v2).unwrap().to_f64_vec(), vec![9.0, 8.0]);
 }
 
 #[test]
 fn npy_errors() {
-    let err =
-        |dict: &str, data: &[u8]| Array::from_npy_bytes(&npy_with_header(dict, data)).unwrap_err();
-    let e = err(
-        "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }",
-        &[0; 8],
-    );
-    assert!(
-        e.contains("float64") && e.contains("astype(np.float32)"),
-        "{e}"
-    );
-    let e = err(
-        "{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }",
-        &[0; 4],
-    );
+    let err = |dict: &str, data: &[u8]| Array::from_npy_bytes(&npy_with_header(dict, data)).unwrap_err();
+    let e = err("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", &[0; 8]);
+    assert!(e.contains("float64") && e.contains("astype(np.float32)"), "{e}");
+    let e = err("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", &[0; 4]);
     assert!(e.contains("big-endian"), "{e}");
-    let e = err(
-        "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }",
-        &[0; 8],
-    );
+    let e = err("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", &[0; 8]);
     assert!(e.contains("unsupported"), "{e}");
-    let e = err(
-        "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }",
-        &[0; 4],
-    );
+    let e = err("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", &[0; 4]);
     assert!(e.contains("structured"), "{e}");
-    let e = err(
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }",
-        &[0; 8],
-    );
+    let e = err("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", &[0; 8]);
     assert!(e.contains("truncated"), "{e}");
-    let e = err(
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
-        &[0; 8],
-    );
+    let e = err("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", &[0; 8]);
     assert!(e.contains("mismatch"), "{e}");
-    let e = err(
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }",
-        &[0; 8],
-    );
+    let e = err("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }", &[0; 8]);
     assert!(e.contains("too large"), "{e}");
-    let e = err(
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }",
-        &[0; 8],
-    );
+    let e = err("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }", &[0; 8]);
     assert!(e.contains("truncated"), "{e}");
-    let e = err(
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999999999999999999999,), }",
-        &[],
-    );
+    let e = err("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999999999999999999999,), }", &[]);
     assert!(e.contains("too large"), "{e}");
     for bad in [
         "{'descr': '<f4', 'fortran_order': False, }",
@@ -244,24 +179,13 @@ fn npy_errors() {
 #[test]
 fn slices_and_views() {
     let a = Array::arange(DType::I32, &[10]);
-    let v = |a: &Array| {
-        a.to_f64_vec()
-            .into_iter()
-            .map(|x| x as i64)
-            .collect::<Vec<_>>()
-    };
+    let v = |a: &Array| a.to_f64_vec().into_iter().map(|x| x as i64).collect::<Vec<_>>();
     assert_eq!(v(&a.slice(0, 1, 8, 3).unwrap()), vec![1, 4, 7]);
     assert_eq!(v(&a.slice(0, -3, isize::MAX, 1).unwrap()), vec![7, 8, 9]);
-    assert_eq!(
-        v(&a.slice(0, isize::MAX, isize::MIN, -1).unwrap()),
-        vec![9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
-    );
+    assert_eq!(v(&a.slice(0, isize::MAX, isize::MIN, -1).unwrap()), vec![9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
     assert_eq!(v(&a.slice(0, 8, 2, -2).unwrap()), vec![8, 6, 4]);
     assert_eq!(v(&a.slice(0, -1, -4, -1).unwrap()), vec![9, 8, 7]);
-    assert_eq!(
-        v(&a.slice_opt(0, None, None, -3).unwrap()),
-        vec![9, 6, 3, 0]
-    );
+    assert_eq!(v(&a.slice_opt(0, None, None, -3).unwrap()), vec![9, 6, 3, 0]);
     assert_eq!(v(&a.slice(0, 5, 2, 1).unwrap()), Vec::<i64>::new());
     assert_eq!(v(&a.slice(0, 20, 30, 1).unwrap()), Vec::<i64>::new());
     assert!(a.slice(0, 0, 1, 0).is_err());
@@ -293,11 +217,7 @@ fn slices_and_views() {
     assert!(m.transpose(&[0, 0]).is_err());
     assert!(m.transpose(&[0]).is_err());
     // column 2 reversed rows: m[::-1, 2]
-    let col = m
-        .slice(0, isize::MAX, isize::MIN, -1)
-        .unwrap()
-        .slice(1, 2, 3, 1)
-        .unwrap();
+    let col = m.slice(0, isize::MAX, isize::MIN, -1).unwrap().slice(1, 2, 3, 1).unwrap();
     assert_eq!(v(&col), vec![10, 6, 2]);
     let m3 = Array::arange(DType::U16, &[2, 3, 4]);
     let p = m3.transpose(&[2, 0, 1]).unwrap();
@@ -309,16 +229,10 @@ fn slices_and_views() {
 
 #[test]
 fn constructors() {
-    assert_eq!(
-        Array::arange(DType::Bool, &[4]).contiguous_bytes(),
-        vec![0, 1, 0, 1]
-    );
+    assert_eq!(Array::arange(DType::Bool, &[4]).contiguous_bytes(), vec![0, 1, 0, 1]);
     assert_eq!(Array::arange(DType::U8, &[300]).get_f64(&[299]), 43.0);
     assert_eq!(Array::ones(DType::BF16, &[2]).to_f64_vec(), vec![1.0, 1.0]);
-    assert_eq!(
-        Array::full(DType::U8, &[1], 300.0).to_f64_vec(),
-        vec![255.0]
-    );
+    assert_eq!(Array::full(DType::U8, &[1], 300.0).to_f64_vec(), vec![255.0]);
     assert_eq!(Array::full(DType::F16, &[], 0.5).get_f64(&[]), 0.5);
     let a = Array::from_f64(DType::I16, &[2], &[-3.0, 7.9]).unwrap();
     assert_eq!(a.to_f64_vec(), vec![-3.0, 7.0]);
@@ -389,99 +303,45 @@ fn allclose_semantics() {
 fn repr_mlx_golden() {
     let i = |shape: &[usize]| Array::arange(DType::I32, shape);
     assert_eq!(i(&[3]).repr_mlx(), "array([0, 1, 2], dtype=int32)");
-    assert_eq!(
-        i(&[2, 2]).repr_mlx(),
-        "array([[0, 1],\n       [2, 3]], dtype=int32)"
-    );
-    assert_eq!(
-        i(&[2, 2, 2]).repr_mlx(),
-        "array([[[0, 1],\n        [2, 3]],\n       [[4, 5],\n        [6, 7]]], dtype=int32)"
-    );
-    assert_eq!(
-        Array::arange(DType::Bool, &[2]).repr_mlx(),
-        "array([False, True], dtype=bool)"
-    );
+    assert_eq!(i(&[2, 2]).repr_mlx(), "array([[0, 1],\n       [2, 3]], dtype=int32)");
+    assert_eq!(i(&[2, 2, 2]).repr_mlx(), "array([[[0, 1],\n        [2, 3]],\n       [[4, 5],\n        [6, 7]]], dtype=int32)");
+    assert_eq!(Array::arange(DType::Bool, &[2]).repr_mlx(), "array([False, True], dtype=bool)");
     let f = Array::from_f64(DType::F32, &[4], &[1.0, 2.5, 3.0, 0.1]).unwrap();
     assert_eq!(f.repr_mlx(), "array([1, 2.5, 3, 0.1], dtype=float32)");
     let f = Array::from_f64(DType::F32, &[4], &[1e10, -1.5e-5, 1.0 / 3.0, f64::NAN]).unwrap();
-    assert_eq!(
-        f.repr_mlx(),
-        "array([1e+10, -1.5e-05, 0.333333, nan], dtype=float32)"
-    );
-    assert_eq!(
-        Array::full(DType::F32, &[], 1.5).repr_mlx(),
-        "array(1.5, dtype=float32)"
-    );
-    assert_eq!(
-        Array::full(DType::Bool, &[], 1.0).repr_mlx(),
-        "array(True, dtype=bool)"
-    );
-    assert_eq!(
-        Array::full(DType::BF16, &[1], 0.5).repr_mlx(),
-        "array([0.5], dtype=bfloat16)"
-    );
-    assert_eq!(
-        Array::zeros(DType::F32, &[0]).repr_mlx(),
-        "array([], dtype=float32)"
-    );
+    assert_eq!(f.repr_mlx(), "array([1e+10, -1.5e-05, 0.333333, nan], dtype=float32)");
+    assert_eq!(Array::full(DType::F32, &[], 1.5).repr_mlx(), "array(1.5, dtype=float32)");
+    assert_eq!(Array::full(DType::Bool, &[], 1.0).repr_mlx(), "array(True, dtype=bool)");
+    assert_eq!(Array::full(DType::BF16, &[1], 0.5).repr_mlx(), "array([0.5], dtype=bfloat16)");
+    assert_eq!(Array::zeros(DType::F32, &[0]).repr_mlx(), "array([], dtype=float32)");
     let big = Array::arange(DType::F32, &[2000]);
-    assert_eq!(
-        big.repr_mlx(),
-        "array([0, 1, 2, ..., 1997, 1998, 1999], dtype=float32)"
-    );
+    assert_eq!(big.repr_mlx(), "array([0, 1, 2, ..., 1997, 1998, 1999], dtype=float32)");
     let m = Array::arange(DType::U8, &[8, 8]);
     assert_eq!(
         m.repr_mlx(),
         "array([[0, 1, 2, ..., 5, 6, 7],\n       [8, 9, 10, ..., 13, 14, 15],\n       [16, 17, 18, ..., 21, 22, 23],\n       ...,\n       [40, 41, 42, ..., 45, 46, 47],\n       [48, 49, 50, ..., 53, 54, 55],\n       [56, 57, 58, ..., 61, 62, 63]], dtype=uint8)"
     );
     // views print their logical elements
-    assert_eq!(
-        i(&[2, 3]).t().repr_mlx(),
-        "array([[0, 3],\n       [1, 4],\n       [2, 5]], dtype=int32)"
-    );
+    assert_eq!(i(&[2, 3]).t().repr_mlx(), "array([[0, 3],\n       [1, 4],\n       [2, 5]], dtype=int32)");
 }
 
 #[test]
 fn repr_numpy_golden() {
     let i = |shape: &[usize]| Array::arange(DType::I32, shape);
     assert_eq!(i(&[3]).repr_numpy(), "array([0, 1, 2], dtype=int32)");
-    assert_eq!(
-        Array::arange(DType::I64, &[2, 6]).repr_numpy(),
-        "array([[ 0,  1,  2,  3,  4,  5],\n       [ 6,  7,  8,  9, 10, 11]])"
-    );
-    assert_eq!(
-        i(&[2, 2, 2]).repr_numpy(),
-        "array([[[0, 1],\n        [2, 3]],\n\n       [[4, 5],\n        [6, 7]]], dtype=int32)"
-    );
-    assert_eq!(
-        Array::arange(DType::Bool, &[2]).repr_numpy(),
-        "array([False,  True])"
-    );
+    assert_eq!(Array::arange(DType::I64, &[2, 6]).repr_numpy(), "array([[ 0,  1,  2,  3,  4,  5],\n       [ 6,  7,  8,  9, 10, 11]])");
+    assert_eq!(i(&[2, 2, 2]).repr_numpy(), "array([[[0, 1],\n        [2, 3]],\n\n       [[4, 5],\n        [6, 7]]], dtype=int32)");
+    assert_eq!(Array::arange(DType::Bool, &[2]).repr_numpy(), "array([False,  True])");
     let f = Array::from_f64(DType::F32, &[3], &[1.0, 2.5, 3.0]).unwrap();
     assert_eq!(f.repr_numpy(), "array([1. , 2.5, 3. ], dtype=float32)");
     let f = Array::from_f64(DType::F32, &[3], &[1e-5, -1.5e-5, f64::INFINITY]).unwrap();
-    assert_eq!(
-        f.repr_numpy(),
-        "array([ 1.0e-05, -1.5e-05,      inf], dtype=float32)"
-    );
+    assert_eq!(f.repr_numpy(), "array([ 1.0e-05, -1.5e-05,      inf], dtype=float32)");
     let f = Array::from_f64(DType::F16, &[3], &[f64::NAN, 1.25, f64::NEG_INFINITY]).unwrap();
     assert_eq!(f.repr_numpy(), "array([ nan, 1.25, -inf], dtype=float16)");
-    assert_eq!(
-        Array::full(DType::F32, &[], 1.5).repr_numpy(),
-        "array(1.5, dtype=float32)"
-    );
-    assert_eq!(
-        Array::full(DType::F32, &[], 1.0).repr_numpy(),
-        "array(1., dtype=float32)"
-    );
-    assert_eq!(
-        Array::zeros(DType::I64, &[0]).repr_numpy(),
-        "array([], dtype=int64)"
-    );
-    assert_eq!(
-        Array::zeros(DType::F32, &[0, 3]).repr_numpy(),
-        "array([], shape=(0, 3), dtype=float32)"
-    );
+    assert_eq!(Array::full(DType::F32, &[], 1.5).repr_numpy(), "array(1.5, dtype=float32)");
+    assert_eq!(Array::full(DType::F32, &[], 1.0).repr_numpy(), "array(1., dtype=float32)");
+    assert_eq!(Array::zeros(DType::I64, &[0]).repr_numpy(), "array([], dtype=int64)");
+    assert_eq!(Array::zeros(DType::F32, &[0, 3]).repr_numpy(), "array([], shape=(0, 3), dtype=float32)");
     assert_eq!(
         Array::arange(DType::F32, &[2000]).repr_numpy(),
         "array([0.000e+00, 1.000e+00, 2.000e+00, ..., 1.997e+03, 1.998e+03,\n       1.999e+03], shape=(2000,), dtype=float32)"
@@ -503,24 +363,15 @@ fn repr_numpy_golden() {
 fn parse_value_scalars() {
     let s = |spec: &str| parse_value(spec, 0).unwrap();
     let a = s("1024:u32");
-    assert_eq!(
-        (a.dtype, a.ndim(), a.get(&[])),
-        (DType::U32, 0, Scalar::UInt(1024))
-    );
+    assert_eq!((a.dtype, a.ndim(), a.get(&[])), (DType::U32, 0, Scalar::UInt(1024)));
     assert_eq!(s("0.5:f32").get(&[]), Scalar::Float(0.5));
     assert_eq!(s("true:bool").get(&[]), Scalar::Bool(true));
     assert_eq!(s("False:bool").get(&[]), Scalar::Bool(false));
     assert_eq!(s("-3:int32").get(&[]), Scalar::Int(-3));
     assert_eq!(s("0xFF:u8").get(&[]), Scalar::UInt(255));
     assert_eq!(s("-0x10:i64").get(&[]), Scalar::Int(-16));
-    assert_eq!(
-        s("18446744073709551615:u64").get(&[]),
-        Scalar::UInt(u64::MAX)
-    );
-    assert_eq!(
-        s("-9223372036854775808:i64").get(&[]),
-        Scalar::Int(i64::MIN)
-    );
+    assert_eq!(s("18446744073709551615:u64").get(&[]), Scalar::UInt(u64::MAX));
+    assert_eq!(s("-9223372036854775808:i64").get(&[]), Scalar::Int(i64::MIN));
     assert_eq!(s("1e3:i32").get(&[]), Scalar::Int(1000));
     assert_eq!(s("1.5:bfloat16").get(&[]), Scalar::Float(1.5));
     assert_eq!(s("3:float16").get(&[]), Scalar::Float(3.0));
@@ -536,10 +387,7 @@ fn parse_value_generators() {
     assert_eq!((z.dtype, z.shape.clone()), (DType::F32, vec![512, 512]));
     assert!(z.to_f64_vec().iter().all(|&v| v == 0.0));
     assert_eq!(g("ones(3):i16").to_f64_vec(), vec![1.0; 3]);
-    assert_eq!(
-        g("arange(2,3):u32").to_f64_vec(),
-        vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
-    );
+    assert_eq!(g("arange(2,3):u32").to_f64_vec(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
     let r = g("rand(64,4):f32");
     assert_eq!(r.shape, vec![64, 4]);
     assert!(r.same_as(&Array::rand(DType::F32, &[64, 4], 5)));

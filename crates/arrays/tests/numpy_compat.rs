@@ -28,14 +28,8 @@ fn cases() -> Vec<(String, Array)> {
             vec![3, 30],
         ] {
             seed += 1;
-            add(
-                &format!("rand_{}_{:?}", dt.short_name(), shape),
-                Array::rand(dt, &shape, seed),
-            );
-            add(
-                &format!("arange_{}_{:?}", dt.short_name(), shape),
-                Array::arange(dt, &shape),
-            );
+            add(&format!("rand_{}_{:?}", dt.short_name(), shape), Array::rand(dt, &shape, seed));
+            add(&format!("arange_{}_{:?}", dt.short_name(), shape), Array::arange(dt, &shape));
         }
     }
     let floats: Vec<(&str, Vec<f64>)> = vec![
@@ -50,18 +44,12 @@ fn cases() -> Vec<(String, Array)> {
         ("ratio2", vec![1.0, 1001.0]),
         ("e8", vec![99999999.0, 1.0]),
         ("long", (0..100).map(|i| i as f64 / 7.0 - 5.0).collect()),
-        (
-            "sci_long",
-            (0..60).map(|i| (i as f64 - 30.0) * 1e5 + 0.5).collect(),
-        ),
+        ("sci_long", (0..60).map(|i| (i as f64 - 30.0) * 1e5 + 0.5).collect()),
         ("small", vec![0.0001, 0.5, 0.00012345678]),
         ("million", vec![999999.0, 1e6, 3.25]),
         ("f16_1000", vec![3.0, 1000.0]),
         ("sub", vec![1e-40, 1.0]),
-        (
-            "wide",
-            (0..30).map(|i| (i as f64 - 15.0) * 12345.678).collect(),
-        ),
+        ("wide", (0..30).map(|i| (i as f64 - 15.0) * 12345.678).collect()),
     ];
     for (name, vals) in floats {
         for dt in [DType::F32, DType::F16] {
@@ -90,37 +78,22 @@ fn cases() -> Vec<(String, Array)> {
         let dt = [DType::F32, DType::F16, DType::I32, DType::U8][k % 4];
         let a = Array::from_f64(dt, &shape, &vals).unwrap();
         let a = if k % 3 == 0 { a.t() } else { a };
-        let a = if a.ndim() > 0 && k % 5 == 1 {
-            a.slice(0, isize::MAX, isize::MIN, -2).unwrap()
-        } else {
-            a
-        };
+        let a = if a.ndim() > 0 && k % 5 == 1 { a.slice(0, isize::MAX, isize::MIN, -2).unwrap() } else { a };
         add(&format!("random{k}_{}", dt.short_name()), a);
     }
     for x in [1.5, 1.0, -0.0, 1e-7, f64::NAN] {
         add(&format!("0d_{x}"), Array::full(DType::F32, &[], x));
     }
     add("bool0d", Array::full(DType::Bool, &[], 1.0));
-    add(
-        "i64neg",
-        Array::from_i64(DType::I64, &[2, 2], &[-5, 3, 100000, i64::MIN]).unwrap(),
-    );
-    add(
-        "u64max",
-        Array::from_i64(DType::U64, &[2], &[-1, 3]).unwrap(),
-    );
+    add("i64neg", Array::from_i64(DType::I64, &[2, 2], &[-5, 3, 100000, i64::MIN]).unwrap());
+    add("u64max", Array::from_i64(DType::U64, &[2], &[-1, 3]).unwrap());
     v
 }
 
 #[test]
 #[ignore]
 fn repr_and_npy_match_numpy() {
-    if Command::new("python3")
-        .args(["-c", "import numpy"])
-        .status()
-        .map(|s| !s.success())
-        .unwrap_or(true)
-    {
+    if Command::new("python3").args(["-c", "import numpy"]).status().map(|s| !s.success()).unwrap_or(true) {
         eprintln!("python3 with numpy not available; skipping");
         return;
     }
@@ -139,28 +112,14 @@ for i in range(n):
     same = b.getvalue() == open(p, 'rb').read()
     print(repr(repr(a)), same)
 "#;
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            script,
-            dir.path().to_str().unwrap(),
-            &cases.len().to_string(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new("python3").args(["-c", script, dir.path().to_str().unwrap(), &cases.len().to_string()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let mut failures = Vec::new();
     for ((name, a), line) in cases.iter().zip(text.lines()) {
         let (lit, same) = line.rsplit_once(' ').unwrap();
         // lit is a Python string literal; evaluate the escapes we produce
-        let expected = lit[1..lit.len() - 1]
-            .replace("\\n", "\n")
-            .replace("\\'", "'");
+        let expected = lit[1..lit.len() - 1].replace("\\n", "\n").replace("\\'", "'");
         let got = a.repr_numpy();
         if got != expected {
             failures.push(format!("{name}:\n--- numpy\n{expected}\n--- ours\n{got}\n"));
@@ -169,23 +128,13 @@ for i in range(n):
             failures.push(format!("{name}: np.save bytes differ from ours"));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
 #[ignore]
 fn reads_files_numpy_writes() {
-    if Command::new("python3")
-        .args(["-c", "import numpy"])
-        .status()
-        .map(|s| !s.success())
-        .unwrap_or(true)
-    {
+    if Command::new("python3").args(["-c", "import numpy"]).status().map(|s| !s.success()).unwrap_or(true) {
         eprintln!("python3 with numpy not available; skipping");
         return;
     }
@@ -218,15 +167,8 @@ for k, v in cases.items():
 np.save(f"{d}/bad_f8.npy", np.zeros(3))
 np.save(f"{d}/bad_be.npy", np.zeros(3, dtype='>i4'))
 "#;
-    let out = Command::new("python3")
-        .args(["-c", script, dir.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new("python3").args(["-c", script, dir.path().to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     for line in String::from_utf8(out.stdout).unwrap().lines() {
         let mut parts = line.splitn(3, ' ');
         let (name, dtype) = (parts.next().unwrap(), parts.next().unwrap());
@@ -234,25 +176,13 @@ np.save(f"{d}/bad_be.npy", np.zeros(3, dtype='>i4'))
         let a = Array::read_npy(dir.path().join(format!("{name}.npy"))).unwrap();
         assert_eq!(a.dtype.mlx_name(), dtype, "{name}");
         let (shape, vals) = rest.split_once("] ").unwrap();
-        let shape: Vec<usize> = shape
-            .trim_start_matches('[')
-            .split(',')
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| s.trim().parse().unwrap())
-            .collect();
+        let shape: Vec<usize> =
+            shape.trim_start_matches('[').split(',').filter(|s| !s.trim().is_empty()).map(|s| s.trim().parse().unwrap()).collect();
         assert_eq!(a.shape, shape, "{name}");
-        let vals: Vec<f64> = vals
-            .trim_matches(['[', ']'])
-            .split(',')
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| s.trim().parse().unwrap())
-            .collect();
+        let vals: Vec<f64> =
+            vals.trim_matches(['[', ']']).split(',').filter(|s| !s.trim().is_empty()).map(|s| s.trim().parse().unwrap()).collect();
         assert_eq!(a.to_f64_vec(), vals, "{name}");
     }
-    assert!(Array::read_npy(dir.path().join("bad_f8.npy"))
-        .unwrap_err()
-        .contains("no double"));
-    assert!(Array::read_npy(dir.path().join("bad_be.npy"))
-        .unwrap_err()
-        .contains("big-endian"));
+    assert!(Array::read_npy(dir.path().join("bad_f8.npy")).unwrap_err().contains("no double"));
+    assert!(Array::read_npy(dir.path().join("bad_be.npy")).unwrap_err().contains("big-endian"));
 }

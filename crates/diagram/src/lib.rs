@@ -55,19 +55,9 @@ impl TableDesc {
     /// The `[[buffer(index)]]` parameter of `kernel` as a table: named after
     /// the parameter, elements the size of its pointee. `None` when the
     /// kernel has no such buffer.
-    pub fn for_buffer(
-        kernel: &gpu::Kernel,
-        index: u32,
-        role: Role,
-        shape: Vec<usize>,
-        values: Option<Vec<String>>,
-    ) -> Option<TableDesc> {
+    pub fn for_buffer(kernel: &gpu::Kernel, index: u32, role: Role, shape: Vec<usize>, values: Option<Vec<String>>) -> Option<TableDesc> {
         kernel.params.iter().find_map(|p| match p.kind {
-            gpu::ir::ParamKind::Buffer {
-                index: i,
-                pointee_size,
-                ..
-            } if i == index => Some(TableDesc {
+            gpu::ir::ParamKind::Buffer { index: i, pointee_size, .. } if i == index => Some(TableDesc {
                 name: p.name.clone(),
                 role,
                 alloc: CellAlloc::Buffer(index),
@@ -82,11 +72,7 @@ impl TableDesc {
     /// Threadgroup variable number `var` of `kernel` as a table, elements
     /// the size of its scalars; `shape` defaults to 1-D over the whole
     /// variable. `None` when there is no such variable.
-    pub fn for_threadgroup_var(
-        kernel: &gpu::Kernel,
-        var: u32,
-        shape: Option<Vec<usize>>,
-    ) -> Option<TableDesc> {
+    pub fn for_threadgroup_var(kernel: &gpu::Kernel, var: u32, shape: Option<Vec<usize>>) -> Option<TableDesc> {
         let v = kernel.threadgroup_vars.get(var as usize)?;
         let elem_size = v.grain.max(1);
         Some(TableDesc {
@@ -163,10 +149,7 @@ pub fn grid_shape(shape: &[usize]) -> (usize, usize) {
         [r, c] => ((*r).max(1), (*c).max(1)),
         _ => {
             let c = *shape.last().unwrap();
-            (
-                shape[..shape.len() - 1].iter().product::<usize>().max(1),
-                c.max(1),
-            )
+            (shape[..shape.len() - 1].iter().product::<usize>().max(1), c.max(1))
         }
     }
 }

@@ -1,9 +1,7 @@
 //! The trace boiled down to what is drawn: per threadgroup panel, which
 //! threads read and wrote each cell, and the value-flow arcs.
 
-use crate::{
-    grid_shape, DiagramSpec, Role, MAX_ARCS, MAX_COLS, MAX_INTERVALS, MAX_PANELS, MAX_ROWS,
-};
+use crate::{grid_shape, DiagramSpec, Role, MAX_ARCS, MAX_COLS, MAX_INTERVALS, MAX_PANELS, MAX_ROWS};
 use gpu::trace::Trace;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -64,24 +62,11 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
         .iter()
         .map(|t| {
             let (rows, cols) = grid_shape(&t.shape);
-            let len = if t.shape.is_empty() {
-                1
-            } else {
-                t.shape.iter().product()
-            };
-            TableGeom {
-                rows,
-                cols,
-                shown_rows: rows.min(MAX_ROWS),
-                shown_cols: cols.min(MAX_COLS),
-                len,
-            }
+            let len = if t.shape.is_empty() { 1 } else { t.shape.iter().product() };
+            TableGeom { rows, cols, shown_rows: rows.min(MAX_ROWS), shown_cols: cols.min(MAX_COLS), len }
         })
         .collect();
-    if tables
-        .iter()
-        .any(|g| g.shown_rows < g.rows || g.shown_cols < g.cols)
-    {
+    if tables.iter().any(|g| g.shown_rows < g.rows || g.shown_cols < g.cols) {
         truncated = true;
     }
 
@@ -99,15 +84,8 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
             }
         }
     }
-    let mut panels: Vec<Panel> = order
-        .iter()
-        .map(|&tg| Panel {
-            tg,
-            ..Default::default()
-        })
-        .collect();
-    let panel_of: HashMap<[u32; 3], usize> =
-        order.iter().enumerate().map(|(i, &tg)| (tg, i)).collect();
+    let mut panels: Vec<Panel> = order.iter().map(|&tg| Panel { tg, ..Default::default() }).collect();
+    let panel_of: HashMap<[u32; 3], usize> = order.iter().enumerate().map(|(i, &tg)| (tg, i)).collect();
 
     // Trace cell → the drawn elements it covers: (table, row, col).
     let mut cell_elems: Vec<Vec<(usize, usize, usize)>> = Vec::with_capacity(trace.cells.len());
@@ -135,11 +113,7 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
         }
         cell_elems.push(v);
     }
-    let is_tg: Vec<bool> = spec
-        .tables
-        .iter()
-        .map(|t| t.role == Role::Threadgroup)
-        .collect();
+    let is_tg: Vec<bool> = spec.tables.iter().map(|t| t.role == Role::Threadgroup).collect();
 
     let mut intervals = 1u32;
     // Interval of the last read of (threadgroup, thread, cell): which copy
@@ -179,16 +153,10 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
             continue;
         }
         for &(ti, r, c) in elems {
-            p.writes
-                .entry((ti, copy_of(ti, iv), r, c))
-                .or_default()
-                .insert(th);
+            p.writes.entry((ti, copy_of(ti, iv), r, c)).or_default().insert(th);
         }
         for &s in &e.sources {
-            let siv = last_read
-                .get(&(e.threadgroup, th, s))
-                .copied()
-                .unwrap_or(iv);
+            let siv = last_read.get(&(e.threadgroup, th, s)).copied().unwrap_or(iv);
             let Some(selems) = cell_elems.get(s as usize) else {
                 continue;
             };
@@ -208,16 +176,6 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
             }
         }
     }
-    let threads = panels
-        .iter()
-        .flat_map(|p| p.threads.iter().copied())
-        .collect();
-    Model {
-        tables,
-        panels,
-        intervals,
-        truncated,
-        tg_counts,
-        threads,
-    }
+    let threads = panels.iter().flat_map(|p| p.threads.iter().copied()).collect();
+    Model { tables, panels, intervals, truncated, tg_counts, threads }
 }

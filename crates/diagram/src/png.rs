@@ -12,25 +12,16 @@ fn fonts() -> Arc<usvg::fontdb::Database> {
         db.load_system_fonts();
         // The SVG asks for DejaVu Sans, Helvetica, Arial or sans-serif: make
         // the generic family something that exists.
-        let families: Vec<String> = db
-            .faces()
-            .flat_map(|f| f.families.iter().map(|(n, _)| n.clone()))
-            .collect();
-        let pick = [
-            "DejaVu Sans",
-            "Liberation Sans",
-            "Arial",
-            "Helvetica",
-            "Noto Sans",
-        ]
-        .iter()
-        .find(|want| families.iter().any(|f| f == *want))
-        .map(|s| s.to_string())
-        .or_else(|| {
-            let mut v = families.clone();
-            v.sort();
-            v.into_iter().next()
-        });
+        let families: Vec<String> = db.faces().flat_map(|f| f.families.iter().map(|(n, _)| n.clone())).collect();
+        let pick = ["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica", "Noto Sans"]
+            .iter()
+            .find(|want| families.iter().any(|f| f == *want))
+            .map(|s| s.to_string())
+            .or_else(|| {
+                let mut v = families.clone();
+                v.sort();
+                v.into_iter().next()
+            });
         if let Some(fam) = pick {
             db.set_sans_serif_family(fam);
         }
@@ -46,29 +37,14 @@ pub fn render_png(svg: &str) -> Result<Vec<u8>, String> {
 }
 
 fn render_with(svg: &str, fontdb: Arc<usvg::fontdb::Database>) -> Result<Vec<u8>, String> {
-    let opt = usvg::Options {
-        fontdb,
-        ..Default::default()
-    };
+    let opt = usvg::Options { fontdb, ..Default::default() };
     let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| format!("svg: {e}"))?;
     let size = tree.size();
-    let scale = if size.width().max(size.height()) <= 1800.0 {
-        2.0
-    } else {
-        1.0
-    };
-    let (w, h) = (
-        (size.width() * scale).ceil() as u32,
-        (size.height() * scale).ceil() as u32,
-    );
-    let mut pixmap = tiny_skia::Pixmap::new(w.max(1), h.max(1))
-        .ok_or_else(|| format!("cannot allocate a {w}×{h} image"))?;
+    let scale = if size.width().max(size.height()) <= 1800.0 { 2.0 } else { 1.0 };
+    let (w, h) = ((size.width() * scale).ceil() as u32, (size.height() * scale).ceil() as u32);
+    let mut pixmap = tiny_skia::Pixmap::new(w.max(1), h.max(1)).ok_or_else(|| format!("cannot allocate a {w}×{h} image"))?;
     pixmap.fill(tiny_skia::Color::WHITE);
-    resvg::render(
-        &tree,
-        tiny_skia::Transform::from_scale(scale, scale),
-        &mut pixmap.as_mut(),
-    );
+    resvg::render(&tree, tiny_skia::Transform::from_scale(scale, scale), &mut pixmap.as_mut());
     pixmap.encode_png().map_err(|e| format!("png: {e}"))
 }
 

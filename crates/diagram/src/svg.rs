@@ -76,17 +76,8 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
     let mut rows: Vec<Vec<Block>> = Vec::new();
     for role in [Role::Input, Role::Threadgroup, Role::Output] {
         let mut row = Vec::new();
-        for (ti, t) in spec
-            .tables
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.role == role)
-        {
-            let copies = if role == Role::Threadgroup {
-                m.intervals
-            } else {
-                1
-            };
+        for (ti, t) in spec.tables.iter().enumerate().filter(|(_, t)| t.role == role) {
+            let copies = if role == Role::Threadgroup { m.intervals } else { 1 };
             for copy in 0..copies {
                 let note = match role {
                     Role::Input => "input".to_string(),
@@ -96,15 +87,7 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
                 let g = &m.tables[ti];
                 let label_w = text_width(&t.name, 12.0) + 5.0 + text_width(&note, 10.0);
                 let w = (g.shown_cols as f64 * CELL).max(label_w);
-                row.push(Block {
-                    table: ti,
-                    copy,
-                    name: t.name.clone(),
-                    note,
-                    x: 0.0,
-                    y: 0.0,
-                    w,
-                });
+                row.push(Block { table: ti, copy, name: t.name.clone(), note, x: 0.0, y: 0.0, w });
             }
             if role == Role::Threadgroup {
                 rows.push(std::mem::take(&mut row));
@@ -114,19 +97,14 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
             rows.push(row);
         }
     }
-    let row_w = |r: &[Block]| {
-        r.iter().map(|b| b.w).sum::<f64>() + TABLE_GAP * (r.len().saturating_sub(1)) as f64
-    };
+    let row_w = |r: &[Block]| r.iter().map(|b| b.w).sum::<f64>() + TABLE_GAP * (r.len().saturating_sub(1)) as f64;
     let inner_w = rows.iter().map(|r| row_w(r)).fold(160.0, f64::max);
     let mut y = PANEL_TITLE;
     let mut blocks = Vec::new();
     for mut row in rows {
         // Left-aligned: element i of tables of one width lines up.
         let mut x = PAD;
-        let h = row
-            .iter()
-            .map(|b| m.tables[b.table].shown_rows as f64 * CELL)
-            .fold(0.0, f64::max);
+        let h = row.iter().map(|b| m.tables[b.table].shown_rows as f64 * CELL).fold(0.0, f64::max);
         for b in row.iter_mut() {
             b.x = x;
             b.y = y + LABEL_H;
@@ -135,11 +113,7 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
         blocks.extend(row);
         y += LABEL_H + h + ROW_GAP;
     }
-    Layout {
-        blocks,
-        w: inner_w + 2.0 * PAD,
-        h: y - ROW_GAP + PAD,
-    }
+    Layout { blocks, w: inner_w + 2.0 * PAD, h: y - ROW_GAP + PAD }
 }
 
 /// Top-left corner of a drawn cell, relative to its panel.
@@ -182,11 +156,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
 
     // Legend geometry.
     let threads: Vec<u32> = m.threads.iter().copied().take(64).collect();
-    let legend_item = threads
-        .iter()
-        .map(|&t| text_width(&thread_label(spec, t), 10.0))
-        .fold(0.0, f64::max)
-        + 34.0;
+    let legend_item = threads.iter().map(|&t| text_width(&thread_label(spec, t), 10.0)).fold(0.0, f64::max) + 34.0;
     let per_row = (((width - 2.0 * MARGIN) / legend_item).floor() as usize).clamp(1, 16);
     let legend_rows = threads.len().div_ceil(per_row);
     let more = m.threads.len() > threads.len();
@@ -208,21 +178,13 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
         w = f(width),
         h = f(height)
     );
-    let _ = writeln!(
-        s,
-        r##"<rect class="background" x="0" y="0" width="{}" height="{}" fill="#ffffff"/>"##,
-        f(width),
-        f(height)
-    );
+    let _ = writeln!(s, r##"<rect class="background" x="0" y="0" width="{}" height="{}" fill="#ffffff"/>"##, f(width), f(height));
     let mut title = spec.title.clone();
     if m.truncated {
         title.push_str(" … truncated");
     }
-    let _ = writeln!(
-        s,
-        r##"<text class="title" x="{MARGIN}" y="26" font-size="17" font-weight="bold" fill="#222">{}</text>"##,
-        esc(&title)
-    );
+    let _ =
+        writeln!(s, r##"<text class="title" x="{MARGIN}" y="26" font-size="17" font-weight="bold" fill="#222">{}</text>"##, esc(&title));
     let [gx, gy, gz] = spec.grid;
     let [tx, ty, tz] = spec.threadgroup;
     let n_tg: u64 = m.tg_counts.iter().map(|&c| c as u64).product();
@@ -230,33 +192,16 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
         s,
         r##"<text class="subtitle" x="{MARGIN}" y="43" font-size="11" fill="#666">grid ({gx}, {gy}, {gz}) · threadgroup ({tx}, {ty}, {tz}) · {n_tg} threadgroup{}{}</text>"##,
         if n_tg == 1 { "" } else { "s" },
-        if (m.panels.len() as u64) < n_tg {
-            format!(", the first {} shown", m.panels.len())
-        } else {
-            String::new()
-        }
+        if (m.panels.len() as u64) < n_tg { format!(", the first {} shown", m.panels.len()) } else { String::new() }
     );
 
     for (pi, p) in m.panels.iter().enumerate() {
         let px = MARGIN + (pi % pcols) as f64 * (l.w + PANEL_GAP);
         let py = TITLE_H + (pi / pcols) as f64 * (l.h + PANEL_GAP);
         let [x, y, z] = p.tg;
-        let tg_name = if two_d || z > 0 {
-            format!("threadgroup ({x}, {y})")
-        } else {
-            format!("threadgroup ({x})")
-        };
-        let tg_name = if m.tg_counts[2] > 1 {
-            format!("threadgroup ({x}, {y}, {z})")
-        } else {
-            tg_name
-        };
-        let _ = writeln!(
-            s,
-            r#"<g class="panel" transform="translate({},{})">"#,
-            f(px),
-            f(py)
-        );
+        let tg_name = if two_d || z > 0 { format!("threadgroup ({x}, {y})") } else { format!("threadgroup ({x})") };
+        let tg_name = if m.tg_counts[2] > 1 { format!("threadgroup ({x}, {y}, {z})") } else { tg_name };
+        let _ = writeln!(s, r#"<g class="panel" transform="translate({},{})">"#, f(px), f(py));
         let _ = writeln!(
             s,
             r##"<rect x="0" y="0" width="{}" height="{}" rx="8" fill="#fafbfc" stroke="#c8ccd2" stroke-width="1"/>"##,
@@ -283,17 +228,8 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
                 esc(&b.name),
                 esc(&b.note)
             );
-            let _ = writeln!(
-                s,
-                r#"<g class="table" data-table="{}" data-copy="{}">"#,
-                esc(&t.name),
-                b.copy
-            );
-            let cell_fill = if t.role == Role::Threadgroup {
-                "#f3f0ff"
-            } else {
-                "#ffffff"
-            };
+            let _ = writeln!(s, r#"<g class="table" data-table="{}" data-copy="{}">"#, esc(&t.name), b.copy);
+            let cell_fill = if t.role == Role::Threadgroup { "#f3f0ff" } else { "#ffffff" };
             for r in 0..g.shown_rows {
                 for c in 0..g.shown_cols {
                     let e = r * g.cols + c;
@@ -328,29 +264,16 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
 
         // Arcs: value flow from each source cell to the written cell
         // (fainter when there are many).
-        let (arc_w, arc_op) = if p.arcs.len() > 96 {
-            ("0.8", "0.35")
-        } else {
-            ("1.2", "0.7")
-        };
+        let (arc_w, arc_op) = if p.arcs.len() > 96 { ("0.8", "0.35") } else { ("1.2", "0.7") };
         for &(th, from, to) in &p.arcs {
-            let (Some((x1, y1)), Some((x2, y2))) = (cell_xy(&l, &m, from), cell_xy(&l, &m, to))
-            else {
+            let (Some((x1, y1)), Some((x2, y2))) = (cell_xy(&l, &m, from), cell_xy(&l, &m, to)) else {
                 continue;
             };
-            let (x1, y1, x2, y2) = (
-                x1 + CELL / 2.0,
-                y1 + CELL / 2.0,
-                x2 + CELL / 2.0,
-                y2 + CELL / 2.0,
-            );
+            let (x1, y1, x2, y2) = (x1 + CELL / 2.0, y1 + CELL / 2.0, x2 + CELL / 2.0, y2 + CELL / 2.0);
             let (dx, dy) = (x2 - x1, y2 - y1);
             let len = (dx * dx + dy * dy).sqrt().max(1.0);
             let bend = (len * 0.18).min(40.0) + 6.0;
-            let (cx, cy) = (
-                (x1 + x2) / 2.0 - dy / len * bend,
-                (y1 + y2) / 2.0 + dx / len * bend,
-            );
+            let (cx, cy) = ((x1 + x2) / 2.0 - dy / len * bend, (y1 + y2) / 2.0 + dx / len * bend);
             // Both ends on the cells' borders, so values stay readable.
             let (x1, y1) = to_border(x1, y1, cx, cy, CELL / 2.0 - 3.0);
             let (x2, y2) = to_border(x2, y2, cx, cy, CELL / 2.0 - 1.0);
@@ -426,20 +349,13 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     }
 
     // Legend.
-    let _ = writeln!(
-        s,
-        r#"<g class="legend" transform="translate({MARGIN},{})">"#,
-        f(legend_y)
-    );
+    let _ = writeln!(s, r#"<g class="legend" transform="translate({MARGIN},{})">"#, f(legend_y));
     let _ = writeln!(
         s,
         r##"<text x="0" y="0" font-size="12" font-weight="bold" fill="#333">threads <tspan font-weight="normal" fill="#888" font-size="10">(colour = thread index within its threadgroup)</tspan></text>"##
     );
     for (i, &th) in threads.iter().enumerate() {
-        let (x, y) = (
-            (i % per_row) as f64 * legend_item,
-            10.0 + (i / per_row) as f64 * 18.0,
-        );
+        let (x, y) = ((i % per_row) as f64 * legend_item, 10.0 + (i / per_row) as f64 * 18.0);
         let _ = writeln!(
             s,
             r##"<g class="legend-thread" data-thread="{th}"><rect x="{}" y="{}" width="12" height="12" rx="2" fill="{}"/><text x="{}" y="{}" font-size="10" fill="#333">{}</text></g>"##,
@@ -492,15 +408,7 @@ fn to_border(x: f64, y: f64, tx: f64, ty: f64, h: f64) -> (f64, f64) {
 /// `name[i]` (or `name[r][c]`, with `@k` for a threadgroup copy) of a drawn cell.
 fn pos_id(spec: &DiagramSpec, (t, copy, r, c): Pos) -> String {
     let d = &spec.tables[t];
-    let idx = if d.shape.len() >= 2 {
-        format!("{r}][{c}")
-    } else {
-        (r * crate::grid_shape(&d.shape).1 + c).to_string()
-    };
-    let at = if d.role == Role::Threadgroup {
-        format!("@{copy}")
-    } else {
-        String::new()
-    };
+    let idx = if d.shape.len() >= 2 { format!("{r}][{c}") } else { (r * crate::grid_shape(&d.shape).1 + c).to_string() };
+    let at = if d.role == Role::Threadgroup { format!("@{copy}") } else { String::new() };
     esc(&format!("{}[{idx}]{at}", d.name))
 }

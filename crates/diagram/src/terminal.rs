@@ -20,24 +20,12 @@ fn cell_text(writers: Option<&BTreeSet<u32>>, cw: usize, color: bool) -> String 
     let inner = cw - 1;
     let Some(w) = writers.filter(|w| !w.is_empty()) else {
         let dot = format!("{:>inner$}", "·");
-        return if color {
-            format!("\x1b[2m{dot}\x1b[0m ")
-        } else {
-            format!("{dot} ")
-        };
+        return if color { format!("\x1b[2m{dot}\x1b[0m ") } else { format!("{dot} ") };
     };
     let first = *w.iter().next().unwrap();
-    let mut t = if w.len() == 1 {
-        first.to_string()
-    } else {
-        format!("{first}+")
-    };
+    let mut t = if w.len() == 1 { first.to_string() } else { format!("{first}+") };
     if t.chars().count() > inner {
-        t = if w.len() == 1 {
-            "#".repeat(inner)
-        } else {
-            "+".repeat(inner)
-        };
+        t = if w.len() == 1 { "#".repeat(inner) } else { "+".repeat(inner) };
     }
     let t = format!("{t:>inner$}");
     if color {
@@ -64,11 +52,7 @@ fn grid_block(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, st
     let g = &m.tables[ti];
     let max_cols = ((width.saturating_sub(1)) / cw).max(1);
     let cols = g.shown_cols.min(max_cols);
-    let mut title = if t.role == Role::Threadgroup {
-        format!("{} @ interval {copy}", t.name)
-    } else {
-        t.name.clone()
-    };
+    let mut title = if t.role == Role::Threadgroup { format!("{} @ interval {copy}", t.name) } else { t.name.clone() };
     if cols < g.cols || g.shown_rows < g.rows {
         title.push_str(" …");
     }
@@ -89,44 +73,25 @@ fn grid_block(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, st
     Block { lines, width: w }
 }
 
-fn read_line(
-    spec: &DiagramSpec,
-    m: &Model,
-    p: &Panel,
-    ti: usize,
-    copy: u32,
-    width: usize,
-) -> Option<String> {
+fn read_line(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, width: usize) -> Option<String> {
     let t = &spec.tables[ti];
     let g = &m.tables[ti];
     let mut events = 0u32;
     let mut cells = 0usize;
     let mut threads = BTreeSet::new();
-    for (&(pt, pc, _, _), &n) in p
-        .read_counts
-        .range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX))
-    {
+    for (&(pt, pc, _, _), &n) in p.read_counts.range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX)) {
         debug_assert_eq!((pt, pc), (ti, copy));
         events += n;
         cells += 1;
     }
-    for (_, rs) in p
-        .reads
-        .range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX))
-    {
+    for (_, rs) in p.reads.range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX)) {
         threads.extend(rs.iter().copied());
     }
     if events == 0 {
         return None;
     }
-    let name = if t.role == Role::Threadgroup {
-        format!("{} @ interval {copy}", t.name)
-    } else {
-        t.name.clone()
-    };
-    let total = (0..g.shown_rows)
-        .map(|r| g.shown_cols.min(g.len.saturating_sub(r * g.cols)))
-        .sum::<usize>();
+    let name = if t.role == Role::Threadgroup { format!("{} @ interval {copy}", t.name) } else { t.name.clone() };
+    let total = (0..g.shown_rows).map(|r| g.shown_cols.min(g.len.saturating_sub(r * g.cols))).sum::<usize>();
     let mut s = format!(
         "  {name}: {events} read{} of {cells}/{total} cell{} by {} thread{}",
         if events == 1 { "" } else { "s" },
@@ -143,13 +108,11 @@ fn read_line(
             if r * g.cols + c >= g.len {
                 break;
             }
-            digits.push(
-                match p.read_counts.get(&(ti, copy, r, c)).copied().unwrap_or(0) {
-                    0 => '.',
-                    n @ 1..=9 => char::from(b'0' + n as u8),
-                    _ => '+',
-                },
-            );
+            digits.push(match p.read_counts.get(&(ti, copy, r, c)).copied().unwrap_or(0) {
+                0 => '.',
+                n @ 1..=9 => char::from(b'0' + n as u8),
+                _ => '+',
+            });
         }
     }
     if s.chars().count() + 18 + digits.chars().count() <= width {
@@ -176,13 +139,7 @@ pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: us
     let cw = if widest * 3 < width { 3 } else { 2 };
     let order: Vec<usize> = [Role::Input, Role::Threadgroup, Role::Output]
         .iter()
-        .flat_map(|role| {
-            spec.tables
-                .iter()
-                .enumerate()
-                .filter(move |(_, t)| t.role == *role)
-                .map(|(i, _)| i)
-        })
+        .flat_map(|role| spec.tables.iter().enumerate().filter(move |(_, t)| t.role == *role).map(|(i, _)| i))
         .collect();
     for p in &m.panels {
         if m.panels.len() > 1 {
@@ -198,29 +155,11 @@ pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: us
         }
         for &ti in &order {
             let t = &spec.tables[ti];
-            let copies = if t.role == Role::Threadgroup {
-                m.intervals
-            } else {
-                1
-            };
+            let copies = if t.role == Role::Threadgroup { m.intervals } else { 1 };
             let written = p.writes.keys().any(|k| k.0 == ti);
             if t.role == Role::Output || written {
-                let blocks: Vec<Block> = (0..copies)
-                    .map(|c| {
-                        grid_block(
-                            spec,
-                            &m,
-                            p,
-                            ti,
-                            c,
-                            Style {
-                                cw,
-                                width: width - 2,
-                                color,
-                            },
-                        )
-                    })
-                    .collect();
+                let blocks: Vec<Block> =
+                    (0..copies).map(|c| grid_block(spec, &m, p, ti, c, Style { cw, width: width - 2, color })).collect();
                 // Side by side while they fit, else one under another.
                 let mut row: Vec<&Block> = Vec::new();
                 let mut row_w = 0;
@@ -246,20 +185,12 @@ pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: us
                     row.clear();
                 };
                 for b in &blocks {
-                    let add = if row.is_empty() {
-                        b.width + 2
-                    } else {
-                        b.width + 3
-                    };
+                    let add = if row.is_empty() { b.width + 2 } else { b.width + 3 };
                     if !row.is_empty() && row_w + add > width {
                         flush(&mut row, &mut out);
                         row_w = 0;
                     }
-                    row_w += if row.is_empty() {
-                        b.width + 2
-                    } else {
-                        b.width + 3
-                    };
+                    row_w += if row.is_empty() { b.width + 2 } else { b.width + 3 };
                     row.push(b);
                 }
                 flush(&mut row, &mut out);

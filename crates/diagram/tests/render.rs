@@ -19,9 +19,7 @@ fn f32s(v: &[f32]) -> Vec<u8> {
 }
 
 fn to_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    b.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
 fn labels(v: &[f32]) -> Vec<String> {
@@ -30,56 +28,17 @@ fn labels(v: &[f32]) -> Vec<String> {
 
 /// Run `kernel` over float buffers (index → contents) and return the trace
 /// and the final buffers.
-fn trace_run(
-    src: &str,
-    kernel: &str,
-    bufs: &[Vec<f32>],
-    grid: [u32; 3],
-    tg: [u32; 3],
-    limit: usize,
-) -> (Trace, Vec<Vec<f32>>) {
+fn trace_run(src: &str, kernel: &str, bufs: &[Vec<f32>], grid: [u32; 3], tg: [u32; 3], limit: usize) -> (Trace, Vec<Vec<f32>>) {
     let k = compile(src, kernel);
-    let mut b: BTreeMap<u32, Vec<u8>> = bufs
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (i as u32, f32s(v)))
-        .collect();
-    let opts = RunOptions {
-        trace: Some(limit),
-        ..Default::default()
-    };
-    let r = run(
-        &k,
-        &Dispatch {
-            grid,
-            threadgroup: tg,
-            mode: DispatchMode::Threads,
-        },
-        &mut b,
-        &opts,
-    );
+    let mut b: BTreeMap<u32, Vec<u8>> = bufs.iter().enumerate().map(|(i, v)| (i as u32, f32s(v))).collect();
+    let opts = RunOptions { trace: Some(limit), ..Default::default() };
+    let r = run(&k, &Dispatch { grid, threadgroup: tg, mode: DispatchMode::Threads }, &mut b, &opts);
     assert!(r.findings.is_empty(), "{:?}", r.findings);
-    (
-        r.trace.expect("trace"),
-        b.values().map(|v| to_f32(v)).collect(),
-    )
+    (r.trace.expect("trace"), b.values().map(|v| to_f32(v)).collect())
 }
 
-fn table(
-    name: &str,
-    role: Role,
-    alloc: CellAlloc,
-    shape: &[usize],
-    values: Option<&[f32]>,
-) -> TableDesc {
-    TableDesc {
-        name: name.into(),
-        role,
-        alloc,
-        shape: shape.to_vec(),
-        elem_size: 4,
-        values: values.map(labels),
-    }
+fn table(name: &str, role: Role, alloc: CellAlloc, shape: &[usize], values: Option<&[f32]>) -> TableDesc {
+    TableDesc { name: name.into(), role, alloc, shape: shape.to_vec(), elem_size: 4, values: values.map(labels) }
 }
 
 fn count(s: &str, pat: &str) -> usize {
@@ -107,27 +66,14 @@ const MAP: &str = "kernel void map(const device float* a [[buffer(0)]], device f
 
 fn map_case(n: usize) -> (DiagramSpec, Trace) {
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let (t, out) = trace_run(
-        MAP,
-        "map",
-        &[a.clone(), vec![0.0; n]],
-        [n as u32, 1, 1],
-        [n as u32, 1, 1],
-        10_000,
-    );
+    let (t, out) = trace_run(MAP, "map", &[a.clone(), vec![0.0; n]], [n as u32, 1, 1], [n as u32, 1, 1], 10_000);
     let spec = DiagramSpec {
         title: "Puzzle 1 — Map".into(),
         grid: [n as u32, 1, 1],
         threadgroup: [n as u32, 1, 1],
         tables: vec![
             table("a", Role::Input, CellAlloc::Buffer(0), &[n], Some(&a)),
-            table(
-                "out",
-                Role::Output,
-                CellAlloc::Buffer(1),
-                &[n],
-                Some(&out[1]),
-            ),
+            table("out", Role::Output, CellAlloc::Buffer(1), &[n], Some(&out[1])),
         ],
     };
     (spec, t)
@@ -142,16 +88,9 @@ fn map_kernel_diagram() {
     assert_eq!(count(&svg, r#"class="cell""#), 16);
     assert_eq!(count(&svg, r#"class="arc""#), 8);
     for i in 0..8 {
-        assert!(
-            svg.contains(&format!(r#"data-from="a[{i}]" data-to="out[{i}]""#)),
-            "arc a[{i}] → out[{i}]"
-        );
-        assert!(svg.contains(&format!(
-            r#"<circle class="read" data-thread="{i}" data-cell="a[{i}]""#
-        )));
-        assert!(svg.contains(&format!(
-            r#"<rect class="write" data-thread="{i}" data-cell="out[{i}]""#
-        )));
+        assert!(svg.contains(&format!(r#"data-from="a[{i}]" data-to="out[{i}]""#)), "arc a[{i}] → out[{i}]");
+        assert!(svg.contains(&format!(r#"<circle class="read" data-thread="{i}" data-cell="a[{i}]""#)));
+        assert!(svg.contains(&format!(r#"<rect class="write" data-thread="{i}" data-cell="out[{i}]""#)));
     }
     assert_eq!(count(&svg, r#"class="legend-thread""#), 8);
     assert!(svg.contains(">17<"), "final output labels");
@@ -178,34 +117,15 @@ kernel void shift(const device float* a [[buffer(0)]], device float* out [[buffe
 
 fn shared_case() -> (DiagramSpec, Trace) {
     let a: Vec<f32> = (1..=8).map(|i| i as f32).collect();
-    let (t, out) = trace_run(
-        SHARED,
-        "shift",
-        &[a.clone(), vec![0.0; 8]],
-        [8, 1, 1],
-        [4, 1, 1],
-        10_000,
-    );
+    let (t, out) = trace_run(SHARED, "shift", &[a.clone(), vec![0.0; 8]], [8, 1, 1], [4, 1, 1], 10_000);
     let spec = DiagramSpec {
         title: "Shared memory: out[i] = s[l] + s[l+1]".into(),
         grid: [8, 1, 1],
         threadgroup: [4, 1, 1],
         tables: vec![
             table("a", Role::Input, CellAlloc::Buffer(0), &[8], Some(&a)),
-            table(
-                "s",
-                Role::Threadgroup,
-                CellAlloc::Threadgroup(0),
-                &[4],
-                None,
-            ),
-            table(
-                "out",
-                Role::Output,
-                CellAlloc::Buffer(1),
-                &[8],
-                Some(&out[1]),
-            ),
+            table("s", Role::Threadgroup, CellAlloc::Threadgroup(0), &[4], None),
+            table("out", Role::Output, CellAlloc::Buffer(1), &[8], Some(&out[1])),
         ],
     };
     (spec, t)
@@ -227,13 +147,7 @@ fn threadgroup_memory_diagram_has_a_column_per_interval() {
     assert!(svg.contains(r#"data-from="s[1]@1" data-to="out[5]""#));
     assert!(svg.contains(r#"data-from="s[2]@1" data-to="out[5]""#));
     // Thread 1 of each threadgroup writes s[1] before the barrier; threads 0 and 1 read it after.
-    assert_eq!(
-        count(
-            &svg,
-            r#"<rect class="write" data-thread="1" data-cell="s[1]@0""#
-        ),
-        2
-    );
+    assert_eq!(count(&svg, r#"<rect class="write" data-thread="1" data-cell="s[1]@0""#), 2);
     assert_eq!(count(&svg, r#"data-cell="s[1]@1""#), 4);
     png_ok("shared", &svg);
 
@@ -241,10 +155,7 @@ fn threadgroup_memory_diagram_has_a_column_per_interval() {
     save_text("shared", &term);
     assert!(term.contains("── threadgroup (1) ──"), "{term}");
     assert!(term.contains("s @ interval 0"), "{term}");
-    assert!(
-        term.contains("s @ interval 1: 7 reads of 4/4 cells by 4 threads · reads per cell 1222"),
-        "{term}"
-    );
+    assert!(term.contains("s @ interval 1: 7 reads of 4/4 cells by 4 threads · reads per cell 1222"), "{term}");
     assert!(term.lines().all(|l| l.chars().count() <= 100), "{term}");
     let colored = render_terminal(&spec, &t, true, 100);
     save_text("shared-color", &colored);
@@ -260,14 +171,7 @@ kernel void add2d(const device float* a [[buffer(0)]], const device float* b [[b
 fn two_d_case() -> (DiagramSpec, Trace) {
     let a: Vec<f32> = (0..36).map(|i| i as f32).collect();
     let b: Vec<f32> = (0..6).map(|i| (i * 100) as f32).collect();
-    let (t, out) = trace_run(
-        TWO_D,
-        "add2d",
-        &[a.clone(), b.clone(), vec![0.0; 36]],
-        [6, 6, 1],
-        [3, 3, 1],
-        10_000,
-    );
+    let (t, out) = trace_run(TWO_D, "add2d", &[a.clone(), b.clone(), vec![0.0; 36]], [6, 6, 1], [3, 3, 1], 10_000);
     let spec = DiagramSpec {
         title: "2-D broadcast add, 4 threadgroups".into(),
         grid: [6, 6, 1],
@@ -275,13 +179,7 @@ fn two_d_case() -> (DiagramSpec, Trace) {
         tables: vec![
             table("a", Role::Input, CellAlloc::Buffer(0), &[6, 6], Some(&a)),
             table("b", Role::Input, CellAlloc::Buffer(1), &[6], Some(&b)),
-            table(
-                "out",
-                Role::Output,
-                CellAlloc::Buffer(2),
-                &[6, 6],
-                Some(&out[2]),
-            ),
+            table("out", Role::Output, CellAlloc::Buffer(2), &[6, 6], Some(&out[2])),
         ],
     };
     (spec, t)
@@ -292,12 +190,7 @@ fn two_d_kernel_with_four_threadgroups() {
     let (spec, t) = two_d_case();
     let svg = render_svg(&spec, &t);
     assert_eq!(count(&svg, r#"class="panel""#), 4);
-    for name in [
-        "threadgroup (0, 0)",
-        "threadgroup (1, 0)",
-        "threadgroup (0, 1)",
-        "threadgroup (1, 1)",
-    ] {
+    for name in ["threadgroup (0, 0)", "threadgroup (1, 0)", "threadgroup (0, 1)", "threadgroup (1, 1)"] {
         assert!(svg.contains(name), "{name}");
     }
     assert_eq!(count(&svg, r#"class="cell""#), 4 * (36 + 6 + 36));
@@ -338,14 +231,7 @@ kernel void matmul(const device float* A [[buffer(0)]], const device float* B [[
 fn tiled_matmul_renders_and_caps() {
     let a: Vec<f32> = (0..64).map(|i| (i % 5) as f32).collect();
     let b: Vec<f32> = (0..64).map(|i| (i % 3) as f32).collect();
-    let (t, out) = trace_run(
-        TILED,
-        "matmul",
-        &[a.clone(), b.clone(), vec![0.0; 64]],
-        [8, 8, 1],
-        [4, 4, 1],
-        100_000,
-    );
+    let (t, out) = trace_run(TILED, "matmul", &[a.clone(), b.clone(), vec![0.0; 64]], [8, 8, 1], [4, 4, 1], 100_000);
     let spec = DiagramSpec {
         title: "Tiled matmul 8×8, 4×4 tiles".into(),
         grid: [8, 8, 1],
@@ -353,27 +239,9 @@ fn tiled_matmul_renders_and_caps() {
         tables: vec![
             table("A", Role::Input, CellAlloc::Buffer(0), &[8, 8], Some(&a)),
             table("B", Role::Input, CellAlloc::Buffer(1), &[8, 8], Some(&b)),
-            table(
-                "As",
-                Role::Threadgroup,
-                CellAlloc::Threadgroup(0),
-                &[4, 4],
-                None,
-            ),
-            table(
-                "Bs",
-                Role::Threadgroup,
-                CellAlloc::Threadgroup(1),
-                &[4, 4],
-                None,
-            ),
-            table(
-                "C",
-                Role::Output,
-                CellAlloc::Buffer(2),
-                &[8, 8],
-                Some(&out[2]),
-            ),
+            table("As", Role::Threadgroup, CellAlloc::Threadgroup(0), &[4, 4], None),
+            table("Bs", Role::Threadgroup, CellAlloc::Threadgroup(1), &[4, 4], None),
+            table("C", Role::Output, CellAlloc::Buffer(2), &[8, 8], Some(&out[2])),
         ],
     };
     let svg = render_svg(&spec, &t);
@@ -388,19 +256,11 @@ fn tiled_matmul_renders_and_caps() {
     save_text("matmul-color", &render_terminal(&spec, &t, true, 100));
 
     // A small event limit truncates the trace: the title says so.
-    let (t, _) = trace_run(
-        TILED,
-        "matmul",
-        &[a, b, vec![0.0; 64]],
-        [8, 8, 1],
-        [4, 4, 1],
-        50,
-    );
+    let (t, _) = trace_run(TILED, "matmul", &[a, b, vec![0.0; 64]], [8, 8, 1], [4, 4, 1], 50);
     assert!(t.truncated);
     let svg = render_svg(&spec, &t);
     assert!(svg.contains("Tiled matmul 8×8, 4×4 tiles … truncated"));
-    assert!(render_terminal(&spec, &t, false, 100)
-        .starts_with("Tiled matmul 8×8, 4×4 tiles … truncated\n"));
+    assert!(render_terminal(&spec, &t, false, 100).starts_with("Tiled matmul 8×8, 4×4 tiles … truncated\n"));
 }
 
 #[test]
@@ -429,16 +289,10 @@ fn text_is_escaped_and_png_renders_without_trace() {
 fn tables_from_the_kernel() {
     let k = compile(SHARED, "shift");
     let a = TableDesc::for_buffer(&k, 0, Role::Input, vec![8], None).unwrap();
-    assert_eq!(
-        (a.name.as_str(), a.elem_size, a.alloc),
-        ("a", 4, CellAlloc::Buffer(0))
-    );
+    assert_eq!((a.name.as_str(), a.elem_size, a.alloc), ("a", 4, CellAlloc::Buffer(0)));
     assert!(TableDesc::for_buffer(&k, 7, Role::Input, vec![8], None).is_none());
     let s = TableDesc::for_threadgroup_var(&k, 0, None).unwrap();
-    assert_eq!(
-        (s.name.as_str(), s.elem_size, s.shape.clone(), s.role),
-        ("s", 4, vec![4], Role::Threadgroup)
-    );
+    assert_eq!((s.name.as_str(), s.elem_size, s.shape.clone(), s.role), ("s", 4, vec![4], Role::Threadgroup));
 }
 
 const RACE: &str = r#"
@@ -452,21 +306,8 @@ fn several_writers_of_one_cell_get_nested_outlines() {
     let mut b = BTreeMap::new();
     b.insert(0, f32s(&[1.0, 2.0, 3.0, 4.0]));
     b.insert(1, f32s(&[0.0; 2]));
-    let opts = RunOptions {
-        trace: Some(1000),
-        check: gpu::CheckLevel::None,
-        ..Default::default()
-    };
-    let r = run(
-        &k,
-        &Dispatch {
-            grid: [4, 1, 1],
-            threadgroup: [4, 1, 1],
-            mode: DispatchMode::Threads,
-        },
-        &mut b,
-        &opts,
-    );
+    let opts = RunOptions { trace: Some(1000), check: gpu::CheckLevel::None, ..Default::default() };
+    let r = run(&k, &Dispatch { grid: [4, 1, 1], threadgroup: [4, 1, 1], mode: DispatchMode::Threads }, &mut b, &opts);
     let t = r.trace.unwrap();
     let spec = DiagramSpec {
         title: "race".into(),
@@ -479,10 +320,7 @@ fn several_writers_of_one_cell_get_nested_outlines() {
     };
     let svg = render_svg(&spec, &t);
     assert_eq!(count(&svg, r#"data-cell="out[0]""#), 2);
-    assert!(
-        svg.contains(r#"data-thread="1" data-cell="out[0]" x="18" "#),
-        "second outline inset: {svg}"
-    );
+    assert!(svg.contains(r#"data-thread="1" data-cell="out[0]" x="18" "#), "second outline inset: {svg}");
     let term = render_terminal(&spec, &t, false, 80);
     assert!(term.contains("\n  0+ 2+\n"), "{term}");
     png_ok("race", &svg);
@@ -492,14 +330,7 @@ fn several_writers_of_one_cell_get_nested_outlines() {
 fn many_threadgroups_and_threads_are_capped() {
     // 16 threadgroups: 9 panels, and the title says the rest is left out.
     let a: Vec<f32> = (0..64).map(|i| i as f32).collect();
-    let (t, _) = trace_run(
-        MAP,
-        "map",
-        &[a.clone(), vec![0.0; 64]],
-        [64, 1, 1],
-        [4, 1, 1],
-        10_000,
-    );
+    let (t, _) = trace_run(MAP, "map", &[a.clone(), vec![0.0; 64]], [64, 1, 1], [4, 1, 1], 10_000);
     let spec = DiagramSpec {
         title: "map".into(),
         grid: [64, 1, 1],
@@ -520,27 +351,14 @@ fn many_threadgroups_and_threads_are_capped() {
     // A 16×16 threadgroup: 256 threads, 64 in the legend.
     let src = "kernel void k(const device float* a [[buffer(0)]], device float* out [[buffer(1)]], uint2 p [[thread_position_in_grid]]) { out[p.y * 16 + p.x] = a[p.x * 16 + p.y]; }";
     let a: Vec<f32> = (0..256).map(|i| i as f32).collect();
-    let (t, out) = trace_run(
-        src,
-        "k",
-        &[a.clone(), vec![0.0; 256]],
-        [16, 16, 1],
-        [16, 16, 1],
-        10_000,
-    );
+    let (t, out) = trace_run(src, "k", &[a.clone(), vec![0.0; 256]], [16, 16, 1], [16, 16, 1], 10_000);
     let spec = DiagramSpec {
         title: "transpose 16×16".into(),
         grid: [16, 16, 1],
         threadgroup: [16, 16, 1],
         tables: vec![
             table("a", Role::Input, CellAlloc::Buffer(0), &[16, 16], Some(&a)),
-            table(
-                "out",
-                Role::Output,
-                CellAlloc::Buffer(1),
-                &[16, 16],
-                Some(&out[1]),
-            ),
+            table("out", Role::Output, CellAlloc::Buffer(1), &[16, 16], Some(&out[1])),
         ],
     };
     let svg = render_svg(&spec, &t);

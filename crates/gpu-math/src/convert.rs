@@ -26,11 +26,8 @@ pub fn float_to_int(k: IntKind, x: f32) -> u64 {
                 0
             } else {
                 let t = x.trunc() as f64;
-                let (lo, hi) = if signed {
-                    (-(2f64.powi(w as i32 - 1)), 2f64.powi(w as i32 - 1) - 1.0)
-                } else {
-                    (0.0, 2f64.powi(w as i32) - 1.0)
-                };
+                let (lo, hi) =
+                    if signed { (-(2f64.powi(w as i32 - 1)), 2f64.powi(w as i32 - 1) - 1.0) } else { (0.0, 2f64.powi(w as i32) - 1.0) };
                 t.clamp(lo, hi) as i64 as u64
             }
         }

@@ -56,11 +56,7 @@ pub fn frexp(x: f32) -> (f32, i32) {
 /// ±inf the fractional part is ±0 (C99).
 pub fn modf(x: f32) -> (f32, f32) {
     let i = x.trunc();
-    let f = if x.is_infinite() {
-        0.0f32.copysign(x)
-    } else {
-        (x - i).copysign(x)
-    };
+    let f = if x.is_infinite() { 0.0f32.copysign(x) } else { (x - i).copysign(x) };
     (f, i)
 }
 

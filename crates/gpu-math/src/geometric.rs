@@ -53,11 +53,7 @@ pub fn normalize_vec(a: &[f32], out: &mut [f32]) {
 /// Cross product of two 3-vectors.
 #[inline]
 pub fn cross(a: &[f32; 3], b: &[f32; 3]) -> [f32; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 }
 
 /// out = i - 2 * dot(n, i) * n (n should be normalized).

@@ -14,38 +14,14 @@ pub struct IntKind {
 }
 
 impl IntKind {
-    pub const I8: IntKind = IntKind {
-        bits: 8,
-        signed: true,
-    };
-    pub const U8: IntKind = IntKind {
-        bits: 8,
-        signed: false,
-    };
-    pub const I16: IntKind = IntKind {
-        bits: 16,
-        signed: true,
-    };
-    pub const U16: IntKind = IntKind {
-        bits: 16,
-        signed: false,
-    };
-    pub const I32: IntKind = IntKind {
-        bits: 32,
-        signed: true,
-    };
-    pub const U32: IntKind = IntKind {
-        bits: 32,
-        signed: false,
-    };
-    pub const I64: IntKind = IntKind {
-        bits: 64,
-        signed: true,
-    };
-    pub const U64: IntKind = IntKind {
-        bits: 64,
-        signed: false,
-    };
+    pub const I8: IntKind = IntKind { bits: 8, signed: true };
+    pub const U8: IntKind = IntKind { bits: 8, signed: false };
+    pub const I16: IntKind = IntKind { bits: 16, signed: true };
+    pub const U16: IntKind = IntKind { bits: 16, signed: false };
+    pub const I32: IntKind = IntKind { bits: 32, signed: true };
+    pub const U32: IntKind = IntKind { bits: 32, signed: false };
+    pub const I64: IntKind = IntKind { bits: 64, signed: true };
+    pub const U64: IntKind = IntKind { bits: 64, signed: false };
 
     /// The width used internally: `bits` clamped to `1..=64`.
     #[inline]
@@ -56,10 +32,7 @@ impl IntKind {
     /// The unsigned kind of the same width (the result kind of `absdiff`).
     #[inline]
     pub fn unsigned(self) -> IntKind {
-        IntKind {
-            bits: self.bits,
-            signed: false,
-        }
+        IntKind { bits: self.bits, signed: false }
     }
 
     /// Smallest value of the kind, as i128.

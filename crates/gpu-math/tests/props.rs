@@ -5,27 +5,14 @@
 use gpu_math::*;
 use proptest::prelude::*;
 
-const KINDS: [IntKind; 8] = [
-    IntKind::I8,
-    IntKind::U8,
-    IntKind::I16,
-    IntKind::U16,
-    IntKind::I32,
-    IntKind::U32,
-    IntKind::I64,
-    IntKind::U64,
-];
+const KINDS: [IntKind; 8] = [IntKind::I8, IntKind::U8, IntKind::I16, IntKind::U16, IntKind::I32, IntKind::U32, IntKind::I64, IntKind::U64];
 
 // ------------------------------------------------------------ int reference
 
 /// The value of a lane of kind k as a mathematical integer.
 fn val(k: IntKind, v: u64) -> i128 {
     let w = k.bits;
-    let m = if w == 64 {
-        v as u128
-    } else {
-        (v as u128) & ((1u128 << w) - 1)
-    };
+    let m = if w == 64 { v as u128 } else { (v as u128) & ((1u128 << w) - 1) };
     if k.signed && (m >> (w - 1)) & 1 == 1 {
         m as i128 - (1i128 << w)
     } else {
@@ -37,11 +24,7 @@ fn val(k: IntKind, v: u64) -> i128 {
 fn lane(k: IntKind, x: i128) -> u64 {
     let w = k.bits;
     let m = x.rem_euclid(1i128 << w);
-    let v = if k.signed && m >= (1i128 << (w - 1)) {
-        m - (1i128 << w)
-    } else {
-        m
-    };
+    let v = if k.signed && m >= (1i128 << (w - 1)) { m - (1i128 << w) } else { m };
     v as i64 as u64 // sign-extends negatives; non-negatives < 2^64 map exactly
 }
 
@@ -65,13 +48,7 @@ fn sat(k: IntKind, x: i128) -> u64 {
 
 /// Unsigned lane bits as an integer in [0, 2^w).
 fn ubits(k: IntKind, v: u64) -> u128 {
-    val(
-        IntKind {
-            bits: k.bits,
-            signed: false,
-        },
-        v,
-    ) as u128
+    val(IntKind { bits: k.bits, signed: false }, v) as u128
 }
 
 fn ref_op(k: IntKind, op: IntOp, a: u64, b: u64) -> u64 {
@@ -123,9 +100,7 @@ fn ref_mulhi(k: IntKind, a: u64, b: u64) -> u64 {
 
 fn ref_madsat(k: IntKind, a: u64, b: u64, c: u64) -> u64 {
     if k.bits == 64 && !k.signed {
-        a.checked_mul(b)
-            .and_then(|p| p.checked_add(c))
-            .unwrap_or(u64::MAX)
+        a.checked_mul(b).and_then(|p| p.checked_add(c)).unwrap_or(u64::MAX)
     } else {
         sat(k, val(k, a) * val(k, b) + val(k, c))
     }
@@ -158,16 +133,7 @@ fn from_bits(k: IntKind, f: impl Fn(u32) -> bool) -> u64 {
             r |= 1 << i;
         }
     }
-    lane(
-        k,
-        val(
-            IntKind {
-                bits: k.bits,
-                signed: false,
-            },
-            r,
-        ),
-    )
+    lane(k, val(IntKind { bits: k.bits, signed: false }, r))
 }
 fn ref_reverse(k: IntKind, v: u64) -> u64 {
     from_bits(k, |i| bit(v, k.bits - 1 - i))
@@ -180,28 +146,12 @@ fn ref_extract(k: IntKind, v: u64, off: u32, n: u32) -> u64 {
     if n == 0 {
         return 0;
     }
-    let f = ubits(
-        IntKind {
-            bits: n,
-            signed: false,
-        },
-        v >> off,
-    ) as i128;
-    let f = if k.signed && (f >> (n - 1)) & 1 == 1 {
-        f - (1i128 << n)
-    } else {
-        f
-    };
+    let f = ubits(IntKind { bits: n, signed: false }, v >> off) as i128;
+    let f = if k.signed && (f >> (n - 1)) & 1 == 1 { f - (1i128 << n) } else { f };
     lane(k, f)
 }
 fn ref_insert(k: IntKind, base: u64, ins: u64, off: u32, n: u32) -> u64 {
-    from_bits(k, |i| {
-        if i >= off && i < off + n {
-            bit(ins, i - off)
-        } else {
-            bit(base, i)
-        }
-    })
+    from_bits(k, |i| if i >= off && i < off + n { bit(ins, i - off) } else { bit(base, i) })
 }
 
 fn kind() -> impl Strategy<Value = IntKind> {
@@ -229,18 +179,8 @@ fn kv3() -> impl Strategy<Value = (IntKind, u64, u64, u64)> {
     kind().prop_flat_map(|k| (Just(k), lane_val(k), lane_val(k), lane_val(k)))
 }
 
-const OPS: [IntOp; 10] = [
-    IntOp::Add,
-    IntOp::Sub,
-    IntOp::Mul,
-    IntOp::Div,
-    IntOp::Rem,
-    IntOp::Shl,
-    IntOp::Shr,
-    IntOp::And,
-    IntOp::Or,
-    IntOp::Xor,
-];
+const OPS: [IntOp; 10] =
+    [IntOp::Add, IntOp::Sub, IntOp::Mul, IntOp::Div, IntOp::Rem, IntOp::Shl, IntOp::Shr, IntOp::And, IntOp::Or, IntOp::Xor];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
@@ -412,9 +352,7 @@ fn ulps(a: f32, b: f32) -> u64 {
 }
 
 fn finite() -> impl Strategy<Value = f32> {
-    any::<u32>()
-        .prop_map(f32::from_bits)
-        .prop_filter("finite", |x| x.is_finite())
+    any::<u32>().prop_map(f32::from_bits).prop_filter("finite", |x| x.is_finite())
 }
 fn anyf() -> impl Strategy<Value = f32> {
     prop_oneof![
@@ -648,13 +586,7 @@ proptest! {
 
 // ------------------------------------------------------------ half / bfloat
 
-fn check_nearest(
-    x: f32,
-    r: f32,
-    next_up: f32,
-    next_down: f32,
-    r_bits_even: bool,
-) -> Result<(), TestCaseError> {
+fn check_nearest(x: f32, r: f32, next_up: f32, next_down: f32, r_bits_even: bool) -> Result<(), TestCaseError> {
     let (xd, rd) = (x as f64, r as f64);
     let err = (xd - rd).abs();
     for n in [next_up, next_down] {
@@ -714,53 +646,18 @@ proptest! {
 // ------------------------------------------------------------ never panics
 
 const F1: [&str; 33] = [
-    "exp", "exp2", "exp10", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "asin",
-    "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sinpi", "cospi", "tanpi",
-    "ceil", "floor", "trunc", "round", "rint", "fract", "abs", "fabs", "saturate", "sign",
+    "exp", "exp2", "exp10", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+    "asinh", "acosh", "atanh", "sinpi", "cospi", "tanpi", "ceil", "floor", "trunc", "round", "rint", "fract", "abs", "fabs", "saturate",
+    "sign",
 ];
-const F2: [&str; 13] = [
-    "pow",
-    "powr",
-    "atan2",
-    "fmod",
-    "fmin",
-    "fmax",
-    "min",
-    "max",
-    "copysign",
-    "fdim",
-    "nextafter",
-    "step",
-    "divide",
-];
-const F3: [&str; 11] = [
-    "fma",
-    "mad",
-    "clamp",
-    "mix",
-    "smoothstep",
-    "fmin3",
-    "fmax3",
-    "fmedian3",
-    "min3",
-    "max3",
-    "median3",
-];
+const F2: [&str; 13] = ["pow", "powr", "atan2", "fmod", "fmin", "fmax", "min", "max", "copysign", "fdim", "nextafter", "step", "divide"];
+const F3: [&str; 11] = ["fma", "mad", "clamp", "mix", "smoothstep", "fmin3", "fmax3", "fmedian3", "min3", "max3", "median3"];
 const I1: [&str; 5] = ["abs", "clz", "ctz", "popcount", "reverse_bits"];
 const I2: [&str; 20] = [
-    "min", "max", "absdiff", "addsat", "subsat", "hadd", "rhadd", "mul24", "mulhi", "rotate", "+",
-    "-", "*", "/", "%", "<<", ">>", "&", "|", "^",
+    "min", "max", "absdiff", "addsat", "subsat", "hadd", "rhadd", "mul24", "mulhi", "rotate", "+", "-", "*", "/", "%", "<<", ">>", "&",
+    "|", "^",
 ];
-const I3: [&str; 8] = [
-    "clamp",
-    "mad24",
-    "madhi",
-    "madsat",
-    "min3",
-    "max3",
-    "median3",
-    "extract_bits",
-];
+const I3: [&str; 8] = ["clamp", "mad24", "madhi", "madsat", "min3", "max3", "median3", "extract_bits"];
 
 #[test]
 fn every_listed_name_resolves() {

@@ -43,20 +43,8 @@ fn normalize_truncates_and_extends() {
     assert_eq!(normalize(U32, 0x1_0000_0005), 5);
     assert_eq!(normalize(I64, 12345), 12345);
     // Non-MSL widths do not panic.
-    let _ = normalize(
-        IntKind {
-            bits: 0,
-            signed: true,
-        },
-        7,
-    );
-    let _ = normalize(
-        IntKind {
-            bits: 99,
-            signed: false,
-        },
-        7,
-    );
+    let _ = normalize(IntKind { bits: 0, signed: true }, 7);
+    let _ = normalize(IntKind { bits: 99, signed: false }, 7);
 }
 
 #[test]
@@ -114,10 +102,7 @@ fn mulhi() {
     assert_eq!(m(I32, s(-1), s(-1)), 0);
     assert_eq!(m(I32, s(-1), 1), s(-1));
     assert_eq!(m(I32, s(i32::MIN as i64), s(i32::MIN as i64)), 0x4000_0000);
-    assert_eq!(
-        m(I32, s(i32::MIN as i64), s(i32::MAX as i64)),
-        s(-0x4000_0000)
-    );
+    assert_eq!(m(I32, s(i32::MIN as i64), s(i32::MAX as i64)), s(-0x4000_0000));
     assert_eq!(m(U64, u64::MAX, u64::MAX), u64::MAX - 1);
     assert_eq!(m(I64, s(i64::MIN), s(i64::MIN)), 1u64 << 62);
     assert_eq!(m(I64, s(-1), s(i64::MAX)), s(-1));
@@ -150,14 +135,8 @@ fn halving_adds_do_not_overflow() {
     let rh = u2("rhadd");
     assert_eq!(h(U32, 0xffff_ffff, 0xffff_ffff), 0xffff_ffff);
     assert_eq!(rh(U32, 0xffff_ffff, 0xffff_fffe), 0xffff_ffff);
-    assert_eq!(
-        h(I32, s(i32::MAX as i64), s(i32::MAX as i64)),
-        s(i32::MAX as i64)
-    );
-    assert_eq!(
-        h(I32, s(i32::MIN as i64), s(i32::MIN as i64)),
-        s(i32::MIN as i64)
-    );
+    assert_eq!(h(I32, s(i32::MAX as i64), s(i32::MAX as i64)), s(i32::MAX as i64));
+    assert_eq!(h(I32, s(i32::MIN as i64), s(i32::MIN as i64)), s(i32::MIN as i64));
     assert_eq!(h(I32, s(-1), 0), s(-1)); // floor(-1/2)
     assert_eq!(rh(I32, s(-1), 0), 0);
     assert_eq!(h(U64, u64::MAX, u64::MAX - 2), u64::MAX - 1);
@@ -183,19 +162,10 @@ fn mul24_mad24_madhi_madsat() {
     assert_eq!(u3("mad24")(I32, s(-3), 5, 20), 5);
     assert_eq!(u3("madhi")(U32, 0xffff_ffff, 0xffff_ffff, 2), 0);
     assert_eq!(u3("madsat")(U32, 0x10000, 0x10000, 0), 0xffff_ffff);
-    assert_eq!(
-        u3("madsat")(I32, 0x10000, s(-0x10000), 0),
-        s(i32::MIN as i64)
-    );
-    assert_eq!(
-        u3("madsat")(I32, 0x10000, s(-0x8000), 5),
-        s(-0x8000_0000 + 5)
-    );
+    assert_eq!(u3("madsat")(I32, 0x10000, s(-0x10000), 0), s(i32::MIN as i64));
+    assert_eq!(u3("madsat")(I32, 0x10000, s(-0x8000), 5), s(-0x8000_0000 + 5));
     assert_eq!(u3("madsat")(U64, u64::MAX, u64::MAX, u64::MAX), u64::MAX);
-    assert_eq!(
-        u3("madsat")(I64, s(i64::MIN), s(i64::MIN), s(i64::MIN)),
-        s(i64::MAX)
-    );
+    assert_eq!(u3("madsat")(I64, s(i64::MIN), s(i64::MIN), s(i64::MIN)), s(i64::MAX));
     assert_eq!(u3("madsat")(U8, 10, 10, 5), 105);
 }
 
@@ -278,10 +248,7 @@ fn shifts_use_amount_mod_width() {
 
 #[test]
 fn wrapping_arithmetic_and_compare() {
-    assert_eq!(
-        int_op(I32, IntOp::Add, s(i32::MAX as i64), 1),
-        s(i32::MIN as i64)
-    );
+    assert_eq!(int_op(I32, IntOp::Add, s(i32::MAX as i64), 1), s(i32::MIN as i64));
     assert_eq!(int_op(U8, IntOp::Sub, 0, 1), 255);
     assert_eq!(int_op(I16, IntOp::Mul, 0x4000, 4), 0);
     assert_eq!(int_op(I8, IntOp::Xor, s(-1), 0x0f), s(-16));
@@ -325,10 +292,7 @@ fn fract_cases() {
     let r = fract(-1e-10);
     assert!(r < 1.0);
     assert_eq!(r, f32::from_bits(0x3f7f_ffff));
-    assert_eq!(
-        fract(f32::from_bits(0x3f7f_ffff)),
-        f32::from_bits(0x3f7f_ffff)
-    );
+    assert_eq!(fract(f32::from_bits(0x3f7f_ffff)), f32::from_bits(0x3f7f_ffff));
     assert!(fract(f32::NAN).is_nan());
     assert_eq!(fract(f32::INFINITY), 0.0);
     assert_eq!(fract(f32::NEG_INFINITY), 0.0);
@@ -517,10 +481,7 @@ fn round_to_kinds() {
     assert!(round_to(FloatKind::F16, f32::NAN).is_nan());
     assert!(round_to(FloatKind::BF16, f32::NAN).is_nan());
     assert_eq!(round_to(FloatKind::F16, 1e-8), 0.0);
-    assert_eq!(
-        round_to(FloatKind::F16, -1e-8).to_bits(),
-        (-0.0f32).to_bits()
-    );
+    assert_eq!(round_to(FloatKind::F16, -1e-8).to_bits(), (-0.0f32).to_bits());
 }
 
 #[test]

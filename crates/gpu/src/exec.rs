@@ -7,14 +7,14 @@
 //! once, which is where loop counters and addresses of shared data go.
 
 use crate::findings::{xyz, FindingKind, Findings};
-use crate::memory::AllocKind;
-use crate::sanitizer::{Race, Sanitizer};
+use crate::ir::Reg;
 use crate::ir::*;
+use crate::memory::AllocKind;
 use crate::memory::{ptr_add, ptr_offset, Memory};
+use crate::sanitizer::{Race, Sanitizer};
 use msl::ast::AddressSpace;
 use msl::hir::ThreadAttr;
 use msl::types::Scalar;
-use crate::ir::Reg;
 
 pub const MAX_LANES: usize = 1024;
 const WORDS: usize = MAX_LANES / 64;
@@ -486,18 +486,17 @@ impl<'k> Machine<'k> {
         let skipped = missing.and(&self.alive);
         let what = if simdgroup { "simdgroup_barrier" } else { "threadgroup_barrier" };
         let group = if simdgroup { "SIMD-group" } else { "threadgroup" };
-        let mut msg = format!(
-            "`{what}` reached by only {} of the {} threads of this {group}",
-            arrived.count(),
-            expected.count(),
-        );
+        let mut msg = format!("`{what}` reached by only {} of the {} threads of this {group}", arrived.count(), expected.count(),);
         let span_of = |m: &Self, a: AccessId| m.k.accesses.get(a as usize).map(|x| x.span).unwrap_or(m.k.span);
         let mut secondary = None;
         if !returned.is_empty() {
             let l = returned.lanes().next().unwrap_or(0);
             msg.push_str(&format!("; {} returned early (e.g. thread {})", returned.count(), xyz(self.geo.global(l))));
             if let Some(r) = self.returned_at[l] {
-                secondary = Some((span_of(self, r), format!("thread {} and {} others returned here", xyz(self.geo.global(l)), returned.count() - 1)));
+                secondary = Some((
+                    span_of(self, r),
+                    format!("thread {} and {} others returned here", xyz(self.geo.global(l)), returned.count() - 1),
+                ));
             }
         }
         if !skipped.is_empty() {
@@ -506,7 +505,10 @@ impl<'k> Machine<'k> {
             if secondary.is_none() {
                 if let Some((if_at, _, in_else)) = self.branches.iter().rev().find(|(_, other, _)| other.get(l)).copied() {
                     let side = if in_else { "took the `if` branch" } else { "skipped the `if` branch" };
-                    secondary = Some((span_of(self, if_at), format!("thread {} and {} others {side} here", xyz(self.geo.global(l)), skipped.count() - 1)));
+                    secondary = Some((
+                        span_of(self, if_at),
+                        format!("thread {} and {} others {side} here", xyz(self.geo.global(l)), skipped.count() - 1),
+                    ));
                 }
             }
         }
@@ -516,7 +518,10 @@ impl<'k> Machine<'k> {
         if f.notes.is_empty() {
             f.notes.push(format!("Metal requires every thread of the {group} to execute each barrier; threads that skip it or return early leave the others waiting (a hang or garbage on a real GPU)"));
             if !returned.is_empty() {
-                f.notes.push("instead of returning early, guard the work (`if (i < n) { ... }`) and keep the barrier where every thread reaches it".into());
+                f.notes.push(
+                    "instead of returning early, guard the work (`if (i < n) { ... }`) and keep the barrier where every thread reaches it"
+                        .into(),
+                );
             } else {
                 f.notes.push("move the barrier out of the branch so that all threads execute it".into());
             }
@@ -729,7 +734,9 @@ impl<'k> Machine<'k> {
                             );
                             if let Some(f) = self.findings.list.last_mut() {
                                 if f.notes.is_empty() {
-                                    f.notes.push("give the variable a value before reading it (e.g. initialize it where it is declared)".into());
+                                    f.notes.push(
+                                        "give the variable a value before reading it (e.g. initialize it where it is declared)".into(),
+                                    );
                                 }
                             }
                         }
@@ -754,7 +761,10 @@ impl<'k> Machine<'k> {
             );
             if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::UninitializedRead) {
                 if f.notes.is_empty() {
-                    f.notes.push("MLX allocates outputs without clearing them; pass `init_value` (e.g. 0) if the kernel accumulates into its output".into());
+                    f.notes.push(
+                        "MLX allocates outputs without clearing them; pass `init_value` (e.g. 0) if the kernel accumulates into its output"
+                            .into(),
+                    );
                 }
             }
         }
@@ -806,7 +816,17 @@ impl<'k> Machine<'k> {
             if cross_tg { "in another threadgroup" } else { "in the same barrier interval" }
         );
         let (thread, tg) = (me, self.geo.tg_pos);
-        let f = self.findings.report(FindingKind::DataRace, span, Some((first_span, format!("the other access: thread {} {}", xyz(other), if r.first_is_write { "writes here" } else { "reads here" }))), thread, tg, msg);
+        let f = self.findings.report(
+            FindingKind::DataRace,
+            span,
+            Some((
+                first_span,
+                format!("the other access: thread {} {}", xyz(other), if r.first_is_write { "writes here" } else { "reads here" }),
+            )),
+            thread,
+            tg,
+            msg,
+        );
         if f.notes.is_empty() {
             if cross_tg {
                 f.notes.push("threadgroups of one dispatch run in no defined order and cannot wait for each other: have each element written by one threadgroup only, or use atomic operations (e.g. `atomic_fetch_add_explicit`)".into());
@@ -1121,7 +1141,9 @@ impl<'k> Machine<'k> {
             }
             _ => {
                 self.simple(inst, mask);
-                if self.tracer.is_some() && !matches!(inst, Inst::Load { .. } | Inst::Store { .. } | Inst::MemCopy { .. } | Inst::Atomic { .. }) {
+                if self.tracer.is_some()
+                    && !matches!(inst, Inst::Load { .. } | Inst::Store { .. } | Inst::MemCopy { .. } | Inst::Atomic { .. })
+                {
                     let lanes: Vec<usize> = mask.lanes().collect();
                     if let Some(t) = self.tracer.as_mut() {
                         t.propagate(inst, &lanes);
@@ -1210,7 +1232,9 @@ impl<'k> Machine<'k> {
             }
             Inst::Load { dst, ty, ptr, space, at } => self.load(*dst, *ty, *ptr, *space, *at, mask),
             Inst::Store { src, ty, ptr, space, at } => self.store(*src, *ty, *ptr, *space, *at, mask),
-            Inst::MemCopy { dst, src, bytes, at, dst_space, src_space } => self.memcopy(*dst, *src, *bytes, *at, mask, (*dst_space, *src_space)),
+            Inst::MemCopy { dst, src, bytes, at, dst_space, src_space } => {
+                self.memcopy(*dst, *src, *bytes, *at, mask, (*dst_space, *src_space))
+            }
             Inst::Atomic { op, ty, dst, ptr, a, b, at, .. } => self.atomic(*op, *ty, *dst, *ptr, *a, *b, *at, mask),
             Inst::Barrier { simdgroup, at, .. } => self.barrier(*simdgroup, *at, mask),
             Inst::Lane { op, quad, ty, dst, a, arg, fill, .. } => self.lane_op(*op, *quad, *ty, *dst, *a, *arg, *fill, mask),
@@ -1261,7 +1285,13 @@ impl<'k> Machine<'k> {
                 }
             }
             Inst::Nop => {}
-            Inst::If { .. } | Inst::Loop { .. } | Inst::Switch { .. } | Inst::Break | Inst::Continue | Inst::Return { .. } | Inst::Scope { .. } => {
+            Inst::If { .. }
+            | Inst::Loop { .. }
+            | Inst::Switch { .. }
+            | Inst::Break
+            | Inst::Continue
+            | Inst::Return { .. }
+            | Inst::Scope { .. } => {
                 unreachable!("control flow handled by inst()")
             }
         }

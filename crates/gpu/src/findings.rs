@@ -61,7 +61,15 @@ pub struct Findings {
 const MAX_EXAMPLES: usize = 4;
 
 impl Findings {
-    pub fn report(&mut self, kind: FindingKind, span: Span, secondary: Option<(Span, String)>, thread: [u32; 3], threadgroup: [u32; 3], message: String) -> &mut Finding {
+    pub fn report(
+        &mut self,
+        kind: FindingKind,
+        span: Span,
+        secondary: Option<(Span, String)>,
+        thread: [u32; 3],
+        threadgroup: [u32; 3],
+        message: String,
+    ) -> &mut Finding {
         let key = (kind, span, secondary.as_ref().map(|s| s.0));
         if let Some(&i) = self.index.get(&key) {
             let f = &mut self.list[i];
@@ -72,7 +80,18 @@ impl Findings {
             return f;
         }
         self.index.insert(key, self.list.len());
-        self.list.push(Finding { kind, is_error: true, message, span, secondary, thread, threadgroup, count: 1, examples: Vec::new(), notes: Vec::new() });
+        self.list.push(Finding {
+            kind,
+            is_error: true,
+            message,
+            span,
+            secondary,
+            thread,
+            threadgroup,
+            count: 1,
+            examples: Vec::new(),
+            notes: Vec::new(),
+        });
         self.list.last_mut().expect("just pushed")
     }
 

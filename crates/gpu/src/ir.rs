@@ -116,59 +116,204 @@ pub type Block = Vec<Inst>;
 #[derive(Clone, Debug)]
 pub enum Inst {
     /// `dst = value` (raw register bits) for every lane.
-    Const { dst: Reg, bits: u64 },
+    Const {
+        dst: Reg,
+        bits: u64,
+    },
     /// Masked copy: only active lanes are written (assignment to a variable).
-    Assign { dst: Reg, src: Reg },
+    Assign {
+        dst: Reg,
+        src: Reg,
+    },
     /// Unmasked copy (temporaries).
-    Copy { dst: Reg, src: Reg },
-    Unary { op: UnOp, ty: Scalar, dst: Reg, a: Reg },
-    Binary { op: BinaryOp, ty: Scalar, dst: Reg, a: Reg, b: Reg, at: AccessId },
+    Copy {
+        dst: Reg,
+        src: Reg,
+    },
+    Unary {
+        op: UnOp,
+        ty: Scalar,
+        dst: Reg,
+        a: Reg,
+    },
+    Binary {
+        op: BinaryOp,
+        ty: Scalar,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        at: AccessId,
+    },
     /// Comparison of two `ty` values into a bool register.
-    Compare { op: BinaryOp, ty: Scalar, dst: Reg, a: Reg, b: Reg },
+    Compare {
+        op: BinaryOp,
+        ty: Scalar,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
     /// Numeric conversion between scalar types.
-    Convert { from: Scalar, to: Scalar, dst: Reg, src: Reg },
+    Convert {
+        from: Scalar,
+        to: Scalar,
+        dst: Reg,
+        src: Reg,
+    },
     /// `dst = cond ? a : b` per lane (both already evaluated, no side effects).
-    Select { dst: Reg, cond: Reg, a: Reg, b: Reg },
+    Select {
+        dst: Reg,
+        cond: Reg,
+        a: Reg,
+        b: Reg,
+    },
     /// Reinterpret the bytes of `src` (components of `src_ty`) as `dst_ty`.
-    BitCast { dst: Vec<Reg>, dst_ty: Scalar, src: Vec<Reg>, src_ty: Scalar },
+    BitCast {
+        dst: Vec<Reg>,
+        dst_ty: Scalar,
+        src: Vec<Reg>,
+        src_ty: Scalar,
+    },
     /// Per-lane math: `dst = f(args)`; `ty` is the element type (rounding).
-    Math { f: MathFn, ty: Scalar, dst: Reg, args: Vec<Reg> },
+    Math {
+        f: MathFn,
+        ty: Scalar,
+        dst: Reg,
+        args: Vec<Reg>,
+    },
     /// Geometric and other multi-component functions.
-    Geometric { name: &'static str, ty: Scalar, dst: Vec<Reg>, args: Vec<Vec<Reg>> },
+    Geometric {
+        name: &'static str,
+        ty: Scalar,
+        dst: Vec<Reg>,
+        args: Vec<Vec<Reg>>,
+    },
     /// `ldexp(x, e)`, `frexp`, `modf`, `sincos`-style functions with int or out parts.
-    Special { name: &'static str, ty: Scalar, dst: Vec<Reg>, args: Vec<Reg> },
+    Special {
+        name: &'static str,
+        ty: Scalar,
+        dst: Vec<Reg>,
+        args: Vec<Reg>,
+    },
 
     /// Pointer arithmetic: `dst = ptr + index * scale` (index of `index_ty`).
-    PtrIndex { dst: Reg, ptr: Reg, index: Reg, index_ty: Scalar, scale: i64 },
-    PtrAdd { dst: Reg, ptr: Reg, bytes: i64 },
+    PtrIndex {
+        dst: Reg,
+        ptr: Reg,
+        index: Reg,
+        index_ty: Scalar,
+        scale: i64,
+    },
+    PtrAdd {
+        dst: Reg,
+        ptr: Reg,
+        bytes: i64,
+    },
     /// `(a - b) / scale` in elements.
-    PtrDiff { dst: Reg, a: Reg, b: Reg, scale: i64 },
-    Load { dst: Reg, ty: Scalar, ptr: Reg, space: AddressSpace, at: AccessId },
-    Store { src: Reg, ty: Scalar, ptr: Reg, space: AddressSpace, at: AccessId },
+    PtrDiff {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        scale: i64,
+    },
+    Load {
+        dst: Reg,
+        ty: Scalar,
+        ptr: Reg,
+        space: AddressSpace,
+        at: AccessId,
+    },
+    Store {
+        src: Reg,
+        ty: Scalar,
+        ptr: Reg,
+        space: AddressSpace,
+        at: AccessId,
+    },
     /// Copy `bytes` between two memory locations (struct/array assignment).
-    MemCopy { dst: Reg, src: Reg, bytes: u32, dst_space: AddressSpace, src_space: AddressSpace, at: AccessId },
+    MemCopy {
+        dst: Reg,
+        src: Reg,
+        bytes: u32,
+        dst_space: AddressSpace,
+        src_space: AddressSpace,
+        at: AccessId,
+    },
     /// `dst = old value`; `a`/`b` operands (b: desired value for
     /// compare-exchange, where `a` points at the expected value).
-    Atomic { op: AtomicOp, ty: Scalar, dst: Reg, ptr: Reg, space: AddressSpace, a: Reg, b: Reg, at: AccessId },
-    Barrier { simdgroup: bool, flags: Reg, at: AccessId },
+    Atomic {
+        op: AtomicOp,
+        ty: Scalar,
+        dst: Reg,
+        ptr: Reg,
+        space: AddressSpace,
+        a: Reg,
+        b: Reg,
+        at: AccessId,
+    },
+    Barrier {
+        simdgroup: bool,
+        flags: Reg,
+        at: AccessId,
+    },
     /// `ty` is the operand type; `fill` is the `and_fill` value (else `a`).
-    Lane { op: LaneOp, quad: bool, ty: Scalar, dst: Reg, a: Reg, arg: Reg, fill: Reg, at: AccessId },
+    Lane {
+        op: LaneOp,
+        quad: bool,
+        ty: Scalar,
+        dst: Reg,
+        a: Reg,
+        arg: Reg,
+        fill: Reg,
+        at: AccessId,
+    },
     /// SIMD-group matrix operations; matrices are 2 registers per lane.
-    Matrix { op: MatrixOp, ty: Scalar, dst: Vec<Reg>, args: Vec<Reg>, mats: Vec<Vec<Reg>>, space: AddressSpace, at: AccessId },
+    Matrix {
+        op: MatrixOp,
+        ty: Scalar,
+        dst: Vec<Reg>,
+        args: Vec<Reg>,
+        mats: Vec<Vec<Reg>>,
+        space: AddressSpace,
+        at: AccessId,
+    },
     /// Load a thread-position attribute component.
-    Attr { attr: ThreadAttr, component: u8, dst: Reg },
+    Attr {
+        attr: ThreadAttr,
+        component: u8,
+        dst: Reg,
+    },
 
     /// `at` locates the condition (for "these threads went the other way").
-    If { cond: Reg, then: Block, els: Block, at: AccessId },
+    If {
+        cond: Reg,
+        then: Block,
+        els: Block,
+        at: AccessId,
+    },
     /// `cond_block` computes `cond`; `check_first` false for do/while.
-    Loop { cond_block: Block, cond: Option<Reg>, body: Block, step: Block, check_first: bool, at: AccessId },
-    Switch { value: Reg, ty: Scalar, cases: Vec<(Vec<u64>, bool, Block)> },
+    Loop {
+        cond_block: Block,
+        cond: Option<Reg>,
+        body: Block,
+        step: Block,
+        check_first: bool,
+        at: AccessId,
+    },
+    Switch {
+        value: Reg,
+        ty: Scalar,
+        cases: Vec<(Vec<u64>, bool, Block)>,
+    },
     Break,
     Continue,
     /// Leave the innermost inlined function (`Scope`); `at` is the statement.
-    Return { at: AccessId },
+    Return {
+        at: AccessId,
+    },
     /// An inlined function body; `Return` inside ends here.
-    Scope { body: Block },
+    Scope {
+        body: Block,
+    },
     /// Report a run-time error such as integer division by zero.
     Nop,
 }
@@ -214,8 +359,24 @@ pub struct KernelParam {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamKind {
     /// A buffer: `index` is `[[buffer(n)]]`; `pointee` describes elements.
-    Buffer { index: u32, reg: Reg, space: AddressSpace, pointee: msl::types::Type, pointee_size: u32, writable: bool, by_reference: bool },
+    Buffer {
+        index: u32,
+        reg: Reg,
+        space: AddressSpace,
+        pointee: msl::types::Type,
+        pointee_size: u32,
+        writable: bool,
+        by_reference: bool,
+    },
     /// `[[threadgroup(n)]]` pointer: memory sized by the dispatch.
-    ThreadgroupBuffer { index: u32, reg: Reg, pointee_size: u32 },
-    Attr { attr: ThreadAttr, regs: Vec<Reg>, ty: Scalar },
+    ThreadgroupBuffer {
+        index: u32,
+        reg: Reg,
+        pointee_size: u32,
+    },
+    Attr {
+        attr: ThreadAttr,
+        regs: Vec<Reg>,
+        ty: Scalar,
+    },
 }

@@ -74,7 +74,15 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { check: CheckLevel::All, budget: 200_000_000, threadgroup_buffers: BTreeMap::new(), count: false, uncounted_buffers: Vec::new(), uninitialized_buffers: Vec::new(), trace: None }
+        RunOptions {
+            check: CheckLevel::All,
+            budget: 200_000_000,
+            threadgroup_buffers: BTreeMap::new(),
+            count: false,
+            uncounted_buffers: Vec::new(),
+            uninitialized_buffers: Vec::new(),
+            trace: None,
+        }
     }
 }
 
@@ -131,11 +139,16 @@ pub fn validate(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> Result<(), 
         DispatchMode::Threadgroups => d.grid.iter().map(|&x| x as u64).product::<u64>().saturating_mul(tg_threads),
     };
     if total > MAX_GRID_THREADS {
-        return Err(format!("the grid has {total} threads; the simulator refuses more than {MAX_GRID_THREADS} (it would take far too long)"));
+        return Err(format!(
+            "the grid has {total} threads; the simulator refuses more than {MAX_GRID_THREADS} (it would take far too long)"
+        ));
     }
-    let tg_mem: u64 = kernel.threadgroup_vars.iter().map(|v| v.size as u64).sum::<u64>() + opts.threadgroup_buffers.values().map(|&s| s as u64).sum::<u64>();
+    let tg_mem: u64 = kernel.threadgroup_vars.iter().map(|v| v.size as u64).sum::<u64>()
+        + opts.threadgroup_buffers.values().map(|&s| s as u64).sum::<u64>();
     if tg_mem > MAX_THREADGROUP_MEMORY {
-        return Err(format!("the kernel uses {tg_mem} bytes of threadgroup memory; Apple GPUs allow {MAX_THREADGROUP_MEMORY} (32 KiB) per threadgroup"));
+        return Err(format!(
+            "the kernel uses {tg_mem} bytes of threadgroup memory; Apple GPUs allow {MAX_THREADGROUP_MEMORY} (32 KiB) per threadgroup"
+        ));
     }
     let regs = (kernel.n32 as u64 * 4 + kernel.n64 as u64 * 8).saturating_mul(tg_threads);
     if regs > 1 << 30 {

@@ -166,7 +166,12 @@ impl Machine<'_> {
             // Integer division by zero in an active lane is a finding.
             for l in mask.lanes() {
                 if to_norm(ty, self.get_pub(b, l)) == 0 {
-                    self.report_lane(FindingKind::DivisionByZero, at, l, format!("integer {} by zero", if op == Div { "division" } else { "remainder" }));
+                    self.report_lane(
+                        FindingKind::DivisionByZero,
+                        at,
+                        l,
+                        format!("integer {} by zero", if op == Div { "division" } else { "remainder" }),
+                    );
                 }
             }
         }
@@ -334,7 +339,9 @@ impl Machine<'_> {
         match (func, dst) {
             (MathFn::F1(g), Reg::W32(d)) => self.map1_32(d, args[0], move |x| round(g(f(x))).to_bits()),
             (MathFn::F2(g), Reg::W32(d)) => self.map2_32(d, args[0], args[1], move |x, y| round(g(f(x), f(y))).to_bits()),
-            (MathFn::F3(g), _) => self.map_generic(dst, args, move |v| round(g(f(v[0] as u32), f(v[1] as u32), f(v[2] as u32))).to_bits() as u64),
+            (MathFn::F3(g), _) => {
+                self.map_generic(dst, args, move |v| round(g(f(v[0] as u32), f(v[1] as u32), f(v[2] as u32))).to_bits() as u64)
+            }
             (MathFn::FPred(g), Reg::W32(d)) => self.map1_32(d, args[0], move |x| g(f(x)) as u32),
             (MathFn::FRel(g), Reg::W32(d)) => self.map2_32(d, args[0], args[1], move |x, y| g(f(x), f(y)) as u32),
             (MathFn::I1(g), _) => {
@@ -682,7 +689,8 @@ impl Machine<'_> {
                 AtomicOp::CompareExchange => {
                     // `a` points at the expected value in thread memory.
                     let exp_ptr = x;
-                    let expected = self.mem.region(exp_ptr, l).and_then(|(bts, off)| read_le(bts, off, size)).map(|r| from_memory(ty, r)).unwrap_or(0);
+                    let expected =
+                        self.mem.region(exp_ptr, l).and_then(|(bts, off)| read_le(bts, off, size)).map(|r| from_memory(ty, r)).unwrap_or(0);
                     let desired = self.get_pub(b, l);
                     if expected == old {
                         (Some(desired), 1)
@@ -752,7 +760,10 @@ impl Machine<'_> {
                         result[l] = acc;
                     }
                 }
-                LaneOp::PrefixInclusiveSum | LaneOp::PrefixExclusiveSum | LaneOp::PrefixInclusiveProduct | LaneOp::PrefixExclusiveProduct => {
+                LaneOp::PrefixInclusiveSum
+                | LaneOp::PrefixExclusiveSum
+                | LaneOp::PrefixInclusiveProduct
+                | LaneOp::PrefixExclusiveProduct => {
                     let (rop, identity) = match op {
                         LaneOp::PrefixInclusiveSum | LaneOp::PrefixExclusiveSum => (LaneOp::Sum, convert_bits(Scalar::Int, ty, 0)),
                         _ => (LaneOp::Product, convert_bits(Scalar::Int, ty, 1)),
@@ -778,7 +789,13 @@ impl Machine<'_> {
                         result[l] = v;
                     }
                 }
-                LaneOp::ShuffleXor | LaneOp::ShuffleUp | LaneOp::ShuffleDown | LaneOp::ShuffleRotateUp | LaneOp::ShuffleRotateDown | LaneOp::ShuffleAndFillUp | LaneOp::ShuffleAndFillDown => {
+                LaneOp::ShuffleXor
+                | LaneOp::ShuffleUp
+                | LaneOp::ShuffleDown
+                | LaneOp::ShuffleRotateUp
+                | LaneOp::ShuffleRotateDown
+                | LaneOp::ShuffleAndFillUp
+                | LaneOp::ShuffleAndFillDown => {
                     let width = end - start;
                     for &l in &active {
                         let i = l - start;
@@ -796,11 +813,19 @@ impl Machine<'_> {
                             (_, Some(s)) if s < width => val(self, start + s),
                             (LaneOp::ShuffleAndFillUp, _) => {
                                 let s = (i + g - d % g) % g;
-                                if s < width { self.get_pub(fill, start + s) } else { val(self, l) }
+                                if s < width {
+                                    self.get_pub(fill, start + s)
+                                } else {
+                                    val(self, l)
+                                }
                             }
                             (LaneOp::ShuffleAndFillDown, _) => {
                                 let s = (i + d) % g;
-                                if s < width { self.get_pub(fill, start + s) } else { val(self, l) }
+                                if s < width {
+                                    self.get_pub(fill, start + s)
+                                } else {
+                                    val(self, l)
+                                }
                             }
                             _ => val(self, l),
                         };
@@ -846,7 +871,17 @@ impl Machine<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn matrix(&mut self, op: MatrixOp, ty: Scalar, dst: &[Reg], args: &[Reg], mats: &[Vec<Reg>], space: AddressSpace, at: AccessId, mask: &Mask) {
+    pub(crate) fn matrix(
+        &mut self,
+        op: MatrixOp,
+        ty: Scalar,
+        dst: &[Reg],
+        args: &[Reg],
+        mats: &[Vec<Reg>],
+        space: AddressSpace,
+        at: AccessId,
+        mask: &Mask,
+    ) {
         let n = self.n;
         let k = float_kind(ty);
         let es = ty.size() as i64;
@@ -951,7 +986,11 @@ impl Machine<'_> {
                 "out-of-bounds {} of `{what}`: {size} byte{} at byte offset {off}, but it is {alloc_size} bytes long{}",
                 if write { "write" } else { "read" },
                 if size == 1 { "" } else { "s" },
-                if size > 0 && off >= 0 && (off as u64).is_multiple_of(size as u64) { format!(" (element {} of {})", off / size as i64, alloc_size / size as u64) } else { String::new() }
+                if size > 0 && off >= 0 && (off as u64).is_multiple_of(size as u64) {
+                    format!(" (element {} of {})", off / size as i64, alloc_size / size as u64)
+                } else {
+                    String::new()
+                }
             )
         };
         self.report_lane(FindingKind::OutOfBounds, at, lane, msg);

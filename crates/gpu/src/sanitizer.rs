@@ -258,7 +258,15 @@ impl Sanitizer {
 
     /// Record accesses by many lanes to one allocation: (lane, byte offset,
     /// thread number). The shadow is looked up once; this is the hot path.
-    pub fn access_many(&mut self, kind: AllocKind, lanes: impl Iterator<Item = (usize, i64, u32)>, size: usize, at: u32, write: bool, atomic: bool) -> Batch {
+    pub fn access_many(
+        &mut self,
+        kind: AllocKind,
+        lanes: impl Iterator<Item = (usize, i64, u32)>,
+        size: usize,
+        at: u32,
+        write: bool,
+        atomic: bool,
+    ) -> Batch {
         let (interval, tg_start, races) = (self.interval, self.tg_start, self.races);
         let (simd, lanes_per_tg) = (self.simd_epoch, self.lanes_per_threadgroup);
         let mut out = Batch::default();
@@ -286,7 +294,8 @@ impl Sanitizer {
             let conc = |o: Stamp| {
                 o.tid != 0
                     && o.tid != tid
-                    && (o.interval == interval && (o.simd == simd || !same_simdgroup(lanes_per_tg, o.tid, tid)) || device && o.interval < tg_start)
+                    && (o.interval == interval && (o.simd == simd || !same_simdgroup(lanes_per_tg, o.tid, tid))
+                        || device && o.interval < tg_start)
             };
             let mut raced = false;
             let mut unwritten = false;
@@ -307,7 +316,10 @@ impl Sanitizer {
                             out.race_lanes.push(lane);
                         }
                         if out.first_race.is_none() {
-                            out.first_race = Some((lane, Race { first: first_stamp, first_is_write, second_is_write: write, offset: e as i64 * grain, alloc: kind }));
+                            out.first_race = Some((
+                                lane,
+                                Race { first: first_stamp, first_is_write, second_is_write: write, offset: e as i64 * grain, alloc: kind },
+                            ));
                         }
                     }
                 }

@@ -98,7 +98,9 @@ impl FK {
     }
     fn decode_bits(self, b: &[u8]) -> Vec<u32> {
         b.chunks_exact(self.size())
-            .map(|c| if c.len() == 4 { u32::from_le_bytes(c.try_into().unwrap()) } else { u16::from_le_bytes(c.try_into().unwrap()) as u32 })
+            .map(
+                |c| if c.len() == 4 { u32::from_le_bytes(c.try_into().unwrap()) } else { u16::from_le_bytes(c.try_into().unwrap()) as u32 },
+            )
             .collect()
     }
     fn sign_bit(self) -> u32 {
@@ -192,7 +194,14 @@ fn d1(f: fn(f64) -> f64) -> impl Fn(f32) -> f32 {
     move |x| f(x as f64) as f32
 }
 
-fn float_prop(kind: FK, arity: usize, expr: &str, tol: Tol, reference: &dyn Fn(&[f32]) -> Vec<f32>, strategies: Option<Vec<BoxedStrategy<f32>>>) {
+fn float_prop(
+    kind: FK,
+    arity: usize,
+    expr: &str,
+    tol: Tol,
+    reference: &dyn Fn(&[f32]) -> Vec<f32>,
+    strategies: Option<Vec<BoxedStrategy<f32>>>,
+) {
     let k = map_kernel(kind.name(), kind.name(), arity, expr);
     let strats = strategies.unwrap_or_else(|| (0..arity).map(|_| kind.strategy()).collect());
     let lanes = strats.into_iter().map(|s| proptest::collection::vec(s, LANES)).collect::<Vec<_>>();
@@ -267,8 +276,34 @@ fn float_hyperbolic() {
     unary("cosh", TRANS, d1(f64::cosh));
     unary("tanh", TRANS, d1(f64::tanh));
     // Independent formulas (not the std functions the simulator may use).
-    unary("asinh", TRANS, d1(|x| if x.is_infinite() || x == 0.0 { x } else if x.abs() < 1e-4 { x - x * x * x / 6.0 } else if x.abs() > 1e150 { x.signum() * (x.abs().ln() + std::f64::consts::LN_2) } else { x.signum() * (x.abs() + (x * x + 1.0).sqrt()).ln() }));
-    unary("acosh", TRANS, d1(|x| if x < 1.0 { f64::NAN } else if x > 1e150 { x.ln() + std::f64::consts::LN_2 } else { (x + (x * x - 1.0).sqrt()).ln() }));
+    unary(
+        "asinh",
+        TRANS,
+        d1(|x| {
+            if x.is_infinite() || x == 0.0 {
+                x
+            } else if x.abs() < 1e-4 {
+                x - x * x * x / 6.0
+            } else if x.abs() > 1e150 {
+                x.signum() * (x.abs().ln() + std::f64::consts::LN_2)
+            } else {
+                x.signum() * (x.abs() + (x * x + 1.0).sqrt()).ln()
+            }
+        }),
+    );
+    unary(
+        "acosh",
+        TRANS,
+        d1(|x| {
+            if x < 1.0 {
+                f64::NAN
+            } else if x > 1e150 {
+                x.ln() + std::f64::consts::LN_2
+            } else {
+                (x + (x * x - 1.0).sqrt()).ln()
+            }
+        }),
+    );
     unary("atanh", TRANS, d1(|x| if x.abs() < 1e-8 { x } else { 0.5 * ((1.0 + x) / (1.0 - x)).ln() }));
 }
 
@@ -376,7 +411,13 @@ fn nextafter(x: f32, y: f32) -> f32 {
 fn float_binary_functions() {
     binary("pow(a, b)", Tol::Ulp(16), |a, b| (a as f64).powf(b as f64) as f32);
     binary("powr(a, b)", Tol::Ulp(16), |x, y| {
-        if x.is_nan() || y.is_nan() || x < 0.0 || (x == 0.0 && y == 0.0) || (x == f32::INFINITY && y == 0.0) || (x == 1.0 && y.is_infinite()) {
+        if x.is_nan()
+            || y.is_nan()
+            || x < 0.0
+            || (x == 0.0 && y == 0.0)
+            || (x == f32::INFINITY && y == 0.0)
+            || (x == 1.0 && y.is_infinite())
+        {
             f32::NAN
         } else if x == 0.0 {
             if y < 0.0 {
@@ -524,7 +565,9 @@ fn float_classification() {
 #[test]
 fn float_comparisons_are_ieee() {
     for kind in [FK::F32, FK::F16] {
-        for (op, f) in [("<", f32::lt as fn(&f32, &f32) -> bool), ("<=", f32::le), (">", f32::gt), (">=", f32::ge), ("==", f32::eq), ("!=", f32::ne)] {
+        for (op, f) in
+            [("<", f32::lt as fn(&f32, &f32) -> bool), ("<=", f32::le), (">", f32::gt), (">=", f32::ge), ("==", f32::eq), ("!=", f32::ne)]
+        {
             let k = map_kernel(kind.name(), "uint", 2, &format!("(a {op} b) ? 1u : 0u"));
             let mut r = runner(CASES / 2);
             r.run(&(proptest::collection::vec(kind.strategy(), LANES), proptest::collection::vec(kind.strategy(), LANES)), |(a, b)| {
@@ -703,19 +746,51 @@ fn int_functions() {
         int_prop(k, k.name, k, 2, "subsat(a, b)", &move |v| (v[0] - v[1]).clamp(k.min(), k.max()), None);
         int_prop(k, k.name, k, 2, "hadd(a, b)", &|v| (v[0] + v[1]) >> 1, None);
         int_prop(k, k.name, k, 2, "rhadd(a, b)", &|v| (v[0] + v[1] + 1) >> 1, None);
-        int_prop(k, k.name, k, 2, "mulhi(a, b)", &move |v| if k.signed { (v[0] * v[1]) >> w } else { ((v[0] as u128 * v[1] as u128) >> w) as i128 }, None);
-        int_prop(k, k.name, k, 2, "rotate(a, b)", &move |v| {
-            let s = ((v[1] as u128 as u64) % w as u64) as u32;
-            let x = bitsof(v[0]);
-            (if s == 0 { x } else { ((x << s) | (x >> (w - s))) & m }) as i128
-        }, None);
+        int_prop(
+            k,
+            k.name,
+            k,
+            2,
+            "mulhi(a, b)",
+            &move |v| if k.signed { (v[0] * v[1]) >> w } else { ((v[0] as u128 * v[1] as u128) >> w) as i128 },
+            None,
+        );
+        int_prop(
+            k,
+            k.name,
+            k,
+            2,
+            "rotate(a, b)",
+            &move |v| {
+                let s = ((v[1] as u128 as u64) % w as u64) as u32;
+                let x = bitsof(v[0]);
+                (if s == 0 { x } else { ((x << s) | (x >> (w - s))) & m }) as i128
+            },
+            None,
+        );
         int_prop(k, k.name, k, 3, "clamp(a, b, c)", &|v| v[0].max(v[1]).min(v[2]), None);
-        int_prop(k, k.name, k, 3, "madsat(a, b, c)", &move |v| v[0].checked_mul(v[1]).map_or(k.max(), |p| (p + v[2]).clamp(k.min(), k.max())), None);
-        int_prop(k, k.name, k, 3, "median3(a, b, c)", &|v| {
-            let mut s = [v[0], v[1], v[2]];
-            s.sort();
-            s[1]
-        }, None);
+        int_prop(
+            k,
+            k.name,
+            k,
+            3,
+            "madsat(a, b, c)",
+            &move |v| v[0].checked_mul(v[1]).map_or(k.max(), |p| (p + v[2]).clamp(k.min(), k.max())),
+            None,
+        );
+        int_prop(
+            k,
+            k.name,
+            k,
+            3,
+            "median3(a, b, c)",
+            &|v| {
+                let mut s = [v[0], v[1], v[2]];
+                s.sort();
+                s[1]
+            },
+            None,
+        );
     }
 }
 
@@ -741,7 +816,15 @@ fn float_to_int_truncates_and_saturates() {
                 let out = k.decode(&run_map(&kernel, &[fk.encode(&v)], LANES * k.size()));
                 for l in 0..LANES {
                     let x = fk.round(v[l]) as f64;
-                    let want = if x.is_nan() { 0 } else if x >= k.max() as f64 { k.max() } else if x <= k.min() as f64 { k.min() } else { x.trunc() as i128 };
+                    let want = if x.is_nan() {
+                        0
+                    } else if x >= k.max() as f64 {
+                        k.max()
+                    } else if x <= k.min() as f64 {
+                        k.min()
+                    } else {
+                        x.trunc() as i128
+                    };
                     prop_assert_eq!(out[l], want, "{}({}) -> {}", fk.name(), x, k.name);
                 }
                 Ok(())
@@ -925,20 +1008,43 @@ fn geometric_dot_length_normalize_cross() {
             let len3: f64 = (0..3).map(|j| x[j] * x[j]).sum::<f64>().sqrt();
             prop_assert!(rel_close(d[l * 4 + 2], len3, 4.0), "length3 {} vs {}", d[l * 4 + 2], len3);
             let dot2 = x[0] * y[0] + x[1] * y[1];
-            prop_assert!((d[l * 4 + 3] as f64 - dot2).abs() <= 4.0 * f32::EPSILON as f64 * ((x[0] * y[0]).abs() + (x[1] * y[1]).abs()) + 1e-30);
+            prop_assert!(
+                (d[l * 4 + 3] as f64 - dot2).abs() <= 4.0 * f32::EPSILON as f64 * ((x[0] * y[0]).abs() + (x[1] * y[1]).abs()) + 1e-30
+            );
             if len > 1e-15 {
                 for j in 0..4 {
                     let want = x[j] / len;
-                    prop_assert!((n[l * 4 + j] as f64 - want).abs() <= 8.0 * f32::EPSILON as f64, "normalize[{}] {} vs {}", j, n[l * 4 + j], want);
+                    prop_assert!(
+                        (n[l * 4 + j] as f64 - want).abs() <= 8.0 * f32::EPSILON as f64,
+                        "normalize[{}] {} vs {}",
+                        j,
+                        n[l * 4 + j],
+                        want
+                    );
                 }
             }
             let cr = [x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]];
-            let mags = [(x[1] * y[2]).abs() + (x[2] * y[1]).abs(), (x[2] * y[0]).abs() + (x[0] * y[2]).abs(), (x[0] * y[1]).abs() + (x[1] * y[0]).abs()];
+            let mags = [
+                (x[1] * y[2]).abs() + (x[2] * y[1]).abs(),
+                (x[2] * y[0]).abs() + (x[0] * y[2]).abs(),
+                (x[0] * y[1]).abs() + (x[1] * y[0]).abs(),
+            ];
             for j in 0..3 {
-                prop_assert!((c[l * 4 + j] as f64 - cr[j]).abs() <= 4.0 * f32::EPSILON as f64 * mags[j] + 1e-30, "cross[{}] {} vs {}", j, c[l * 4 + j], cr[j]);
+                prop_assert!(
+                    (c[l * 4 + j] as f64 - cr[j]).abs() <= 4.0 * f32::EPSILON as f64 * mags[j] + 1e-30,
+                    "cross[{}] {} vs {}",
+                    j,
+                    c[l * 4 + j],
+                    cr[j]
+                );
             }
             let dist: f64 = (0..4).map(|j| (x[j] - y[j]).powi(2)).sum::<f64>().sqrt();
-            prop_assert!(rel_close(c[l * 4 + 3], dist, 6.0) || (c[l * 4 + 3] as f64 - dist).abs() < 1e-5, "distance {} vs {}", c[l * 4 + 3], dist);
+            prop_assert!(
+                rel_close(c[l * 4 + 3], dist, 6.0) || (c[l * 4 + 3] as f64 - dist).abs() < 1e-5,
+                "distance {} vs {}",
+                c[l * 4 + 3],
+                dist
+            );
         }
         Ok(())
     })
@@ -948,7 +1054,10 @@ fn geometric_dot_length_normalize_cross() {
 #[test]
 fn relational_select_all_any_and_vector_clamp_mix() {
     let ks = vec_kernel("out[i] = select(x, y, x < z);", "float4");
-    let ka = vec_kernel("out[i] = uint4(all(x < y) ? 1u : 0u, any(x < y) ? 1u : 0u, all(x.xy > y.xy) ? 1u : 0u, any(isnan(z)) ? 1u : 0u);", "uint4");
+    let ka = vec_kernel(
+        "out[i] = uint4(all(x < y) ? 1u : 0u, any(x < y) ? 1u : 0u, all(x.xy > y.xy) ? 1u : 0u, any(isnan(z)) ? 1u : 0u);",
+        "uint4",
+    );
     let kc = vec_kernel("out[i] = clamp(x, min(y, z), max(y, z));", "float4");
     let km = vec_kernel("out[i] = mix(x, y, fract(z));", "float4");
     let ksm = vec_kernel("out[i] = smoothstep(float4(-1.0f), float4(2.0f), x);", "float4");
@@ -971,11 +1080,22 @@ fn relational_select_all_any_and_vector_clamp_mix() {
                 let hi = y[j].max(z[j]);
                 let want = x[j].max(lo).min(hi);
                 prop_assert!(cl[l * 4 + j] == want, "clamp {} vs {}", cl[l * 4 + j], want);
-                let t = if z[j].is_nan() { f32::NAN } else if z[j].is_infinite() { 0.0 } else { (z[j] - z[j].floor()).min(f32::from_bits(0x3f7f_ffff)) };
+                let t = if z[j].is_nan() {
+                    f32::NAN
+                } else if z[j].is_infinite() {
+                    0.0
+                } else {
+                    (z[j] - z[j].floor()).min(f32::from_bits(0x3f7f_ffff))
+                };
                 let w1 = x[j] + (y[j] - x[j]) * t;
                 let w2 = (y[j] - x[j]).mul_add(t, x[j]);
                 let got = mx[l * 4 + j];
-                prop_assert!(got.to_bits() == w1.to_bits() || got.to_bits() == w2.to_bits() || (got.is_nan() && w1.is_nan()) || got == w1, "mix {} vs {}", got, w1);
+                prop_assert!(
+                    got.to_bits() == w1.to_bits() || got.to_bits() == w2.to_bits() || (got.is_nan() && w1.is_nan()) || got == w1,
+                    "mix {} vs {}",
+                    got,
+                    w1
+                );
                 let tt = ((x[j] as f64 + 1.0) / 3.0).clamp(0.0, 1.0);
                 let want = tt * tt * (3.0 - 2.0 * tt);
                 prop_assert!((sm[l * 4 + j] as f64 - want).abs() <= 1e-6, "smoothstep {} vs {}", sm[l * 4 + j], want);

@@ -135,7 +135,10 @@ fn assert_invalid(k: &gpu::Kernel, d: Dispatch, o: &RunOptions, what: &str) {
 
 #[test]
 fn invalid_dispatches_do_not_run() {
-    let k = compile(&format!("{PRELUDE}kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {{ out[i % 16] = 1u; }}\n"), "k");
+    let k = compile(
+        &format!("{PRELUDE}kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {{ out[i % 16] = 1u; }}\n"),
+        "k",
+    );
     let o = RunOptions::default();
     assert_invalid(&k, threads([2048, 1, 1], [1025, 1, 1]), &o, "1025-thread threadgroup");
     assert_invalid(&k, threads([64, 64, 1], [32, 32, 2]), &o, "32x32x2 threadgroup");
@@ -237,7 +240,8 @@ fn float_atomics_are_deterministic_and_close() {
         "{PRELUDE}kernel void k(const device float* a [[buffer(0)]], device atomic_float* s [[buffer(1)]], uint i [[thread_position_in_grid]]) {{ atomic_fetch_add_explicit(&s[i % 3], a[i], memory_order_relaxed); }}\n"
     );
     let k = compile(&src, "k");
-    let a: Vec<f32> = (0..5000).map(|i| ((i * 2654435761u32 as usize) % 1000) as f32 * 0.001 + if i % 17 == 0 { 1e4 } else { 0.0 }).collect();
+    let a: Vec<f32> =
+        (0..5000).map(|i| ((i * 2654435761u32 as usize) % 1000) as f32 * 0.001 + if i % 17 == 0 { 1e4 } else { 0.0 }).collect();
     let go = || {
         let mut b = bufs(vec![(0, f32s(&a)), (1, vec![0; 12])]);
         let r = run(&k, &threads([5000, 1, 1], [128, 1, 1]), &mut b, &RunOptions::default());

@@ -121,10 +121,7 @@ kernel void reduce(const device float* a [[buffer(0)]], device float* out [[buff
 
 #[test]
 fn out_of_bounds_is_reported_not_crashed() {
-    let k = compile(
-        "kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i + 1] = 1.0f; }",
-        "k",
-    );
+    let k = compile("kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i + 1] = 1.0f; }", "k");
     let mut bufs = BTreeMap::new();
     bufs.insert(0, vec![0u8; 8 * 4]);
     let r = run(&k, &dispatch([8, 1, 1], [8, 1, 1]), &mut bufs, &RunOptions::default());
@@ -166,13 +163,22 @@ kernel void k(const device float* a [[buffer(0)]], device float* out [[buffer(1)
     assert!(r.findings.is_empty(), "{:?}", r.findings);
     let t = r.trace.expect("trace");
     // Thread 0 writes out[0] from s[0] and s[1] (both threadgroup cells).
-    let w = t.events.iter().find(|e| e.write && e.thread == [0, 0, 0] && matches!(t.cells[e.cell as usize].alloc, gpu::trace::CellAlloc::Buffer(1))).expect("write of out[0]");
-    let mut srcs: Vec<(gpu::trace::CellAlloc, i64)> = w.sources.iter().map(|&c| (t.cells[c as usize].alloc, t.cells[c as usize].offset)).collect();
+    let w = t
+        .events
+        .iter()
+        .find(|e| e.write && e.thread == [0, 0, 0] && matches!(t.cells[e.cell as usize].alloc, gpu::trace::CellAlloc::Buffer(1)))
+        .expect("write of out[0]");
+    let mut srcs: Vec<(gpu::trace::CellAlloc, i64)> =
+        w.sources.iter().map(|&c| (t.cells[c as usize].alloc, t.cells[c as usize].offset)).collect();
     srcs.sort_by_key(|s| s.1);
     assert_eq!(srcs, vec![(gpu::trace::CellAlloc::Threadgroup(0), 0), (gpu::trace::CellAlloc::Threadgroup(0), 4)]);
     assert_eq!(w.interval, 1);
     // The threadgroup cell s[0] was written from a[0].
-    let ws = t.events.iter().find(|e| e.write && e.thread == [0, 0, 0] && matches!(t.cells[e.cell as usize].alloc, gpu::trace::CellAlloc::Threadgroup(0))).unwrap();
+    let ws = t
+        .events
+        .iter()
+        .find(|e| e.write && e.thread == [0, 0, 0] && matches!(t.cells[e.cell as usize].alloc, gpu::trace::CellAlloc::Threadgroup(0)))
+        .unwrap();
     assert_eq!(t.cells[ws.sources[0] as usize].alloc, gpu::trace::CellAlloc::Buffer(0));
     let c = r.max_counts.expect("counts");
     assert_eq!((c.device_reads, c.device_writes, c.threadgroup_reads, c.threadgroup_writes), (1, 1, 2, 1));

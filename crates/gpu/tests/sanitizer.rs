@@ -48,7 +48,12 @@ fn out_of_bounds_device_write_and_read() {
     );
     let mut b = bufs(vec![(0, zeros(16 * 4)), (1, zeros(16 * 4)), (2, zeros(8 * 4))]);
     let r = k.run(threads([16, 1, 1], [16, 1, 1]), &mut b);
-    assert_eq!(kinds_lines(&k.c, &r), vec![(FindingKind::OutOfBounds, k.line("@read")), (FindingKind::OutOfBounds, k.line("@write"))], "{:#?}", r.findings);
+    assert_eq!(
+        kinds_lines(&k.c, &r),
+        vec![(FindingKind::OutOfBounds, k.line("@read")), (FindingKind::OutOfBounds, k.line("@write"))],
+        "{:#?}",
+        r.findings
+    );
     assert_eq!(r.findings[0].thread, [14, 0, 0]);
     assert_eq!(r.findings[0].count, 2);
     assert_eq!(r.findings[1].thread, [8, 0, 0]);
@@ -187,7 +192,10 @@ fn race_write_after_read_across_loop_iterations() {
     let mut b = bufs(vec![(0, f32s(&a)), (1, zeros(16 * 4))]);
     one_race(&k, &k.run(threads([16, 1, 1], [16, 1, 1]), &mut b), "@w", "@r");
     // With the second barrier it is clean.
-    let fixed = Case::new(&k.src[PRELUDE.len()..].replace("acc += tile[j]; // @r\n", "acc += tile[j]; // @r\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n"));
+    let fixed = Case::new(
+        &k.src[PRELUDE.len()..]
+            .replace("acc += tile[j]; // @r\n", "acc += tile[j]; // @r\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n"),
+    );
     let mut b = bufs(vec![(0, f32s(&a)), (1, zeros(16 * 4))]);
     let r = fixed.run(threads([16, 1, 1], [16, 1, 1]), &mut b);
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
@@ -196,9 +204,7 @@ fn race_write_after_read_across_loop_iterations() {
 
 #[test]
 fn device_race_across_threadgroups() {
-    let k = Case::new(
-        "kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  out[i % 32] = i; // @w\n}\n",
-    );
+    let k = Case::new("kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  out[i % 32] = i; // @w\n}\n");
     let mut b = bufs(vec![(0, zeros(32 * 4))]);
     let r = k.run(threads([64, 1, 1], [32, 1, 1]), &mut b);
     let f = k.expect_one(&r, FindingKind::DataRace, "@w");
@@ -301,7 +307,8 @@ fn integer_division_by_zero() {
     assert_eq!(f.thread, [3, 0, 0]);
     assert_eq!(f.count, 2);
     // Float division by zero is IEEE and fine.
-    let fl = Case::new("kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = 1.0f / float(i); }\n");
+    let fl =
+        Case::new("kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = 1.0f / float(i); }\n");
     let mut b = bufs(vec![(0, zeros(16))]);
     assert!(fl.run(threads([4, 1, 1], [4, 1, 1]), &mut b).findings.is_empty());
     assert_eq!(to_f32(&b[&0])[0], f32::INFINITY);

@@ -65,7 +65,8 @@ fn data() -> impl Strategy<Value = Vec<u32>> {
     proptest::collection::vec(prop_oneof![0u32..8, any::<u32>()], N)
 }
 
-const MASKS: [(&str, fn(usize) -> bool); 3] = [("true", |_| true), ("t % 3 == 0", |t| t % 3 == 0), ("t >= 5 && t != 33", |t| t >= 5 && t != 33)];
+const MASKS: [(&str, fn(usize) -> bool); 3] =
+    [("true", |_| true), ("t % 3 == 0", |t| t % 3 == 0), ("t >= 5 && t != 33", |t| t >= 5 && t != 33)];
 
 #[test]
 fn reductions_and_scans_under_masks_and_partial_groups() {
@@ -343,17 +344,20 @@ fn run_matrix(ty: &str, a: &[f32], b: &[f32], c: &[f32], transpose_b: bool) -> V
 #[test]
 fn simdgroup_matrix_multiply_accumulate_float_and_half() {
     TestRunner::new(Config { cases: 16, failure_persistence: None, ..Config::default() })
-        .run(&(proptest::collection::vec(-4i32..5, 64), proptest::collection::vec(-4i32..5, 64), proptest::collection::vec(-8i32..9, 64)), |(a, b, c)| {
-            let a: Vec<f32> = a.iter().map(|&x| x as f32).collect();
-            let b: Vec<f32> = b.iter().map(|&x| x as f32).collect();
-            let c: Vec<f32> = c.iter().map(|&x| x as f32).collect();
-            for ty in ["float", "half"] {
-                // Small integers: every order of summation is exact.
-                prop_assert_eq!(run_matrix(ty, &a, &b, &c, false), matmul8(&a, &b, &c), "{} A*B+C", ty);
-                prop_assert_eq!(run_matrix(ty, &a, &b, &c, true), matmul8(&a, &transpose8(&b), &c), "{} A*B^T+C", ty);
-            }
-            Ok(())
-        })
+        .run(
+            &(proptest::collection::vec(-4i32..5, 64), proptest::collection::vec(-4i32..5, 64), proptest::collection::vec(-8i32..9, 64)),
+            |(a, b, c)| {
+                let a: Vec<f32> = a.iter().map(|&x| x as f32).collect();
+                let b: Vec<f32> = b.iter().map(|&x| x as f32).collect();
+                let c: Vec<f32> = c.iter().map(|&x| x as f32).collect();
+                for ty in ["float", "half"] {
+                    // Small integers: every order of summation is exact.
+                    prop_assert_eq!(run_matrix(ty, &a, &b, &c, false), matmul8(&a, &b, &c), "{} A*B+C", ty);
+                    prop_assert_eq!(run_matrix(ty, &a, &b, &c, true), matmul8(&a, &transpose8(&b), &c), "{} A*B^T+C", ty);
+                }
+                Ok(())
+            },
+        )
         .unwrap_or_else(|e| panic!("{e}"));
 }
 

@@ -115,7 +115,12 @@ pub fn kernel_name(name: &str, template: &[(String, TemplateArg)], inputs: &[Inp
     k
 }
 
-pub(crate) fn generate(kernel: &MetalKernel, inputs: &[InputSpec], output_dtypes: &[DType], template: &[(String, TemplateArg)]) -> Result<Generated, MlxError> {
+pub(crate) fn generate(
+    kernel: &MetalKernel,
+    inputs: &[InputSpec],
+    output_dtypes: &[DType],
+    template: &[(String, TemplateArg)],
+) -> Result<Generated, MlxError> {
     if inputs.len() != kernel.input_names.len() {
         return Err(MlxError::Argument(format!(
             "inputs: kernel `{}` has {} input name{} ({}) but {} input{} {} given; pass one input per name, in the same order",
@@ -143,7 +148,9 @@ pub(crate) fn generate(kernel: &MetalKernel, inputs: &[InputSpec], output_dtypes
     let mut seen = std::collections::BTreeSet::new();
     for (n, _) in template {
         if !is_identifier(n) {
-            return Err(MlxError::Argument(format!("template: `{n}` is not a valid template parameter name (use a C identifier such as `T`)")));
+            return Err(MlxError::Argument(format!(
+                "template: `{n}` is not a valid template parameter name (use a C identifier such as `T`)"
+            )));
         }
         if !seen.insert(n.as_str()) {
             return Err(MlxError::Argument(format!("template: `{n}` is given twice")));

@@ -143,8 +143,26 @@ pub struct Call {
 
 impl Call {
     /// A call with the given inputs and outputs and everything else at its default.
-    pub fn new(inputs: Vec<Input>, output_shapes: Vec<Vec<usize>>, output_dtypes: Vec<DType>, grid: [u32; 3], threadgroup: [u32; 3]) -> Call {
-        Call { inputs, output_shapes, output_dtypes, grid, threadgroup, template: Vec::new(), init_value: None, verbose: false, check: CheckLevel::All, count: false, trace: None }
+    pub fn new(
+        inputs: Vec<Input>,
+        output_shapes: Vec<Vec<usize>>,
+        output_dtypes: Vec<DType>,
+        grid: [u32; 3],
+        threadgroup: [u32; 3],
+    ) -> Call {
+        Call {
+            inputs,
+            output_shapes,
+            output_dtypes,
+            grid,
+            threadgroup,
+            template: Vec::new(),
+            init_value: None,
+            verbose: false,
+            check: CheckLevel::All,
+            count: false,
+            trace: None,
+        }
     }
 
     pub fn template(mut self, name: &str, value: TemplateArg) -> Call {
@@ -276,7 +294,9 @@ impl MetalKernel {
         let mut seen = std::collections::BTreeSet::new();
         for n in input_names.iter().chain(output_names) {
             if !gen::is_identifier(n) {
-                return Err(arg(format!("input_names/output_names: `{n}` is not a valid Metal parameter name (use a C identifier such as `inp` or `out`)")));
+                return Err(arg(format!(
+                    "input_names/output_names: `{n}` is not a valid Metal parameter name (use a C identifier such as `inp` or `out`)"
+                )));
             }
             if !seen.insert(*n) {
                 return Err(arg(format!("input_names/output_names: `{n}` is used twice; every input and output needs its own name")));
@@ -285,7 +305,9 @@ impl MetalKernel {
         // The name is only ever used after `custom_kernel_`, so it may start
         // with a digit (the Metal Puzzles book's `1D_conv`).
         if !gen::is_identifier(&format!("custom_kernel_{name}")) {
-            return Err(arg(format!("name: `{name}` is not a valid kernel name (it becomes part of a Metal function name; use letters, digits and `_`)")));
+            return Err(arg(format!(
+                "name: `{name}` is not a valid kernel name (it becomes part of a Metal function name; use letters, digits and `_`)"
+            )));
         }
         Ok(MetalKernel {
             name: name.to_string(),
@@ -308,7 +330,12 @@ impl MetalKernel {
     }
 
     /// The source MLX generates for inputs of these dtypes/shapes.
-    pub fn generate(&self, inputs: &[InputSpec], output_dtypes: &[DType], template: &[(String, TemplateArg)]) -> Result<Generated, MlxError> {
+    pub fn generate(
+        &self,
+        inputs: &[InputSpec],
+        output_dtypes: &[DType],
+        template: &[(String, TemplateArg)],
+    ) -> Result<Generated, MlxError> {
         gen::generate(self, inputs, output_dtypes, template)
     }
 
@@ -373,7 +400,10 @@ impl MetalKernel {
             }
         }
         if call.grid.contains(&0) {
-            return Err(arg(format!("grid: {:?} has a zero dimension; every dimension of the grid (threads, not threadgroups) must be at least 1", call.grid)));
+            return Err(arg(format!(
+                "grid: {:?} has a zero dimension; every dimension of the grid (threads, not threadgroups) must be at least 1",
+                call.grid
+            )));
         }
         if call.threadgroup.contains(&0) {
             return Err(arg(format!("threadgroup: {:?} has a zero dimension; every dimension must be at least 1", call.threadgroup)));
@@ -428,13 +458,17 @@ impl MetalKernel {
         let c = msl::compile_file(sources, gen_file, &msl::CompileOptions::default());
         let mut sources = c.sources;
         let remap = self.add_user_files(&mut sources, gen_file, &generated);
-        let diagnostics: Vec<Diagnostic> = c.diagnostics.items.iter().map(|d| self.remap_diag(&remap, d, &generated, &specs, call)).collect();
+        let diagnostics: Vec<Diagnostic> =
+            c.diagnostics.items.iter().map(|d| self.remap_diag(&remap, d, &generated, &specs, call)).collect();
         let Some(program) = c.program.as_ref() else {
             return Err(MlxError::Compile { sources, diagnostics, generated: Box::new(generated) });
         };
         let Some((kid, _)) = program.kernel(&generated.kernel_name) else {
-            let d = Diagnostic::error(Span::new(gen_file, generated.source_offset as u32, generated.source_offset as u32), format!("the generated source has no kernel named `{}`", generated.kernel_name))
-                .note("this should not happen; please report it with the generated source (verbose=True)");
+            let d = Diagnostic::error(
+                Span::new(gen_file, generated.source_offset as u32, generated.source_offset as u32),
+                format!("the generated source has no kernel named `{}`", generated.kernel_name),
+            )
+            .note("this should not happen; please report it with the generated source (verbose=True)");
             return Err(MlxError::Compile { sources, diagnostics: vec![d], generated: Box::new(generated) });
         };
         let kernel = match gpu::lower::lower_kernel(program, kid) {
@@ -487,7 +521,14 @@ impl MetalKernel {
             threadgroup: [0, 1, 2].map(|i| call.threadgroup[i].min(call.grid[i])),
             mode: DispatchMode::Threads,
         };
-        let opts = RunOptions { check: call.check, count: call.count, uncounted_buffers: uncounted, uninitialized_buffers: uninitialized, trace: call.trace, ..Default::default() };
+        let opts = RunOptions {
+            check: call.check,
+            count: call.count,
+            uncounted_buffers: uncounted,
+            uninitialized_buffers: uninitialized,
+            trace: call.trace,
+            ..Default::default()
+        };
         let mut report = gpu::run(&kernel, &dispatch, &mut buffers, &opts);
         for f in report.findings.iter_mut().filter(|f| f.kind != gpu::FindingKind::InvalidDispatch) {
             let (span, w) = remap.span(f.span);
@@ -496,13 +537,17 @@ impl MetalKernel {
                 *s = remap.span(*s).0;
             }
             match w {
-                Where::Signature | Where::Generated => f.notes.push("this is in the code MLX generates around your body (see it with verbose=True / --print-source)".into()),
+                Where::Signature | Where::Generated => {
+                    f.notes.push("this is in the code MLX generates around your body (see it with verbose=True / --print-source)".into())
+                }
                 Where::Preamble => f.notes.push("this is in MLX's preamble (a helper such as elem_to_loc), called from your kernel".into()),
                 _ => {}
             }
         }
         let mut outputs = Vec::new();
-        for ((shape, &dtype), (&index, name)) in call.output_shapes.iter().zip(&call.output_dtypes).zip(generated.outputs.iter().zip(&self.output_names)) {
+        for ((shape, &dtype), (&index, name)) in
+            call.output_shapes.iter().zip(&call.output_dtypes).zip(generated.outputs.iter().zip(&self.output_names))
+        {
             let bytes = buffers.remove(&index).unwrap_or_default();
             outputs.push(Array::from_bytes(dtype, shape, bytes).map_err(|e| arg(format!("output `{name}`: {e}")))?);
         }
@@ -510,14 +555,26 @@ impl MetalKernel {
     }
 
     fn add_user_files(&self, sources: &mut SourceMap, gen_file: FileId, g: &Generated) -> Remap {
-        let body = self.source_file.clone().unwrap_or_else(|| UserFile { name: format!("{}.metal", self.name), text: self.source.clone(), offset: 0 });
-        let header = self.header_file.clone().unwrap_or_else(|| UserFile { name: format!("{}_header.metal", self.name), text: self.header.clone(), offset: 0 });
+        let body = self.source_file.clone().unwrap_or_else(|| UserFile {
+            name: format!("{}.metal", self.name),
+            text: self.source.clone(),
+            offset: 0,
+        });
+        let header = self.header_file.clone().unwrap_or_else(|| UserFile {
+            name: format!("{}_header.metal", self.name),
+            text: self.header.clone(),
+            offset: 0,
+        });
         let base = g.source_offset as u32;
         let mut pieces = Vec::new();
         let body_id = sources.add(body.name.clone(), body.text.clone());
         pieces.push(((base + g.body_range.start as u32)..(base + g.body_range.end as u32), body_id, body.offset as u32, true));
         if !self.header.is_empty() {
-            let header_id = if header.name == body.name && header.text == body.text { body_id } else { sources.add(header.name.clone(), header.text.clone()) };
+            let header_id = if header.name == body.name && header.text == body.text {
+                body_id
+            } else {
+                sources.add(header.name.clone(), header.text.clone())
+            };
             pieces.push(((base + g.header_range.start as u32)..(base + g.header_range.end as u32), header_id, header.offset as u32, false));
         }
         Remap { generated: gen_file, pieces, source_offset: base, signature_end: base + g.body_range.start as u32 }
@@ -574,8 +631,14 @@ impl MetalKernel {
                 }
             }
             if let Some(name) = backticked_identifier(&snippet_src) {
-                let known = call.template.iter().any(|(n, _)| *n == name) || self.input_names.contains(&name) || self.output_names.contains(&name);
-                if !known && w == Where::User && (d.message.contains("unknown type") || d.message.contains("undeclared")) && name.len() <= 3 && name.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+                let known =
+                    call.template.iter().any(|(n, _)| *n == name) || self.input_names.contains(&name) || self.output_names.contains(&name);
+                if !known
+                    && w == Where::User
+                    && (d.message.contains("unknown type") || d.message.contains("undeclared"))
+                    && name.len() <= 3
+                    && name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                {
                     d.help.push(format!("if `{name}` is meant to be a template parameter, pass it in the call's template (template=[(\"{name}\", mx.float32)], or --template {name}=float32)"));
                 }
             }

@@ -46,12 +46,19 @@ fn mlx_args_case() {
         out2[elem] = b[0] + c[1] + f;
     ";
     let k = MetalKernel::new("arg_test", &["a", "b", "c", "d"], &["out1", "out2"], source, "", false, false).unwrap();
-    let template = vec![("e".to_string(), TemplateArg::Bool(true)), ("f".to_string(), TemplateArg::Int(3)), ("T".to_string(), TemplateArg::DType(DType::F16))];
+    let template = vec![
+        ("e".to_string(), TemplateArg::Bool(true)),
+        ("f".to_string(), TemplateArg::Int(3)),
+        ("T".to_string(), TemplateArg::DType(DType::F16)),
+    ];
     let inputs = [spec(DType::F32, &[3, 6]), spec(DType::I32, &[3]), spec(DType::BF16, &[2, 2]), spec(DType::F32, &[])];
     let g = k.generate(&inputs, &[DType::F32, DType::I32], &template).unwrap();
     let mut lines = g.source.lines();
     assert_eq!(lines.next(), Some("template <bool e, int f, typename T>"));
-    assert_eq!(lines.next(), Some("[[kernel]] void custom_kernel_arg_test__1_3_float16_t_float_int32_tc_bfloat16_tc_floats_float_int32_t("));
+    assert_eq!(
+        lines.next(),
+        Some("[[kernel]] void custom_kernel_arg_test__1_3_float16_t_float_int32_tc_bfloat16_tc_floats_float_int32_t(")
+    );
     insta::assert_snapshot!(g.source, @r###"
     template <bool e, int f, typename T>
     [[kernel]] void custom_kernel_arg_test__1_3_float16_t_float_int32_tc_bfloat16_tc_floats_float_int32_t(
@@ -81,7 +88,16 @@ fn mlx_args_case() {
 
 #[test]
 fn atomic_outputs_and_header() {
-    let k = MetalKernel::new("scatter", &["idx", "val"], &["out"], "\n  uint i = thread_position_in_grid.x;\n  atomic_fetch_add_explicit(&out[idx[i]], val[i], memory_order_relaxed);\n", "constant int K = 4;\n", true, true).unwrap();
+    let k = MetalKernel::new(
+        "scatter",
+        &["idx", "val"],
+        &["out"],
+        "\n  uint i = thread_position_in_grid.x;\n  atomic_fetch_add_explicit(&out[idx[i]], val[i], memory_order_relaxed);\n",
+        "constant int K = 4;\n",
+        true,
+        true,
+    )
+    .unwrap();
     let g = k.generate(&[spec(DType::I32, &[16]), spec(DType::F32, &[16])], &[DType::F32], &[]).unwrap();
     insta::assert_snapshot!(g.source, @r###"
     constant int K = 4;
@@ -121,7 +137,8 @@ fn every_attribute() {
         let g = k.generate(&[], &[DType::F32], &[]).unwrap();
         let _ = ty;
         // Substring detection: `dispatch_X_per_threadgroup` also adds `X_per_threadgroup`.
-        let expect: Vec<String> = mlx::ATTRIBUTES.iter().filter(|(a, _)| name.contains(a)).map(|(a, t)| format!("  {t} {a} [[{a}]]")).collect();
+        let expect: Vec<String> =
+            mlx::ATTRIBUTES.iter().filter(|(a, _)| name.contains(a)).map(|(a, t)| format!("  {t} {a} [[{a}]]")).collect();
         if name == "dispatch_threads_per_threadgroup" {
             assert_eq!(expect.len(), 2);
             assert_eq!(expect[1], "  uint3 threads_per_threadgroup [[threads_per_threadgroup]]");
@@ -140,7 +157,9 @@ fn every_attribute() {
     sorted.sort();
     assert_eq!(names, sorted);
     assert_eq!(names.len(), 20);
-    assert!(g.source.contains("  uint threads_per_simdgroup [[threads_per_simdgroup]],\n  uint3 threads_per_threadgroup [[threads_per_threadgroup]]) {\n"));
+    assert!(g.source.contains(
+        "  uint threads_per_simdgroup [[threads_per_simdgroup]],\n  uint3 threads_per_threadgroup [[threads_per_threadgroup]]) {\n"
+    ));
 }
 
 #[test]
@@ -169,7 +188,11 @@ fn shape_strides_ndim_detection() {
     // Strides only.
     let k = MetalKernel::new("det1", &["a"], &["out"], "out[0] = a[a_strides[0]];", "", false, false).unwrap();
     let g = k.generate(&[spec(DType::F32, &[9])], &[DType::F32], &[]).unwrap();
-    assert!(g.source.contains("  const constant int64_t* a_strides [[buffer(1)]],\n  device float* out [[buffer(2)]]) {\n"), "{}", g.source);
+    assert!(
+        g.source.contains("  const constant int64_t* a_strides [[buffer(1)]],\n  device float* out [[buffer(2)]]) {\n"),
+        "{}",
+        g.source
+    );
 }
 
 #[test]

@@ -40,7 +40,8 @@ const MYEXP: &str = "
 fn myexp_float16() {
     let k = MetalKernel::new("myexp", &["inp"], &["out"], MYEXP, "", true, false).unwrap();
     let a = Array::rand(DType::F32, &[4, 16], 7).astype(DType::F16);
-    let call = Call::new(vec![Input::Array(a.clone())], vec![vec![4, 16]], vec![DType::F16], [64, 1, 1], [256, 1, 1]).template("T", TemplateArg::DType(DType::F32));
+    let call = Call::new(vec![Input::Array(a.clone())], vec![vec![4, 16]], vec![DType::F16], [64, 1, 1], [256, 1, 1])
+        .template("T", TemplateArg::DType(DType::F32));
     let r = ok(k.call(&call));
     assert_eq!(r.generated.kernel_name, "custom_kernel_myexp__float_float16_t_float16_t");
     assert_eq!(r.outputs[0].dtype, DType::F16);
@@ -65,7 +66,8 @@ fn myexp_strided_view() {
     let want: Vec<f64> = view.to_f64_vec().iter().map(|x| x.exp()).collect();
     for contiguous in [true, false] {
         let k = MetalKernel::new("myexp_strided", &["inp"], &["out"], MYEXP_STRIDED, "", contiguous, false).unwrap();
-        let call = Call::new(vec![Input::Array(view.clone())], vec![vec![2, 16]], vec![DType::F16], [32, 1, 1], [256, 1, 1]).template("T", TemplateArg::DType(DType::F32));
+        let call = Call::new(vec![Input::Array(view.clone())], vec![vec![2, 16]], vec![DType::F16], [32, 1, 1], [256, 1, 1])
+            .template("T", TemplateArg::DType(DType::F32));
         let r = ok(k.call(&call));
         assert_close(&r.outputs[0], &want, 1e-3);
     }
@@ -119,7 +121,16 @@ fn grid_sample_vjp_atomic() {
     let x = Array::rand(DType::F32, &[b, h, w, c], 21);
     let grid = grid_input(&[b, gh, gw, 2], 22);
     let cot = Array::rand(DType::F32, &[b, gh, gw, c], 23);
-    let k = MetalKernel::new("grid_sample_grad", &["x", "grid", "cotangent"], &["x_grad", "grid_grad"], &corpus_body("grid_sample_vjp"), "", true, true).unwrap();
+    let k = MetalKernel::new(
+        "grid_sample_grad",
+        &["x", "grid", "cotangent"],
+        &["x_grad", "grid_grad"],
+        &corpus_body("grid_sample_vjp"),
+        "",
+        true,
+        true,
+    )
+    .unwrap();
     let call = Call::new(
         vec![x.clone().into(), grid.clone().into(), cot.clone().into()],
         vec![vec![b, h, w, c], vec![b, gh, gw, 2]],
@@ -182,7 +193,8 @@ fn scatter_add_atomic_outputs() {
     let idx: Vec<i64> = (0..64).map(|i| (i * 7) % 10).collect();
     let indices = Array::from_i64(DType::I32, &[64], &idx).unwrap();
     let k = MetalKernel::new("scatter_add", &["values", "indices"], &["out"], &corpus_body("scatter_add_atomic"), "", true, true).unwrap();
-    let call = Call::new(vec![values.clone().into(), indices.into()], vec![vec![10]], vec![DType::F32], [64, 1, 1], [32, 1, 1]).init_value(0.0);
+    let call =
+        Call::new(vec![values.clone().into(), indices.into()], vec![vec![10]], vec![DType::F32], [64, 1, 1], [32, 1, 1]).init_value(0.0);
     let r = ok(k.call(&call));
     let mut want = vec![0.0; 10];
     for (v, &i) in values.to_f64_vec().iter().zip(&idx) {
@@ -238,7 +250,14 @@ fn mvmr_sparse_matvec_with_duplicate_outputs() {
     let b_idx = Array::from_i64(DType::U32, &[t], &b_idx_v).unwrap();
     let o_idx = Array::from_i64(DType::U32, &[t], &o_idx_v).unwrap();
     let kern = MetalKernel::new("mvmr", &["a", "b", "b_idx", "o_idx"], &["out"], MVMR, "", true, false).unwrap();
-    let call = Call::new(vec![a.clone().into(), b.clone().into(), b_idx.into(), o_idx.into()], vec![vec![k_out, g, m]], vec![DType::F32], [64, 1, 1], [32, 1, 1]).init_value(0.0);
+    let call = Call::new(
+        vec![a.clone().into(), b.clone().into(), b_idx.into(), o_idx.into()],
+        vec![vec![k_out, g, m]],
+        vec![DType::F32],
+        [64, 1, 1],
+        [32, 1, 1],
+    )
+    .init_value(0.0);
     let r = ok(kern.call(&call));
     let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
     let mut want = vec![0.0; k_out * g * m];
@@ -258,7 +277,13 @@ fn scalars_become_0d_inputs() {
     let body = "uint i = thread_position_in_grid.x; out[i] = a[i] * s + float(n) + (flag ? 1.0f : 0.0f);";
     let k = MetalKernel::new("scalars", &["a", "s", "n", "flag"], &["out"], body, "", true, false).unwrap();
     let a = Array::arange(DType::F32, &[4]);
-    let call = Call::new(vec![a.into(), Input::Float(0.5), Input::Int(3), Input::Bool(true)], vec![vec![4]], vec![DType::F32], [4, 1, 1], [4, 1, 1]);
+    let call = Call::new(
+        vec![a.into(), Input::Float(0.5), Input::Int(3), Input::Bool(true)],
+        vec![vec![4]],
+        vec![DType::F32],
+        [4, 1, 1],
+        [4, 1, 1],
+    );
     let r = ok(k.call(&call));
     assert_eq!(r.generated.kernel_name, "custom_kernel_scalars_floatc_floats_int32_ts_bools_float");
     assert_close(&r.outputs[0], &[4.0, 4.5, 5.0, 5.5], 0.0);
@@ -294,7 +319,16 @@ fn out_of_bounds_points_at_user_body_line() {
 
 #[test]
 fn counts_are_reported() {
-    let k = MetalKernel::new("cnt", &["a"], &["out"], "uint i = thread_position_in_grid.x; out[i] = a[i] + a[i] + a_shape[0];", "", true, false).unwrap();
+    let k = MetalKernel::new(
+        "cnt",
+        &["a"],
+        &["out"],
+        "uint i = thread_position_in_grid.x; out[i] = a[i] + a[i] + a_shape[0];",
+        "",
+        true,
+        false,
+    )
+    .unwrap();
     let mut call = Call::new(vec![Array::arange(DType::F32, &[8]).into()], vec![vec![8]], vec![DType::F32], [8, 1, 1], [8, 1, 1]);
     call.count = true;
     let r = ok(k.call(&call));
@@ -325,7 +359,8 @@ fn compile_error(r: Result<CallResult, MlxError>) -> String {
 fn wrong_number_of_inputs_and_outputs() {
     let k = MetalKernel::new("myexp", &["inp"], &["out"], MYEXP, "", true, false).unwrap();
     let a = Array::arange(DType::F32, &[8]);
-    let call = Call::new(vec![a.clone().into(), a.clone().into()], vec![vec![8]], vec![DType::F32], [8, 1, 1], [8, 1, 1]).template("T", TemplateArg::DType(DType::F32));
+    let call = Call::new(vec![a.clone().into(), a.clone().into()], vec![vec![8]], vec![DType::F32], [8, 1, 1], [8, 1, 1])
+        .template("T", TemplateArg::DType(DType::F32));
     let m = argument_error(k.call(&call));
     assert!(m.starts_with("inputs:") && m.contains("inp"), "{m}");
     let call = Call::new(vec![a.clone().into()], vec![vec![8], vec![8]], vec![DType::F32], [8, 1, 1], [8, 1, 1]);
@@ -351,8 +386,11 @@ fn dtype_the_kernel_cannot_take() {
 
 #[test]
 fn atomic_float16_output_is_refused() {
-    let k = MetalKernel::new("acc", &["a"], &["total"], "atomic_fetch_add_explicit(&total[0], a[0], memory_order_relaxed);", "", true, true).unwrap();
-    let call = Call::new(vec![Array::arange(DType::F16, &[8]).into()], vec![vec![1]], vec![DType::F16], [8, 1, 1], [8, 1, 1]).init_value(0.0);
+    let k =
+        MetalKernel::new("acc", &["a"], &["total"], "atomic_fetch_add_explicit(&total[0], a[0], memory_order_relaxed);", "", true, true)
+            .unwrap();
+    let call =
+        Call::new(vec![Array::arange(DType::F16, &[8]).into()], vec![vec![1]], vec![DType::F16], [8, 1, 1], [8, 1, 1]).init_value(0.0);
     let m = argument_error(k.call(&call));
     assert!(m.contains("output `total`") && m.contains("float16") && m.contains("atomic"), "{m}");
 }
@@ -360,7 +398,8 @@ fn atomic_float16_output_is_refused() {
 #[test]
 fn threadgroup_over_the_limit() {
     let k = MetalKernel::new("myexp", &["inp"], &["out"], MYEXP, "", true, false).unwrap();
-    let call = Call::new(vec![Array::arange(DType::F32, &[8]).into()], vec![vec![8]], vec![DType::F32], [4096, 1, 1], [64, 32, 1]).template("T", TemplateArg::DType(DType::F32));
+    let call = Call::new(vec![Array::arange(DType::F32, &[8]).into()], vec![vec![8]], vec![DType::F32], [4096, 1, 1], [64, 32, 1])
+        .template("T", TemplateArg::DType(DType::F32));
     let m = argument_error(k.call(&call));
     assert!(m.starts_with("threadgroup:") && m.contains("2048") && m.contains("1024"), "{m}");
 }
@@ -368,7 +407,8 @@ fn threadgroup_over_the_limit() {
 #[test]
 fn template_value_of_the_wrong_kind() {
     let k = MetalKernel::new("myexp", &["inp"], &["out"], MYEXP, "", true, false).unwrap();
-    let call = Call::new(vec![Array::arange(DType::F32, &[8]).into()], vec![vec![8]], vec![DType::F32], [8, 1, 1], [8, 1, 1]).template("T", TemplateArg::Int(3));
+    let call = Call::new(vec![Array::arange(DType::F32, &[8]).into()], vec![vec![8]], vec![DType::F32], [8, 1, 1], [8, 1, 1])
+        .template("T", TemplateArg::Int(3));
     let text = compile_error(k.call(&call));
     assert!(text.contains("template parameter `T` is declared `int T`"), "{text}");
     assert!(text.contains("myexp.metal:3:"), "{text}");
@@ -381,14 +421,24 @@ fn template_value_of_the_wrong_kind() {
 #[test]
 fn signature_quirk_gets_a_note() {
     let k = MetalKernel::new("quirk", &["a"], &["o1", "o2"], "o1[0] = a_shape[0]; o2[0] = 1;", "", true, false).unwrap();
-    let call = Call::new(vec![Array::arange(DType::F32, &[8]).into()], vec![vec![1], vec![1]], vec![DType::F32, DType::F32], [1, 1, 1], [1, 1, 1]);
+    let call =
+        Call::new(vec![Array::arange(DType::F32, &[8]).into()], vec![vec![1], vec![1]], vec![DType::F32, DType::F32], [1, 1, 1], [1, 1, 1]);
     let text = compile_error(k.call(&call));
     assert!(text.contains("known MLX quirk"), "{text}");
 }
 
 #[test]
 fn header_errors_point_at_the_header() {
-    let k = MetalKernel::new("hdr", &["a"], &["out"], "uint i = thread_position_in_grid.x; out[i] = scale(a[i]);", "inline float scale(float x) {\n  return x * undefined_thing;\n}\n", true, false).unwrap();
+    let k = MetalKernel::new(
+        "hdr",
+        &["a"],
+        &["out"],
+        "uint i = thread_position_in_grid.x; out[i] = scale(a[i]);",
+        "inline float scale(float x) {\n  return x * undefined_thing;\n}\n",
+        true,
+        false,
+    )
+    .unwrap();
     let call = Call::new(vec![Array::arange(DType::F32, &[8]).into()], vec![vec![8]], vec![DType::F32], [8, 1, 1], [8, 1, 1]);
     let text = compile_error(k.call(&call));
     assert!(text.contains("hdr_header.metal:2:"), "{text}");

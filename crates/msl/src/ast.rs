@@ -103,12 +103,24 @@ pub enum TypeExprKind {
         addr_space: Option<AddressSpace>,
     },
     /// `decltype(expr)` (MLX writes `decltype(kernel<T>)` in instantiations).
-    Decltype { expr: Box<Expr>, is_const: bool, addr_space: Option<AddressSpace> },
-    Pointer { pointee: Box<TypeExpr>, is_const: bool },
-    Reference { referee: Box<TypeExpr> },
+    Decltype {
+        expr: Box<Expr>,
+        is_const: bool,
+        addr_space: Option<AddressSpace>,
+    },
+    Pointer {
+        pointee: Box<TypeExpr>,
+        is_const: bool,
+    },
+    Reference {
+        referee: Box<TypeExpr>,
+    },
     /// Array declarator: `float x[4]` has type `Array(float, 4)`. `size` is
     /// `None` for `T x[]` (only legal with an initializer).
-    Array { elem: Box<TypeExpr>, size: Option<Box<Expr>> },
+    Array {
+        elem: Box<TypeExpr>,
+        size: Option<Box<Expr>>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -197,8 +209,16 @@ pub enum CastKind {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
-    IntLit { value: u64, unsigned: bool, long: bool, decimal: bool },
-    FloatLit { value: f64, suffix: crate::token::FloatSuffix },
+    IntLit {
+        value: u64,
+        unsigned: bool,
+        long: bool,
+        decimal: bool,
+    },
+    FloatLit {
+        value: f64,
+        suffix: crate::token::FloatSuffix,
+    },
     BoolLit(bool),
     CharLit(u32),
     StrLit(Rc<str>),
@@ -208,19 +228,52 @@ pub enum ExprKind {
     This,
     /// A name: variable, function, enumerator, `metal::fast::exp`, `f<T>`.
     Name(Path),
-    Unary { op: UnaryOp, operand: Box<Expr> },
-    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `a = b` (`op` is None) or `a op= b`.
-    Assign { op: Option<BinaryOp>, lhs: Box<Expr>, rhs: Box<Expr> },
-    Conditional { cond: Box<Expr>, then: Box<Expr>, els: Box<Expr> },
-    Comma { lhs: Box<Expr>, rhs: Box<Expr> },
-    Call { callee: Box<Expr>, args: Vec<Expr> },
-    Index { base: Box<Expr>, index: Box<Expr> },
+    Assign {
+        op: Option<BinaryOp>,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Conditional {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        els: Box<Expr>,
+    },
+    Comma {
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Call {
+        callee: Box<Expr>,
+        args: Vec<Expr>,
+    },
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
     /// `base.name` or `base->name` (`arrow`); swizzles are members too.
-    Member { base: Box<Expr>, name: Ident, arrow: bool },
+    Member {
+        base: Box<Expr>,
+        name: Ident,
+        arrow: bool,
+    },
     /// Casts and constructions. For `Functional` with several arguments or
     /// braces, `args` holds them all; for other kinds `args` has one element.
-    Cast { kind: CastKind, ty: TypeExpr, args: Vec<Expr>, braces: bool },
+    Cast {
+        kind: CastKind,
+        ty: TypeExpr,
+        args: Vec<Expr>,
+        braces: bool,
+    },
     SizeofType(TypeExpr),
     SizeofExpr(Box<Expr>),
     AlignofType(TypeExpr),
@@ -262,12 +315,30 @@ pub enum StmtKind {
     Decl(Vec<VarDecl>),
     Expr(Expr),
     Block(Block),
-    If { cond: Box<Expr>, then: Box<Stmt>, els: Option<Box<Stmt>> },
+    If {
+        cond: Box<Expr>,
+        then: Box<Stmt>,
+        els: Option<Box<Stmt>>,
+    },
     /// `init` is a declaration or expression statement (or none).
-    For { init: Option<Box<Stmt>>, cond: Option<Expr>, step: Option<Expr>, body: Box<Stmt> },
-    While { cond: Box<Expr>, body: Box<Stmt> },
-    DoWhile { body: Box<Stmt>, cond: Box<Expr> },
-    Switch { cond: Box<Expr>, body: Box<Stmt> },
+    For {
+        init: Option<Box<Stmt>>,
+        cond: Option<Expr>,
+        step: Option<Expr>,
+        body: Box<Stmt>,
+    },
+    While {
+        cond: Box<Expr>,
+        body: Box<Stmt>,
+    },
+    DoWhile {
+        body: Box<Stmt>,
+        cond: Box<Expr>,
+    },
+    Switch {
+        cond: Box<Expr>,
+        body: Box<Stmt>,
+    },
     Case(Expr),
     Default,
     Break,
@@ -276,7 +347,10 @@ pub enum StmtKind {
     /// A local `typedef`/`using` alias.
     Alias(TypeAlias),
     /// `static_assert(cond, "msg");`
-    StaticAssert { cond: Expr, message: Option<Rc<str>> },
+    StaticAssert {
+        cond: Expr,
+        message: Option<Rc<str>>,
+    },
     Empty,
 }
 
@@ -320,7 +394,10 @@ pub enum MemberKind {
     Field(VarDecl),
     Method(Function),
     /// `Point(float x, float y) : x(x), y(y) {}` — the name is the struct's.
-    Constructor { func: Function, inits: Vec<(Ident, Vec<Expr>)> },
+    Constructor {
+        func: Function,
+        inits: Vec<(Ident, Vec<Expr>)>,
+    },
     Alias(TypeAlias),
     /// A nested `static constexpr` or `constant` data member.
     StaticConst(VarDecl),
@@ -397,18 +474,31 @@ pub enum ItemKind {
     /// Program-scope variables (`constant float k = 1;`), possibly several.
     Vars(Vec<VarDecl>),
     Alias(TypeAlias),
-    Namespace { name: Option<Ident>, items: Vec<Item> },
+    Namespace {
+        name: Option<Ident>,
+        items: Vec<Item>,
+    },
     /// `using namespace metal;`
     UsingNamespace(Path),
     /// `using metal::fast::exp;`
     UsingDecl(Path),
     /// `template <...> item`; `params` is empty for `template <>`
     /// (explicit specialization).
-    Template { params: Vec<TemplateParam>, item: Box<Item> },
+    Template {
+        params: Vec<TemplateParam>,
+        item: Box<Item>,
+    },
     /// `template [[host_name("k")]] [[kernel]] decltype(k<float>) k<float>;`
     /// and `template void f<int>(int);`.
-    ExplicitInstantiation { attrs: Vec<Attribute>, ty: TypeExpr, name: Path },
-    StaticAssert { cond: Expr, message: Option<Rc<str>> },
+    ExplicitInstantiation {
+        attrs: Vec<Attribute>,
+        ty: TypeExpr,
+        name: Path,
+    },
+    StaticAssert {
+        cond: Expr,
+        message: Option<Rc<str>>,
+    },
     /// A stray `;`.
     Empty,
 }

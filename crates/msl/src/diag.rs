@@ -167,11 +167,7 @@ impl<'a> Files<'a> for CsFiles<'a> {
             return Err(FilesError::LineTooLarge { given: line_index, max: f.line_count() - 1 });
         }
         let start = f.line_start(line_index as u32 + 1) as usize;
-        let end = if line_index + 1 < f.line_count() {
-            f.line_start(line_index as u32 + 2) as usize
-        } else {
-            f.text.len()
-        };
+        let end = if line_index + 1 < f.line_count() { f.line_start(line_index as u32 + 2) as usize } else { f.text.len() };
         Ok(start..end)
     }
 }
@@ -202,20 +198,13 @@ fn to_codespan(sources: &SourceMap, d: &Diagnostic) -> cs::Diagnostic<u32> {
         Severity::Warning => cs::Severity::Warning,
         Severity::Note => cs::Severity::Note,
     };
-    let mut labels = vec![cs::Label::primary(d.span.file.0, clamp_span(sources, d.span))
-        .with_message(d.label.clone())];
+    let mut labels = vec![cs::Label::primary(d.span.file.0, clamp_span(sources, d.span)).with_message(d.label.clone())];
     for l in &d.secondary {
-        labels.push(
-            cs::Label::secondary(l.span.file.0, clamp_span(sources, l.span))
-                .with_message(l.message.clone()),
-        );
+        labels.push(cs::Label::secondary(l.span.file.0, clamp_span(sources, l.span)).with_message(l.message.clone()));
     }
     let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
     notes.extend(d.help.iter().map(|h| format!("help: {h}")));
-    let mut out = cs::Diagnostic::new(severity)
-        .with_message(d.message.clone())
-        .with_labels(labels)
-        .with_notes(notes);
+    let mut out = cs::Diagnostic::new(severity).with_message(d.message.clone()).with_labels(labels).with_notes(notes);
     if let Some(code) = d.code {
         out = out.with_code(code);
     }

@@ -263,14 +263,29 @@ pub enum StmtKind {
     /// Declaration of a local, with its initializer (already converted to the
     /// local's type; `Init` node for aggregates). Threadgroup locals have no
     /// initializer and are allocated once per threadgroup.
-    Local { local: LocalId, init: Option<Expr> },
+    Local {
+        local: LocalId,
+        init: Option<Expr>,
+    },
     Block(Vec<Stmt>),
-    If { cond: Expr, then: Vec<Stmt>, els: Vec<Stmt> },
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Vec<Stmt>,
+    },
     /// All loops. `for`: init goes before (in an enclosing Block), `cond`
     /// checked before each iteration, `step` after the body and after
     /// `continue`. `do/while`: `check_first` false.
-    Loop { cond: Option<Expr>, body: Vec<Stmt>, step: Option<Expr>, check_first: bool },
-    Switch { cond: Expr, cases: Vec<SwitchCase> },
+    Loop {
+        cond: Option<Expr>,
+        body: Vec<Stmt>,
+        step: Option<Expr>,
+        check_first: bool,
+    },
+    Switch {
+        cond: Expr,
+        cases: Vec<SwitchCase>,
+    },
     Break,
     Continue,
     Return(Option<Expr>),
@@ -304,37 +319,87 @@ pub enum ExprKind {
     Deref(Box<Expr>),
     /// Element of an array place or value (`a[i]`), or of a vector (`v[i]`),
     /// or column of a matrix.
-    Index { base: Box<Expr>, index: Box<Expr> },
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
     /// Field of a struct place or value.
-    Field { base: Box<Expr>, field: u32 },
+    Field {
+        base: Box<Expr>,
+        field: u32,
+    },
     /// Vector components, e.g. `.xzy` = [0, 2, 1]. A place when the base is a
     /// place and the components are distinct.
-    Swizzle { base: Box<Expr>, comps: Vec<u8> },
+    Swizzle {
+        base: Box<Expr>,
+        comps: Vec<u8>,
+    },
 
     /// Address of a place. The type is the pointer type.
     AddrOf(Box<Expr>),
     /// Pointer plus/minus an integer count of elements.
-    PtrOffset { ptr: Box<Expr>, offset: Box<Expr>, negate: bool },
+    PtrOffset {
+        ptr: Box<Expr>,
+        offset: Box<Expr>,
+        negate: bool,
+    },
     /// Difference of two pointers in elements (a `long`).
-    PtrDiff { lhs: Box<Expr>, rhs: Box<Expr> },
+    PtrDiff {
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// Pointer comparison (==, !=, <, ...) yielding bool.
-    PtrCompare { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    PtrCompare {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
 
-    Unary { op: UnaryOp, operand: Box<Expr> },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
     /// Arithmetic, bitwise, shifts and comparisons on scalars/vectors.
     /// Comparisons of vectors yield bool vectors.
-    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// Short-circuit `&&` / `||` on scalar bools.
-    Logical { and: bool, lhs: Box<Expr>, rhs: Box<Expr> },
+    Logical {
+        and: bool,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `place = value` (value already converted). Yields the place.
-    Assign { place: Box<Expr>, value: Box<Expr> },
+    Assign {
+        place: Box<Expr>,
+        value: Box<Expr>,
+    },
     /// `place op= value`: computed as `convert<place.ty>(convert<op_ty>(place) op value)`.
     /// `value` is already converted to `op_ty` (or to the shift type).
-    CompoundAssign { op: BinOp, place: Box<Expr>, value: Box<Expr>, op_ty: Type },
+    CompoundAssign {
+        op: BinOp,
+        place: Box<Expr>,
+        value: Box<Expr>,
+        op_ty: Type,
+    },
     /// `++x`, `x--`, ... on a scalar or pointer place.
-    IncDec { place: Box<Expr>, increment: bool, prefix: bool },
-    Conditional { cond: Box<Expr>, then: Box<Expr>, els: Box<Expr> },
-    Comma { lhs: Box<Expr>, rhs: Box<Expr> },
+    IncDec {
+        place: Box<Expr>,
+        increment: bool,
+        prefix: bool,
+    },
+    Conditional {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        els: Box<Expr>,
+    },
+    Comma {
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
 
     /// Numeric conversion of a scalar or vector to `ty` (element-wise; a
     /// scalar to a vector splats). Float→int truncates toward zero.
@@ -356,12 +421,20 @@ pub enum ExprKind {
 
     /// Call of a user function; argument `k` is converted to parameter `k`'s
     /// type, or is a place for a reference parameter.
-    Call { func: FuncId, args: Vec<Expr> },
+    Call {
+        func: FuncId,
+        args: Vec<Expr>,
+    },
     /// Call of a standard-library function, resolved to one overload.
     /// `param_types` are the concrete parameter types (reference/out params
     /// are passed as places). `explicit` holds explicit template type args
     /// (`make_filled_simdgroup_matrix<float, 8, 8>`).
-    Builtin { name: &'static str, fast: bool, args: Vec<Expr>, param_types: Vec<Type> },
+    Builtin {
+        name: &'static str,
+        fast: bool,
+        args: Vec<Expr>,
+        param_types: Vec<Type>,
+    },
 }
 
 impl Expr {

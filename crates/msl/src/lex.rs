@@ -118,11 +118,7 @@ impl Lexer<'_, '_> {
         let lo = self.pos;
         let line_start = std::mem::replace(&mut self.line_start, false);
         let space = std::mem::replace(&mut self.space, false);
-        let kind = if self.pos >= self.src.len() {
-            TokenKind::Eof
-        } else {
-            self.token_kind()
-        };
+        let kind = if self.pos >= self.src.len() { TokenKind::Eof } else { self.token_kind() };
         let mut t = Token::new(kind, self.span(lo));
         t.line_start = line_start;
         t.space_before = space;
@@ -172,8 +168,8 @@ impl Lexer<'_, '_> {
         loop {
             let c = self.peek(0);
             let prev = self.src[self.pos - 1];
-            let sign_after_exponent = (c == b'+' || c == b'-')
-                && (matches!(prev, b'e' | b'E') && !is_hex || matches!(prev, b'p' | b'P') && is_hex);
+            let sign_after_exponent =
+                (c == b'+' || c == b'-') && (matches!(prev, b'e' | b'E') && !is_hex || matches!(prev, b'p' | b'P') && is_hex);
             if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'\'' || sign_after_exponent {
                 self.pos += 1;
             } else {
@@ -302,10 +298,7 @@ impl Lexer<'_, '_> {
             }
         }
         if n != 1 && !self.diags.has_errors() {
-            self.diags.push(
-                Diagnostic::error(self.span(lo), "a character literal must hold exactly one character")
-                    .code("E0004"),
-            );
+            self.diags.push(Diagnostic::error(self.span(lo), "a character literal must hold exactly one character").code("E0004"));
         }
         TokenKind::Char(value)
     }
@@ -314,11 +307,8 @@ impl Lexer<'_, '_> {
 /// Parse a preprocessing number into an integer or floating literal.
 fn parse_number(raw: &str, is_hex: bool, is_bin: bool) -> Result<TokenKind, String> {
     let lower = raw.to_ascii_lowercase();
-    let is_float = if is_hex {
-        lower.contains('.') || lower.contains('p')
-    } else {
-        !is_bin && (lower.contains('.') || lower.contains('e'))
-    };
+    let is_float =
+        if is_hex { lower.contains('.') || lower.contains('p') } else { !is_bin && (lower.contains('.') || lower.contains('e')) };
     if is_float {
         let (body, suffix) = if !is_hex && (lower.ends_with("bf")) {
             (&lower[..lower.len() - 2], FloatSuffix::Bf)
@@ -331,7 +321,8 @@ fn parse_number(raw: &str, is_hex: bool, is_bin: bool) -> Result<TokenKind, Stri
         } else {
             (&lower[..], FloatSuffix::None)
         };
-        let value = if is_hex { parse_hex_float(body)? } else { body.parse::<f64>().map_err(|_| "malformed floating-point number".to_string())? };
+        let value =
+            if is_hex { parse_hex_float(body)? } else { body.parse::<f64>().map_err(|_| "malformed floating-point number".to_string())? };
         return Ok(TokenKind::Float { value, suffix });
     }
     // Integer: split digits from suffix.
@@ -358,7 +349,8 @@ fn parse_number(raw: &str, is_hex: bool, is_bin: bool) -> Result<TokenKind, Stri
     if digits.is_empty() && radix != 8 {
         return Err("no digits".into());
     }
-    let value = if digits.is_empty() { 0 } else { u64::from_str_radix(digits, radix).map_err(|_| "too large for a 64-bit integer".to_string())? };
+    let value =
+        if digits.is_empty() { 0 } else { u64::from_str_radix(digits, radix).map_err(|_| "too large for a 64-bit integer".to_string())? };
     Ok(TokenKind::Int { value, suffix, decimal: radix == 10 })
 }
 

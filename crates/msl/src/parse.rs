@@ -24,11 +24,7 @@ impl Hasher for Fnv {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
         for b in bytes {
             h ^= u64::from(*b);
             h = h.wrapping_mul(0x0100_0000_01b3);
@@ -52,12 +48,9 @@ pub fn parse(tokens: &[Token], diags: &mut Diagnostics) -> TranslationUnit {
         if p.at(Punct::RBrace) {
             let t = p.tok(0).span;
             p.report(
-                Diagnostic::error(
-                    t,
-                    "unexpected `}` at file scope: there is no open block to close",
-                )
-                .label("this `}` has no matching `{`")
-                .help("remove this `}` or check the braces above"),
+                Diagnostic::error(t, "unexpected `}` at file scope: there is no open block to close")
+                    .label("this `}` has no matching `{`")
+                    .help("remove this `}` or check the braces above"),
             );
             p.bump();
             p.silent = false;
@@ -82,10 +75,7 @@ pub fn parse_expression(tokens: &[Token], diags: &mut Diagnostics) -> Expr {
     let e = p.parse_expr();
     if !p.at_eof() {
         let t = p.tok(0).clone();
-        p.report(Diagnostic::error(
-            t.span,
-            format!("expected end of expression, found `{}`", t.kind),
-        ));
+        p.report(Diagnostic::error(t.span, format!("expected end of expression, found `{}`", t.kind)));
     }
     e
 }
@@ -121,15 +111,7 @@ struct Parser<'a> {
     declaring_template: bool,
 }
 
-const BUILTIN_TYPE_TEMPLATES: &[&str] = &[
-    "vec",
-    "packed_vec",
-    "atomic",
-    "array",
-    "numeric_limits",
-    "simdgroup_matrix",
-    "matrix",
-];
+const BUILTIN_TYPE_TEMPLATES: &[&str] = &["vec", "packed_vec", "atomic", "array", "numeric_limits", "simdgroup_matrix", "matrix"];
 const BUILTIN_FN_TEMPLATES: &[&str] = &["as_type", "make_filled_simdgroup_matrix"];
 
 const INT_WORDS: &[&str] = &["unsigned", "signed", "short", "long", "int", "char"];
@@ -206,9 +188,7 @@ const RESERVED: &[&str] = &[
 fn unsupported_keyword(name: &str) -> Option<&'static str> {
     Some(match name {
         "goto" => "`goto` is not supported in Metal",
-        "try" | "catch" | "throw" => {
-            "exceptions (`try`/`catch`/`throw`) are not supported in Metal"
-        }
+        "try" | "catch" | "throw" => "exceptions (`try`/`catch`/`throw`) are not supported in Metal",
         "new" | "delete" => "dynamic allocation (`new`/`delete`) is not supported in Metal",
         "virtual" => "virtual functions are not supported in Metal",
         "dynamic_cast" => "`dynamic_cast` is not supported in Metal (no RTTI)",
@@ -290,45 +270,19 @@ struct Specs {
 }
 
 fn ident(name: &str, span: Span) -> Ident {
-    Ident {
-        name: Rc::from(name),
-        span,
-    }
+    Ident { name: Rc::from(name), span }
 }
 
 fn simple_path(name: &str, span: Span) -> Path {
-    Path {
-        global: false,
-        segments: vec![PathSegment {
-            ident: ident(name, span),
-            template_args: None,
-        }],
-        span,
-    }
+    Path { global: false, segments: vec![PathSegment { ident: ident(name, span), template_args: None }], span }
 }
 
 fn error_expr(span: Span) -> Expr {
-    Expr {
-        kind: ExprKind::IntLit {
-            value: 0,
-            unsigned: false,
-            long: false,
-            decimal: true,
-        },
-        span,
-    }
+    Expr { kind: ExprKind::IntLit { value: 0, unsigned: false, long: false, decimal: true }, span }
 }
 
 fn error_type(span: Span) -> TypeExpr {
-    TypeExpr {
-        kind: TypeExprKind::Named {
-            path: simple_path("int", span),
-            is_const: false,
-            is_volatile: false,
-            addr_space: None,
-        },
-        span,
-    }
+    TypeExpr { kind: TypeExprKind::Named { path: simple_path("int", span), is_const: false, is_volatile: false, addr_space: None }, span }
 }
 
 impl<'a> Parser<'a> {
@@ -427,10 +381,7 @@ impl<'a> Parser<'a> {
     }
 
     fn save(&self) -> State {
-        State {
-            pos: self.pos,
-            split: self.split.clone(),
-        }
+        State { pos: self.pos, split: self.split.clone() }
     }
 
     fn restore(&mut self, s: State) {
@@ -490,10 +441,7 @@ impl<'a> Parser<'a> {
                 .label(format!("expected `{}`", close.as_str()))
                 .with_secondary(open, format!("to match this `{open_s}`")),
         );
-        if close == Punct::RParen
-            && (self.at(Punct::LBrace) || self.at(Punct::Semi))
-            && self.tentative == 0
-        {
+        if close == Punct::RParen && (self.at(Punct::LBrace) || self.at(Punct::Semi)) && self.tentative == 0 {
             // `f(a, b;` / `if (x {`: what follows is fine; keep parsing normally.
             self.silent = false;
         }
@@ -506,9 +454,8 @@ impl<'a> Parser<'a> {
             return;
         }
         let sp = self.prev_span().after();
-        let d = Diagnostic::error(sp, format!("expected `;` after {after}"))
-            .label("expected `;` here")
-            .help("add `;` at the end of this line");
+        let d =
+            Diagnostic::error(sp, format!("expected `;` after {after}")).label("expected `;` here").help("add `;` at the end of this line");
         let next_line = self.tok(0).line_start || self.at(Punct::RBrace) || self.at_eof();
         if next_line && self.tentative == 0 && !self.silent {
             // The statement itself is complete; carry on with the next line.
@@ -531,9 +478,8 @@ impl<'a> Parser<'a> {
             let t = self.tentative;
             self.tentative = 0;
             self.report(
-                Diagnostic::error(sp, "expression nested too deeply").note(format!(
-                    "this parser allows at most {MAX_DEPTH} levels of nesting"
-                )),
+                Diagnostic::error(sp, "expression nested too deeply")
+                    .note(format!("this parser allows at most {MAX_DEPTH} levels of nesting")),
             );
             self.tentative = t;
             // Give up on the rest of the file: jump to the end.
@@ -556,9 +502,7 @@ impl<'a> Parser<'a> {
         while !self.at_eof() {
             match self.tok(0).kind {
                 TokenKind::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => depth += 1,
-                TokenKind::Punct(Punct::RParen | Punct::RBracket) => {
-                    depth = depth.saturating_sub(1)
-                }
+                TokenKind::Punct(Punct::RParen | Punct::RBracket) => depth = depth.saturating_sub(1),
                 TokenKind::Punct(Punct::RBrace) => {
                     if depth == 0 {
                         break;
@@ -589,9 +533,7 @@ impl<'a> Parser<'a> {
             }
             match self.tok(0).kind {
                 TokenKind::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => depth += 1,
-                TokenKind::Punct(Punct::RParen | Punct::RBracket) => {
-                    depth = depth.saturating_sub(1)
-                }
+                TokenKind::Punct(Punct::RParen | Punct::RBracket) => depth = depth.saturating_sub(1),
                 TokenKind::Punct(Punct::RBrace) => {
                     if depth == 0 {
                         break;
@@ -696,10 +638,7 @@ impl<'a> Parser<'a> {
     }
 
     fn is_type_name(&self, name: &str) -> bool {
-        is_builtin_type(name)
-            || self.is_user_type(name)
-            || INT_WORDS.contains(&name)
-            || BUILTIN_TYPE_TEMPLATES.contains(&name)
+        is_builtin_type(name) || self.is_user_type(name) || INT_WORDS.contains(&name) || BUILTIN_TYPE_TEMPLATES.contains(&name)
     }
 
     fn is_template(&self, name: &str) -> bool {
@@ -719,9 +658,7 @@ impl<'a> Parser<'a> {
         let Some(name) = self.tok(0).ident() else {
             return self.at(Punct::ColonColon) && self.path_names_type();
         };
-        if matches!(name, "const" | "volatile" | "typename" | "decltype")
-            || addr_space_of(name).is_some()
-        {
+        if matches!(name, "const" | "volatile" | "typename" | "decltype") || addr_space_of(name).is_some() {
             return true;
         }
         if Self::is_reserved(name) {
@@ -736,9 +673,7 @@ impl<'a> Parser<'a> {
     /// Tentatively read a path and tell whether its last segment is a type.
     fn path_names_type(&mut self) -> bool {
         let st = self.save();
-        let r = self
-            .attempt(|p| p.parse_path())
-            .map(|path| self.is_type_name(&path.last().ident.name));
+        let r = self.attempt(|p| p.parse_path()).map(|path| self.is_type_name(&path.last().ident.name));
         self.restore(st);
         r.unwrap_or(false)
     }
@@ -778,11 +713,7 @@ impl<'a> Parser<'a> {
                 let lp = self.bump();
                 args = self.parse_args(Punct::RParen, lp);
             }
-            out.push(Attribute {
-                name: Ident { name, span: nspan },
-                args,
-                span: start.to(self.prev_span()),
-            });
+            out.push(Attribute { name: Ident { name, span: nspan }, args, span: start.to(self.prev_span()) });
             if !self.eat(Punct::Comma) {
                 break;
             }
@@ -843,16 +774,12 @@ impl<'a> Parser<'a> {
                 break;
             }
             let sp = self.bump();
-            let template_args =
-                if self.at(Punct::Lt) && (self.is_template(&name) || self.template_args_follow()) {
-                    Some(self.parse_template_args())
-                } else {
-                    None
-                };
-            segments.push(PathSegment {
-                ident: Ident { name, span: sp },
-                template_args,
-            });
+            let template_args = if self.at(Punct::Lt) && (self.is_template(&name) || self.template_args_follow()) {
+                Some(self.parse_template_args())
+            } else {
+                None
+            };
+            segments.push(PathSegment { ident: Ident { name, span: sp }, template_args });
             if self.at(Punct::ColonColon) && (self.tok(1).ident().is_some()) {
                 self.bump();
                 self.eat_kw("template");
@@ -861,16 +788,9 @@ impl<'a> Parser<'a> {
             break;
         }
         if segments.is_empty() {
-            segments.push(PathSegment {
-                ident: ident("<error>", start),
-                template_args: None,
-            });
+            segments.push(PathSegment { ident: ident("<error>", start), template_args: None });
         }
-        Path {
-            global,
-            segments,
-            span: start.to(self.prev_span()),
-        }
+        Path { global, segments, span: start.to(self.prev_span()) }
     }
 
     /// `<args>` after a template name; the current token is `<`.
@@ -915,21 +835,11 @@ impl<'a> Parser<'a> {
     /// Is the base of this parsed type a type name (not a value like `N`)?
     fn names_a_type(&self, t: &TypeExpr) -> bool {
         match &t.kind {
-            TypeExprKind::Named {
-                path,
-                is_const,
-                is_volatile,
-                addr_space,
-            } => {
-                *is_const
-                    || *is_volatile
-                    || addr_space.is_some()
-                    || self.is_type_name(&path.last().ident.name)
+            TypeExprKind::Named { path, is_const, is_volatile, addr_space } => {
+                *is_const || *is_volatile || addr_space.is_some() || self.is_type_name(&path.last().ident.name)
             }
             TypeExprKind::Decltype { .. } => true,
-            TypeExprKind::Pointer { .. }
-            | TypeExprKind::Reference { .. }
-            | TypeExprKind::Array { .. } => true,
+            TypeExprKind::Pointer { .. } | TypeExprKind::Reference { .. } | TypeExprKind::Array { .. } => true,
         }
     }
 
@@ -948,25 +858,14 @@ impl<'a> Parser<'a> {
         let args = self.attempt(|p| p.parse_template_args());
         let next_ok = matches!(
             self.tok(0).kind,
-            TokenKind::Punct(
-                Punct::LParen
-                    | Punct::ColonColon
-                    | Punct::LBrace
-                    | Punct::RParen
-                    | Punct::Semi
-                    | Punct::Comma
-                    | Punct::Gt
-            )
+            TokenKind::Punct(Punct::LParen | Punct::ColonColon | Punct::LBrace | Punct::RParen | Punct::Semi | Punct::Comma | Punct::Gt)
         );
         self.restore(st);
         matches!(args.as_deref(), Some([TemplateArg::Type(_), ..])) && next_ok
     }
 
     fn at_gt_like(&self) -> bool {
-        matches!(
-            self.tok(0).kind,
-            TokenKind::Punct(Punct::Gt | Punct::Shr | Punct::Ge | Punct::ShrEq)
-        )
+        matches!(self.tok(0).kind, TokenKind::Punct(Punct::Gt | Punct::Shr | Punct::Ge | Punct::ShrEq))
     }
 
     /// Consume one `>`, splitting `>>`, `>=`, `>>=`.
@@ -1014,48 +913,26 @@ impl<'a> Parser<'a> {
                 loop {
                     if self.eat_kw("const") {
                         is_const = true;
-                    } else if self.eat_kw("volatile")
-                        || self.eat_kw("__restrict")
-                        || self.eat_kw("restrict")
-                    {
+                    } else if self.eat_kw("volatile") || self.eat_kw("__restrict") || self.eat_kw("restrict") {
                     } else {
                         break;
                     }
                 }
                 let span = ty.span.to(sp).to(self.prev_span());
-                ty = TypeExpr {
-                    kind: TypeExprKind::Pointer {
-                        pointee: Box::new(ty),
-                        is_const,
-                    },
-                    span,
-                };
+                ty = TypeExpr { kind: TypeExprKind::Pointer { pointee: Box::new(ty), is_const }, span };
             } else if self.at(Punct::Amp) {
                 let sp = self.bump();
                 let span = ty.span.to(sp);
-                ty = TypeExpr {
-                    kind: TypeExprKind::Reference {
-                        referee: Box::new(ty),
-                    },
-                    span,
-                };
+                ty = TypeExpr { kind: TypeExprKind::Reference { referee: Box::new(ty) }, span };
             } else if self.at(Punct::AndAnd) {
                 let sp = self.tok(0).span;
                 self.report(
-                    Diagnostic::error(
-                        sp,
-                        "rvalue references (`&&`) are not supported by this simulator yet",
-                    )
-                    .label("use `&` or pass by value"),
+                    Diagnostic::error(sp, "rvalue references (`&&`) are not supported by this simulator yet")
+                        .label("use `&` or pass by value"),
                 );
                 self.bump();
                 let span = ty.span.to(sp);
-                ty = TypeExpr {
-                    kind: TypeExprKind::Reference {
-                        referee: Box::new(ty),
-                    },
-                    span,
-                };
+                ty = TypeExpr { kind: TypeExprKind::Reference { referee: Box::new(ty) }, span };
             } else {
                 return ty;
             }
@@ -1081,20 +958,14 @@ impl<'a> Parser<'a> {
                 }
                 match t.ident() {
                     Some("static") => s.is_static = true,
-                    Some("inline" | "__inline" | "METAL_FUNC" | "extern") => {
-                        s.is_inline |= t.is_ident("inline")
-                    }
+                    Some("inline" | "__inline" | "METAL_FUNC" | "extern") => s.is_inline |= t.is_ident("inline"),
                     Some("constexpr") => s.is_constexpr = true,
                     Some("typedef") => s.is_typedef = true,
                     Some("kernel" | "vertex" | "fragment") => {
                         if t.is_ident("kernel") {
                             s.is_kernel = true;
                         }
-                        s.attrs.push(Attribute {
-                            name: ident(t.ident().unwrap_or(""), t.span),
-                            args: vec![],
-                            span: t.span,
-                        });
+                        s.attrs.push(Attribute { name: ident(t.ident().unwrap_or(""), t.span), args: vec![], span: t.span });
                     }
                     Some("__attribute__") => {
                         self.skip_gnu_attribute();
@@ -1103,17 +974,13 @@ impl<'a> Parser<'a> {
                     _ => {
                         if let Some(n) = t.ident() {
                             if n == "virtual" {
-                                self.report(Diagnostic::error(
-                                    t.span,
-                                    "virtual functions are not supported in Metal",
-                                ));
+                                self.report(Diagnostic::error(t.span, "virtual functions are not supported in Metal"));
                                 self.bump();
                                 continue;
                             }
                         }
                         // fall through to the type part below
-                        if self.type_word(&t, &mut is_const, &mut is_volatile, &mut addr, &mut base)
-                        {
+                        if self.type_word(&t, &mut is_const, &mut is_volatile, &mut addr, &mut base) {
                             if base.is_some() {
                                 decl_is_const_after = true;
                             }
@@ -1141,23 +1008,14 @@ impl<'a> Parser<'a> {
         };
         let span = start.to(self.prev_span());
         match &mut ty.kind {
-            TypeExprKind::Named {
-                is_const: c,
-                is_volatile: v,
-                addr_space: a,
-                ..
-            } => {
+            TypeExprKind::Named { is_const: c, is_volatile: v, addr_space: a, .. } => {
                 *c |= is_const;
                 *v |= is_volatile;
                 if addr.is_some() {
                     *a = addr;
                 }
             }
-            TypeExprKind::Decltype {
-                is_const: c,
-                addr_space: a,
-                ..
-            } => {
+            TypeExprKind::Decltype { is_const: c, addr_space: a, .. } => {
                 *c |= is_const;
                 if addr.is_some() {
                     *a = addr;
@@ -1216,11 +1074,7 @@ impl<'a> Parser<'a> {
             self.no_gt = save;
             self.expect_close(Punct::RParen, lp);
             *base = Some(TypeExpr {
-                kind: TypeExprKind::Decltype {
-                    expr: Box::new(e),
-                    is_const: false,
-                    addr_space: None,
-                },
+                kind: TypeExprKind::Decltype { expr: Box::new(e), is_const: false, addr_space: None },
                 span: sp.to(self.prev_span()),
             });
             return true;
@@ -1246,15 +1100,7 @@ impl<'a> Parser<'a> {
 
     fn named(&self, path: Path) -> TypeExpr {
         let span = path.span;
-        TypeExpr {
-            kind: TypeExprKind::Named {
-                path,
-                is_const: false,
-                is_volatile: false,
-                addr_space: None,
-            },
-            span,
-        }
+        TypeExpr { kind: TypeExprKind::Named { path, is_const: false, is_volatile: false, addr_space: None }, span }
     }
 
     /// `unsigned int`, `long long`, `signed char`, ... normalised to one name.
@@ -1308,13 +1154,7 @@ impl<'a> Parser<'a> {
         }
         for (size, sp) in dims.into_iter().rev() {
             let span = ty.span.to(sp);
-            ty = TypeExpr {
-                kind: TypeExprKind::Array {
-                    elem: Box::new(ty),
-                    size,
-                },
-                span,
-            };
+            ty = TypeExpr { kind: TypeExprKind::Array { elem: Box::new(ty), size }, span };
         }
         ty
     }
@@ -1349,13 +1189,7 @@ impl<'a> Parser<'a> {
             self.bump();
             let rhs = self.parse_assign();
             let span = lhs.span.to(rhs.span);
-            lhs = Expr {
-                kind: ExprKind::Comma {
-                    lhs: Box::new(lhs),
-                    rhs: Box::new(rhs),
-                },
-                span,
-            };
+            lhs = Expr { kind: ExprKind::Comma { lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
         }
         lhs
     }
@@ -1375,30 +1209,12 @@ impl<'a> Parser<'a> {
             self.expect(Punct::Colon);
             let els = self.parse_assign();
             let span = lhs.span.to(els.span);
-            Expr {
-                kind: ExprKind::Conditional {
-                    cond: Box::new(lhs),
-                    then: Box::new(then),
-                    els: Box::new(els),
-                },
-                span,
-            }
+            Expr { kind: ExprKind::Conditional { cond: Box::new(lhs), then: Box::new(then), els: Box::new(els) }, span }
         } else if let Some(op) = self.assign_op_here() {
             self.bump();
-            let rhs = if self.at(Punct::LBrace) {
-                self.parse_init_list()
-            } else {
-                self.parse_assign()
-            };
+            let rhs = if self.at(Punct::LBrace) { self.parse_init_list() } else { self.parse_assign() };
             let span = lhs.span.to(rhs.span);
-            Expr {
-                kind: ExprKind::Assign {
-                    op,
-                    lhs: Box::new(lhs),
-                    rhs: Box::new(rhs),
-                },
-                span,
-            }
+            Expr { kind: ExprKind::Assign { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span }
         } else {
             lhs
         };
@@ -1440,14 +1256,7 @@ impl<'a> Parser<'a> {
             self.bump();
             let rhs = self.parse_binary(prec + 1);
             let span = lhs.span.to(rhs.span);
-            lhs = Expr {
-                kind: ExprKind::Binary {
-                    op,
-                    lhs: Box::new(lhs),
-                    rhs: Box::new(rhs),
-                },
-                span,
-            };
+            lhs = Expr { kind: ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
         }
         lhs
     }
@@ -1479,13 +1288,7 @@ impl<'a> Parser<'a> {
             self.bump();
             let operand = self.parse_unary();
             let span = t.span.to(operand.span);
-            return Expr {
-                kind: ExprKind::Unary {
-                    op,
-                    operand: Box::new(operand),
-                },
-                span,
-            };
+            return Expr { kind: ExprKind::Unary { op, operand: Box::new(operand) }, span };
         }
         match t.ident() {
             Some("sizeof") => {
@@ -1503,20 +1306,14 @@ impl<'a> Parser<'a> {
                             ty
                         }) {
                             self.expect_close(Punct::RParen, lp);
-                            return Expr {
-                                kind: ExprKind::SizeofType(ty),
-                                span: t.span.to(self.prev_span()),
-                            };
+                            return Expr { kind: ExprKind::SizeofType(ty), span: t.span.to(self.prev_span()) };
                         }
                     }
                     self.restore(st);
                 }
                 let e = self.parse_unary();
                 let span = t.span.to(e.span);
-                return Expr {
-                    kind: ExprKind::SizeofExpr(Box::new(e)),
-                    span,
-                };
+                return Expr { kind: ExprKind::SizeofExpr(Box::new(e)), span };
             }
             Some("alignof") => {
                 self.bump();
@@ -1524,10 +1321,7 @@ impl<'a> Parser<'a> {
                 self.expect(Punct::LParen);
                 let ty = self.parse_type();
                 self.expect_close(Punct::RParen, lp);
-                return Expr {
-                    kind: ExprKind::AlignofType(ty),
-                    span: t.span.to(self.prev_span()),
-                };
+                return Expr { kind: ExprKind::AlignofType(ty), span: t.span.to(self.prev_span()) };
             }
             _ => {}
         }
@@ -1546,15 +1340,7 @@ impl<'a> Parser<'a> {
                     self.bump();
                     let operand = self.parse_unary();
                     let span = t.span.to(operand.span);
-                    return Expr {
-                        kind: ExprKind::Cast {
-                            kind: CastKind::CStyle,
-                            ty,
-                            args: vec![operand],
-                            braces: false,
-                        },
-                        span,
-                    };
+                    return Expr { kind: ExprKind::Cast { kind: CastKind::CStyle, ty, args: vec![operand], braces: false }, span };
                 }
             }
             self.restore(st);
@@ -1574,13 +1360,7 @@ impl<'a> Parser<'a> {
                     self.bump();
                     let args = self.parse_args(Punct::RParen, t.span);
                     let span = e.span.to(self.prev_span());
-                    e = Expr {
-                        kind: ExprKind::Call {
-                            callee: Box::new(e),
-                            args,
-                        },
-                        span,
-                    };
+                    e = Expr { kind: ExprKind::Call { callee: Box::new(e), args }, span };
                 }
                 TokenKind::Punct(Punct::LBracket) => {
                     self.bump();
@@ -1590,13 +1370,7 @@ impl<'a> Parser<'a> {
                     self.no_gt = save;
                     self.expect_close(Punct::RBracket, t.span);
                     let span = e.span.to(self.prev_span());
-                    e = Expr {
-                        kind: ExprKind::Index {
-                            base: Box::new(e),
-                            index: Box::new(index),
-                        },
-                        span,
-                    };
+                    e = Expr { kind: ExprKind::Index { base: Box::new(e), index: Box::new(index) }, span };
                 }
                 TokenKind::Punct(p @ (Punct::Dot | Punct::Arrow)) => {
                     self.bump();
@@ -1608,29 +1382,15 @@ impl<'a> Parser<'a> {
                     let nsp = self.bump();
                     let span = e.span.to(nsp);
                     e = Expr {
-                        kind: ExprKind::Member {
-                            base: Box::new(e),
-                            name: Ident { name, span: nsp },
-                            arrow: p == Punct::Arrow,
-                        },
+                        kind: ExprKind::Member { base: Box::new(e), name: Ident { name, span: nsp }, arrow: p == Punct::Arrow },
                         span,
                     };
                 }
                 TokenKind::Punct(p @ (Punct::PlusPlus | Punct::MinusMinus)) => {
                     self.bump();
-                    let op = if p == Punct::PlusPlus {
-                        UnaryOp::PostInc
-                    } else {
-                        UnaryOp::PostDec
-                    };
+                    let op = if p == Punct::PlusPlus { UnaryOp::PostInc } else { UnaryOp::PostDec };
                     let span = e.span.to(t.span);
-                    e = Expr {
-                        kind: ExprKind::Unary {
-                            op,
-                            operand: Box::new(e),
-                        },
-                        span,
-                    };
+                    e = Expr { kind: ExprKind::Unary { op, operand: Box::new(e) }, span };
                 }
                 _ => return e,
             }
@@ -1645,11 +1405,7 @@ impl<'a> Parser<'a> {
         if !self.at(close) {
             loop {
                 let before = self.pos;
-                let e = if self.at(Punct::LBrace) {
-                    self.parse_init_list()
-                } else {
-                    self.parse_assign()
-                };
+                let e = if self.at(Punct::LBrace) { self.parse_init_list() } else { self.parse_assign() };
                 args.push(e);
                 if self.too_deep || self.pos == before {
                     break;
@@ -1675,10 +1431,7 @@ impl<'a> Parser<'a> {
         self.bump();
         let args = self.parse_args(Punct::RBrace, open);
         self.leave();
-        Expr {
-            kind: ExprKind::InitList(args),
-            span: open.to(self.prev_span()),
-        }
+        Expr { kind: ExprKind::InitList(args), span: open.to(self.prev_span()) }
     }
 
     fn parse_primary(&mut self) -> Expr {
@@ -1686,25 +1439,13 @@ impl<'a> Parser<'a> {
         let sp = t.span;
         let lit = |kind| Expr { kind, span: sp };
         match &t.kind {
-            TokenKind::Int {
-                value,
-                suffix,
-                decimal,
-            } => {
+            TokenKind::Int { value, suffix, decimal } => {
                 self.bump();
-                return lit(ExprKind::IntLit {
-                    value: *value,
-                    unsigned: suffix.unsigned,
-                    long: suffix.long,
-                    decimal: *decimal,
-                });
+                return lit(ExprKind::IntLit { value: *value, unsigned: suffix.unsigned, long: suffix.long, decimal: *decimal });
             }
             TokenKind::Float { value, suffix } => {
                 self.bump();
-                return lit(ExprKind::FloatLit {
-                    value: *value,
-                    suffix: *suffix,
-                });
+                return lit(ExprKind::FloatLit { value: *value, suffix: *suffix });
             }
             TokenKind::Char(c) => {
                 self.bump();
@@ -1718,10 +1459,7 @@ impl<'a> Parser<'a> {
                     s.push_str(more);
                     self.bump();
                 }
-                return Expr {
-                    kind: ExprKind::StrLit(Rc::from(s)),
-                    span: sp.to(self.prev_span()),
-                };
+                return Expr { kind: ExprKind::StrLit(Rc::from(s)), span: sp.to(self.prev_span()) };
             }
             TokenKind::Punct(Punct::LParen) => {
                 self.bump();
@@ -1779,15 +1517,7 @@ impl<'a> Parser<'a> {
                 let e = self.parse_expr();
                 self.no_gt = save;
                 self.expect_close(Punct::RParen, lp);
-                return Expr {
-                    kind: ExprKind::Cast {
-                        kind,
-                        ty,
-                        args: vec![e],
-                        braces: false,
-                    },
-                    span: sp.to(self.prev_span()),
-                };
+                return Expr { kind: ExprKind::Cast { kind, ty, args: vec![e], braces: false }, span: sp.to(self.prev_span()) };
             }
             _ => {}
         }
@@ -1805,15 +1535,7 @@ impl<'a> Parser<'a> {
                     let open = self.bump();
                     let close = if braces { Punct::RBrace } else { Punct::RParen };
                     let args = self.parse_args(close, open);
-                    return Expr {
-                        kind: ExprKind::Cast {
-                            kind: CastKind::Functional,
-                            ty,
-                            args,
-                            braces,
-                        },
-                        span: sp.to(self.prev_span()),
-                    };
+                    return Expr { kind: ExprKind::Cast { kind: CastKind::Functional, ty, args, braces }, span: sp.to(self.prev_span()) };
                 }
             }
             self.restore(st);
@@ -1824,10 +1546,7 @@ impl<'a> Parser<'a> {
         }
         let path = self.parse_path();
         let span = path.span;
-        Expr {
-            kind: ExprKind::Name(path),
-            span,
-        }
+        Expr { kind: ExprKind::Name(path), span }
     }
 
     // ----- statements -----
@@ -1835,10 +1554,7 @@ impl<'a> Parser<'a> {
     fn parse_block(&mut self) -> Block {
         let open = self.tok(0).span;
         if !self.expect(Punct::LBrace) {
-            return Block {
-                stmts: vec![],
-                span: open,
-            };
+            return Block { stmts: vec![], span: open };
         }
         self.push_scope(false);
         let mut stmts = Vec::new();
@@ -1853,10 +1569,7 @@ impl<'a> Parser<'a> {
         }
         self.pop_scope();
         self.expect_close(Punct::RBrace, open);
-        Block {
-            stmts,
-            span: open.to(self.prev_span()),
-        }
+        Block { stmts, span: open.to(self.prev_span()) }
     }
 
     fn parse_stmt(&mut self) -> Option<Stmt> {
@@ -1870,18 +1583,12 @@ impl<'a> Parser<'a> {
             self.sync_stmt();
         }
         self.leave();
-        Some(Stmt {
-            kind: s,
-            span: sp.to(self.prev_span()),
-        })
+        Some(Stmt { kind: s, span: sp.to(self.prev_span()) })
     }
 
     fn sub_stmt(&mut self) -> Box<Stmt> {
         let sp = self.tok(0).span;
-        Box::new(self.parse_stmt().unwrap_or(Stmt {
-            kind: StmtKind::Empty,
-            span: sp,
-        }))
+        Box::new(self.parse_stmt().unwrap_or(Stmt { kind: StmtKind::Empty, span: sp }))
     }
 
     fn paren_cond(&mut self) -> Expr {
@@ -1913,52 +1620,32 @@ impl<'a> Parser<'a> {
                 self.eat_kw("constexpr");
                 let cond = self.paren_cond();
                 let then = self.sub_stmt();
-                let els = if self.eat_kw("else") {
-                    Some(self.sub_stmt())
-                } else {
-                    None
-                };
-                return StmtKind::If {
-                    cond: Box::new(cond),
-                    then,
-                    els,
-                };
+                let els = if self.eat_kw("else") { Some(self.sub_stmt()) } else { None };
+                return StmtKind::If { cond: Box::new(cond), then, els };
             }
             "while" => {
                 self.bump();
                 let cond = self.paren_cond();
                 let body = self.sub_stmt();
-                return StmtKind::While {
-                    cond: Box::new(cond),
-                    body,
-                };
+                return StmtKind::While { cond: Box::new(cond), body };
             }
             "do" => {
                 self.bump();
                 let body = self.sub_stmt();
                 if !self.eat_kw("while") {
                     self.error_here("`while` after the body of `do`");
-                    return StmtKind::DoWhile {
-                        body,
-                        cond: Box::new(error_expr(t.span)),
-                    };
+                    return StmtKind::DoWhile { body, cond: Box::new(error_expr(t.span)) };
                 }
                 let cond = self.paren_cond();
                 self.expect_semi("`do`/`while` statement");
-                return StmtKind::DoWhile {
-                    body,
-                    cond: Box::new(cond),
-                };
+                return StmtKind::DoWhile { body, cond: Box::new(cond) };
             }
             "for" => return self.parse_for(),
             "switch" => {
                 self.bump();
                 let cond = self.paren_cond();
                 let body = self.sub_stmt();
-                return StmtKind::Switch {
-                    cond: Box::new(cond),
-                    body,
-                };
+                return StmtKind::Switch { cond: Box::new(cond), body };
             }
             "case" => {
                 self.bump();
@@ -2040,11 +1727,7 @@ impl<'a> Parser<'a> {
     fn stmt_is_decl(&mut self) -> bool {
         let t = self.tok(0);
         if let Some(n) = t.ident() {
-            if matches!(
-                n,
-                "const" | "volatile" | "constexpr" | "static" | "typename" | "__attribute__"
-            ) || addr_space_of(n).is_some()
-            {
+            if matches!(n, "const" | "volatile" | "constexpr" | "static" | "typename" | "__attribute__") || addr_space_of(n).is_some() {
                 return true;
             }
             // `Foo x` with an unknown `Foo`: still a declaration.
@@ -2089,42 +1772,23 @@ impl<'a> Parser<'a> {
                 let d = self.parse_var_decl_list(false);
                 if self.at(Punct::Colon) {
                     let sp = self.tok(0).span;
-                    self.report(Diagnostic::error(
-                        sp,
-                        "range-based `for` loops are not supported by this simulator yet",
-                    ));
+                    self.report(Diagnostic::error(sp, "range-based `for` loops are not supported by this simulator yet"));
                 }
                 StmtKind::Decl(d)
             } else {
                 StmtKind::Expr(self.parse_expr())
             };
             self.expect(Punct::Semi);
-            Some(Box::new(Stmt {
-                kind,
-                span: sp.to(self.prev_span()),
-            }))
+            Some(Box::new(Stmt { kind, span: sp.to(self.prev_span()) }))
         };
-        let cond = if self.at(Punct::Semi) {
-            None
-        } else {
-            Some(self.parse_expr())
-        };
+        let cond = if self.at(Punct::Semi) { None } else { Some(self.parse_expr()) };
         self.expect(Punct::Semi);
-        let step = if self.at(Punct::RParen) {
-            None
-        } else {
-            Some(self.parse_expr())
-        };
+        let step = if self.at(Punct::RParen) { None } else { Some(self.parse_expr()) };
         self.expect_close(Punct::RParen, lp);
         let body = self.sub_stmt();
         self.pop_scope();
         let _ = kw;
-        StmtKind::For {
-            init,
-            cond,
-            step,
-            body,
-        }
+        StmtKind::For { init, cond, step, body }
     }
 
     fn parse_static_assert(&mut self) -> (Expr, Option<Rc<str>>) {
@@ -2166,11 +1830,7 @@ impl<'a> Parser<'a> {
             let ty = self.parse_type();
             self.expect_semi("alias declaration");
             self.declare_type(&name);
-            return Some(TypeAlias {
-                name: Ident { name, span: nsp },
-                ty,
-                span: start.to(self.prev_span()),
-            });
+            return Some(TypeAlias { name: Ident { name, span: nsp }, ty, span: start.to(self.prev_span()) });
         }
         self.bump(); // typedef
         let base = self.parse_base_type(&mut None);
@@ -2183,11 +1843,7 @@ impl<'a> Parser<'a> {
         let ty = self.parse_array_dims(ty);
         self.expect_semi("typedef");
         self.declare_type(&name);
-        Some(TypeAlias {
-            name: Ident { name, span: nsp },
-            ty,
-            span: start.to(self.prev_span()),
-        })
+        Some(TypeAlias { name: Ident { name, span: nsp }, ty, span: start.to(self.prev_span()) })
     }
 
     /// Specifiers and a comma-separated list of declarators with
@@ -2199,11 +1855,7 @@ impl<'a> Parser<'a> {
 
     /// Declarators after `specs`; `first` is an already-parsed first
     /// declarator (type with pointer ops, name).
-    fn parse_declarators(
-        &mut self,
-        specs: &Specs,
-        first: Option<(TypeExpr, Ident)>,
-    ) -> Vec<VarDecl> {
+    fn parse_declarators(&mut self, specs: &Specs, first: Option<(TypeExpr, Ident)>) -> Vec<VarDecl> {
         let mut out = Vec::new();
         let mut first = first;
         loop {
@@ -2234,15 +1886,7 @@ impl<'a> Parser<'a> {
             }
             let init = self.parse_initializer();
             let span = specs.span.to(start).to(self.prev_span());
-            out.push(VarDecl {
-                name,
-                ty,
-                init,
-                attrs,
-                is_constexpr: specs.is_constexpr,
-                is_static: specs.is_static,
-                span,
-            });
+            out.push(VarDecl { name, ty, init, attrs, is_constexpr: specs.is_constexpr, is_static: specs.is_static, span });
             if self.too_deep || !self.eat(Punct::Comma) {
                 break;
             }
@@ -2252,11 +1896,7 @@ impl<'a> Parser<'a> {
 
     fn parse_initializer(&mut self) -> Option<Init> {
         if self.eat(Punct::Eq) {
-            let e = if self.at(Punct::LBrace) {
-                self.parse_init_list()
-            } else {
-                self.parse_assign()
-            };
+            let e = if self.at(Punct::LBrace) { self.parse_init_list() } else { self.parse_assign() };
             return Some(Init::Assign(e));
         }
         if self.at(Punct::LParen) || self.at(Punct::LBrace) {
@@ -2264,11 +1904,7 @@ impl<'a> Parser<'a> {
             let open = self.bump();
             let args = self.parse_args(if braces { Punct::RBrace } else { Punct::RParen }, open);
             let span = open.to(self.prev_span());
-            return Some(if braces {
-                Init::Brace(args, span)
-            } else {
-                Init::Paren(args, span)
-            });
+            return Some(if braces { Init::Brace(args, span) } else { Init::Paren(args, span) });
         }
         None
     }
@@ -2282,10 +1918,7 @@ impl<'a> Parser<'a> {
         }
         let kind = self.parse_item_kind();
         self.leave();
-        kind.map(|kind| Item {
-            kind,
-            span: start.to(self.prev_span()),
-        })
+        kind.map(|kind| Item { kind, span: start.to(self.prev_span()) })
     }
 
     fn parse_item_kind(&mut self) -> Option<ItemKind> {
@@ -2318,20 +1951,14 @@ impl<'a> Parser<'a> {
             }
             "struct" | "class"
                 if self.tok(1).ident().is_some()
-                    && matches!(
-                        self.tok(2).kind,
-                        TokenKind::Ident(_) | TokenKind::Punct(Punct::Star | Punct::Amp)
-                    ) => {}
+                    && matches!(self.tok(2).kind, TokenKind::Ident(_) | TokenKind::Punct(Punct::Star | Punct::Amp)) => {}
             "struct" | "class" => {
                 let s = self.parse_struct(Vec::new())?;
                 return Some(ItemKind::Struct(s));
             }
             "enum" => return self.parse_enum().map(ItemKind::Enum),
             "union" => {
-                self.report(Diagnostic::error(
-                    t.span,
-                    "unions are not supported by this simulator yet",
-                ));
+                self.report(Diagnostic::error(t.span, "unions are not supported by this simulator yet"));
                 return None;
             }
             _ => {}
@@ -2360,11 +1987,7 @@ impl<'a> Parser<'a> {
     }
 
     /// After specifiers at program scope: a function or variables.
-    fn parse_decl_after_specs(
-        &mut self,
-        mut specs: Specs,
-        in_struct: Option<&Rc<str>>,
-    ) -> Option<ItemKind> {
+    fn parse_decl_after_specs(&mut self, mut specs: Specs, in_struct: Option<&Rc<str>>) -> Option<ItemKind> {
         let ty = self.parse_ptr_ops(specs.ty.clone());
         // Attributes between the return type and the name.
         while self.at_attr() {
@@ -2372,10 +1995,7 @@ impl<'a> Parser<'a> {
         }
         if self.at_kw("operator") {
             let sp = self.tok(0).span;
-            self.report(Diagnostic::error(
-                sp,
-                "operator overloading is not supported by this simulator yet",
-            ));
+            self.report(Diagnostic::error(sp, "operator overloading is not supported by this simulator yet"));
             return None;
         }
         if self.tok(0).ident().is_none_or(Self::is_reserved) && !self.at(Punct::ColonColon) {
@@ -2470,18 +2090,8 @@ impl<'a> Parser<'a> {
             while self.at_attr() {
                 self.parse_attr_list(&mut attrs);
             }
-            let default = if self.eat(Punct::Eq) {
-                Some(self.parse_assign())
-            } else {
-                None
-            };
-            params.push(Param {
-                ty,
-                name,
-                attrs,
-                default,
-                span: start.to(self.prev_span()),
-            });
+            let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
+            params.push(Param { ty, name, attrs, default, span: start.to(self.prev_span()) });
             if self.silent || self.pos == before || !self.eat(Punct::Comma) {
                 break;
             }
@@ -2516,13 +2126,7 @@ impl<'a> Parser<'a> {
         self.expect_close(Punct::RBrace, open);
         while let Some(n) = inner.pop() {
             let span = n.span.to(self.prev_span());
-            items = vec![Item {
-                kind: ItemKind::Namespace {
-                    name: Some(n),
-                    items,
-                },
-                span,
-            }];
+            items = vec![Item { kind: ItemKind::Namespace { name: Some(n), items }, span }];
         }
         Some(ItemKind::Namespace { name, items })
     }
@@ -2565,11 +2169,7 @@ impl<'a> Parser<'a> {
                 };
                 let nsp = self.bump();
                 self.declare_template_param(&n);
-                let default = if self.eat(Punct::Eq) {
-                    Some(self.parse_type())
-                } else {
-                    None
-                };
+                let default = if self.eat(Punct::Eq) { Some(self.parse_type()) } else { None };
                 params.push(TemplateParam {
                     name: Ident { name: n, span: nsp },
                     kind: TemplateParamKind::Type { default },
@@ -2582,11 +2182,7 @@ impl<'a> Parser<'a> {
                     break;
                 };
                 let nsp = self.bump();
-                let default = if self.eat(Punct::Eq) {
-                    Some(self.parse_assign())
-                } else {
-                    None
-                };
+                let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
                 params.push(TemplateParam {
                     name: Ident { name: n, span: nsp },
                     kind: TemplateParamKind::Value { ty, default },
@@ -2608,10 +2204,7 @@ impl<'a> Parser<'a> {
         self.declaring_template = false;
         self.pop_scope();
         let item = item?;
-        Some(ItemKind::Template {
-            params,
-            item: Box::new(item),
-        })
+        Some(ItemKind::Template { params, item: Box::new(item) })
     }
 
     /// `template [[attrs]] T name<args>;` / `template void f<int>(int);`
@@ -2633,11 +2226,7 @@ impl<'a> Parser<'a> {
             let _ = self.parse_params();
         }
         self.expect_semi("explicit instantiation");
-        Some(ItemKind::ExplicitInstantiation {
-            attrs: specs.attrs,
-            ty,
-            name,
-        })
+        Some(ItemKind::ExplicitInstantiation { attrs: specs.attrs, ty, name })
     }
 
     fn parse_enum(&mut self) -> Option<Enum> {
@@ -2652,21 +2241,11 @@ impl<'a> Parser<'a> {
             }
             _ => None,
         };
-        let underlying = if self.eat(Punct::Colon) {
-            Some(self.parse_type())
-        } else {
-            None
-        };
+        let underlying = if self.eat(Punct::Colon) { Some(self.parse_type()) } else { None };
         let mut enumerators = Vec::new();
         if self.at(Punct::Semi) {
             self.bump();
-            return Some(Enum {
-                name,
-                scoped,
-                underlying,
-                enumerators,
-                span: start.to(self.prev_span()),
-            });
+            return Some(Enum { name, scoped, underlying, enumerators, span: start.to(self.prev_span()) });
         }
         let open = self.tok(0).span;
         if !self.expect(Punct::LBrace) {
@@ -2678,28 +2257,15 @@ impl<'a> Parser<'a> {
                 break;
             };
             let nsp = self.bump();
-            let value = if self.eat(Punct::Eq) {
-                Some(self.parse_assign())
-            } else {
-                None
-            };
-            enumerators.push(Enumerator {
-                name: Ident { name: n, span: nsp },
-                value,
-            });
+            let value = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
+            enumerators.push(Enumerator { name: Ident { name: n, span: nsp }, value });
             if self.silent || !self.eat(Punct::Comma) {
                 break;
             }
         }
         self.expect_close(Punct::RBrace, open);
         self.expect_semi("enum definition");
-        Some(Enum {
-            name,
-            scoped,
-            underlying,
-            enumerators,
-            span: start.to(self.prev_span()),
-        })
+        Some(Enum { name, scoped, underlying, enumerators, span: start.to(self.prev_span()) })
     }
 
     fn parse_struct(&mut self, mut attrs: Vec<Attribute>) -> Option<Struct> {
@@ -2712,10 +2278,7 @@ impl<'a> Parser<'a> {
             return None;
         };
         let nsp = self.bump();
-        let name = Ident {
-            name: n.clone(),
-            span: nsp,
-        };
+        let name = Ident { name: n.clone(), span: nsp };
         self.declare_type(&n);
         if self.declaring_template {
             self.templates.insert(n.clone());
@@ -2725,21 +2288,11 @@ impl<'a> Parser<'a> {
         let specialization = if self.at(Punct::Lt) { Some(self.parse_template_args()) } else { None };
         if self.at(Punct::Semi) {
             self.bump();
-            return Some(Struct {
-                name,
-                members: vec![],
-                is_forward: true,
-                specialization,
-                attrs,
-                span: start.to(self.prev_span()),
-            });
+            return Some(Struct { name, members: vec![], is_forward: true, specialization, attrs, span: start.to(self.prev_span()) });
         }
         if self.at(Punct::Colon) {
             let sp = self.tok(0).span;
-            self.report(Diagnostic::error(
-                sp,
-                "inheritance is not supported by this simulator yet",
-            ));
+            self.report(Diagnostic::error(sp, "inheritance is not supported by this simulator yet"));
             return None;
         }
         let open = self.tok(0).span;
@@ -2761,14 +2314,7 @@ impl<'a> Parser<'a> {
         self.pop_scope();
         self.expect_close(Punct::RBrace, open);
         self.expect_semi("struct definition");
-        Some(Struct {
-            name,
-            members,
-            is_forward: false,
-            specialization,
-            attrs,
-            span: start.to(self.prev_span()),
-        })
+        Some(Struct { name, members, is_forward: false, specialization, attrs, span: start.to(self.prev_span()) })
     }
 
     fn parse_member(&mut self, sname: &Rc<str>, out: &mut Vec<Member>) {
@@ -2786,23 +2332,14 @@ impl<'a> Parser<'a> {
         }
         if matches!(name, "using" | "typedef") {
             if let Some(a) = self.parse_alias() {
-                out.push(Member {
-                    kind: MemberKind::Alias(a),
-                    span: start.to(self.prev_span()),
-                });
+                out.push(Member { kind: MemberKind::Alias(a), span: start.to(self.prev_span()) });
             }
             return;
         }
-        if matches!(
-            name,
-            "template" | "struct" | "class" | "enum" | "union" | "friend"
-        ) {
+        if matches!(name, "template" | "struct" | "class" | "enum" | "union" | "friend") {
             self.report(
-                Diagnostic::error(
-                    t.span,
-                    format!("`{name}` inside a struct is not supported by this simulator yet"),
-                )
-                .help("move it to program scope"),
+                Diagnostic::error(t.span, format!("`{name}` inside a struct is not supported by this simulator yet"))
+                    .help("move it to program scope"),
             );
             return;
         }
@@ -2811,10 +2348,7 @@ impl<'a> Parser<'a> {
             return;
         }
         if t.is_punct(Punct::Tilde) {
-            self.report(Diagnostic::error(
-                t.span,
-                "destructors are not supported in Metal",
-            ));
+            self.report(Diagnostic::error(t.span, "destructors are not supported in Metal"));
             return;
         }
         if let Some(msg) = unsupported_keyword(name) {
@@ -2857,13 +2391,7 @@ impl<'a> Parser<'a> {
                         self.error_here("`(` or `{`");
                         break;
                     };
-                    inits.push((
-                        Ident {
-                            name: fname,
-                            span: fsp,
-                        },
-                        args,
-                    ));
+                    inits.push((Ident { name: fname, span: fsp }, args));
                     if !self.eat(Punct::Comma) {
                         break;
                     }
@@ -2888,10 +2416,7 @@ impl<'a> Parser<'a> {
                 body,
                 span: start.to(self.prev_span()),
             };
-            out.push(Member {
-                kind: MemberKind::Constructor { func, inits },
-                span: start.to(self.prev_span()),
-            });
+            out.push(Member { kind: MemberKind::Constructor { func, inits }, span: start.to(self.prev_span()) });
             return;
         }
         self.restore(st);
@@ -2901,28 +2426,15 @@ impl<'a> Parser<'a> {
         }
         let is_static_const = specs.is_static
             || specs.is_constexpr
-            || matches!(
-                &specs.ty.kind,
-                TypeExprKind::Named {
-                    addr_space: Some(AddressSpace::Constant),
-                    ..
-                }
-            );
+            || matches!(&specs.ty.kind, TypeExprKind::Named { addr_space: Some(AddressSpace::Constant), .. });
         match self.parse_decl_after_specs(specs, Some(sname)) {
             Some(ItemKind::Function(f)) => {
-                out.push(Member {
-                    kind: MemberKind::Method(f),
-                    span: start.to(self.prev_span()),
-                });
+                out.push(Member { kind: MemberKind::Method(f), span: start.to(self.prev_span()) });
             }
             Some(ItemKind::Vars(vars)) => {
                 for v in vars {
                     let span = v.span;
-                    let kind = if is_static_const {
-                        MemberKind::StaticConst(v)
-                    } else {
-                        MemberKind::Field(v)
-                    };
+                    let kind = if is_static_const { MemberKind::StaticConst(v) } else { MemberKind::Field(v) };
                     out.push(Member { kind, span });
                 }
             }
@@ -2964,11 +2476,7 @@ pub(crate) mod tests {
 
     fn ok(src: &str) -> TranslationUnit {
         let (u, d) = parse_src(src);
-        assert!(
-            d.items.is_empty(),
-            "unexpected errors for:\n{src}\n{:#?}",
-            d.items
-        );
+        assert!(d.items.is_empty(), "unexpected errors for:\n{src}\n{:#?}", d.items);
         u
     }
 
@@ -2986,10 +2494,7 @@ pub(crate) mod tests {
     /// Line (1-based) of the first error.
     fn first_error_line(src: &str) -> (u32, String) {
         let (_, d) = parse_src(src);
-        let e = d
-            .items
-            .first()
-            .unwrap_or_else(|| panic!("expected an error for:\n{src}"));
+        let e = d.items.first().unwrap_or_else(|| panic!("expected an error for:\n{src}"));
         let f = SourceFile::new("t.metal", src);
         (f.line_col(e.span.lo).0, e.message.clone())
     }
@@ -3042,41 +2547,23 @@ pub(crate) mod tests {
         assert_eq!(show("(const device uint*)f"), "((const device uint*)f)");
         assert_eq!(show("(a) * b"), "(a * b)");
         assert_eq!(show("static_cast<int>(x)"), "static_cast<int >(x)");
-        assert_eq!(
-            show("reinterpret_cast<device float*>(p)"),
-            "reinterpret_cast<device float* >(p)"
-        );
+        assert_eq!(show("reinterpret_cast<device float*>(p)"), "reinterpret_cast<device float* >(p)");
         assert_eq!(show("float4(a, b)"), "float4(a, b)");
         assert_eq!(show("uint2{1, 2}"), "uint2{1, 2}");
         assert_eq!(show("as_type<uint>(x)"), "as_type<uint >(x)");
-        assert_eq!(
-            show("make_filled_simdgroup_matrix<float, 8, 8>(0.0f)"),
-            "make_filled_simdgroup_matrix<float, 8, 8 >(0.0f)"
-        );
-        assert_eq!(
-            show("metal::numeric_limits<float>::max()"),
-            "metal::numeric_limits<float >::max()"
-        );
+        assert_eq!(show("make_filled_simdgroup_matrix<float, 8, 8>(0.0f)"), "make_filled_simdgroup_matrix<float, 8, 8 >(0.0f)");
+        assert_eq!(show("metal::numeric_limits<float>::max()"), "metal::numeric_limits<float >::max()");
         assert_eq!(show("metal::fast::exp(x)"), "metal::fast::exp(x)");
         assert_eq!(show("vec<float, 4>(1)"), "vec<float, 4 >(1)");
         assert_eq!(show("sizeof(float4)"), "sizeof(float4)");
         assert_eq!(show("sizeof x"), "sizeof(x)");
         assert_eq!(show("sizeof(x)"), "sizeof(x)");
         assert_eq!(show("alignof(float3)"), "alignof(float3)");
-        assert_eq!(
-            show("true && !false || nullptr == this"),
-            "((true && (!false)) || (nullptr == this))"
-        );
+        assert_eq!(show("true && !false || nullptr == this"), "((true && (!false)) || (nullptr == this))");
         assert_eq!(show("metal::float4(1)"), "metal::float4(1)");
         // Nested template arguments close with a split `>>`.
         let e = expr_of("vec<vec<float, 2>, 2>(0)");
-        assert!(matches!(
-            e.kind,
-            ExprKind::Cast {
-                kind: CastKind::Functional,
-                ..
-            }
-        ));
+        assert!(matches!(e.kind, ExprKind::Cast { kind: CastKind::Functional, .. }));
         let e = expr_of("as_type<vec<float,2>>(x)");
         assert!(matches!(e.kind, ExprKind::Call { .. }));
         // Not a template: plain less-than.
@@ -3087,23 +2574,9 @@ pub(crate) mod tests {
     #[test]
     fn literals() {
         let e = expr_of("0x1Fu");
-        assert_eq!(
-            e.kind,
-            ExprKind::IntLit {
-                value: 31,
-                unsigned: true,
-                long: false,
-                decimal: false
-            }
-        );
+        assert_eq!(e.kind, ExprKind::IntLit { value: 31, unsigned: true, long: false, decimal: false });
         let e = expr_of("2.5f");
-        assert_eq!(
-            e.kind,
-            ExprKind::FloatLit {
-                value: 2.5,
-                suffix: crate::token::FloatSuffix::F
-            }
-        );
+        assert_eq!(e.kind, ExprKind::FloatLit { value: 2.5, suffix: crate::token::FloatSuffix::F });
         assert!(matches!(expr_of("{1, 2}").kind, ExprKind::InitList(ref v) if v.len() == 2));
     }
 
@@ -3135,18 +2608,12 @@ pub(crate) mod tests {
 
     #[test]
     fn types_in_any_order() {
-        let u = ok(
-            "void f(const device float* a, device const float* b, float const* c, \
+        let u = ok("void f(const device float* a, device const float* b, float const* c, \
             device float* const d, thread const float& e, volatile device atomic_int* g, \
             unsigned int h, unsigned i, signed char j, long long k, unsigned long l, short int m, \
-            float arr[4], metal::float4 n, constant Params& p, threadgroup float* t);",
-        );
+            float arr[4], metal::float4 n, constant Params& p, threadgroup float* t);");
         let f = func(&u, 0);
-        let s: Vec<String> = f
-            .params
-            .iter()
-            .map(|p| pretty::type_to_string(&p.ty))
-            .collect();
+        let s: Vec<String> = f.params.iter().map(|p| pretty::type_to_string(&p.ty)).collect();
         assert_eq!(
             s,
             [
@@ -3189,34 +2656,19 @@ pub(crate) mod tests {
             a * b;\n\
         }");
         let st = body_stmts(&u);
-        let StmtKind::Decl(v) = &st[0].kind else {
-            panic!()
-        };
+        let StmtKind::Decl(v) = &st[0].kind else { panic!() };
         assert_eq!(v.len(), 3);
         assert_eq!(pretty::type_to_string(&v[1].ty), "float*");
         assert_eq!(pretty::type_to_string(&v[2].ty), "float[4]");
-        let StmtKind::Decl(v) = &st[1].kind else {
-            panic!()
-        };
+        let StmtKind::Decl(v) = &st[1].kind else { panic!() };
         assert!(matches!(v[0].init, Some(Init::Brace(..))));
-        let StmtKind::Decl(v) = &st[2].kind else {
-            panic!()
-        };
+        let StmtKind::Decl(v) = &st[2].kind else { panic!() };
         assert!(matches!(v[0].init, Some(Init::Paren(ref a, _)) if a.len() == 4));
-        let StmtKind::Decl(v) = &st[3].kind else {
-            panic!()
-        };
+        let StmtKind::Decl(v) = &st[3].kind else { panic!() };
         assert!(v[0].is_constexpr);
-        let StmtKind::Decl(v) = &st[4].kind else {
-            panic!()
-        };
-        assert_eq!(
-            pretty::declarator_to_string(&v[0].ty, "tile"),
-            "threadgroup float tile[32][33]"
-        );
-        let StmtKind::Decl(v) = &st[5].kind else {
-            panic!()
-        };
+        let StmtKind::Decl(v) = &st[4].kind else { panic!() };
+        assert_eq!(pretty::declarator_to_string(&v[0].ty, "tile"), "threadgroup float tile[32][33]");
+        let StmtKind::Decl(v) = &st[5].kind else { panic!() };
         assert!(v[0].is_static && v[0].is_constexpr);
         assert!(matches!(st[6].kind, StmtKind::Alias(_)));
         assert!(matches!(st[7].kind, StmtKind::Alias(_)));
@@ -3244,41 +2696,18 @@ pub(crate) mod tests {
         }");
         let st = body_stmts(&u);
         assert!(matches!(st[0].kind, StmtKind::If { els: Some(_), .. }));
-        let StmtKind::For {
-            init: Some(init), ..
-        } = &st[1].kind
-        else {
-            panic!()
-        };
+        let StmtKind::For { init: Some(init), .. } = &st[1].kind else { panic!() };
         assert!(matches!(&init.kind, StmtKind::Decl(v) if v.len() == 2));
-        assert!(matches!(
-            st[2].kind,
-            StmtKind::For {
-                init: Some(_),
-                cond: None,
-                step: None,
-                ..
-            }
-        ));
+        assert!(matches!(st[2].kind, StmtKind::For { init: Some(_), cond: None, step: None, .. }));
         assert!(matches!(st[4].kind, StmtKind::While { .. }));
         assert!(matches!(st[5].kind, StmtKind::DoWhile { .. }));
-        let StmtKind::Switch { body, .. } = &st[6].kind else {
-            panic!()
-        };
-        let StmtKind::Block(b) = &body.kind else {
-            panic!()
-        };
+        let StmtKind::Switch { body, .. } = &st[6].kind else { panic!() };
+        let StmtKind::Block(b) = &body.kind else { panic!() };
         assert!(matches!(b.stmts[0].kind, StmtKind::Case(_)));
         assert!(b.stmts.iter().any(|s| matches!(s.kind, StmtKind::Default)));
         assert!(matches!(st[7].kind, StmtKind::Return(None)));
         assert!(matches!(st[8].kind, StmtKind::Empty));
-        assert!(matches!(
-            st[9].kind,
-            StmtKind::StaticAssert {
-                message: Some(_),
-                ..
-            }
-        ));
+        assert!(matches!(st[9].kind, StmtKind::StaticAssert { message: Some(_), .. }));
     }
 
     #[test]
@@ -3304,54 +2733,29 @@ pub(crate) mod tests {
             ;\n\
             Color c = RED;\n\
             Op o = Op::Add;\n");
-        let ItemKind::Struct(s) = &u.items[0].kind else {
-            panic!()
-        };
+        let ItemKind::Struct(s) = &u.items[0].kind else { panic!() };
         assert_eq!(s.members.len(), 7);
         assert!(matches!(s.members[2].kind, MemberKind::Method(ref f) if f.is_const_method));
-        assert!(
-            matches!(s.members[3].kind, MemberKind::Constructor { ref inits, .. } if inits.len() == 1)
-        );
+        assert!(matches!(s.members[3].kind, MemberKind::Constructor { ref inits, .. } if inits.len() == 1));
         assert!(matches!(s.members[4].kind, MemberKind::StaticConst(_)));
         assert!(matches!(s.members[5].kind, MemberKind::Alias(_)));
-        let ItemKind::Struct(c) = &u.items[1].kind else {
-            panic!()
-        };
+        let ItemKind::Struct(c) = &u.items[1].kind else { panic!() };
         assert_eq!(c.members.len(), 2);
-        assert!(matches!(
-            u.items[2].kind,
-            ItemKind::Struct(Struct {
-                is_forward: true,
-                ..
-            })
-        ));
-        let ItemKind::Enum(e) = &u.items[3].kind else {
-            panic!()
-        };
+        assert!(matches!(u.items[2].kind, ItemKind::Struct(Struct { is_forward: true, .. })));
+        let ItemKind::Enum(e) = &u.items[3].kind else { panic!() };
         assert_eq!(e.enumerators.len(), 2);
-        let ItemKind::Enum(e) = &u.items[4].kind else {
-            panic!()
-        };
+        let ItemKind::Enum(e) = &u.items[4].kind else { panic!() };
         assert!(e.scoped && e.underlying.is_some());
         assert!(matches!(u.items[5].kind, ItemKind::Alias(_)));
         assert!(matches!(u.items[6].kind, ItemKind::Alias(_)));
         assert!(matches!(u.items[7].kind, ItemKind::Namespace { .. }));
-        assert!(matches!(
-            u.items[8].kind,
-            ItemKind::Namespace { name: None, .. }
-        ));
+        assert!(matches!(u.items[8].kind, ItemKind::Namespace { name: None, .. }));
         assert!(matches!(u.items[9].kind, ItemKind::UsingDecl(_)));
-        let ItemKind::Vars(v) = &u.items[10].kind else {
-            panic!()
-        };
+        let ItemKind::Vars(v) = &u.items[10].kind else { panic!() };
         assert_eq!(pretty::type_to_string(&v[0].ty), "constant float");
-        let ItemKind::Vars(v) = &u.items[11].kind else {
-            panic!()
-        };
+        let ItemKind::Vars(v) = &u.items[11].kind else { panic!() };
         assert!(v[0].is_constexpr);
-        let ItemKind::Vars(v) = &u.items[14].kind else {
-            panic!()
-        };
+        let ItemKind::Vars(v) = &u.items[14].kind else { panic!() };
         assert!(v[0].is_constexpr);
         assert!(matches!(u.items[15].kind, ItemKind::Vars(_)));
         assert!(matches!(u.items[16].kind, ItemKind::StaticAssert { .. }));
@@ -3360,8 +2764,7 @@ pub(crate) mod tests {
 
     #[test]
     fn templates() {
-        let u = ok(
-            "template <typename T, int N = 4, class U> T power(T x) { return x; }\n\
+        let u = ok("template <typename T, int N = 4, class U> T power(T x) { return x; }\n\
             template <typename T> struct Pair { T a; T b; T sum() const { return a + b; } };\n\
             template <typename T> struct Limits;\n\
             template <> struct Limits<float> { static constexpr float max = 1.0f; };\n\
@@ -3373,27 +2776,13 @@ pub(crate) mod tests {
                 Pair<Pair<float>> q;\n\
                 o[1] = power<float, 3>(o[0]) + p.sum() + q.a.a;\n\
                 o[2] = Pair<float>{1, 2}.sum();\n\
-            }\n",
-        );
-        let ItemKind::Template { params, .. } = &u.items[0].kind else {
-            panic!()
-        };
+            }\n");
+        let ItemKind::Template { params, .. } = &u.items[0].kind else { panic!() };
         assert_eq!(params.len(), 3);
-        assert!(matches!(
-            params[1].kind,
-            TemplateParamKind::Value {
-                default: Some(_),
-                ..
-            }
-        ));
-        let ItemKind::Template { params, .. } = &u.items[3].kind else {
-            panic!()
-        };
+        assert!(matches!(params[1].kind, TemplateParamKind::Value { default: Some(_), .. }));
+        let ItemKind::Template { params, .. } = &u.items[3].kind else { panic!() };
         assert!(params.is_empty());
-        assert!(matches!(
-            u.items[5].kind,
-            ItemKind::ExplicitInstantiation { .. }
-        ));
+        assert!(matches!(u.items[5].kind, ItemKind::ExplicitInstantiation { .. }));
         let st = body_stmts(&u);
         assert!(matches!(st[0].kind, StmtKind::Decl(_)));
         assert!(matches!(st[1].kind, StmtKind::Decl(_)));
@@ -3420,15 +2809,9 @@ pub(crate) mod tests {
         let e = &d.items[0];
         assert!(e.message.contains("expected `)`"), "{}", e.message);
         assert_eq!(e.secondary.len(), 1);
-        assert_eq!(
-            e.secondary[0].span.lo,
-            src.find('(')
-                .map(|_| src.find("(1").unwrap() as u32)
-                .unwrap()
-        );
+        assert_eq!(e.secondary[0].span.lo, src.find('(').map(|_| src.find("(1").unwrap() as u32).unwrap());
         assert_eq!(first_error_line(src).0, 2);
-        let src =
-            "kernel void k(device float* o) {\n    if (o[0] > 1 {\n        o[0] = 2;\n    }\n}\n";
+        let src = "kernel void k(device float* o) {\n    if (o[0] > 1 {\n        o[0] = 2;\n    }\n}\n";
         assert_eq!(first_error_line(src).0, 2);
         let (_, d) = parse_src(src);
         assert_eq!(d.items.len(), 1, "{:#?}", d.items);
@@ -3454,22 +2837,13 @@ pub(crate) mod tests {
             ("void f() {\n  int* p = new int;\n}", "new"),
             ("void f(int* p) {\n  delete p;\n}", "delete"),
             ("struct S {\n  virtual void f();\n};", "virtual"),
-            (
-                "void f(int* p) {\n  int* q = dynamic_cast<int*>(p);\n}",
-                "dynamic_cast",
-            ),
+            ("void f(int* p) {\n  int* q = dynamic_cast<int*>(p);\n}", "dynamic_cast"),
             ("void f(int p) {\n  typeid(p);\n}", "typeid"),
             ("void f() {\n  asm(\"nop\");\n}", "asm"),
-            (
-                "struct S { float x; };\nS operator+(S a, S b) { return a; }",
-                "operator",
-            ),
+            ("struct S { float x; };\nS operator+(S a, S b) { return a; }", "operator"),
         ] {
             let (_, d) = parse_src(src);
-            let e = d
-                .items
-                .first()
-                .unwrap_or_else(|| panic!("no error for {src}"));
+            let e = d.items.first().unwrap_or_else(|| panic!("no error for {src}"));
             let at = &src[e.span.lo as usize..e.span.hi as usize];
             assert_eq!(at, kw, "{src}: {}", e.message);
             assert!(e.message.contains("not supported"), "{}", e.message);
@@ -3485,10 +2859,7 @@ pub(crate) mod tests {
                 src.push_str(&"(".repeat(1_000_000));
                 src.push_str("1;\n}\n");
                 let (_, d) = parse_src(&src);
-                assert!(d
-                    .items
-                    .iter()
-                    .any(|e| e.message.contains("nested too deeply")));
+                assert!(d.items.iter().any(|e| e.message.contains("nested too deeply")));
                 assert!(d.items.len() < 5, "{:#?}", d.items);
                 let mut src = String::from("void f() {");
                 src.push_str(&"{ if (1) ".repeat(100_000));
@@ -3500,10 +2871,7 @@ pub(crate) mod tests {
                 assert!(d.has_errors());
                 let src = "namespace a { ".repeat(100_000);
                 let (_, d) = parse_src(&src);
-                assert!(d
-                    .items
-                    .iter()
-                    .any(|e| e.message.contains("nested too deeply")));
+                assert!(d.items.iter().any(|e| e.message.contains("nested too deeply")));
                 let src = "namespace a { struct S { void f() { ".repeat(100_000);
                 let (_, d) = parse_src(&src);
                 assert!(d.has_errors());
@@ -3732,10 +3100,7 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
             assert!(!u.items.is_empty());
         }
         let u = ok(KERNELS[0]);
-        assert!(matches!(
-            u.items.last().map(|i| &i.kind),
-            Some(ItemKind::ExplicitInstantiation { .. })
-        ));
+        assert!(matches!(u.items.last().map(|i| &i.kind), Some(ItemKind::ExplicitInstantiation { .. })));
     }
 
     fn erased(src: &str) -> TranslationUnit {
@@ -3812,28 +3177,15 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
     }
 
     fn name_expr(n: &str) -> Expr {
-        Expr {
-            kind: ExprKind::Name(simple_path(n, sp())),
-            span: sp(),
-        }
+        Expr { kind: ExprKind::Name(simple_path(n, sp())), span: sp() }
     }
 
     fn named_ty(n: &str, is_const: bool, addr: Option<AddressSpace>) -> TypeExpr {
-        TypeExpr {
-            kind: TypeExprKind::Named {
-                path: simple_path(n, sp()),
-                is_const,
-                is_volatile: false,
-                addr_space: addr,
-            },
-            span: sp(),
-        }
+        TypeExpr { kind: TypeExprKind::Named { path: simple_path(n, sp()), is_const, is_volatile: false, addr_space: addr }, span: sp() }
     }
 
     fn arb_type() -> impl Strategy<Value = TypeExpr> {
-        let names = prop::sample::select(vec![
-            "float", "int", "uint", "half", "float4", "uint2", "bool", "ulong",
-        ]);
+        let names = prop::sample::select(vec!["float", "int", "uint", "half", "float4", "uint2", "bool", "ulong"]);
         let addr = prop::option::of(prop::sample::select(vec![
             AddressSpace::Device,
             AddressSpace::Constant,
@@ -3843,13 +3195,7 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
         (names, any::<bool>(), addr, 0..3usize, any::<bool>()).prop_map(|(n, c, a, ptrs, pc)| {
             let mut t = named_ty(n, c, if ptrs > 0 { a } else { None });
             for _ in 0..ptrs {
-                t = TypeExpr {
-                    kind: TypeExprKind::Pointer {
-                        pointee: Box::new(t),
-                        is_const: pc,
-                    },
-                    span: sp(),
-                };
+                t = TypeExpr { kind: TypeExprKind::Pointer { pointee: Box::new(t), is_const: pc }, span: sp() };
             }
             t
         })
@@ -3859,47 +3205,17 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
         prop_oneof![
             prop::sample::select(vec!["a", "b", "x1", "idx", "out"]).prop_map(name_expr),
             (any::<u32>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(v, u, l, d)| {
-                Expr {
-                    kind: ExprKind::IntLit {
-                        value: v as u64,
-                        unsigned: u,
-                        long: l,
-                        decimal: d,
-                    },
-                    span: sp(),
-                }
+                Expr { kind: ExprKind::IntLit { value: v as u64, unsigned: u, long: l, decimal: d }, span: sp() }
             }),
             (
                 0.0f64..1e6,
-                prop::sample::select(vec![
-                    crate::token::FloatSuffix::None,
-                    crate::token::FloatSuffix::F,
-                    crate::token::FloatSuffix::H
-                ])
+                prop::sample::select(vec![crate::token::FloatSuffix::None, crate::token::FloatSuffix::F, crate::token::FloatSuffix::H])
             )
-                .prop_map(|(v, s)| Expr {
-                    kind: ExprKind::FloatLit {
-                        value: v,
-                        suffix: s
-                    },
-                    span: sp()
-                }),
-            any::<bool>().prop_map(|b| Expr {
-                kind: ExprKind::BoolLit(b),
-                span: sp()
-            }),
-            (32u32..127).prop_map(|c| Expr {
-                kind: ExprKind::CharLit(c),
-                span: sp()
-            }),
-            "[a-z \"\\\\]{0,6}".prop_map(|s| Expr {
-                kind: ExprKind::StrLit(Rc::from(s.as_str())),
-                span: sp()
-            }),
-            Just(Expr {
-                kind: ExprKind::Null,
-                span: sp()
-            }),
+                .prop_map(|(v, s)| Expr { kind: ExprKind::FloatLit { value: v, suffix: s }, span: sp() }),
+            any::<bool>().prop_map(|b| Expr { kind: ExprKind::BoolLit(b), span: sp() }),
+            (32u32..127).prop_map(|c| Expr { kind: ExprKind::CharLit(c), span: sp() }),
+            "[a-z \"\\\\]{0,6}".prop_map(|s| Expr { kind: ExprKind::StrLit(Rc::from(s.as_str())), span: sp() }),
+            Just(Expr { kind: ExprKind::Null, span: sp() }),
         ]
     }
 
@@ -3922,10 +3238,7 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
                     ]),
                     inner.clone()
                 )
-                    .prop_map(move |(op, e)| Expr {
-                        kind: ExprKind::Unary { op, operand: b(e) },
-                        span: sp()
-                    }),
+                    .prop_map(move |(op, e)| Expr { kind: ExprKind::Unary { op, operand: b(e) }, span: sp() }),
                 (
                     prop::sample::select(vec![
                         BinaryOp::Add,
@@ -3950,135 +3263,39 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
                     inner.clone(),
                     inner.clone()
                 )
-                    .prop_map(|(op, l, r)| Expr {
-                        kind: ExprKind::Binary {
-                            op,
-                            lhs: Box::new(l),
-                            rhs: Box::new(r)
-                        },
-                        span: sp()
-                    }),
+                    .prop_map(|(op, l, r)| Expr { kind: ExprKind::Binary { op, lhs: Box::new(l), rhs: Box::new(r) }, span: sp() }),
                 (
-                    prop::option::of(prop::sample::select(vec![
-                        BinaryOp::Add,
-                        BinaryOp::Shr,
-                        BinaryOp::BitXor
-                    ])),
+                    prop::option::of(prop::sample::select(vec![BinaryOp::Add, BinaryOp::Shr, BinaryOp::BitXor])),
                     inner.clone(),
                     inner.clone()
                 )
-                    .prop_map(|(op, l, r)| Expr {
-                        kind: ExprKind::Assign {
-                            op,
-                            lhs: Box::new(l),
-                            rhs: Box::new(r)
-                        },
-                        span: sp()
-                    }),
+                    .prop_map(|(op, l, r)| Expr { kind: ExprKind::Assign { op, lhs: Box::new(l), rhs: Box::new(r) }, span: sp() }),
                 (inner.clone(), inner.clone(), inner.clone()).prop_map(|(c, t, e)| Expr {
-                    kind: ExprKind::Conditional {
-                        cond: Box::new(c),
-                        then: Box::new(t),
-                        els: Box::new(e)
-                    },
+                    kind: ExprKind::Conditional { cond: Box::new(c), then: Box::new(t), els: Box::new(e) },
                     span: sp()
                 }),
-                (inner.clone(), inner.clone()).prop_map(|(l, r)| Expr {
-                    kind: ExprKind::Comma {
-                        lhs: Box::new(l),
-                        rhs: Box::new(r)
-                    },
-                    span: sp()
+                (inner.clone(), inner.clone())
+                    .prop_map(|(l, r)| Expr { kind: ExprKind::Comma { lhs: Box::new(l), rhs: Box::new(r) }, span: sp() }),
+                (prop::sample::select(vec!["f", "metal::exp", "max"]), prop::collection::vec(inner.clone(), 0..3)).prop_map(|(f, args)| {
+                    let segs: Vec<PathSegment> =
+                        f.split("::").map(|s| PathSegment { ident: ident(s, sp()), template_args: None }).collect();
+                    let callee = Expr { kind: ExprKind::Name(Path { global: false, segments: segs, span: sp() }), span: sp() };
+                    Expr { kind: ExprKind::Call { callee: Box::new(callee), args }, span: sp() }
                 }),
-                (
-                    prop::sample::select(vec!["f", "metal::exp", "max"]),
-                    prop::collection::vec(inner.clone(), 0..3)
-                )
-                    .prop_map(|(f, args)| {
-                        let segs: Vec<PathSegment> = f
-                            .split("::")
-                            .map(|s| PathSegment {
-                                ident: ident(s, sp()),
-                                template_args: None,
-                            })
-                            .collect();
-                        let callee = Expr {
-                            kind: ExprKind::Name(Path {
-                                global: false,
-                                segments: segs,
-                                span: sp(),
-                            }),
-                            span: sp(),
-                        };
-                        Expr {
-                            kind: ExprKind::Call {
-                                callee: Box::new(callee),
-                                args,
-                            },
-                            span: sp(),
-                        }
-                    }),
-                (inner.clone(), inner.clone()).prop_map(|(a, i)| Expr {
-                    kind: ExprKind::Index {
-                        base: Box::new(a),
-                        index: Box::new(i)
-                    },
-                    span: sp()
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, i)| Expr { kind: ExprKind::Index { base: Box::new(a), index: Box::new(i) }, span: sp() }),
+                (inner.clone(), prop::sample::select(vec!["x", "xy", "len"]), any::<bool>()).prop_map(|(e, n, arrow)| {
+                    Expr { kind: ExprKind::Member { base: Box::new(e), name: ident(n, sp()), arrow }, span: sp() }
                 }),
-                (
-                    inner.clone(),
-                    prop::sample::select(vec!["x", "xy", "len"]),
-                    any::<bool>()
-                )
-                    .prop_map(|(e, n, arrow)| {
-                        Expr {
-                            kind: ExprKind::Member {
-                                base: Box::new(e),
-                                name: ident(n, sp()),
-                                arrow,
-                            },
-                            span: sp(),
-                        }
-                    }),
                 (arb_type(), inner.clone()).prop_map(|(t, e)| Expr {
-                    kind: ExprKind::Cast {
-                        kind: CastKind::CStyle,
-                        ty: t,
-                        args: vec![e],
-                        braces: false
-                    },
+                    kind: ExprKind::Cast { kind: CastKind::CStyle, ty: t, args: vec![e], braces: false },
                     span: sp()
                 }),
-                (
-                    arb_type(),
-                    inner.clone(),
-                    prop::sample::select(vec![
-                        CastKind::Static,
-                        CastKind::Reinterpret,
-                        CastKind::Const
-                    ])
-                )
-                    .prop_map(|(t, e, k)| Expr {
-                        kind: ExprKind::Cast {
-                            kind: k,
-                            ty: t,
-                            args: vec![e],
-                            braces: false
-                        },
-                        span: sp()
-                    }),
-                (
-                    prop::sample::select(vec!["float", "float4", "uint2", "half"]),
-                    prop::collection::vec(inner.clone(), 0..3),
-                    any::<bool>()
-                )
+                (arb_type(), inner.clone(), prop::sample::select(vec![CastKind::Static, CastKind::Reinterpret, CastKind::Const]))
+                    .prop_map(|(t, e, k)| Expr { kind: ExprKind::Cast { kind: k, ty: t, args: vec![e], braces: false }, span: sp() }),
+                (prop::sample::select(vec!["float", "float4", "uint2", "half"]), prop::collection::vec(inner.clone(), 0..3), any::<bool>())
                     .prop_map(|(t, args, braces)| Expr {
-                        kind: ExprKind::Cast {
-                            kind: CastKind::Functional,
-                            ty: named_ty(t, false, None),
-                            args,
-                            braces
-                        },
+                        kind: ExprKind::Cast { kind: CastKind::Functional, ty: named_ty(t, false, None), args, braces },
                         span: sp()
                     }),
                 (inner.clone(), prop::sample::select(vec!["float", "uint2"])).prop_map(|(e, t)| {
@@ -4087,34 +3304,17 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
                             global: false,
                             segments: vec![PathSegment {
                                 ident: ident("as_type", sp()),
-                                template_args: Some(vec![TemplateArg::Type(named_ty(
-                                    t, false, None,
-                                ))]),
+                                template_args: Some(vec![TemplateArg::Type(named_ty(t, false, None))]),
                             }],
                             span: sp(),
                         }),
                         span: sp(),
                     };
-                    Expr {
-                        kind: ExprKind::Call {
-                            callee: Box::new(callee),
-                            args: vec![e],
-                        },
-                        span: sp(),
-                    }
+                    Expr { kind: ExprKind::Call { callee: Box::new(callee), args: vec![e] }, span: sp() }
                 }),
-                arb_type().prop_map(|t| Expr {
-                    kind: ExprKind::SizeofType(t),
-                    span: sp()
-                }),
-                inner.clone().prop_map(|e| Expr {
-                    kind: ExprKind::SizeofExpr(Box::new(e)),
-                    span: sp()
-                }),
-                prop::collection::vec(inner, 0..3).prop_map(|v| Expr {
-                    kind: ExprKind::InitList(v),
-                    span: sp()
-                }),
+                arb_type().prop_map(|t| Expr { kind: ExprKind::SizeofType(t), span: sp() }),
+                inner.clone().prop_map(|e| Expr { kind: ExprKind::SizeofExpr(Box::new(e)), span: sp() }),
+                prop::collection::vec(inner, 0..3).prop_map(|v| Expr { kind: ExprKind::InitList(v), span: sp() }),
             ]
         })
     }
@@ -4255,10 +3455,7 @@ mod more_tests {
         assert_eq!(u.items.len(), 2);
         let (u, d) = parse_src("namespace a::b { constant int Z = 1; }");
         assert!(d.items.is_empty(), "{:#?}", d.items);
-        assert_eq!(
-            pretty::unit_to_string(&u),
-            "namespace a {\n    namespace b {\n        constant int Z = 1;\n    }\n}\n"
-        );
+        assert_eq!(pretty::unit_to_string(&u), "namespace a {\n    namespace b {\n        constant int Z = 1;\n    }\n}\n");
         let (u, d) = parse_src("struct S { float x; };\nstruct S make();\nconstant struct S* none = nullptr;\nstruct S s;\n");
         assert!(d.items.is_empty(), "{:#?}", d.items);
         assert!(matches!(u.items[1].kind, ItemKind::Function(_)));

@@ -35,10 +35,7 @@ pub struct PreprocessOptions {
 
 impl Default for PreprocessOptions {
     fn default() -> Self {
-        PreprocessOptions {
-            defines: Vec::new(),
-            metal_version: 310,
-        }
+        PreprocessOptions { defines: Vec::new(), metal_version: 310 }
     }
 }
 
@@ -119,24 +116,18 @@ const HAS_MACROS: &[&str] = &[
 ];
 
 const DIRECTIVES: &[&str] = &[
-    "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif",
-    "include", "error", "warning", "pragma", "line",
+    "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "include", "error", "warning", "pragma",
+    "line",
 ];
 
 /// Lex `file` (already in `sources`) and run the preprocessor. Returns the
 /// expanded token stream ending in one Eof token.
-pub fn preprocess(
-    sources: &mut SourceMap,
-    file: FileId,
-    opts: &PreprocessOptions,
-    diags: &mut Diagnostics,
-) -> Vec<Token> {
+pub fn preprocess(sources: &mut SourceMap, file: FileId, opts: &PreprocessOptions, diags: &mut Diagnostics) -> Vec<Token> {
     // Predefined macros and -D definitions live in a small generated file so
     // that their bodies have real spans and spellings.
     let mut builtin = String::new();
     let _ = writeln!(builtin, "#define __METAL_VERSION__ {}", opts.metal_version);
-    builtin
-        .push_str("#define __METAL__ 1\n#define __METAL_MACOS__ 1\n#define __cplusplus 201703L\n");
+    builtin.push_str("#define __METAL__ 1\n#define __METAL_MACOS__ 1\n#define __cplusplus 201703L\n");
     if opts.metal_version >= 310 {
         builtin.push_str("#define __HAVE_BFLOAT__ 1\n");
     }
@@ -167,11 +158,7 @@ pub fn preprocess(
         counter: 0,
         warnings: 0,
     };
-    for (name, b) in [
-        ("__LINE__", Builtin::Line),
-        ("__FILE__", Builtin::File),
-        ("__COUNTER__", Builtin::Counter),
-    ] {
+    for (name, b) in [("__LINE__", Builtin::Line), ("__FILE__", Builtin::File), ("__COUNTER__", Builtin::Counter)] {
         let name: Rc<str> = Rc::from(name);
         pp.macros.insert(
             name.clone(),
@@ -209,11 +196,7 @@ struct PTok {
 
 impl PTok {
     fn new(tok: Token) -> PTok {
-        PTok {
-            tok,
-            noexp: false,
-            text: None,
-        }
+        PTok { tok, noexp: false, text: None }
     }
 }
 
@@ -298,11 +281,7 @@ struct Reader {
 
 impl Reader {
     fn new(toks: Vec<Token>) -> Reader {
-        Reader {
-            toks,
-            pos: 0,
-            peeked: None,
-        }
+        Reader { toks, pos: 0, peeked: None }
     }
 }
 
@@ -331,11 +310,7 @@ fn eof_token(span: Span) -> PTok {
 }
 
 fn int_kind(value: u64) -> TokenKind {
-    TokenKind::Int {
-        value,
-        suffix: IntSuffix::default(),
-        decimal: true,
-    }
+    TokenKind::Int { value, suffix: IntSuffix::default(), decimal: true }
 }
 
 impl Pp<'_, '_> {
@@ -352,11 +327,7 @@ impl Pp<'_, '_> {
     }
 
     fn run(&mut self, keep: bool) -> Vec<Token> {
-        let mut out = Vec::with_capacity(if keep {
-            self.reader.toks.len() + self.reader.toks.len() / 4
-        } else {
-            0
-        });
+        let mut out = Vec::with_capacity(if keep { self.reader.toks.len() + self.reader.toks.len() / 4 } else { 0 });
         loop {
             let t = self.expand_next();
             if t.tok.kind == TokenKind::Eof {
@@ -386,9 +357,7 @@ impl Pp<'_, '_> {
                 Diagnostic::error(span, "macro expansion too large")
                     .code("E0113")
                     .label("expanding this produces too many tokens")
-                    .note(format!(
-                        "the limit is {MAX_EXPANSION_WORK} tokens of macro expansion and {MAX_OUTPUT_TOKENS} tokens of output"
-                    ))
+                    .note(format!("the limit is {MAX_EXPANSION_WORK} tokens of macro expansion and {MAX_OUTPUT_TOKENS} tokens of output"))
                     .help("check for macros that expand to several copies of other macros, nested many times"),
             );
         }
@@ -443,10 +412,7 @@ impl Pp<'_, '_> {
             let t = self.read_file_token();
             self.reader.peeked = Some(t);
         }
-        self.reader
-            .peeked
-            .as_ref()
-            .is_some_and(|t| t.tok.is_punct(Punct::LParen))
+        self.reader.peeked.as_ref().is_some_and(|t| t.tok.is_punct(Punct::LParen))
     }
 
     /// Next token of the file in an active region, running directives.
@@ -490,13 +456,10 @@ impl Pp<'_, '_> {
     fn close_conds(&mut self) {
         for c in std::mem::take(&mut self.conds) {
             self.emit(
-                Diagnostic::error(
-                    c.start,
-                    format!("unterminated `#{}`: add a matching `#endif`", c.name),
-                )
-                .code("E0102")
-                .label("this conditional is never closed")
-                .help("add `#endif` where the conditional block should end"),
+                Diagnostic::error(c.start, format!("unterminated `#{}`: add a matching `#endif`", c.name))
+                    .code("E0102")
+                    .label("this conditional is never closed")
+                    .help("add `#endif` where the conditional block should end"),
             );
         }
         self.active = true;
@@ -603,11 +566,7 @@ impl Pp<'_, '_> {
         let mut tok = Token::new(kind, span);
         tok.space_before = t.tok.space_before;
         tok.line_start = t.tok.line_start;
-        PTok {
-            tok,
-            noexp: false,
-            text: Some(Rc::from(text.as_str())),
-        }
+        PTok { tok, noexp: false, text: Some(Rc::from(text.as_str())) }
     }
 
     /// Read the arguments of a call whose `(` was just consumed. Returns the
@@ -623,13 +582,10 @@ impl Pp<'_, '_> {
             match t.tok.kind {
                 TokenKind::Eof => {
                     self.emit(
-                        Diagnostic::error(
-                            name.tok.span,
-                            format!("unterminated call to macro `{}`", m.name),
-                        )
-                        .code("E0109")
-                        .label("the argument list of this call is never closed")
-                        .help("add the missing `)` to close the macro arguments"),
+                        Diagnostic::error(name.tok.span, format!("unterminated call to macro `{}`", m.name))
+                            .code("E0109")
+                            .label("the argument list of this call is never closed")
+                            .help("add the missing `)` to close the macro arguments"),
                     );
                     return None;
                 }
@@ -640,9 +596,7 @@ impl Pp<'_, '_> {
                     }
                     depth -= 1;
                 }
-                TokenKind::Punct(Punct::Comma)
-                    if depth == 0 && !(variadic && args.len() >= nparams) =>
-                {
+                TokenKind::Punct(Punct::Comma) if depth == 0 && !(variadic && args.len() >= nparams) => {
                     args.push(Vec::new());
                     continue;
                 }
@@ -667,11 +621,7 @@ impl Pp<'_, '_> {
         if args.len() == n {
             return true;
         }
-        let want = if variadic {
-            format!("at least {}", n - 1)
-        } else {
-            n.to_string()
-        };
+        let want = if variadic { format!("at least {}", n - 1) } else { n.to_string() };
         let plural = if n == 1 && !variadic { "" } else { "s" };
         self.emit(
             Diagnostic::error(inv, format!("macro `{}` takes {want} argument{plural}, but {} were given", m.name, args.len()))
@@ -685,13 +635,7 @@ impl Pp<'_, '_> {
 
     /// Build the replacement of one invocation: parameters substituted,
     /// `#` and `##` applied. `inv` is the invocation's span.
-    fn substitute(
-        &mut self,
-        m: &Macro,
-        name: &PTok,
-        inv: Span,
-        mut args: Vec<Vec<PTok>>,
-    ) -> Vec<PTok> {
+    fn substitute(&mut self, m: &Macro, name: &PTok, inv: Span, mut args: Vec<Vec<PTok>>) -> Vec<PTok> {
         let is_fn = matches!(m.kind, MacroKind::Function { .. });
         let variadic = matches!(m.kind, MacroKind::Function { variadic: true });
         let body = &m.body;
@@ -699,14 +643,8 @@ impl Pp<'_, '_> {
         let mut expanded: Vec<Option<Vec<PTok>>> = Vec::new();
         expanded.resize_with(args.len(), || None);
         // Remaining uses, so that the last use can move instead of copy.
-        let mut left: Vec<(u32, u32)> = (0..args.len())
-            .map(|p| {
-                (
-                    m.raw_uses.get(p).copied().unwrap_or(0),
-                    m.exp_uses.get(p).copied().unwrap_or(0),
-                )
-            })
-            .collect();
+        let mut left: Vec<(u32, u32)> =
+            (0..args.len()).map(|p| (m.raw_uses.get(p).copied().unwrap_or(0), m.exp_uses.get(p).copied().unwrap_or(0))).collect();
         let mut pending_paste: Option<Span> = None;
         let mut last_empty = false;
         // `__VA_OPT__(...)`: with variable arguments, its contents are read
@@ -726,11 +664,7 @@ impl Pp<'_, '_> {
                 i += 1;
                 continue;
             }
-            let va_opt = if variadic && va_opt_close.is_none() && bt.is_ident("__VA_OPT__") {
-                va_opt_end(body, i)
-            } else {
-                None
-            };
+            let va_opt = if variadic && va_opt_close.is_none() && bt.is_ident("__VA_OPT__") { va_opt_end(body, i) } else { None };
             if let (Some(close), false) = (va_opt, va_empty) {
                 va_opt_close = Some(close);
                 i += 2;
@@ -738,67 +672,57 @@ impl Pp<'_, '_> {
             }
             let param_here = |k: usize| {
                 if is_fn {
-                    m.param_at
-                        .get(k)
-                        .copied()
-                        .flatten()
-                        .filter(|&p| p < args.len())
+                    m.param_at.get(k).copied().flatten().filter(|&p| p < args.len())
                 } else {
                     None
                 }
             };
             let mut is_va = false;
-            let operand: Operand =
-                if is_fn && bt.is_punct(Punct::Hash) && param_here(i + 1).is_some() {
-                    let p = param_here(i + 1).unwrap_or(0);
-                    let def = bt.span.to(body[i + 1].span);
-                    i += 2;
+            let operand: Operand = if is_fn && bt.is_punct(Punct::Hash) && param_here(i + 1).is_some() {
+                let p = param_here(i + 1).unwrap_or(0);
+                let def = bt.span.to(body[i + 1].span);
+                i += 2;
+                left[p].0 = left[p].0.saturating_sub(1);
+                Operand::One(self.stringify(&args[p], def, inv))
+            } else if let Some(p) = param_here(i) {
+                is_va = variadic && p + 1 == m.params.len();
+                let next_is_paste = body.get(i + 1).is_some_and(|t| t.is_punct(Punct::HashHash));
+                i += 1;
+                let mut v = if pending_paste.is_some() || next_is_paste {
                     left[p].0 = left[p].0.saturating_sub(1);
-                    Operand::One(self.stringify(&args[p], def, inv))
-                } else if let Some(p) = param_here(i) {
-                    is_va = variadic && p + 1 == m.params.len();
-                    let next_is_paste =
-                        body.get(i + 1).is_some_and(|t| t.is_punct(Punct::HashHash));
-                    i += 1;
-                    let mut v = if pending_paste.is_some() || next_is_paste {
-                        left[p].0 = left[p].0.saturating_sub(1);
-                        if left[p].0 == 0 && (left[p].1 == 0 || expanded[p].is_some()) {
-                            std::mem::take(&mut args[p])
-                        } else {
-                            args[p].clone()
-                        }
+                    if left[p].0 == 0 && (left[p].1 == 0 || expanded[p].is_some()) {
+                        std::mem::take(&mut args[p])
                     } else {
-                        if expanded[p].is_none() {
-                            let input = if left[p].0 == 0 {
-                                std::mem::take(&mut args[p])
-                            } else {
-                                args[p].clone()
-                            };
-                            expanded[p] = Some(self.expand_isolated(input, inv));
-                        }
-                        left[p].1 = left[p].1.saturating_sub(1);
-                        if left[p].1 == 0 {
-                            expanded[p].take().unwrap_or_default()
-                        } else {
-                            expanded[p].clone().unwrap_or_default()
-                        }
-                    };
-                    if let Some(f) = v.first_mut() {
-                        f.tok.space_before = bt.space_before;
+                        args[p].clone()
                     }
-                    Operand::Many(v)
-                } else if let Some(close) = va_opt {
-                    // No variable arguments: `__VA_OPT__(...)` is a placemarker.
-                    i = close + 1;
-                    Operand::Many(Vec::new())
                 } else {
-                    i += 1;
-                    let mut tok = bt.clone();
-                    tok.span = inv;
-                    tok.macro_def = Some(bt.span);
-                    tok.line_start = false;
-                    Operand::One(PTok::new(tok))
+                    if expanded[p].is_none() {
+                        let input = if left[p].0 == 0 { std::mem::take(&mut args[p]) } else { args[p].clone() };
+                        expanded[p] = Some(self.expand_isolated(input, inv));
+                    }
+                    left[p].1 = left[p].1.saturating_sub(1);
+                    if left[p].1 == 0 {
+                        expanded[p].take().unwrap_or_default()
+                    } else {
+                        expanded[p].clone().unwrap_or_default()
+                    }
                 };
+                if let Some(f) = v.first_mut() {
+                    f.tok.space_before = bt.space_before;
+                }
+                Operand::Many(v)
+            } else if let Some(close) = va_opt {
+                // No variable arguments: `__VA_OPT__(...)` is a placemarker.
+                i = close + 1;
+                Operand::Many(Vec::new())
+            } else {
+                i += 1;
+                let mut tok = bt.clone();
+                tok.span = inv;
+                tok.macro_def = Some(bt.span);
+                tok.line_start = false;
+                Operand::One(PTok::new(tok))
+            };
             let n = match &operand {
                 Operand::One(_) => 1,
                 Operand::Many(v) => v.len(),
@@ -813,8 +737,7 @@ impl Pp<'_, '_> {
                     Operand::One(t) => vec![t],
                     Operand::Many(v) => v,
                 };
-                let lhs_is_comma =
-                    !last_empty && out.last().is_some_and(|t| t.tok.is_punct(Punct::Comma));
+                let lhs_is_comma = !last_empty && out.last().is_some_and(|t| t.tok.is_punct(Punct::Comma));
                 if is_va && lhs_is_comma {
                     // GNU `, ## __VA_ARGS__`: drop the comma when there are
                     // no variable arguments, otherwise keep both.
@@ -869,12 +792,7 @@ impl Pp<'_, '_> {
             return toks;
         }
         // Fast path: nothing in the list can expand, so expansion is the identity.
-        if !toks.iter().any(|t| {
-            !t.noexp
-                && t.tok
-                    .ident()
-                    .is_some_and(|n| n == "_Pragma" || self.macros.contains_key(n))
-        }) {
+        if !toks.iter().any(|t| !t.noexp && t.tok.ident().is_some_and(|n| n == "_Pragma" || self.macros.contains_key(n))) {
             return toks;
         }
         if self.arg_depth >= MAX_ARG_NESTING {
@@ -883,9 +801,7 @@ impl Pp<'_, '_> {
                 self.emit(
                     Diagnostic::error(span, "macro calls nested too deeply inside macro arguments")
                         .code("E0113")
-                        .label(format!(
-                            "more than {MAX_ARG_NESTING} levels of nested macro arguments"
-                        ))
+                        .label(format!("more than {MAX_ARG_NESTING} levels of nested macro arguments"))
                         .help("split the expression into several simpler ones"),
                 );
             }
@@ -901,10 +817,7 @@ impl Pp<'_, '_> {
         self.arg_depth += 1;
         let mut rev = toks;
         rev.reverse();
-        self.stack.push(Ctx {
-            toks: rev,
-            mac: None,
-        });
+        self.stack.push(Ctx { toks: rev, mac: None });
         let mut out = Vec::new();
         loop {
             let t = self.expand_next();
@@ -969,9 +882,7 @@ impl Pp<'_, '_> {
                 self.emit(
                     Diagnostic::error(inv, "stringified macro argument is too long")
                         .code("E0113")
-                        .label(format!(
-                            "`#` would make a string of more than {MAX_SYNTH_LEN} bytes"
-                        )),
+                        .label(format!("`#` would make a string of more than {MAX_SYNTH_LEN} bytes")),
                 );
                 value.clear();
                 lit = String::from("\"");
@@ -982,11 +893,7 @@ impl Pp<'_, '_> {
         self.work = self.work.saturating_add(lit.len() / 16);
         let mut tok = Token::new(TokenKind::Str(Rc::from(value.as_str())), inv);
         tok.macro_def = Some(def);
-        PTok {
-            tok,
-            noexp: false,
-            text: Some(Rc::from(lit.as_str())),
-        }
+        PTok { tok, noexp: false, text: Some(Rc::from(lit.as_str())) }
     }
 
     /// `lhs ## rhs`: one token re-lexed from the joined spellings, or both
@@ -999,9 +906,7 @@ impl Pp<'_, '_> {
             self.emit(
                 Diagnostic::error(inv, "token made by `##` is too long")
                     .code("E0113")
-                    .label(format!(
-                        "`##` would make a token of more than {MAX_SYNTH_LEN} bytes"
-                    )),
+                    .label(format!("`##` would make a token of more than {MAX_SYNTH_LEN} bytes")),
             );
             return vec![lhs];
         }
@@ -1010,18 +915,9 @@ impl Pp<'_, '_> {
         let toks = lex::lex(self.main, &text, &mut d);
         if toks.len() == 2 && !d.has_errors() && toks[1].kind == TokenKind::Eof {
             let mut tok = Token::new(toks[0].kind.clone(), inv);
-            tok.macro_def = Some(
-                lhs.tok
-                    .macro_def
-                    .unwrap_or(hash_span)
-                    .to(rhs.tok.macro_def.unwrap_or(hash_span)),
-            );
+            tok.macro_def = Some(lhs.tok.macro_def.unwrap_or(hash_span).to(rhs.tok.macro_def.unwrap_or(hash_span)));
             tok.space_before = lhs.tok.space_before;
-            return vec![PTok {
-                tok,
-                noexp: false,
-                text: Some(Rc::from(text.as_str())),
-            }];
+            return vec![PTok { tok, noexp: false, text: Some(Rc::from(text.as_str())) }];
         }
         self.emit(
             Diagnostic::error(inv, format!("pasting `{a}` and `{b}` does not give a valid token"))
@@ -1075,11 +971,7 @@ impl Pp<'_, '_> {
                     Some((_, n)) => {
                         self.macros.remove(n);
                     }
-                    None => self.emit(
-                        Diagnostic::error(dspan, "`#undef` needs a macro name")
-                            .code("E0106")
-                            .help("write `#undef NAME`"),
-                    ),
+                    None => self.emit(Diagnostic::error(dspan, "`#undef` needs a macro name").code("E0106").help("write `#undef NAME`")),
                 }
                 if rest.len() > 1 {
                     self.extra_tokens(&name, &rest[1..]);
@@ -1089,32 +981,18 @@ impl Pp<'_, '_> {
             "error" | "warning" => {
                 let text = self.line_text(rest);
                 let d = if &*name == "error" {
-                    let msg = if text.is_empty() {
-                        "#error".to_string()
-                    } else {
-                        text
-                    };
-                    Diagnostic::error(dspan, msg)
-                        .code("E0104")
-                        .label("`#error` directive")
+                    let msg = if text.is_empty() { "#error".to_string() } else { text };
+                    Diagnostic::error(dspan, msg).code("E0104").label("`#error` directive")
                 } else {
-                    let msg = if text.is_empty() {
-                        "#warning".to_string()
-                    } else {
-                        text
-                    };
-                    Diagnostic::warning(dspan, msg)
-                        .code("W0101")
-                        .label("`#warning` directive")
+                    let msg = if text.is_empty() { "#warning".to_string() } else { text };
+                    Diagnostic::warning(dspan, msg).code("W0101").label("`#warning` directive")
                 };
                 self.emit(d);
             }
             "pragma" | "line" | "ident" | "sccs" => {}
             other => {
                 let mut d =
-                    Diagnostic::error(dspan, format!("unknown preprocessor directive `#{other}`"))
-                        .code("E0101")
-                        .label("not a directive");
+                    Diagnostic::error(dspan, format!("unknown preprocessor directive `#{other}`")).code("E0101").label("not a directive");
                 if let Some(s) = suggest(other, DIRECTIVES.iter().copied()) {
                     d = d.help(format!("did you mean `#{s}`?"));
                 } else {
@@ -1128,9 +1006,7 @@ impl Pp<'_, '_> {
     /// The user's text of a directive's operands.
     fn line_text(&self, rest: &[Token]) -> String {
         match (rest.first(), rest.last()) {
-            (Some(a), Some(b)) if a.span.file == b.span.file => {
-                self.sources.snippet(a.span.to(b.span)).trim().to_string()
-            }
+            (Some(a), Some(b)) if a.span.file == b.span.file => self.sources.snippet(a.span.to(b.span)).trim().to_string(),
             _ => String::new(),
         }
     }
@@ -1138,13 +1014,10 @@ impl Pp<'_, '_> {
     fn extra_tokens(&mut self, name: &str, rest: &[Token]) {
         if let (Some(a), Some(b)) = (rest.first(), rest.last()) {
             self.emit(
-                Diagnostic::warning(
-                    a.span.to(b.span),
-                    format!("extra tokens at end of `#{name}` directive"),
-                )
-                .code("W0103")
-                .label("ignored")
-                .help("remove them, or turn them into a `//` comment"),
+                Diagnostic::warning(a.span.to(b.span), format!("extra tokens at end of `#{name}` directive"))
+                    .code("W0103")
+                    .label("ignored")
+                    .help("remove them, or turn them into a `//` comment"),
             );
         }
     }
@@ -1165,13 +1038,7 @@ impl Pp<'_, '_> {
         }
         let parent_active = self.active;
         let value = parent_active && self.cond_value(name, dspan, rest);
-        self.conds.push(Cond {
-            start: dspan,
-            name: name.clone(),
-            parent_active,
-            taken: value || !parent_active,
-            seen_else: false,
-        });
+        self.conds.push(Cond { start: dspan, name: name.clone(), parent_active, taken: value || !parent_active, seen_else: false });
         self.active = value;
     }
 
@@ -1204,9 +1071,7 @@ impl Pp<'_, '_> {
             Diagnostic::error(dspan, format!("`#{name}` without `#if`"))
                 .code("E0103")
                 .label("no open `#if` to match")
-                .help(format!(
-                    "remove this `#{name}` or add the `#if` it belongs to"
-                )),
+                .help(format!("remove this `#{name}` or add the `#if` it belongs to")),
         );
     }
 
@@ -1261,62 +1126,32 @@ impl Pp<'_, '_> {
     }
 
     fn define(&mut self, dspan: Span, rest: &[Token]) {
-        let err = |span: Span, msg: &str, help: &str| {
-            Diagnostic::error(span, msg.to_string())
-                .code("E0106")
-                .help(help.to_string())
-        };
+        let err = |span: Span, msg: &str, help: &str| Diagnostic::error(span, msg.to_string()).code("E0106").help(help.to_string());
         let Some(nt) = rest.first() else {
-            self.emit(err(
-                dspan,
-                "`#define` needs a macro name",
-                "write `#define NAME value`",
-            ));
+            self.emit(err(dspan, "`#define` needs a macro name", "write `#define NAME value`"));
             return;
         };
         let Some(name) = nt.ident() else {
-            self.emit(
-                err(
-                    nt.span,
-                    "macro name must be an identifier",
-                    "write `#define NAME value`",
-                )
-                .label("not an identifier"),
-            );
+            self.emit(err(nt.span, "macro name must be an identifier", "write `#define NAME value`").label("not an identifier"));
             return;
         };
         if name == "defined" || HAS_MACROS.contains(&name) {
-            self.emit(
-                err(
-                    nt.span,
-                    &format!("`{name}` cannot be defined as a macro"),
-                    "choose another name",
-                )
-                .label("reserved"),
-            );
+            self.emit(err(nt.span, &format!("`{name}` cannot be defined as a macro"), "choose another name").label("reserved"));
             return;
         }
         let mut kind = MacroKind::Object;
         let mut params: Vec<Rc<str>> = Vec::new();
         let mut i = 1;
-        if rest
-            .get(1)
-            .is_some_and(|t| t.is_punct(Punct::LParen) && !t.space_before)
-        {
+        if rest.get(1).is_some_and(|t| t.is_punct(Punct::LParen) && !t.space_before) {
             i = 2;
             let mut variadic = false;
             let bad = |span: Span| {
-                err(
-                    span,
-                    "malformed macro parameter list",
-                    "write parameters as `NAME(a, b)` or `NAME(a, ...)`",
-                )
-                .label("expected a parameter name, `...` or `)`")
+                err(span, "malformed macro parameter list", "write parameters as `NAME(a, b)` or `NAME(a, ...)`")
+                    .label("expected a parameter name, `...` or `)`")
             };
             loop {
                 let Some(t) = rest.get(i) else {
-                    self.diags
-                        .push(bad(rest[i - 1].span.after()).label("missing `)`"));
+                    self.diags.push(bad(rest[i - 1].span.after()).label("missing `)`"));
                     return;
                 };
                 i += 1;
@@ -1329,12 +1164,8 @@ impl Pp<'_, '_> {
                 } else if let Some(p) = t.ident() {
                     if p == "__VA_ARGS__" || params.iter().any(|q| &**q == p) {
                         self.emit(
-                            err(
-                                t.span,
-                                &format!("invalid or duplicate macro parameter `{p}`"),
-                                "give each parameter a distinct name",
-                            )
-                            .label("here"),
+                            err(t.span, &format!("invalid or duplicate macro parameter `{p}`"), "give each parameter a distinct name")
+                                .label("here"),
                         );
                         return;
                     }
@@ -1358,8 +1189,7 @@ impl Pp<'_, '_> {
                         return;
                     }
                     None => {
-                        self.diags
-                            .push(bad(rest[i - 1].span.after()).label("missing `)`"));
+                        self.diags.push(bad(rest[i - 1].span.after()).label("missing `)`"));
                         return;
                     }
                 }
@@ -1367,13 +1197,7 @@ impl Pp<'_, '_> {
             kind = MacroKind::Function { variadic };
         }
         let body: Vec<Token> = rest[i..].to_vec();
-        let param_at: Vec<Option<usize>> = body
-            .iter()
-            .map(|t| {
-                t.ident()
-                    .and_then(|n| params.iter().position(|p| &**p == n))
-            })
-            .collect();
+        let param_at: Vec<Option<usize>> = body.iter().map(|t| t.ident().and_then(|n| params.iter().position(|p| &**p == n))).collect();
         // `##` cannot start or end the body; `#` must precede a parameter.
         for (k, t) in body.iter().enumerate() {
             if t.is_punct(Punct::HashHash) && (k == 0 || k + 1 == body.len()) {
@@ -1385,10 +1209,7 @@ impl Pp<'_, '_> {
                 );
                 return;
             }
-            if matches!(kind, MacroKind::Function { .. })
-                && t.is_punct(Punct::Hash)
-                && param_at.get(k + 1).copied().flatten().is_none()
-            {
+            if matches!(kind, MacroKind::Function { .. }) && t.is_punct(Punct::Hash) && param_at.get(k + 1).copied().flatten().is_none() {
                 self.emit(
                     Diagnostic::error(t.span, "`#` must be followed by a macro parameter name")
                         .code("E0107")
@@ -1403,8 +1224,7 @@ impl Pp<'_, '_> {
         for (k, p) in param_at.iter().enumerate() {
             let Some(p) = *p else { continue };
             let before = k.checked_sub(1).and_then(|j| body.get(j));
-            let raw = before
-                .is_some_and(|t| t.is_punct(Punct::Hash) || t.is_punct(Punct::HashHash))
+            let raw = before.is_some_and(|t| t.is_punct(Punct::Hash) || t.is_punct(Punct::HashHash))
                 || body.get(k + 1).is_some_and(|t| t.is_punct(Punct::HashHash));
             if raw {
                 raw_uses[p] += 1;
@@ -1413,17 +1233,7 @@ impl Pp<'_, '_> {
             }
         }
         let name: Rc<str> = Rc::from(name);
-        let m = Macro {
-            name: name.clone(),
-            kind,
-            params,
-            body,
-            param_at,
-            raw_uses,
-            exp_uses,
-            def_span: nt.span,
-            disabled: Cell::new(0),
-        };
+        let m = Macro { name: name.clone(), kind, params, body, param_at, raw_uses, exp_uses, def_span: nt.span, disabled: Cell::new(0) };
         if let Some(old) = self.macros.get(&name) {
             if !old.same_definition(&m) {
                 self.emit(
@@ -1431,9 +1241,7 @@ impl Pp<'_, '_> {
                         .code("W0102")
                         .label("new definition")
                         .with_secondary(old.def_span, "previous definition")
-                        .help(format!(
-                            "add `#undef {name}` before redefining it if this is intended"
-                        )),
+                        .help(format!("add `#undef {name}` before redefining it if this is intended")),
                 );
             }
         }
@@ -1454,9 +1262,7 @@ impl Pp<'_, '_> {
                 }
                 if !closed {
                     self.emit(
-                        Diagnostic::error(dspan, format!("missing `>` in `#{name}`"))
-                            .code("E0105")
-                            .help("write `#include <metal_stdlib>`"),
+                        Diagnostic::error(dspan, format!("missing `>` in `#{name}`")).code("E0105").help("write `#include <metal_stdlib>`"),
                     );
                     return;
                 }
@@ -1510,20 +1316,10 @@ impl Pp<'_, '_> {
             return false;
         };
         let end = rest.last().map(|t| t.span.after()).unwrap_or(dspan);
-        let mut ev = Eval {
-            toks: &toks,
-            pos: 0,
-            depth: 0,
-            err: None,
-            end,
-        };
+        let mut ev = Eval { toks: &toks, pos: 0, depth: 0, err: None, end };
         let result = ev.cond(true).and_then(|v| {
             if let Some(t) = ev.toks.get(ev.pos) {
-                ev.fail(
-                    t.tok.span,
-                    format!("unexpected `{}` in `#if` expression", t.tok.kind),
-                    "remove it or add the missing operator",
-                );
+                ev.fail(t.tok.span, format!("unexpected `{}` in `#if` expression", t.tok.kind), "remove it or add the missing operator");
                 Err(())
             } else {
                 Ok(v)
@@ -1554,16 +1350,9 @@ impl Pp<'_, '_> {
             let start = t.tok.span;
             let value;
             if id == "defined" {
-                let (name_tok, next) = if toks
-                    .get(i + 1)
-                    .is_some_and(|u| u.tok.is_punct(Punct::LParen))
-                {
+                let (name_tok, next) = if toks.get(i + 1).is_some_and(|u| u.tok.is_punct(Punct::LParen)) {
                     match (toks.get(i + 2), toks.get(i + 3)) {
-                        (Some(n), Some(r))
-                            if n.tok.ident().is_some() && r.tok.is_punct(Punct::RParen) =>
-                        {
-                            (Some(n), i + 4)
-                        }
+                        (Some(n), Some(r)) if n.tok.ident().is_some() && r.tok.is_punct(Punct::RParen) => (Some(n), i + 4),
                         _ => (None, i),
                     }
                 } else {
@@ -1584,17 +1373,11 @@ impl Pp<'_, '_> {
                 value = self.is_defined(n);
                 i = next;
             } else if HAS_MACROS.contains(&id) {
-                if !toks
-                    .get(i + 1)
-                    .is_some_and(|u| u.tok.is_punct(Punct::LParen))
-                {
+                if !toks.get(i + 1).is_some_and(|u| u.tok.is_punct(Punct::LParen)) {
                     self.emit(
-                        Diagnostic::error(
-                            start,
-                            format!("`{id}` needs an argument in parentheses"),
-                        )
-                        .code("E0111")
-                        .help(format!("write `{id}(...)`")),
+                        Diagnostic::error(start, format!("`{id}` needs an argument in parentheses"))
+                            .code("E0111")
+                            .help(format!("write `{id}(...)`")),
                     );
                     return None;
                 }
@@ -1604,9 +1387,7 @@ impl Pp<'_, '_> {
                 loop {
                     let Some(u) = toks.get(j) else {
                         self.emit(
-                            Diagnostic::error(start, format!("missing `)` after `{id}(`"))
-                                .code("E0111")
-                                .help("close the parentheses"),
+                            Diagnostic::error(start, format!("missing `)` after `{id}(`")).code("E0111").help("close the parentheses"),
                         );
                         return None;
                     };
@@ -1627,8 +1408,7 @@ impl Pp<'_, '_> {
                         _ => inner.push_str(&self.spell(u)),
                     }
                 }
-                value = id.starts_with("__has_include")
-                    && is_builtin_header(inner.trim_matches(['<', '>']));
+                value = id.starts_with("__has_include") && is_builtin_header(inner.trim_matches(['<', '>']));
                 i = j;
             } else {
                 out.push(t.clone());
@@ -1692,11 +1472,7 @@ struct Eval<'a> {
 impl Eval<'_> {
     fn fail(&mut self, span: Span, msg: String, help: &str) {
         if self.err.is_none() {
-            self.err = Some(
-                Diagnostic::error(span, msg)
-                    .code("E0111")
-                    .help(help.to_string()),
-            );
+            self.err = Some(Diagnostic::error(span, msg).code("E0111").help(help.to_string()));
         }
     }
 
@@ -1717,11 +1493,7 @@ impl Eval<'_> {
         self.depth += 1;
         if self.depth > MAX_EXPR_DEPTH {
             let span = self.peek().map(|t| t.span).unwrap_or(self.end);
-            self.fail(
-                span,
-                "`#if` expression nested too deeply".into(),
-                "simplify the expression",
-            );
+            self.fail(span, "`#if` expression nested too deeply".into(), "simplify the expression");
             return Err(());
         }
         Ok(())
@@ -1734,11 +1506,7 @@ impl Eval<'_> {
             let a = self.cond(live && c != 0)?;
             if !self.eat(Punct::Colon) {
                 let span = self.peek().map(|t| t.span).unwrap_or(self.end);
-                self.fail(
-                    span,
-                    "expected `:` in `?:` of `#if` expression".into(),
-                    "write `cond ? a : b`",
-                );
+                self.fail(span, "expected `:` in `?:` of `#if` expression".into(), "write `cond ? a : b`");
                 return Err(());
             }
             let b = self.cond(live && c == 0)?;
@@ -1842,11 +1610,7 @@ impl Eval<'_> {
 
     fn unary(&mut self, live: bool) -> Result<i64, ()> {
         let Some(t) = self.peek() else {
-            self.fail(
-                self.end,
-                "expected a value at the end of the `#if` expression".into(),
-                "complete the expression",
-            );
+            self.fail(self.end, "expected a value at the end of the `#if` expression".into(), "complete the expression");
             return Err(());
         };
         let op = match t.kind {
@@ -1867,11 +1631,7 @@ impl Eval<'_> {
 
     fn primary(&mut self, live: bool) -> Result<i64, ()> {
         let Some(t) = self.peek().cloned() else {
-            self.fail(
-                self.end,
-                "expected a value at the end of the `#if` expression".into(),
-                "complete the expression",
-            );
+            self.fail(self.end, "expected a value at the end of the `#if` expression".into(), "complete the expression");
             return Err(());
         };
         self.pos += 1;
@@ -1896,11 +1656,7 @@ impl Eval<'_> {
                 let v = self.cond(live)?;
                 if !self.eat(Punct::RParen) {
                     let span = self.peek().map(|t| t.span).unwrap_or(self.end);
-                    self.fail(
-                        span,
-                        "expected `)` in `#if` expression".into(),
-                        "close the parenthesis",
-                    );
+                    self.fail(span, "expected `)` in `#if` expression".into(), "close the parenthesis");
                     return Err(());
                 }
                 Ok(v)
@@ -1942,39 +1698,24 @@ mod tests {
         let (toks, d, _, _) = run(src);
         assert_eq!(toks.last().map(|t| &t.kind), Some(&TokenKind::Eof));
         assert_eq!(toks.iter().filter(|t| t.kind == TokenKind::Eof).count(), 1);
-        let s: Vec<String> = toks
-            .iter()
-            .filter(|t| t.kind != TokenKind::Eof)
-            .map(|t| t.kind.to_string())
-            .collect();
+        let s: Vec<String> = toks.iter().filter(|t| t.kind != TokenKind::Eof).map(|t| t.kind.to_string()).collect();
         (s.join(" "), d)
     }
 
     fn ok(src: &str) -> String {
         let (s, d) = pp(src);
-        assert!(
-            !d.has_errors(),
-            "unexpected errors for {src:?}: {:#?}",
-            d.items
-        );
+        assert!(!d.has_errors(), "unexpected errors for {src:?}: {:#?}", d.items);
         s
     }
 
     fn errors(d: &Diagnostics) -> Vec<String> {
-        d.items
-            .iter()
-            .filter(|x| x.severity == Severity::Error)
-            .map(|x| x.message.clone())
-            .collect()
+        d.items.iter().filter(|x| x.severity == Severity::Error).map(|x| x.message.clone()).collect()
     }
 
     #[test]
     fn object_and_function_macros() {
         assert_eq!(ok("#define N 4\nint a[N];"), "int a [ 4 ] ;");
-        assert_eq!(
-            ok("#define ADD(a, b) ((a) + (b))\nADD(1, 2)"),
-            "( ( 1 ) + ( 2 ) )"
-        );
+        assert_eq!(ok("#define ADD(a, b) ((a) + (b))\nADD(1, 2)"), "( ( 1 ) + ( 2 ) )");
         assert_eq!(ok("#define F(x) x\nF"), "F");
         assert_eq!(ok("#define F(x) [x]\nF (1)"), "[ 1 ]");
         assert_eq!(ok("#define E()\nE() E"), "E");
@@ -1983,10 +1724,7 @@ mod tests {
 
     #[test]
     fn function_macro_args() {
-        assert_eq!(
-            ok("#define F(a, b) a|b\nF((1, 2), [3])"),
-            "( 1 , 2 ) | [ 3 ]"
-        );
+        assert_eq!(ok("#define F(a, b) a|b\nF((1, 2), [3])"), "( 1 , 2 ) | [ 3 ]");
         let (_, d) = pp("#define F(a, b) a|b\nF((1, 2), [3, 4])");
         assert!(errors(&d)[0].contains("takes 2 arguments, but 3 were given"));
         assert_eq!(ok("#define F(a) <a>\nF(\n1\n+\n2\n)"), "< 1 + 2 >");
@@ -1997,14 +1735,8 @@ mod tests {
 
     #[test]
     fn nested_macros() {
-        assert_eq!(
-            ok("#define A B + 1\n#define B C * 2\n#define C 3\nA"),
-            "3 * 2 + 1"
-        );
-        assert_eq!(
-            ok("#define SQ(x) ((x)*(x))\n#define TWO 2\nSQ(SQ(TWO))"),
-            "( ( ( ( 2 ) * ( 2 ) ) ) * ( ( ( 2 ) * ( 2 ) ) ) )"
-        );
+        assert_eq!(ok("#define A B + 1\n#define B C * 2\n#define C 3\nA"), "3 * 2 + 1");
+        assert_eq!(ok("#define SQ(x) ((x)*(x))\n#define TWO 2\nSQ(SQ(TWO))"), "( ( ( ( 2 ) * ( 2 ) ) ) * ( ( ( 2 ) * ( 2 ) ) ) )");
         // A function-like macro name produced by expansion, called with a
         // `(` from the file.
         assert_eq!(ok("#define F(x) <x>\n#define G F\nG(1)"), "< 1 >");
@@ -2020,32 +1752,19 @@ mod tests {
         assert_eq!(ok("#define S(x) #x\nS(  a   +b  )"), "\"a +b\"");
         assert_eq!(ok("#define S(x) #x\nS(\"q\\n\")"), "\"\\\"q\\\\n\\\"\"");
         assert_eq!(ok("#define S(x) #x\n#define X 42\nS(X)"), "\"X\"");
-        assert_eq!(
-            ok("#define S(x) #x\n#define XS(x) S(x)\n#define X 42\nXS(X)"),
-            "\"42\""
-        );
+        assert_eq!(ok("#define S(x) #x\n#define XS(x) S(x)\n#define X 42\nXS(X)"), "\"42\"");
         assert_eq!(ok("#define S(x) #x\nS(1.50f)"), "\"1.50f\"");
         assert_eq!(ok("#define CAT(a, b) a##b\nCAT(foo, bar) CAT(1, 2) CAT(+, =) CAT(, x) CAT(x, ) CAT(,)"), "foobar 12 += x x");
-        assert_eq!(
-            ok("#define CAT(a, b) a ## b\n#define foobar 99\nCAT(foo, bar)"),
-            "99"
-        );
+        assert_eq!(ok("#define CAT(a, b) a ## b\n#define foobar 99\nCAT(foo, bar)"), "99");
         assert_eq!(ok("#define CAT(a, b) a##b\n#define X 1\nCAT(X, 2)"), "X2");
         assert_eq!(ok("#define CAT3(a, b, c) a##b##c\nCAT3(x, 1, y)"), "x1y");
         assert_eq!(ok("#define H(x) x##.5f\nH(1)"), "1.5f");
         assert_eq!(ok("#define AB a ## b\n#define ab 5\nAB"), "5");
         // Placemarkers: empty arguments around `##`.
-        assert_eq!(
-            ok("#define C(a, b, c) x a##b##c y\nC(,,) C(p,,) C(,,q) C(p,,q)"),
-            "x y x p y x q y x pq y"
-        );
+        assert_eq!(ok("#define C(a, b, c) x a##b##c y\nC(,,) C(p,,) C(,,q) C(p,,q)"), "x y x p y x q y x pq y");
         assert_eq!(ok("#define P(a, e, f, b) a e##f##b\nP(u,,,v)"), "u v");
         let (s, d) = pp("#define CAT(a, b) a##b\nCAT(+, -)");
-        assert!(
-            errors(&d)[0].contains("does not give a valid token"),
-            "{:?}",
-            d.items
-        );
+        assert!(errors(&d)[0].contains("does not give a valid token"), "{:?}", d.items);
         assert_eq!(s, "+ -");
         let (_, d) = pp("#define CAT(a, b) a##b\nCAT(/, /)");
         assert!(d.has_errors());
@@ -2057,28 +1776,13 @@ mod tests {
 
     #[test]
     fn variadic_macros() {
-        assert_eq!(
-            ok("#define V(...) f(__VA_ARGS__)\nV(1, 2, (3, 4))"),
-            "f ( 1 , 2 , ( 3 , 4 ) )"
-        );
-        assert_eq!(
-            ok("#define V(a, ...) a: __VA_ARGS__\nV(1) V(1, 2, 3)"),
-            "1 : 1 : 2 , 3"
-        );
-        assert_eq!(
-            ok("#define V(fmt, ...) p(fmt, ## __VA_ARGS__)\nV(x) V(x, 1)"),
-            "p ( x ) p ( x , 1 )"
-        );
+        assert_eq!(ok("#define V(...) f(__VA_ARGS__)\nV(1, 2, (3, 4))"), "f ( 1 , 2 , ( 3 , 4 ) )");
+        assert_eq!(ok("#define V(a, ...) a: __VA_ARGS__\nV(1) V(1, 2, 3)"), "1 : 1 : 2 , 3");
+        assert_eq!(ok("#define V(fmt, ...) p(fmt, ## __VA_ARGS__)\nV(x) V(x, 1)"), "p ( x ) p ( x , 1 )");
         assert_eq!(ok("#define V(args...) g(args)\nV(1, 2)"), "g ( 1 , 2 )");
         assert_eq!(ok("#define S(...) #__VA_ARGS__\nS(a, b)"), "\"a, b\"");
-        assert_eq!(
-            ok("#define O(f, ...) f(0 __VA_OPT__(,) __VA_ARGS__)\nO(g) O(g, 1, 2)"),
-            "g ( 0 ) g ( 0 , 1 , 2 )"
-        );
-        assert_eq!(
-            ok("#define O(a, ...) a ## __VA_OPT__(x ## a) z\nO(p) O(p, 1)"),
-            "p z pxp z"
-        );
+        assert_eq!(ok("#define O(f, ...) f(0 __VA_OPT__(,) __VA_ARGS__)\nO(g) O(g, 1, 2)"), "g ( 0 ) g ( 0 , 1 , 2 )");
+        assert_eq!(ok("#define O(a, ...) a ## __VA_OPT__(x ## a) z\nO(p) O(p, 1)"), "p z pxp z");
     }
 
     #[test]
@@ -2091,14 +1795,8 @@ mod tests {
         // The painted name stays unexpanded even when rescanned later.
         assert_eq!(ok("#define foo foo\n#define ID(x) x\nID(foo)"), "foo");
         // Classic C standard example pieces.
-        assert_eq!(
-            ok("#define x 3\n#define f(a) f(x * (a))\n#undef x\n#define x 2\n#define g f\nf(y+1)"),
-            "f ( 2 * ( y + 1 ) )"
-        );
-        assert_eq!(
-            ok("#define x 2\n#define f(a) f(x * (a))\n#define g f\ng(2+(3,4)-0)"),
-            "f ( 2 * ( 2 + ( 3 , 4 ) - 0 ) )"
-        );
+        assert_eq!(ok("#define x 3\n#define f(a) f(x * (a))\n#undef x\n#define x 2\n#define g f\nf(y+1)"), "f ( 2 * ( y + 1 ) )");
+        assert_eq!(ok("#define x 2\n#define f(a) f(x * (a))\n#define g f\ng(2+(3,4)-0)"), "f ( 2 * ( 2 + ( 3 , 4 ) - 0 ) )");
     }
 
     #[test]
@@ -2106,37 +1804,19 @@ mod tests {
         assert_eq!(ok("#if 1\na\n#else\nb\n#endif"), "a");
         assert_eq!(ok("#if 0\na\n#elif 2 > 1\nb\n#else\nc\n#endif"), "b");
         assert_eq!(ok("#if 0\na\n#elif 0\nb\n#else\nc\n#endif"), "c");
-        assert_eq!(
-            ok("#define X\n#ifdef X\na\n#endif\n#ifndef X\nb\n#endif"),
-            "a"
-        );
+        assert_eq!(ok("#define X\n#ifdef X\na\n#endif\n#ifndef X\nb\n#endif"), "a");
         assert_eq!(ok("#if defined(X) || defined Y\na\n#else\nb\n#endif"), "b");
-        assert_eq!(
-            ok("#define Y 0\n#if defined(X) || defined Y\na\n#else\nb\n#endif"),
-            "a"
-        );
-        assert_eq!(
-            ok("#if 0\n#if 1\na\n#else\nb\n#endif\n#else\nc\n#endif"),
-            "c"
-        );
+        assert_eq!(ok("#define Y 0\n#if defined(X) || defined Y\na\n#else\nb\n#endif"), "a");
+        assert_eq!(ok("#if 0\n#if 1\na\n#else\nb\n#endif\n#else\nc\n#endif"), "c");
         assert_eq!(ok("#if 0\n#bogus directive\n#error no\n#endif\nd"), "d");
         assert_eq!(ok("#if 1 ? 2 : (1/0)\na\n#endif"), "a");
-        assert_eq!(
-            ok("#if 0 && (1/0)\na\n#endif\n#if 1 || 1 % 0\nb\n#endif"),
-            "b"
-        );
+        assert_eq!(ok("#if 0 && (1/0)\na\n#endif\n#if 1 || 1 % 0\nb\n#endif"), "b");
         assert_eq!(ok("#if (2 + 3 * 4 == 14) && (-1 < 0) && !0 && ~0 == -1 && (1 << 4) == 16 && 7 / 2 == 3 && 7 % 4 == 3\na\n#endif"), "a");
         assert_eq!(ok("#if true && !false\na\n#endif"), "a");
         assert_eq!(ok("#if UNKNOWN == 0\na\n#endif"), "a");
         assert_eq!(ok("#if __METAL_VERSION__ >= 310 && defined(__METAL__) && !defined(__METAL_IOS__)\na\n#endif"), "a");
-        assert_eq!(
-            ok("#if __has_include(<metal_stdlib>) && !__has_feature(x)\na\n#endif"),
-            "a"
-        );
-        assert_eq!(
-            ok("#define F(x) (x * 2)\n#if F(3) == 6 && 'a' == 97\na\n#endif"),
-            "a"
-        );
+        assert_eq!(ok("#if __has_include(<metal_stdlib>) && !__has_feature(x)\na\n#endif"), "a");
+        assert_eq!(ok("#define F(x) (x * 2)\n#if F(3) == 6 && 'a' == 97\na\n#endif"), "a");
         assert_eq!(ok("#if 1\n#elif 1/0\n#endif\nz"), "z");
         let (_, d) = pp("#if 1/0\n#endif");
         assert!(errors(&d)[0].contains("division by zero"), "{:?}", d.items);
@@ -2169,11 +1849,7 @@ mod tests {
         let (s, d) = pp("#include \"utils.h\"\nx");
         assert_eq!(s, "x");
         let e = &d.items[0];
-        assert!(
-            e.message.contains("only Metal's built-in headers"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("only Metal's built-in headers"), "{}", e.message);
         assert!(e.help[0].contains("paste"), "{:?}", e.help);
         let (_, d) = pp("#include <stdio.h>\n");
         assert!(d.has_errors());
@@ -2184,25 +1860,16 @@ mod tests {
 
     #[test]
     fn predefined_macros() {
-        assert_eq!(
-            ok("__METAL_VERSION__ __METAL__ __METAL_MACOS__ __cplusplus __METAL_IOS__"),
-            "310 1 1 201703l __METAL_IOS__"
-        );
+        assert_eq!(ok("__METAL_VERSION__ __METAL__ __METAL_MACOS__ __cplusplus __METAL_IOS__"), "310 1 1 201703l __METAL_IOS__");
         assert_eq!(ok("a\nb __LINE__\n\n__LINE__"), "a b 2 4");
         assert_eq!(ok("#define L __LINE__\n\nL"), "3");
         assert_eq!(ok("__FILE__"), "\"test.metal\"");
         assert_eq!(ok("__COUNTER__ __COUNTER__"), "0 1");
-        assert_eq!(
-            ok("#define S(x) #x\n#define XS(x) S(x)\nXS(__LINE__)"),
-            "\"3\""
-        );
+        assert_eq!(ok("#define S(x) #x\n#define XS(x) S(x)\nXS(__LINE__)"), "\"3\"");
         let mut sm = SourceMap::new();
         let f = sm.add("k.metal", "N F(2) __METAL_VERSION__");
         let mut d = Diagnostics::new();
-        let opts = PreprocessOptions {
-            defines: vec![("N".into(), "16".into()), ("F(x)".into(), "x+1".into())],
-            metal_version: 300,
-        };
+        let opts = PreprocessOptions { defines: vec![("N".into(), "16".into()), ("F(x)".into(), "x+1".into())], metal_version: 300 };
         let toks = preprocess(&mut sm, f, &opts, &mut d);
         let s: Vec<String> = toks.iter().map(|t| t.kind.to_string()).collect();
         assert_eq!(s.join(" "), "16 2 + 1 300 end of file");
@@ -2237,10 +1904,7 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
 "#;
         let (s, d) = pp(src);
         assert!(d.items.is_empty(), "{:?}", d.items);
-        assert_eq!(
-            s,
-            "float value = ( ( 8 ) * ( 8 ) ) + ( ( 2.0f ) < 0.0f ? 0.0f : ( ( 2.0f ) > 1.0f ? 1.0f : ( 2.0f ) ) ) + 2 + 24 ;"
-        );
+        assert_eq!(s, "float value = ( ( 8 ) * ( 8 ) ) + ( ( 2.0f ) < 0.0f ? 0.0f : ( ( 2.0f ) > 1.0f ? 1.0f : ( 2.0f ) ) ) + 2 + 24 ;");
     }
 
     #[test]
@@ -2265,10 +1929,7 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
         // Nested: tokens from inner macro bodies map to the outermost call.
         let src = "#define ONE 1\n#define INC(x) (x + ONE)\n#define WRAP INC\nint v = WRAP(q);";
         let (toks, _, sm, _) = run(src);
-        let one = toks
-            .iter()
-            .find(|t| matches!(t.kind, TokenKind::Int { value: 1, .. }))
-            .unwrap();
+        let one = toks.iter().find(|t| matches!(t.kind, TokenKind::Int { value: 1, .. })).unwrap();
         assert_eq!(sm.snippet(one.span), "WRAP(q)");
         assert_eq!(sm.snippet(one.macro_def.unwrap()), "1");
         let q = toks.iter().find(|t| t.is_ident("q")).unwrap();
@@ -2293,11 +1954,7 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
         let (_, d) = pp("#ifdef X\n#if 1\n");
         let e = errors(&d);
         assert_eq!(e.len(), 2);
-        assert!(
-            e.iter()
-                .any(|m| m.contains("unterminated `#ifdef`: add a matching `#endif`")),
-            "{e:?}"
-        );
+        assert!(e.iter().any(|m| m.contains("unterminated `#ifdef`: add a matching `#endif`")), "{e:?}");
         let (_, d) = pp("#define F(x\n#define G(x,)\n#define H(x x) 1\n#define\n#define 3 4\n");
         assert_eq!(errors(&d).len(), 5, "{:?}", d.items);
     }
@@ -2319,11 +1976,7 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
         let (_, d) = pp(&"#if 1\n".repeat(1000));
         assert!(d.has_errors());
         // Deep expressions.
-        let (_, d) = pp(&format!(
-            "#if {}1{}\n#endif\n",
-            "(".repeat(5000),
-            ")".repeat(5000)
-        ));
+        let (_, d) = pp(&format!("#if {}1{}\n#endif\n", "(".repeat(5000), ")".repeat(5000)));
         assert!(errors(&d)[0].contains("nested too deeply"));
         let (_, d) = pp(&format!("#if {}1\n#endif\n", "-".repeat(5000)));
         assert!(d.has_errors());
@@ -2340,13 +1993,7 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
         src.push_str("X40\n");
         let start = std::time::Instant::now();
         let (toks, d, _, _) = run(&src);
-        assert!(
-            errors(&d)
-                .iter()
-                .any(|m| m.contains("macro expansion too large")),
-            "{:?}",
-            d.items
-        );
+        assert!(errors(&d).iter().any(|m| m.contains("macro expansion too large")), "{:?}", d.items);
         assert_eq!(errors(&d).len(), 1);
         assert!(toks.len() <= MAX_OUTPUT_TOKENS + 1);
         assert!(start.elapsed().as_secs() < 30);
@@ -2368,9 +2015,7 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
         assert!(errors(&d)[0].contains("nested too deeply"), "{:?}", d.items);
 
         // Growing pasted and stringified tokens.
-        let mut src = String::from(
-            "#define P(x) x##x\n#define D(x) P(x)\n#define S(x) #x\n#define T(x) S(x)\n",
-        );
+        let mut src = String::from("#define P(x) x##x\n#define D(x) P(x)\n#define S(x) #x\n#define T(x) S(x)\n");
         src.push_str(&format!("{}a{}\n", "D(".repeat(40), ")".repeat(40)));
         src.push_str(&format!("{}a{}\n", "T(".repeat(40), ")".repeat(40)));
         let (_, d) = pp(&src);
@@ -2511,9 +2156,7 @@ instantiate_kernel("copy_" #x, copy, float, 4)
         };
         for _ in 0..300 {
             let len = (next() % 120) as usize;
-            let src: String = (0..len)
-                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
-                .collect();
+            let src: String = (0..len).map(|_| pieces[(next() % pieces.len() as u64) as usize]).collect();
             let (toks, _, _, _) = run(&src);
             assert_eq!(toks.last().map(|t| &t.kind), Some(&TokenKind::Eof));
         }
@@ -2521,13 +2164,9 @@ instantiate_kernel("copy_" #x, copy, float, 4)
 
     #[test]
     fn large_file_is_fast_enough() {
-        let mut src = String::from(
-            "#include <metal_stdlib>\n#define TILE 16\n#define IDX(r, c) ((r) * TILE + (c))\n",
-        );
+        let mut src = String::from("#include <metal_stdlib>\n#define TILE 16\n#define IDX(r, c) ((r) * TILE + (c))\n");
         for i in 0..5000 {
-            src.push_str(&format!(
-                "    out[IDX(gid.y, {i})] = in[IDX(gid.x, {i})] * 2.0f + TILE; // line\n"
-            ));
+            src.push_str(&format!("    out[IDX(gid.y, {i})] = in[IDX(gid.x, {i})] * 2.0f + TILE; // line\n"));
         }
         let start = std::time::Instant::now();
         let (toks, d, _, _) = run(&src);

@@ -8,10 +8,7 @@ use crate::token::FloatSuffix;
 use std::fmt::Write;
 
 pub fn unit_to_string(unit: &TranslationUnit) -> String {
-    let mut p = Printer {
-        out: String::new(),
-        indent: 0,
-    };
+    let mut p = Printer { out: String::new(), indent: 0 };
     for item in &unit.items {
         p.item(item);
     }
@@ -35,10 +32,7 @@ fn top(e: &Expr) -> String {
             | ExprKind::Assign { .. }
             | ExprKind::Conditional { .. }
             | ExprKind::Comma { .. }
-            | ExprKind::Cast {
-                kind: CastKind::CStyle,
-                ..
-            }
+            | ExprKind::Cast { kind: CastKind::CStyle, .. }
     );
     if wrapped && t.starts_with('(') && t.ends_with(')') && !t[1..].starts_with('{') {
         t[1..t.len() - 1].to_string()
@@ -129,12 +123,7 @@ fn is_atomic(e: &Expr) -> bool {
 
 fn ty(s: &mut String, t: &TypeExpr) {
     match &t.kind {
-        TypeExprKind::Named {
-            path: p,
-            is_const,
-            is_volatile,
-            addr_space,
-        } => {
+        TypeExprKind::Named { path: p, is_const, is_volatile, addr_space } => {
             if *is_const {
                 s.push_str("const ");
             }
@@ -147,11 +136,7 @@ fn ty(s: &mut String, t: &TypeExpr) {
             }
             path(s, p);
         }
-        TypeExprKind::Decltype {
-            expr: e,
-            is_const,
-            addr_space,
-        } => {
+        TypeExprKind::Decltype { expr: e, is_const, addr_space } => {
             if *is_const {
                 s.push_str("const ");
             }
@@ -249,12 +234,7 @@ fn postfix_base(s: &mut String, e: &Expr) {
 
 fn expr(s: &mut String, e: &Expr) {
     match &e.kind {
-        ExprKind::IntLit {
-            value,
-            unsigned,
-            long,
-            decimal,
-        } => {
+        ExprKind::IntLit { value, unsigned, long, decimal } => {
             if *decimal {
                 let _ = write!(s, "{value}");
             } else {
@@ -366,12 +346,7 @@ fn expr(s: &mut String, e: &Expr) {
             s.push_str(if *arrow { "->" } else { "." });
             s.push_str(&name.name);
         }
-        ExprKind::Cast {
-            kind,
-            ty: t,
-            args: a,
-            braces,
-        } => match kind {
+        ExprKind::Cast { kind, ty: t, args: a, braces } => match kind {
             CastKind::CStyle => {
                 s.push_str("((");
                 ty(s, t);
@@ -478,12 +453,7 @@ impl Printer {
                     self.sub(e);
                 }
             }
-            StmtKind::For {
-                init,
-                cond,
-                step,
-                body,
-            } => {
+            StmtKind::For { init, cond, step, body } => {
                 let init = match init.as_deref().map(|s| &s.kind) {
                     Some(StmtKind::Decl(v)) => var_decls(v),
                     Some(StmtKind::Expr(e)) => top(e),
@@ -516,9 +486,7 @@ impl Printer {
                 None => self.line("return;"),
             },
             StmtKind::Alias(a) => self.line(&alias(a)),
-            StmtKind::StaticAssert { cond, message } => {
-                self.line(&static_assert(cond, message.as_deref()))
-            }
+            StmtKind::StaticAssert { cond, message } => self.line(&static_assert(cond, message.as_deref())),
             StmtKind::Empty => self.line(";"),
         }
     }
@@ -661,9 +629,7 @@ fn var_decls(vars: &[VarDecl]) -> String {
 /// The base (named/decltype) type under pointers, references and arrays.
 fn base_of(t: &TypeExpr) -> &TypeExpr {
     match &t.kind {
-        TypeExprKind::Pointer { pointee: x, .. } | TypeExprKind::Reference { referee: x } => {
-            base_of(x)
-        }
+        TypeExprKind::Pointer { pointee: x, .. } | TypeExprKind::Reference { referee: x } => base_of(x),
         TypeExprKind::Array { elem, .. } => base_of(elem),
         _ => t,
     }
@@ -715,13 +681,7 @@ fn static_assert(cond: &Expr, message: Option<&str>) -> String {
     expr(&mut s, cond);
     if let Some(m) = message {
         s.push_str(", ");
-        expr(
-            &mut s,
-            &Expr {
-                kind: ExprKind::StrLit(m.into()),
-                span: Span::default(),
-            },
-        );
+        expr(&mut s, &Expr { kind: ExprKind::StrLit(m.into()), span: Span::default() });
     }
     s.push_str(");");
     s
@@ -783,12 +743,8 @@ fn item_head(it: &Item, p: &mut Printer) -> Option<String> {
             p.indent += 1;
             for m in &s.members {
                 match &m.kind {
-                    MemberKind::Field(v) => {
-                        p.line(&format!("{};", var_decls(std::slice::from_ref(v))))
-                    }
-                    MemberKind::StaticConst(v) => {
-                        p.line(&format!("{};", var_decls(std::slice::from_ref(v))))
-                    }
+                    MemberKind::Field(v) => p.line(&format!("{};", var_decls(std::slice::from_ref(v)))),
+                    MemberKind::StaticConst(v) => p.line(&format!("{};", var_decls(std::slice::from_ref(v)))),
                     MemberKind::Method(f) => p.function(f, None),
                     MemberKind::Constructor { func, inits } => p.function(func, Some(inits)),
                     MemberKind::Alias(a) => p.line(&alias(a)),
@@ -883,9 +839,7 @@ pub fn erase_expr_spans(e: &mut Expr) {
     match &mut e.kind {
         ExprKind::Name(p) => erase_path(p),
         ExprKind::Unary { operand, .. } => erase_expr_spans(operand),
-        ExprKind::Binary { lhs, rhs, .. }
-        | ExprKind::Assign { lhs, rhs, .. }
-        | ExprKind::Comma { lhs, rhs } => {
+        ExprKind::Binary { lhs, rhs, .. } | ExprKind::Assign { lhs, rhs, .. } | ExprKind::Comma { lhs, rhs } => {
             erase_expr_spans(lhs);
             erase_expr_spans(rhs);
         }
@@ -928,9 +882,7 @@ pub fn erase_type_spans(t: &mut TypeExpr) {
     match &mut t.kind {
         TypeExprKind::Named { path, .. } => erase_path(path),
         TypeExprKind::Decltype { expr, .. } => erase_expr_spans(expr),
-        TypeExprKind::Pointer { pointee: x, .. } | TypeExprKind::Reference { referee: x } => {
-            erase_type_spans(x)
-        }
+        TypeExprKind::Pointer { pointee: x, .. } | TypeExprKind::Reference { referee: x } => erase_type_spans(x),
         TypeExprKind::Array { elem, size } => {
             erase_type_spans(elem);
             if let Some(s) = size {
@@ -995,12 +947,7 @@ pub fn erase_stmt_spans(s: &mut Stmt) {
                 erase_stmt_spans(e);
             }
         }
-        StmtKind::For {
-            init,
-            cond,
-            step,
-            body,
-        } => {
+        StmtKind::For { init, cond, step, body } => {
             if let Some(i) = init {
                 erase_stmt_spans(i);
             }
@@ -1012,9 +959,7 @@ pub fn erase_stmt_spans(s: &mut Stmt) {
             }
             erase_stmt_spans(body);
         }
-        StmtKind::While { cond, body }
-        | StmtKind::DoWhile { body, cond }
-        | StmtKind::Switch { cond, body } => {
+        StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } | StmtKind::Switch { cond, body } => {
             erase_expr_spans(cond);
             erase_stmt_spans(body);
         }

@@ -177,19 +177,42 @@ pub enum Type {
     Void,
     Scalar(Scalar),
     /// `float4`, `packed_float3`, `vec<half, 2>`. `len` is 2..=4.
-    Vector { elem: Scalar, len: u8, packed: bool },
+    Vector {
+        elem: Scalar,
+        len: u8,
+        packed: bool,
+    },
     /// `float4x4`: `cols` columns of `rows`-vectors.
-    Matrix { elem: Scalar, cols: u8, rows: u8 },
-    Array { elem: Box<Type>, len: u32 },
-    Pointer { pointee: Box<Type>, space: AddressSpace, is_const: bool },
+    Matrix {
+        elem: Scalar,
+        cols: u8,
+        rows: u8,
+    },
+    Array {
+        elem: Box<Type>,
+        len: u32,
+    },
+    Pointer {
+        pointee: Box<Type>,
+        space: AddressSpace,
+        is_const: bool,
+    },
     /// `thread const T&` and friends.
-    Reference { referee: Box<Type>, space: AddressSpace, is_const: bool },
+    Reference {
+        referee: Box<Type>,
+        space: AddressSpace,
+        is_const: bool,
+    },
     Struct(StructId),
     Enum(EnumId),
     /// `atomic_int`, `atomic<float>`, ...
     Atomic(Scalar),
     /// `simdgroup_float8x8`: an 8x8 matrix spread over a SIMD-group.
-    SimdMatrix { elem: Scalar, rows: u8, cols: u8 },
+    SimdMatrix {
+        elem: Scalar,
+        rows: u8,
+        cols: u8,
+    },
     BuiltinEnum(BuiltinEnum),
     /// The type of `nullptr`.
     NullPtr,
@@ -511,8 +534,7 @@ pub fn builtin_type_name(name: &str) -> Option<Type> {
     }
     let base = &rest[..rest.len() - 1];
     let s = match base {
-        "bool" | "char" | "uchar" | "short" | "ushort" | "int" | "uint" | "long" | "ulong" | "half" | "bfloat"
-        | "float" => scalar(base)?,
+        "bool" | "char" | "uchar" | "short" | "ushort" | "int" | "uint" | "long" | "ulong" | "half" | "bfloat" | "float" => scalar(base)?,
         _ => return None,
     };
     Some(Type::Vector { elem: s, len: last - b'0', packed })
@@ -601,10 +623,7 @@ pub fn implicit_conversion(from: &Type, to: &Type) -> Option<ConvRank> {
             }
         }
         (Type::NullPtr, Type::Pointer { .. }) => Some(ConvRank::Conversion),
-        (
-            Type::Pointer { pointee: pa, space: sa, is_const: ca },
-            Type::Pointer { pointee: pb, space: sb, is_const: cb },
-        ) => {
+        (Type::Pointer { pointee: pa, space: sa, is_const: ca }, Type::Pointer { pointee: pb, space: sb, is_const: cb }) => {
             if sa != sb || (*ca && !*cb) {
                 return None;
             }

@@ -22,11 +22,7 @@ fn metal_files(folder: &str) -> Vec<PathBuf> {
 
 fn compile(path: &Path) -> msl::Compilation {
     let text = std::fs::read_to_string(path).unwrap();
-    let name = format!(
-        "{}/{}",
-        path.parent().unwrap().file_name().unwrap().to_string_lossy(),
-        path.file_name().unwrap().to_string_lossy()
-    );
+    let name = format!("{}/{}", path.parent().unwrap().file_name().unwrap().to_string_lossy(), path.file_name().unwrap().to_string_lossy());
     msl::compile(&name, &text, &msl::CompileOptions::default())
 }
 
@@ -69,9 +65,7 @@ fn features_compile() {
 /// `// ERROR: <line>: <description>` on the first line of an invalid file.
 fn expected_error_line(path: &Path, text: &str) -> u32 {
     let first = text.lines().next().unwrap_or("");
-    let rest = first
-        .strip_prefix("// ERROR:")
-        .unwrap_or_else(|| panic!("{}: first line is not `// ERROR: <line>: ...`", path.display()));
+    let rest = first.strip_prefix("// ERROR:").unwrap_or_else(|| panic!("{}: first line is not `// ERROR: <line>: ...`", path.display()));
     let (line, _) = rest.trim().split_once(':').unwrap_or_else(|| panic!("{}: malformed ERROR line", path.display()));
     line.trim().parse().unwrap_or_else(|_| panic!("{}: malformed ERROR line number", path.display()))
 }
@@ -89,11 +83,7 @@ fn invalid_files_report_error_on_marked_line() {
         };
         let (line, _) = c.sources.line_col(first.span);
         if line != want {
-            failures.push(format!(
-                "{}: first error on line {line}, expected line {want}:\n{}",
-                path.display(),
-                c.render(false)
-            ));
+            failures.push(format!("{}: first error on line {line}, expected line {want}:\n{}", path.display(), c.render(false)));
         }
         assert!(c.program.is_none(), "{}: a program was produced despite errors", path.display());
     }
@@ -106,10 +96,7 @@ fn unsupported_files_are_rejected() {
     for path in metal_files("unsupported") {
         let c = compile(&path);
         if !c.has_errors() {
-            failures.push(format!(
-                "{}: now compiles without errors; if the gap is closed, move it to features/",
-                path.display()
-            ));
+            failures.push(format!("{}: now compiles without errors; if the gap is closed, move it to features/", path.display()));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -18,11 +18,8 @@ fn render(name: &str, text: &str) -> String {
 #[test]
 fn invalid_corpus() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/invalid");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "metal"))
-        .collect();
+    let mut files: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "metal")).collect();
     files.sort();
     assert!(!files.is_empty());
     for path in files {

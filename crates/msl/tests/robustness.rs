@@ -19,12 +19,7 @@ fn compile(text: &str) -> msl::Compilation {
 
 /// Run `f` on a thread with a 2 MB stack and propagate panics.
 fn small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::Builder::new()
-        .stack_size(2 * 1024 * 1024)
-        .spawn(f)
-        .expect("spawn")
-        .join()
-        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    std::thread::Builder::new().stack_size(2 * 1024 * 1024).spawn(f).expect("spawn").join().unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 fn compile_small_stack(text: String) -> (bool, String) {
@@ -77,10 +72,8 @@ fn binary_garbage() {
 fn ten_megabytes_of_open_parens() {
     let (errors, _) = compile_small_stack("(".repeat(10 * 1024 * 1024));
     assert!(errors);
-    let (errors, _) = compile_small_stack(format!(
-        "kernel void k(device float* o [[buffer(0)]]) {{ o[0] = {}1; }}",
-        "(".repeat(1024 * 1024)
-    ));
+    let (errors, _) =
+        compile_small_stack(format!("kernel void k(device float* o [[buffer(0)]]) {{ o[0] = {}1; }}", "(".repeat(1024 * 1024)));
     assert!(errors);
 }
 
@@ -139,29 +132,15 @@ fn hundred_thousand_declarations_in_a_kernel() {
 #[test]
 fn ten_thousand_nested_braces() {
     let n = 10_000;
-    let text = format!(
-        "kernel void k(device float* out [[buffer(0)]]) {{\n{}out[0] = 1.0f;\n{}}}\n",
-        "{".repeat(n),
-        "}".repeat(n)
-    );
+    let text = format!("kernel void k(device float* out [[buffer(0)]]) {{\n{}out[0] = 1.0f;\n{}}}\n", "{".repeat(n), "}".repeat(n));
     compile_small_stack(text);
     // Unbalanced too.
     compile_small_stack(format!("kernel void k() {{ {}", "{".repeat(n)));
     compile_small_stack("}".repeat(n));
     // Nested control flow and expressions.
-    compile_small_stack(format!(
-        "kernel void k(device int* o [[buffer(0)]]) {{ {} o[0] = 1; }}",
-        "if (true) ".repeat(n)
-    ));
-    compile_small_stack(format!(
-        "kernel void k(device int* o [[buffer(0)]]) {{ o[0] = {}1; }}",
-        "-".repeat(n)
-    ));
-    compile_small_stack(format!(
-        "kernel void k(device int* o [[buffer(0)]]) {{ o[0] = {}1{}; }}",
-        "(".repeat(n),
-        ")".repeat(n)
-    ));
+    compile_small_stack(format!("kernel void k(device int* o [[buffer(0)]]) {{ {} o[0] = 1; }}", "if (true) ".repeat(n)));
+    compile_small_stack(format!("kernel void k(device int* o [[buffer(0)]]) {{ o[0] = {}1; }}", "-".repeat(n)));
+    compile_small_stack(format!("kernel void k(device int* o [[buffer(0)]]) {{ o[0] = {}1{}; }}", "(".repeat(n), ")".repeat(n)));
     compile_small_stack(format!("int x = {}1{};", "{".repeat(n), "}".repeat(n)));
     compile_small_stack(format!("{}int x;", "namespace a { ".repeat(n)));
     compile_small_stack(format!("#if 1\n{}", "#if 1\n".repeat(n)));
@@ -181,8 +160,7 @@ fn huge_array_sizes() {
     }
     // Multi-dimensional arrays whose total size overflows.
     compile_small_stack(
-        "kernel void k(device float* out [[buffer(0)]]) { float a[65536][65536][65536][65536]; out[0] = a[0][0][0][0]; }"
-            .to_string(),
+        "kernel void k(device float* out [[buffer(0)]]) { float a[65536][65536][65536][65536]; out[0] = a[0][0][0][0]; }".to_string(),
     );
 }
 
@@ -190,22 +168,13 @@ fn huge_array_sizes() {
 fn deeply_nested_templates() {
     let n = 5_000;
     // Type expression nesting.
-    compile_small_stack(format!(
-        "#include <metal_stdlib>\nusing namespace metal;\n{}float{} x;",
-        "vec<".repeat(n),
-        ", 4>".repeat(n)
-    ));
+    compile_small_stack(format!("#include <metal_stdlib>\nusing namespace metal;\n{}float{} x;", "vec<".repeat(n), ", 4>".repeat(n)));
     compile_small_stack(format!("template <typename T> struct W {{ T v; }};\n{}int{} w;", "W<".repeat(n), ">".repeat(n)));
     // Recursive instantiation: every level is a new type.
+    compile_small_stack("template <int N> struct R { static constant int v = R<N + 1>::v; };\nconstant int x = R<0>::v;".to_string());
+    compile_small_stack("template <typename T> struct P { typedef typename P<P<T>>::type type; };\nP<int>::type x;".to_string());
     compile_small_stack(
-        "template <int N> struct R { static constant int v = R<N + 1>::v; };\nconstant int x = R<0>::v;".to_string(),
-    );
-    compile_small_stack(
-        "template <typename T> struct P { typedef typename P<P<T>>::type type; };\nP<int>::type x;".to_string(),
-    );
-    compile_small_stack(
-        "template <int N> int f() { return f<N + 1>(); }\nkernel void k(device int* o [[buffer(0)]]) { o[0] = f<0>(); }"
-            .to_string(),
+        "template <int N> int f() { return f<N + 1>(); }\nkernel void k(device int* o [[buffer(0)]]) { o[0] = f<0>(); }".to_string(),
     );
     compile_small_stack(format!("template <{}typename T> struct Z;", "template <".repeat(n)));
 }

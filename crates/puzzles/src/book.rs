@@ -127,13 +127,7 @@ other. The 2D grid is again bigger than the output.",
         output_name: "out",
         header: "",
         starter: "uint thread_x = thread_position_in_grid.x;\nuint thread_y = thread_position_in_grid.y;\n",
-        tests: &[test(
-            "Broadcast",
-            &[arange("a", I32, &[2, 1]), arange("b", I32, &[1, 2])],
-            &[2, 2],
-            [3, 3, 1],
-            [1, 1, 1],
-        )],
+        tests: &[test("Broadcast", &[arange("a", I32, &[2, 1]), arange("b", I32, &[1, 2])], &[2, 2], [3, 3, 1], [1, 1, 1])],
         spec: spec::add,
         // Derived: one value of each input per output element.
         targets: targets(Some(2), Some(1), Some(0), Some(0)),
@@ -249,13 +243,7 @@ touch threadgroup memory does not matter yet.",
         starter: "threadgroup float shared[THREADGROUP_MEM_SIZE];\n\
 uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;\n\
 uint local_i = thread_position_in_threadgroup.x;\n",
-        tests: &[test(
-            "Dot Product",
-            &[arange("a", F32, &[8]), arange("b", F32, &[8])],
-            &[1],
-            [8, 1, 1],
-            [8, 1, 1],
-        )],
+        tests: &[test("Dot Product", &[arange("a", F32, &[8]), arange("b", F32, &[8])], &[1], [8, 1, 1], [8, 1, 1])],
         spec: spec::dot,
         // Book: 2 global reads, 1 global write; no limit on shared memory.
         targets: targets(Some(2), Some(1), None, None),
@@ -280,20 +268,8 @@ shared tile (`THREADGROUP_MAX_CONV_SIZE`). Each thread may do 2 global reads and
         starter: "uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;\n\
 uint local_i = thread_position_in_threadgroup.x;\n",
         tests: &[
-            test(
-                "1D Conv (Simple)",
-                &[arange("a", F32, &[6]), arange("b", F32, &[3])],
-                &[6],
-                [8, 1, 1],
-                [8, 1, 1],
-            ),
-            test(
-                "1D Conv (Full)",
-                &[arange("a", F32, &[15]), arange("b", F32, &[4])],
-                &[15],
-                [16, 1, 1],
-                [8, 1, 1],
-            ),
+            test("1D Conv (Simple)", &[arange("a", F32, &[6]), arange("b", F32, &[3])], &[6], [8, 1, 1], [8, 1, 1]),
+            test("1D Conv (Full)", &[arange("a", F32, &[15]), arange("b", F32, &[4])], &[15], [16, 1, 1], [8, 1, 1]),
         ],
         spec: spec::conv,
         // Book: 2 global reads, 1 global write; shared memory unlimited.
@@ -378,20 +354,14 @@ uint local_j = thread_position_in_threadgroup.y;\n",
         tests: &[
             test(
                 "Matmul (Simple)",
-                &[
-                    arange("a", F32, &[2, 2]),
-                    InputSpec { name: "b", dtype: F32, shape: &[2, 2], fill: Fill::Arange, transpose: true },
-                ],
+                &[arange("a", F32, &[2, 2]), InputSpec { name: "b", dtype: F32, shape: &[2, 2], fill: Fill::Arange, transpose: true }],
                 &[2, 2],
                 [3, 3, 1],
                 [3, 3, 1],
             ),
             test(
                 "Matmul (Full)",
-                &[
-                    arange("a", F32, &[8, 8]),
-                    InputSpec { name: "b", dtype: F32, shape: &[8, 8], fill: Fill::Arange, transpose: true },
-                ],
+                &[arange("a", F32, &[8, 8]), InputSpec { name: "b", dtype: F32, shape: &[8, 8], fill: Fill::Arange, transpose: true }],
                 &[8, 8],
                 [9, 9, 1],
                 [3, 3, 1],

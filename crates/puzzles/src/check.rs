@@ -83,9 +83,7 @@ impl CheckResult {
 /// `seed` is given (same dtype and shape).
 pub fn build_input(spec: &InputSpec, seed: Option<u64>) -> Array {
     let base = match (seed, spec.fill) {
-        (Some(seed), _) => Array::randint(DType::I32, spec.shape, RANDOM_LO, RANDOM_HI, seed)
-            .expect("range fits int32")
-            .astype(spec.dtype),
+        (Some(seed), _) => Array::randint(DType::I32, spec.shape, RANDOM_LO, RANDOM_HI, seed).expect("range fits int32").astype(spec.dtype),
         (None, Fill::Arange) => Array::arange(spec.dtype, spec.shape),
         (None, Fill::Ones) => Array::ones(spec.dtype, spec.shape),
     };
@@ -209,9 +207,10 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
                 }
                 let mut sources: Option<Rc<SourceMap>> = None;
                 for f in out.report.findings {
-                    let known = result.findings.iter().any(|r| {
-                        r.finding.kind == f.kind && r.finding.message == f.message && r.finding.span == f.span
-                    });
+                    let known = result
+                        .findings
+                        .iter()
+                        .any(|r| r.finding.kind == f.kind && r.finding.message == f.message && r.finding.span == f.span);
                     if !known {
                         let sources = sources.get_or_insert_with(|| Rc::new(out.sources.clone())).clone();
                         result.findings.push(ReportedFinding { finding: f, sources, test: test.name.clone() });

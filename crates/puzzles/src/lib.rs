@@ -147,9 +147,7 @@ pub fn find(key: &str) -> Option<&'static Puzzle> {
     }
     let key = key.to_ascii_lowercase().replace('-', "_");
     let key = key.strip_suffix(".metal").unwrap_or(&key);
-    PUZZLES
-        .iter()
-        .find(|p| p.slug == key || p.file_name().trim_end_matches(".metal") == key || p.kernel_name.eq_ignore_ascii_case(key))
+    PUZZLES.iter().find(|p| p.slug == key || p.file_name().trim_end_matches(".metal") == key || p.kernel_name.eq_ignore_ascii_case(key))
 }
 
 /// Split a workspace file into (header, body) at a line that is exactly

@@ -19,10 +19,7 @@ pub struct Shown {
 }
 
 fn labels(a: &Array) -> Vec<String> {
-    a.to_f64_vec()
-        .iter()
-        .map(|v| if v.fract() == 0.0 && v.abs() < 1e6 { format!("{}", *v as i64) } else { format!("{v:.2}") })
-        .collect()
+    a.to_f64_vec().iter().map(|v| if v.fract() == 0.0 && v.abs() < 1e6 { format!("{}", *v as i64) } else { format!("{v:.2}") }).collect()
 }
 
 /// Shape for drawing: 1-D stays, 2-D is (rows, cols), higher is flattened.
@@ -44,8 +41,14 @@ pub fn trace_test(puzzle: &'static Puzzle, file_name: &str, file_text: &str, cas
         .with_files(Some(body_file), Some(header_file));
     let tc = puzzle.tests.get(case).ok_or_else(|| format!("puzzle {} has no test {case}", puzzle.number))?;
     let inputs: Vec<Array> = tc.inputs.iter().map(|s| build_input(s, None)).collect();
-    let mut call = mlx::Call::new(inputs.iter().cloned().map(mlx::Input::Array).collect(), vec![tc.output_shape.to_vec()], vec![DType::F32], tc.grid, tc.threadgroup)
-        .init_value(0.0);
+    let mut call = mlx::Call::new(
+        inputs.iter().cloned().map(mlx::Input::Array).collect(),
+        vec![tc.output_shape.to_vec()],
+        vec![DType::F32],
+        tc.grid,
+        tc.threadgroup,
+    )
+    .init_value(0.0);
     call.trace = Some(TRACE_LIMIT);
     let r = kernel.call(&call).map_err(|e| match e {
         mlx::MlxError::Compile { sources, diagnostics, .. } => msl::diag::render(&sources, &diagnostics, false),
@@ -55,7 +58,8 @@ pub fn trace_test(puzzle: &'static Puzzle, file_name: &str, file_text: &str, cas
     let mut tables = Vec::new();
     for (k, (a, slots)) in inputs.iter().zip(&r.generated.inputs).enumerate() {
         let name = puzzle.input_names.get(k).copied().unwrap_or("input");
-        let mut t = TableDesc::for_buffer(&r.kernel, slots.buffer, Role::Input, draw_shape(&a.shape), Some(labels(a))).ok_or("input buffer missing")?;
+        let mut t = TableDesc::for_buffer(&r.kernel, slots.buffer, Role::Input, draw_shape(&a.shape), Some(labels(a)))
+            .ok_or("input buffer missing")?;
         t.name = name.to_string();
         tables.push(t);
     }
@@ -65,7 +69,8 @@ pub fn trace_test(puzzle: &'static Puzzle, file_name: &str, file_text: &str, cas
         }
     }
     if let (Some(out), Some(&index)) = (r.outputs.first(), r.generated.outputs.first()) {
-        let mut t = TableDesc::for_buffer(&r.kernel, index, Role::Output, draw_shape(&out.shape), Some(labels(out))).ok_or("output buffer missing")?;
+        let mut t = TableDesc::for_buffer(&r.kernel, index, Role::Output, draw_shape(&out.shape), Some(labels(out)))
+            .ok_or("output buffer missing")?;
         t.name = puzzle.output_name.to_string();
         tables.push(t);
     }

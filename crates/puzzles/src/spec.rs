@@ -52,9 +52,8 @@ pub fn dot(inputs: &[Array]) -> Array {
 /// `out[i] = sum_j a[i + j] * b[j]` over the `j` with `i + j` inside `a`.
 pub fn conv(inputs: &[Array]) -> Array {
     let (a, b) = (inputs[0].to_f64_vec(), inputs[1].to_f64_vec());
-    let v: Vec<f64> = (0..a.len())
-        .map(|i| b.iter().enumerate().filter(|(j, _)| i + j < a.len()).map(|(j, w)| a[i + j] * w).sum())
-        .collect();
+    let v: Vec<f64> =
+        (0..a.len()).map(|i| b.iter().enumerate().filter(|(j, _)| i + j < a.len()).map(|(j, w)| a[i + j] * w).sum()).collect();
     make(DType::F32, &[a.len()], &v)
 }
 

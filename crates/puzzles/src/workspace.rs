@@ -42,10 +42,7 @@ fn comment(text: &str, width: usize) -> String {
 pub fn starter_text(p: &Puzzle) -> String {
     let mut s = format!("// Puzzle {}: {}\n//\n", p.number, p.title);
     s.push_str(&comment(p.explanation, 76));
-    s.push_str(&format!(
-        "//\n// Check with `metal-puzzles check {}`; stuck? `metal-puzzles hint {}`.\n",
-        p.slug, p.slug
-    ));
+    s.push_str(&format!("//\n// Check with `metal-puzzles check {}`; stuck? `metal-puzzles hint {}`.\n", p.slug, p.slug));
     if !p.header.is_empty() {
         s.push_str("// Above the marker line: the MLX header. Below it: the kernel body.\n");
         s.push_str(p.header);

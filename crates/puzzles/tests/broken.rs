@@ -61,4 +61,3 @@ fn compile_error_is_reported() {
     assert!(r.error.is_some());
     assert!(r.diagnostics.iter().any(|d| d.is_error()));
 }
-

@@ -9,7 +9,22 @@ fn slugs_and_files_follow_the_contract() {
     let slugs: Vec<&str> = PUZZLES.iter().map(|p| p.slug).collect();
     assert_eq!(
         slugs,
-        ["map", "zip", "guard", "map_2d", "broadcast", "threadgroups", "threadgroups_2d", "threadgroup_memory", "pooling", "dot_product", "1d_conv", "prefix_sum", "axis_sum", "matmul"]
+        [
+            "map",
+            "zip",
+            "guard",
+            "map_2d",
+            "broadcast",
+            "threadgroups",
+            "threadgroups_2d",
+            "threadgroup_memory",
+            "pooling",
+            "dot_product",
+            "1d_conv",
+            "prefix_sum",
+            "axis_sum",
+            "matmul"
+        ]
     );
     for (k, p) in PUZZLES.iter().enumerate() {
         assert_eq!(p.number as usize, k + 1);

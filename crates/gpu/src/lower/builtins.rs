@@ -48,7 +48,6 @@ fn nextafter_bfloat(x: f32, y: f32) -> f32 {
     nextafter16(x, y, |v| half::bf16::from_f32(v).to_bits(), |b| half::bf16::from_bits(b).to_f32())
 }
 
-
 impl<'p> Lowerer<'p> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn builtin(
@@ -86,7 +85,8 @@ impl<'p> Lowerer<'p> {
         }
         if let Some((op, quad)) = lane_op(name) {
             self.uses_lanes = true;
-            let ty = scalar_of(ret, self.tables).or_else(|| args.first().and_then(|a| scalar_of(&a.ty, self.tables))).unwrap_or(Scalar::UInt);
+            let ty =
+                scalar_of(ret, self.tables).or_else(|| args.first().and_then(|a| scalar_of(&a.ty, self.tables))).unwrap_or(Scalar::UInt);
             let src_ty = args.first().and_then(|a| scalar_of(&a.ty, self.tables)).unwrap_or(ty);
             let a = match args.first() {
                 Some(x) => self.regs(x, out)?,
@@ -151,7 +151,8 @@ impl<'p> Lowerer<'p> {
                 }
                 return Ok(Val::Regs(vec![acc]));
             }
-            "dot" | "length" | "length_squared" | "distance" | "distance_squared" | "normalize" | "cross" | "reflect" | "refract" | "faceforward" => {
+            "dot" | "length" | "length_squared" | "distance" | "distance_squared" | "normalize" | "cross" | "reflect" | "refract"
+            | "faceforward" => {
                 let dst: Vec<Reg> = (0..rn).map(|_| self.reg_for(rs)).collect();
                 out.push(Inst::Geometric { name, ty: elem, dst: dst.clone(), args: regs });
                 return Ok(Val::Regs(dst));
@@ -199,7 +200,17 @@ impl<'p> Lowerer<'p> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn special(&mut self, name: &'static str, elem: Scalar, args: &[hir::Expr], vals: &[Val], regs: &[Vec<Reg>], ret: &Type, span: Span, out: &mut Block) -> LResult<Val> {
+    fn special(
+        &mut self,
+        name: &'static str,
+        elem: Scalar,
+        args: &[hir::Expr],
+        vals: &[Val],
+        regs: &[Vec<Reg>],
+        ret: &Type,
+        span: Span,
+        out: &mut Block,
+    ) -> LResult<Val> {
         let (rs, rn) = components(ret, self.tables).unwrap_or((elem, 1));
         let n = regs[0].len();
         match name {
@@ -288,7 +299,15 @@ impl<'p> Lowerer<'p> {
                 let Type::SimdMatrix { elem, .. } = ret else { return err(span, "bad matrix type") };
                 let v = self.scalar(&args[0], out)?;
                 let dst = vec![self.reg32(), self.reg32()];
-                out.push(Inst::Matrix { op: MatrixOp::Fill, ty: *elem, dst: dst.clone(), args: vec![v], mats: Vec::new(), space: AddressSpace::Thread, at });
+                out.push(Inst::Matrix {
+                    op: MatrixOp::Fill,
+                    ty: *elem,
+                    dst: dst.clone(),
+                    args: vec![v],
+                    mats: Vec::new(),
+                    space: AddressSpace::Thread,
+                    at,
+                });
                 Ok(Val::Regs(dst))
             }
             "simdgroup_load" | "simdgroup_store" => {
@@ -332,9 +351,25 @@ impl<'p> Lowerer<'p> {
                     _ => return err(span, "matrix must be a local variable"),
                 };
                 if load {
-                    out.push(Inst::Matrix { op: MatrixOp::Load { transpose }, ty: elem, dst: regs, args: vec![ptr, stride, ox, oy], mats: Vec::new(), space, at });
+                    out.push(Inst::Matrix {
+                        op: MatrixOp::Load { transpose },
+                        ty: elem,
+                        dst: regs,
+                        args: vec![ptr, stride, ox, oy],
+                        mats: Vec::new(),
+                        space,
+                        at,
+                    });
                 } else {
-                    out.push(Inst::Matrix { op: MatrixOp::Store { transpose }, ty: elem, dst: Vec::new(), args: vec![ptr, stride, ox, oy], mats: vec![regs], space, at });
+                    out.push(Inst::Matrix {
+                        op: MatrixOp::Store { transpose },
+                        ty: elem,
+                        dst: Vec::new(),
+                        args: vec![ptr, stride, ox, oy],
+                        mats: vec![regs],
+                        space,
+                        at,
+                    });
                 }
                 Ok(Val::Regs(Vec::new()))
             }

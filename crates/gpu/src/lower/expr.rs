@@ -216,7 +216,13 @@ impl<'p> Lowerer<'p> {
                     let size = self.tables.size_of(pointee) as i64;
                     let dst = self.reg64();
                     let its = scalar_of(&value.ty, self.tables).unwrap_or(Scalar::Int);
-                    out.push(Inst::PtrIndex { dst, ptr: old[0], index: rhs[0], index_ty: its, scale: if *op == BinaryOp::Sub { -size } else { size } });
+                    out.push(Inst::PtrIndex {
+                        dst,
+                        ptr: old[0],
+                        index: rhs[0],
+                        index_ty: its,
+                        scale: if *op == BinaryOp::Sub { -size } else { size },
+                    });
                     vec![dst]
                 } else {
                     let pt = scalar_of(&place.ty, self.tables).unwrap_or(Scalar::Int);
@@ -459,7 +465,9 @@ impl<'p> Lowerer<'p> {
                         let b = self.place_or_temp(base, out)?;
                         if is_matrix {
                             // Column `i` of a matrix in memory.
-                            let Place::Mem { ptr, space, .. } = b else { return err(span, "matrix columns in registers are not supported yet") };
+                            let Place::Mem { ptr, space, .. } = b else {
+                                return err(span, "matrix columns in registers are not supported yet");
+                            };
                             let col = Type::vector(*elem, *len);
                             let dst = self.reg64();
                             out.push(Inst::PtrIndex { dst, ptr, index: i, index_ty: its, scale: self.tables.size_of(&col) as i64 });
@@ -574,7 +582,9 @@ impl<'p> Lowerer<'p> {
         // must be copied first, or the first write would clobber it.
         let copied;
         let v = match (p, v) {
-            (Place::Regs(_) | Place::Swizzle { .. } | Place::DynElem { .. }, Val::Regs(src)) if src.iter().any(|r| place_regs(p).contains(r)) => {
+            (Place::Regs(_) | Place::Swizzle { .. } | Place::DynElem { .. }, Val::Regs(src))
+                if src.iter().any(|r| place_regs(p).contains(r)) =>
+            {
                 let tmp: Vec<Reg> = src
                     .iter()
                     .map(|r| {

@@ -39,10 +39,24 @@ enum Place {
     /// A register-resident scalar/vector variable.
     Regs(Vec<Reg>),
     /// Memory of type `ty` at `ptr`.
-    Mem { ptr: Reg, space: AddressSpace, ty: Type },
-    Swizzle { base: Box<Place>, comps: Vec<u8>, elem: Scalar },
+    Mem {
+        ptr: Reg,
+        space: AddressSpace,
+        ty: Type,
+    },
+    Swizzle {
+        base: Box<Place>,
+        comps: Vec<u8>,
+        elem: Scalar,
+    },
     /// A vector component chosen at run time.
-    DynElem { base: Box<Place>, index: Reg, index_ty: Scalar, elem: Scalar, len: u8 },
+    DynElem {
+        base: Box<Place>,
+        index: Reg,
+        index_ty: Scalar,
+        elem: Scalar,
+        len: u8,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -104,10 +118,14 @@ pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
     let mut params = Vec::new();
     let mut frame = Frame { func: id, locals: vec![Storage::Unset; f.locals.len()], ret: None };
     let mut next_buffer = 0u32;
-    let used: HashSet<u32> = f.params.iter().filter_map(|p| match p.binding {
-        Binding::Buffer(i) if i != u32::MAX => Some(i),
-        _ => None,
-    }).collect();
+    let used: HashSet<u32> = f
+        .params
+        .iter()
+        .filter_map(|p| match p.binding {
+            Binding::Buffer(i) if i != u32::MAX => Some(i),
+            _ => None,
+        })
+        .collect();
     for p in &f.params {
         let local = f.local(p.local);
         match &p.binding {
@@ -150,7 +168,11 @@ pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
                     Type::Pointer { pointee, .. } => l.tables.size_of(pointee) as u32,
                     _ => 1,
                 };
-                params.push(KernelParam { name: local.name.clone(), kind: ParamKind::ThreadgroupBuffer { index: *idx, reg, pointee_size }, span: local.span });
+                params.push(KernelParam {
+                    name: local.name.clone(),
+                    kind: ParamKind::ThreadgroupBuffer { index: *idx, reg, pointee_size },
+                    span: local.span,
+                });
                 frame.locals[p.local.0 as usize] = Storage::Regs(vec![reg]);
             }
             Binding::Attr(attr) => {
@@ -163,7 +185,11 @@ pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
                 for (c, r) in regs.iter().enumerate() {
                     body.push(Inst::Attr { attr: *attr, component: c as u8, dst: *r });
                 }
-                params.push(KernelParam { name: local.name.clone(), kind: ParamKind::Attr { attr: *attr, regs: regs.clone(), ty: elem }, span: local.span });
+                params.push(KernelParam {
+                    name: local.name.clone(),
+                    kind: ParamKind::Attr { attr: *attr, regs: regs.clone(), ty: elem },
+                    span: local.span,
+                });
                 frame.locals[p.local.0 as usize] = Storage::Regs(regs);
             }
             Binding::Argument => return err(local.span, "kernel parameter without a binding"),
@@ -210,7 +236,8 @@ fn is_reference_param(prog: &hir::Program, f: FuncId, local: LocalId) -> bool {
     let mut deref_only = true;
     let mut any = false;
     visit_stmts(&prog.function(f).body, &mut |e| uses(e, local, &mut deref_only, &mut any));
-    any && deref_only && matches!(&prog.function(f).local(local).ty, Type::Pointer { pointee, .. } if pointee.is_scalar() || pointee.is_vector())
+    any && deref_only
+        && matches!(&prog.function(f).local(local).ty, Type::Pointer { pointee, .. } if pointee.is_scalar() || pointee.is_vector())
 }
 
 fn visit_stmts(stmts: &[hir::Stmt], f: &mut dyn FnMut(&hir::Expr)) {
@@ -248,7 +275,14 @@ fn visit_stmts(stmts: &[hir::Stmt], f: &mut dyn FnMut(&hir::Expr)) {
 fn visit_children(e: &hir::Expr, f: &mut dyn FnMut(&hir::Expr)) {
     match &e.kind {
         H::Const(_) | H::Local(_) | H::Global(_) | H::Zero => {}
-        H::Deref(x) | H::Field { base: x, .. } | H::Swizzle { base: x, .. } | H::AddrOf(x) | H::Unary { operand: x, .. } | H::Convert(x) | H::BitCast(x) | H::PtrCast(x) => f(x),
+        H::Deref(x)
+        | H::Field { base: x, .. }
+        | H::Swizzle { base: x, .. }
+        | H::AddrOf(x)
+        | H::Unary { operand: x, .. }
+        | H::Convert(x)
+        | H::BitCast(x)
+        | H::PtrCast(x) => f(x),
         H::IncDec { place, .. } => f(place),
         H::Index { base, index } => {
             f(base);
@@ -258,7 +292,11 @@ fn visit_children(e: &hir::Expr, f: &mut dyn FnMut(&hir::Expr)) {
             f(ptr);
             f(offset)
         }
-        H::PtrDiff { lhs, rhs } | H::PtrCompare { lhs, rhs, .. } | H::Binary { lhs, rhs, .. } | H::Logical { lhs, rhs, .. } | H::Comma { lhs, rhs } => {
+        H::PtrDiff { lhs, rhs }
+        | H::PtrCompare { lhs, rhs, .. }
+        | H::Binary { lhs, rhs, .. }
+        | H::Logical { lhs, rhs, .. }
+        | H::Comma { lhs, rhs } => {
             f(lhs);
             f(rhs)
         }
@@ -450,7 +488,8 @@ impl<'p> Lowerer<'p> {
 
     fn declare_local_in(&mut self, id: LocalId, span: Span, force_memory: bool) -> LResult<Place> {
         let local = self.func().local(id).clone();
-        let in_memory = force_memory && !matches!(local.ty, Type::SimdMatrix { .. }) || self.addr_taken.get(&self.frame().func).is_some_and(|s| s.contains(&id));
+        let in_memory = force_memory && !matches!(local.ty, Type::SimdMatrix { .. })
+            || self.addr_taken.get(&self.frame().func).is_some_and(|s| s.contains(&id));
         let storage = if local.space == AddressSpace::Threadgroup {
             let size = self.tables.size_of(&local.ty) as u32;
             let align = self.tables.align_of(&local.ty) as u32;

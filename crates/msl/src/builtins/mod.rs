@@ -97,13 +97,7 @@ fn registry() -> &'static Registry {
         for &(name, kind, ns, decls) in table::TABLE {
             let fast = ns == table::Ns::Mfp;
             let idx = *by_name.entry(name).or_insert_with(|| {
-                funcs.push(BuiltinFunction {
-                    name,
-                    kind,
-                    in_fast: false,
-                    in_precise: false,
-                    signatures: Vec::new(),
-                });
+                funcs.push(BuiltinFunction { name, kind, in_fast: false, in_precise: false, signatures: Vec::new() });
                 funcs.len() - 1
             });
             let f = &mut funcs[idx];
@@ -147,42 +141,22 @@ pub struct ArgInfo {
 impl ArgInfo {
     /// An rvalue of type `ty` that is not a literal.
     pub fn value(ty: Type) -> ArgInfo {
-        ArgInfo {
-            ty,
-            is_lvalue: false,
-            is_int_literal: false,
-            is_float_literal: false,
-        }
+        ArgInfo { ty, is_lvalue: false, is_int_literal: false, is_float_literal: false }
     }
 
     /// A named object (variable, element, member) of type `ty`.
     pub fn lvalue(ty: Type) -> ArgInfo {
-        ArgInfo {
-            ty,
-            is_lvalue: true,
-            is_int_literal: false,
-            is_float_literal: false,
-        }
+        ArgInfo { ty, is_lvalue: true, is_int_literal: false, is_float_literal: false }
     }
 
     /// An integer literal of type `ty` (`int` for `1`, `uint` for `1u`).
     pub fn int_literal(ty: Type) -> ArgInfo {
-        ArgInfo {
-            ty,
-            is_lvalue: false,
-            is_int_literal: true,
-            is_float_literal: false,
-        }
+        ArgInfo { ty, is_lvalue: false, is_int_literal: true, is_float_literal: false }
     }
 
     /// A floating literal of type `ty` (`float` for `1.0f`, `half` for `1.0h`).
     pub fn float_literal(ty: Type) -> ArgInfo {
-        ArgInfo {
-            ty,
-            is_lvalue: false,
-            is_int_literal: false,
-            is_float_literal: true,
-        }
+        ArgInfo { ty, is_lvalue: false, is_int_literal: false, is_float_literal: true }
     }
 
     fn is_literal(&self) -> bool {
@@ -229,23 +203,13 @@ struct Candidate {
 }
 
 /// Resolve a call `name(args...)`, optionally qualified with a namespace.
-pub fn resolve(
-    name: &str,
-    ns: Option<Namespace>,
-    args: &[ArgInfo],
-) -> Result<Resolved, ResolveError> {
+pub fn resolve(name: &str, ns: Option<Namespace>, args: &[ArgInfo]) -> Result<Resolved, ResolveError> {
     let func = lookup(name).ok_or(ResolveError::NotFound)?;
-    let visible: Vec<usize> = (0..func.signatures.len())
-        .filter(|&i| func.visible_in(i, ns))
-        .collect();
+    let visible: Vec<usize> = (0..func.signatures.len()).filter(|&i| func.visible_in(i, ns)).collect();
     if visible.is_empty() {
         return Err(ResolveError::NotFound);
     }
-    let by_count: Vec<usize> = visible
-        .iter()
-        .copied()
-        .filter(|&i| func.signatures[i].accepts_count(args.len()))
-        .collect();
+    let by_count: Vec<usize> = visible.iter().copied().filter(|&i| func.signatures[i].accepts_count(args.len())).collect();
     if by_count.is_empty() {
         let mut expected: Vec<usize> = visible
             .iter()
@@ -278,22 +242,12 @@ pub fn resolve(
                 }
             }
             if ok {
-                cands.push(Candidate {
-                    sig: i,
-                    params,
-                    ret,
-                    key: (worst, sum),
-                });
+                cands.push(Candidate { sig: i, params, ret, key: (worst, sum) });
             }
         }
     }
     let Some(best) = cands.iter().map(|c| c.key).min() else {
-        return Err(ResolveError::NoMatch {
-            candidates: visible
-                .iter()
-                .map(|&i| func.signatures[i].display())
-                .collect(),
-        });
+        return Err(ResolveError::NoMatch { candidates: visible.iter().map(|&i| func.signatures[i].display()).collect() });
     };
     let mut tied: Vec<Candidate> = cands.into_iter().filter(|c| c.key == best).collect();
     if tied.len() > 1 {
@@ -307,37 +261,23 @@ pub fn resolve(
         return Err(ResolveError::Ambiguous { candidates });
     }
     let c = tied.pop().expect("one best candidate");
-    Ok(Resolved {
-        func,
-        sig: c.sig,
-        params: c.params,
-        ret: c.ret,
-    })
+    Ok(Resolved { func, sig: c.sig, params: c.params, ret: c.ret })
 }
 
 /// How an argument converts to a concrete parameter type.
 fn arg_conversion(arg: &ArgInfo, param: &Type) -> Option<ConvRank> {
     match param {
         // Out parameters bind only an lvalue of exactly the referenced type.
-        Type::Reference {
-            referee,
-            is_const: false,
-            ..
-        } => (arg.is_lvalue && same_ignoring_packed(&arg.ty, referee)).then_some(ConvRank::Exact),
+        Type::Reference { referee, is_const: false, .. } => {
+            (arg.is_lvalue && same_ignoring_packed(&arg.ty, referee)).then_some(ConvRank::Exact)
+        }
         _ => implicit_conversion(&arg.ty, param),
     }
 }
 
 fn same_ignoring_packed(a: &Type, b: &Type) -> bool {
     match (a, b) {
-        (
-            Type::Vector {
-                elem: x, len: m, ..
-            },
-            Type::Vector {
-                elem: y, len: k, ..
-            },
-        ) => x == y && m == k,
+        (Type::Vector { elem: x, len: m, .. }, Type::Vector { elem: y, len: k, .. }) => x == y && m == k,
         _ => a == b,
     }
 }
@@ -412,11 +352,7 @@ impl Deduced {
                 }
             }
             Pat::Ptr { space, pointee, .. } => match ty {
-                Type::Pointer {
-                    pointee: p,
-                    space: sp,
-                    ..
-                } => {
+                Type::Pointer { pointee: p, space: sp, .. } => {
                     if *space == Space::Var {
                         self.set_s(*sp);
                     }
@@ -425,9 +361,7 @@ impl Deduced {
                 Type::Array { elem, .. } => self.visit(pointee, elem, true, false),
                 _ => self.failed = true,
             },
-            Pat::Ref {
-                is_const, referee, ..
-            } => self.visit(referee, ty, !is_const, literal),
+            Pat::Ref { is_const, referee, .. } => self.visit(referee, ty, !is_const, literal),
             Pat::Void | Pat::Enum(_) => {}
         }
     }
@@ -455,11 +389,7 @@ fn instantiations(s: &Signature, args: &[ArgInfo]) -> Vec<(Vec<Type>, Type)> {
         vec![Scalar::Float] // unused
     } else {
         let strongest = d.t.iter().map(|x| x.0).max();
-        let chosen: Vec<Scalar> =
-            d.t.iter()
-                .filter(|x| Some(x.0) == strongest)
-                .map(|x| x.1)
-                .collect();
+        let chosen: Vec<Scalar> = d.t.iter().filter(|x| Some(x.0) == strongest).map(|x| x.1).collect();
         let t = match strongest {
             Some(Strength::Exact) => {
                 if chosen.iter().any(|&x| x != chosen[0]) || !s.t_allowed.contains(&chosen[0]) {
@@ -467,10 +397,7 @@ fn instantiations(s: &Signature, args: &[ArgInfo]) -> Vec<(Vec<Type>, Type)> {
                 }
                 Some(chosen[0])
             }
-            Some(_) => chosen
-                .iter()
-                .copied()
-                .reduce(|a, b| if a == b { a } else { Scalar::common(a, b) }),
+            Some(_) => chosen.iter().copied().reduce(|a, b| if a == b { a } else { Scalar::common(a, b) }),
             None => None,
         };
         match t {
@@ -480,12 +407,7 @@ fn instantiations(s: &Signature, args: &[ArgInfo]) -> Vec<(Vec<Type>, Type)> {
     };
     ts.into_iter()
         .map(|t| {
-            let params = s
-                .params
-                .iter()
-                .take(args.len())
-                .map(|p| p.pat.instantiate(t, n, space))
-                .collect();
+            let params = s.params.iter().take(args.len()).map(|p| p.pat.instantiate(t, n, space)).collect();
             (params, s.ret.instantiate(t, n, space))
         })
         .collect()

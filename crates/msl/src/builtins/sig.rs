@@ -61,31 +61,18 @@ pub(crate) enum Space {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Pat {
     Void,
-    Num {
-        elem: Elem,
-        width: Width,
-    },
+    Num { elem: Elem, width: Width },
     Enum(BuiltinEnum),
     Atomic(Elem),
     SimdMatrix(Elem),
-    Ptr {
-        space: Space,
-        is_const: bool,
-        pointee: Box<Pat>,
-    },
-    Ref {
-        space: Space,
-        is_const: bool,
-        referee: Box<Pat>,
-    },
+    Ptr { space: Space, is_const: bool, pointee: Box<Pat> },
+    Ref { space: Space, is_const: bool, referee: Box<Pat> },
 }
 
 impl Pat {
     pub(crate) fn uses_t(&self) -> bool {
         match self {
-            Pat::Num { elem, .. } | Pat::Atomic(elem) | Pat::SimdMatrix(elem) => {
-                !matches!(elem, Elem::Fixed(_))
-            }
+            Pat::Num { elem, .. } | Pat::Atomic(elem) | Pat::SimdMatrix(elem) => !matches!(elem, Elem::Fixed(_)),
             Pat::Ptr { pointee: p, .. } | Pat::Ref { referee: p, .. } => p.uses_t(),
             Pat::Void | Pat::Enum(_) => false,
         }
@@ -101,12 +88,7 @@ impl Pat {
 
     pub(crate) fn uses_s(&self) -> bool {
         match self {
-            Pat::Ptr {
-                space, pointee: p, ..
-            }
-            | Pat::Ref {
-                space, referee: p, ..
-            } => *space == Space::Var || p.uses_s(),
+            Pat::Ptr { space, pointee: p, .. } | Pat::Ref { space, referee: p, .. } => *space == Space::Var || p.uses_s(),
             _ => false,
         }
     }
@@ -133,25 +115,11 @@ impl Pat {
             }
             Pat::Enum(e) => Type::BuiltinEnum(*e),
             Pat::Atomic(e) => Type::Atomic(elem(e)),
-            Pat::SimdMatrix(e) => Type::SimdMatrix {
-                elem: elem(e),
-                rows: 8,
-                cols: 8,
-            },
-            Pat::Ptr {
-                space: sp,
-                is_const,
-                pointee,
-            } => Type::pointer(pointee.instantiate(t, n, s), space(sp), *is_const),
-            Pat::Ref {
-                space: sp,
-                is_const,
-                referee,
-            } => Type::Reference {
-                referee: Box::new(referee.instantiate(t, n, s)),
-                space: space(sp),
-                is_const: *is_const,
-            },
+            Pat::SimdMatrix(e) => Type::SimdMatrix { elem: elem(e), rows: 8, cols: 8 },
+            Pat::Ptr { space: sp, is_const, pointee } => Type::pointer(pointee.instantiate(t, n, s), space(sp), *is_const),
+            Pat::Ref { space: sp, is_const, referee } => {
+                Type::Reference { referee: Box::new(referee.instantiate(t, n, s)), space: space(sp), is_const: *is_const }
+            }
         }
     }
 }
@@ -194,12 +162,7 @@ impl Signature {
     /// For messages: the declaration, then what its variables stand for,
     /// e.g. `Tn exp(Tn x) where T is half, bfloat or float (or a vector of them: n is 1, 2, 3 or 4, ...)`.
     pub fn display(&self) -> String {
-        let decl = self
-            .text
-            .split(" where ")
-            .next()
-            .unwrap_or(&self.text)
-            .trim();
+        let decl = self.text.split(" where ").next().unwrap_or(&self.text).trim();
         let mut parts = Vec::new();
         let uses_t = self.ret.uses_t() || self.params.iter().any(|p| p.pat.uses_t());
         if uses_t {
@@ -341,9 +304,7 @@ impl Parser {
                 self.n_min = 2;
                 (&word[..word.len() - 1], Width::N)
             }
-            Some(d @ b'2'..=b'4') if word.len() > 1 => {
-                (&word[..word.len() - 1], Width::Fixed(d - b'0'))
-            }
+            Some(d @ b'2'..=b'4') if word.len() > 1 => (&word[..word.len() - 1], Width::Fixed(d - b'0')),
             _ => (word, Width::Fixed(1)),
         };
         let elem = match base {
@@ -421,18 +382,10 @@ impl Parser {
         let base = self.base()?;
         if self.eat('*') {
             let space = space.ok_or("a pointer needs an address space")?;
-            Ok(Pat::Ptr {
-                space,
-                is_const,
-                pointee: Box::new(base),
-            })
+            Ok(Pat::Ptr { space, is_const, pointee: Box::new(base) })
         } else if self.eat('&') {
             let space = space.unwrap_or(Space::Fixed(AddressSpace::Thread));
-            Ok(Pat::Ref {
-                space,
-                is_const,
-                referee: Box::new(base),
-            })
+            Ok(Pat::Ref { space, is_const, referee: Box::new(base) })
         } else if space.is_some() {
             Err("address space on a value type".into())
         } else {
@@ -446,11 +399,7 @@ impl Parser {
             Some(Tok::Ident(_)) => Some(self.ident()?),
             _ => None,
         };
-        let default = if self.eat('=') {
-            Some(self.ident()?)
-        } else {
-            None
-        };
+        let default = if self.eat('=') { Some(self.ident()?) } else { None };
         Ok(Param { pat, name, default })
     }
 }
@@ -462,11 +411,7 @@ pub(crate) fn parse(name: &str, text: &str, fast: bool) -> Result<Signature, Str
         Some((d, c)) => (d, Some(c)),
         None => (text.as_str(), None),
     };
-    let mut p = Parser {
-        toks: tokenize(decl)?,
-        pos: 0,
-        n_min: 1,
-    };
+    let mut p = Parser { toks: tokenize(decl)?, pos: 0, n_min: 1 };
     let ret = p.ty()?;
     let declared = p.ident()?;
     if declared != name {
@@ -484,35 +429,23 @@ pub(crate) fn parse(name: &str, text: &str, fast: bool) -> Result<Signature, Str
         }
     }
     if p.pos != p.toks.len() {
-        return Err(format!(
-            "trailing text after the parameter list: {:?}",
-            &p.toks[p.pos..]
-        ));
+        return Err(format!("trailing text after the parameter list: {:?}", &p.toks[p.pos..]));
     }
     let min_args = params.iter().take_while(|q| q.default.is_none()).count();
     if params[min_args..].iter().any(|q| q.default.is_none()) {
         return Err("a parameter without a default follows one with a default".into());
     }
     let mut t_allowed = class("any").unwrap_or_default();
-    let mut s_allowed = vec![
-        AddressSpace::Device,
-        AddressSpace::Constant,
-        AddressSpace::Threadgroup,
-        AddressSpace::Thread,
-    ];
+    let mut s_allowed = vec![AddressSpace::Device, AddressSpace::Constant, AddressSpace::Threadgroup, AddressSpace::Thread];
     if let Some(c) = constraints {
         for clause in c.split(',') {
-            let (var, list) = clause
-                .split_once(':')
-                .ok_or_else(|| format!("bad constraint `{clause}`"))?;
+            let (var, list) = clause.split_once(':').ok_or_else(|| format!("bad constraint `{clause}`"))?;
             let items = list.split('|').map(str::trim);
             match var.trim() {
                 "T" => {
                     t_allowed.clear();
                     for item in items {
-                        for s in
-                            class(item).ok_or_else(|| format!("unknown scalar class `{item}`"))?
-                        {
+                        for s in class(item).ok_or_else(|| format!("unknown scalar class `{item}`"))? {
                             if !t_allowed.contains(&s) {
                                 t_allowed.push(s);
                             }
@@ -539,14 +472,5 @@ pub(crate) fn parse(name: &str, text: &str, fast: bool) -> Result<Signature, Str
     if !uses_t {
         t_allowed.clear();
     }
-    Ok(Signature {
-        text,
-        ret,
-        params,
-        min_args,
-        t_allowed,
-        s_allowed,
-        n_min: p.n_min,
-        fast,
-    })
+    Ok(Signature { text, ret, params, min_args, t_allowed, s_allowed, n_min: p.n_min, fast })
 }

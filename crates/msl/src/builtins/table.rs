@@ -41,8 +41,7 @@ const FILL: &str = "Tn $(Tn data, Tn filling_data, ushort delta) where T: any";
 const FILL_MOD: &str = "Tn $(Tn data, Tn filling_data, ushort delta, ushort modulo) where T: any";
 const ATOMIC_RMW_ARITH: &str =
     "T $(volatile S atomic<T>* object, T operand, memory_order order) where T: int|uint|float, S: device|threadgroup";
-const ATOMIC_RMW_BITS: &str =
-    "T $(volatile S atomic<T>* object, T operand, memory_order order) where T: int|uint, S: device|threadgroup";
+const ATOMIC_RMW_BITS: &str = "T $(volatile S atomic<T>* object, T operand, memory_order order) where T: int|uint, S: device|threadgroup";
 
 pub(crate) static TABLE: &[Entry] = &[
     // ---- Math (section "Math Functions"); float ones also in fast:: and precise::

@@ -68,15 +68,9 @@ fn math() {
     assert_eq!(ret("exp", &[v("half4")]), ty("half4"));
     assert_eq!(ok("exp", &[flit()]).params, vec![Type::FLOAT]);
     assert_eq!(ret("fma", &[v("float"), v("float"), flit()]), Type::FLOAT);
-    assert_eq!(
-        resolve("fma", None, &[v("float"), v("float")]),
-        Err(ResolveError::WrongArgCount { expected: vec![3] })
-    );
+    assert_eq!(resolve("fma", None, &[v("float"), v("float")]), Err(ResolveError::WrongArgCount { expected: vec![3] }));
     // exp(int): half, float and bfloat are equally good, as in C++.
-    assert!(matches!(
-        resolve("exp", None, &[v("int")]),
-        Err(ResolveError::Ambiguous { .. })
-    ));
+    assert!(matches!(resolve("exp", None, &[v("int")]), Err(ResolveError::Ambiguous { .. })));
     // divide exists only for float, so an int converts.
     assert_eq!(ret("divide", &[v("int"), v("float")]), Type::FLOAT);
     assert_eq!(ret("ilogb", &[v("float3")]), ty("int3"));
@@ -96,43 +90,13 @@ fn math() {
 
 #[test]
 fn namespaces() {
-    assert_eq!(
-        resolve("exp", Some(Namespace::Fast), &[v("float")])
-            .unwrap()
-            .ret,
-        Type::FLOAT
-    );
-    assert_eq!(
-        resolve(
-            "divide",
-            Some(Namespace::Precise),
-            &[v("float"), v("float")]
-        )
-        .unwrap()
-        .ret,
-        Type::FLOAT
-    );
-    assert_eq!(
-        resolve("max", Some(Namespace::Fast), &[v("float"), v("float")]),
-        Err(ResolveError::NotFound)
-    );
+    assert_eq!(resolve("exp", Some(Namespace::Fast), &[v("float")]).unwrap().ret, Type::FLOAT);
+    assert_eq!(resolve("divide", Some(Namespace::Precise), &[v("float"), v("float")]).unwrap().ret, Type::FLOAT);
+    assert_eq!(resolve("max", Some(Namespace::Fast), &[v("float"), v("float")]), Err(ResolveError::NotFound));
     // fast::abs is the floating one only, so an int is ambiguous there.
-    assert!(matches!(
-        resolve("abs", Some(Namespace::Fast), &[v("int")]),
-        Err(ResolveError::Ambiguous { .. })
-    ));
-    assert_eq!(
-        resolve("abs", Some(Namespace::Fast), &[v("half")])
-            .unwrap()
-            .ret,
-        Type::HALF
-    );
-    assert_eq!(
-        resolve("abs", Some(Namespace::Metal), &[v("int")])
-            .unwrap()
-            .ret,
-        Type::INT
-    );
+    assert!(matches!(resolve("abs", Some(Namespace::Fast), &[v("int")]), Err(ResolveError::Ambiguous { .. })));
+    assert_eq!(resolve("abs", Some(Namespace::Fast), &[v("half")]).unwrap().ret, Type::HALF);
+    assert_eq!(resolve("abs", Some(Namespace::Metal), &[v("int")]).unwrap().ret, Type::INT);
     let f = lookup("exp").unwrap();
     assert!(f.in_fast && f.in_precise);
     assert!(!lookup("simd_sum").unwrap().in_fast);
@@ -140,65 +104,38 @@ fn namespaces() {
 
 #[test]
 fn common_and_literals() {
-    assert_eq!(
-        ok("max", &[v("float"), ilit()]).params,
-        vec![Type::FLOAT, Type::FLOAT]
-    );
+    assert_eq!(ok("max", &[v("float"), ilit()]).params, vec![Type::FLOAT, Type::FLOAT]);
     assert_eq!(ret("max", &[v("uint"), ilit()]), Type::UINT);
     assert_eq!(ret("max", &[v("int"), v("int")]), Type::INT);
     assert_eq!(ret("max", &[v("half"), flit()]), Type::HALF);
-    assert_eq!(
-        ret("min", &[ArgInfo::value(Type::UINT), v("int")]),
-        Type::UINT
-    );
+    assert_eq!(ret("min", &[ArgInfo::value(Type::UINT), v("int")]), Type::UINT);
     assert_eq!(ret("min", &[v("short"), v("short")]), ty("short"));
     assert_eq!(ret("max", &[ilit(), ilit()]), Type::INT);
     assert_eq!(ret("clamp", &[v("float4"), flit(), flit()]), ty("float4"));
-    assert_eq!(
-        ok("clamp", &[v("float4"), flit(), flit()]).params,
-        vec![ty("float4"); 3]
-    );
+    assert_eq!(ok("clamp", &[v("float4"), flit(), flit()]).params, vec![ty("float4"); 3]);
     assert_eq!(ret("clamp", &[v("half"), flit(), flit()]), Type::HALF);
-    assert_eq!(
-        ret("mix", &[v("float4"), v("float4"), flit()]),
-        ty("float4")
-    );
+    assert_eq!(ret("mix", &[v("float4"), v("float4"), flit()]), ty("float4"));
     assert_eq!(ret("abs", &[v("int")]), Type::INT);
     assert_eq!(ret("abs", &[v("float")]), Type::FLOAT);
     assert_eq!(ret("abs", &[ilit()]), Type::INT);
     assert_eq!(ret("saturate", &[v("half3")]), ty("half3"));
     // A vector never converts to another vector.
-    assert!(matches!(
-        resolve("max", None, &[v("float4"), v("int4")]),
-        Err(ResolveError::NoMatch { .. })
-    ));
-    assert!(matches!(
-        resolve("max", None, &[v("float4"), v("float3")]),
-        Err(ResolveError::NoMatch { .. })
-    ));
+    assert!(matches!(resolve("max", None, &[v("float4"), v("int4")]), Err(ResolveError::NoMatch { .. })));
+    assert!(matches!(resolve("max", None, &[v("float4"), v("float3")]), Err(ResolveError::NoMatch { .. })));
 }
 
 #[test]
 fn integer_geometric_relational() {
     assert_eq!(ret("popcount", &[v("uint")]), Type::UINT);
-    assert_eq!(
-        ret("extract_bits", &[v("uint"), ilit(), ilit()]),
-        Type::UINT
-    );
+    assert_eq!(ret("extract_bits", &[v("uint"), ilit(), ilit()]), Type::UINT);
     assert_eq!(ret("mulhi", &[v("ulong"), v("ulong")]), Type::ULONG);
     assert_eq!(ret("dot", &[v("float3"), v("float3")]), Type::FLOAT);
     assert_eq!(ret("length", &[v("float2")]), Type::FLOAT);
     assert_eq!(ret("cross", &[v("half3"), v("half3")]), ty("half3"));
     assert!(resolve("cross", None, &[v("float4"), v("float4")]).is_err());
     assert_eq!(ret("normalize", &[v("float4")]), ty("float4"));
-    assert_eq!(
-        ret("refract", &[v("float3"), v("float3"), flit()]),
-        ty("float3")
-    );
-    assert_eq!(
-        ret("select", &[v("float4"), v("float4"), v("bool4")]),
-        ty("float4")
-    );
+    assert_eq!(ret("refract", &[v("float3"), v("float3"), flit()]), ty("float3"));
+    assert_eq!(ret("select", &[v("float4"), v("float4"), v("bool4")]), ty("float4"));
     assert_eq!(ret("select", &[v("int"), ilit(), v("bool")]), Type::INT);
     assert_eq!(ret("all", &[v("bool3")]), Type::BOOL);
     assert_eq!(ret("any", &[v("bool")]), Type::BOOL);
@@ -211,20 +148,8 @@ fn simd_and_quad() {
     let r = ok("simd_shuffle_down", &[v("float"), v("uint")]);
     assert_eq!(r.ret, Type::FLOAT);
     assert_eq!(r.params[1], ty("ushort"));
-    assert_eq!(
-        ret(
-            "simd_shuffle_and_fill_down",
-            &[v("float"), v("float"), ilit()]
-        ),
-        Type::FLOAT
-    );
-    assert_eq!(
-        ret(
-            "simd_shuffle_and_fill_down",
-            &[v("float"), v("float"), ilit(), ilit()]
-        ),
-        Type::FLOAT
-    );
+    assert_eq!(ret("simd_shuffle_and_fill_down", &[v("float"), v("float"), ilit()]), Type::FLOAT);
+    assert_eq!(ret("simd_shuffle_and_fill_down", &[v("float"), v("float"), ilit(), ilit()]), Type::FLOAT);
     assert_eq!(ret("simd_ballot", &[v("bool")]), Type::ULONG);
     assert_eq!(ret("simd_is_first", &[]), Type::BOOL);
     assert_eq!(ret("simd_broadcast", &[v("bool"), ilit()]), Type::BOOL);
@@ -235,96 +160,31 @@ fn simd_and_quad() {
 #[test]
 fn atomics_and_barriers() {
     let au = Type::Atomic(Scalar::UInt);
-    let r = ok(
-        "atomic_fetch_add_explicit",
-        &[ptr(au.clone(), AddressSpace::Device), ilit(), order()],
-    );
+    let r = ok("atomic_fetch_add_explicit", &[ptr(au.clone(), AddressSpace::Device), ilit(), order()]);
     assert_eq!(r.ret, Type::UINT);
     assert_eq!(r.params[1], Type::UINT);
-    match resolve(
-        "atomic_fetch_add_explicit",
-        None,
-        &[ptr(Type::UINT, AddressSpace::Device), ilit(), order()],
-    ) {
+    match resolve("atomic_fetch_add_explicit", None, &[ptr(Type::UINT, AddressSpace::Device), ilit(), order()]) {
         Err(ResolveError::NoMatch { candidates }) => {
             assert!(candidates[0].contains("atomic<T>*"), "{candidates:?}")
         }
         other => panic!("{other:?}"),
     }
     let ai = Type::Atomic(Scalar::Int);
-    assert_eq!(
-        ret(
-            "atomic_fetch_max_explicit",
-            &[
-                ptr(ai.clone(), AddressSpace::Threadgroup),
-                v("int"),
-                order()
-            ]
-        ),
-        Type::INT
-    );
-    assert!(resolve(
-        "atomic_fetch_add_explicit",
-        None,
-        &[ptr(ai.clone(), AddressSpace::Thread), ilit(), order()]
-    )
-    .is_err());
-    assert_eq!(
-        ret(
-            "atomic_load_explicit",
-            &[ptr(ai.clone(), AddressSpace::Device), order()]
-        ),
-        Type::INT
-    );
-    assert_eq!(
-        ret(
-            "atomic_store_explicit",
-            &[ptr(au.clone(), AddressSpace::Device), ilit(), order()]
-        ),
-        Type::Void
-    );
+    assert_eq!(ret("atomic_fetch_max_explicit", &[ptr(ai.clone(), AddressSpace::Threadgroup), v("int"), order()]), Type::INT);
+    assert!(resolve("atomic_fetch_add_explicit", None, &[ptr(ai.clone(), AddressSpace::Thread), ilit(), order()]).is_err());
+    assert_eq!(ret("atomic_load_explicit", &[ptr(ai.clone(), AddressSpace::Device), order()]), Type::INT);
+    assert_eq!(ret("atomic_store_explicit", &[ptr(au.clone(), AddressSpace::Device), ilit(), order()]), Type::Void);
     let expected = ArgInfo::value(Type::pointer(Type::INT, AddressSpace::Thread, false));
     assert_eq!(
-        ret(
-            "atomic_compare_exchange_weak_explicit",
-            &[
-                ptr(ai, AddressSpace::Device),
-                expected,
-                ilit(),
-                order(),
-                order()
-            ]
-        ),
+        ret("atomic_compare_exchange_weak_explicit", &[ptr(ai, AddressSpace::Device), expected, ilit(), order(), order()]),
         Type::BOOL
     );
     let af = Type::Atomic(Scalar::Float);
-    assert_eq!(
-        ret(
-            "atomic_fetch_add_explicit",
-            &[ptr(af.clone(), AddressSpace::Device), flit(), order()]
-        ),
-        Type::FLOAT
-    );
-    assert!(resolve(
-        "atomic_fetch_or_explicit",
-        None,
-        &[ptr(af, AddressSpace::Device), flit(), order()]
-    )
-    .is_err());
+    assert_eq!(ret("atomic_fetch_add_explicit", &[ptr(af.clone(), AddressSpace::Device), flit(), order()]), Type::FLOAT);
+    assert!(resolve("atomic_fetch_or_explicit", None, &[ptr(af, AddressSpace::Device), flit(), order()]).is_err());
     let aul = Type::Atomic(Scalar::ULong);
-    assert_eq!(
-        ret(
-            "atomic_max_explicit",
-            &[ptr(aul.clone(), AddressSpace::Device), v("ulong"), order()]
-        ),
-        Type::Void
-    );
-    assert!(resolve(
-        "atomic_fetch_max_explicit",
-        None,
-        &[ptr(aul, AddressSpace::Device), v("ulong"), order()]
-    )
-    .is_err());
+    assert_eq!(ret("atomic_max_explicit", &[ptr(aul.clone(), AddressSpace::Device), v("ulong"), order()]), Type::Void);
+    assert!(resolve("atomic_fetch_max_explicit", None, &[ptr(aul, AddressSpace::Device), v("ulong"), order()]).is_err());
     assert_eq!(ret("threadgroup_barrier", &[flags()]), Type::Void);
     assert!(resolve("threadgroup_barrier", None, &[ilit()]).is_err());
     assert_eq!(ret("atomic_thread_fence", &[flags(), order()]), Type::Void);
@@ -334,20 +194,8 @@ fn atomics_and_barriers() {
 fn simdgroup_matrix() {
     let m = ty("simdgroup_float8x8");
     let src = ArgInfo::value(Type::pointer(Type::FLOAT, AddressSpace::Threadgroup, true));
-    assert_eq!(
-        ret("simdgroup_load", &[v("simdgroup_float8x8"), src.clone()]),
-        Type::Void
-    );
-    let r = ok(
-        "simdgroup_load",
-        &[
-            v("simdgroup_float8x8"),
-            src.clone(),
-            ilit(),
-            v("ulong2"),
-            ArgInfo::value(Type::BOOL),
-        ],
-    );
+    assert_eq!(ret("simdgroup_load", &[v("simdgroup_float8x8"), src.clone()]), Type::Void);
+    let r = ok("simdgroup_load", &[v("simdgroup_float8x8"), src.clone(), ilit(), v("ulong2"), ArgInfo::value(Type::BOOL)]);
     assert_eq!(r.params[2], Type::ULONG);
     let half_src = ptr(Type::HALF, AddressSpace::Device);
     assert!(resolve("simdgroup_load", None, &[v("simdgroup_float8x8"), half_src]).is_err());
@@ -355,54 +203,23 @@ fn simdgroup_matrix() {
     assert_eq!(
         ret(
             "simdgroup_multiply_accumulate",
-            &[
-                v("simdgroup_float8x8"),
-                v("simdgroup_float8x8"),
-                v("simdgroup_float8x8"),
-                v("simdgroup_float8x8")
-            ]
+            &[v("simdgroup_float8x8"), v("simdgroup_float8x8"), v("simdgroup_float8x8"), v("simdgroup_float8x8")]
         ),
         Type::Void
     );
-    assert_eq!(
-        ret(
-            "simdgroup_store",
-            &[
-                v("simdgroup_half8x8"),
-                ptr(Type::HALF, AddressSpace::Device),
-                ilit()
-            ]
-        ),
-        Type::Void
-    );
+    assert_eq!(ret("simdgroup_store", &[v("simdgroup_half8x8"), ptr(Type::HALF, AddressSpace::Device), ilit()]), Type::Void);
     assert!(lookup("make_filled_simdgroup_matrix").is_some());
     assert_eq!(ret("make_filled_simdgroup_matrix", &[v("float")]), m);
 }
 
 #[test]
 fn errors_and_display() {
-    assert_eq!(
-        resolve("log1p", None, &[v("float")]),
-        Err(ResolveError::NotFound)
-    );
+    assert_eq!(resolve("log1p", None, &[v("float")]), Err(ResolveError::NotFound));
     assert_eq!(resolve("nope", None, &[]), Err(ResolveError::NotFound));
-    assert_eq!(
-        resolve("simd_shuffle_and_fill_up", None, &[v("float")]),
-        Err(ResolveError::WrongArgCount {
-            expected: vec![3, 4]
-        })
-    );
-    assert_eq!(
-        resolve("atomic_thread_fence", None, &[flags()]),
-        Err(ResolveError::WrongArgCount {
-            expected: vec![2, 3]
-        })
-    );
+    assert_eq!(resolve("simd_shuffle_and_fill_up", None, &[v("float")]), Err(ResolveError::WrongArgCount { expected: vec![3, 4] }));
+    assert_eq!(resolve("atomic_thread_fence", None, &[flags()]), Err(ResolveError::WrongArgCount { expected: vec![2, 3] }));
     let d = lookup("exp").unwrap().signatures[0].display();
-    assert!(
-        d.starts_with("Tn exp(Tn x) where T is half, bfloat or float"),
-        "{d}"
-    );
+    assert!(d.starts_with("Tn exp(Tn x) where T is half, bfloat or float"), "{d}");
     let d = lookup("atomic_fetch_add_explicit").unwrap().signatures[0].display();
     assert!(d.contains("S is device or threadgroup"), "{d}");
 }
@@ -415,19 +232,10 @@ fn constants() {
         ConstValue::Float(f) => assert!((f - std::f64::consts::PI).abs() < 1e-12),
         other => panic!("{other:?}"),
     }
-    assert_eq!(
-        constant("INT_MAX"),
-        Some((Type::INT, ConstValue::Int(2147483647)))
-    );
-    assert_eq!(
-        constant("UINT_MAX"),
-        Some((Type::UINT, ConstValue::UInt(4294967295)))
-    );
+    assert_eq!(constant("INT_MAX"), Some((Type::INT, ConstValue::Int(2147483647))));
+    assert_eq!(constant("UINT_MAX"), Some((Type::UINT, ConstValue::UInt(4294967295))));
     assert_eq!(constant("HALF_MAX").unwrap().0, Type::HALF);
-    assert_eq!(
-        constant("FLT_EPSILON"),
-        Some((Type::FLOAT, ConstValue::Float(f32::EPSILON as f64)))
-    );
+    assert_eq!(constant("FLT_EPSILON"), Some((Type::FLOAT, ConstValue::Float(f32::EPSILON as f64))));
     for name in constant_names() {
         assert!(constant(name).is_some(), "{name}");
     }

@@ -113,7 +113,11 @@ impl<'a> Checker<'a, '_> {
         }
         // User declarations.
         let decls = if prefix.is_empty() {
-            if in_metal { Vec::new() } else { self.lookup_global(name) }
+            if in_metal {
+                Vec::new()
+            } else {
+                self.lookup_global(name)
+            }
         } else if prefix.iter().all(|s| s.template_args.is_none()) {
             let scope: Vec<Rc<str>> = prefix.iter().map(|s| s.ident.name.clone()).collect();
             self.lookup_qualified(&scope, name).map(|d| self.lookup_in(&self.decls[d].scope.clone(), name)).unwrap_or_default()
@@ -139,7 +143,8 @@ impl<'a> Checker<'a, '_> {
             return self.user_call(name, &funcs, explicit, hargs, span, last.ident.span);
         }
         if let Some(&d) = decls.last() {
-            if matches!(self.decls[d].kind, DeclKind::Struct(_) | DeclKind::Alias(_) | DeclKind::Enum(_) | DeclKind::StructTemplate { .. }) {
+            if matches!(self.decls[d].kind, DeclKind::Struct(_) | DeclKind::Alias(_) | DeclKind::Enum(_) | DeclKind::StructTemplate { .. })
+            {
                 let ty = self.resolve_type(&ast::TypeExpr {
                     kind: ast::TypeExprKind::Named { path: path.clone(), is_const: false, is_volatile: false, addr_space: None },
                     span: path.span,
@@ -171,9 +176,13 @@ impl<'a> Checker<'a, '_> {
             .collect();
         names.extend(builtins::names().map(|s| s.to_string()));
         let shown = path.plain_name();
-        let mut d = self.error(last.ident.span, format!("call to undeclared function `{shown}`")).label("no function with this name is declared above");
+        let mut d = self
+            .error(last.ident.span, format!("call to undeclared function `{shown}`"))
+            .label("no function with this name is declared above");
         if let Some(l) = later {
-            d = d.secondary(l, "it is declared here, after this call").help(format!("move `{name}` above the function that calls it, or declare its prototype first"));
+            d = d
+                .secondary(l, "it is declared here, after this call")
+                .help(format!("move `{name}` above the function that calls it, or declare its prototype first"));
         } else if let Some(s) = suggest(name, names.iter().map(|s| s.as_str())) {
             d = d.help(format!("did you mean `{s}`?"));
         } else {
@@ -229,7 +238,9 @@ impl<'a> Checker<'a, '_> {
                     for p in &ast.params {
                         match self.resolve_type(&p.ty) {
                             Some(q) => ptys.push(match q.ty {
-                                Type::Array { elem, .. } => Type::Pointer { pointee: elem, space: q.space.unwrap_or(AddressSpace::Thread), is_const: q.is_const },
+                                Type::Array { elem, .. } => {
+                                    Type::Pointer { pointee: elem, space: q.space.unwrap_or(AddressSpace::Thread), is_const: q.is_const }
+                                }
                                 t => t,
                             }),
                             None => ok = false,
@@ -286,7 +297,15 @@ impl<'a> Checker<'a, '_> {
             .collect()
     }
 
-    fn user_call(&mut self, name: &str, funcs: &[usize], explicit: Option<Vec<TArg>>, args: Vec<hir::Expr>, span: Span, name_span: Span) -> Option<hir::Expr> {
+    fn user_call(
+        &mut self,
+        name: &str,
+        funcs: &[usize],
+        explicit: Option<Vec<TArg>>,
+        args: Vec<hir::Expr>,
+        span: Span,
+        name_span: Span,
+    ) -> Option<hir::Expr> {
         let cands = self.candidates(funcs, explicit.as_ref(), &args);
         if cands.is_empty() {
             // Explain the most likely reason.
@@ -348,7 +367,13 @@ impl<'a> Checker<'a, '_> {
 
     /// Overload resolution among already-instantiated functions
     /// (constructors); returns the chosen function and bound arguments.
-    pub(crate) fn pick_overload(&mut self, name: &str, sigs: Vec<(FuncId, Vec<Type>)>, args: Vec<hir::Expr>, span: Span) -> Option<(FuncId, Vec<hir::Expr>)> {
+    pub(crate) fn pick_overload(
+        &mut self,
+        name: &str,
+        sigs: Vec<(FuncId, Vec<Type>)>,
+        args: Vec<hir::Expr>,
+        span: Span,
+    ) -> Option<(FuncId, Vec<hir::Expr>)> {
         let cands: Vec<Candidate> = sigs.into_iter().map(|(id, p)| Candidate::Ready(id, p)).collect();
         if cands.is_empty() {
             return None;
@@ -360,8 +385,17 @@ impl<'a> Checker<'a, '_> {
     }
 
     /// Pick the best candidate by C++ ranking; report no-match/ambiguity.
-    fn best_candidate(&mut self, name: &str, cands: &[Candidate], args: &[hir::Expr], span: Span, name_span: Span, funcs: &[usize]) -> Option<usize> {
-        let scored: Vec<(usize, Vec<ConvRank>)> = cands.iter().enumerate().filter_map(|(i, c)| self.score(c.params(), args).map(|s| (i, s))).collect();
+    fn best_candidate(
+        &mut self,
+        name: &str,
+        cands: &[Candidate],
+        args: &[hir::Expr],
+        span: Span,
+        name_span: Span,
+        funcs: &[usize],
+    ) -> Option<usize> {
+        let scored: Vec<(usize, Vec<ConvRank>)> =
+            cands.iter().enumerate().filter_map(|(i, c)| self.score(c.params(), args).map(|s| (i, s))).collect();
         if scored.is_empty() {
             let arg_list: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
             let counts: Vec<usize> = cands.iter().map(|c| c.params().len()).collect();
@@ -377,7 +411,15 @@ impl<'a> Checker<'a, '_> {
                 let expected = full.first().copied().unwrap_or(0);
                 let plural = |n: usize| if n == 1 { "" } else { "s" };
                 let mut d = self
-                    .error(span, format!("`{name}` takes {expected} argument{} but {} {} given", plural(expected), args.len(), if args.len() == 1 { "was" } else { "were" }))
+                    .error(
+                        span,
+                        format!(
+                            "`{name}` takes {expected} argument{} but {} {} given",
+                            plural(expected),
+                            args.len(),
+                            if args.len() == 1 { "was" } else { "were" }
+                        ),
+                    )
                     .label("wrong number of arguments");
                 if let Some(&f) = funcs.first() {
                     d = d.secondary(self.decls[f].span, "declared here");
@@ -511,7 +553,10 @@ impl<'a> Checker<'a, '_> {
                         let name = &*seg.ident.name;
                         let pairs: Vec<(&ast::TemplateArg, TArg)> = match (name, ty) {
                             ("vec", Type::Vector { elem, len, .. }) if targs.len() == 2 => {
-                                vec![(&targs[0], TArg::Type(Type::Scalar(*elem))), (&targs[1], TArg::Value(ConstValue::Int(*len as i64), Type::INT))]
+                                vec![
+                                    (&targs[0], TArg::Type(Type::Scalar(*elem))),
+                                    (&targs[1], TArg::Value(ConstValue::Int(*len as i64), Type::INT)),
+                                ]
                             }
                             _ => match ty {
                                 Type::Struct(sid) => match self.struct_instance_of.get(sid) {
@@ -524,10 +569,14 @@ impl<'a> Checker<'a, '_> {
                         for (ta, v) in pairs {
                             let pname = match ta {
                                 ast::TemplateArg::Type(t) => match &t.kind {
-                                    ast::TypeExprKind::Named { path, .. } if path.segments.len() == 1 => Some(path.segments[0].ident.name.clone()),
+                                    ast::TypeExprKind::Named { path, .. } if path.segments.len() == 1 => {
+                                        Some(path.segments[0].ident.name.clone())
+                                    }
                                     _ => None,
                                 },
-                                ast::TemplateArg::Expr(ast::Expr { kind: A::Name(p), .. }) if p.segments.len() == 1 => Some(p.segments[0].ident.name.clone()),
+                                ast::TemplateArg::Expr(ast::Expr { kind: A::Name(p), .. }) if p.segments.len() == 1 => {
+                                    Some(p.segments[0].ident.name.clone())
+                                }
                                 _ => None,
                             };
                             if let Some(i) = pname.and_then(|n| find(&n)) {
@@ -575,7 +624,8 @@ impl<'a> Checker<'a, '_> {
             .collect();
         if indices.is_empty() {
             let sname = self.tables.struct_def(sid).name.clone();
-            let methods: Vec<String> = self.structs[sid.0 as usize].methods.iter().map(|(f, _)| f.name.last().ident.name.to_string()).collect();
+            let methods: Vec<String> =
+                self.structs[sid.0 as usize].methods.iter().map(|(f, _)| f.name.last().ident.name.to_string()).collect();
             let mut d = self.error(name.span, format!("no member function named `{}` in `{sname}`", name.name));
             if let Some(s) = suggest(&name.name, methods.iter().map(|s| s.as_str())) {
                 d = d.help(format!("did you mean `{s}`?"));
@@ -697,13 +747,23 @@ impl<'a> Checker<'a, '_> {
             Err(ResolveError::WrongArgCount { expected }) => {
                 let exp: Vec<String> = expected.iter().map(|n| n.to_string()).collect();
                 let n = args.len();
-                self.error(span, format!("`{qualified}` takes {} argument{} but {n} {} given", exp.join(" or "), if expected == [1] { "" } else { "s" }, if n == 1 { "was" } else { "were" }))
-                    .label("wrong number of arguments");
+                self.error(
+                    span,
+                    format!(
+                        "`{qualified}` takes {} argument{} but {n} {} given",
+                        exp.join(" or "),
+                        if expected == [1] { "" } else { "s" },
+                        if n == 1 { "was" } else { "were" }
+                    ),
+                )
+                .label("wrong number of arguments");
                 None
             }
             Err(ResolveError::NoMatch { candidates }) => {
                 let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
-                let mut d = self.error(name_span, format!("no overload of `{qualified}` takes ({})", shown.join(", "))).label("no matching overload");
+                let mut d = self
+                    .error(name_span, format!("no overload of `{qualified}` takes ({})", shown.join(", ")))
+                    .label("no matching overload");
                 for c in candidates.iter().take(6) {
                     d = d.note(format!("candidate: {c}"));
                 }
@@ -783,7 +843,11 @@ impl<'a> Checker<'a, '_> {
         let [x] = <[hir::Expr; 1]>::try_from(args).ok()?;
         let x = self.coerce(x, &Type::Scalar(elem), "the fill value")?;
         let ty = Type::SimdMatrix { elem, rows: 8, cols: 8 };
-        Some(mk(H::Builtin { name: "make_filled_simdgroup_matrix", fast: false, args: vec![x], param_types: vec![Type::Scalar(elem)] }, ty, span))
+        Some(mk(
+            H::Builtin { name: "make_filled_simdgroup_matrix", fast: false, args: vec![x], param_types: vec![Type::Scalar(elem)] },
+            ty,
+            span,
+        ))
     }
 
     fn numeric_limits(&mut self, targs: &[TArg], member: &str, span: Span) -> Option<hir::Expr> {

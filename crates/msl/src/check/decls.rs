@@ -98,7 +98,11 @@ impl<'a> Checker<'a, '_> {
     fn template_item(&mut self, params: &'a [ast::TemplateParam], inner: &'a ast::Item, span: Span) {
         if let (true, ItemKind::Struct(s)) = (params.is_empty(), &inner.kind) {
             if let Some(args) = &s.specialization {
-                let primary = self.lookup_global(&s.name.name).into_iter().rev().find(|&d| matches!(self.decls[d].kind, DeclKind::StructTemplate { .. }));
+                let primary = self
+                    .lookup_global(&s.name.name)
+                    .into_iter()
+                    .rev()
+                    .find(|&d| matches!(self.decls[d].kind, DeclKind::StructTemplate { .. }));
                 let Some(d) = primary else {
                     self.error(s.name.span, format!("`{}` is not a struct template declared above", s.name.name));
                     return;
@@ -166,15 +170,15 @@ impl<'a> Checker<'a, '_> {
         };
         let name = f.name.last().ident.clone();
         // A definition after a declaration with the same parameter types.
-        let previous = self.lookup_in(&self.env.scope.clone(), &name.name).into_iter().find(|&d| {
-            matches!(&self.decls[d].kind, DeclKind::Function { params, .. } if *params == sig.params)
-        });
+        let previous = self
+            .lookup_in(&self.env.scope.clone(), &name.name)
+            .into_iter()
+            .find(|&d| matches!(&self.decls[d].kind, DeclKind::Function { params, .. } if *params == sig.params));
         let id = match previous {
             Some(d) => {
                 let DeclKind::Function { id, defined, ast: prev_ast, .. } = self.decls[d].kind.clone() else { unreachable!() };
                 if f.body.is_some() && defined {
-                    self.error(name.span, format!("redefinition of `{}`", name.name))
-                        .secondary(self.decls[d].span, "first defined here");
+                    self.error(name.span, format!("redefinition of `{}`", name.name)).secondary(self.decls[d].span, "first defined here");
                     return;
                 }
                 if f.is_kernel || prev_ast.is_kernel {
@@ -340,7 +344,9 @@ impl<'a> Checker<'a, '_> {
         let fs = self.fs.as_mut().expect("in function");
         let local = LocalId(fs.locals.len() as u32);
         let (lty, is_ref) = match ty {
-            Type::Reference { referee, space, is_const } => (Type::Pointer { pointee: referee.clone(), space: *space, is_const: *is_const }, true),
+            Type::Reference { referee, space, is_const } => {
+                (Type::Pointer { pointee: referee.clone(), space: *space, is_const: *is_const }, true)
+            }
             t => (t.clone(), false),
         };
         let is_const = matches!(&p.ty.kind, ast::TypeExprKind::Named { is_const: true, .. });
@@ -377,13 +383,25 @@ impl<'a> Checker<'a, '_> {
                         Type::Pointer { space: AddressSpace::Device | AddressSpace::Constant, .. }
                         | Type::Reference { space: AddressSpace::Device | AddressSpace::Constant, .. } => {}
                         Type::Pointer { space, .. } | Type::Reference { space, .. } => {
-                            self.error(p.ty.span, format!("a `[[buffer(n)]]` parameter must point to `device` or `constant` memory, not `{}`", space.keyword()))
-                                .help(format!("declare it as `device {}` (or use `[[threadgroup(n)]]` for threadgroup memory)", pointee_display(self, ty)));
+                            self.error(
+                                p.ty.span,
+                                format!(
+                                    "a `[[buffer(n)]]` parameter must point to `device` or `constant` memory, not `{}`",
+                                    space.keyword()
+                                ),
+                            )
+                            .help(format!(
+                                "declare it as `device {}` (or use `[[threadgroup(n)]]` for threadgroup memory)",
+                                pointee_display(self, ty)
+                            ));
                             return None;
                         }
                         _ => {
-                            self.error(p.ty.span, format!("a `[[buffer(n)]]` parameter must be a pointer or reference, not `{}`", self.ty_name(ty)))
-                                .help(format!("write `constant {}& {pname}` for a single value", self.ty_name(ty)));
+                            self.error(
+                                p.ty.span,
+                                format!("a `[[buffer(n)]]` parameter must be a pointer or reference, not `{}`", self.ty_name(ty)),
+                            )
+                            .help(format!("write `constant {}& {pname}` for a single value", self.ty_name(ty)));
                             return None;
                         }
                     }
@@ -402,7 +420,8 @@ impl<'a> Checker<'a, '_> {
                     _ => false,
                 };
                 if !ok {
-                    let allowed = if attr.is_vector() { "`uint`, `ushort`, `uint2`, `uint3`, `ushort2` or `ushort3`" } else { "`uint` or `ushort`" };
+                    let allowed =
+                        if attr.is_vector() { "`uint`, `ushort`, `uint2`, `uint3`, `ushort2` or `ushort3`" } else { "`uint` or `ushort`" };
                     self.error(p.ty.span, format!("`[[{an}]]` cannot have type `{}`", self.ty_name(ty)))
                         .label("wrong type for this attribute")
                         .help(format!("declare it with type {allowed}"));
@@ -461,7 +480,9 @@ impl<'a> Checker<'a, '_> {
                     let h = self.expr(e);
                     let ty = self.resolve_type(ty).map(|q| q.ty);
                     match (h, ty) {
-                        (Some(h), Some(ty)) => self.const_value(&h).map(|v| TArg::Value(v.cast(ty.elem_scalar().unwrap_or(Scalar::Int)), ty)),
+                        (Some(h), Some(ty)) => {
+                            self.const_value(&h).map(|v| TArg::Value(v.cast(ty.elem_scalar().unwrap_or(Scalar::Int)), ty))
+                        }
                         _ => None,
                     }
                 }
@@ -622,7 +643,8 @@ impl<'a> Checker<'a, '_> {
                 ast::MemberKind::Field(v) => {
                     let Some(q) = self.resolve_type(&v.ty) else { continue };
                     if let Some(i) = fields.iter().position(|(n, _)| **n == *v.name.name) {
-                        self.error(v.name.span, format!("duplicate member `{}`", v.name.name)).secondary(field_spans[i], "first declared here");
+                        self.error(v.name.span, format!("duplicate member `{}`", v.name.name))
+                            .secondary(field_spans[i], "first declared here");
                         continue;
                     }
                     if q.ty == Type::Struct(sid) {
@@ -790,10 +812,8 @@ impl<'a> Checker<'a, '_> {
                     } else {
                         ast::Expr { kind: ast::ExprKind::InitList(args.clone()), span: member.span }
                     };
-                    let assign = ast::Expr {
-                        kind: ast::ExprKind::Assign { op: None, lhs: Box::new(lhs), rhs: Box::new(rhs) },
-                        span: member.span,
-                    };
+                    let assign =
+                        ast::Expr { kind: ast::ExprKind::Assign { op: None, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span: member.span };
                     pre.push(ast::Stmt { kind: ast::StmtKind::Expr(assign), span: member.span });
                 }
                 pre.append(&mut body.stmts);
@@ -865,8 +885,11 @@ impl<'a> Checker<'a, '_> {
             return;
         }
         let Some(init) = &v.init else {
-            self.error(v.span, format!("program-scope constant `{}` must be initialized", v.name.name))
-                .help(format!("give it a value: `constant {} {} = ...;`", self.ty_name(&q.ty), v.name.name));
+            self.error(v.span, format!("program-scope constant `{}` must be initialized", v.name.name)).help(format!(
+                "give it a value: `constant {} {} = ...;`",
+                self.ty_name(&q.ty),
+                v.name.name
+            ));
             return;
         };
         let mut ty = q.ty.clone();

@@ -327,14 +327,18 @@ impl<'a> Checker<'a, '_> {
         if let (Type::Enum(a), Type::Scalar(_)) = (&h.ty, to) {
             if self.tables.enum_def(*a).scoped {
                 let n = self.ty_name(&h.ty);
-                self.error(h.span, format!("{what} has scoped enum type `{n}`, which does not convert implicitly to `{}`", self.ty_name(to)))
-                    .help(format!("convert it explicitly: `static_cast<{}>(...)`", self.ty_name(to)));
+                self.error(
+                    h.span,
+                    format!("{what} has scoped enum type `{n}`, which does not convert implicitly to `{}`", self.ty_name(to)),
+                )
+                .help(format!("convert it explicitly: `static_cast<{}>(...)`", self.ty_name(to)));
                 return None;
             }
         }
         if let (Type::Scalar(_), Type::Enum(_)) = (&h.ty, to) {
             let n = self.ty_name(to);
-            self.error(h.span, format!("an integer does not convert implicitly to the enum `{n}`")).help(format!("use `static_cast<{n}>(...)`"));
+            self.error(h.span, format!("an integer does not convert implicitly to the enum `{n}`"))
+                .help(format!("use `static_cast<{n}>(...)`"));
             return None;
         }
         let from = match &h.ty {
@@ -360,7 +364,11 @@ impl<'a> Checker<'a, '_> {
                 d = d.help("a vector does not convert to a scalar; pick one component (e.g. `.x`) or reduce it (e.g. `dot`, `length`)");
             }
             (Type::Pointer { space: a, .. }, Type::Pointer { space: b, .. }) if a != b => {
-                d = d.note(format!("pointers cannot change address space: this points to `{}` memory, not `{}` memory", a.keyword(), b.keyword()));
+                d = d.note(format!(
+                    "pointers cannot change address space: this points to `{}` memory, not `{}` memory",
+                    a.keyword(),
+                    b.keyword()
+                ));
             }
             (Type::Pointer { is_const: true, .. }, Type::Pointer { is_const: false, .. }) => {
                 d = d.help("this would drop `const`; declare the target `const` too");
@@ -491,7 +499,11 @@ impl<'a> Checker<'a, '_> {
                 }
                 let ty = x.ty.clone();
                 Some(mk(
-                    H::IncDec { place: bx(x), increment: matches!(op, AU::PreInc | AU::PostInc), prefix: matches!(op, AU::PreInc | AU::PreDec) },
+                    H::IncDec {
+                        place: bx(x),
+                        increment: matches!(op, AU::PreInc | AU::PostInc),
+                        prefix: matches!(op, AU::PreInc | AU::PreDec),
+                    },
                     ty,
                     span,
                 ))
@@ -523,8 +535,12 @@ impl<'a> Checker<'a, '_> {
     fn operand_type(&mut self, op: &str, l: &Type, r: &Type, span: Span) -> Option<Type> {
         match (l, r) {
             (Type::Scalar(a), Type::Scalar(b)) => Some(Type::Scalar(Scalar::common(*a, *b))),
-            (Type::Vector { elem, len, .. }, Type::Scalar(_)) | (Type::Scalar(_), Type::Vector { elem, len, .. }) => Some(Type::vector(*elem, *len)),
-            (Type::Vector { elem: a, len: la, .. }, Type::Vector { elem: b, len: lb, .. }) if a == b && la == lb => Some(Type::vector(*a, *la)),
+            (Type::Vector { elem, len, .. }, Type::Scalar(_)) | (Type::Scalar(_), Type::Vector { elem, len, .. }) => {
+                Some(Type::vector(*elem, *len))
+            }
+            (Type::Vector { elem: a, len: la, .. }, Type::Vector { elem: b, len: lb, .. }) if a == b && la == lb => {
+                Some(Type::vector(*a, *la))
+            }
             (Type::Matrix { .. }, _) | (_, Type::Matrix { .. }) => {
                 self.error(span, "matrix arithmetic is not supported by the simulator yet");
                 None
@@ -591,8 +607,11 @@ impl<'a> Checker<'a, '_> {
                 return None;
             }
             BitAnd | BitOr | BitXor | Shl | Shr if elem.is_float() => {
-                self.error(span, format!("`{}` needs integer operands, not `{}` and `{}`", op.as_str(), self.ty_name(&l.ty), self.ty_name(&r.ty)))
-                    .help("to work on the bits of a float, reinterpret it first: `as_type<uint>(x)`");
+                self.error(
+                    span,
+                    format!("`{}` needs integer operands, not `{}` and `{}`", op.as_str(), self.ty_name(&l.ty), self.ty_name(&r.ty)),
+                )
+                .help("to work on the bits of a float, reinterpret it first: `as_type<uint>(x)`");
                 return None;
             }
             Shl | Shr => {
@@ -717,9 +736,13 @@ impl<'a> Checker<'a, '_> {
             let mut d = self.error(x.span, "cannot assign to a `const` value");
             if let Some(name) = base_local_name(self, x) {
                 if matches!(x.kind, H::Local(_)) {
-                    d = d.label(format!("`{name}` is declared `const`")).help(format!("remove `const` from the declaration of `{name}` if it must change"));
+                    d = d
+                        .label(format!("`{name}` is declared `const`"))
+                        .help(format!("remove `const` from the declaration of `{name}` if it must change"));
                 } else {
-                    d = d.label("this is reached through a pointer to `const`").help(format!("declare `{name}` without `const` (e.g. `device float*`) if the kernel must write through it"));
+                    d = d
+                        .label("this is reached through a pointer to `const`")
+                        .help(format!("declare `{name}` without `const` (e.g. `device float*`) if the kernel must write through it"));
                 }
             }
             drop(d);
@@ -765,12 +788,17 @@ impl<'a> Checker<'a, '_> {
             t.ty.clone()
         } else {
             match (&t.ty, &f.ty) {
-                (Type::Scalar(_) | Type::Vector { .. }, Type::Scalar(_) | Type::Vector { .. }) => self.operand_type("?:", &t.ty, &f.ty, span)?,
+                (Type::Scalar(_) | Type::Vector { .. }, Type::Scalar(_) | Type::Vector { .. }) => {
+                    self.operand_type("?:", &t.ty, &f.ty, span)?
+                }
                 (Type::Pointer { .. }, Type::NullPtr) => t.ty.clone(),
                 (Type::NullPtr, Type::Pointer { .. }) => f.ty.clone(),
                 (Type::Enum(_), Type::Scalar(_)) | (Type::Scalar(_), Type::Enum(_)) => Type::INT,
                 _ => {
-                    self.error(span, format!("the two branches of `?:` have incompatible types `{}` and `{}`", self.ty_name(&t.ty), self.ty_name(&f.ty)));
+                    self.error(
+                        span,
+                        format!("the two branches of `?:` have incompatible types `{}` and `{}`", self.ty_name(&t.ty), self.ty_name(&f.ty)),
+                    );
                     return None;
                 }
             }
@@ -787,8 +815,7 @@ impl<'a> Checker<'a, '_> {
         if !index_ok {
             // `ptr[i]` with the operands swapped (`i[ptr]`) is legal C but nobody writes it.
             let n = self.ty_name(&i.ty);
-            self.error(i.span, format!("an index must be an integer, not `{n}`"))
-                .help("convert it, e.g. `uint(x)`");
+            self.error(i.span, format!("an index must be an integer, not `{n}`")).help("convert it, e.g. `uint(x)`");
             return None;
         }
         match b.ty.clone() {
@@ -811,7 +838,10 @@ impl<'a> Checker<'a, '_> {
     fn member(&mut self, b: hir::Expr, name: &ast::Ident, arrow: bool, span: Span) -> Option<hir::Expr> {
         let b = if arrow {
             match b.ty.clone() {
-                Type::Pointer { pointee, .. } => { let s = b.span; mk(H::Deref(bx(b)), *pointee, s) },
+                Type::Pointer { pointee, .. } => {
+                    let s = b.span;
+                    mk(H::Deref(bx(b)), *pointee, s)
+                }
                 t => {
                     let n = self.ty_name(&t);
                     self.error(span, format!("`->` needs a pointer, but this is a `{n}`")).help("use `.` for a value");
@@ -879,7 +909,8 @@ impl<'a> Checker<'a, '_> {
         const XYZW: &str = "xyzw";
         const RGBA: &str = "rgba";
         if s.is_empty() || s.len() > 4 {
-            self.error(span, format!("invalid vector component selection `.{s}`")).note("a swizzle names 1 to 4 of the components x, y, z, w (or r, g, b, a)");
+            self.error(span, format!("invalid vector component selection `.{s}`"))
+                .note("a swizzle names 1 to 4 of the components x, y, z, w (or r, g, b, a)");
             return None;
         }
         let mut comps = Vec::with_capacity(s.len());
@@ -902,8 +933,10 @@ impl<'a> Checker<'a, '_> {
             }
             set = Some(which);
             if idx as u8 >= len {
-                self.error(span, format!("component `{ch}` is out of range for a vector of {len} components"))
-                    .help(format!("a {len}-component vector has {}", &which[..len as usize].chars().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")));
+                self.error(span, format!("component `{ch}` is out of range for a vector of {len} components")).help(format!(
+                    "a {len}-component vector has {}",
+                    &which[..len as usize].chars().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+                ));
                 return None;
             }
             comps.push(idx as u8);
@@ -940,11 +973,18 @@ impl<'a> Checker<'a, '_> {
             (Type::Vector { len: a, .. }, Type::Vector { len: b, .. }) => a == b,
             (Type::Pointer { space: a, .. }, Type::Pointer { space: b, .. }) => {
                 if a != b {
-                    self.error(span, format!("cannot cast a pointer to `{}` memory into a pointer to `{}` memory", a.keyword(), b.keyword()))
-                        .note("Metal pointers never change address space");
+                    self.error(
+                        span,
+                        format!("cannot cast a pointer to `{}` memory into a pointer to `{}` memory", a.keyword(), b.keyword()),
+                    )
+                    .note("Metal pointers never change address space");
                     return None;
                 }
-                if kind == CastKind::Static && ty_pointee(&h.ty) != ty_pointee(ty) && *ty_pointee(ty) != Type::Void && *ty_pointee(&h.ty) != Type::Void {
+                if kind == CastKind::Static
+                    && ty_pointee(&h.ty) != ty_pointee(ty)
+                    && *ty_pointee(ty) != Type::Void
+                    && *ty_pointee(&h.ty) != Type::Void
+                {
                     self.error(span, "`static_cast` cannot change what a pointer points to")
                         .help("use `reinterpret_cast` or a C-style cast to reinterpret the memory");
                     return None;
@@ -1161,10 +1201,20 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
-    fn struct_list_rest(&mut self, ty: &Type, fields: &[Type], mut out: Vec<hir::Expr>, items: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+    fn struct_list_rest(
+        &mut self,
+        ty: &Type,
+        fields: &[Type],
+        mut out: Vec<hir::Expr>,
+        items: &[ast::Expr],
+        span: Span,
+    ) -> Option<hir::Expr> {
         if out.len() + items.len() > fields.len() {
             let n = self.ty_name(ty);
-            self.error(span, format!("too many initializers: `{n}` has {} fields but {} values were given", fields.len(), out.len() + items.len()));
+            self.error(
+                span,
+                format!("too many initializers: `{n}` has {} fields but {} values were given", fields.len(), out.len() + items.len()),
+            );
             return None;
         }
         for (i, it) in items.iter().enumerate() {
@@ -1207,7 +1257,11 @@ impl<'a> Checker<'a, '_> {
             // integer to integer
             match constant {
                 Some(v) => v.cast(to_s).as_i64() != v.as_i64() || (matches!(v, ConstValue::Int(x) if x < 0) && !to_s.is_signed()),
-                None => to_s.size() < from.size() || (from.is_signed() != to_s.is_signed() && to_s.size() <= from.size()) || (from.is_signed() && !to_s.is_signed()),
+                None => {
+                    to_s.size() < from.size()
+                        || (from.is_signed() != to_s.is_signed() && to_s.size() <= from.size())
+                        || (from.is_signed() && !to_s.is_signed())
+                }
             }
         };
         if narrowing {

@@ -71,12 +71,26 @@ pub(crate) type DeclId = usize;
 #[derive(Clone, Debug)]
 pub(crate) enum DeclKind<'a> {
     /// A non-template function (declared or defined); its id.
-    Function { ast: &'a ast::Function, id: FuncId, params: Vec<Type>, defined: bool },
-    FunctionTemplate { ast: &'a ast::Function, params: &'a [ast::TemplateParam] },
+    Function {
+        ast: &'a ast::Function,
+        id: FuncId,
+        params: Vec<Type>,
+        defined: bool,
+    },
+    FunctionTemplate {
+        ast: &'a ast::Function,
+        params: &'a [ast::TemplateParam],
+    },
     Struct(StructId),
-    StructTemplate { ast: &'a ast::Struct, params: &'a [ast::TemplateParam] },
+    StructTemplate {
+        ast: &'a ast::Struct,
+        params: &'a [ast::TemplateParam],
+    },
     Enum(EnumId),
-    Enumerator { ty: Type, value: i64 },
+    Enumerator {
+        ty: Type,
+        value: i64,
+    },
     Alias(Type),
     Global(hir::GlobalId),
     Namespace,
@@ -263,7 +277,6 @@ impl<'a, 'd> Checker<'a, 'd> {
         self.pending.borrow_mut().truncate(mark);
     }
 
-
     pub fn ty_name(&self, ty: &Type) -> String {
         self.tables.display(ty)
     }
@@ -287,11 +300,8 @@ impl<'a, 'd> Checker<'a, 'd> {
         let scope = &self.env.scope;
         for depth in (0..=scope.len()).rev() {
             let prefix = &scope[..depth];
-            let found: Vec<DeclId> = all
-                .iter()
-                .copied()
-                .filter(|&d| d < self.env.visible && self.decls[d].scope.as_slice() == prefix)
-                .collect();
+            let found: Vec<DeclId> =
+                all.iter().copied().filter(|&d| d < self.env.visible && self.decls[d].scope.as_slice() == prefix).collect();
             if !found.is_empty() {
                 return found;
             }

@@ -287,7 +287,12 @@ impl<'a> Checker<'a, '_> {
                 let n = self.ty_name(&q.ty);
                 self.error(v.span, format!("a local variable cannot be declared in the `{}` address space", s.keyword()))
                     .label(format!("`{}` memory is only reachable through buffer pointers", s.keyword()))
-                    .help(format!("declare `{n} {}` without `{}` (it then lives in thread memory), or make it a pointer: `{} {n}* p = ...`", v.name.name, s.keyword(), s.keyword()));
+                    .help(format!(
+                        "declare `{n} {}` without `{}` (it then lives in thread memory), or make it a pointer: `{} {n}* p = ...`",
+                        v.name.name,
+                        s.keyword(),
+                        s.keyword()
+                    ));
                 return None;
             }
         };
@@ -298,8 +303,9 @@ impl<'a> Checker<'a, '_> {
         }
         let init = match (&v.init, space) {
             (Some(_), AddressSpace::Threadgroup) => {
-                self.error(v.span, "threadgroup variables cannot have an initializer")
-                    .help("declare it without a value, then have the threads write it and call `threadgroup_barrier(mem_flags::mem_threadgroup)`");
+                self.error(v.span, "threadgroup variables cannot have an initializer").help(
+                    "declare it without a value, then have the threads write it and call `threadgroup_barrier(mem_flags::mem_threadgroup)`",
+                );
                 None
             }
             (Some(init), _) => {
@@ -397,7 +403,10 @@ impl<'a> Checker<'a, '_> {
         }
         let (pspace, pconst) = self.place_info(&h);
         if pspace != space {
-            self.error(e.span, format!("this reference is to `{}` memory but the variable is in `{}` memory", space.keyword(), pspace.keyword()));
+            self.error(
+                e.span,
+                format!("this reference is to `{}` memory but the variable is in `{}` memory", space.keyword(), pspace.keyword()),
+            );
             return None;
         }
         if pconst && !is_const {

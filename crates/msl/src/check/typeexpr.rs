@@ -98,11 +98,7 @@ impl<'a> Checker<'a, '_> {
     fn resolve_named_type(&mut self, path: &ast::Path) -> Option<Type> {
         let segs = &path.segments;
         // Strip a leading `metal::` (the standard library namespace).
-        let (segs, in_metal) = if segs.len() > 1 && &*segs[0].ident.name == "metal" {
-            (&segs[1..], true)
-        } else {
-            (&segs[..], false)
-        };
+        let (segs, in_metal) = if segs.len() > 1 && &*segs[0].ident.name == "metal" { (&segs[1..], true) } else { (&segs[..], false) };
         if segs.len() == 1 {
             let seg = &segs[0];
             let name = &*seg.ident.name;
@@ -181,13 +177,18 @@ impl<'a> Checker<'a, '_> {
                 .decls
                 .iter()
                 .take(self.env.visible)
-                .filter(|d| matches!(d.kind, DeclKind::Struct(_) | DeclKind::Alias(_) | DeclKind::Enum(_) | DeclKind::StructTemplate { .. }))
+                .filter(|d| {
+                    matches!(d.kind, DeclKind::Struct(_) | DeclKind::Alias(_) | DeclKind::Enum(_) | DeclKind::StructTemplate { .. })
+                })
                 .map(|d| d.name.to_string())
                 .collect();
             candidates.extend(
-                ["float", "half", "int", "uint", "bool", "short", "ushort", "char", "uchar", "long", "ulong", "bfloat", "float2", "float3", "float4", "half2", "half4", "uint2", "uint3", "int2", "size_t"]
-                    .iter()
-                    .map(|s| s.to_string()),
+                [
+                    "float", "half", "int", "uint", "bool", "short", "ushort", "char", "uchar", "long", "ulong", "bfloat", "float2",
+                    "float3", "float4", "half2", "half4", "uint2", "uint3", "int2", "size_t",
+                ]
+                .iter()
+                .map(|s| s.to_string()),
             );
             let mut d = self.error(seg.ident.span, format!("unknown type name `{name}`")).label("not a type");
             if let Some(s) = suggest(name, candidates.iter().map(|s| s.as_str())) {
@@ -215,8 +216,7 @@ impl<'a> Checker<'a, '_> {
                 self.instantiate_struct(d, targs, span).map(Type::Struct)
             }
             _ => {
-                self.error(seg.ident.span, format!("`{name}` is not a type"))
-                    .secondary(self.decls[d].span, "declared here");
+                self.error(seg.ident.span, format!("`{name}` is not a type")).secondary(self.decls[d].span, "declared here");
                 None
             }
         }

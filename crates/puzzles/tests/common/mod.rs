@@ -24,21 +24,32 @@ pub fn kinds(r: &CheckResult) -> Vec<&'static str> {
 }
 
 pub const SOLUTIONS: [(&str, &str); 14] = [
-    ("map", r#"
+    (
+        "map",
+        r#"
 uint local_i = thread_position_in_grid.x;
 out[local_i] = a[local_i] + 10;
-"#),
-    ("zip", r#"
+"#,
+    ),
+    (
+        "zip",
+        r#"
 uint local_i = thread_position_in_grid.x;
 out[local_i] = a[local_i] + b[local_i];
-"#),
-    ("guard", r#"
+"#,
+    ),
+    (
+        "guard",
+        r#"
 uint local_i = thread_position_in_grid.x;
 if (local_i < uint(a_shape[0])) {
     out[local_i] = a[local_i] + 10;
 }
-"#),
-    ("map_2d", r#"
+"#,
+    ),
+    (
+        "map_2d",
+        r#"
 uint thread_x = thread_position_in_grid.x;
 uint thread_y = thread_position_in_grid.y;
 uint rows = a_shape[0];
@@ -46,8 +57,11 @@ uint cols = a_shape[1];
 if (thread_x < cols && thread_y < rows) {
     out[thread_y * cols + thread_x] = a[thread_y * cols + thread_x] + 10;
 }
-"#),
-    ("broadcast", r#"
+"#,
+    ),
+    (
+        "broadcast",
+        r#"
 uint thread_x = thread_position_in_grid.x;
 uint thread_y = thread_position_in_grid.y;
 uint rows = a_shape[0];
@@ -55,14 +69,20 @@ uint cols = b_shape[1];
 if (thread_x < cols && thread_y < rows) {
     out[thread_y * cols + thread_x] = a[thread_y] + b[thread_x];
 }
-"#),
-    ("threadgroups", r#"
+"#,
+    ),
+    (
+        "threadgroups",
+        r#"
 uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
 if (i < uint(a_shape[0])) {
     out[i] = a[i] + 10;
 }
-"#),
-    ("threadgroups_2d", r#"
+"#,
+    ),
+    (
+        "threadgroups_2d",
+        r#"
 uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
 uint j = threadgroup_position_in_grid.y * threads_per_threadgroup.y + thread_position_in_threadgroup.y;
 uint rows = a_shape[0];
@@ -70,8 +90,11 @@ uint cols = a_shape[1];
 if (i < cols && j < rows) {
     out[j * cols + i] = a[j * cols + i] + 10;
 }
-"#),
-    ("threadgroup_memory", r#"
+"#,
+    ),
+    (
+        "threadgroup_memory",
+        r#"
 threadgroup float shared[THREADGROUP_MEM_SIZE];
 uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
 uint local_i = thread_position_in_threadgroup.x;
@@ -82,8 +105,11 @@ threadgroup_barrier(mem_flags::mem_threadgroup);
 if (i < uint(a_shape[0])) {
     out[i] = shared[local_i] + 10;
 }
-"#),
-    ("pooling", r#"
+"#,
+    ),
+    (
+        "pooling",
+        r#"
 threadgroup float shared[THREADGROUP_MEM_SIZE];
 uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
 uint local_i = thread_position_in_threadgroup.x;
@@ -96,8 +122,11 @@ if (i < n) {
     if (local_i >= 2) { acc += shared[local_i - 2]; }
     out[i] = acc;
 }
-"#),
-    ("dot_product", r#"
+"#,
+    ),
+    (
+        "dot_product",
+        r#"
 threadgroup float shared[THREADGROUP_MEM_SIZE];
 uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
 uint local_i = thread_position_in_threadgroup.x;
@@ -112,8 +141,11 @@ for (uint stride = THREADGROUP_MEM_SIZE / 2; stride > 0; stride /= 2) {
 if (local_i == 0) {
     out[0] = shared[0];
 }
-"#),
-    ("1d_conv", r#"
+"#,
+    ),
+    (
+        "1d_conv",
+        r#"
 uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
 uint local_i = thread_position_in_threadgroup.x;
 threadgroup float a_tile[THREADGROUP_MAX_CONV_SIZE];
@@ -139,8 +171,11 @@ if (i < n) {
     }
     out[i] = acc;
 }
-"#),
-    ("prefix_sum", r#"
+"#,
+    ),
+    (
+        "prefix_sum",
+        r#"
 threadgroup float cache[THREADGROUP_MEM_SIZE];
 uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
 uint local_i = thread_position_in_threadgroup.x;
@@ -155,8 +190,11 @@ for (uint step = 1; step < THREADGROUP_MEM_SIZE; step *= 2) {
 if (local_i == 0) {
     out[threadgroup_position_in_grid.x] = cache[0];
 }
-"#),
-    ("axis_sum", r#"
+"#,
+    ),
+    (
+        "axis_sum",
+        r#"
 threadgroup float cache[THREADGROUP_MEM_SIZE];
 uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
 uint local_i = thread_position_in_threadgroup.x;
@@ -174,8 +212,11 @@ if (local_i == 0) {
     uint blocks = (cols + THREADGROUP_MEM_SIZE - 1) / THREADGROUP_MEM_SIZE;
     out[batch * blocks + threadgroup_position_in_grid.x] = cache[0];
 }
-"#),
-    ("matmul", r#"
+"#,
+    ),
+    (
+        "matmul",
+        r#"
 threadgroup float a_shared[THREADGROUP_MEM_SIZE][THREADGROUP_MEM_SIZE];
 threadgroup float b_shared[THREADGROUP_MEM_SIZE][THREADGROUP_MEM_SIZE];
 
@@ -199,7 +240,8 @@ for (uint base = 0; base < n; base += THREADGROUP_MEM_SIZE) {
 if (i < n && j < n) {
     out[i * n + j] = acc;
 }
-"#),
+"#,
+    ),
 ];
 
 pub fn solution(slug: &str) -> &'static str {

@@ -518,6 +518,29 @@ impl Machine<'_> {
             if let Some((bytes, _)) = self.mem.region(p0, first) {
                 let (s, d, pr) = (self.stride, d as usize, pr as usize);
                 let pu = self.u64f[pr];
+                // Consecutive lanes reading consecutive elements (`a[i]`):
+                // one block copy.
+                let n = self.n;
+                if !pu && first == 0 && mask.count() as usize == n {
+                    let ptrs = &self.r64[pr * s..pr * s + n];
+                    let off0 = ptr_offset(p0);
+                    let contiguous = ptrs.iter().enumerate().all(|(l, &p)| p == crate::memory::ptr_add(p0, 4 * l as i64));
+                    if contiguous && off0 >= 0 && (off0 as usize + 4 * n) <= bytes.len() {
+                        let src = &bytes[off0 as usize..off0 as usize + 4 * n];
+                        for (o, c) in self.r32[d * s..d * s + n].iter_mut().zip(src.chunks_exact(4)) {
+                            *o = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                        }
+                        if ty != Scalar::Float && ty != Scalar::Int && ty != Scalar::UInt {
+                            for l in 0..n {
+                                self.r32[d * s + l] = from_memory(ty, self.r32[d * s + l] as u64) as u32;
+                            }
+                        }
+                        if self.observing() {
+                            self.observe_lanes(ptr, size, at, mask, space, false);
+                        }
+                        return;
+                    }
+                }
                 for l in mask.lanes() {
                     let p = if pu { p0 } else { self.r64[pr * s + l] };
                     let off = ptr_offset(p);
@@ -581,8 +604,27 @@ impl Machine<'_> {
                 let (su, pu) = (self.u32f[sr], self.u64f[pr]);
                 let mut slow = Vec::new();
                 let observing = self.observing();
+                let n = self.n;
+                let all_lanes = first == 0 && mask.count() as usize == n;
                 let Machine { mem, r32, r64, .. } = self;
                 if let Some((bytes, _)) = mem.region_mut(p0, first) {
+                    // Consecutive lanes writing consecutive elements: one block.
+                    if !pu && all_lanes {
+                        let ptrs = &r64[pr * s..pr * s + n];
+                        let off0 = ptr_offset(p0);
+                        let contiguous = ptrs.iter().enumerate().all(|(l, &p)| p == crate::memory::ptr_add(p0, 4 * l as i64));
+                        if contiguous && off0 >= 0 && (off0 as usize + 4 * n) <= bytes.len() {
+                            let dst = &mut bytes[off0 as usize..off0 as usize + 4 * n];
+                            for (l, c) in dst.chunks_exact_mut(4).enumerate() {
+                                let v = if su { r32[sr * s] } else { r32[sr * s + l] };
+                                c.copy_from_slice(&v.to_le_bytes());
+                            }
+                            if observing {
+                                self.observe_lanes(ptr, size, at, mask, space, true);
+                            }
+                            return;
+                        }
+                    }
                     for l in mask.lanes() {
                         let p = if pu { p0 } else { r64[pr * s + l] };
                         let off = ptr_offset(p);

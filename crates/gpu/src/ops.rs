@@ -525,7 +525,7 @@ impl Machine<'_> {
                     let ptrs = &self.r64[pr * s..pr * s + n];
                     let off0 = ptr_offset(p0);
                     let contiguous = ptrs.iter().enumerate().all(|(l, &p)| p == crate::memory::ptr_add(p0, 4 * l as i64));
-                    if contiguous && off0 >= 0 && (off0 as usize + 4 * n) <= bytes.len() {
+                    if contiguous && off0 >= 0 && off0 & 3 == 0 && (off0 as usize + 4 * n) <= bytes.len() {
                         let src = &bytes[off0 as usize..off0 as usize + 4 * n];
                         for (o, c) in self.r32[d * s..d * s + n].iter_mut().zip(src.chunks_exact(4)) {
                             *o = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
@@ -544,7 +544,7 @@ impl Machine<'_> {
                 for l in mask.lanes() {
                     let p = if pu { p0 } else { self.r64[pr * s + l] };
                     let off = ptr_offset(p);
-                    if crate::memory::ptr_alloc(p) == alloc && off >= 0 && (off as usize + 4) <= bytes.len() {
+                    if crate::memory::ptr_alloc(p) == alloc && off >= 0 && off & 3 == 0 && (off as usize + 4) <= bytes.len() {
                         let o = off as usize;
                         let raw = u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
                         self.r32[d * s + l] = raw;
@@ -579,6 +579,7 @@ impl Machine<'_> {
     fn load_lane(&mut self, dst: Reg, ty: Scalar, ptr: Reg, at: AccessId, l: usize) {
         let size = ty.size() as usize;
         let p = self.get_pub(ptr, l);
+        self.check_alignment(p, size, at, l, false);
         let v = match self.mem.region(p, l).and_then(|(b, off)| read_le(b, off, size)) {
             Some(raw) => from_memory(ty, raw),
             None => {
@@ -613,7 +614,7 @@ impl Machine<'_> {
                         let ptrs = &r64[pr * s..pr * s + n];
                         let off0 = ptr_offset(p0);
                         let contiguous = ptrs.iter().enumerate().all(|(l, &p)| p == crate::memory::ptr_add(p0, 4 * l as i64));
-                        if contiguous && off0 >= 0 && (off0 as usize + 4 * n) <= bytes.len() {
+                        if contiguous && off0 >= 0 && off0 & 3 == 0 && (off0 as usize + 4 * n) <= bytes.len() {
                             let dst = &mut bytes[off0 as usize..off0 as usize + 4 * n];
                             for (l, c) in dst.chunks_exact_mut(4).enumerate() {
                                 let v = if su { r32[sr * s] } else { r32[sr * s + l] };
@@ -628,7 +629,7 @@ impl Machine<'_> {
                     for l in mask.lanes() {
                         let p = if pu { p0 } else { r64[pr * s + l] };
                         let off = ptr_offset(p);
-                        if crate::memory::ptr_alloc(p) == alloc && off >= 0 && (off as usize + 4) <= bytes.len() {
+                        if crate::memory::ptr_alloc(p) == alloc && off >= 0 && off & 3 == 0 && (off as usize + 4) <= bytes.len() {
                             let v = if su { r32[sr * s] } else { r32[sr * s + l] };
                             bytes[off as usize..off as usize + 4].copy_from_slice(&v.to_le_bytes());
                         } else {
@@ -653,6 +654,7 @@ impl Machine<'_> {
     fn store_lane(&mut self, src: Reg, ty: Scalar, ptr: Reg, at: AccessId, l: usize, space: AddressSpace) {
         let size = ty.size() as usize;
         let p = self.get_pub(ptr, l);
+        self.check_alignment(p, size, at, l, true);
         let v = to_memory(ty, self.get_pub(src, l));
         let ok = match self.mem.region_mut(p, l) {
             Some((b, off)) => write_le(b, off, size, v),
@@ -1010,6 +1012,30 @@ impl Machine<'_> {
                         self.set_lane_pub(reg, l, m[e].to_bits() as u64);
                     }
                 }
+            }
+        }
+    }
+
+    /// A typed access must be aligned to its size (reached through pointer casts).
+    fn check_alignment(&mut self, p: u64, size: usize, at: AccessId, lane: usize, write: bool) {
+        let off = ptr_offset(p);
+        if !self.check_memory || size <= 1 || off < 0 || off % size as i64 == 0 {
+            return;
+        }
+        let what = self.k.accesses[at as usize].what.clone();
+        self.report_lane(
+            FindingKind::MisalignedAccess,
+            at,
+            lane,
+            format!(
+                "misaligned {}-byte {} of `{what}` at byte offset {off}: it must be a multiple of {size}",
+                size,
+                if write { "write" } else { "read" }
+            ),
+        );
+        if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::MisalignedAccess) {
+            if f.notes.is_empty() {
+                f.notes.push("a pointer cast (e.g. `(device float*)(bytes + 2)`) produced an address that is not aligned to the element type; real GPUs give undefined results".into());
             }
         }
     }

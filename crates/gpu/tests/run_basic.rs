@@ -183,3 +183,25 @@ kernel void k(const device float* a [[buffer(0)]], device float* out [[buffer(1)
     let c = r.max_counts.expect("counts");
     assert_eq!((c.device_reads, c.device_writes, c.threadgroup_reads, c.threadgroup_writes), (1, 1, 2, 1));
 }
+
+#[test]
+fn misaligned_access_through_a_pointer_cast_is_reported() {
+    let k = compile(
+        "kernel void k(device uchar* bytes [[buffer(0)]], device float* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n  device float* f = (device float*)(bytes + 2);\n  out[i] = f[i];\n}",
+        "k",
+    );
+    let mut bufs = BTreeMap::new();
+    bufs.insert(0, vec![0u8; 16]);
+    bufs.insert(1, vec![0u8; 8]);
+    let r = run(&k, &dispatch([2, 1, 1], [2, 1, 1]), &mut bufs, &RunOptions::default());
+    assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
+    assert_eq!(r.findings[0].kind, gpu::FindingKind::MisalignedAccess);
+    assert_eq!(r.findings[0].count, 2);
+    // Aligned casts are fine.
+    let k = compile(
+        "kernel void k(device uchar* bytes [[buffer(0)]], device float* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n  device float* f = (device float*)(bytes + 4);\n  out[i] = f[i];\n}",
+        "k",
+    );
+    let r = run(&k, &dispatch([2, 1, 1], [2, 1, 1]), &mut bufs, &RunOptions::default());
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+}

@@ -541,15 +541,31 @@ impl Machine<'_> {
                         return;
                     }
                 }
-                for l in mask.lanes() {
-                    let p = if pu { p0 } else { self.r64[pr * s + l] };
+                // The gather: a tight loop over slices when every lane runs.
+                let fetch = |p: u64| -> Option<u32> {
                     let off = ptr_offset(p);
                     if crate::memory::ptr_alloc(p) == alloc && off >= 0 && off & 3 == 0 && (off as usize + 4) <= bytes.len() {
                         let o = off as usize;
-                        let raw = u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
-                        self.r32[d * s + l] = raw;
+                        Some(u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]))
                     } else {
-                        slow.push(l);
+                        None
+                    }
+                };
+                if !pu && first == 0 && mask.count() as usize == n {
+                    let (ptrs, outs) = (&self.r64[pr * s..pr * s + n], &mut self.r32[d * s..d * s + n]);
+                    for (l, (o, &p)) in outs.iter_mut().zip(ptrs).enumerate() {
+                        match fetch(p) {
+                            Some(v) => *o = v,
+                            None => slow.push(l),
+                        }
+                    }
+                } else {
+                    for l in mask.lanes() {
+                        let p = if pu { p0 } else { self.r64[pr * s + l] };
+                        match fetch(p) {
+                            Some(v) => self.r32[d * s + l] = v,
+                            None => slow.push(l),
+                        }
                     }
                 }
                 if ty != Scalar::Float && ty != Scalar::Int && ty != Scalar::UInt {

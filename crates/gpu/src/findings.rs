@@ -1,7 +1,8 @@
 //! Run-time findings (out-of-bounds, divergence, runaway loops, ...),
 //! grouped by kind and source location so one bug gives one report.
 
-use msl::source::Span;
+use msl::diag::{Diagnostic, Label, Severity};
+use msl::source::{SourceMap, Span};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -103,4 +104,40 @@ impl Findings {
 /// A thread or threadgroup position as people write it: `(x, y, z)`.
 pub fn xyz(t: [u32; 3]) -> String {
     format!("({}, {}, {})", t[0], t[1], t[2])
+}
+
+impl Finding {
+    /// The finding as a diagnostic at the access, rustc-style: the thread
+    /// in the label, the other access of a race as a secondary label, how
+    /// often it happened and how to fix it.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let mut d = Diagnostic::new(if self.is_error { Severity::Error } else { Severity::Warning }, self.span, self.message.clone());
+        d.code = Some(self.kind.name());
+        d.label = format!("thread {} of threadgroup {}", xyz(self.thread), xyz(self.threadgroup));
+        if let Some((span, msg)) = &self.secondary {
+            d.secondary.push(Label { span: *span, message: msg.clone() });
+        }
+        if self.count > 1 {
+            let more: Vec<String> = self.examples.iter().map(|t| xyz(*t)).collect();
+            let also = if more.is_empty() { String::new() } else { format!("; other threads: {}", more.join(", ")) };
+            d.notes.push(format!("this happened {} times{also}", self.count));
+        }
+        d.help.extend(self.notes.iter().cloned());
+        d
+    }
+
+    /// The JSON form `run --json` and `check --json` print.
+    pub fn to_json(&self, sources: &SourceMap) -> serde_json::Value {
+        let line = if self.span == Span::default() && sources.files().is_empty() { 0 } else { sources.line_col(self.span).0 };
+        serde_json::json!({
+            "kind": self.kind.name(),
+            "severity": if self.is_error { "error" } else { "warning" },
+            "message": self.message,
+            "line": line,
+            "thread": self.thread,
+            "threadgroup": self.threadgroup,
+            "count": self.count,
+            "secondary_line": self.secondary.as_ref().map(|(s, _)| sources.line_col(*s).0),
+        })
+    }
 }

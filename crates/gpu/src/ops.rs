@@ -642,14 +642,31 @@ impl Machine<'_> {
                             return;
                         }
                     }
-                    for l in mask.lanes() {
-                        let p = if pu { p0 } else { r64[pr * s + l] };
+                    let len = bytes.len();
+                    let ok = |p: u64| {
                         let off = ptr_offset(p);
-                        if crate::memory::ptr_alloc(p) == alloc && off >= 0 && off & 3 == 0 && (off as usize + 4) <= bytes.len() {
-                            let v = if su { r32[sr * s] } else { r32[sr * s + l] };
-                            bytes[off as usize..off as usize + 4].copy_from_slice(&v.to_le_bytes());
-                        } else {
-                            slow.push(l);
+                        (crate::memory::ptr_alloc(p) == alloc && off >= 0 && off & 3 == 0 && (off as usize + 4) <= len)
+                            .then_some(off as usize)
+                    };
+                    if !pu && !su && all_lanes {
+                        // The scatter: a tight loop over slices when every lane runs.
+                        let (ptrs, vals) = (&r64[pr * s..pr * s + n], &r32[sr * s..sr * s + n]);
+                        for (l, (&p, &v)) in ptrs.iter().zip(vals).enumerate() {
+                            match ok(p) {
+                                Some(o) => bytes[o..o + 4].copy_from_slice(&v.to_le_bytes()),
+                                None => slow.push(l),
+                            }
+                        }
+                    } else {
+                        for l in mask.lanes() {
+                            let p = if pu { p0 } else { r64[pr * s + l] };
+                            match ok(p) {
+                                Some(o) => {
+                                    let v = if su { r32[sr * s] } else { r32[sr * s + l] };
+                                    bytes[o..o + 4].copy_from_slice(&v.to_le_bytes());
+                                }
+                                None => slow.push(l),
+                            }
                         }
                     }
                     for l in slow {

@@ -554,10 +554,10 @@ impl<'k> Machine<'k> {
     /// A load of one shared location by every lane in `mask`.
     pub(crate) fn observe_read(&mut self, p: u64, size: usize, at: AccessId, mask: &Mask, space: AddressSpace) {
         if let Some(san) = self.san.as_ref() {
-            if let AllocKind::Buffer(i) = crate::memory::ptr_alloc(p).kind() {
-                if !san.counting && !san.tracks_device(i) {
-                    return;
-                }
+            match crate::memory::ptr_alloc(p).kind() {
+                AllocKind::Buffer(i) if !san.counting && !san.tracks_device(i) => return,
+                AllocKind::Constant(_) if !san.counting => return,
+                _ => {}
             }
             for l in mask.lanes() {
                 self.observe(p, size, at, l, space, false, false);

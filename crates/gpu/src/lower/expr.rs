@@ -118,6 +118,12 @@ impl<'p> Lowerer<'p> {
                 Ok(Val::Regs(vec![self.const_scalar(*v, s)]))
             }
             H::Zero => self.zero_value(&e.ty, span, out),
+            // A scalar program-scope constant is its value: no memory access.
+            H::Global(g) if e.ty.is_scalar() && matches!(self.prog.globals[g.0 as usize].init.kind, H::Const(_)) => {
+                let H::Const(v) = self.prog.globals[g.0 as usize].init.kind else { unreachable!() };
+                let s = scalar_of(&e.ty, self.tables).unwrap_or(Scalar::Int);
+                Ok(Val::Regs(vec![self.const_scalar(v, s)]))
+            }
             H::Local(_) | H::Global(_) | H::Deref(_) | H::Index { .. } | H::Field { .. } | H::Swizzle { .. } => {
                 let p = self.place(e, out)?;
                 let at = self.access(span, describe(self, e));

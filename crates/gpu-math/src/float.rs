@@ -362,12 +362,12 @@ fn fmod(x: f32, y: f32) -> f32 {
 }
 
 /// IEEE fmin (minNum): if exactly one argument is NaN, the other is returned.
-fn fmin(x: f32, y: f32) -> f32 {
+pub fn fmin(x: f32, y: f32) -> f32 {
     x.min(y)
 }
 
 /// IEEE fmax (maxNum): if exactly one argument is NaN, the other is returned.
-fn fmax(x: f32, y: f32) -> f32 {
+pub fn fmax(x: f32, y: f32) -> f32 {
     x.max(y)
 }
 

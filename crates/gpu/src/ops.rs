@@ -1133,23 +1133,27 @@ fn atomic_arith(op: AtomicOp, ty: Scalar, old: u64, x: u64) -> u64 {
         AtomicOp::And => a & b,
         AtomicOp::Or => a | b,
         AtomicOp::Xor => a ^ b,
-        AtomicOp::Min => {
-            if gpu_math::int_cmp(k, a, b).is_le() {
-                a
-            } else {
-                b
-            }
-        }
-        AtomicOp::Max => {
-            if gpu_math::int_cmp(k, a, b).is_ge() {
-                a
-            } else {
-                b
-            }
-        }
+        AtomicOp::Min => int_min(k, a, b),
+        AtomicOp::Max => int_max(k, a, b),
         _ => a,
     };
     from_norm(ty, r)
+}
+
+fn int_min(k: IntKind, a: u64, b: u64) -> u64 {
+    if gpu_math::int_cmp(k, a, b).is_le() {
+        a
+    } else {
+        b
+    }
+}
+
+fn int_max(k: IntKind, a: u64, b: u64) -> u64 {
+    if gpu_math::int_cmp(k, a, b).is_ge() {
+        a
+    } else {
+        b
+    }
 }
 
 /// Combine two lane values for a SIMD-group reduction.
@@ -1160,8 +1164,8 @@ fn reduce(op: LaneOp, ty: Scalar, a: u64, b: u64) -> u64 {
         let r = match op {
             LaneOp::Sum => x + y,
             LaneOp::Product => x * y,
-            LaneOp::Min => gpu_math::float_binary("fmin", false).map(|g| g(x, y)).unwrap_or(x.min(y)),
-            LaneOp::Max => gpu_math::float_binary("fmax", false).map(|g| g(x, y)).unwrap_or(x.max(y)),
+            LaneOp::Min => gpu_math::fmin(x, y),
+            LaneOp::Max => gpu_math::fmax(x, y),
             _ => x,
         };
         return gpu_math::round_to(k, r).to_bits() as u64;
@@ -1179,20 +1183,8 @@ fn reduce(op: LaneOp, ty: Scalar, a: u64, b: u64) -> u64 {
     let r = match op {
         LaneOp::Sum => gpu_math::int_op(k, gpu_math::IntOp::Add, x, y),
         LaneOp::Product => gpu_math::int_op(k, gpu_math::IntOp::Mul, x, y),
-        LaneOp::Min => {
-            if gpu_math::int_cmp(k, x, y).is_le() {
-                x
-            } else {
-                y
-            }
-        }
-        LaneOp::Max => {
-            if gpu_math::int_cmp(k, x, y).is_ge() {
-                x
-            } else {
-                y
-            }
-        }
+        LaneOp::Min => int_min(k, x, y),
+        LaneOp::Max => int_max(k, x, y),
         LaneOp::And => x & y,
         LaneOp::Or => x | y,
         LaneOp::Xor => x ^ y,

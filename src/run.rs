@@ -54,6 +54,10 @@ pub struct RunArgs {
     /// Instruction budget per threadgroup before a kernel counts as runaway.
     #[arg(long, default_value_t = 200_000_000)]
     pub budget: u64,
+    /// Worker threads for large dispatches (0: one per core; 1: threadgroups
+    /// strictly in order). Results do not depend on it for race-free kernels.
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -297,6 +301,7 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         },
         budget: args.budget,
         count: args.counts,
+        threads: args.threads,
         ..Default::default()
     };
     let inputs = if args.bench.is_some() { Some(buffers.clone()) } else { None };

@@ -114,7 +114,7 @@ impl Iterator for LaneIter<'_> {
 }
 
 /// Geometry of the threadgroup being run.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Geometry {
     pub grid_threads: [u32; 3],
     pub groups: [u32; 3],
@@ -124,6 +124,29 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// The threadgroup numbered `linear` (x fastest) of this dispatch;
+    /// edge threadgroups of `dispatchThreads` are partial.
+    pub fn for_group(&self, linear: u64) -> Geometry {
+        let [gx, gy, _] = self.groups.map(|g| g.max(1) as u64);
+        let pos = [linear % gx, (linear / gx) % gy, linear / (gx * gy)].map(|v| v as u32);
+        let size = [0, 1, 2].map(|d| self.requested_tg[d].min(self.grid_threads[d].saturating_sub(pos[d] * self.requested_tg[d])));
+        Geometry { tg_pos: pos, tg_size: size, ..*self }
+    }
+
+    /// Global position of the thread numbered `tid` (threadgroup number
+    /// times `stride` plus lane, plus one).
+    pub fn thread_of(&self, tid: u32, stride: usize) -> [u32; 3] {
+        let t = tid.saturating_sub(1) as u64;
+        let stride = stride.max(1) as u64;
+        let g = self.for_group(t / stride);
+        g.global((t % stride) as usize)
+    }
+
+    /// Threads of a full threadgroup.
+    pub fn lanes_requested(&self) -> usize {
+        self.requested_tg.iter().map(|&x| x as usize).product()
+    }
+
     pub fn lanes(&self) -> usize {
         (self.tg_size[0] * self.tg_size[1] * self.tg_size[2]) as usize
     }
@@ -177,7 +200,7 @@ pub struct Machine<'k> {
     pub r64: Vec<u64>,
     pub u32f: Vec<bool>,
     pub u64f: Vec<bool>,
-    pub mem: Memory,
+    pub mem: Memory<'k>,
     pub geo: Geometry,
     pub findings: Findings,
     pub check_memory: bool,
@@ -197,10 +220,9 @@ pub struct Machine<'k> {
     local: Vec<[u32; 3]>,
     /// Shadow state when checking races/uninitialized reads or counting.
     pub san: Option<Box<Sanitizer>>,
-    /// Linear number of the current threadgroup, and (position, size) of
-    /// every threadgroup run so far (to name the other thread of a race).
+    /// Linear number of the current threadgroup (x fastest), which with
+    /// the lane makes a thread number (see `tid`).
     pub tg_linear: u32,
-    pub tg_table: Vec<([u32; 3], [u32; 3])>,
     /// The access tracer, when a trace was asked for.
     pub tracer: Option<Box<crate::trace::Tracer>>,
     /// Reusable buffer for dense binary operations (no allocation per op).
@@ -213,7 +235,7 @@ pub struct Machine<'k> {
 }
 
 impl<'k> Machine<'k> {
-    pub fn new(k: &'k Kernel, max_lanes: usize, mem: Memory, check_memory: bool, budget: u64) -> Machine<'k> {
+    pub fn new(k: &'k Kernel, max_lanes: usize, mem: Memory<'k>, check_memory: bool, budget: u64) -> Machine<'k> {
         let stride = max_lanes.max(1);
         Machine {
             k,
@@ -237,7 +259,6 @@ impl<'k> Machine<'k> {
             local: Vec::new(),
             san: None,
             tg_linear: 0,
-            tg_table: Vec::new(),
             tracer: None,
             scratch: Vec::new(),
             branches: Vec::new(),
@@ -245,14 +266,14 @@ impl<'k> Machine<'k> {
         }
     }
 
-    /// Run the kernel for the threadgroup described by `geo`.
-    pub fn run_threadgroup(&mut self, geo: Geometry) {
+    /// Run the kernel for the threadgroup described by `geo`, whose linear
+    /// number is `linear`.
+    pub fn run_threadgroup(&mut self, geo: Geometry, linear: u32) {
         if geo.tg_size != self.geo.tg_size || self.local.len() != geo.lanes() {
             self.local = (0..geo.lanes()).map(|l| geo.local(l)).collect();
         }
         self.n = geo.lanes();
-        self.tg_table.push((geo.tg_pos, geo.tg_size));
-        self.tg_linear = self.tg_table.len() as u32 - 1;
+        self.tg_linear = linear;
         self.geo = geo;
         let private_bytes = self.mem.private.len();
         let n = self.n;
@@ -468,10 +489,10 @@ impl<'k> Machine<'k> {
     }
 
     /// Record a finding for lane `l` at access `at`.
-    pub(crate) fn report_lane(&mut self, kind: FindingKind, at: AccessId, l: usize, message: String) {
+    pub(crate) fn report_lane(&mut self, kind: FindingKind, at: AccessId, l: usize, message: String) -> &mut crate::Finding {
         let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
         let (thread, tg) = (self.geo.global(l), self.geo.tg_pos);
-        self.findings.report(kind, span, None, thread, tg, message);
+        self.findings.report(kind, span, None, thread, tg, message)
     }
 
     /// A barrier not reached by every thread it needs: say how many
@@ -645,13 +666,13 @@ impl<'k> Machine<'k> {
         let b = san.access_many(kind, lanes, size, at, write, false);
         if let Some((l, off)) = b.first_uninit.filter(|_| uninit_on) {
             let what = self.k.accesses[at as usize].what.clone();
-            self.report_lane(
+            let f = self.report_lane(
                 FindingKind::UninitializedRead,
                 at,
                 l,
                 format!("`{what}` (threadgroup memory, byte offset {off}) is read before any thread of this threadgroup wrote it"),
             );
-            if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::UninitializedRead) {
+            {
                 f.count += b.uninit - 1;
                 if f.notes.is_empty() {
                     f.notes.push("threadgroup memory starts with garbage in every threadgroup: have the threads write every element they will read, then call `threadgroup_barrier(mem_flags::mem_threadgroup)` before reading".into());
@@ -660,9 +681,9 @@ impl<'k> Machine<'k> {
             }
         }
         if let Some((l, r)) = b.first_race {
-            self.report_race(r, at, l, write);
             let examples: Vec<[u32; 3]> = b.race_lanes.iter().skip(1).map(|&x| self.geo.global(x)).collect();
-            if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::DataRace) {
+            let f = self.report_race(r, at, l, write);
+            {
                 f.count += b.races - 1;
                 for t in examples {
                     if f.examples.len() < 4 && f.thread != t && !f.examples.contains(&t) {
@@ -680,13 +701,7 @@ impl<'k> Machine<'k> {
 
     /// Global position of the thread numbered `tid`.
     fn thread_of(&self, tid: u32) -> [u32; 3] {
-        let t = tid.saturating_sub(1) as usize;
-        let (tg, lane) = (t / self.stride, t % self.stride);
-        let Some(&(pos, size)) = self.tg_table.get(tg) else { return [0; 3] };
-        let (x, y) = (size[0].max(1), size[1].max(1));
-        let l = lane as u32;
-        let local = [l % x, (l / x) % y, l / (x * y)];
-        [0, 1, 2].map(|d| pos[d] * self.geo.requested_tg[d] + local[d])
+        self.geo.thread_of(tid, self.stride)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -753,13 +768,13 @@ impl<'k> Machine<'k> {
         if device_uninit {
             let what = self.k.accesses[at as usize].what.clone();
             let off = crate::memory::ptr_offset(p);
-            self.report_lane(
+            let f = self.report_lane(
                 FindingKind::UninitializedRead,
                 at,
                 l,
                 format!("`{what}` (byte offset {off}) is read before anything wrote it: this output buffer starts uninitialized"),
             );
-            if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::UninitializedRead) {
+            {
                 if f.notes.is_empty() {
                     f.notes.push(
                         "MLX allocates outputs without clearing them; pass `init_value` (e.g. 0) if the kernel accumulates into its output"
@@ -771,13 +786,13 @@ impl<'k> Machine<'k> {
         if uninit {
             let what = self.k.accesses[at as usize].what.clone();
             let off = crate::memory::ptr_offset(p);
-            self.report_lane(
+            let f = self.report_lane(
                 FindingKind::UninitializedRead,
                 at,
                 l,
                 format!("`{what}` (threadgroup memory, byte offset {off}) is read before any thread of this threadgroup wrote it"),
             );
-            if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::UninitializedRead) {
+            {
                 if f.notes.is_empty() {
                     f.notes.push("threadgroup memory starts with garbage in every threadgroup: have the threads write every element they will read, then call `threadgroup_barrier(mem_flags::mem_threadgroup)` before reading".into());
                     f.notes.push("on a partial (edge) threadgroup, fewer threads exist: elements that only missing threads would write stay unwritten".into());
@@ -789,53 +804,10 @@ impl<'k> Machine<'k> {
         }
     }
 
-    fn report_race(&mut self, r: Race, at: AccessId, l: usize, write: bool) {
-        let what = self.k.accesses[at as usize].what.clone();
-        let other = self.thread_of(r.first.tid);
-        let me = self.geo.global(l);
-        let first_span = self.k.accesses.get(r.first.at as usize).map(|a| a.span).unwrap_or(self.k.span);
-        let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
-        let verb = |w: bool| if w { "writes" } else { "reads" };
-        let kind_name = match (r.first_is_write, r.second_is_write) {
-            (true, false) => "read-after-write",
-            (false, true) => "write-after-read",
-            _ => "write-after-write",
-        };
+    fn report_race(&mut self, r: Race, at: AccessId, l: usize, write: bool) -> &mut crate::Finding {
         let cross_tg = matches!(r.alloc, AllocKind::Buffer(_)) && r.first.interval < self.san.as_ref().map(|s| s.tg_start).unwrap_or(0);
-        let space = match r.alloc {
-            AllocKind::Buffer(_) => "device memory",
-            _ => "threadgroup memory",
-        };
-        let msg = format!(
-            "data race ({kind_name}) on `{what}` ({space}, byte offset {}): thread {} {} it while thread {} {} it {}",
-            r.offset,
-            xyz(me),
-            verb(write),
-            xyz(other),
-            if r.first_is_write { "wrote" } else { "read" },
-            if cross_tg { "in another threadgroup" } else { "in the same barrier interval" }
-        );
-        let (thread, tg) = (me, self.geo.tg_pos);
-        let f = self.findings.report(
-            FindingKind::DataRace,
-            span,
-            Some((
-                first_span,
-                format!("the other access: thread {} {}", xyz(other), if r.first_is_write { "writes here" } else { "reads here" }),
-            )),
-            thread,
-            tg,
-            msg,
-        );
-        if f.notes.is_empty() {
-            if cross_tg {
-                f.notes.push("threadgroups of one dispatch run in no defined order and cannot wait for each other: have each element written by one threadgroup only, or use atomic operations (e.g. `atomic_fetch_add_explicit`)".into());
-            } else if matches!(r.alloc, AllocKind::Buffer(_)) {
-                f.notes.push("add `threadgroup_barrier(mem_flags::mem_device)` between the two accesses, or make the update atomic".into());
-            } else {
-                f.notes.push("add `threadgroup_barrier(mem_flags::mem_threadgroup)` between the two accesses so that one happens before the other (every thread must reach it)".into());
-            }
-        }
+        let threads = RaceThreads { first: self.thread_of(r.first.tid), second: self.geo.global(l), second_tg: self.geo.tg_pos };
+        report_race(&mut self.findings, self.k, r, threads, at, write, cross_tg)
     }
 
     /// `dst = ptr + index * scale`, the address computation of every array
@@ -1314,4 +1286,58 @@ pub fn index_value(ty: Scalar, bits: u64) -> i64 {
         s if s.is_signed() => bits as u32 as i32 as i64,
         _ => bits as u32 as i64,
     }
+}
+
+/// The global positions of the two threads of a race (and the second's threadgroup).
+pub(crate) struct RaceThreads {
+    pub first: [u32; 3],
+    pub second: [u32; 3],
+    pub second_tg: [u32; 3],
+}
+
+/// Report a race whose second access is `at` (a write if `write`);
+/// `cross_tg` when the two threads are in different threadgroups.
+pub(crate) fn report_race<'f>(
+    findings: &'f mut Findings,
+    k: &Kernel,
+    r: Race,
+    t: RaceThreads,
+    at: AccessId,
+    write: bool,
+    cross_tg: bool,
+) -> &'f mut crate::Finding {
+    let what = k.accesses.get(at as usize).map(|a| a.what.clone()).unwrap_or_default();
+    let first_span = k.accesses.get(r.first.at as usize).map(|a| a.span).unwrap_or(k.span);
+    let span = k.accesses.get(at as usize).map(|a| a.span).unwrap_or(k.span);
+    let verb = |w: bool| if w { "writes" } else { "reads" };
+    let kind_name = match (r.first_is_write, r.second_is_write) {
+        (true, false) => "read-after-write",
+        (false, true) => "write-after-read",
+        _ => "write-after-write",
+    };
+    let space = match r.alloc {
+        AllocKind::Buffer(_) => "device memory",
+        _ => "threadgroup memory",
+    };
+    let msg = format!(
+        "data race ({kind_name}) on `{what}` ({space}, byte offset {}): thread {} {} it while thread {} {} it {}",
+        r.offset,
+        xyz(t.second),
+        verb(write),
+        xyz(t.first),
+        if r.first_is_write { "wrote" } else { "read" },
+        if cross_tg { "in another threadgroup" } else { "in the same barrier interval" }
+    );
+    let other = format!("the other access: thread {} {}", xyz(t.first), if r.first_is_write { "writes here" } else { "reads here" });
+    let f = findings.report(FindingKind::DataRace, span, Some((first_span, other)), t.second, t.second_tg, msg);
+    if f.notes.is_empty() {
+        if cross_tg {
+            f.notes.push("threadgroups of one dispatch run in no defined order and cannot wait for each other: have each element written by one threadgroup only, or use atomic operations (e.g. `atomic_fetch_add_explicit`)".into());
+        } else if matches!(r.alloc, AllocKind::Buffer(_)) {
+            f.notes.push("add `threadgroup_barrier(mem_flags::mem_device)` between the two accesses, or make the update atomic".into());
+        } else {
+            f.notes.push("add `threadgroup_barrier(mem_flags::mem_threadgroup)` between the two accesses so that one happens before the other (every thread must reach it)".into());
+        }
+    }
+    f
 }

@@ -99,6 +99,29 @@ impl Findings {
     pub fn has_errors(&self) -> bool {
         self.list.iter().any(|f| f.is_error)
     }
+
+    /// Add the findings of threadgroups that ran after these ones (another
+    /// worker's): same groups add up, new ones go last.
+    pub fn absorb(&mut self, later: Findings) {
+        for f in later.list {
+            let key = (f.kind, f.span, f.secondary.as_ref().map(|s| s.0));
+            match self.index.get(&key) {
+                Some(&i) => {
+                    let g = &mut self.list[i];
+                    g.count += f.count;
+                    for t in std::iter::once(f.thread).chain(f.examples) {
+                        if g.examples.len() < MAX_EXAMPLES && g.thread != t && !g.examples.contains(&t) {
+                            g.examples.push(t);
+                        }
+                    }
+                }
+                None => {
+                    self.index.insert(key, self.list.len());
+                    self.list.push(f);
+                }
+            }
+        }
+    }
 }
 
 /// A thread or threadgroup position as people write it: `(x, y, z)`.

@@ -336,6 +336,9 @@ pub struct Kernel {
     pub constants: Vec<(MemVar, Vec<u8>)>,
     /// Whether the kernel uses SIMD-group/quad functions (lane grouping).
     pub uses_lanes: bool,
+    /// Whether the kernel has atomics outside threadgroup memory (its
+    /// threadgroups then cannot run on separate copies of the buffers).
+    pub device_atomics: bool,
     pub span: Span,
 }
 

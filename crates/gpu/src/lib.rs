@@ -10,6 +10,7 @@ pub mod ir;
 pub mod lower;
 pub mod memory;
 mod ops;
+mod parallel;
 pub mod sanitizer;
 pub mod trace;
 
@@ -19,6 +20,7 @@ pub use ir::Kernel;
 use exec::{Geometry, Machine};
 use ir::ParamKind;
 use memory::{ptr_bits, AllocId, Memory};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Apple GPU limits.
@@ -70,6 +72,9 @@ pub struct RunOptions {
     /// Buffers whose contents are garbage until written (MLX outputs
     /// without `init_value`): reading an unwritten byte is a finding.
     pub uninitialized_buffers: Vec<u32>,
+    /// Worker threads for the threadgroups: 0 picks by itself (one per
+    /// core for large dispatches that allow it), 1 runs them in order.
+    pub threads: usize,
 }
 
 impl Default for RunOptions {
@@ -82,6 +87,7 @@ impl Default for RunOptions {
             uncounted_buffers: Vec::new(),
             uninitialized_buffers: Vec::new(),
             trace: None,
+            threads: 0,
         }
     }
 }
@@ -186,11 +192,107 @@ pub fn run_with_progress(
         DispatchMode::Threads => ([0, 1, 2].map(|i| d.grid[i].div_ceil(tg[i])), d.grid),
         DispatchMode::Threadgroups => (d.grid, [0, 1, 2].map(|i| d.grid[i].saturating_mul(tg[i]))),
     };
-    // Memory layout.
+    let dispatch = Geometry { grid_threads, groups, requested_tg: tg, ..Default::default() };
+    let total_groups = groups.iter().map(|&g| g as u64).product::<u64>();
+    let workers = parallel::workers(kernel, opts, total_groups, dispatch.lanes_requested(), buffers);
+    if workers <= 1 {
+        let owned = std::mem::take(buffers).into_iter().map(|(i, b)| (i, Cow::Owned(b))).collect();
+        let mut done = 0u64;
+        let mut tick = |n: u64| {
+            done += n;
+            progress(done, total_groups);
+            true
+        };
+        let mut part = run_part(kernel, &dispatch, owned, opts, 0..total_groups, &mut tick);
+        for (i, b) in part.buffers.drain(..).enumerate() {
+            if let Some(b) = b {
+                buffers.insert(i as u32, b.into_owned());
+            }
+        }
+        part.report.findings = part.findings.list;
+        return part.report;
+    }
+    parallel::run(kernel, &dispatch, buffers, opts, workers, progress)
+}
+
+/// What running some of a dispatch's threadgroups left behind.
+pub(crate) struct Part<'a> {
+    pub buffers: Vec<Option<Cow<'a, [u8]>>>,
+    pub report: RunReport,
+    pub san: Option<Box<sanitizer::Sanitizer>>,
+    pub findings: findings::Findings,
+    pub stopped: bool,
+}
+
+/// Run the threadgroups numbered `range` (x fastest) one after another on
+/// `buffers`. `tick(n)` is called after every few threadgroups; it returns
+/// false to abandon the run.
+pub(crate) fn run_part<'a>(
+    kernel: &'a Kernel,
+    dispatch: &Geometry,
+    buffers: BTreeMap<u32, Cow<'a, [u8]>>,
+    opts: &RunOptions,
+    range: std::ops::Range<u64>,
+    tick: &mut dyn FnMut(u64) -> bool,
+) -> Part<'a> {
+    let lanes = dispatch.lanes_requested();
+    let mut m = Machine::new(kernel, lanes, memory_for(kernel, opts, lanes, buffers), opts.check != CheckLevel::None, opts.budget);
+    m.san = sanitizer_for(kernel, opts, &m.mem, lanes);
+    if let Some(limit) = opts.trace {
+        m.tracer = Some(Box::new(trace::Tracer::new(kernel.n32 as usize, kernel.n64 as usize, lanes, limit)));
+    }
+    let mut report = RunReport::default();
+    let mut since_tick = 0u64;
+    for linear in range {
+        let geo = dispatch.for_group(linear);
+        // Fresh threadgroup and private memory for each threadgroup.
+        for b in &mut m.mem.threadgroup {
+            b.fill(0);
+        }
+        for b in &mut m.mem.tg_buffers {
+            b.fill(0);
+        }
+        m.mem.private.fill(0);
+        for p in &kernel.params {
+            match &p.kind {
+                ParamKind::Buffer { index, reg, .. } => m.set_uniform_pub(*reg, ptr_bits(AllocId::buffer(*index), 0)),
+                ParamKind::ThreadgroupBuffer { index, reg, .. } => m.set_uniform_pub(*reg, ptr_bits(AllocId::tg_buffer(*index), 0)),
+                ParamKind::Attr { .. } => {}
+            }
+        }
+        report.threads += geo.lanes() as u64;
+        m.run_threadgroup(geo, linear as u32);
+        report.threadgroups += 1;
+        since_tick += 1;
+        if since_tick == 256 {
+            since_tick = 0;
+            if !tick(256) {
+                break;
+            }
+        }
+        if m.stopped {
+            break;
+        }
+    }
+    tick(since_tick);
+    report.trace = m.tracer.take().map(|t| t.trace);
+    report.max_counts = m.san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
+    Part {
+        buffers: std::mem::take(&mut m.mem.buffers),
+        report,
+        san: m.san.take(),
+        findings: std::mem::take(&mut m.findings),
+        stopped: m.stopped,
+    }
+}
+
+/// One worker's memory: the bound buffers plus fresh threadgroup,
+/// program-constant and per-lane private memory.
+fn memory_for<'a>(kernel: &Kernel, opts: &RunOptions, lanes: usize, buffers: BTreeMap<u32, Cow<'a, [u8]>>) -> Memory<'a> {
     let mut mem = Memory::default();
     let max_index = buffers.keys().copied().max().map(|m| m as usize + 1).unwrap_or(0);
     mem.buffers = vec![None; max_index.max(31)];
-    for (i, b) in std::mem::take(buffers) {
+    for (i, b) in buffers {
         if let Some(slot) = mem.buffers.get_mut(i as usize) {
             *slot = Some(b);
         }
@@ -212,87 +314,35 @@ pub fn run_with_progress(
     }
     let frame = frame.div_ceil(16) * 16;
     mem.frame = frame;
-    let lanes = (tg[0] * tg[1] * tg[2]) as usize;
     mem.private = vec![0u8; frame * lanes];
+    mem
+}
 
-    let mut m = Machine::new(kernel, lanes, mem, opts.check != CheckLevel::None, opts.budget);
-    if opts.check != CheckLevel::None || opts.count {
-        let mut san = sanitizer::Sanitizer::new(opts.check == CheckLevel::All, opts.check != CheckLevel::None, opts.count);
-        if opts.check == CheckLevel::All {
-            for p in &kernel.params {
-                if let ParamKind::Buffer { index, writable: true, pointee, .. } = &p.kind {
-                    let grain = element_size(pointee);
-                    let len = m.mem.buffers.get(*index as usize).and_then(|b| b.as_ref()).map(|b| b.len()).unwrap_or(0);
-                    san.track_device(*index, len, grain);
-                }
-            }
-        }
-        san.uncounted = opts.uncounted_buffers.clone();
-        san.lanes_per_threadgroup = lanes as u32;
-        if opts.check != CheckLevel::None {
-            for &i in &opts.uninitialized_buffers {
-                let len = m.mem.buffers.get(i as usize).and_then(|b| b.as_ref()).map(|b| b.len()).unwrap_or(0);
-                san.track_uninitialized(i, len);
-            }
-        }
-        let tg_sizes: Vec<(usize, u32)> = kernel.threadgroup_vars.iter().map(|v| (v.size as usize, v.grain)).collect();
-        let tgb: Vec<usize> = m.mem.tg_buffers.iter().map(|b| b.len()).collect();
-        san.set_threadgroup_sizes(&tg_sizes, &tgb);
-        m.san = Some(Box::new(san));
+/// Shadow state for the checks and counters asked for (none without them).
+fn sanitizer_for(kernel: &Kernel, opts: &RunOptions, mem: &Memory, lanes: usize) -> Option<Box<sanitizer::Sanitizer>> {
+    if opts.check == CheckLevel::None && !opts.count {
+        return None;
     }
-    if let Some(limit) = opts.trace {
-        m.tracer = Some(Box::new(trace::Tracer::new(kernel.n32 as usize, kernel.n64 as usize, lanes, limit)));
-    }
-    let total_groups = groups.iter().map(|&g| g as u64).product::<u64>();
-    let mut report = RunReport::default();
-    let mut done = 0u64;
-    'outer: for gz in 0..groups[2] {
-        for gy in 0..groups[1] {
-            for gx in 0..groups[0] {
-                let pos = [gx, gy, gz];
-                let size = match d.mode {
-                    DispatchMode::Threads => [0, 1, 2].map(|i| tg[i].min(d.grid[i] - pos[i] * tg[i])),
-                    DispatchMode::Threadgroups => tg,
-                };
-                let geo = Geometry { grid_threads, groups, requested_tg: tg, tg_pos: pos, tg_size: size };
-                // Fresh threadgroup and private memory for each threadgroup.
-                for b in &mut m.mem.threadgroup {
-                    b.fill(0);
-                }
-                for b in &mut m.mem.tg_buffers {
-                    b.fill(0);
-                }
-                m.mem.private.fill(0);
-                for p in &kernel.params {
-                    match &p.kind {
-                        ParamKind::Buffer { index, reg, .. } => m.set_uniform_pub(*reg, ptr_bits(AllocId::buffer(*index), 0)),
-                        ParamKind::ThreadgroupBuffer { index, reg, .. } => m.set_uniform_pub(*reg, ptr_bits(AllocId::tg_buffer(*index), 0)),
-                        ParamKind::Attr { .. } => {}
-                    }
-                }
-                report.threads += geo.lanes() as u64;
-                m.run_threadgroup(geo);
-                report.threadgroups += 1;
-                done += 1;
-                if done.is_multiple_of(256) {
-                    progress(done, total_groups);
-                }
-                if m.stopped {
-                    break 'outer;
-                }
+    let buffer_len = |i: u32| mem.buffers.get(i as usize).and_then(|b| b.as_ref()).map(|b| b.len()).unwrap_or(0);
+    let mut san = sanitizer::Sanitizer::new(opts.check == CheckLevel::All, opts.check != CheckLevel::None, opts.count);
+    if opts.check == CheckLevel::All {
+        for p in &kernel.params {
+            if let ParamKind::Buffer { index, writable: true, pointee, .. } = &p.kind {
+                san.track_device(*index, buffer_len(*index), element_size(pointee));
             }
         }
     }
-    progress(done, total_groups);
-    for (i, b) in m.mem.buffers.drain(..).enumerate() {
-        if let Some(b) = b {
-            buffers.insert(i as u32, b);
+    san.uncounted = opts.uncounted_buffers.clone();
+    san.lanes_per_threadgroup = lanes as u32;
+    if opts.check != CheckLevel::None {
+        for &i in &opts.uninitialized_buffers {
+            san.track_uninitialized(i, buffer_len(i));
         }
     }
-    report.findings = std::mem::take(&mut m.findings.list);
-    report.trace = m.tracer.take().map(|t| t.trace);
-    report.max_counts = m.san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
-    report
+    let tg_sizes: Vec<(usize, u32)> = kernel.threadgroup_vars.iter().map(|v| (v.size as usize, v.grain)).collect();
+    let tgb: Vec<usize> = mem.tg_buffers.iter().map(|b| b.len()).collect();
+    san.set_threadgroup_sizes(&tg_sizes, &tgb);
+    Some(Box::new(san))
 }
 
 /// Size of the scalars a buffer's elements are made of (the sanitizer's grain).

@@ -6,6 +6,8 @@
 //! own allocation whose bytes exist once per lane; a private pointer means
 //! "this variable, in the memory of the lane that dereferences it".
 
+use std::borrow::Cow;
+
 const OFFSET_BITS: u32 = 40;
 const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
 
@@ -86,11 +88,13 @@ pub fn ptr_add(p: u64, delta: i64) -> u64 {
     (p & !OFFSET_MASK) | ((p as i64).wrapping_add(delta) as u64 & OFFSET_MASK)
 }
 
-/// All memory of one dispatch.
+/// All memory of one dispatch (as one worker sees it).
 #[derive(Debug, Default)]
-pub struct Memory {
-    /// Bound buffers by `[[buffer(n)]]` index.
-    pub buffers: Vec<Option<Vec<u8>>>,
+pub struct Memory<'a> {
+    /// Bound buffers by `[[buffer(n)]]` index. Workers running threadgroups
+    /// in parallel borrow the dispatch's buffers and copy one on its first
+    /// write, so no worker sees another's writes (see `parallel`).
+    pub buffers: Vec<Option<Cow<'a, [u8]>>>,
     /// Whether a buffer is in the constant address space (read-only).
     pub buffer_readonly: Vec<bool>,
     /// `[[threadgroup(n)]]` buffers (per threadgroup).
@@ -113,7 +117,7 @@ pub enum Resolved<'m> {
     Invalid,
 }
 
-impl Memory {
+impl Memory<'_> {
     /// The bytes of the allocation a pointer refers to, as seen by `lane`,
     /// and the access's start within them.
     #[inline]
@@ -138,7 +142,7 @@ impl Memory {
     pub fn region_mut(&mut self, p: u64, lane: usize) -> Option<(&mut [u8], i64)> {
         let off = ptr_offset(p);
         let bytes: &mut [u8] = match ptr_alloc(p).kind() {
-            AllocKind::Buffer(i) => self.buffers.get_mut(i as usize)?.as_deref_mut()?,
+            AllocKind::Buffer(i) => self.buffers.get_mut(i as usize)?.as_mut()?.to_mut(),
             AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get_mut(i as usize)?,
             AllocKind::Constant(_) => return None,
             AllocKind::Threadgroup(i) => self.threadgroup.get_mut(i as usize)?,

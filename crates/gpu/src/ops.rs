@@ -1056,7 +1056,7 @@ impl Machine<'_> {
             return;
         }
         let what = self.k.accesses[at as usize].what.clone();
-        self.report_lane(
+        let f = self.report_lane(
             FindingKind::MisalignedAccess,
             at,
             lane,
@@ -1066,7 +1066,7 @@ impl Machine<'_> {
                 if write { "write" } else { "read" }
             ),
         );
-        if let Some(f) = self.findings.list.iter_mut().rev().find(|f| f.kind == FindingKind::MisalignedAccess) {
+        {
             if f.notes.is_empty() {
                 f.notes.push("a pointer cast (e.g. `(device float*)(bytes + 2)`) produced an address that is not aligned to the element type; real GPUs give undefined results".into());
             }

@@ -42,18 +42,31 @@ pub struct Race {
     pub alloc: AllocKind,
 }
 
+/// A race between threadgroups run by different workers, found when their
+/// device shadows are merged; grouped by the two accesses' locations.
+#[derive(Clone, Debug)]
+pub struct CrossRace {
+    pub race: Race,
+    pub second: Stamp,
+    pub second_is_write: bool,
+    pub count: u64,
+}
+
 /// Shadow of one allocation: one cell per `grain` bytes.
 #[derive(Default, Debug)]
 struct Shadow {
     /// log2 of the bytes per cell (element sizes are powers of two).
     shift: u32,
     cells: Vec<Cell>,
+    /// Cells touched so far are within `touched` (empty when `start >= end`):
+    /// merging workers' shadows only looks there.
+    touched: std::ops::Range<usize>,
 }
 
 impl Shadow {
     fn new(bytes: usize, grain: u32) -> Shadow {
         let grain = grain.max(1).next_power_of_two();
-        Shadow { shift: grain.trailing_zeros(), cells: zeroed_cells(bytes.div_ceil(grain as usize)) }
+        Shadow { shift: grain.trailing_zeros(), cells: zeroed_cells(bytes.div_ceil(grain as usize)), touched: 0..0 }
     }
 }
 
@@ -281,12 +294,18 @@ impl Sanitizer {
         let shift = shadow.shift;
         let grain = 1i64 << shift;
         let n_cells = shadow.cells.len();
+        let (mut lo, mut hi) = (usize::MAX, 0usize);
         for (lane, off, tid) in lanes {
             if off < 0 {
                 continue;
             }
             let first = (off >> shift) as usize;
             let last = (((off + size.max(1) as i64 - 1) >> shift) as usize).min(n_cells.saturating_sub(1));
+            if first > last {
+                continue;
+            }
+            lo = lo.min(first);
+            hi = hi.max(last + 1);
             let now = Stamp { tid, interval, simd, at, atomic };
             // Another thread, in this barrier interval (and, within one
             // SIMD-group, the same simdgroup_barrier epoch) or, for device
@@ -342,6 +361,81 @@ impl Sanitizer {
                 }
             }
         }
+        if lo < hi {
+            let t = &mut shadow.touched;
+            *t = if t.start < t.end { t.start.min(lo)..t.end.max(hi) } else { lo..hi };
+        }
         out
+    }
+
+    /// Fold in the state of a worker that ran *later* threadgroups of the
+    /// same dispatch: counters, and device shadows, where an element one
+    /// side wrote and the other accessed is a race between threadgroups
+    /// (added to `races`, grouped by access pair). With `last`, no other
+    /// worker follows, so only the races are looked for.
+    pub fn merge_later(&mut self, later: &Sanitizer, races: &mut Vec<CrossRace>, last: bool) {
+        self.max_counts = self.max_counts.max(later.max_counts);
+        for (i, (mine, theirs)) in self.device.iter_mut().zip(&later.device).enumerate() {
+            let (Some(a), Some(b)) = (mine.as_mut(), theirs.as_ref()) else { continue };
+            if self.races {
+                let both = a.touched.start.max(b.touched.start)..a.touched.end.min(b.touched.end);
+                if both.start < both.end {
+                    find_cross_races(&a.cells[both.clone()], &b.cells[both.clone()], both.start, a.shift, i as u32, races);
+                }
+            }
+            if !last && b.touched.start < b.touched.end {
+                for (ca, cb) in a.cells[b.touched.clone()].iter_mut().zip(&b.cells[b.touched.clone()]) {
+                    if cb.write.tid != 0 {
+                        ca.write = cb.write;
+                    }
+                    if cb.read.tid != 0 {
+                        ca.read = cb.read;
+                    }
+                }
+                let t = &mut a.touched;
+                *t = if t.start < t.end { t.start.min(b.touched.start)..t.end.max(b.touched.end) } else { b.touched.clone() };
+            }
+        }
+    }
+}
+
+/// Races between two workers' accesses to the same device cells (`a` ran
+/// the earlier threadgroups); `first` is the number of the first cell.
+fn find_cross_races(a: &[Cell], b: &[Cell], first: usize, shift: u32, buffer: u32, races: &mut Vec<CrossRace>) {
+    for (e, (ca, cb)) in a.iter().zip(b).enumerate() {
+        let (b_wrote, b_read) = (cb.write.tid != 0, cb.read.tid != 0);
+        if !b_wrote && !b_read {
+            continue;
+        }
+        let second = if b_wrote { (cb.write, true) } else { (cb.read, false) };
+        let hit = if ca.write.tid != 0 && !(ca.write.atomic && second.0.atomic) {
+            Some((ca.write, true, second))
+        } else if ca.read.tid != 0 && b_wrote && !(ca.read.atomic && cb.write.atomic) {
+            Some((ca.read, false, (cb.write, true)))
+        } else {
+            None
+        };
+        let Some((first_stamp, first_is_write, (second, second_is_write))) = hit else { continue };
+        let same = |r: &CrossRace| {
+            r.race.first.at == first_stamp.at
+                && r.second.at == second.at
+                && r.race.first_is_write == first_is_write
+                && r.second_is_write == second_is_write
+        };
+        match races.iter_mut().find(|r| same(r)) {
+            Some(r) => r.count += 1,
+            None => races.push(CrossRace {
+                race: Race {
+                    first: first_stamp,
+                    first_is_write,
+                    second_is_write,
+                    offset: ((first + e) as i64) << shift,
+                    alloc: AllocKind::Buffer(buffer),
+                },
+                second,
+                second_is_write,
+                count: 1,
+            }),
+        }
     }
 }

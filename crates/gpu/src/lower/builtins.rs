@@ -287,6 +287,7 @@ impl<'p> Lowerer<'p> {
             _ => self.reg_for(ty),
         };
         let at = self.access(span, format!("{op:?}").to_lowercase());
+        self.device_atomics |= space != AddressSpace::Threadgroup;
         out.push(Inst::Atomic { op, ty, dst, ptr, space, a, b, at });
         Ok(Val::Regs(if *ret == Type::Void { Vec::new() } else { vec![dst] }))
     }

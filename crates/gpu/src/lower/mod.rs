@@ -87,6 +87,7 @@ pub struct Lowerer<'p> {
     global_ids: HashMap<u32, u32>,
     frames: Vec<Frame>,
     uses_lanes: bool,
+    device_atomics: bool,
     /// Address-taken locals per function (computed once per function).
     addr_taken: HashMap<FuncId, HashSet<LocalId>>,
     /// Constants, hoisted to the kernel's prologue (they never change).
@@ -109,6 +110,7 @@ pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
         global_ids: HashMap::new(),
         frames: Vec::new(),
         uses_lanes: false,
+        device_atomics: false,
         addr_taken: HashMap::new(),
         pending_consts: Vec::new(),
         const_cache: HashMap::new(),
@@ -214,6 +216,7 @@ pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
         private_vars: l.private_vars,
         constants: l.constants,
         uses_lanes: l.uses_lanes,
+        device_atomics: l.device_atomics,
         span: f.span,
     })
 }

@@ -1,0 +1,182 @@
+//! Threadgroups on several cores, with results that do not depend on timing.
+//!
+//! The threadgroups are split into contiguous runs, one per worker. Every
+//! worker borrows the dispatch's buffers and copies a buffer the first time
+//! it writes it, so it sees the initial contents plus its own writes, never
+//! another worker's. Afterwards the copies are merged in threadgroup order,
+//! a later run's changed bytes over an earlier one's: for a kernel without
+//! races between threadgroups this is exactly the sequential result, and
+//! for any kernel it is the same on every run. Sanitizer state and findings
+//! are merged the same way; an element written by one worker's threads and
+//! accessed by another's is a race between threadgroups, as in a sequential
+//! run. Kernels with device atomics (whose threadgroups must see each
+//! other's updates), traces and uninitialized-output tracking run
+//! sequentially.
+
+use crate::exec::{report_race, Geometry, RaceThreads};
+use crate::sanitizer::CrossRace;
+use crate::{run_part, CheckLevel, Kernel, Part, RunOptions, RunReport};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// At least this many threadgroups per worker (fewer are not worth a thread).
+const MIN_GROUPS_PER_WORKER: u64 = 4;
+/// At least this many threads in the dispatch.
+const MIN_THREADS: u64 = 1 << 12;
+const MAX_WORKERS: usize = 8;
+/// Bytes of buffer copies the workers may make together.
+const COPY_BUDGET: u64 = 4 << 30;
+
+/// How many workers to run the dispatch on (1: sequentially).
+pub(crate) fn workers(kernel: &Kernel, opts: &RunOptions, groups: u64, lanes: usize, buffers: &BTreeMap<u32, Vec<u8>>) -> usize {
+    if opts.threads == 1 || kernel.device_atomics || opts.trace.is_some() || !opts.uninitialized_buffers.is_empty() {
+        return 1;
+    }
+    let wanted = match opts.threads {
+        0 => {
+            if groups.saturating_mul(lanes as u64) < MIN_THREADS {
+                return 1;
+            }
+            let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+            cores.min(MAX_WORKERS).min((groups / MIN_GROUPS_PER_WORKER) as usize)
+        }
+        n => n.min(groups as usize),
+    };
+    let bytes: u64 = buffers.values().map(|b| b.len() as u64).sum::<u64>().max(1);
+    wanted.min((COPY_BUDGET / bytes) as usize).max(1)
+}
+
+/// Run the dispatch on `workers` threads (see the module comment).
+pub(crate) fn run(
+    kernel: &Kernel,
+    dispatch: &Geometry,
+    buffers: &mut BTreeMap<u32, Vec<u8>>,
+    opts: &RunOptions,
+    workers: usize,
+    progress: &mut dyn FnMut(u64, u64),
+) -> RunReport {
+    let total = dispatch.groups.iter().map(|&g| g as u64).product::<u64>();
+    let initial = std::mem::take(buffers);
+    let done = AtomicU64::new(0);
+    // The first worker that stopped (runaway kernel): later ones are abandoned,
+    // as a sequential run would never have started their threadgroups.
+    let first_stopped = AtomicUsize::new(usize::MAX);
+    let mut slots: Vec<Option<Part>> = (0..workers).map(|_| None).collect();
+    let work = |w: usize, tick: &mut dyn FnMut(u64) -> bool| {
+        let range = total * w as u64 / workers as u64..total * (w as u64 + 1) / workers as u64;
+        let borrowed: BTreeMap<u32, Cow<[u8]>> = initial.iter().map(|(&i, b)| (i, Cow::Borrowed(&b[..]))).collect();
+        let part = run_part(kernel, dispatch, borrowed, opts, range, tick);
+        if part.stopped {
+            first_stopped.fetch_min(w, Ordering::Relaxed);
+        }
+        part
+    };
+    // Worker threads stay alive between dispatches (rayon's pool), so their
+    // memory stays warm; the first part runs here and reports progress.
+    let (first, rest) = slots.split_first_mut().unwrap_or_else(|| unreachable!("at least two workers"));
+    rayon::in_place_scope(|s| {
+        for (w, slot) in rest.iter_mut().enumerate() {
+            let (work, done, first_stopped) = (&work, &done, &first_stopped);
+            s.spawn(move |_| {
+                let w = w + 1;
+                let mut tick = |n: u64| {
+                    done.fetch_add(n, Ordering::Relaxed);
+                    first_stopped.load(Ordering::Relaxed) > w
+                };
+                *slot = Some(work(w, &mut tick));
+            });
+        }
+        let mut tick = |n: u64| {
+            progress(done.fetch_add(n, Ordering::Relaxed) + n, total);
+            true
+        };
+        *first = Some(work(0, &mut tick));
+    });
+    let parts: Vec<Part> = slots.into_iter().flatten().collect();
+    progress(done.load(Ordering::Relaxed), total);
+    let cut = first_stopped.load(Ordering::Relaxed);
+    let parts: Vec<Part> = parts.into_iter().take(cut.saturating_add(1)).collect();
+    let stride = dispatch.lanes_requested();
+    let Merged { changed, report } = merge(kernel, dispatch, stride, &initial, parts, opts);
+    *buffers = initial;
+    buffers.extend(changed);
+    report
+}
+
+/// The merged copies of the buffers some worker wrote, and the combined report.
+struct Merged {
+    changed: BTreeMap<u32, Vec<u8>>,
+    report: RunReport,
+}
+
+/// Combine the workers' results in threadgroup order (`parts` is not empty).
+fn merge(
+    kernel: &Kernel,
+    dispatch: &Geometry,
+    stride: usize,
+    initial: &BTreeMap<u32, Vec<u8>>,
+    parts: Vec<Part>,
+    opts: &RunOptions,
+) -> Merged {
+    let mut changed: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+    let mut parts = parts.into_iter();
+    let Some(first) = parts.next() else { return Merged { changed, report: RunReport::default() } };
+    let mut report = first.report;
+    let mut findings = first.findings;
+    let mut san = first.san;
+    let mut cross: Vec<CrossRace> = Vec::new();
+    let mut absorb_buffers = |bufs: Vec<Option<Cow<[u8]>>>| {
+        for (i, b) in bufs.into_iter().enumerate() {
+            let Some(Cow::Owned(copy)) = b else { continue };
+            let i = i as u32;
+            match changed.get_mut(&i) {
+                None => {
+                    changed.insert(i, copy);
+                }
+                Some(out) => overlay(out, &copy, initial.get(&i).map(|b| &b[..]).unwrap_or(&[])),
+            }
+        }
+    };
+    absorb_buffers(first.buffers);
+    let mut parts = parts.peekable();
+    while let Some(part) = parts.next() {
+        absorb_buffers(part.buffers);
+        report.threads += part.report.threads;
+        report.threadgroups += part.report.threadgroups;
+        findings.absorb(part.findings);
+        if let (Some(a), Some(b)) = (san.as_mut(), part.san.as_ref()) {
+            a.merge_later(b, &mut cross, parts.peek().is_none());
+        }
+    }
+    for c in cross {
+        let threads = RaceThreads {
+            first: dispatch.thread_of(c.race.first.tid, stride),
+            second: dispatch.thread_of(c.second.tid, stride),
+            second_tg: dispatch.for_group((c.second.tid.saturating_sub(1) as usize / stride.max(1)) as u64).tg_pos,
+        };
+        report_race(&mut findings, kernel, c.race, threads, c.second.at, c.second_is_write, true).count += c.count - 1;
+    }
+    if opts.check == CheckLevel::None && !opts.count {
+        san = None;
+    }
+    report.max_counts = san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
+    report.findings = findings.list;
+    Merged { changed, report }
+}
+
+/// Copy into `out` the bytes where `copy` differs from `base`: a later
+/// worker's writes over the merge so far. Page-sized blocks that are equal
+/// (the usual case: a worker writes its own part of a buffer) are skipped
+/// with one comparison.
+fn overlay(out: &mut [u8], copy: &[u8], base: &[u8]) {
+    const BLOCK: usize = 4096;
+    for ((o, c), b) in out.chunks_mut(BLOCK).zip(copy.chunks(BLOCK)).zip(base.chunks(BLOCK)) {
+        if c == b {
+            continue;
+        }
+        for ((o, &new), &old) in o.iter_mut().zip(c).zip(b) {
+            *o = if new != old { new } else { *o };
+        }
+    }
+}

@@ -1236,15 +1236,12 @@ impl<'k> Machine<'k> {
                     let (d, s, c) = (d as usize, self.stride, *component as usize);
                     self.u32f[d] = false;
                     match attr {
-                        ThreadAttr::ThreadPositionInGrid => {
-                            let base = self.geo.tg_pos[c] * self.geo.requested_tg[c];
-                            for l in 0..self.n {
-                                self.r32[d * s + l] = base + self.local[l][c];
-                            }
-                        }
-                        ThreadAttr::ThreadPositionInThreadgroup => {
-                            for l in 0..self.n {
-                                self.r32[d * s + l] = self.local[l][c];
+                        ThreadAttr::ThreadPositionInGrid | ThreadAttr::ThreadPositionInThreadgroup => {
+                            let base =
+                                if *attr == ThreadAttr::ThreadPositionInGrid { self.geo.tg_pos[c] * self.geo.requested_tg[c] } else { 0 };
+                            let n = self.n;
+                            for (o, loc) in self.r32[d * s..d * s + n].iter_mut().zip(&self.local[..n]) {
+                                *o = base + loc[c];
                             }
                         }
                         _ => {

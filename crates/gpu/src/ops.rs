@@ -524,12 +524,9 @@ impl Machine<'_> {
                 if !pu && first == 0 && mask.count() as usize == n {
                     let ptrs = &self.r64[pr * s..pr * s + n];
                     let off0 = ptr_offset(p0);
-                    let contiguous = ptrs.iter().enumerate().all(|(l, &p)| p == crate::memory::ptr_add(p0, 4 * l as i64));
-                    if contiguous && off0 >= 0 && off0 & 3 == 0 && (off0 as usize + 4 * n) <= bytes.len() {
+                    if off0 >= 0 && off0 & 3 == 0 && (off0 as usize + 4 * n) <= bytes.len() && consecutive(ptrs, p0, 4) {
                         let src = &bytes[off0 as usize..off0 as usize + 4 * n];
-                        for (o, c) in self.r32[d * s..d * s + n].iter_mut().zip(src.chunks_exact(4)) {
-                            *o = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                        }
+                        words_from_bytes(&mut self.r32[d * s..d * s + n], src);
                         if ty != Scalar::Float && ty != Scalar::Int && ty != Scalar::UInt {
                             for l in 0..n {
                                 self.r32[d * s + l] = from_memory(ty, self.r32[d * s + l] as u64) as u32;
@@ -629,12 +626,15 @@ impl Machine<'_> {
                     if !pu && all_lanes {
                         let ptrs = &r64[pr * s..pr * s + n];
                         let off0 = ptr_offset(p0);
-                        let contiguous = ptrs.iter().enumerate().all(|(l, &p)| p == crate::memory::ptr_add(p0, 4 * l as i64));
-                        if contiguous && off0 >= 0 && off0 & 3 == 0 && (off0 as usize + 4 * n) <= bytes.len() {
+                        if off0 >= 0 && off0 & 3 == 0 && (off0 as usize + 4 * n) <= bytes.len() && consecutive(ptrs, p0, 4) {
                             let dst = &mut bytes[off0 as usize..off0 as usize + 4 * n];
-                            for (l, c) in dst.chunks_exact_mut(4).enumerate() {
-                                let v = if su { r32[sr * s] } else { r32[sr * s + l] };
-                                c.copy_from_slice(&v.to_le_bytes());
+                            if su {
+                                let v = r32[sr * s].to_le_bytes();
+                                for c in dst.chunks_exact_mut(4) {
+                                    c.copy_from_slice(&v);
+                                }
+                            } else {
+                                bytes_from_words(dst, &r32[sr * s..sr * s + n]);
                             }
                             if observing {
                                 self.observe_lanes(ptr, size, at, mask, space, true);
@@ -1191,4 +1191,41 @@ fn reduce(op: LaneOp, ty: Scalar, a: u64, b: u64) -> u64 {
         _ => x,
     };
     from_norm(ty, r)
+}
+
+/// Whether `ptrs[l] == p0 + step * l` for every lane: consecutive lanes
+/// touching consecutive elements. The caller has checked that the whole
+/// range lies in the allocation, so plain addition cannot leave it. Checked
+/// a SIMD-group at a time without early exits inside, which vectorizes.
+#[inline]
+fn consecutive(ptrs: &[u64], p0: u64, step: u64) -> bool {
+    let mut expect = p0;
+    for chunk in ptrs.chunks(32) {
+        let mut diff = 0u64;
+        for (i, &p) in chunk.iter().enumerate() {
+            diff |= p ^ expect.wrapping_add(step * i as u64);
+        }
+        if diff != 0 {
+            return false;
+        }
+        expect = expect.wrapping_add(step * chunk.len() as u64);
+    }
+    true
+}
+
+/// Little-endian 32-bit words from bytes (`src.len() == 4 * out.len()`).
+#[inline]
+fn words_from_bytes(out: &mut [u32], src: &[u8]) {
+    for (i, o) in out.iter_mut().enumerate() {
+        let b: [u8; 4] = src[4 * i..4 * i + 4].try_into().unwrap_or([0; 4]);
+        *o = u32::from_le_bytes(b);
+    }
+}
+
+/// Bytes of little-endian 32-bit words (`dst.len() == 4 * words.len()`).
+#[inline]
+fn bytes_from_words(dst: &mut [u8], words: &[u32]) {
+    for (i, w) in words.iter().enumerate() {
+        dst[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
 }

@@ -12,15 +12,18 @@
 use crate::memory::{ptr_alloc, ptr_offset, AllocKind};
 use std::collections::HashMap;
 
-/// What one access did to an element, for the race rules.
+/// What one access did to an element, for the race rules (16 bytes: the
+/// shadow holds two per element, so its size is the sanitizer's cost).
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Stamp {
     /// Global thread number + 1 (0: nobody).
     pub tid: u32,
     pub interval: u32,
-    /// `simdgroup_barrier`s passed so far (orders threads of one SIMD-group only).
-    pub simd: u32,
     pub at: u32,
+    /// `simdgroup_barrier`s passed so far, modulo 2^16 (orders threads of
+    /// one SIMD-group only; 65,536 of them between two accesses in one
+    /// barrier interval would hide a race).
+    pub simd: u16,
     pub atomic: bool,
 }
 
@@ -148,6 +151,56 @@ fn same_simdgroup(n: u32, a: u32, b: u32) -> bool {
     }
     let (a, b) = (a.wrapping_sub(1), b.wrapping_sub(1));
     a / n == b / n && (a % n) / 32 == (b % n) / 32
+}
+
+/// The race rules for one batch of accesses (all by one instruction).
+struct Rules {
+    interval: u32,
+    tg_start: u32,
+    simd: u16,
+    lanes_per_tg: u32,
+    device: bool,
+    write: bool,
+    atomic: bool,
+}
+
+impl Rules {
+    /// Whether an earlier access `o` by another thread is unordered with one
+    /// by `tid` now: in this barrier interval (and, within one SIMD-group,
+    /// the same simdgroup_barrier epoch) or, for device memory, in another
+    /// threadgroup.
+    #[inline(always)]
+    fn concurrent(&self, o: Stamp, tid: u32) -> bool {
+        o.tid != 0
+            && o.tid != tid
+            && (o.interval == self.interval && (o.simd == self.simd || !same_simdgroup(self.lanes_per_tg, o.tid, tid))
+                || self.device && o.interval < self.tg_start)
+    }
+
+    /// Record the access `now` in cell `c`. Returns the earlier access it
+    /// races with (and whether that was a write) when `check` is set, and
+    /// whether it read threadgroup memory nobody wrote.
+    #[inline(always)]
+    fn apply(&self, c: &mut Cell, now: Stamp, check: bool) -> (Option<(Stamp, bool)>, bool) {
+        let mut hit = None;
+        if check {
+            if self.concurrent(c.write, now.tid) && !(self.atomic && c.write.atomic) {
+                hit = Some((c.write, true));
+            } else if self.write && self.concurrent(c.read, now.tid) && !(self.atomic && c.read.atomic) {
+                hit = Some((c.read, false));
+            }
+        }
+        if self.write {
+            c.write = now;
+            return (hit, false);
+        }
+        let unwritten = !self.device && c.write.tid == 0;
+        // Keep a reader that could still race with a later write.
+        if c.read.tid == 0 || c.read.tid == now.tid || !self.concurrent(c.read, now.tid) {
+            c.read = now;
+        }
+        (hit, unwritten)
+    }
 }
 
 /// What a batch of accesses found.
@@ -294,6 +347,7 @@ impl Sanitizer {
         let shift = shadow.shift;
         let grain = 1i64 << shift;
         let n_cells = shadow.cells.len();
+        let rules = Rules { interval, tg_start, simd: simd as u16, lanes_per_tg, device, write, atomic };
         let (mut lo, mut hi) = (usize::MAX, 0usize);
         for (lane, off, tid) in lanes {
             if off < 0 {
@@ -306,51 +360,22 @@ impl Sanitizer {
             }
             lo = lo.min(first);
             hi = hi.max(last + 1);
-            let now = Stamp { tid, interval, simd, at, atomic };
-            // Another thread, in this barrier interval (and, within one
-            // SIMD-group, the same simdgroup_barrier epoch) or, for device
-            // memory, in another threadgroup.
-            let conc = |o: Stamp| {
-                o.tid != 0
-                    && o.tid != tid
-                    && (o.interval == interval && (o.simd == simd || !same_simdgroup(lanes_per_tg, o.tid, tid))
-                        || device && o.interval < tg_start)
-            };
+            let now = Stamp { tid, interval, simd: simd as u16, at, atomic };
             let mut raced = false;
             let mut unwritten = false;
-            for e in first..=last {
-                let c = &mut shadow.cells[e];
-                if races && !raced {
-                    let hit = if conc(c.write) && !(atomic && c.write.atomic) {
-                        Some((c.write, true))
-                    } else if write && conc(c.read) && !(atomic && c.read.atomic) {
-                        Some((c.read, false))
-                    } else {
-                        None
-                    };
-                    if let Some((first_stamp, first_is_write)) = hit {
-                        raced = true;
-                        out.races += 1;
-                        if out.race_lanes.len() < 5 {
-                            out.race_lanes.push(lane);
-                        }
-                        if out.first_race.is_none() {
-                            out.first_race = Some((
-                                lane,
-                                Race { first: first_stamp, first_is_write, second_is_write: write, offset: e as i64 * grain, alloc: kind },
-                            ));
-                        }
+            for (e, c) in shadow.cells[first..=last].iter_mut().enumerate() {
+                let (hit, unset) = rules.apply(c, now, races && !raced);
+                unwritten |= unset;
+                if let Some((first_stamp, first_is_write)) = hit {
+                    raced = true;
+                    out.races += 1;
+                    if out.race_lanes.len() < 5 {
+                        out.race_lanes.push(lane);
                     }
-                }
-                if write {
-                    c.write = now;
-                } else {
-                    if !device && c.write.tid == 0 {
-                        unwritten = true;
-                    }
-                    // Keep a reader that could still race with a later write.
-                    if c.read.tid == 0 || c.read.tid == tid || !conc(c.read) {
-                        c.read = now;
+                    if out.first_race.is_none() {
+                        let offset = (first + e) as i64 * grain;
+                        out.first_race =
+                            Some((lane, Race { first: first_stamp, first_is_write, second_is_write: write, offset, alloc: kind }));
                     }
                 }
             }

@@ -71,13 +71,57 @@ impl Shadow {
         let grain = grain.max(1).next_power_of_two();
         Shadow { shift: grain.trailing_zeros(), cells: zeroed_cells(bytes.div_ceil(grain as usize)), touched: 0..0 }
     }
+
+    /// Back to "nobody accessed anything" (only the touched cells need it).
+    fn clear(&mut self) {
+        let t = self.touched.start..self.touched.end.min(self.cells.len());
+        if t.start < t.end {
+            // SAFETY: in bounds (clamped above); all-zero bytes are
+            // `Cell::default()` (see `zeroed_cells`).
+            unsafe { std::ptr::write_bytes(self.cells.as_mut_ptr().add(t.start), 0, t.end - t.start) };
+        }
+        self.touched = 0..0;
+    }
 }
 
-/// `n` default cells from zeroed memory: large device shadows then cost
-/// nothing until touched (the OS hands out zero pages lazily).
+/// Large shadows of finished dispatches, cleared, for the next dispatch
+/// of the same size (benchmarks and the puzzle book run many): fresh
+/// memory costs a page fault per 4 KiB, which dominates small kernels.
+static SPARE_SHADOWS: std::sync::Mutex<Vec<Vec<Cell>>> = std::sync::Mutex::new(Vec::new());
+/// Shadows smaller than this are not worth keeping.
+const SPARE_MIN_CELLS: usize = 1 << 12;
+/// At most this many bytes of spare shadows are kept.
+const SPARE_MAX_BYTES: usize = 1 << 30;
+
+impl Drop for Shadow {
+    fn drop(&mut self) {
+        if self.cells.len() < SPARE_MIN_CELLS {
+            return;
+        }
+        self.clear();
+        let cells = std::mem::take(&mut self.cells);
+        if let Ok(mut spare) = SPARE_SHADOWS.lock() {
+            let held: usize = spare.iter().map(|v| v.len() * std::mem::size_of::<Cell>()).sum();
+            if held + cells.len() * std::mem::size_of::<Cell>() <= SPARE_MAX_BYTES {
+                spare.push(cells);
+            }
+        }
+    }
+}
+
+/// `n` default cells: a spare shadow of that size, or zeroed memory (large
+/// device shadows then cost nothing until touched: the OS hands out zero
+/// pages lazily).
 fn zeroed_cells(n: usize) -> Vec<Cell> {
     if n == 0 {
         return Vec::new();
+    }
+    if n >= SPARE_MIN_CELLS {
+        if let Ok(mut spare) = SPARE_SHADOWS.lock() {
+            if let Some(i) = spare.iter().position(|v| v.len() == n) {
+                return spare.swap_remove(i);
+            }
+        }
     }
     let Ok(layout) = std::alloc::Layout::array::<Cell>(n) else { return vec![Cell::default(); n] };
     // SAFETY: `Cell` is plain data (integers and a bool) whose all-zero bit
@@ -214,6 +258,30 @@ pub struct Batch {
     pub uninit: u64,
 }
 
+impl Batch {
+    /// Record what an access by `lane` found: a race with an earlier access
+    /// (and the racing element's byte offset) and/or an unwritten read.
+    #[cold]
+    #[inline(never)]
+    fn note(&mut self, lane: usize, off: i64, race: Option<((Stamp, bool), i64)>, unwritten: bool, write: bool, alloc: AllocKind) {
+        if let Some(((first, first_is_write), offset)) = race {
+            self.races += 1;
+            if self.race_lanes.len() < 5 {
+                self.race_lanes.push(lane);
+            }
+            if self.first_race.is_none() {
+                self.first_race = Some((lane, Race { first, first_is_write, second_is_write: write, offset, alloc }));
+            }
+        }
+        if unwritten {
+            self.uninit += 1;
+            if self.first_uninit.is_none() {
+                self.first_uninit = Some((lane, off));
+            }
+        }
+    }
+}
+
 pub const RACE: u8 = 1;
 pub const UNINIT: u8 = 2;
 
@@ -272,7 +340,7 @@ impl Sanitizer {
         self.interval += 1;
         self.tg_start = self.interval;
         for s in self.threadgroup.iter_mut().chain(self.tg_buffers.iter_mut()) {
-            s.cells.fill(Cell::default());
+            s.clear();
         }
         if self.uninit {
             self.private_init.clear();
@@ -349,41 +417,42 @@ impl Sanitizer {
         let n_cells = shadow.cells.len();
         let rules = Rules { interval, tg_start, simd: simd as u16, lanes_per_tg, device, write, atomic };
         let (mut lo, mut hi) = (usize::MAX, 0usize);
+        let end = size.max(1) as i64 - 1;
         for (lane, off, tid) in lanes {
             if off < 0 {
                 continue;
             }
             let first = (off >> shift) as usize;
-            let last = (((off + size.max(1) as i64 - 1) >> shift) as usize).min(n_cells.saturating_sub(1));
+            let last = ((off + end) >> shift) as usize;
+            let now = Stamp { tid, interval, simd: simd as u16, at, atomic };
+            // The usual case: the access covers one cell.
+            if first == last && last < n_cells {
+                lo = lo.min(first);
+                hi = hi.max(last + 1);
+                let (hit, unset) = rules.apply(&mut shadow.cells[first], now, races);
+                if hit.is_some() || unset {
+                    out.note(lane, off, hit.map(|h| (h, first as i64 * grain)), unset, write, kind);
+                }
+                continue;
+            }
+            let last = last.min(n_cells.saturating_sub(1));
             if first > last {
                 continue;
             }
             lo = lo.min(first);
             hi = hi.max(last + 1);
-            let now = Stamp { tid, interval, simd: simd as u16, at, atomic };
             let mut raced = false;
             let mut unwritten = false;
             for (e, c) in shadow.cells[first..=last].iter_mut().enumerate() {
                 let (hit, unset) = rules.apply(c, now, races && !raced);
                 unwritten |= unset;
-                if let Some((first_stamp, first_is_write)) = hit {
+                if hit.is_some() {
                     raced = true;
-                    out.races += 1;
-                    if out.race_lanes.len() < 5 {
-                        out.race_lanes.push(lane);
-                    }
-                    if out.first_race.is_none() {
-                        let offset = (first + e) as i64 * grain;
-                        out.first_race =
-                            Some((lane, Race { first: first_stamp, first_is_write, second_is_write: write, offset, alloc: kind }));
-                    }
+                    out.note(lane, off, hit.map(|h| (h, (first + e) as i64 * grain)), false, write, kind);
                 }
             }
             if unwritten {
-                out.uninit += 1;
-                if out.first_uninit.is_none() {
-                    out.first_uninit = Some((lane, off));
-                }
+                out.note(lane, off, None, true, write, kind);
             }
         }
         if lo < hi {

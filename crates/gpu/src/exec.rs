@@ -598,11 +598,6 @@ impl<'k> Machine<'k> {
         }
     }
     #[inline]
-    pub(crate) fn observe_atomic(&mut self, p: u64, size: usize, at: AccessId, l: usize, space: AddressSpace) {
-        if self.san.is_some() {
-            self.observe(p, size, at, l, space, true, true);
-        }
-    }
     pub(crate) fn on_barrier(&mut self, simdgroup: bool) {
         if let Some(s) = self.san.as_mut() {
             if simdgroup {
@@ -618,7 +613,17 @@ impl<'k> Machine<'k> {
 
     /// Observe the accesses of all lanes in `mask` through pointer register
     /// `ptr`: batched when they all hit one allocation (the common case).
-    pub(crate) fn observe_lanes(&mut self, ptr: Reg, size: usize, at: AccessId, mask: &Mask, space: AddressSpace, write: bool) {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn observe_lanes(
+        &mut self,
+        ptr: Reg,
+        size: usize,
+        at: AccessId,
+        mask: &Mask,
+        space: AddressSpace,
+        write: bool,
+        atomic: bool,
+    ) {
         let Some(san) = self.san.as_ref() else { return };
         let Some(first) = mask.lanes().next() else { return };
         let p0 = self.get(ptr, first);
@@ -639,7 +644,7 @@ impl<'k> Machine<'k> {
         if !simple {
             for l in mask.lanes() {
                 let p = self.get(ptr, l);
-                self.observe(p, size, at, l, space, write, false);
+                self.observe(p, size, at, l, space, write, atomic);
             }
             return;
         }
@@ -673,7 +678,7 @@ impl<'k> Machine<'k> {
         let uniform = u64f[pr];
         let ptrs = &r64[pr * st..];
         let lanes = mask.lanes().map(|l| (l, crate::memory::ptr_offset(ptrs[if uniform { 0 } else { l }]), base.wrapping_add(l as u32)));
-        let b = san.access_many(kind, lanes, size, at, write, false);
+        let b = san.access_many(kind, lanes, size, at, write, atomic);
         if let Some((l, off)) = b.first_uninit.filter(|_| uninit_on) {
             let what = self.k.accesses[at as usize].what.clone();
             let f = self.report_lane(

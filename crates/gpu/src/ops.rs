@@ -533,7 +533,7 @@ impl Machine<'_> {
                             }
                         }
                         if self.observing() {
-                            self.observe_lanes(ptr, size, at, mask, space, false);
+                            self.observe_lanes(ptr, size, at, mask, space, false, false);
                         }
                         return;
                     }
@@ -575,7 +575,7 @@ impl Machine<'_> {
                     self.load_lane(dst, ty, ptr, at, l);
                 }
                 if self.observing() {
-                    self.observe_lanes(ptr, size, at, mask, space, false);
+                    self.observe_lanes(ptr, size, at, mask, space, false, false);
                 }
                 return;
             }
@@ -637,7 +637,7 @@ impl Machine<'_> {
                                 bytes_from_words(dst, &r32[sr * s..sr * s + n]);
                             }
                             if observing {
-                                self.observe_lanes(ptr, size, at, mask, space, true);
+                                self.observe_lanes(ptr, size, at, mask, space, true, false);
                             }
                             return;
                         }
@@ -673,7 +673,7 @@ impl Machine<'_> {
                         self.store_lane(src, ty, ptr, at, l, space);
                     }
                     if observing {
-                        self.observe_lanes(ptr, size, at, mask, space, true);
+                        self.observe_lanes(ptr, size, at, mask, space, true, false);
                     }
                     return;
                 }
@@ -748,6 +748,10 @@ impl Machine<'_> {
         }
         // Lanes in order: atomics are applied one thread at a time,
         // deterministically.
+        if op != AtomicOp::CompareExchange && !self.tracing() && self.atomic_block(op, ty, dst, ptr, a, at, mask) {
+            return;
+        }
+        let mut done = Mask::empty();
         for l in mask.lanes() {
             let p = self.get_pub(ptr, l);
             let old = match self.mem.region(p, l).and_then(|(bts, off)| read_le(bts, off, size)) {
@@ -760,9 +764,6 @@ impl Machine<'_> {
             };
             let x = self.get_pub(a, l);
             let (new, result) = match op {
-                AtomicOp::Load => (None, old),
-                AtomicOp::Store => (Some(x), 0),
-                AtomicOp::Exchange => (Some(x), old),
                 AtomicOp::CompareExchange => {
                     // `a` points at the expected value in thread memory.
                     let exp_ptr = x;
@@ -778,14 +779,14 @@ impl Machine<'_> {
                         (None, 0)
                     }
                 }
-                _ => (Some(atomic_arith(op, ty, old, x)), old),
+                _ => atomic_update(op, ty, old, x),
             };
             if let Some(v) = new {
                 if let Some((bts, off)) = self.mem.region_mut(p, l) {
                     write_le(bts, off, size, to_memory(ty, v));
                 }
             }
-            self.observe_atomic(p, size, at, l, AddressSpace::Device);
+            done.set(l, true);
             self.set_lane_pub(dst, l, result);
             if self.tracing() {
                 self.trace_access(Some(dst), false, p, size, l, at);
@@ -794,6 +795,72 @@ impl Machine<'_> {
                 }
             }
         }
+        // Atomics never race with each other, so recording them after the
+        // loop, in lane order, finds exactly what recording each in turn would.
+        self.observe_lanes(ptr, size, at, &done, AddressSpace::Device, true, true);
+    }
+
+    /// Atomics of all lanes on one shared allocation: the allocation is
+    /// looked up once. Returns false (nothing done) when the lanes' pointers
+    /// are not all in one such allocation.
+    #[allow(clippy::too_many_arguments)]
+    fn atomic_block(&mut self, op: AtomicOp, ty: Scalar, dst: Reg, ptr: Reg, a: Reg, at: AccessId, mask: &Mask) -> bool {
+        let size = ty.size() as usize;
+        let Some(first) = mask.lanes().next() else { return true };
+        let p0 = self.get_pub(ptr, first);
+        let alloc = crate::memory::ptr_alloc(p0);
+        if matches!(alloc.kind(), crate::memory::AllocKind::Private(_)) {
+            return false;
+        }
+        let (s, n) = (self.stride, self.n);
+        let Machine { mem, r32, r64, u32f, u64f, .. } = self;
+        // Register `r` of lane `l`, from the register file borrowed apart from memory.
+        let get = |r: Reg, l: usize| -> u64 {
+            match r {
+                Reg::W32(i) => r32[i as usize * s + if u32f[i as usize] { 0 } else { l }] as u64,
+                Reg::W64(i) => r64[i as usize * s + if u64f[i as usize] { 0 } else { l }],
+            }
+        };
+        let all_lanes = first == 0 && mask.count() as usize == n;
+        let same = match ptr {
+            Reg::W64(pr) if all_lanes && !u64f[pr as usize] => {
+                r64[pr as usize * s..pr as usize * s + n]
+                    .iter()
+                    .fold(0u64, |acc, &p| acc | (crate::memory::ptr_alloc(p).0 ^ alloc.0) as u64)
+                    == 0
+            }
+            _ => mask.lanes().all(|l| crate::memory::ptr_alloc(get(ptr, l)) == alloc),
+        };
+        if !same {
+            return false;
+        }
+        let mut results = Vec::with_capacity(mask.count() as usize);
+        let mut outside = Vec::new();
+        let mut done = Mask::empty();
+        let Some((bytes, _)) = mem.region_mut(p0, first) else { return false };
+        for l in mask.lanes() {
+            let (p, x) = (get(ptr, l), get(a, l));
+            let off = ptr_offset(p);
+            let Some(raw) = read_le(bytes, off, size) else {
+                outside.push((l, p));
+                continue;
+            };
+            let (new, result) = atomic_update(op, ty, from_memory(ty, raw), x);
+            if let Some(v) = new {
+                write_le(bytes, off, size, to_memory(ty, v));
+            }
+            results.push((l, result));
+            done.set(l, true);
+        }
+        for (l, r) in results {
+            self.set_lane_pub(dst, l, r);
+        }
+        for (l, p) in outside {
+            self.oob(p, size, at, l, true);
+            self.set_lane_pub(dst, l, 0);
+        }
+        self.observe_lanes(ptr, size, at, &done, AddressSpace::Device, true, true);
+        true
     }
 
     pub(crate) fn barrier(&mut self, simdgroup: bool, at: AccessId, mask: &Mask) {
@@ -1113,6 +1180,19 @@ fn frexp(x: f32) -> (f32, i32) {
     (m, exp - 126)
 }
 
+/// The value an atomic leaves in memory (if it writes) and the one it
+/// returns, for every operation but compare-exchange.
+#[inline]
+fn atomic_update(op: AtomicOp, ty: Scalar, old: u64, x: u64) -> (Option<u64>, u64) {
+    match op {
+        AtomicOp::Load => (None, old),
+        AtomicOp::Store => (Some(x), 0),
+        AtomicOp::Exchange => (Some(x), old),
+        _ => (Some(atomic_arith(op, ty, old, x)), old),
+    }
+}
+
+#[inline]
 fn atomic_arith(op: AtomicOp, ty: Scalar, old: u64, x: u64) -> u64 {
     if ty.is_float() {
         let (a, b) = (f(old as u32), f(x as u32));

@@ -54,8 +54,9 @@ pub struct RunArgs {
     /// Instruction budget per threadgroup before a kernel counts as runaway.
     #[arg(long, default_value_t = 200_000_000)]
     pub budget: u64,
-    /// Worker threads for large dispatches (0: one per core; 1: threadgroups
-    /// strictly in order). Results do not depend on it for race-free kernels.
+    /// Worker threads for large dispatches (0: two, on every machine; 1:
+    /// threadgroups strictly in order). Race-free kernels give the same
+    /// result with any number; racy ones the same result for the same number.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
 }

@@ -72,8 +72,9 @@ pub struct RunOptions {
     /// Buffers whose contents are garbage until written (MLX outputs
     /// without `init_value`): reading an unwritten byte is a finding.
     pub uninitialized_buffers: Vec<u32>,
-    /// Worker threads for the threadgroups: 0 picks by itself (one per
-    /// core for large dispatches that allow it), 1 runs them in order.
+    /// Worker threads for the threadgroups: 0 picks by itself (two for
+    /// large dispatches that allow it, on every machine), 1 runs them in
+    /// order. Race-free kernels give the same result with any number.
     pub threads: usize,
 }
 

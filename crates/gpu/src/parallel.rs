@@ -24,7 +24,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 const MIN_GROUPS_PER_WORKER: u64 = 4;
 /// At least this many threads in the dispatch.
 const MIN_THREADS: u64 = 1 << 12;
-const MAX_WORKERS: usize = 8;
+/// Workers when not asked for a number. Fixed rather than one per core:
+/// a racy kernel's result depends on how the threadgroups are split, and it
+/// must not change from one machine to another.
+const DEFAULT_WORKERS: usize = 2;
 /// Bytes of buffer copies the workers may make together.
 const COPY_BUDGET: u64 = 4 << 30;
 
@@ -38,8 +41,7 @@ pub(crate) fn workers(kernel: &Kernel, opts: &RunOptions, groups: u64, lanes: us
             if groups.saturating_mul(lanes as u64) < MIN_THREADS {
                 return 1;
             }
-            let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-            cores.min(MAX_WORKERS).min((groups / MIN_GROUPS_PER_WORKER) as usize)
+            DEFAULT_WORKERS.min((groups / MIN_GROUPS_PER_WORKER) as usize)
         }
         n => n.min(groups as usize),
     };

@@ -11,7 +11,7 @@ fn with_threads(check: CheckLevel, threads: usize) -> RunOptions {
     RunOptions { check, threads, count: true, ..Default::default() }
 }
 
-/// Run with 1, 2, 3 and 7 workers; every run must agree with the first.
+/// Run with 1, the default, 2, 3 and 7 workers; every run must agree with the first.
 fn same_everywhere(
     src: &str,
     kernel: &str,
@@ -22,7 +22,7 @@ fn same_everywhere(
     let k = compile(&format!("{PRELUDE}{src}"), kernel);
     let mut serial_bufs = inputs.clone();
     let serial = run(&k, &d, &mut serial_bufs, &with_threads(check, 1));
-    for threads in [2, 3, 7] {
+    for threads in [0, 2, 3, 7] {
         let mut b = inputs.clone();
         let r = run(&k, &d, &mut b, &with_threads(check, threads));
         assert_eq!(b, serial_bufs, "{kernel}: buffers differ with {threads} workers");
@@ -48,7 +48,7 @@ kernel void conv(const device float* a [[buffer(0)]], device float* out [[buffer
 
 #[test]
 fn race_free_kernel_gives_identical_results() {
-    let n = 64 * 37 + 5; // a partial edge threadgroup
+    let n = 64 * 97 + 5; // a partial edge threadgroup; large enough for two workers by default
     let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
     let inputs = bufs(vec![(0, f32s(&a)), (1, f32s(&vec![0.0; n])), (2, u32s(&[n as u32]))]);
     let (r, out) = same_everywhere(TILED, "conv", threads([n as u32, 1, 1], [64, 1, 1]), inputs, CheckLevel::All);

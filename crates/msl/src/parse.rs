@@ -3150,7 +3150,7 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
     }
 
     #[test]
-    fn large_file_parses_fast() {
+    fn large_file_parses() {
         let mut src = String::new();
         for i in 0..1000 {
             src.push_str(&format!(
@@ -3158,14 +3158,10 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
             ));
         }
         let toks = tokens(&src);
-        let t = std::time::Instant::now();
         let mut d = Diagnostics::new();
         let u = parse(&toks, &mut d);
-        let el = t.elapsed();
-        eprintln!("parsing {} lines: {el:?}", src.lines().count());
         assert!(d.items.is_empty());
         assert_eq!(u.items.len(), 1000);
-        assert!(el.as_secs() < 5);
     }
 
     // ----- property tests -----

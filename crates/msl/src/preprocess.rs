@@ -1991,12 +1991,10 @@ float STR_CAT(val, ue) = SQUARE(TILE) + CLAMP01(FACTOR) + MODE + __LINE__;
             src.push_str(&format!("#define X{i} X{} X{}\n", i - 1, i - 1));
         }
         src.push_str("X40\n");
-        let start = std::time::Instant::now();
         let (toks, d, _, _) = run(&src);
         assert!(errors(&d).iter().any(|m| m.contains("macro expansion too large")), "{:?}", d.items);
         assert_eq!(errors(&d).len(), 1);
         assert!(toks.len() <= MAX_OUTPUT_TOKENS + 1);
-        assert!(start.elapsed().as_secs() < 30);
 
         // Same with function-like macros nested in arguments.
         let mut src = String::from("#define D(x) x x\n");
@@ -2091,12 +2089,11 @@ instantiate_kernel("copy_" #x, copy, float, 4)
     fn floods_stay_bounded() {
         let (_, d) = pp(&"#warning w\n".repeat(1000));
         assert!(d.items.len() <= MAX_WARNINGS);
-        // `__LINE__` on one very long line must not rescan the line each time.
-        let start = std::time::Instant::now();
+        // `__LINE__` on one very long line (quadratic rescans would show
+        // as a hang here; speed itself is the `lint` benchmark's business).
         let (toks, d, _, _) = run(&"__LINE__ ".repeat(100_000));
         assert!(!d.has_errors());
         assert_eq!(toks.len(), 100_001);
-        assert!(start.elapsed().as_secs() < 10);
     }
 
     #[test]
@@ -2163,16 +2160,16 @@ instantiate_kernel("copy_" #x, copy, float, 4)
     }
 
     #[test]
-    fn large_file_is_fast_enough() {
+    fn large_file_expands_linearly() {
+        // Speed is measured by the `lint` benchmark; here: 5,000 macro-heavy
+        // lines give tokens in proportion to the lines, not more.
         let mut src = String::from("#include <metal_stdlib>\n#define TILE 16\n#define IDX(r, c) ((r) * TILE + (c))\n");
         for i in 0..5000 {
             src.push_str(&format!("    out[IDX(gid.y, {i})] = in[IDX(gid.x, {i})] * 2.0f + TILE; // line\n"));
         }
-        let start = std::time::Instant::now();
         let (toks, d, _, _) = run(&src);
         assert!(!d.has_errors());
-        assert!(toks.len() > 5000 * 20);
-        // Generous bound for unoptimised test builds.
-        assert!(start.elapsed().as_millis() < 3000);
+        let per_line = toks.len() / 5000;
+        assert!((20..=40).contains(&per_line), "{per_line} tokens per line");
     }
 }

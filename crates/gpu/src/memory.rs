@@ -169,7 +169,9 @@ impl Memory<'_> {
     }
 }
 
-/// Read `n` bytes at `off` of `bytes` as a little-endian integer, if in bounds.
+/// Read `n` bytes (at most 8) at `off` of `bytes` as a little-endian
+/// integer, if in bounds. The usual sizes are spelled out: a copy of a
+/// run-time length would be a `memcpy` call per lane.
 #[inline]
 pub fn read_le(bytes: &[u8], off: i64, n: usize) -> Option<u64> {
     if off < 0 {
@@ -177,11 +179,22 @@ pub fn read_le(bytes: &[u8], off: i64, n: usize) -> Option<u64> {
     }
     let off = off as usize;
     let s = bytes.get(off..off.checked_add(n)?)?;
-    let mut v = [0u8; 8];
-    v[..n].copy_from_slice(s);
-    Some(u64::from_le_bytes(v))
+    Some(match *s {
+        [a] => a as u64,
+        [a, b] => u16::from_le_bytes([a, b]) as u64,
+        [a, b, c, d] => u32::from_le_bytes([a, b, c, d]) as u64,
+        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        _ => {
+            let mut v = [0u8; 8];
+            let k = n.min(8);
+            v[..k].copy_from_slice(&s[..k]);
+            u64::from_le_bytes(v)
+        }
+    })
 }
 
+/// Write the low `n` bytes (at most 8) of `value` at `off`, little-endian;
+/// false if out of bounds.
 #[inline]
 pub fn write_le(bytes: &mut [u8], off: i64, n: usize, value: u64) -> bool {
     if off < 0 {
@@ -189,13 +202,19 @@ pub fn write_le(bytes: &mut [u8], off: i64, n: usize, value: u64) -> bool {
     }
     let off = off as usize;
     let Some(end) = off.checked_add(n) else { return false };
-    match bytes.get_mut(off..end) {
-        Some(s) => {
-            s.copy_from_slice(&value.to_le_bytes()[..n]);
-            true
+    let Some(s) = bytes.get_mut(off..end) else { return false };
+    let v = value.to_le_bytes();
+    match n {
+        1 => s[0] = v[0],
+        2 => s.copy_from_slice(&v[..2]),
+        4 => s.copy_from_slice(&v[..4]),
+        8 => s.copy_from_slice(&v),
+        _ => {
+            let k = n.min(8);
+            s[..k].copy_from_slice(&v[..k]);
         }
-        None => false,
     }
+    true
 }
 
 #[cfg(test)]

@@ -111,6 +111,12 @@ impl Iterator for LaneIter<'_> {
         self.bits &= self.bits - 1;
         Some(self.index * 64 + t)
     }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let rest: u32 = self.words.get(self.index + 1..).unwrap_or(&[]).iter().map(|w| w.count_ones()).sum();
+        let n = (self.bits.count_ones() + rest) as usize;
+        (n, Some(n))
+    }
 }
 
 /// Geometry of the threadgroup being run.

@@ -13,7 +13,7 @@ use crate::memory::{ptr_alloc, ptr_offset, AllocKind};
 use std::collections::HashMap;
 
 /// What one access did to an element, for the race rules (16 bytes: the
-/// shadow holds two per element, so its size is the sanitizer's cost).
+/// shadow holds three per element, so its size is the sanitizer's cost).
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Stamp {
     /// Global thread number + 1 (0: nobody).
@@ -27,10 +27,14 @@ pub struct Stamp {
     pub atomic: bool,
 }
 
+/// The last write of an element and up to two concurrent reads of it by
+/// different threads: with two, any later writer differs from one of them,
+/// so a read-then-write by one thread cannot hide another thread's read.
 #[derive(Clone, Copy, Default, Debug)]
 pub struct Cell {
     pub write: Stamp,
     pub read: Stamp,
+    pub read2: Stamp,
 }
 
 /// A race found by the shadow check.
@@ -64,12 +68,146 @@ struct Shadow {
     /// Cells touched so far are within `touched` (empty when `start >= end`):
     /// merging workers' shadows only looks there.
     touched: std::ops::Range<usize>,
+    /// Threadgroup memory: cells not written since the threadgroup started,
+    /// the last interval with a write, and reads not yet applied.
+    unwritten: usize,
+    last_write: u32,
+    deferred: Deferred,
+    defer_reads: bool,
+}
+
+/// Reads of threadgroup memory in a barrier interval with no write yet,
+/// when every cell has been written: they can neither race (no write in
+/// their interval) nor read garbage, and they only matter if a write comes
+/// later in the same interval. So they are kept as a list and applied, in
+/// order, just before such a write; a barrier drops them unapplied. Loops
+/// that only read a tile between barriers (tiled matmul) skip most of the
+/// shadow work this way, with exactly the same findings.
+#[derive(Default, Debug)]
+struct Deferred {
+    interval: u32,
+    /// (access, SIMD epoch, size, end of its lanes in `lanes`).
+    batches: Vec<(u32, u16, usize, usize)>,
+    /// (byte offset, thread number) of each lane.
+    lanes: Vec<(i64, u32)>,
+}
+
+/// Deferred lanes kept before they are applied anyway (bounds the memory).
+const MAX_DEFERRED: usize = 1 << 16;
+
+impl Deferred {
+    fn clear(&mut self, interval: u32) {
+        self.interval = interval;
+        self.batches.clear();
+        self.lanes.clear();
+    }
+
+    fn push(&mut self, at: u32, simd: u16, size: usize, lanes: impl Iterator<Item = (usize, i64, u32)>) {
+        self.lanes.reserve(lanes.size_hint().0);
+        self.lanes.extend(lanes.map(|(_, off, tid)| (off, tid)));
+        self.batches.push((at, simd, size, self.lanes.len()));
+    }
 }
 
 impl Shadow {
     fn new(bytes: usize, grain: u32) -> Shadow {
         let grain = grain.max(1).next_power_of_two();
-        Shadow { shift: grain.trailing_zeros(), cells: zeroed_cells(bytes.div_ceil(grain as usize)), touched: 0..0 }
+        let cells = zeroed_cells(bytes.div_ceil(grain as usize));
+        Shadow {
+            shift: grain.trailing_zeros(),
+            unwritten: cells.len(),
+            cells,
+            touched: 0..0,
+            last_write: 0,
+            deferred: Deferred::default(),
+            defer_reads: true,
+        }
+    }
+
+    /// Apply the deferred reads (see `Deferred`) with the rules of this
+    /// interval; they cannot find anything.
+    fn apply_deferred(&mut self, rules: &Rules) {
+        if self.deferred.batches.is_empty() {
+            return;
+        }
+        let d = std::mem::take(&mut self.deferred);
+        let mut start = 0;
+        let mut ignored = Batch::default();
+        for &(at, simd, size, end) in &d.batches {
+            let r = Rules { simd, write: false, atomic: false, ..*rules };
+            let lanes = d.lanes[start..end].iter().map(|&(off, tid)| (0usize, off, tid));
+            self.apply(lanes, size, at, &r, true, AllocKind::Null, &mut ignored);
+            start = end;
+        }
+        self.deferred = d;
+        self.deferred.clear(rules.interval);
+    }
+
+    /// Record accesses of many lanes: (lane, byte offset, thread number).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn apply(
+        &mut self,
+        lanes: impl Iterator<Item = (usize, i64, u32)>,
+        size: usize,
+        at: u32,
+        rules: &Rules,
+        races: bool,
+        kind: AllocKind,
+        out: &mut Batch,
+    ) {
+        let shift = self.shift;
+        let grain = 1i64 << shift;
+        let n_cells = self.cells.len();
+        let write = rules.write;
+        let (mut lo, mut hi) = (usize::MAX, 0usize);
+        let mut newly_written = 0usize;
+        let end = size.max(1) as i64 - 1;
+        for (lane, off, tid) in lanes {
+            if off < 0 {
+                continue;
+            }
+            let first = (off >> shift) as usize;
+            let last = ((off + end) >> shift) as usize;
+            let now = Stamp { tid, interval: rules.interval, simd: rules.simd, at, atomic: rules.atomic };
+            // The usual case: the access covers one cell.
+            if first == last && last < n_cells {
+                lo = lo.min(first);
+                hi = hi.max(last + 1);
+                let c = &mut self.cells[first];
+                newly_written += (write && c.write.tid == 0) as usize;
+                let (hit, unset) = rules.apply(c, now, races);
+                if hit.is_some() || unset {
+                    out.note(lane, off, hit.map(|h| (h, first as i64 * grain)), unset, write, kind);
+                }
+                continue;
+            }
+            let last = last.min(n_cells.saturating_sub(1));
+            if first > last {
+                continue;
+            }
+            lo = lo.min(first);
+            hi = hi.max(last + 1);
+            let mut raced = false;
+            let mut unwritten = false;
+            for (e, c) in self.cells[first..=last].iter_mut().enumerate() {
+                newly_written += (write && c.write.tid == 0) as usize;
+                let (hit, unset) = rules.apply(c, now, races && !raced);
+                unwritten |= unset;
+                if hit.is_some() {
+                    raced = true;
+                    out.note(lane, off, hit.map(|h| (h, (first + e) as i64 * grain)), false, write, kind);
+                }
+            }
+            if unwritten {
+                out.note(lane, off, None, true, write, kind);
+            }
+        }
+        self.unwritten = self.unwritten.saturating_sub(newly_written);
+        if lo < hi {
+            let t = &mut self.touched;
+            *t = if t.start < t.end { t.start.min(lo)..t.end.max(hi) } else { lo..hi };
+        }
     }
 
     /// Back to "nobody accessed anything" (only the touched cells need it).
@@ -81,6 +219,10 @@ impl Shadow {
             unsafe { std::ptr::write_bytes(self.cells.as_mut_ptr().add(t.start), 0, t.end - t.start) };
         }
         self.touched = 0..0;
+        self.unwritten = self.cells.len();
+        self.last_write = 0;
+        self.deferred.clear(0);
+        self.defer_reads = true;
     }
 }
 
@@ -198,6 +340,7 @@ fn same_simdgroup(n: u32, a: u32, b: u32) -> bool {
 }
 
 /// The race rules for one batch of accesses (all by one instruction).
+#[derive(Clone, Copy)]
 struct Rules {
     interval: u32,
     tg_start: u32,
@@ -232,6 +375,8 @@ impl Rules {
                 hit = Some((c.write, true));
             } else if self.write && self.concurrent(c.read, now.tid) && !(self.atomic && c.read.atomic) {
                 hit = Some((c.read, false));
+            } else if self.write && self.concurrent(c.read2, now.tid) && !(self.atomic && c.read2.atomic) {
+                hit = Some((c.read2, false));
             }
         }
         if self.write {
@@ -239,9 +384,16 @@ impl Rules {
             return (hit, false);
         }
         let unwritten = !self.device && c.write.tid == 0;
-        // Keep a reader that could still race with a later write.
-        if c.read.tid == 0 || c.read.tid == now.tid || !self.concurrent(c.read, now.tid) {
+        // Keep readers that could still race with a later write: this
+        // thread's latest read, or a slot whose read no longer can.
+        if c.read.tid == now.tid {
             c.read = now;
+        } else if c.read2.tid == now.tid {
+            c.read2 = now;
+        } else if !self.concurrent(c.read, now.tid) {
+            c.read = now;
+        } else if !self.concurrent(c.read2, now.tid) {
+            c.read2 = now;
         }
         (hit, unwritten)
     }
@@ -402,7 +554,7 @@ impl Sanitizer {
         atomic: bool,
     ) -> Batch {
         let (interval, tg_start, races) = (self.interval, self.tg_start, self.races);
-        let (simd, lanes_per_tg) = (self.simd_epoch, self.lanes_per_threadgroup);
+        let (simd, lanes_per_tg) = (self.simd_epoch as u16, self.lanes_per_threadgroup);
         let mut out = Batch::default();
         let shadow = match kind {
             AllocKind::Buffer(i) => self.device.get_mut(i as usize).and_then(|s| s.as_mut()),
@@ -412,53 +564,32 @@ impl Sanitizer {
         };
         let Some(shadow) = shadow else { return out };
         let device = matches!(kind, AllocKind::Buffer(_));
-        let shift = shadow.shift;
-        let grain = 1i64 << shift;
-        let n_cells = shadow.cells.len();
-        let rules = Rules { interval, tg_start, simd: simd as u16, lanes_per_tg, device, write, atomic };
-        let (mut lo, mut hi) = (usize::MAX, 0usize);
-        let end = size.max(1) as i64 - 1;
-        for (lane, off, tid) in lanes {
-            if off < 0 {
-                continue;
+        let rules = Rules { interval, tg_start, simd, lanes_per_tg, device, write, atomic };
+        if !device {
+            if shadow.deferred.interval != interval {
+                // Reads of an earlier interval can no longer race with anything.
+                shadow.deferred.clear(interval);
             }
-            let first = (off >> shift) as usize;
-            let last = ((off + end) >> shift) as usize;
-            let now = Stamp { tid, interval, simd: simd as u16, at, atomic };
-            // The usual case: the access covers one cell.
-            if first == last && last < n_cells {
-                lo = lo.min(first);
-                hi = hi.max(last + 1);
-                let (hit, unset) = rules.apply(&mut shadow.cells[first], now, races);
-                if hit.is_some() || unset {
-                    out.note(lane, off, hit.map(|h| (h, first as i64 * grain)), unset, write, kind);
+            if !write && !atomic && shadow.defer_reads && shadow.unwritten == 0 && shadow.last_write != interval {
+                // Nothing can be found now (see `Deferred`); without race
+                // checks the read need not even be remembered.
+                if races {
+                    shadow.deferred.push(at, simd, size, lanes);
+                    if shadow.deferred.lanes.len() > MAX_DEFERRED {
+                        shadow.apply_deferred(&rules);
+                    }
                 }
-                continue;
+                return out;
             }
-            let last = last.min(n_cells.saturating_sub(1));
-            if first > last {
-                continue;
+            if write || atomic {
+                shadow.last_write = interval;
+                // Reads followed by writes in one interval (`s[i] += s[j]`):
+                // deferring would only add work in this threadgroup.
+                shadow.defer_reads &= shadow.deferred.batches.is_empty();
             }
-            lo = lo.min(first);
-            hi = hi.max(last + 1);
-            let mut raced = false;
-            let mut unwritten = false;
-            for (e, c) in shadow.cells[first..=last].iter_mut().enumerate() {
-                let (hit, unset) = rules.apply(c, now, races && !raced);
-                unwritten |= unset;
-                if hit.is_some() {
-                    raced = true;
-                    out.note(lane, off, hit.map(|h| (h, (first + e) as i64 * grain)), false, write, kind);
-                }
-            }
-            if unwritten {
-                out.note(lane, off, None, true, write, kind);
-            }
+            shadow.apply_deferred(&rules);
         }
-        if lo < hi {
-            let t = &mut shadow.touched;
-            *t = if t.start < t.end { t.start.min(lo)..t.end.max(hi) } else { lo..hi };
-        }
+        shadow.apply(lanes, size, at, &rules, races, kind, &mut out);
         out
     }
 
@@ -484,6 +615,7 @@ impl Sanitizer {
                     }
                     if cb.read.tid != 0 {
                         ca.read = cb.read;
+                        ca.read2 = cb.read2;
                     }
                 }
                 let t = &mut a.touched;
@@ -506,6 +638,8 @@ fn find_cross_races(a: &[Cell], b: &[Cell], first: usize, shift: u32, buffer: u3
             Some((ca.write, true, second))
         } else if ca.read.tid != 0 && b_wrote && !(ca.read.atomic && cb.write.atomic) {
             Some((ca.read, false, (cb.write, true)))
+        } else if ca.read2.tid != 0 && b_wrote && !(ca.read2.atomic && cb.write.atomic) {
+            Some((ca.read2, false, (cb.write, true)))
         } else {
             None
         };

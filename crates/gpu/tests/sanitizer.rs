@@ -377,3 +377,49 @@ fn negative_controls_are_clean() {
     let r = k.run(threads([96, 1, 1], [32, 1, 1]), &mut b);
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
 }
+
+// Reads of fully written threadgroup memory are recorded lazily (only a
+// later write in the same interval needs them): these pin down that the
+// lazy path finds exactly what the eager one would.
+
+#[test]
+fn write_after_many_reads_in_a_loop_races_with_the_right_read() {
+    // 300 iterations x 64 lanes of reads (past the lazy list's limit, so it
+    // is applied midway), then each thread overwrites an element another
+    // thread read in this interval.
+    let k = Case::new(
+        "kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {\n  threadgroup float t[64];\n  t[l] = 1.0f;\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  float acc = 0.0f;\n  for (uint j = 0; j < 300; j++) acc += t[(l + j) % 64]; // @r\n  t[l] = acc; // @w\n  out[i] = acc;\n}\n",
+    );
+    let mut b = bufs(vec![(0, zeros(64 * 4))]);
+    let f = one_race(&k, &k.run(threads([64, 1, 1], [64, 1, 1]), &mut b), "@w", "@r");
+    assert!(f.message.contains("write-after-read"), "{}", f.message);
+}
+
+#[test]
+fn reads_then_barrier_then_writes_do_not_race() {
+    let k = Case::new(
+        "kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {\n  threadgroup float t[64];\n  t[l] = 1.0f;\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  float acc = 0.0f;\n  for (uint j = 0; j < 64; j++) acc += t[j];\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  t[(l + 1) % 64] = acc;\n  out[i] = acc;\n}\n",
+    );
+    let mut b = bufs(vec![(0, zeros(64 * 4))]);
+    let r = k.run(threads([64, 1, 1], [64, 1, 1]), &mut b);
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+}
+
+#[test]
+fn lazy_reads_keep_their_simdgroup_epoch() {
+    // Lane l reads t[l ^ 1] (its SIMD-group neighbour) or t[(l + 32) % 64]
+    // (the other SIMD-group), then a simdgroup_barrier, then writes t[l]:
+    // ordered within a SIMD-group, a race across SIMD-groups.
+    for (index, racy) in [("l ^ 1", false), ("(l + 32) % 64", true)] {
+        let k = Case::new(&format!(
+            "kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {{\n  threadgroup float t[64];\n  t[l] = 1.0f;\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  float v = t[{index}]; // @r\n  simdgroup_barrier(mem_flags::mem_threadgroup);\n  t[l] = v + 1.0f; // @w\n  out[i] = v;\n}}\n"
+        ));
+        let mut b = bufs(vec![(0, zeros(64 * 4))]);
+        let r = k.run(threads([64, 1, 1], [64, 1, 1]), &mut b);
+        if racy {
+            one_race(&k, &r, "@w", "@r");
+        } else {
+            assert!(r.findings.is_empty(), "{index}: {:#?}", r.findings);
+        }
+    }
+}

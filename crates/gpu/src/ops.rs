@@ -838,9 +838,38 @@ impl Machine<'_> {
         let mut outside = Vec::new();
         let mut done = Mask::empty();
         let Some((bytes, _)) = mem.region_mut(p0, first) else { return false };
+        // 32-bit integer read-modify-writes (counters, histograms): the
+        // operation picked once, the word read and written in place.
+        let int32: Option<fn(u32, u32) -> u32> = match (op, ty) {
+            (_, Scalar::UInt | Scalar::Int) if size == 4 => match op {
+                AtomicOp::Add => Some(u32::wrapping_add),
+                AtomicOp::Sub => Some(u32::wrapping_sub),
+                AtomicOp::And => Some(|a, b| a & b),
+                AtomicOp::Or => Some(|a, b| a | b),
+                AtomicOp::Xor => Some(|a, b| a ^ b),
+                AtomicOp::Min if ty == Scalar::UInt => Some(u32::min),
+                AtomicOp::Max if ty == Scalar::UInt => Some(u32::max),
+                AtomicOp::Min => Some(|a, b| (a as i32).min(b as i32) as u32),
+                AtomicOp::Max => Some(|a, b| (a as i32).max(b as i32) as u32),
+                _ => None,
+            },
+            _ => None,
+        };
         for l in mask.lanes() {
             let (p, x) = (get(ptr, l), get(a, l));
             let off = ptr_offset(p);
+            if let Some(f) = int32 {
+                let word = usize::try_from(off).ok().and_then(|o| Some((o, bytes.get(o..o.checked_add(4)?)?)));
+                let Some((o, w)) = word else {
+                    outside.push((l, p));
+                    continue;
+                };
+                let old = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                bytes[o..o + 4].copy_from_slice(&f(old, x as u32).to_le_bytes());
+                results.push((l, old as u64));
+                done.set(l, true);
+                continue;
+            }
             let Some(raw) = read_le(bytes, off, size) else {
                 outside.push((l, p));
                 continue;

@@ -1,8 +1,9 @@
 //! A simulated Apple GPU for Metal compute kernels.
 //!
 //! [`lower::lower_kernel`] turns a checked kernel into IR; [`run`]
-//! dispatches it: threadgroups one after another (deterministic), the
-//! threads of a threadgroup in lockstep as lanes, SIMD-groups of 32.
+//! dispatches it: threadgroups one after another, or split over workers
+//! with a deterministic merge (`parallel`); the threads of a threadgroup in
+//! lockstep as lanes, SIMD-groups of 32.
 
 pub mod exec;
 pub mod findings;

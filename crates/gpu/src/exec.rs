@@ -638,10 +638,9 @@ impl<'k> Machine<'k> {
         let same = self.is_uniform(ptr) || {
             let n = self.n;
             match ptr {
-                // Every lane: one pass over the slice without early exits (it vectorizes).
                 Reg::W64(pr) if first == 0 && mask.count() as usize == n => {
                     let ptrs = &self.r64[pr as usize * self.stride..pr as usize * self.stride + n];
-                    ptrs.iter().fold(0u64, |acc, &p| acc | (crate::memory::ptr_alloc(p).0 ^ alloc.0) as u64) == 0
+                    crate::memory::all_in(ptrs, alloc)
                 }
                 _ => mask.lanes().all(|l| crate::memory::ptr_alloc(self.get(ptr, l)) == alloc),
             }

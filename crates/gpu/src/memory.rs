@@ -82,6 +82,13 @@ pub fn ptr_offset(p: u64) -> i64 {
     ((p << (64 - OFFSET_BITS)) as i64) >> (64 - OFFSET_BITS)
 }
 
+/// Whether every pointer is into allocation `alloc` (one pass without early
+/// exits, which vectorizes).
+#[inline]
+pub fn all_in(ptrs: &[u64], alloc: AllocId) -> bool {
+    ptrs.iter().fold(0u32, |acc, &p| acc | (ptr_alloc(p).0 ^ alloc.0)) == 0
+}
+
 /// `p + delta` bytes, staying in the same allocation.
 #[inline]
 pub fn ptr_add(p: u64, delta: i64) -> u64 {

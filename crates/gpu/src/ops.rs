@@ -823,12 +823,7 @@ impl Machine<'_> {
         };
         let all_lanes = first == 0 && mask.count() as usize == n;
         let same = match ptr {
-            Reg::W64(pr) if all_lanes && !u64f[pr as usize] => {
-                r64[pr as usize * s..pr as usize * s + n]
-                    .iter()
-                    .fold(0u64, |acc, &p| acc | (crate::memory::ptr_alloc(p).0 ^ alloc.0) as u64)
-                    == 0
-            }
+            Reg::W64(pr) if all_lanes && !u64f[pr as usize] => crate::memory::all_in(&r64[pr as usize * s..pr as usize * s + n], alloc),
             _ => mask.lanes().all(|l| crate::memory::ptr_alloc(get(ptr, l)) == alloc),
         };
         if !same {

@@ -81,6 +81,7 @@ impl FK {
             FK::BF16 => bf16::from_f32(x).to_bits() as u32,
         }
     }
+    #[allow(clippy::wrong_self_convention)] // decodes bits of this kind
     fn from_bits(self, b: u32) -> f32 {
         match self {
             FK::F32 => f32::from_bits(b),
@@ -541,7 +542,8 @@ fn float_smoothstep_on_ordered_edges() {
 #[test]
 fn float_classification() {
     for kind in [FK::F32, FK::F16, FK::BF16] {
-        let preds: [(&str, fn(FK, f32) -> bool); 6] = [
+        type Pred = (&'static str, fn(FK, f32) -> bool);
+        let preds: [Pred; 6] = [
             ("isnan(a)", |_, x| x.is_nan()),
             ("isinf(a)", |_, x| x.is_infinite()),
             ("isfinite(a)", |_, x| x.is_finite()),
@@ -933,16 +935,16 @@ fn as_type_bit_casts_preserve_bits() {
     let mut r = runner(CASES);
     r.run(&(proptest::collection::vec(any::<u32>(), LANES), proptest::collection::vec(any::<u64>(), LANES)), |(v, w)| {
         let vb = u32s(&v);
-        prop_assert_eq!(to_u32(&run_map(&k, &[vb.clone()], LANES * 4)), v.clone(), "as_type<float>(uint)");
-        prop_assert_eq!(to_u32(&run_map(&k2, &[vb.clone()], LANES * 4)), v.clone(), "as_type<uint>(float)");
+        prop_assert_eq!(to_u32(&run_map(&k, std::slice::from_ref(&vb), LANES * 4)), v.clone(), "as_type<float>(uint)");
+        prop_assert_eq!(to_u32(&run_map(&k2, std::slice::from_ref(&vb), LANES * 4)), v.clone(), "as_type<uint>(float)");
         // Signalling half NaNs are covered by `as_type_keeps_signalling_half_nans`.
         let v: Vec<u32> = v.iter().map(|&x| quiet_half_pair(x)).collect();
         let vb = u32s(&v);
-        prop_assert_eq!(to_u32(&run_map(&k3, &[vb.clone()], LANES * 4)), v.clone(), "as_type<half2>(uint)");
+        prop_assert_eq!(to_u32(&run_map(&k3, std::slice::from_ref(&vb), LANES * 4)), v.clone(), "as_type<half2>(uint)");
         let wb = u64s(&w);
-        prop_assert_eq!(to_u64(&run_map(&k4, &[wb.clone()], LANES * 8)), w.clone(), "as_type<uint2>(ulong)");
+        prop_assert_eq!(to_u64(&run_map(&k4, std::slice::from_ref(&wb), LANES * 8)), w.clone(), "as_type<uint2>(ulong)");
         let hb: Vec<u8> = vb[..LANES * 2].to_vec(); // quieted above
-        prop_assert_eq!(to_u16(&run_map(&k5, &[hb.clone()], LANES * 2)), to_u16(&hb), "as_type<half>(ushort)");
+        prop_assert_eq!(to_u16(&run_map(&k5, std::slice::from_ref(&hb), LANES * 2)), to_u16(&hb), "as_type<half>(ushort)");
         let sign = to_u32(&run_map(&k6, &[vb], LANES * 4));
         for l in 0..LANES {
             prop_assert_eq!(sign[l], v[l] >> 31);

@@ -227,8 +227,8 @@ kernel void k(device atomic_uint* total [[buffer(0)]], device atomic_int* mx [[b
     assert_eq!(to_u32(&b[&0])[0], sum as u32);
     assert_eq!(to_i32(&b[&1])[0], (0..n).map(|i| (i * 7919 % 10007) as i32 - 5000).max().unwrap());
     let bins = to_u32(&b[&2]);
-    for j in 0..10 {
-        assert_eq!(bins[j], n / 10, "bin {j}");
+    for (j, &count) in bins[..10].iter().enumerate() {
+        assert_eq!(count, n / 10, "bin {j}");
     }
     assert_eq!(bins[10], 0u32.wrapping_sub(n));
     assert_eq!(bins[11], sum as u32, "per-threadgroup partials add up");
@@ -253,8 +253,8 @@ fn float_atomics_are_deterministic_and_close() {
         assert_eq!(go(), first, "float atomics accumulate in a defined order");
     }
     let got = to_f32(&first);
-    for j in 0..3 {
+    for (j, &sum) in got.iter().enumerate() {
         let exact: f64 = a.iter().skip(j).step_by(3).map(|&x| x as f64).sum();
-        assert!((got[j] as f64 - exact).abs() <= exact.abs() * 1e-4, "sum {j}: {} vs {exact}", got[j]);
+        assert!((sum as f64 - exact).abs() <= exact.abs() * 1e-4, "sum {j}: {sum} vs {exact}");
     }
 }

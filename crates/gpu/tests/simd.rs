@@ -43,9 +43,12 @@ fn active(i: usize, pred: &dyn Fn(usize) -> bool) -> bool {
     pred(i % TG)
 }
 
+/// How a lane's result follows from the active values (see `reference`).
+type LaneRule<'a> = &'a dyn Fn(&[u32], &[u32], u32) -> u32;
+
 /// Reference for a reduction/scan under a mask: `f(active values of the
 /// group, values of active lanes before this one, this value)`.
-fn reference(a: &[u32], pred: &dyn Fn(usize) -> bool, f: &dyn Fn(&[u32], &[u32], u32) -> u32) -> Vec<u32> {
+fn reference(a: &[u32], pred: &dyn Fn(usize) -> bool, f: LaneRule) -> Vec<u32> {
     let mut out = vec![SENTINEL; a.len()];
     for g in simdgroups() {
         let act: Vec<usize> = g.clone().filter(|&i| active(i, pred)).collect();
@@ -65,8 +68,10 @@ fn data() -> impl Strategy<Value = Vec<u32>> {
     proptest::collection::vec(prop_oneof![0u32..8, any::<u32>()], N)
 }
 
-const MASKS: [(&str, fn(usize) -> bool); 3] =
-    [("true", |_| true), ("t % 3 == 0", |t| t % 3 == 0), ("t >= 5 && t != 33", |t| t >= 5 && t != 33)];
+/// A lane predicate with its MSL spelling.
+type NamedMask = (&'static str, fn(usize) -> bool);
+
+const MASKS: [NamedMask; 3] = [("true", |_| true), ("t % 3 == 0", |t| t % 3 == 0), ("t >= 5 && t != 33", |t| t >= 5 && t != 33)];
 
 #[test]
 fn reductions_and_scans_under_masks_and_partial_groups() {

@@ -2,9 +2,9 @@
 //! its body, run on the simulator (see the Usage section of README.md).
 
 use crate::lint::read_source;
-use crate::report::{finding_diagnostic, finding_json};
+use crate::report::exit_code;
 use crate::run::{name_seed, parse_dims, Check};
-use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
+use crate::{EXIT_BAD_RESULT, EXIT_OK};
 use arrays::{Array, DType};
 use clap::Args;
 use gpu::CheckLevel;
@@ -74,16 +74,7 @@ pub struct MlxArgs {
 }
 
 pub fn run(args: &MlxArgs) -> u8 {
-    match run_inner(args) {
-        Ok(code) => code,
-        Err(msg) => {
-            if args.json {
-                println!("{}", serde_json::json!({"diagnostics": [], "findings": [], "outputs": {}, "error": msg}));
-            }
-            eprintln!("error: {msg}");
-            EXIT_CANNOT_START
-        }
-    }
+    exit_code(run_inner(args), args.json)
 }
 
 /// An input value: the `run` forms, or a Python-style scalar.
@@ -285,7 +276,7 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     });
     if json {
         let diags: Vec<serde_json::Value> = r.diagnostics.iter().map(|d| msl::diag::to_json(&r.sources, d)).collect();
-        let findings: Vec<serde_json::Value> = r.report.findings.iter().map(|f| finding_json(&r.sources, f)).collect();
+        let findings: Vec<serde_json::Value> = r.report.findings.iter().map(|f| f.to_json(&r.sources)).collect();
         let mut doc =
             serde_json::json!({"diagnostics": diags, "findings": findings, "outputs": outputs, "kernel": r.generated.kernel_name});
         if let Some(c) = counts {
@@ -294,7 +285,7 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         println!("{doc}");
     } else {
         let mut diags = r.diagnostics.clone();
-        diags.extend(r.report.findings.iter().map(finding_diagnostic));
+        diags.extend(r.report.findings.iter().map(gpu::Finding::to_diagnostic));
         eprint!("{}", msl::diag::render(&r.sources, &diags, color));
         for p in printed {
             println!("{p}");

@@ -1,16 +1,20 @@
-//! Turning run-time findings into diagnostics (rustc-style text and JSON):
-//! the conversions live with the findings (`gpu::Finding`).
+//! How `run` and `mlx` end: the exit code, and for a run that could not
+//! start, the error (in the `--json` document too). Findings turn into
+//! diagnostics and JSON through `gpu::Finding` itself.
 
-use gpu::Finding;
-use msl::diag::Diagnostic;
-use msl::source::SourceMap;
+use crate::EXIT_CANNOT_START;
 
-/// A finding as a diagnostic pointing at the access in the user's source.
-pub fn finding_diagnostic(f: &Finding) -> Diagnostic {
-    f.to_diagnostic()
-}
-
-/// The contract's JSON form of a finding.
-pub fn finding_json(sources: &SourceMap, f: &Finding) -> serde_json::Value {
-    f.to_json(sources)
+/// The command's exit code; an error means it could not start: printed on
+/// stderr, and as the `error` of an otherwise empty JSON document with `--json`.
+pub fn exit_code(result: Result<u8, String>, json: bool) -> u8 {
+    match result {
+        Ok(code) => code,
+        Err(msg) => {
+            if json {
+                println!("{}", serde_json::json!({"diagnostics": [], "findings": [], "outputs": {}, "error": msg}));
+            }
+            eprintln!("error: {msg}");
+            EXIT_CANNOT_START
+        }
+    }
 }

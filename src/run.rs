@@ -2,8 +2,8 @@
 //! arguments bound by parameter name (see the Usage section of README.md).
 
 use crate::lint::{compile_options, read_source};
-use crate::report::{finding_diagnostic, finding_json};
-use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
+use crate::report::exit_code;
+use crate::{EXIT_BAD_RESULT, EXIT_OK};
 use arrays::{Array, DType};
 use clap::{Args, ValueEnum};
 use gpu::ir::ParamKind;
@@ -166,16 +166,7 @@ struct Bound {
 }
 
 pub fn run(args: &RunArgs) -> u8 {
-    match run_inner(args) {
-        Ok(code) => code,
-        Err(msg) => {
-            if args.json {
-                println!("{}", serde_json::json!({"diagnostics": [], "findings": [], "outputs": {}, "error": msg}));
-            }
-            eprintln!("error: {msg}");
-            EXIT_CANNOT_START
-        }
-    }
+    exit_code(run_inner(args), args.json)
 }
 
 fn run_inner(args: &RunArgs) -> Result<u8, String> {
@@ -359,14 +350,14 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
     }
     let has_errors = report.has_errors() || c.has_errors();
     if args.json {
-        let findings: Vec<serde_json::Value> = report.findings.iter().map(|f| finding_json(&c.sources, f)).collect();
+        let findings: Vec<serde_json::Value> = report.findings.iter().map(|f| f.to_json(&c.sources)).collect();
         let mut doc = serde_json::json!({"diagnostics": diag_json(&c), "findings": findings, "outputs": outputs});
         if let Some(m) = report.max_counts {
             doc["counts"] = counts_json(&m);
         }
         println!("{doc}");
     } else {
-        let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(finding_diagnostic).collect();
+        let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
         eprint!("{}", msl::diag::render(&c.sources, &diags, color));
         for p in printed {
             println!("{p}");

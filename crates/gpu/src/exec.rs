@@ -140,12 +140,13 @@ impl Geometry {
     }
 
     /// Global position of the thread numbered `tid` (threadgroup number
-    /// times `stride` plus lane, plus one).
-    pub fn thread_of(&self, tid: u32, stride: usize) -> [u32; 3] {
+    /// times the threads of a full threadgroup, plus lane, plus one), and
+    /// of its threadgroup.
+    pub fn thread_of(&self, tid: u32) -> ([u32; 3], [u32; 3]) {
         let t = tid.saturating_sub(1) as u64;
-        let stride = stride.max(1) as u64;
+        let stride = self.lanes_requested().max(1) as u64;
         let g = self.for_group(t / stride);
-        g.global((t % stride) as usize)
+        (g.global((t % stride) as usize), g.tg_pos)
     }
 
     /// Threads of a full threadgroup.
@@ -721,7 +722,7 @@ impl<'k> Machine<'k> {
 
     /// Global position of the thread numbered `tid`.
     fn thread_of(&self, tid: u32) -> [u32; 3] {
-        self.geo.thread_of(tid, self.stride)
+        self.geo.thread_of(tid).0
     }
 
     #[allow(clippy::too_many_arguments)]

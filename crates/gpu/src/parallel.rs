@@ -15,7 +15,7 @@
 
 use crate::exec::{report_race, Geometry, RaceThreads};
 use crate::sanitizer::CrossRace;
-use crate::{run_part, CheckLevel, Kernel, Part, RunOptions, RunReport};
+use crate::{run_part, Kernel, Part, RunOptions, RunReport};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -95,12 +95,10 @@ pub(crate) fn run(
         };
         *first = Some(work(0, &mut tick));
     });
-    let parts: Vec<Part> = slots.into_iter().flatten().collect();
     progress(done.load(Ordering::Relaxed), total);
     let cut = first_stopped.load(Ordering::Relaxed);
-    let parts: Vec<Part> = parts.into_iter().take(cut.saturating_add(1)).collect();
-    let stride = dispatch.lanes_requested();
-    let Merged { changed, report } = merge(kernel, dispatch, stride, &initial, parts, opts);
+    let parts: Vec<Part> = slots.into_iter().flatten().take(cut.saturating_add(1)).collect();
+    let Merged { changed, report } = merge(kernel, dispatch, &initial, parts);
     *buffers = initial;
     buffers.extend(changed);
     report
@@ -113,14 +111,7 @@ struct Merged {
 }
 
 /// Combine the workers' results in threadgroup order (`parts` is not empty).
-fn merge(
-    kernel: &Kernel,
-    dispatch: &Geometry,
-    stride: usize,
-    initial: &BTreeMap<u32, Vec<u8>>,
-    parts: Vec<Part>,
-    opts: &RunOptions,
-) -> Merged {
+fn merge(kernel: &Kernel, dispatch: &Geometry, initial: &BTreeMap<u32, Vec<u8>>, parts: Vec<Part>) -> Merged {
     let mut changed: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
     let mut parts = parts.into_iter();
     let Some(first) = parts.next() else { return Merged { changed, report: RunReport::default() } };
@@ -152,15 +143,9 @@ fn merge(
         }
     }
     for c in cross {
-        let threads = RaceThreads {
-            first: dispatch.thread_of(c.race.first.tid, stride),
-            second: dispatch.thread_of(c.second.tid, stride),
-            second_tg: dispatch.for_group((c.second.tid.saturating_sub(1) as usize / stride.max(1)) as u64).tg_pos,
-        };
+        let (second, second_tg) = dispatch.thread_of(c.second.tid);
+        let threads = RaceThreads { first: dispatch.thread_of(c.race.first.tid).0, second, second_tg };
         report_race(&mut findings, kernel, c.race, threads, c.second.at, c.second_is_write, true).count += c.count - 1;
-    }
-    if opts.check == CheckLevel::None && !opts.count {
-        san = None;
     }
     report.max_counts = san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
     report.findings = findings.list;

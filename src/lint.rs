@@ -12,9 +12,20 @@ pub struct LintArgs {
     /// Print one JSON document with the diagnostics instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub pp: PreprocessArgs,
+}
+
+/// Preprocessor flags shared by every command that compiles Metal.
+#[derive(Args, Clone, Default)]
+pub struct PreprocessArgs {
     /// Define a macro, like the compiler's `-D NAME[=VALUE]`.
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     pub define: Vec<String>,
+    /// Add a folder to search for `#include "…"` and `#include <…>` (repeatable).
+    /// Headers are read only from the source file's folder and these folders.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
 }
 
 /// Read a source file as text, or explain why not.
@@ -23,12 +34,19 @@ pub fn read_source(path: &PathBuf) -> Result<String, String> {
     Ok(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
-pub fn compile_options(defines: &[String]) -> msl::CompileOptions {
+/// Compile options for a source read from `file` (`None`: no file, so
+/// includes come from the `-I` folders only).
+pub fn compile_options(pp: &PreprocessArgs, file: Option<&std::path::Path>) -> msl::CompileOptions {
     let mut opts = msl::CompileOptions::default();
-    for d in defines {
+    for d in &pp.define {
         let (name, value) = d.split_once('=').unwrap_or((d.as_str(), "1"));
         opts.defines.push((name.to_string(), value.to_string()));
     }
+    opts.include_dirs = pp.include.clone();
+    opts.main_dir = file.map(|f| match f.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    });
     opts
 }
 
@@ -41,7 +59,7 @@ pub fn run(args: &LintArgs) -> u8 {
         }
     };
     let name = args.file.display().to_string();
-    let c = msl::compile(&name, &text, &compile_options(&args.define));
+    let c = msl::compile(&name, &text, &compile_options(&args.pp, Some(&args.file)));
     if args.json {
         let diags: Vec<serde_json::Value> = c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect();
         println!("{}", serde_json::json!({ "diagnostics": diags }));

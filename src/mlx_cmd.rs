@@ -71,6 +71,8 @@ pub struct MlxArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub pp: crate::lint::PreprocessArgs,
 }
 
 pub fn run(args: &MlxArgs) -> u8 {
@@ -179,7 +181,8 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     let out_refs: Vec<&str> = output_names.iter().map(|s| s.as_str()).collect();
     let kernel = MetalKernel::new(&name, &in_refs, &out_refs, &source, &header, !args.no_row_contiguous, args.atomic_outputs)
         .map_err(|e| e.to_string().replace("output_names:", "--output:"))?
-        .with_files(Some(source_file), header_file);
+        .with_files(Some(source_file), header_file)
+        .with_compile_options(crate::lint::compile_options(&args.pp, Some(args.header.as_deref().unwrap_or(&args.body))));
 
     let grid = match &args.grid {
         Some(g) => parse_dims(g, "--grid")?,

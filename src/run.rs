@@ -1,7 +1,7 @@
 //! `metal-puzzles run`: one kernel of a full Metal source on the simulator,
 //! arguments bound by parameter name (see the Usage section of README.md).
 
-use crate::lint::{compile_options, read_source};
+use crate::lint::{compile_options, read_source, PreprocessArgs};
 use crate::report::exit_code;
 use crate::{EXIT_BAD_RESULT, EXIT_OK};
 use arrays::{Array, DType};
@@ -45,9 +45,8 @@ pub struct RunArgs {
     /// `threads` (dispatchThreads, the default) or `threadgroups`.
     #[arg(long, value_enum, default_value = "threads")]
     pub dispatch: DispatchKind,
-    /// Define a macro for the preprocessor (`-D NAME[=VALUE]`).
-    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
-    pub define: Vec<String>,
+    #[command(flatten)]
+    pub pp: PreprocessArgs,
     /// Count memory operations per thread and print the per-thread maxima.
     #[arg(long)]
     pub counts: bool,
@@ -174,7 +173,7 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let name = args.file.display().to_string();
     let grid = parse_dims(&args.grid, "--grid")?;
     let tg = parse_dims(&args.threadgroup, "--threadgroup")?;
-    let c = msl::compile(&name, &text, &compile_options(&args.define));
+    let c = msl::compile(&name, &text, &compile_options(&args.pp, Some(&args.file)));
     let color = std::io::stderr().is_terminal();
     let diag_json = |c: &msl::Compilation| -> Vec<serde_json::Value> {
         c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect()

@@ -202,13 +202,26 @@ fn to_codespan(sources: &SourceMap, d: &Diagnostic) -> cs::Diagnostic<u32> {
     for l in &d.secondary {
         labels.push(cs::Label::secondary(l.span.file.0, clamp_span(sources, l.span)).with_message(l.message.clone()));
     }
-    let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
+    let mut notes: Vec<String> = included_from(sources, d.span).into_iter().map(|n| format!("note: {n}")).collect();
+    notes.extend(d.notes.iter().map(|n| format!("note: {n}")));
     notes.extend(d.help.iter().map(|h| format!("help: {h}")));
     let mut out = cs::Diagnostic::new(severity).with_message(d.message.clone()).with_labels(labels).with_notes(notes);
     if let Some(code) = d.code {
         out = out.with_code(code);
     }
     out
+}
+
+/// "in file included from a.metal:3:1" lines for a span inside a header.
+fn included_from(sources: &SourceMap, span: Span) -> Vec<String> {
+    sources
+        .include_chain(span.file)
+        .into_iter()
+        .map(|from| {
+            let (line, col) = sources.line_col(from);
+            format!("in file included from {}:{line}:{col}", sources.file(from.file).name)
+        })
+        .collect()
 }
 
 /// Render diagnostics rustc-style. `color` adds ANSI colours.
@@ -246,6 +259,7 @@ pub fn to_json(sources: &SourceMap, d: &Diagnostic) -> serde_json::Value {
         "code": d.code,
         "notes": d.notes,
         "help": d.help,
+        "included_from": included_from(sources, d.span),
     })
 }
 

@@ -10,6 +10,7 @@ pub mod builtins;
 pub mod check;
 pub mod diag;
 pub mod hir;
+pub mod include;
 pub mod lex;
 pub mod parse;
 pub mod preprocess;

@@ -14,13 +14,15 @@
 //! argument keep their own span, so errors point at what the user wrote.
 
 use crate::diag::{suggest, Diagnostic, Diagnostics};
+use crate::include::{read_header, IncludeRoots, Lookup};
 use crate::lex;
 use crate::source::{FileId, SourceMap, Span};
 use crate::token::{IntSuffix, Punct, Token, TokenKind};
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// Options of one preprocessor run.
@@ -31,11 +33,16 @@ pub struct PreprocessOptions {
     pub defines: Vec<(String, String)>,
     /// Value of `__METAL_VERSION__` (310 for Metal 3.1).
     pub metal_version: u32,
+    /// Folder of the main file: `#include "…"` in it looks there first.
+    /// `None` for text that has no file (generated or piped sources).
+    pub main_dir: Option<PathBuf>,
+    /// `-I DIR` roots, searched in order after the including file's folder.
+    pub include_dirs: Vec<PathBuf>,
 }
 
 impl Default for PreprocessOptions {
     fn default() -> Self {
-        PreprocessOptions { defines: Vec::new(), metal_version: 310 }
+        PreprocessOptions { defines: Vec::new(), metal_version: 310, main_dir: None, include_dirs: Vec::new() }
     }
 }
 
@@ -51,6 +58,10 @@ const MAX_IF_DEPTH: usize = 256;
 const MAX_ARG_NESTING: usize = 200;
 /// Deepest nesting of an `#if` expression (parentheses, unary operators, `?:`).
 const MAX_EXPR_DEPTH: usize = 128;
+/// Deepest `#include` nesting (clang's default limit).
+const MAX_INCLUDE_DEPTH: usize = 200;
+/// Most header bytes one run may read, all inclusions together.
+const MAX_INCLUDED_BYTES: usize = 64 << 20;
 /// Most warnings one run reports.
 const MAX_WARNINGS: usize = 100;
 /// Longest token made by `#` or `##`, in bytes.
@@ -100,7 +111,27 @@ type MacroMap = HashMap<Rc<str>, Rc<Macro>, BuildHasherDefault<FxHasher>>;
 
 /// Headers the Metal compiler provides; `#include` of these produces nothing.
 fn is_builtin_header(name: &str) -> bool {
-    name.starts_with("metal_")
+    name.starts_with("metal_") && unsupported_header(name).is_none()
+}
+
+/// Apple headers this simulator does not model, with the reason.
+fn unsupported_header(name: &str) -> Option<&'static str> {
+    if name.starts_with("MetalPerformancePrimitives/") || name == "metal_tensor" || name.starts_with("metal_tensor") {
+        Some("Metal 4 tensor operations (macOS 26 SDK) are not simulated")
+    } else if name.starts_with("metal_raytracing") {
+        Some("ray tracing is not simulated")
+    } else {
+        None
+    }
+}
+
+/// How a header is named in messages: relative to the main file's folder
+/// when it is inside it, else its full path.
+fn display_name(path: &Path, main_dir: Option<&PathBuf>) -> String {
+    match main_dir.and_then(|d| path.strip_prefix(d).ok()) {
+        Some(rel) => rel.display().to_string(),
+        None => path.display().to_string(),
+    }
 }
 
 /// Feature-test pseudo-macros usable in `#if`; they count as defined.
@@ -136,7 +167,18 @@ pub fn preprocess(sources: &mut SourceMap, file: FileId, opts: &PreprocessOption
         let _ = writeln!(builtin, "#define {} {}", clean(name), clean(value));
     }
     let bid = sources.add("<built-in>", builtin);
-    let sources: &SourceMap = sources;
+    let roots = IncludeRoots::new(opts.main_dir.as_deref(), &opts.include_dirs);
+    for dir in &roots.missing {
+        diags.push(
+            Diagnostic::warning(Span::new(file, 0, 0), format!("include folder `{}` does not exist", dir.display()))
+                .code("W0102")
+                .help("check the path given with `-I`"),
+        );
+    }
+    let mut file_dirs = HashMap::new();
+    if let Some(dir) = opts.main_dir.as_ref().and_then(|d| d.canonicalize().ok()) {
+        file_dirs.insert(file, dir);
+    }
 
     let btoks = lex::lex(bid, &sources.file(bid).text, diags);
     let mtoks = lex::lex(file, &sources.file(file).text, diags);
@@ -157,6 +199,12 @@ pub fn preprocess(sources: &mut SourceMap, file: FileId, opts: &PreprocessOption
         if_depth_error: false,
         counter: 0,
         warnings: 0,
+        includes: Vec::new(),
+        roots,
+        file_dirs,
+        loaded: HashMap::new(),
+        once: HashSet::new(),
+        included_bytes: 0,
     };
     for (name, b) in [("__LINE__", Builtin::Line), ("__FILE__", Builtin::File), ("__COUNTER__", Builtin::Counter)] {
         let name: Rc<str> = Rc::from(name);
@@ -272,6 +320,14 @@ struct Cond {
     seen_else: bool,
 }
 
+/// A file whose reading was suspended by an `#include`.
+struct IncludeFrame {
+    reader: Reader,
+    /// Open `#if` groups when the include started; the header must close
+    /// the ones it opens.
+    conds_len: usize,
+}
+
 /// Reads the tokens of one file.
 struct Reader {
     toks: Vec<Token>,
@@ -286,7 +342,7 @@ impl Reader {
 }
 
 struct Pp<'s, 'd> {
-    sources: &'s SourceMap,
+    sources: &'s mut SourceMap,
     diags: &'d mut Diagnostics,
     main: FileId,
     macros: MacroMap,
@@ -303,6 +359,16 @@ struct Pp<'s, 'd> {
     if_depth_error: bool,
     counter: u64,
     warnings: usize,
+    /// Files suspended by `#include`, outermost first.
+    includes: Vec<IncludeFrame>,
+    roots: IncludeRoots,
+    /// Canonical folder of each file read from disk.
+    file_dirs: HashMap<FileId, PathBuf>,
+    /// Headers already read, by canonical path.
+    loaded: HashMap<PathBuf, FileId>,
+    /// Headers that said `#pragma once`.
+    once: HashSet<FileId>,
+    included_bytes: usize,
 }
 
 fn eof_token(span: Span) -> PTok {
@@ -418,16 +484,24 @@ impl Pp<'_, '_> {
     /// Next token of the file in an active region, running directives.
     fn read_file_token(&mut self) -> PTok {
         loop {
-            let Some(t) = self.reader.toks.get(self.reader.pos) else {
-                self.close_conds();
-                let end = self.sources.file(self.main).text.len() as u32;
-                return eof_token(Span::new(self.main, end, end));
-            };
-            if t.kind == TokenKind::Eof {
-                let t = t.clone();
-                self.close_conds();
-                return PTok::new(t);
+            let at_end = self.reader.toks.get(self.reader.pos).is_none_or(|t| t.kind == TokenKind::Eof);
+            if at_end {
+                if let Some(frame) = self.includes.pop() {
+                    // End of a header: back to the file that included it.
+                    self.close_conds(frame.conds_len);
+                    self.reader = frame.reader;
+                    continue;
+                }
+                self.close_conds(0);
+                return match self.reader.toks.get(self.reader.pos) {
+                    Some(t) => PTok::new(t.clone()),
+                    None => {
+                        let end = self.sources.file(self.main).text.len() as u32;
+                        eof_token(Span::new(self.main, end, end))
+                    }
+                };
             }
+            let t = &self.reader.toks[self.reader.pos];
             if t.line_start && t.is_punct(Punct::Hash) {
                 let hash = t.clone();
                 let start = self.reader.pos + 1;
@@ -453,8 +527,10 @@ impl Pp<'_, '_> {
         }
     }
 
-    fn close_conds(&mut self) {
-        for c in std::mem::take(&mut self.conds) {
+    /// Report and drop the `#if` groups opened after the first `from`.
+    fn close_conds(&mut self, from: usize) {
+        let from = from.min(self.conds.len());
+        for c in self.conds.split_off(from) {
             self.emit(
                 Diagnostic::error(c.start, format!("unterminated `#{}`: add a matching `#endif`", c.name))
                     .code("E0102")
@@ -989,7 +1065,12 @@ impl Pp<'_, '_> {
                 };
                 self.emit(d);
             }
-            "pragma" | "line" | "ident" | "sccs" => {}
+            "pragma" => {
+                if rest.first().and_then(|t| t.ident()) == Some("once") {
+                    self.once.insert(dspan.file);
+                }
+            }
+            "line" | "ident" | "sccs" => {}
             other => {
                 let mut d =
                     Diagnostic::error(dspan, format!("unknown preprocessor directive `#{other}`")).code("E0101").label("not a directive");
@@ -1249,7 +1330,7 @@ impl Pp<'_, '_> {
     }
 
     fn include(&mut self, name: &str, dspan: Span, rest: &[Token]) {
-        let header = match rest.first().map(|t| &t.kind) {
+        let (header, quoted) = match rest.first().map(|t| &t.kind) {
             Some(TokenKind::Punct(Punct::Lt)) => {
                 let mut h = String::new();
                 let mut closed = false;
@@ -1266,17 +1347,14 @@ impl Pp<'_, '_> {
                     );
                     return;
                 }
-                if is_builtin_header(&h) {
-                    return;
-                }
-                format!("<{h}>")
+                (h, false)
             }
-            Some(TokenKind::Str(s)) => format!("\"{s}\""),
+            Some(TokenKind::Str(s)) => (s.to_string(), true),
             _ => {
                 self.emit(
                     Diagnostic::error(dspan, format!("`#{name}` needs a header name"))
                         .code("E0105")
-                        .help("write `#include <metal_stdlib>`"),
+                        .help("write `#include <metal_stdlib>` or `#include \"my_header.h\"`"),
                 );
                 return;
             }
@@ -1285,14 +1363,103 @@ impl Pp<'_, '_> {
             (Some(a), Some(b)) => dspan.to(a.span.to(b.span)),
             _ => dspan,
         };
-        let bare = header.trim_matches(['<', '>', '"']);
-        self.emit(
-            Diagnostic::error(span, format!("cannot include {header}: only Metal's built-in headers are available"))
-                .code("E0105")
-                .label("no such header here")
-                .note("headers like `<metal_stdlib>` are built in; there is no file system to include other files from")
-                .help(format!("paste the code from `{bare}` into this file instead of including it")),
-        );
+        let shown = if quoted { format!("\"{header}\"") } else { format!("<{header}>") };
+        if !quoted {
+            if let Some(why) = unsupported_header(&header) {
+                self.emit(
+                    Diagnostic::error(span, format!("unsupported header {shown}: {why}"))
+                        .code("E0107")
+                        .label("not supported by this simulator")
+                        .note("code that needs it cannot run here; guard it with `#if __has_include(...)` to keep a fallback"),
+                );
+                return;
+            }
+            if is_builtin_header(&header) {
+                return;
+            }
+        }
+        if self.includes.len() >= MAX_INCLUDE_DEPTH {
+            self.emit(
+                Diagnostic::error(span, format!("#include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels)"))
+                    .code("E0105")
+                    .label("including this goes too deep")
+                    .help("headers that include each other need include guards or `#pragma once`"),
+            );
+            return;
+        }
+        let including_dir = self.file_dirs.get(&dspan.file).cloned();
+        let path = match self.roots.lookup(&header, quoted, including_dir.as_deref()) {
+            Lookup::Found(path) => path,
+            Lookup::Refused(path) => {
+                self.emit(
+                    Diagnostic::error(span, format!("refusing to include {shown}: `{}` is outside the allowed folders", path.display()))
+                        .code("E0105")
+                        .label("outside the source folder and the `-I` roots")
+                        .note("headers are read only from the folder of the file being compiled and from `-I` folders")
+                        .help("add the header's root folder with `-I DIR`"),
+                );
+                return;
+            }
+            Lookup::NotFound(searched) => {
+                let mut d = Diagnostic::error(span, format!("cannot find header {shown}")).code("E0105").label("no such header");
+                if self.roots.is_empty() {
+                    d = d.note("this source has no folder and no `-I` roots were given, so only Metal's built-in headers (`<metal_stdlib>`, ...) exist");
+                } else {
+                    let list: Vec<String> = searched.iter().map(|p| format!("`{}`", p.display())).collect();
+                    d = d.note(if list.is_empty() {
+                        "no folder was searched".to_string()
+                    } else {
+                        format!("searched {}", list.join(", "))
+                    });
+                }
+                self.emit(d.help("give the folder the path is relative to with `-I DIR` (e.g. the library's repository root)"));
+                return;
+            }
+        };
+        let file = match self.loaded.get(&path) {
+            Some(&f) => f,
+            None => {
+                let text = match read_header(&path) {
+                    Ok(t) if self.included_bytes + t.len() <= MAX_INCLUDED_BYTES => t,
+                    Ok(_) => {
+                        self.emit(
+                            Diagnostic::error(span, format!("cannot include {shown}: headers total more than {MAX_INCLUDED_BYTES} bytes"))
+                                .code("E0105"),
+                        );
+                        return;
+                    }
+                    Err(e) => {
+                        self.emit(Diagnostic::error(span, format!("cannot read header {shown}: {e}")).code("E0105").label("found here"));
+                        return;
+                    }
+                };
+                self.included_bytes += text.len();
+                let display = display_name(&path, self.file_dirs.get(&self.main));
+                let f = self.sources.add_included(display, text, span);
+                if let Some(dir) = path.parent() {
+                    self.file_dirs.insert(f, dir.to_path_buf());
+                }
+                self.loaded.insert(path, f);
+                f
+            }
+        };
+        if self.once.contains(&file) {
+            return;
+        }
+        let toks = lex::lex(file, &self.sources.file(file).text, self.diags);
+        let reader = std::mem::replace(&mut self.reader, Reader::new(toks));
+        self.includes.push(IncludeFrame { reader, conds_len: self.conds.len() });
+    }
+
+    /// `__has_include`: a built-in header, or a file the include search finds.
+    fn header_exists(&self, name: &str, quoted: bool, from: FileId) -> bool {
+        if !quoted && is_builtin_header(name) {
+            return true;
+        }
+        if !quoted && unsupported_header(name).is_some() {
+            return false;
+        }
+        matches!(self.roots.lookup(name, quoted, self.file_dirs.get(&from).map(PathBuf::as_path)), Lookup::Found(_))
     }
 
     // ----- #if expressions ------------------------------------------------------
@@ -1384,6 +1551,7 @@ impl Pp<'_, '_> {
                 let mut depth = 0usize;
                 let mut j = i + 1;
                 let mut inner = String::new();
+                let mut quoted = false;
                 loop {
                     let Some(u) = toks.get(j) else {
                         self.emit(
@@ -1404,11 +1572,14 @@ impl Pp<'_, '_> {
                         }
                     }
                     match &u.tok.kind {
-                        TokenKind::Str(s) => inner.push_str(s),
+                        TokenKind::Str(s) => {
+                            quoted = true;
+                            inner.push_str(s)
+                        }
                         _ => inner.push_str(&self.spell(u)),
                     }
                 }
-                value = id.starts_with("__has_include") && is_builtin_header(inner.trim_matches(['<', '>']));
+                value = id.starts_with("__has_include") && self.header_exists(inner.trim_matches(['<', '>']), quoted, start.file);
                 i = j;
             } else {
                 out.push(t.clone());
@@ -1849,13 +2020,90 @@ mod tests {
         let (s, d) = pp("#include \"utils.h\"\nx");
         assert_eq!(s, "x");
         let e = &d.items[0];
-        assert!(e.message.contains("only Metal's built-in headers"), "{}", e.message);
-        assert!(e.help[0].contains("paste"), "{:?}", e.help);
+        assert_eq!(e.message, "cannot find header \"utils.h\"");
+        assert!(e.notes[0].contains("only Metal's built-in headers"), "{:?}", e.notes);
+        assert!(e.help[0].contains("-I DIR"), "{:?}", e.help);
         let (_, d) = pp("#include <stdio.h>\n");
         assert!(d.has_errors());
+        let (_, d) = pp("#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n#include <metal_tensor>\n");
+        assert_eq!(errors(&d).len(), 2);
+        assert!(errors(&d)[0].starts_with("unsupported header <MetalPerformancePrimitives/"), "{:?}", errors(&d));
+        assert!(errors(&d)[1].starts_with("unsupported header <metal_tensor>"), "{:?}", errors(&d));
+        assert_eq!(ok("#if __has_include(<metal_tensor>)\nbad\n#else\ngood\n#endif"), "good");
         let (_, d) = pp("#defien X 1\n");
         assert!(errors(&d)[0].contains("unknown preprocessor directive"));
         assert!(d.items[0].help[0].contains("#define"));
+    }
+
+    /// A folder tree for include tests: `main.metal` includes headers from
+    /// its own folder and from a `-I` root.
+    fn include_tree(files: &[(&str, &str)]) -> PathBuf {
+        let base = std::env::temp_dir().join(format!("msl-pp-{}-{:?}", std::process::id(), std::thread::current().id()));
+        let _ = std::fs::remove_dir_all(&base);
+        for (path, text) in files {
+            let p = base.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        base
+    }
+
+    fn run_in(base: &Path, src: &str) -> (String, Diagnostics, SourceMap) {
+        let mut sm = SourceMap::new();
+        let f = sm.add("main.metal", src);
+        let mut d = Diagnostics::new();
+        let opts = PreprocessOptions { main_dir: Some(base.join("proj")), include_dirs: vec![base.join("lib")], ..Default::default() };
+        let toks = preprocess(&mut sm, f, &opts, &mut d);
+        let s: Vec<String> = toks.iter().filter(|t| t.kind != TokenKind::Eof).map(|t| t.kind.to_string()).collect();
+        (s.join(" "), d, sm)
+    }
+
+    #[test]
+    fn includes_resolve_relative_then_roots() {
+        let base = include_tree(&[
+            ("proj/local.h", "#pragma once\n#include \"sub/inner.h\"\nint local;"),
+            ("proj/sub/inner.h", "#ifndef INNER\n#define INNER\nint inner = HELLO;\n#endif"),
+            ("lib/mylib/api.h", "#include \"detail.h\"\nint api;"),
+            ("lib/mylib/detail.h", "int detail;"),
+            ("lib/cycle_a.h", "#include <cycle_b.h>\n"),
+            ("lib/cycle_b.h", "#include <cycle_a.h>\n"),
+            ("lib/open_if.h", "#if 1\nint x;\n"),
+            ("secret.h", "int secret;"),
+        ]);
+        let (s, d, _) = run_in(
+            &base,
+            "#define HELLO 7\n#include \"local.h\"\n#include \"local.h\"\n#include \"sub/inner.h\"\n#include <mylib/api.h>\nint end;",
+        );
+        assert!(!d.has_errors(), "{:#?}", d.items);
+        assert_eq!(s, "int inner = 7 ; int local ; int detail ; int api ; int end ;");
+        assert!(
+            run_in(&base, "#if __has_include(\"local.h\") && __has_include(<mylib/api.h>) && !__has_include(\"nope.h\")\nyes\n#endif").0
+                == "yes"
+        );
+
+        // Outside the allowed folders: refused by name, never read.
+        let (s, d, _) = run_in(&base, "#include \"../secret.h\"\nx");
+        assert_eq!(s, "x");
+        assert!(errors(&d)[0].starts_with("refusing to include \"../secret.h\""), "{:?}", errors(&d));
+
+        // A cycle without guards stops at the depth limit with one error.
+        let (_, d, _) = run_in(&base, "#include <cycle_a.h>\n");
+        assert_eq!(errors(&d), vec![format!("#include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels)")]);
+
+        // A header must close the `#if` groups it opens; the includer goes on.
+        let (s, d, _) = run_in(&base, "#include <open_if.h>\nint after;");
+        assert_eq!(s, "int x ; int after ;");
+        assert_eq!(errors(&d).len(), 1);
+    }
+
+    #[test]
+    fn errors_in_headers_name_the_include_chain() {
+        let base = include_tree(&[("proj/a.h", "#include \"b.h\"\n"), ("proj/b.h", "\n#error broken header\n")]);
+        let (_, d, sm) = run_in(&base, "int x;\n#include \"a.h\"\n");
+        let text = crate::diag::render(&sm, &d.items, false);
+        assert!(text.contains("b.h:2:1"), "{text}");
+        assert!(text.contains("in file included from a.h:1:1"), "{text}");
+        assert!(text.contains("in file included from main.metal:2:1"), "{text}");
     }
 
     #[test]
@@ -1869,7 +2117,11 @@ mod tests {
         let mut sm = SourceMap::new();
         let f = sm.add("k.metal", "N F(2) __METAL_VERSION__");
         let mut d = Diagnostics::new();
-        let opts = PreprocessOptions { defines: vec![("N".into(), "16".into()), ("F(x)".into(), "x+1".into())], metal_version: 300 };
+        let opts = PreprocessOptions {
+            defines: vec![("N".into(), "16".into()), ("F(x)".into(), "x+1".into())],
+            metal_version: 300,
+            ..Default::default()
+        };
         let toks = preprocess(&mut sm, f, &opts, &mut d);
         let s: Vec<String> = toks.iter().map(|t| t.kind.to_string()).collect();
         assert_eq!(s.join(" "), "16 2 + 1 300 end of file");

@@ -53,6 +53,8 @@ impl fmt::Debug for Span {
 pub struct SourceFile {
     pub name: String,
     pub text: String,
+    /// The `#include` directive that brought this file in, if any.
+    pub included_from: Option<Span>,
     line_starts: Vec<u32>,
 }
 
@@ -65,7 +67,7 @@ impl SourceFile {
                 line_starts.push(i as u32 + 1);
             }
         }
-        SourceFile { name: name.into(), text, line_starts }
+        SourceFile { name: name.into(), text, included_from: None, line_starts }
     }
 
     /// 1-based line and column (column counted in characters) of a byte offset.
@@ -118,6 +120,27 @@ impl SourceMap {
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
         self.files.push(SourceFile::new(name, text));
         FileId(self.files.len() as u32 - 1)
+    }
+
+    /// Add a header brought in by the `#include` at `from`.
+    pub fn add_included(&mut self, name: impl Into<String>, text: impl Into<String>, from: Span) -> FileId {
+        let id = self.add(name, text);
+        self.files[id.0 as usize].included_from = Some(from);
+        id
+    }
+
+    /// The "included from" chain of a file, innermost first.
+    pub fn include_chain(&self, file: FileId) -> Vec<Span> {
+        let mut chain = Vec::new();
+        let mut at = file;
+        while let Some(from) = self.files.get(at.0 as usize).and_then(|f| f.included_from) {
+            if chain.len() >= 256 || from.file == at {
+                break;
+            }
+            chain.push(from);
+            at = from.file;
+        }
+        chain
     }
 
     pub fn file(&self, id: FileId) -> &SourceFile {

@@ -271,7 +271,10 @@ impl<'a> Checker<'a, '_> {
                 Type::Reference { referee, space, is_const } => {
                     if a.is_place() && a.ty == **referee {
                         let (s, c) = self.place_info(a);
-                        (s == *space && (!c || *is_const)).then_some(ConvRank::Exact)
+                        // `constant` memory is read-only, so a `constant T&`
+                        // is const whether or not it says so.
+                        let binds_const = *is_const || *space == AddressSpace::Constant;
+                        (s == *space && (!c || binds_const)).then_some(ConvRank::Exact)
                     } else if *is_const {
                         implicit_conversion(&a.ty, referee)
                     } else {

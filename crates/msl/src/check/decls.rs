@@ -274,6 +274,9 @@ impl<'a> Checker<'a, '_> {
         this: Option<(StructId, AddressSpace, bool)>,
     ) {
         let Some(body) = &f.body else { return };
+        if f.is_constexpr {
+            self.constexpr_fns.insert(id);
+        }
         let mut fs = FnState {
             locals: Vec::new(),
             scopes: vec![Scope::default()],

@@ -1404,14 +1404,21 @@ fn builtin_value(name: &str, span: Span) -> Option<hir::Expr> {
 
 /// Fold a scalar constant expression; `None` if it is not constant.
 pub(crate) fn fold(c: &Checker, e: &hir::Expr) -> Option<ConstValue> {
-    fold_depth(c, e, 0)
+    let const_locals = |id: hir::LocalId| c.fs.as_ref()?.const_locals.get(&id).copied();
+    fold_depth(c, e, 0, &const_locals)
 }
 
-fn fold_depth(c: &Checker, e: &hir::Expr, depth: u32) -> Option<ConstValue> {
+/// [`fold`] with the values of locals given by `locals` (the compile-time
+/// evaluator's frame).
+pub(crate) fn fold_with(c: &Checker, e: &hir::Expr, locals: &dyn Fn(hir::LocalId) -> Option<ConstValue>) -> Option<ConstValue> {
+    fold_depth(c, e, 0, locals)
+}
+
+fn fold_depth(c: &Checker, e: &hir::Expr, depth: u32, locals: &dyn Fn(hir::LocalId) -> Option<ConstValue>) -> Option<ConstValue> {
     if depth > 200 {
         return None;
     }
-    let f = |x: &hir::Expr| fold_depth(c, x, depth + 1);
+    let f = |x: &hir::Expr| fold_depth(c, x, depth + 1, locals);
     let scalar = match &e.ty {
         Type::Scalar(s) => Some(*s),
         Type::Enum(id) => Some(c.tables.enum_def(*id).underlying),
@@ -1420,7 +1427,11 @@ fn fold_depth(c: &Checker, e: &hir::Expr, depth: u32) -> Option<ConstValue> {
     };
     match &e.kind {
         H::Const(v) => Some(*v),
-        H::Local(id) => c.fs.as_ref()?.const_locals.get(id).copied(),
+        H::Local(id) => locals(*id),
+        H::Call { func, args } => {
+            let vals: Option<Vec<ConstValue>> = args.iter().map(f).collect();
+            super::consteval::call(c, *func, &vals?)
+        }
         H::Convert(x) | H::PtrCast(x) => {
             let v = f(x)?;
             Some(v.cast(scalar?))
@@ -1432,7 +1443,7 @@ fn fold_depth(c: &Checker, e: &hir::Expr, depth: u32) -> Option<ConstValue> {
         }
         H::Index { base, index } => {
             let i = f(index)?.as_i64();
-            let agg = const_aggregate(c, base, depth)?;
+            let agg = const_aggregate(c, base, depth, locals)?;
             let H::Aggregate(items) = &agg.kind else { return None };
             if i < 0 {
                 return None;
@@ -1443,7 +1454,7 @@ fn fold_depth(c: &Checker, e: &hir::Expr, depth: u32) -> Option<ConstValue> {
             }
         }
         H::Field { base, field } => {
-            let agg = const_aggregate(c, base, depth)?;
+            let agg = const_aggregate(c, base, depth, locals)?;
             let H::Aggregate(items) = &agg.kind else { return None };
             match items.get(*field as usize) {
                 Some(item) => f(item),
@@ -1494,7 +1505,12 @@ fn fold_depth(c: &Checker, e: &hir::Expr, depth: u32) -> Option<ConstValue> {
     }
 }
 
-fn const_aggregate<'e>(c: &'e Checker, e: &'e hir::Expr, depth: u32) -> Option<&'e hir::Expr> {
+fn const_aggregate<'e>(
+    c: &'e Checker,
+    e: &'e hir::Expr,
+    depth: u32,
+    locals: &dyn Fn(hir::LocalId) -> Option<ConstValue>,
+) -> Option<&'e hir::Expr> {
     if depth > 200 {
         return None;
     }
@@ -1505,20 +1521,20 @@ fn const_aggregate<'e>(c: &'e Checker, e: &'e hir::Expr, depth: u32) -> Option<&
         }
         H::Aggregate(_) => Some(e),
         H::Index { base, index } => {
-            let i = fold_depth(c, index, depth + 1)?.as_i64();
-            let H::Aggregate(items) = &const_aggregate(c, base, depth + 1)?.kind else { return None };
+            let i = fold_depth(c, index, depth + 1, locals)?.as_i64();
+            let H::Aggregate(items) = &const_aggregate(c, base, depth + 1, locals)?.kind else { return None };
             let item = items.get(usize::try_from(i).ok()?)?;
-            const_aggregate(c, item, depth + 1)
+            const_aggregate(c, item, depth + 1, locals)
         }
         H::Field { base, field } => {
-            let H::Aggregate(items) = &const_aggregate(c, base, depth + 1)?.kind else { return None };
-            const_aggregate(c, items.get(*field as usize)?, depth + 1)
+            let H::Aggregate(items) = &const_aggregate(c, base, depth + 1, locals)?.kind else { return None };
+            const_aggregate(c, items.get(*field as usize)?, depth + 1, locals)
         }
         _ => None,
     }
 }
 
-fn fold_binary(op: BinaryOp, l: ConstValue, r: ConstValue, s: Scalar) -> Option<ConstValue> {
+pub(crate) fn fold_binary(op: BinaryOp, l: ConstValue, r: ConstValue, s: Scalar) -> Option<ConstValue> {
     use BinaryOp::*;
     if s.is_float() {
         let (a, b) = (l.as_f64(), r.as_f64());

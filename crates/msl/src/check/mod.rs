@@ -9,6 +9,7 @@
 //! `using namespace metal;`).
 
 mod calls;
+mod consteval;
 mod decls;
 mod expr;
 mod stmt;
@@ -213,6 +214,8 @@ pub(crate) struct Checker<'a, 'd> {
     pub struct_specs: HashMap<(DeclId, Vec<TArg>), (&'a ast::Struct, Env)>,
     /// Hidden temporaries count (for names).
     pub temp_count: u32,
+    /// Functions declared `constexpr` (callable at compile time).
+    pub constexpr_fns: std::collections::HashSet<FuncId>,
 }
 
 /// Instantiation depth beyond which we assume runaway template recursion.
@@ -241,6 +244,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             struct_instance_of: HashMap::new(),
             temp_count: 0,
             struct_specs: HashMap::new(),
+            constexpr_fns: Default::default(),
         }
     }
 

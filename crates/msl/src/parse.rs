@@ -194,7 +194,6 @@ fn unsupported_keyword(name: &str) -> Option<&'static str> {
         "dynamic_cast" => "`dynamic_cast` is not supported in Metal (no RTTI)",
         "typeid" => "`typeid` is not supported in Metal (no RTTI)",
         "asm" => "inline assembly (`asm`) is not supported in Metal",
-        "operator" => "operator overloading is not supported by this simulator yet",
         _ => return None,
     })
 }
@@ -1994,9 +1993,9 @@ impl<'a> Parser<'a> {
             self.parse_attr_list(&mut specs.attrs);
         }
         if self.at_kw("operator") {
-            let sp = self.tok(0).span;
-            self.report(Diagnostic::error(sp, "operator overloading is not supported by this simulator yet"));
-            return None;
+            let name = self.parse_operator_name()?;
+            let f = self.parse_function_rest(&specs, ty, name);
+            return Some(ItemKind::Function(f));
         }
         if self.tok(0).ident().is_none_or(Self::is_reserved) && !self.at(Punct::ColonColon) {
             if self.at(Punct::Semi) && in_struct.is_none() {
@@ -2017,6 +2016,46 @@ impl<'a> Parser<'a> {
         let vars = self.parse_declarators(&specs, Some(first));
         self.expect_semi("declaration");
         Some(ItemKind::Vars(vars))
+    }
+
+    /// `operator+`, `operator()`, `operator[]`, `operator+=`, ...: the name
+    /// of an overloaded operator as one identifier (`operator()`), which is
+    /// how the checker looks it up. The current token is `operator`.
+    fn parse_operator_name(&mut self) -> Option<Path> {
+        let start = self.bump();
+        let t = self.tok(0).clone();
+        let spelled = match &t.kind {
+            TokenKind::Punct(Punct::LParen) if self.at_n(1, Punct::RParen) => {
+                self.bump();
+                "()".to_string()
+            }
+            TokenKind::Punct(Punct::LBracket) if self.at_n(1, Punct::RBracket) => {
+                self.bump();
+                "[]".to_string()
+            }
+            TokenKind::Punct(p) if !matches!(p, Punct::LParen | Punct::LBracket | Punct::LBrace | Punct::RBrace | Punct::Semi) => {
+                p.as_str().to_string()
+            }
+            _ => {
+                self.error_here("an operator after `operator` (e.g. `operator+` or `operator()`)");
+                return None;
+            }
+        };
+        let end = self.bump();
+        Some(simple_path(&format!("operator{spelled}"), start.to(end)))
+    }
+
+    /// A conversion operator `operator T() const {...}` inside a struct; its
+    /// name is `operator T` with the type spelled out, its return type `T`.
+    fn parse_conversion_operator(&mut self, specs: &Specs) -> Option<Function> {
+        let start = self.bump();
+        let ty = self.parse_type();
+        let name = simple_path(&format!("operator {}", crate::pretty::type_to_string(&ty)), start.to(self.prev_span()));
+        if !self.at(Punct::LParen) {
+            self.error_here("`(` after the conversion operator's type");
+            return None;
+        }
+        Some(self.parse_function_rest(specs, ty, name))
     }
 
     /// Parameters, `const`, body or `;`. Current token is `(`.
@@ -2362,6 +2401,8 @@ impl<'a> Parser<'a> {
             if self.at_attr() {
                 self.parse_attr_list(&mut specs.attrs);
             } else if self.eat_kw("explicit") || self.eat_kw("METAL_FUNC") {
+            } else if self.at_kw("__attribute__") {
+                self.skip_gnu_attribute();
             } else if self.eat_kw("inline") {
                 specs.is_inline = true;
             } else if self.eat_kw("constexpr") {
@@ -2369,6 +2410,15 @@ impl<'a> Parser<'a> {
             } else {
                 break;
             }
+        }
+        if self.at_kw("operator")
+            && !self.at_n(1, Punct::LParen)
+            && self.tok(1).kind.to_string().chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        {
+            if let Some(func) = self.parse_conversion_operator(&specs) {
+                out.push(Member { kind: MemberKind::Method(func), span: start.to(self.prev_span()) });
+            }
+            return;
         }
         if self.at_kw(sname) && self.at_n(1, Punct::LParen) {
             let nsp = self.bump();
@@ -2840,7 +2890,6 @@ pub(crate) mod tests {
             ("void f(int* p) {\n  int* q = dynamic_cast<int*>(p);\n}", "dynamic_cast"),
             ("void f(int p) {\n  typeid(p);\n}", "typeid"),
             ("void f() {\n  asm(\"nop\");\n}", "asm"),
-            ("struct S { float x; };\nS operator+(S a, S b) { return a; }", "operator"),
         ] {
             let (_, d) = parse_src(src);
             let e = d.items.first().unwrap_or_else(|| panic!("no error for {src}"));

@@ -48,6 +48,10 @@ impl<'a> Checker<'a, '_> {
             A::Name(path) => self.named_call(path, args, span),
             _ => {
                 let h = self.expr(callee)?;
+                if Self::is_class(&h.ty) {
+                    let hargs = self.args(args)?;
+                    return self.call_object(h, hargs, span);
+                }
                 let n = self.ty_name(&h.ty);
                 self.error(callee.span, format!("a value of type `{n}` cannot be called like a function"));
                 None
@@ -94,8 +98,16 @@ impl<'a> Checker<'a, '_> {
             return self.builtin_call(name, ns.or(Some(Namespace::Metal)), last.template_args.as_deref(), hargs, span, last.ident.span);
         }
         if prefix.is_empty() {
-            if let Some(id) = self.find_local_pub(name) {
-                let _ = id;
+            let is_method = self
+                .env
+                .this_struct
+                .is_some_and(|sid| self.structs[sid.0 as usize].methods.iter().any(|(f, _)| *f.name.last().ident.name == *name));
+            if self.find_local_pub(name).is_some() || (!is_method && self.this_field_type(name).is_some()) {
+                let obj = self.expr(&ast::Expr { kind: ast::ExprKind::Name(path.clone()), span: last.ident.span })?;
+                if Self::is_class(&obj.ty) {
+                    let hargs = self.args(args)?;
+                    return self.call_object(obj, hargs, span);
+                }
                 self.error(last.ident.span, format!("`{name}` is a variable, not a function"));
                 return None;
             }
@@ -300,7 +312,7 @@ impl<'a> Checker<'a, '_> {
             .collect()
     }
 
-    fn user_call(
+    pub(crate) fn user_call(
         &mut self,
         name: &str,
         funcs: &[usize],
@@ -364,8 +376,7 @@ impl<'a> Checker<'a, '_> {
         if self.functions[func.0 as usize].as_ref().is_some_and(|f| f.span == Span::default()) {
             self.undefined_calls.push((func, span));
         }
-        let ret = self.functions[func.0 as usize].as_ref()?.ret.clone();
-        Some(mk(H::Call { func, args: hargs }, ret, span))
+        self.call_expr(func, hargs, span)
     }
 
     /// Overload resolution among already-instantiated functions
@@ -462,6 +473,17 @@ impl<'a> Checker<'a, '_> {
             return None;
         }
         best.first().copied()
+    }
+
+    /// A call of a checked function; one returning a reference is
+    /// dereferenced, so the call can be assigned to and passed on by reference.
+    pub(crate) fn call_expr(&self, func: FuncId, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+        let ret = self.functions[func.0 as usize].as_ref()?.ret.clone();
+        let call = mk(H::Call { func, args }, ret.clone(), span);
+        match ret {
+            Type::Pointer { pointee, .. } if self.ref_returns.contains(&func) => Some(mk(H::Deref(Box::new(call)), *pointee, span)),
+            _ => Some(call),
+        }
     }
 
     /// Convert arguments to parameter types; reference parameters receive
@@ -612,7 +634,7 @@ impl<'a> Checker<'a, '_> {
 
     // ----- member functions ---------------------------------------------------
 
-    fn method_call(&mut self, obj: hir::Expr, name: &ast::Ident, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+    pub(crate) fn method_call(&mut self, obj: hir::Expr, name: &ast::Ident, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
         let Type::Struct(sid) = obj.ty.clone() else {
             let n = self.ty_name(&obj.ty);
             self.error(name.span, format!("`{n}` has no member function `{}`", name.name));
@@ -663,8 +685,7 @@ impl<'a> Checker<'a, '_> {
         let mut hargs = vec![this_ptr];
         hargs.extend(self.bind_args(&params, args)?);
         self.record_call(func, span);
-        let ret = self.functions[func.0 as usize].as_ref()?.ret.clone();
-        Some(mk(H::Call { func, args: hargs }, ret, span))
+        self.call_expr(func, hargs, span)
     }
 
     // ----- the standard library -------------------------------------------

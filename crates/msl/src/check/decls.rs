@@ -214,7 +214,7 @@ impl<'a> Checker<'a, '_> {
                     host_name: None,
                     is_kernel: f.is_kernel,
                     params: Vec::new(),
-                    ret: sig.ret.clone(),
+                    ret: self.hir_ret(id, &sig.ret),
                     locals: Vec::new(),
                     body: Vec::new(),
                     span: Span::default(),
@@ -336,11 +336,23 @@ impl<'a> Checker<'a, '_> {
             host_name,
             is_kernel: f.is_kernel,
             params,
-            ret: sig.ret.clone(),
+            ret: self.hir_ret(id, &sig.ret),
             locals: fs.locals,
             body: stmts,
             span: f.span,
         });
+    }
+
+    /// The HIR return type: a function returning a reference returns the
+    /// referee's address, and its calls dereference it.
+    pub(crate) fn hir_ret(&mut self, id: FuncId, ret: &Type) -> Type {
+        match ret {
+            Type::Reference { referee, space, is_const } => {
+                self.ref_returns.insert(id);
+                Type::Pointer { pointee: referee.clone(), space: *space, is_const: *is_const }
+            }
+            t => t.clone(),
+        }
     }
 
     fn declare_param(&mut self, name: &Rc<str>, ty: &Type, p: &ast::Param) -> LocalId {
@@ -592,7 +604,7 @@ impl<'a> Checker<'a, '_> {
                 host_name: None,
                 is_kernel,
                 params: Vec::new(),
-                ret: sig.ret.clone(),
+                ret: self.hir_ret(id, &sig.ret),
                 locals: Vec::new(),
                 body: Vec::new(),
                 span: f.span,
@@ -752,7 +764,7 @@ impl<'a> Checker<'a, '_> {
                 host_name: None,
                 is_kernel: false,
                 params: Vec::new(),
-                ret: sig.ret.clone(),
+                ret: self.hir_ret(id, &sig.ret),
                 locals: Vec::new(),
                 body: Vec::new(),
                 span: f.span,

@@ -66,7 +66,11 @@ impl<'a> Checker<'a, '_> {
             A::Binary { op, lhs, rhs } => {
                 let l = self.expr(lhs);
                 let r = self.expr(rhs);
-                self.binary(*op, l?, r?, span)
+                let (l, r) = (l?, r?);
+                if Self::is_class(&l.ty) || Self::is_class(&r.ty) {
+                    return self.overloaded(op.as_str(), vec![l, r], span);
+                }
+                self.binary(*op, l, r, span)
             }
             A::Assign { op, lhs, rhs } => self.assign(*op, lhs, rhs, span),
             A::Conditional { cond, then, els } => {
@@ -86,7 +90,11 @@ impl<'a> Checker<'a, '_> {
             A::Index { base, index } => {
                 let b = self.expr(base);
                 let i = self.expr(index);
-                self.index(b?, i?, span)
+                let (b, i) = (b?, i?);
+                if Self::is_class(&b.ty) {
+                    return self.overloaded("[]", vec![b, i], span);
+                }
+                self.index(b, i, span)
             }
             A::Member { base, name, arrow } => {
                 let b = self.expr(base)?;
@@ -410,6 +418,18 @@ impl<'a> Checker<'a, '_> {
 
     fn unary(&mut self, op: AU, operand: &ast::Expr, span: Span) -> Option<hir::Expr> {
         let x = self.expr(operand)?;
+        if Self::is_class(&x.ty) {
+            match op {
+                AU::Neg => return self.overloaded("-", vec![x], span),
+                AU::Plus => return self.overloaded("+", vec![x], span),
+                AU::Not => return self.overloaded("!", vec![x], span),
+                AU::BitNot => return self.overloaded("~", vec![x], span),
+                AU::PreInc | AU::PreDec => return self.overloaded_incdec(x, op == AU::PreInc, false, span),
+                AU::PostInc | AU::PostDec => return self.overloaded_incdec(x, op == AU::PostInc, true, span),
+                AU::Deref => return self.overloaded("*", vec![x], span),
+                AU::AddrOf => {}
+            }
+        }
         match op {
             AU::Plus | AU::Neg => {
                 let x = self.arith_operand(x, if op == AU::Neg { "-" } else { "+" })?;
@@ -755,6 +775,14 @@ impl<'a> Checker<'a, '_> {
         let l = self.expr(lhs);
         let sym = op.map(|o| format!("{}=", o.as_str())).unwrap_or_else(|| "=".into());
         let l = l?;
+        if let (Some(op), true) = (op, Self::is_class(&l.ty)) {
+            let r = self.expr(rhs)?;
+            return self.overloaded(&format!("{}=", op.as_str()), vec![l, r], span);
+        }
+        if op.is_none() && self.has_member_operator(&l.ty, "operator=") {
+            let r = self.expr(rhs)?;
+            return self.overloaded("=", vec![l, r], span);
+        }
         self.check_assignable(&l, lhs.span, &sym)?;
         let ty = l.ty.clone();
         match op {

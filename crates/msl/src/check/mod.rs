@@ -12,6 +12,7 @@ mod calls;
 mod consteval;
 mod decls;
 mod expr;
+mod operators;
 mod stmt;
 mod typeexpr;
 
@@ -216,6 +217,9 @@ pub(crate) struct Checker<'a, 'd> {
     pub temp_count: u32,
     /// Functions declared `constexpr` (callable at compile time).
     pub constexpr_fns: std::collections::HashSet<FuncId>,
+    /// Functions returning a reference: their HIR return type is a pointer
+    /// and every call is dereferenced, so the call is an lvalue.
+    pub ref_returns: std::collections::HashSet<FuncId>,
 }
 
 /// Instantiation depth beyond which we assume runaway template recursion.
@@ -245,6 +249,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             temp_count: 0,
             struct_specs: HashMap::new(),
             constexpr_fns: Default::default(),
+            ref_returns: Default::default(),
         }
     }
 

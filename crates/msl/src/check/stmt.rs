@@ -17,6 +17,31 @@ impl<'a> Checker<'a, '_> {
         out
     }
 
+    /// `return x;` in a function returning `space T&`: return x's address.
+    fn return_reference(&mut self, v: &ast::Expr, referee: &Type, space: AddressSpace, is_const: bool) -> Option<hir::Expr> {
+        let h = self.expr(v)?;
+        let want = self.ty_name(&Type::Reference { referee: Box::new(referee.clone()), space, is_const });
+        if !h.is_place() || h.ty != *referee {
+            let have = self.ty_name(&h.ty);
+            self.error(v.span, format!("cannot return a `{want}` to this `{have}` value: it is not a variable"))
+                .help("a reference return must name memory that outlives the call (a field, a parameter reference, a buffer element)");
+            return None;
+        }
+        let (s, c) = self.place_info(&h);
+        if s != space || (c && !is_const) {
+            let what = if s != space { format!("it is in `{}` memory", s.keyword()) } else { "it is const".to_string() };
+            self.error(v.span, format!("cannot return this value as `{want}`: {what}"))
+                .help("make the return type's address space and constness match the value returned");
+            return None;
+        }
+        let span = h.span;
+        Some(hir::Expr {
+            kind: ExprKind::AddrOf(Box::new(h)),
+            ty: Type::Pointer { pointee: Box::new(referee.clone()), space, is_const },
+            span,
+        })
+    }
+
     fn push_scope(&mut self) {
         if let Some(fs) = self.fs.as_mut() {
             fs.scopes.push(Default::default());
@@ -136,6 +161,12 @@ impl<'a> Checker<'a, '_> {
                                 }
                                 drop(d);
                             }
+                        }
+                    }
+                    (Some(v), Type::Reference { referee, space, is_const }) => {
+                        let (referee, space, is_const) = ((**referee).clone(), *space, *is_const);
+                        if let Some(h) = self.return_reference(v, &referee, space, is_const) {
+                            push(out, hir::StmtKind::Return(Some(h)));
                         }
                     }
                     (Some(v), t) => {

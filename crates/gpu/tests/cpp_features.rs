@@ -53,3 +53,128 @@ kernel void k({KERNEL_OUT}) {{
         assert_eq!(*v, expect, "thread {i}");
     }
 }
+
+#[test]
+fn reference_returns_are_lvalues() {
+    let src = format!(
+        r#"
+thread float& at(thread float* a, int k) {{ return a[k]; }}
+struct Box3 {{
+  float v[3];
+  thread float& operator[](int k) {{ return v[k]; }}
+}};
+kernel void k({KERNEL_OUT}) {{
+  float a[2] = {{1.0f, 2.0f}};
+  at(a, 1) = float(i);
+  at(a, 0) += 5.0f;
+  Box3 b = Box3{{{{0.0f, 0.0f, 0.0f}}}};
+  b[2] = 7.0f;
+  b[2] *= 2.0f;
+  out[i] = a[0] + a[1] + b[2];
+}}
+"#
+    );
+    let out = run_out(&src, 3);
+    assert_eq!(out, vec![20.0, 21.0, 22.0]);
+}
+
+#[test]
+fn nested_types_static_members_and_member_templates() {
+    let src = format!(
+        r#"
+template <typename T, int N>
+struct Block {{
+  static constant constexpr int size = N * 2;
+  using value_t = T;
+  struct Pair {{
+    value_t a;
+    value_t b;
+    value_t sum() const {{ return a + b + value_t(size); }}
+  }};
+  T scale;
+  template <typename U = T>
+  U scaled(U x, int times = 1) const {{ return x * U(scale) * U(times); }}
+  static T twice(T x) {{ return x * T(2); }}
+  template <typename U>
+  static U thrice(U x) {{ return x * U(3); }}
+}};
+struct Divide {{
+  template <typename T>
+  T operator()(T a, T b) {{ return a / b; }}
+  float operator()(float a, float b) {{ return a / b + 100.0f; }}
+}};
+kernel void k({KERNEL_OUT}) {{
+  using B = Block<float, 3>;
+  B::Pair p = B::Pair{{float(i), 1.0f}};
+  B blk = B{{0.5f}};
+  Divide d;
+  float r = p.sum();               // i + 1 + 6
+  r += blk.scaled(4.0f);           // 2
+  r += blk.scaled(4, 3);           // int: 4 * int(0.5) * 3 = 0
+  r += B::twice(1.5f);             // 3
+  r += Block<float, 3>::thrice(2); // 6
+  r += d(8.0f, 2.0f);              // the non-template overload: 104
+  r += float(d(9, 2));             // the template, with int: 4
+  out[i] = r;
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(*v, i as f32 + 7.0 + 2.0 + 0.0 + 3.0 + 6.0 + 104.0 + 4.0, "thread {i}");
+    }
+}
+
+#[test]
+fn auto_locals_and_void_casts() {
+    let src = format!(
+        r#"
+kernel void k({KERNEL_OUT}, uint3 unused [[threadgroup_position_in_grid]]) {{
+  (void)unused;
+  auto x = float(i) * 2.0f;   // float
+  auto n = 7 / 2;             // int: 3
+  const auto& rx = x;
+  auto* p = &x;
+  *p += 1.0f;
+  device auto& slot = out[i];
+  slot = rx + float(n);
+}}
+"#
+    );
+    let out = run_out(&src, 3);
+    assert_eq!(out, vec![4.0, 6.0, 8.0]);
+}
+
+#[test]
+fn constructors_defaulted_qualified_and_typedef_structs() {
+    let src = format!(
+        r#"
+typedef struct {{
+  float d;
+  float m;
+}} scale_pair;
+struct Acc {{
+  float v;
+  Acc() thread = default;
+  Acc() threadgroup = default;
+  Acc(float x) thread : v(x) {{}}
+  Acc(const thread Acc&) = default;
+}};
+void fill(thread float (&vals)[3], float x) {{
+  for (int k = 0; k < 3; k++) vals[k] = x + float(k);
+}}
+kernel void k({KERNEL_OUT}) {{
+  scale_pair s = {{2.0f, 1.0f}};
+  Acc a;
+  a.v = 1.0f;
+  Acc b(float(i));
+  Acc c = b;
+  float vals[3];
+  fill(vals, 10.0f);
+  out[i] = s.d * c.v + s.m + a.v + vals[2];
+}}
+"#
+    );
+    let out = run_out(&src, 3);
+    assert_eq!(out, vec![14.0, 16.0, 18.0]);
+}

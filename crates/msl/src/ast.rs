@@ -401,6 +401,11 @@ pub enum MemberKind {
     Alias(TypeAlias),
     /// A nested `static constexpr` or `constant` data member.
     StaticConst(VarDecl),
+    /// A nested struct, enum or template (member function template, nested
+    /// struct template), declared in the struct's scope.
+    Nested(Box<Item>),
+    /// `S() = default;`: the implicit default constructor, declared.
+    DefaultedConstructor,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -637,7 +637,11 @@ impl<'a> Parser<'a> {
     }
 
     fn is_type_name(&self, name: &str) -> bool {
-        is_builtin_type(name) || self.is_user_type(name) || INT_WORDS.contains(&name) || BUILTIN_TYPE_TEMPLATES.contains(&name)
+        is_builtin_type(name)
+            || self.is_user_type(name)
+            || INT_WORDS.contains(&name)
+            || BUILTIN_TYPE_TEMPLATES.contains(&name)
+            || name == "auto"
     }
 
     fn is_template(&self, name: &str) -> bool {
@@ -672,7 +676,11 @@ impl<'a> Parser<'a> {
     /// Tentatively read a path and tell whether its last segment is a type.
     fn path_names_type(&mut self) -> bool {
         let st = self.save();
-        let r = self.attempt(|p| p.parse_path()).map(|path| self.is_type_name(&path.last().ident.name));
+        let r = self.attempt(|p| p.parse_path()).map(|path| {
+            // `A::B name` can only declare `name` of type `A::B`.
+            self.is_type_name(&path.last().ident.name)
+                || path.segments.len() > 1 && self.tok(0).ident().is_some_and(|n| !Self::is_reserved(n))
+        });
         self.restore(st);
         r.unwrap_or(false)
     }
@@ -1817,6 +1825,41 @@ impl<'a> Parser<'a> {
     }
 
     /// `using X = T;` or `typedef T X;` (consumes the `;`).
+    /// C's `typedef struct [Tag] { ... } Name;`: the struct, plus an alias
+    /// when it has a tag of its own.
+    fn parse_typedef_struct(&mut self) -> Option<ItemKind> {
+        let start = self.bump();
+        // The typedef name follows the matching `}`.
+        let st = self.save();
+        self.bump();
+        if self.tok(0).ident().is_some() {
+            self.bump();
+        }
+        self.skip_balanced();
+        let name = self.tok(0).ident().map(|n| Ident { name: Rc::from(n), span: self.tok(0).span });
+        self.restore(st);
+        let Some(name) = name else {
+            self.error_here("`struct {` ... `} name;`");
+            return None;
+        };
+        self.declare_type(&name.name);
+        let s = self.parse_struct_named(Vec::new(), Some(name.clone()))?;
+        self.bump();
+        self.expect_semi("typedef");
+        if s.name.name == name.name {
+            return Some(ItemKind::Struct(s));
+        }
+        let tag = s.name.clone();
+        let path = Path { global: false, segments: vec![PathSegment { ident: tag, template_args: None }], span: name.span };
+        let ty = TypeExpr { kind: TypeExprKind::Named { path, is_const: false, is_volatile: false, addr_space: None }, span: name.span };
+        let alias = TypeAlias { name: name.clone(), ty, span: start.to(self.prev_span()) };
+        let items = vec![
+            Item { kind: ItemKind::Struct(s), span: start.to(self.prev_span()) },
+            Item { kind: ItemKind::Alias(alias), span: start.to(self.prev_span()) },
+        ];
+        Some(ItemKind::Namespace { name: None, items })
+    }
+
     fn parse_alias(&mut self) -> Option<TypeAlias> {
         let start = self.tok(0).span;
         if self.eat_kw("using") {
@@ -1941,6 +1984,9 @@ impl<'a> Parser<'a> {
                 let p = self.parse_path();
                 self.expect_semi("using-declaration");
                 return Some(ItemKind::UsingDecl(p));
+            }
+            "typedef" if self.tok(1).is_ident("struct") && (self.at_n(2, Punct::LBrace) || self.at_n(3, Punct::LBrace)) => {
+                return self.parse_typedef_struct();
             }
             "using" | "typedef" => return self.parse_alias().map(ItemKind::Alias),
             "template" => return self.parse_template_item(),
@@ -2114,6 +2160,23 @@ impl<'a> Parser<'a> {
             let base = self.parse_base_type(&mut Some(&mut specs));
             let ty = self.parse_ptr_ops(base);
             let mut attrs = specs.attrs;
+            // `T (&name)[N]`: a reference to an array.
+            if self.at(Punct::LParen) && self.at_n(1, Punct::Amp) && self.tok(2).ident().is_some() && self.at_n(3, Punct::RParen) {
+                self.bump();
+                let amp = self.bump();
+                let n = Rc::<str>::from(self.tok(0).ident().unwrap_or(""));
+                let sp = self.bump();
+                self.bump();
+                let arr = self.parse_array_dims(ty);
+                let span = arr.span.to(amp);
+                let ty = TypeExpr { kind: TypeExprKind::Reference { referee: Box::new(arr) }, span };
+                let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
+                params.push(Param { ty, name: Some(Ident { name: n, span: sp }), attrs, default, span: start.to(self.prev_span()) });
+                if self.silent || !self.eat(Punct::Comma) {
+                    break;
+                }
+                continue;
+            }
             let name = match self.tok(0).ident() {
                 Some(n) if !Self::is_reserved(n) => {
                     let n = Rc::<str>::from(n);
@@ -2307,16 +2370,35 @@ impl<'a> Parser<'a> {
         Some(Enum { name, scoped, underlying, enumerators, span: start.to(self.prev_span()) })
     }
 
-    fn parse_struct(&mut self, mut attrs: Vec<Attribute>) -> Option<Struct> {
+    fn parse_struct(&mut self, attrs: Vec<Attribute>) -> Option<Struct> {
+        self.parse_struct_named(attrs, None)
+    }
+
+    /// `struct Name {...};`, or with `typedef_name`, the struct of `typedef
+    /// struct [Tag] {...} Name;` (the caller reads `Name;`).
+    fn parse_struct_named(&mut self, mut attrs: Vec<Attribute>, typedef_name: Option<Ident>) -> Option<Struct> {
         let start = self.bump();
-        while self.at_attr() {
-            self.parse_attr_list(&mut attrs);
+        loop {
+            if self.at_attr() {
+                self.parse_attr_list(&mut attrs);
+            } else if self.at_kw("alignas") && self.at_n(1, Punct::LParen) {
+                // The alignment is kept as an attribute for the layout.
+                let sp = self.bump();
+                let lp = self.bump();
+                let args = self.parse_args(Punct::RParen, lp);
+                attrs.push(Attribute { name: Ident { name: Rc::from("alignas"), span: sp }, args, span: sp.to(self.prev_span()) });
+            } else {
+                break;
+            }
         }
-        let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
-            self.error_here("a struct name");
-            return None;
+        let (n, nsp) = match (self.tok(0).ident().map(Rc::<str>::from), &typedef_name) {
+            (Some(n), _) => (n, self.bump()),
+            (None, Some(t)) => (t.name.clone(), t.span),
+            (None, None) => {
+                self.error_here("a struct name");
+                return None;
+            }
         };
-        let nsp = self.bump();
         let name = Ident { name: n.clone(), span: nsp };
         self.declare_type(&n);
         if self.declaring_template {
@@ -2350,10 +2432,29 @@ impl<'a> Parser<'a> {
                 self.bump();
             }
         }
+        // Nested type names stay known after the struct (`Outer::Inner x;`
+        // and uses inside later member definitions).
+        let nested: Vec<Rc<str>> = self.scopes.last().map(|(_, set)| set.iter().cloned().collect()).unwrap_or_default();
         self.pop_scope();
+        for n in &nested {
+            self.declare_type(n);
+        }
         self.expect_close(Punct::RBrace, open);
-        self.expect_semi("struct definition");
+        if typedef_name.is_none() {
+            self.expect_semi("struct definition");
+        }
         Some(Struct { name, members, is_forward: false, specialization, attrs, span: start.to(self.prev_span()) })
+    }
+
+    /// At `Name<...>(`: a constructor spelled with the struct's template
+    /// arguments (`indexed<T>()`).
+    fn ctor_after_template_args(&mut self) -> bool {
+        let st = self.save();
+        self.bump();
+        let silent = self.attempt(|p| p.parse_template_args()).is_some();
+        let r = silent && self.at(Punct::LParen);
+        self.restore(st);
+        r
     }
 
     fn parse_member(&mut self, sname: &Rc<str>, out: &mut Vec<Member>) {
@@ -2375,7 +2476,22 @@ impl<'a> Parser<'a> {
             }
             return;
         }
-        if matches!(name, "template" | "struct" | "class" | "enum" | "union" | "friend") {
+        // Nested types and member templates: parsed as items, declared in the
+        // struct's scope by the checker. `struct S s;` is still a field.
+        if matches!(name, "template" | "struct" | "class" | "enum") {
+            match self.parse_item() {
+                Some(Item { kind: ItemKind::Vars(vars), .. }) => {
+                    for v in vars {
+                        let span = v.span;
+                        out.push(Member { kind: MemberKind::Field(v), span });
+                    }
+                }
+                Some(item) => out.push(Member { kind: MemberKind::Nested(Box::new(item)), span: start.to(self.prev_span()) }),
+                None => {}
+            }
+            return;
+        }
+        if matches!(name, "union" | "friend") {
             self.report(
                 Diagnostic::error(t.span, format!("`{name}` inside a struct is not supported by this simulator yet"))
                     .help("move it to program scope"),
@@ -2420,11 +2536,46 @@ impl<'a> Parser<'a> {
             }
             return;
         }
-        if self.at_kw(sname) && self.at_n(1, Punct::LParen) {
+        if self.at_kw(sname) && (self.at_n(1, Punct::LParen) || self.at_n(1, Punct::Lt) && self.ctor_after_template_args()) {
             let nsp = self.bump();
+            if self.at(Punct::Lt) {
+                let _ = self.parse_template_args();
+            }
             let ret = self.named(simple_path("void", nsp));
             let name = simple_path(sname, nsp);
             let params = self.parse_params();
+            // `S() thread`, `S() threadgroup const`: the address space of the
+            // object constructed. Objects are built in thread memory here, so
+            // only those constructors are kept.
+            let mut other_space = false;
+            while let Some(kw) = self.tok(0).ident() {
+                match kw {
+                    "thread" => {}
+                    "threadgroup" | "device" | "constant" | "threadgroup_imageblock" | "ray_data" | "object_data" => other_space = true,
+                    "const" | "noexcept" => {}
+                    _ => break,
+                }
+                self.bump();
+            }
+            // `= default` keeps the implicit constructor; `= delete` removes it.
+            if self.at(Punct::Eq) && matches!(self.tok(1).ident(), Some("default" | "delete")) {
+                let defaulted = self.tok(1).ident() == Some("default");
+                self.bump();
+                self.bump();
+                self.expect_semi("constructor declaration");
+                if defaulted && params.is_empty() && !other_space {
+                    out.push(Member { kind: MemberKind::DefaultedConstructor, span: start.to(self.prev_span()) });
+                }
+                return;
+            }
+            if other_space {
+                if self.at(Punct::LBrace) {
+                    self.parse_block();
+                } else {
+                    self.expect_semi("constructor declaration");
+                }
+                return;
+            }
             let mut inits = Vec::new();
             if self.eat(Punct::Colon) {
                 loop {

@@ -748,6 +748,8 @@ fn item_head(it: &Item, p: &mut Printer) -> Option<String> {
                     MemberKind::Method(f) => p.function(f, None),
                     MemberKind::Constructor { func, inits } => p.function(func, Some(inits)),
                     MemberKind::Alias(a) => p.line(&alias(a)),
+                    MemberKind::Nested(item) => p.item(item),
+                    MemberKind::DefaultedConstructor => p.line(&format!("{}() = default;", s.name.name)),
                 }
             }
             p.indent -= 1;
@@ -1027,6 +1029,8 @@ fn erase_item(i: &mut Item) {
                         }
                     }
                     MemberKind::Alias(a) => erase_alias(a),
+                    MemberKind::Nested(item) => erase_item(item),
+                    MemberKind::DefaultedConstructor => {}
                 }
             }
         }

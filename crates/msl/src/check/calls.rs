@@ -98,10 +98,7 @@ impl<'a> Checker<'a, '_> {
             return self.builtin_call(name, ns.or(Some(Namespace::Metal)), last.template_args.as_deref(), hargs, span, last.ident.span);
         }
         if prefix.is_empty() {
-            let is_method = self
-                .env
-                .this_struct
-                .is_some_and(|sid| self.structs[sid.0 as usize].methods.iter().any(|(f, _)| *f.name.last().ident.name == *name));
+            let is_method = self.env.this_struct.is_some_and(|sid| self.has_method(sid, name));
             if self.find_local_pub(name).is_some() || (!is_method && self.this_field_type(name).is_some()) {
                 let obj = self.expr(&ast::Expr { kind: ast::ExprKind::Name(path.clone()), span: last.ident.span })?;
                 if Self::is_class(&obj.ty) {
@@ -112,7 +109,7 @@ impl<'a> Checker<'a, '_> {
                 return None;
             }
             if let Some(sid) = self.env.this_struct {
-                if self.structs[sid.0 as usize].methods.iter().any(|(f, _)| *f.name.last().ident.name == *name) {
+                if self.has_method(sid, name) {
                     if let Some(this) = self.fs.as_ref().and_then(|f| f.this_local) {
                         let this_ty = self.fs.as_ref()?.locals[this.0 as usize].ty.clone();
                         let Type::Pointer { pointee, .. } = &this_ty else { return None };
@@ -130,11 +127,20 @@ impl<'a> Checker<'a, '_> {
             } else {
                 self.lookup_global(name)
             }
-        } else if prefix.iter().all(|s| s.template_args.is_none()) {
-            let scope: Vec<Rc<str>> = prefix.iter().map(|s| s.ident.name.clone()).collect();
-            self.lookup_qualified(&scope, name).map(|d| self.lookup_in(&self.decls[d].scope.clone(), name)).unwrap_or_default()
         } else {
-            Vec::new()
+            let mut found = Vec::new();
+            if prefix.iter().all(|s| s.template_args.is_none()) {
+                let scope: Vec<Rc<str>> = prefix.iter().map(|s| s.ident.name.clone()).collect();
+                found = self.lookup_qualified(&scope, name).map(|d| self.lookup_in(&self.decls[d].scope.clone(), name)).unwrap_or_default();
+            }
+            // `Struct<T>::f(...)`: a static member function.
+            if found.is_empty() {
+                let prefix_path = ast::Path { global: false, segments: prefix.to_vec(), span: path.span };
+                if let Some(Type::Struct(sid)) = self.resolve_named_type_quiet(&prefix_path) {
+                    found = self.lookup_member_decls(sid, name);
+                }
+            }
+            found
         };
         let funcs: Vec<usize> = decls
             .iter()
@@ -204,6 +210,13 @@ impl<'a> Checker<'a, '_> {
         None
     }
 
+    /// Whether struct `sid` has a member function (or member function
+    /// template) called `name` that takes `this`.
+    pub(crate) fn has_method(&self, sid: crate::types::StructId, name: &str) -> bool {
+        self.structs[sid.0 as usize].methods.iter().any(|(f, _)| *f.name.last().ident.name == *name)
+            || self.lookup_member_decls(sid, name).iter().any(|d| self.method_templates.contains_key(d))
+    }
+
     fn find_local_pub(&self, name: &str) -> Option<hir::LocalId> {
         let fs = self.fs.as_ref()?;
         fs.scopes.iter().rev().find_map(|s| s.find(name))
@@ -261,6 +274,11 @@ impl<'a> Checker<'a, '_> {
                     self.fs = old_fs;
                     self.env = old;
                     self.diag_rollback(saved);
+                    // Default arguments let a call pass fewer values.
+                    let required = ast.params.iter().take_while(|p| p.default.is_none()).count();
+                    if args.len() >= required && args.len() < ptys.len() {
+                        ptys.truncate(args.len());
+                    }
                     if ok {
                         out.push(Candidate::Template(d, targs, ptys));
                     }
@@ -352,31 +370,46 @@ impl<'a> Checker<'a, '_> {
         let (func, params) = match cand {
             Candidate::Ready(id, p) => (id, p),
             Candidate::Template(d, targs, _) => {
-                let (id, sig) = self.instantiate_function(d, targs, span, None)?;
+                let (id, sig) = self.instantiate_function(d, targs, span, None, None)?;
                 (id, sig.params)
             }
         };
         let nargs = args.len();
         let mut hargs = self.bind_args(&params, args)?;
-        // Default arguments of a non-template function.
-        let full = self.instance_param_types(func);
-        if nargs < full.len() {
-            let d = funcs.iter().copied().find(|&d| matches!(self.decls[d].kind, DeclKind::Function { id, .. } if id == func))?;
-            let DeclKind::Function { ast, .. } = self.decls[d].kind.clone() else { return None };
-            let env = self.decls[d].env.clone();
-            for (p, pty) in ast.params.iter().zip(&full).skip(nargs) {
-                let default = p.default.as_ref()?;
-                let old = std::mem::replace(&mut self.env, env.clone());
-                let h = self.coerce_ast(default, pty, "the default argument");
-                self.env = old;
-                hargs.push(h?);
-            }
-        }
+        self.default_args(func, nargs, funcs, &mut hargs)?;
         self.record_call(func, span);
         if self.functions[func.0 as usize].as_ref().is_some_and(|f| f.span == Span::default()) {
             self.undefined_calls.push((func, span));
         }
         self.call_expr(func, hargs, span)
+    }
+
+    /// Append the default arguments of the parameters a call of `func` (one
+    /// of `funcs`, or an instance of one of them) left out after `nargs`.
+    fn default_args(&mut self, func: FuncId, nargs: usize, funcs: &[usize], hargs: &mut Vec<hir::Expr>) -> Option<()> {
+        let full = self.instance_param_types(func);
+        if nargs >= full.len() {
+            return Some(());
+        }
+        let (ast, env) = match self.fn_origin.get(&func).cloned() {
+            Some((d, targs)) => {
+                let DeclKind::FunctionTemplate { ast, params } = self.decls[d].kind.clone() else { return None };
+                (ast, self.template_env(d, params, &targs))
+            }
+            None => {
+                let d = funcs.iter().copied().find(|&d| matches!(self.decls[d].kind, DeclKind::Function { id, .. } if id == func))?;
+                let DeclKind::Function { ast, .. } = self.decls[d].kind.clone() else { return None };
+                (ast, self.decls[d].env.clone())
+            }
+        };
+        for (p, pty) in ast.params.iter().zip(&full).skip(nargs) {
+            let default = p.default.as_ref()?;
+            let old = std::mem::replace(&mut self.env, env.clone());
+            let h = self.coerce_ast(default, pty, "the default argument");
+            self.env = old;
+            hargs.push(h?);
+        }
+        Some(())
     }
 
     /// Overload resolution among already-instantiated functions
@@ -647,7 +680,13 @@ impl<'a> Checker<'a, '_> {
             .filter(|(_, (f, _))| *f.name.last().ident.name == *name.name)
             .map(|(i, _)| i)
             .collect();
-        if indices.is_empty() {
+        // Member function templates and static member functions.
+        let member_fns: Vec<usize> = self
+            .lookup_member_decls(sid, &name.name)
+            .into_iter()
+            .filter(|&d| matches!(self.decls[d].kind, DeclKind::Function { .. } | DeclKind::FunctionTemplate { .. }))
+            .collect();
+        if indices.is_empty() && member_fns.is_empty() {
             let sname = self.tables.struct_def(sid).name.clone();
             let methods: Vec<String> =
                 self.structs[sid.0 as usize].methods.iter().map(|(f, _)| f.name.last().ident.name.to_string()).collect();
@@ -677,13 +716,26 @@ impl<'a> Checker<'a, '_> {
                 cands.push(Candidate::Ready(id, sig.params));
             }
         }
+        let n_methods = cands.len();
+        cands.extend(self.candidates(&member_fns, None, &args));
         if cands.is_empty() {
+            let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
+            self.error(name.span, format!("no member function `{}` can be called with ({})", name.name, shown.join(", ")));
             return None;
         }
-        let best = self.best_candidate(&name.name, &cands, &args, span, name.span, &[])?;
-        let Candidate::Ready(func, params) = cands.into_iter().nth(best)? else { return None };
-        let mut hargs = vec![this_ptr];
+        let best = self.best_candidate(&name.name, &cands, &args, span, name.span, &member_fns)?;
+        let (func, params, takes_this) = match cands.into_iter().nth(best)? {
+            Candidate::Ready(id, p) => (id, p, best < n_methods),
+            Candidate::Template(d, targs, _) => {
+                let this = self.method_templates.get(&d).map(|&s| (s, space));
+                let (id, sig) = self.instantiate_function(d, targs, span, None, this)?;
+                (id, sig.params, this.is_some())
+            }
+        };
+        let nargs = args.len();
+        let mut hargs = if takes_this { vec![this_ptr] } else { Vec::new() };
         hargs.extend(self.bind_args(&params, args)?);
+        self.default_args(func, nargs, &member_fns, &mut hargs)?;
         self.record_call(func, span);
         self.call_expr(func, hargs, span)
     }

@@ -153,7 +153,7 @@ impl<'a> Checker<'a, '_> {
         let host = host_name(attrs);
         let is_kernel = attrs.iter().any(|a| &*a.name.name == "kernel");
         let Some(targs) = self.complete_targs(d, targs, span) else { return };
-        self.instantiate_function(d, targs, span, host.map(|h| (h, is_kernel)));
+        self.instantiate_function(d, targs, span, host.map(|h| (h, is_kernel)), None);
     }
 
     // ----- functions -------------------------------------------------------
@@ -563,9 +563,14 @@ impl<'a> Checker<'a, '_> {
         targs: Vec<TArg>,
         span: Span,
         kernel: Option<(String, bool)>,
+        this: Option<(StructId, AddressSpace)>,
     ) -> Option<(FuncId, Signature)> {
         let DeclKind::FunctionTemplate { ast: f, params } = self.decls[d].kind.clone() else { return None };
-        let key = (d, targs.clone());
+        // A member template has one instance per address space of `this`.
+        let mut key = (d, targs.clone());
+        if let Some((_, space)) = this {
+            key.1.push(TArg::Value(hir::ConstValue::Int(space as i64), Type::Void));
+        }
         if let Some(&id) = self.fn_instances.get(&key) {
             let func = self.functions[id.0 as usize].as_ref()?;
             let sig = Signature { params: self.instance_param_types(id), ret: func.ret.clone() };
@@ -598,6 +603,7 @@ impl<'a> Checker<'a, '_> {
         let result = sig.map(|sig| {
             let id = self.new_function_slot();
             self.fn_instances.insert(key, id);
+            self.fn_origin.insert(id, (d, targs.clone()));
             let display = format!("{}{}", f.name.last().ident.name, self.targs_display(&targs));
             self.functions[id.0 as usize] = Some(hir::Function {
                 name: display.clone(),
@@ -618,7 +624,7 @@ impl<'a> Checker<'a, '_> {
                 self.kernel_names.insert(h.clone(), span);
             }
             let fref = fcopy_kernel.as_ref().unwrap_or(f);
-            self.function_body(fref, id, &sig, display, host, None);
+            self.function_body(fref, id, &sig, display, host, this.map(|(sid, space)| (sid, space, false)));
             (id, sig)
         });
         self.inst_depth -= 1;
@@ -651,6 +657,11 @@ impl<'a> Checker<'a, '_> {
             }
         }
         let old_this = self.env.this_struct.replace(sid);
+        // Nested types, static member functions and member templates live in
+        // the struct's own scope, named after the struct (instances included).
+        self.env.scope.push(Rc::from(display.as_str()));
+        self.structs[sid.0 as usize].scope = self.env.scope.clone();
+        let mut statics_fns = Vec::new();
         let mut fields: Vec<(String, Type)> = Vec::new();
         let mut field_spans: Vec<Span> = Vec::new();
         for m in &s.members {
@@ -679,18 +690,24 @@ impl<'a> Checker<'a, '_> {
                         continue;
                     };
                     if let Some(h) = self.initializer(init, &q.ty, v.span) {
+                        // Visible unqualified in nested structs too.
+                        self.add_decl(v.name.name.clone(), DeclKind::Constant(h.clone()), v.name.span);
                         self.structs[sid.0 as usize].statics.push((v.name.name.clone(), q.ty, h));
                     }
                 }
                 ast::MemberKind::Alias(a) => {
                     if let Some(q) = self.resolve_type(&a.ty) {
+                        self.add_decl(a.name.name.clone(), DeclKind::Alias(q.ty.clone()), a.name.span);
                         self.structs[sid.0 as usize].aliases.push((a.name.name.clone(), q.ty));
                     }
                 }
+                ast::MemberKind::Method(f) if f.is_static => statics_fns.push(f),
                 ast::MemberKind::Method(f) => {
                     let env = self.env.clone();
                     self.structs[sid.0 as usize].methods.push((f, env));
                 }
+                ast::MemberKind::Nested(item) => self.nested_item(sid, item),
+                ast::MemberKind::DefaultedConstructor => self.structs[sid.0 as usize].defaulted_ctor = true,
                 ast::MemberKind::Constructor { func, inits } => {
                     let env = self.env.clone();
                     self.structs[sid.0 as usize].ctors.push((func, inits.clone(), env));
@@ -702,6 +719,16 @@ impl<'a> Checker<'a, '_> {
         def.fields = laid;
         def.size = size;
         def.align = align;
+        // Static member functions are ordinary functions in the struct's
+        // scope; checked once the layout is known.
+        for f in statics_fns {
+            self.function_item(f);
+        }
+        // Member function bodies see every member, whatever its order.
+        let env = self.env.clone();
+        let info = &mut self.structs[sid.0 as usize];
+        info.methods.iter_mut().for_each(|m| m.1 = env.clone());
+        info.ctors.iter_mut().for_each(|c| c.2 = env.clone());
         // Check the methods of ordinary structs now, so their errors show even
         // if nothing calls them.
         let n_methods = self.structs[sid.0 as usize].methods.len();
@@ -711,7 +738,22 @@ impl<'a> Checker<'a, '_> {
             }
         }
         self.env.this_struct = old_this;
+        self.env.scope.pop();
         Some(sid)
+    }
+
+    /// A struct, enum or template declared inside struct `sid`. A member
+    /// function template that is not `static` takes `this` when called.
+    fn nested_item(&mut self, sid: StructId, item: &'a ast::Item) {
+        self.item(item);
+        if let ItemKind::Template { params, item: inner } = &item.kind {
+            if let (false, ItemKind::Function(f)) = (params.is_empty(), &inner.kind) {
+                if !f.is_static {
+                    let d = self.decls.len() - 1;
+                    self.method_templates.insert(d, sid);
+                }
+            }
+        }
     }
 
     pub(crate) fn instantiate_struct(&mut self, d: DeclId, targs: Vec<TArg>, span: Span) -> Option<StructId> {

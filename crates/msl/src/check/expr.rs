@@ -102,6 +102,10 @@ impl<'a> Checker<'a, '_> {
             }
             A::Cast { kind, ty, args, braces } => {
                 let q = self.resolve_type(ty)?;
+                // `(void)x;` evaluates `x` and discards it (silences "unused").
+                if q.ty == Type::Void && args.len() == 1 {
+                    return self.expr(&args[0]);
+                }
                 self.cast(*kind, &q.ty, args, *braces, span)
             }
             A::SizeofType(t) => {
@@ -251,6 +255,10 @@ impl<'a> Checker<'a, '_> {
             super::DeclKind::Global(gid) => {
                 let ty = self.globals[gid.0 as usize].ty.clone();
                 Some(mk(H::Global(gid), ty, span))
+            }
+            super::DeclKind::Constant(mut h) => {
+                h.span = span;
+                Some(h)
             }
             super::DeclKind::Enumerator { ty, value } => Some(mk(H::Const(ConstValue::Int(value)), ty, span)),
             super::DeclKind::Function { .. } | super::DeclKind::FunctionTemplate { .. } => {
@@ -1057,7 +1065,8 @@ impl<'a> Checker<'a, '_> {
     pub(crate) fn construct(&mut self, ty: &Type, args: &[ast::Expr], span: Span, _functional: bool) -> Option<hir::Expr> {
         if args.is_empty() {
             if let Type::Struct(sid) = ty {
-                if !self.structs[sid.0 as usize].ctors.is_empty() {
+                let info = &self.structs[sid.0 as usize];
+                if !info.ctors.is_empty() && !info.defaulted_ctor {
                     return self.ctor_call(*sid, Vec::new(), span);
                 }
             }

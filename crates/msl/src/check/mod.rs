@@ -95,6 +95,8 @@ pub(crate) enum DeclKind<'a> {
     },
     Alias(Type),
     Global(hir::GlobalId),
+    /// A struct's `static constexpr` member, by value.
+    Constant(hir::Expr),
     Namespace,
 }
 
@@ -137,6 +139,11 @@ pub(crate) struct StructInfo<'a> {
     /// Instantiated methods: (method index, this space, const this) → function.
     pub method_ids: HashMap<(usize, ast::AddressSpace), FuncId>,
     pub ctor_ids: HashMap<usize, FuncId>,
+    /// The scope nested declarations live in (enclosing namespaces, then the
+    /// struct's display name).
+    pub scope: Vec<Rc<str>>,
+    /// `S() = default;` was declared: `S()` needs no user constructor.
+    pub defaulted_ctor: bool,
 }
 
 /// One block scope: its locals in declaration order, plus an index so that
@@ -220,6 +227,10 @@ pub(crate) struct Checker<'a, 'd> {
     /// Functions returning a reference: their HIR return type is a pointer
     /// and every call is dereferenced, so the call is an lvalue.
     pub ref_returns: std::collections::HashSet<FuncId>,
+    /// Member function templates (not static): declaration → its struct.
+    pub method_templates: HashMap<DeclId, StructId>,
+    /// Function template instances: instance → (template, arguments).
+    pub fn_origin: HashMap<FuncId, (DeclId, Vec<TArg>)>,
 }
 
 /// Instantiation depth beyond which we assume runaway template recursion.
@@ -250,6 +261,8 @@ impl<'a, 'd> Checker<'a, 'd> {
             struct_specs: HashMap::new(),
             constexpr_fns: Default::default(),
             ref_returns: Default::default(),
+            method_templates: Default::default(),
+            fn_origin: Default::default(),
         }
     }
 
@@ -316,6 +329,15 @@ impl<'a, 'd> Checker<'a, 'd> {
             }
         }
         Vec::new()
+    }
+
+    /// Declarations named `name` in the scope of struct `sid` (visible from
+    /// anywhere: a template instance's members are declared when it is
+    /// instantiated, after the code that names them).
+    pub fn lookup_member_decls(&self, sid: StructId, name: &str) -> Vec<DeclId> {
+        let Some(all) = self.by_name.get(name) else { return Vec::new() };
+        let scope = &self.structs[sid.0 as usize].scope;
+        all.iter().copied().filter(|&d| self.decls[d].scope == *scope).collect()
     }
 
     /// Declarations named `name` directly in namespace `scope`.

@@ -21,8 +21,7 @@ impl Checker<'_, '_> {
     pub(crate) fn overloaded(&mut self, sym: &str, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
         let name: std::rc::Rc<str> = format!("operator{sym}").into();
         if let Some(Type::Struct(sid)) = args.first().map(|a| a.ty.clone()) {
-            let has_member = self.structs[sid.0 as usize].methods.iter().any(|(f, _)| f.name.last().ident.name == name);
-            if has_member {
+            if self.has_method(sid, &name) || self.lookup_member_decls(sid, &name).iter().any(|d| self.is_function_decl(*d)) {
                 let mut args = args;
                 let obj = args.remove(0);
                 return self.method_call(obj, &ast::Ident { name, span }, args, span);
@@ -37,8 +36,7 @@ impl Checker<'_, '_> {
             return self.user_call(&name, &funcs, None, args, span, span);
         }
         let shown: Vec<String> = args.iter().map(|a| format!("`{}`", self.ty_name(&a.ty))).collect();
-        let what = if matches!(sym, "()" | "[]") { format!("`{sym}`") } else { format!("`{sym}`") };
-        self.error(span, format!("no operator {what} for {}", shown.join(" and ")))
+        self.error(span, format!("no operator `{sym}` for {}", shown.join(" and ")))
             .help(format!("declare `{name}` for these types (as a member function or a free function) before this line"));
         None
     }
@@ -65,9 +63,13 @@ impl Checker<'_, '_> {
     /// Whether a struct type declares the member `name` (e.g. `operator=`).
     pub(crate) fn has_member_operator(&self, ty: &Type, name: &str) -> bool {
         match ty {
-            Type::Struct(sid) => self.structs[sid.0 as usize].methods.iter().any(|(f, _)| &*f.name.last().ident.name == name),
+            Type::Struct(sid) => self.has_method(*sid, name),
             _ => false,
         }
+    }
+
+    pub(crate) fn is_function_decl(&self, d: usize) -> bool {
+        matches!(self.decls[d].kind, DeclKind::Function { .. } | DeclKind::FunctionTemplate { .. })
     }
 
     /// The type of field `name` of the struct whose method we are in.

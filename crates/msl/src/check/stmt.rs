@@ -5,6 +5,7 @@ use crate::ast::{self, AddressSpace, StmtKind};
 use crate::hir::{self, ExprKind, LocalId};
 use crate::source::Span;
 use crate::types::{Scalar, Type};
+use std::rc::Rc;
 
 impl<'a> Checker<'a, '_> {
     pub(crate) fn block_stmts(&mut self, b: &ast::Block) -> Vec<hir::Stmt> {
@@ -301,8 +302,62 @@ impl<'a> Checker<'a, '_> {
 
     // ----- locals ----------------------------------------------------------
 
+    /// The type of `auto x = e;` (also `const auto&`, `auto*`, `device
+    /// auto&`): `auto` stands for `e`'s type; a reference without an address
+    /// space takes the one `e` lives in.
+    fn auto_type(&mut self, v: &ast::VarDecl) -> Option<super::typeexpr::QualType> {
+        let init = match &v.init {
+            Some(ast::Init::Assign(e)) if !matches!(e.kind, ast::ExprKind::InitList(_)) => e,
+            Some(ast::Init::Paren(es, _) | ast::Init::Brace(es, _)) if es.len() == 1 => &es[0],
+            _ => {
+                self.error(v.span, format!("`auto` needs an initializer to take its type from: `auto {} = value;`", v.name.name));
+                return None;
+            }
+        };
+        let mark = self.diag_mark();
+        let h = self.expr(init);
+        self.diag_rollback(mark);
+        let h = match h {
+            Some(h) => h,
+            None => {
+                // Report the initializer's own errors once.
+                self.expr(init);
+                return None;
+            }
+        };
+        let (place_space, _) = if h.is_place() { self.place_info(&h) } else { (AddressSpace::Thread, false) };
+        let mut pointer_space = None;
+        let deduced = match (&h.ty, &v.ty.kind) {
+            (Type::Array { elem, .. }, ast::TypeExprKind::Named { .. }) => {
+                Type::Pointer { pointee: elem.clone(), space: place_space, is_const: false }
+            }
+            (Type::Pointer { pointee, space, .. }, ast::TypeExprKind::Pointer { .. }) => {
+                pointer_space = Some(*space);
+                (**pointee).clone()
+            }
+            (t, _) => t.clone(),
+        };
+        let mut targs = (*self.env.targs).clone();
+        targs.insert(Rc::from("auto"), super::TArg::Type(deduced));
+        let saved = std::mem::replace(&mut self.env.targs, Rc::new(targs));
+        let q = self.resolve_type(&v.ty);
+        self.env.targs = saved;
+        let mut q = q?;
+        match (&mut q.ty, &v.ty.kind) {
+            (Type::Reference { space, .. }, ast::TypeExprKind::Reference { referee: inner })
+            | (Type::Pointer { space, .. }, ast::TypeExprKind::Pointer { pointee: inner, .. })
+                if matches!(&inner.kind, ast::TypeExprKind::Named { addr_space: None, .. }) =>
+            {
+                *space = pointer_space.unwrap_or(place_space);
+            }
+            _ => {}
+        }
+        Some(q)
+    }
+
     fn local_decl(&mut self, v: &ast::VarDecl) -> Option<hir::Stmt> {
-        let Some(q) = self.resolve_type(&v.ty) else {
+        let q = if mentions_auto(&v.ty) { self.auto_type(v) } else { self.resolve_type(&v.ty) };
+        let Some(q) = q else {
             // Declare the name anyway so its uses don't cascade into errors.
             if let Some(id) = self.declare_local(&v.name, Type::Void, AddressSpace::Thread, false) {
                 self.fs.as_mut().expect("in function").poisoned.insert(id);
@@ -474,5 +529,15 @@ fn init_items(init: &ast::Init) -> Option<&[ast::Expr]> {
         ast::Init::Brace(items, _) => Some(items),
         ast::Init::Assign(ast::Expr { kind: ast::ExprKind::InitList(items), .. }) => Some(items),
         _ => None,
+    }
+}
+
+/// Whether a declared type is (built on) `auto`.
+fn mentions_auto(t: &ast::TypeExpr) -> bool {
+    match &t.kind {
+        ast::TypeExprKind::Named { path, .. } => path.segments.len() == 1 && &*path.segments[0].ident.name == "auto",
+        ast::TypeExprKind::Reference { referee } => mentions_auto(referee),
+        ast::TypeExprKind::Pointer { pointee, .. } => mentions_auto(pointee),
+        _ => false,
     }
 }

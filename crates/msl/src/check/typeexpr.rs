@@ -157,6 +157,11 @@ impl<'a> Checker<'a, '_> {
             if let Some((_, t)) = info.aliases.iter().find(|(n, _)| **n == *last.ident.name) {
                 return Some(t.clone());
             }
+            // A nested struct, enum or alias template of `Struct<T>`.
+            let decls = self.lookup_member_decls(sid, &last.ident.name);
+            if !decls.is_empty() {
+                return self.type_from_decls(&decls, last, path.span);
+            }
         }
         self.error(last.ident.span, format!("unknown type `{}`", path.plain_name()));
         None

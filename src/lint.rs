@@ -26,6 +26,32 @@ pub struct PreprocessArgs {
     /// Headers are read only from the source file's folder and these folders.
     #[arg(short = 'I', value_name = "DIR")]
     pub include: Vec<PathBuf>,
+    /// Give a function constant (`[[function_constant(i)]]`) its value, by
+    /// name or index: `--constant has_bias=true`, `--constant 2=64`.
+    #[arg(long = "constant", value_name = "NAME=VALUE", value_parser = parse_constant)]
+    pub constant: Vec<(String, String)>,
+}
+
+fn parse_constant(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("`{s}` is not NAME=VALUE (e.g. `--constant has_bias=true` or `--constant 0=4`)")),
+    }
+}
+
+/// Every `--constant` must name a function constant of the program (by
+/// name or index): a typo would otherwise go unnoticed.
+pub fn check_constants_exist(pp: &PreprocessArgs, program: &msl::hir::Program) -> Result<(), String> {
+    let fcs = &program.function_constants;
+    for (key, _) in &pp.constant {
+        if fcs.iter().any(|c| c.name == *key || key.parse::<u32>() == Ok(c.index)) {
+            continue;
+        }
+        let declared: Vec<String> = fcs.iter().map(|c| format!("{} ({})", c.name, c.index)).collect();
+        let list = if declared.is_empty() { "none".to_string() } else { declared.join(", ") };
+        return Err(format!("`--constant {key}=…` names no function constant of this source; it declares: {list}"));
+    }
+    Ok(())
 }
 
 /// Read a source file as text, or explain why not.
@@ -43,6 +69,7 @@ pub fn compile_options(pp: &PreprocessArgs, file: Option<&std::path::Path>) -> m
         opts.defines.push((name.to_string(), value.to_string()));
     }
     opts.include_dirs = pp.include.clone();
+    opts.function_constants = pp.constant.clone();
     opts.main_dir = file.map(|f| match f.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),

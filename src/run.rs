@@ -3,7 +3,7 @@
 
 use crate::lint::{compile_options, read_source, PreprocessArgs};
 use crate::report::exit_code;
-use crate::{EXIT_BAD_RESULT, EXIT_OK};
+use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
 use arrays::{Array, DType};
 use clap::{Args, ValueEnum};
 use gpu::ir::ParamKind;
@@ -189,6 +189,7 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
     if !args.json && !c.diagnostics.items.is_empty() {
         eprint!("{}", c.render(color));
     }
+    crate::lint::check_constants_exist(&args.pp, program)?;
     let Some((kid, _)) = program.kernel(&args.kernel) else {
         let names: Vec<String> = program.kernels().filter_map(|(_, f)| f.host_name.clone()).collect();
         return Err(format!(
@@ -201,14 +202,14 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let kernel = match gpu::lower::lower_kernel(program, kid) {
         Ok(k) => k,
         Err(e) => {
-            let d =
-                msl::diag::Diagnostic::error(e.span, e.message).note("this is a limitation of the simulator, not an error in your kernel");
+            let d = e.to_diagnostic();
             if args.json {
                 println!("{}", serde_json::json!({"diagnostics": [msl::diag::to_json(&c.sources, &d)], "findings": [], "outputs": {}}));
             } else {
                 eprint!("{}", msl::diag::render(&c.sources, &[d], color));
             }
-            return Ok(EXIT_BAD_RESULT);
+            // A pipeline Metal would refuse to build: a usage error.
+            return Ok(if e.is_limitation { EXIT_BAD_RESULT } else { EXIT_CANNOT_START });
         }
     };
 

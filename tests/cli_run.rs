@@ -378,3 +378,61 @@ fn compile_error_exits_1() {
     assert_eq!(d["severity"], "error");
     assert_eq!(d["line"], 4);
 }
+
+const FUNCTION_CONSTANTS: &str = r#"#include <metal_stdlib>
+using namespace metal;
+constant bool use_bias [[function_constant(0)]];
+constant int scale [[function_constant(1)]];
+constant bool scale_given = is_function_constant_defined(scale);
+constant int tile [[function_constant(2)]];
+
+kernel void k(device float* out [[buffer(0)]],
+              const device float* bias [[buffer(1), function_constant(use_bias)]],
+              uint i [[thread_position_in_grid]]) {
+  float scratch[tile];
+  scratch[tile - 1] = float(i);
+  float v = scratch[tile - 1] * (scale_given ? float(scale) : 1.0f);
+  if (use_bias) v += bias[i];
+  out[i] = v;
+}
+"#;
+
+fn run_constants(extra: &[&str]) -> Output {
+    let s = Scratch::new();
+    let f = s.file("fc.metal", FUNCTION_CONSTANTS);
+    let bias = s.npy("bias.npy", &Array::from_f64(DType::F32, &[4], &[10.0, 20.0, 30.0, 40.0]).unwrap());
+    let mut a = run_args(&f, "k", "4", "4");
+    a.extend(["--arg".into(), "out=zeros(4):float32".into()]);
+    a.extend(extra.iter().map(|x| x.replace("BIAS", &bias)));
+    let a: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
+    mp(&a)
+}
+
+#[test]
+fn function_constants_by_name_and_index() {
+    // Bias off: the parameter leaves the kernel's interface; scale left
+    // undefined is allowed because `is_function_constant_defined` names it.
+    let o = run_constants(&["--constant", "use_bias=false", "--constant", "2=4"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("[0., 1., 2., 3.]"), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = run_constants(&["--constant", "use_bias=true", "--constant", "scale=3", "--constant", "tile=8", "--arg", "bias=BIAS"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("[10., 23., 36., 49.]"), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+#[test]
+fn function_constants_missing_mistyped_or_unknown_are_refused() {
+    // `tile` is required (used, never tested with is_function_constant_defined).
+    let o = run_constants(&["--constant", "use_bias=false"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("function constant `tile` (index 2) has no value") && err.contains("--constant tile=VALUE"), "{err}");
+    let o = run_constants(&["--constant", "use_bias=maybe", "--constant", "tile=2"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("is a `bool`, but the value given for it is `maybe`") && err.contains("fc.metal:3:"), "{err}");
+    let o = run_constants(&["--constant", "use_bais=true", "--constant", "tile=2"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("names no function constant") && err.contains("use_bias (0)"), "{err}");
+}

@@ -484,7 +484,7 @@ impl MetalKernel {
         let kernel = match gpu::lower::lower_kernel(program, kid) {
             Ok(k) => k,
             Err(e) => {
-                let d = Diagnostic::error(e.span, e.message).note("this is a limitation of the simulator, not an error in your kernel");
+                let d = e.to_diagnostic();
                 let d = self.remap_diag(&remap, &d, &generated, &specs, call);
                 return Err(MlxError::Compile { sources, diagnostics: vec![d], generated: Box::new(generated) });
             }

@@ -173,6 +173,9 @@ pub enum Binding {
     Attr(ThreadAttr),
     /// A parameter of an ordinary (non-kernel) function.
     Argument,
+    /// A kernel parameter whose `[[function_constant(c)]]` is false: not
+    /// part of the kernel's interface; it reads as zero (a null pointer).
+    Absent,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -225,6 +228,19 @@ pub struct Program {
     pub types: TypeTables,
     pub functions: Vec<Function>,
     pub globals: Vec<Global>,
+    pub function_constants: Vec<FunctionConstant>,
+}
+
+/// A `constant T name [[function_constant(index)]];` declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionConstant {
+    pub name: String,
+    pub index: u32,
+    pub global: GlobalId,
+    /// A value was given for it.
+    pub defined: bool,
+    /// Named in `is_function_constant_defined`: it may stay undefined.
+    pub optional: bool,
 }
 
 impl Program {

@@ -38,11 +38,21 @@ pub struct PreprocessOptions {
     pub main_dir: Option<PathBuf>,
     /// `-I DIR` roots, searched in order after the including file's folder.
     pub include_dirs: Vec<PathBuf>,
+    /// Values of function constants (`[[function_constant(i)]]`), keyed by
+    /// name or by index, as text: what `MTLFunctionConstantValues` gives a
+    /// pipeline. Read by the checker, not the preprocessor.
+    pub function_constants: Vec<(String, String)>,
 }
 
 impl Default for PreprocessOptions {
     fn default() -> Self {
-        PreprocessOptions { defines: Vec::new(), metal_version: 310, main_dir: None, include_dirs: Vec::new() }
+        PreprocessOptions {
+            defines: Vec::new(),
+            metal_version: 310,
+            main_dir: None,
+            include_dirs: Vec::new(),
+            function_constants: Vec::new(),
+        }
     }
 }
 

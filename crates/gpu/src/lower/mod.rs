@@ -18,12 +18,27 @@ use std::collections::{HashMap, HashSet};
 pub struct LowerError {
     pub span: Span,
     pub message: String,
+    /// The kernel is fine but the simulator cannot run it (as opposed to a
+    /// pipeline Metal itself would refuse, e.g. a missing function constant).
+    pub is_limitation: bool,
+}
+
+impl LowerError {
+    /// The error as a diagnostic, with a note when the simulator is at fault.
+    pub fn to_diagnostic(&self) -> msl::diag::Diagnostic {
+        let d = msl::diag::Diagnostic::error(self.span, self.message.clone());
+        if self.is_limitation {
+            d.note("this is a limitation of the simulator, not an error in your kernel")
+        } else {
+            d
+        }
+    }
 }
 
 type LResult<T> = Result<T, LowerError>;
 
 fn err<T>(span: Span, message: impl Into<String>) -> LResult<T> {
-    Err(LowerError { span, message: message.into() })
+    Err(LowerError { span, message: message.into(), is_limitation: true })
 }
 
 /// A value: scalar/vector components in registers, or an aggregate in memory.
@@ -98,6 +113,7 @@ pub struct Lowerer<'p> {
 
 /// Lower kernel `id` of `prog`.
 pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
+    required_constants_given(prog, id)?;
     let mut l = Lowerer {
         prog,
         tables: &prog.types,
@@ -194,6 +210,14 @@ pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
                 });
                 frame.locals[p.local.0 as usize] = Storage::Regs(regs);
             }
+            Binding::Absent => {
+                // Left out by its function constant: reads as zero / null.
+                let Some((s, n)) = components(&local.ty, l.tables) else {
+                    return err(local.span, "a parameter left out by `[[function_constant]]` must be a pointer, reference or scalar");
+                };
+                let regs = (0..n).map(|_| l.const_scalar(ConstValue::Int(0), s)).collect();
+                frame.locals[p.local.0 as usize] = Storage::Regs(regs);
+            }
             Binding::Argument => return err(local.span, "kernel parameter without a binding"),
         }
     }
@@ -241,6 +265,47 @@ fn is_reference_param(prog: &hir::Program, f: FuncId, local: LocalId) -> bool {
     visit_stmts(&prog.function(f).body, &mut |e| uses(e, local, &mut deref_only, &mut any));
     any && deref_only
         && matches!(&prog.function(f).local(local).ty, Type::Pointer { pointee, .. } if pointee.is_scalar() || pointee.is_vector())
+}
+
+/// Metal refuses to build a pipeline when a function constant the kernel
+/// uses has no value, unless `is_function_constant_defined` names it.
+fn required_constants_given(prog: &hir::Program, kernel: FuncId) -> LResult<()> {
+    if prog.function_constants.iter().all(|c| c.defined || c.optional) {
+        return Ok(());
+    }
+    let mut globals = HashSet::new();
+    let mut seen = HashSet::new();
+    let mut todo = vec![kernel];
+    while let Some(f) = todo.pop() {
+        if !seen.insert(f) {
+            continue;
+        }
+        fn walk(e: &hir::Expr, globals: &mut HashSet<hir::GlobalId>, todo: &mut Vec<FuncId>) {
+            match &e.kind {
+                H::Global(g) => {
+                    globals.insert(*g);
+                }
+                H::Call { func, .. } => todo.push(*func),
+                _ => {}
+            }
+            visit_children(e, &mut |c| walk(c, globals, todo));
+        }
+        visit_stmts(&prog.function(f).body, &mut |e| walk(e, &mut globals, &mut todo));
+    }
+    for c in &prog.function_constants {
+        if !c.defined && !c.optional && globals.contains(&c.global) {
+            let span = prog.globals[c.global.0 as usize].span;
+            return Err(LowerError {
+                span,
+                is_limitation: false,
+                message: format!(
+                    "function constant `{}` (index {}) has no value, and the kernel uses it: give one with `--constant {}=VALUE` (or check it with `is_function_constant_defined`)",
+                    c.name, c.index, c.name
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn visit_stmts(stmts: &[hir::Stmt], f: &mut dyn FnMut(&hir::Expr)) {

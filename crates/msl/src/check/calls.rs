@@ -97,6 +97,9 @@ impl<'a> Checker<'a, '_> {
             let hargs = self.args(args)?;
             return self.builtin_call(name, ns.or(Some(Namespace::Metal)), last.template_args.as_deref(), hargs, span, last.ident.span);
         }
+        if prefix.is_empty() && name == "is_function_constant_defined" {
+            return self.is_function_constant_defined(args, span);
+        }
         if prefix.is_empty() {
             let is_method = self.env.this_struct.is_some_and(|sid| self.has_method(sid, name));
             if self.find_local_pub(name).is_some() || (!is_method && self.this_field_type(name).is_some()) {

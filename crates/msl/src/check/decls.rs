@@ -446,7 +446,11 @@ impl<'a> Checker<'a, '_> {
             } else if matches!(an, "stage_in" | "vertex_id" | "instance_id" | "position" | "color" | "sample_id") {
                 self.error(a.span, format!("`[[{an}]]` belongs to render functions; compute kernels cannot use it"));
                 return None;
-            } else if an == "function_constant" || an == "texture" || an == "sampler" {
+            } else if an == "function_constant" {
+                if !self.param_present(p) {
+                    return Some(Binding::Absent);
+                }
+            } else if an == "texture" || an == "sampler" {
                 self.error(a.span, format!("`[[{an}]]` is not supported by the simulator"));
                 return None;
             } else {
@@ -939,6 +943,10 @@ impl<'a> Checker<'a, '_> {
             self.error(v.span, format!("program-scope variable `{}` must be declared in the `constant` address space", v.name.name))
                 .label("Metal has no mutable global variables")
                 .help(format!("write `constant {shown} {} = ...;` (or pass the value as a buffer)", v.name.name));
+            return;
+        }
+        if let Some(attr) = Self::function_constant_attr(v) {
+            self.function_constant(v, q.ty, attr);
             return;
         }
         let Some(init) = &v.init else {

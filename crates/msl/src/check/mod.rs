@@ -12,6 +12,7 @@ mod calls;
 mod consteval;
 mod decls;
 mod expr;
+mod fnconst;
 mod operators;
 mod stmt;
 mod typeexpr;
@@ -25,8 +26,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 /// Check a parsed unit. Returns the program when there were no errors.
-pub fn check(unit: &ast::TranslationUnit, diags: &mut Diagnostics) -> Option<hir::Program> {
+pub fn check(unit: &ast::TranslationUnit, constants: &[(String, String)], diags: &mut Diagnostics) -> Option<hir::Program> {
     let mut c = Checker::new(diags);
+    c.fc_given = constants.to_vec();
     c.run(unit);
     for d in c.pending.take() {
         c.diags.push(d);
@@ -35,7 +37,7 @@ pub fn check(unit: &ast::TranslationUnit, diags: &mut Diagnostics) -> Option<hir
         return None;
     }
     let functions = c.functions.into_iter().flatten().collect();
-    Some(hir::Program { types: c.tables, functions, globals: c.globals })
+    Some(hir::Program { types: c.tables, functions, globals: c.globals, function_constants: c.function_constants })
 }
 
 /// A template argument value: a type or an integral/bool constant.
@@ -231,6 +233,9 @@ pub(crate) struct Checker<'a, 'd> {
     pub method_templates: HashMap<DeclId, StructId>,
     /// Function template instances: instance → (template, arguments).
     pub fn_origin: HashMap<FuncId, (DeclId, Vec<TArg>)>,
+    /// Function constant values given for this compilation (name or index → text).
+    pub fc_given: Vec<(String, String)>,
+    pub function_constants: Vec<hir::FunctionConstant>,
 }
 
 /// Instantiation depth beyond which we assume runaway template recursion.
@@ -263,6 +268,8 @@ impl<'a, 'd> Checker<'a, 'd> {
             ref_returns: Default::default(),
             method_templates: Default::default(),
             fn_origin: Default::default(),
+            fc_given: Vec::new(),
+            function_constants: Vec::new(),
         }
     }
 

@@ -65,6 +65,11 @@ impl<'a> Checker<'a, '_> {
     /// Evaluate an array bound: a positive integer constant.
     fn array_len(&mut self, e: &ast::Expr) -> Option<u32> {
         let v = self.const_int(e, "an array size")?;
+        // A size from a function constant with no value yet: the pipeline
+        // cannot be built until it has one (checked when a kernel is run).
+        if v <= 0 && self.mentions_undefined_function_constant(e) {
+            return Some(1);
+        }
         if v <= 0 {
             self.error(e.span, format!("array size must be positive, but it is {v}"));
             return None;

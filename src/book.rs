@@ -70,6 +70,12 @@ pub struct ShowArgs {
 /// from the simulator's trace (works for wrong solutions too).
 pub fn show(args: &ShowArgs) -> u8 {
     let Some(p) = puzzles::find(&args.puzzle) else { return unknown_puzzle(&args.puzzle) };
+    if args.test == 0 || args.test > p.tests.len() {
+        let names: Vec<String> = p.tests.iter().enumerate().map(|(i, t)| format!("{} ({})", i + 1, t.name)).collect();
+        eprintln!("error: puzzle {} has no test {}; its tests are: {}", p.number, args.test, names.join(", "));
+        eprintln!("help: pick one with `--test N`, N from 1 to {}", p.tests.len());
+        return EXIT_CANNOT_START;
+    }
     let ws = Workspace::new(&args.dir);
     if !ws.exists() {
         return no_workspace(&ws);
@@ -85,7 +91,7 @@ pub fn show(args: &ShowArgs) -> u8 {
     let color = std::io::stdout().is_terminal();
     let result = puzzles::check_file(p, &file, &text);
     print!("{}", puzzles::render::human(&result, color));
-    let shown = match puzzles::show::trace_test(p, &file, &text, args.test.saturating_sub(1)) {
+    let shown = match puzzles::show::trace_test(p, &file, &text, args.test - 1) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");

@@ -49,7 +49,19 @@ enum Command {
     Show(book::ShowArgs),
 }
 
+/// Rust ignores SIGPIPE, so printing into a closed pipe (`show 14 | head -1`)
+/// would panic; restore the default so we stop quietly, like other Unix tools.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists;
+    // SIG_DFL is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

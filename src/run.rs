@@ -296,6 +296,8 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         threads: args.threads,
         ..Default::default()
     };
+    // A dispatch Metal would refuse is a usage error: nothing runs.
+    gpu::validate(&kernel, &dispatch, &opts).map_err(|e| format!("cannot dispatch this kernel: {e}"))?;
     let inputs = if args.bench.is_some() { Some(buffers.clone()) } else { None };
     let started = Instant::now();
     let show_progress = std::io::stderr().is_terminal() && !args.json;

@@ -107,6 +107,28 @@ fn bad_arguments_exit_2() {
     assert!(stdout(&o).starts_with("Failed Tests."));
     assert!(stdout(&o).contains("Yours: array([[0, 0],"));
     assert!(stdout(&o).contains("# map_2d"));
+    // `show --test N` counts from 1 and says which tests exist.
+    for n in ["0", "2"] {
+        let o = bin(&root, &["show", "3", "--test", n]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("puzzle 3 has no test {n}; its tests are: 1 (Guard)")), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_output_quietly() {
+    let root = temp("pipe");
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    let exe = env!("CARGO_BIN_EXE_metal-puzzles");
+    for cmd in ["show 14", "hint matmul", "check --all"] {
+        let o =
+            Command::new("sh").current_dir(&root).arg("-c").arg(format!("'{exe}' {cmd} | head -1 >/dev/null")).output().expect("sh runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{cmd}: {err}");
+    }
     let _ = std::fs::remove_dir_all(&root);
 }
 

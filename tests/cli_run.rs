@@ -409,6 +409,22 @@ fn run_constants(extra: &[&str]) -> Output {
 }
 
 #[test]
+fn a_dispatch_over_apple_limits_is_refused_before_running() {
+    let s = Scratch::new();
+    let f = s.file("k.metal", FUNCTION_CONSTANTS);
+    let out = s.path("out");
+    let mut a = run_args(&f, "k", "4000", "2000");
+    a.extend(["--constant", "use_bias=false", "--constant", "tile=1", "--arg", "out=zeros(4000):float32", "--out"].map(String::from));
+    a.push(out.display().to_string());
+    let a: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
+    let o = mp(&a);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("2000 threads is over Apple GPUs' limit of 1024"), "{err}");
+    assert!(stdout(&o).is_empty() && !out.exists(), "nothing runs, nothing is written");
+}
+
+#[test]
 fn function_constants_by_name_and_index() {
     // Bias off: the parameter leaves the kernel's interface; scale left
     // undefined is allowed because `is_function_constant_defined` names it.

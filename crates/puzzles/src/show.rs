@@ -39,7 +39,7 @@ pub fn trace_test(puzzle: &'static Puzzle, file_name: &str, file_text: &str, cas
     let kernel = mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], &body, &header, true, false)
         .map_err(|e| e.to_string())?
         .with_files(Some(body_file), Some(header_file));
-    let tc = puzzle.tests.get(case).ok_or_else(|| format!("puzzle {} has no test {case}", puzzle.number))?;
+    let tc = puzzle.tests.get(case).ok_or_else(|| format!("puzzle {} has no test {}", puzzle.number, case + 1))?;
     let inputs: Vec<Array> = tc.inputs.iter().map(|s| build_input(s, None)).collect();
     let mut call = mlx::Call::new(
         inputs.iter().cloned().map(mlx::Input::Array).collect(),

@@ -6,7 +6,7 @@ use clap::Args;
 use puzzles::workspace::{Status, Workspace, DEFAULT_DIR};
 use puzzles::{CheckResult, Puzzle, PUZZLES};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct InitArgs {
@@ -120,7 +120,7 @@ pub fn show(args: &ShowArgs) -> u8 {
             }
         }
     }
-    if result.passed {
+    if result.solved() {
         EXIT_OK
     } else {
         EXIT_BAD_RESULT
@@ -137,9 +137,36 @@ fn unknown_puzzle(key: &str) -> u8 {
     EXIT_CANNOT_START
 }
 
+/// How the user can run sub-command `sub` from where they are: through
+/// cargo when that is how they started us, by name when it is on PATH, else
+/// by path; with `--dir` when the workspace is not the default one.
+pub fn invocation(sub: &str, dir: &Path) -> String {
+    let base = if std::env::var_os("CARGO").is_some() && std::env::var_os("CARGO_MANIFEST_DIR").is_some() {
+        "cargo run --release --".to_string()
+    } else {
+        let exe = std::env::current_exe().ok();
+        let on_path = exe.as_ref().and_then(|e| e.parent().map(Path::to_path_buf)).is_some_and(|d| {
+            std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|x| x.canonicalize().ok() == d.canonicalize().ok()))
+        });
+        match (on_path, std::env::args().next()) {
+            (false, Some(arg0)) if arg0.contains('/') => arg0,
+            _ => "metal-puzzles".to_string(),
+        }
+    };
+    let dir_flag = if dir == Path::new(DEFAULT_DIR) { String::new() } else { format!(" --dir {}", dir.display()) };
+    if sub.is_empty() {
+        format!("{base}{dir_flag}")
+    } else {
+        format!("{base} {sub}{dir_flag}")
+    }
+}
+
 fn no_workspace(ws: &Workspace) -> u8 {
     eprintln!("error: there is no puzzle workspace at `{}`", ws.dir.display());
-    eprintln!("help: create one with `metal-puzzles init {}`", ws.dir.display());
+    eprintln!(
+        "help: create one with `{}`",
+        invocation("init", Path::new(DEFAULT_DIR)).replace(" init", &format!(" init {}", ws.dir.display()))
+    );
     EXIT_CANNOT_START
 }
 
@@ -154,7 +181,12 @@ pub fn init(args: &InitArgs) -> u8 {
                 created.len(),
                 if kept > 0 { format!(", {kept} existing file(s) left untouched") } else { String::new() }
             );
-            println!("Open `{}` and start with puzzle 1; check it with `metal-puzzles check 1`.", ws.path(&PUZZLES[0]).display());
+            println!(
+                "Open `{}` and start with puzzle 1; check it with `{}`, or open the live book with `{}`.",
+                ws.path(&PUZZLES[0]).display(),
+                invocation("check 1", &ws.dir),
+                invocation("", &ws.dir)
+            );
             EXIT_OK
         }
         Err(e) => {
@@ -198,7 +230,10 @@ pub fn check(args: &CheckArgs) -> u8 {
             Ok(t) => texts.push(t),
             Err(e) => {
                 eprintln!("error: cannot read `{}`: {e}", ws.path(p).display());
-                eprintln!("help: `metal-puzzles init {}` restores missing starter files", ws.dir.display());
+                eprintln!(
+                    "help: `{}` restores missing starter files",
+                    invocation("init", Path::new(DEFAULT_DIR)).replace(" init", &format!(" init {}", ws.dir.display()))
+                );
                 return EXIT_CANNOT_START;
             }
         }
@@ -226,15 +261,16 @@ pub fn check(args: &CheckArgs) -> u8 {
             print!("{}", puzzles::render::human(r, color));
         }
         if results.len() > 1 {
-            let ok = results.iter().filter(|r| r.passed).count();
-            println!("\n{ok}/{} puzzles pass.", results.len());
+            let solved = results.iter().filter(|r| r.solved()).count();
+            let pass = results.iter().filter(|r| r.passed).count();
+            println!("\n{solved}/{} puzzles solved ({pass} pass their tests).", results.len());
         }
     }
     let pairs: Vec<(&CheckResult, &str)> = results.iter().zip(texts.iter().map(String::as_str)).collect();
     if let Err(e) = ws.record(&pairs) {
         eprintln!("warning: cannot save progress in `{}`: {e}", ws.dir.display());
     }
-    if results.iter().all(|r| r.passed) {
+    if results.iter().all(|r| r.solved()) {
         EXIT_OK
     } else {
         EXIT_BAD_RESULT
@@ -266,7 +302,11 @@ pub fn list_text(ws: &Workspace) -> String {
         s.push_str(&format!(" {mark} {:>2}  {:<20} {:<29} {}{arrow}\n", p.number, p.title, p.file_name(), st.label()));
     }
     if let Some(k) = next {
-        s.push_str(&format!("\nNext: edit `{}`, then run `metal-puzzles check {}`.\n", ws.path(&PUZZLES[k]).display(), PUZZLES[k].slug));
+        s.push_str(&format!(
+            "\nNext: edit `{}`, then run `{}`.\n",
+            ws.path(&PUZZLES[k]).display(),
+            invocation(&format!("check {}", PUZZLES[k].slug), &ws.dir)
+        ));
     } else {
         s.push_str("\nEvery puzzle is solved. Well done!\n");
     }
@@ -286,15 +326,19 @@ pub fn hint(args: &PuzzleArgs) -> u8 {
     let Some(p) = puzzles::find(&args.puzzle) else { return unknown_puzzle(&args.puzzle) };
     println!("Puzzle {}: {}\n", p.number, p.title);
     println!("{}", puzzles::workspace::wrap(p.explanation, 78));
-    let t = &p.tests[p.tests.len() - 1];
-    println!(
-        "Inputs: {}  Output: {} {:?} float32  Grid: {:?}  Threadgroup: {:?}",
-        p.input_names.join(", "),
-        p.output_name,
-        t.output_shape,
-        t.grid,
-        t.threadgroup
-    );
+    println!("Inputs: {}  Output: {} (float32)", p.input_names.join(", "), p.output_name);
+    for t in p.tests {
+        let shapes: Vec<String> = t.inputs.iter().map(|i| format!("{} {:?}", i.name, i.shape)).collect();
+        println!(
+            "  Test \"{}\": {}, {} {:?}; grid {:?}, threadgroup {:?}",
+            t.name,
+            shapes.join(", "),
+            p.output_name,
+            t.output_shape,
+            t.grid,
+            t.threadgroup
+        );
+    }
     let targets: Vec<String> = ["global reads", "global writes", "shared reads", "shared writes"]
         .iter()
         .zip(p.targets.as_array())
@@ -333,8 +377,8 @@ pub fn reset(args: &PuzzleArgs) -> u8 {
 
 /// `metal-puzzles` without a sub-command: create the workspace on first
 /// run, then watch mode in a terminal, or print progress otherwise.
-pub fn default_command() -> u8 {
-    let ws = Workspace::new(DEFAULT_DIR);
+pub fn default_command(dir: Option<PathBuf>) -> u8 {
+    let ws = Workspace::new(dir.unwrap_or_else(|| PathBuf::from(DEFAULT_DIR)));
     if !ws.exists() {
         if let Err(e) = ws.init() {
             eprintln!("error: cannot create the workspace `{}`: {e}", ws.dir.display());
@@ -352,7 +396,7 @@ pub fn default_command() -> u8 {
 }
 
 /// Progress without watch mode (when the terminal cannot go raw).
-pub fn default_command_plain() -> u8 {
-    print!("{}", list_text(&Workspace::new(DEFAULT_DIR)));
+pub fn default_command_plain(ws: &Workspace) -> u8 {
+    print!("{}", list_text(ws));
     EXIT_OK
 }

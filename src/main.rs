@@ -25,6 +25,9 @@ pub const EXIT_CANNOT_START: u8 = 2;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// The puzzle workspace the book opens (without a command).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -79,7 +82,7 @@ fn main() -> ExitCode {
         Some(Command::Hint(args)) => book::hint(&args),
         Some(Command::Reset(args)) => book::reset(&args),
         Some(Command::Show(args)) => book::show(&args),
-        None => book::default_command(),
+        None => book::default_command(cli.dir),
     };
     ExitCode::from(code)
 }

@@ -68,7 +68,7 @@ pub fn run(ws: Workspace) -> u8 {
         Err(_) => None,
     };
     if terminal::enable_raw_mode().is_err() {
-        return crate::book::default_command_plain();
+        return crate::book::default_command_plain(&w.ws);
     }
     let _guard = RawMode;
     let _ = execute!(std::io::stdout(), terminal::EnterAlternateScreen, cursor::Hide);
@@ -149,8 +149,14 @@ impl Watch {
                 if let Err(e) = self.ws.record(&[(&r, text.as_str())]) {
                     self.message = format!("cannot save progress: {e}");
                 }
-                if r.passed {
-                    self.message = format!("Puzzle {} solved! Press `n` for the next one.", p.number);
+                if r.solved() {
+                    self.message = if p.number as usize == PUZZLES.len() {
+                        format!("Puzzle {} solved! That was the last one: the book is finished.", p.number)
+                    } else {
+                        format!("Puzzle {} solved! Press `n` for the next one.", p.number)
+                    };
+                } else if r.passed {
+                    self.message = "Tests pass, but a target is missed: not solved yet (see below).".to_string();
                 } else {
                     self.message.clear();
                 }
@@ -162,7 +168,11 @@ impl Watch {
             }
             Err(e) => {
                 self.result = None;
-                self.message = format!("cannot read `{}`: {e} (run `metal-puzzles init` to restore it)", self.path().display());
+                self.message = format!(
+                    "cannot read `{}`: {e} (run `{}` to restore it)",
+                    self.path().display(),
+                    crate::book::invocation("init", &self.ws.dir)
+                );
             }
         }
     }
@@ -173,7 +183,7 @@ impl Watch {
             if let Ok(text) = self.ws.read(p) {
                 let r = puzzles::check_file(p, &self.ws.path(p).display().to_string(), &text);
                 let _ = self.ws.record(&[(&r, text.as_str())]);
-                all.push((p.number, r.passed));
+                all.push((p.number, r.solved()));
             }
         }
         self.all = all;

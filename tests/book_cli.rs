@@ -106,7 +106,7 @@ fn bad_arguments_exit_2() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).starts_with("Failed Tests."));
     assert!(stdout(&o).contains("Yours: array([[0, 0],"));
-    assert!(stdout(&o).contains("# map_2d"));
+    assert!(stdout(&o).contains("# Map 2D"));
     // `show --test N` counts from 1 and says which tests exist.
     for n in ["0", "2"] {
         let o = bin(&root, &["show", "3", "--test", n]);

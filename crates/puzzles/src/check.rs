@@ -69,6 +69,11 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
+    /// Tests pass and every memory target is met.
+    pub fn solved(&self) -> bool {
+        self.passed && self.targets_met
+    }
+
     pub fn has_error_findings(&self) -> bool {
         self.findings.iter().any(|f| f.finding.is_error)
     }

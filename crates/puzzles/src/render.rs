@@ -9,9 +9,11 @@ use std::fmt::Write;
 
 /// The score table: the book's columns, a row with the learner's per-thread
 /// maxima and a row with the targets, each marked ✓ (met) or ✗ (over).
-pub fn score_table(slug: &str, score: Score, targets: Targets) -> String {
+/// One score table as the book prints it under `# Title`; targets are
+/// judged (✓/✗) only once the tests pass.
+pub fn score_table(title: &str, score: Score, targets: Targets, judged: bool) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "# {slug}");
+    let _ = writeln!(s, "# {title}");
     let _ = writeln!(s, "   Score (Max Per Thread):");
     let _ = writeln!(s, "   |        |  Global Reads | Global Writes |  Shared Reads | Shared Writes |");
     let _ = write!(s, "   | Yours  |");
@@ -21,7 +23,8 @@ pub fn score_table(slug: &str, score: Score, targets: Targets) -> String {
     let _ = write!(s, "\n   | Target |");
     for (t, v) in targets.as_array().into_iter().zip(score.as_array()) {
         let cell = match t {
-            Some(t) => format!("≤ {t} {}", if v <= t { "✓" } else { "✗" }),
+            Some(t) if judged => format!("≤ {t} {}", if v <= t { "✓" } else { "✗" }),
+            Some(t) => format!("≤ {t}"),
             None => "-".to_string(),
         };
         let _ = write!(s, " {cell:>13} |");
@@ -53,6 +56,7 @@ pub fn human(r: &CheckResult, color: bool) -> String {
     let multi = r.puzzle.tests.len() > 1;
     if r.passed {
         s.push_str("Passed Tests!\n");
+        s.push_str(&targets_verdict(r));
     } else if let Some(error) = &r.error {
         if r.diagnostics.iter().any(|d| d.is_error()) {
             s.push_str("Failed Tests. (the kernel does not compile)\n");
@@ -78,9 +82,16 @@ pub fn human(r: &CheckResult, color: bool) -> String {
     } else {
         s.push_str("Failed Tests. (every output matches, but the sanitizer reported errors below)\n");
     }
-    if !r.tests.iter().all(|t| t.score.is_none()) {
-        s.push('\n');
-        s.push_str(&score_table(r.puzzle.slug, r.score, r.puzzle.targets));
+    // One table per book test (its randomized variants included).
+    for (case, test) in r.puzzle.tests.iter().enumerate() {
+        let scores = r.tests.iter().filter(|t| t.case == case).filter_map(|t| t.score);
+        if let Some(score) = scores.reduce(Score::max) {
+            s.push('\n');
+            s.push_str(&score_table(test.name, score, r.puzzle.targets, r.passed));
+        }
+    }
+    if !r.passed && r.puzzle.targets.as_array().iter().any(|t| t.is_some()) && !r.tests.iter().all(|t| t.score.is_none()) {
+        s.push_str("   (targets are judged once the tests pass)\n");
     }
     let errors_first = {
         let mut v: Vec<&ReportedFinding> = r.findings.iter().collect();
@@ -98,6 +109,39 @@ pub fn human(r: &CheckResult, color: bool) -> String {
         s.push_str(&msl::diag::render(&r.diagnostic_sources, &r.diagnostics, color));
     }
     s
+}
+
+/// After `Passed Tests!`: whether the puzzle is solved (every target met),
+/// else which target is missed and what it asks for.
+pub fn targets_verdict(r: &CheckResult) -> String {
+    if r.targets_met {
+        return format!("Puzzle {} solved: the tests pass and every target is met.\n", r.puzzle.number);
+    }
+    let mut s = String::from("Not solved yet: the tests pass, but the kernel misses a target.\n");
+    for (k, v) in missed_targets(r.score, r.puzzle.targets) {
+        let _ = writeln!(s, "  {k}");
+        let _ = writeln!(s, "    {v}");
+    }
+    s
+}
+
+/// (what is over, what the target means) for every missed target.
+pub fn missed_targets(score: Score, targets: Targets) -> Vec<(String, String)> {
+    const WHAT: [(&str, &str); 4] = [
+        ("Global Reads", "reads of device memory per thread: read each input value once (share it through threadgroup memory if other threads need it too)"),
+        ("Global Writes", "writes to device memory per thread: accumulate in a local variable and write the result once"),
+        ("Shared Reads", "reads of threadgroup memory per thread: keep values you reuse in a local variable"),
+        ("Shared Writes", "writes to threadgroup memory per thread: each thread should store only its own share of the tile"),
+    ];
+    let mut out = Vec::new();
+    for ((t, v), (name, meaning)) in targets.as_array().into_iter().zip(score.as_array()).zip(WHAT) {
+        if let Some(t) = t {
+            if v > t {
+                out.push((format!("{name}: {v} per thread, target ≤ {t}"), format!("the target counts {meaning}")));
+            }
+        }
+    }
+    out
 }
 
 /// An array as MLX prints it, but never summarized: the puzzles' arrays are
@@ -166,6 +210,7 @@ pub fn json(r: &CheckResult) -> serde_json::Value {
         "number": r.puzzle.number,
         "title": r.puzzle.title,
         "passed": r.passed,
+        "solved": r.solved(),
         "tests": r.tests.iter().map(|t| serde_json::json!({
             "name": t.name,
             "passed": t.passed,

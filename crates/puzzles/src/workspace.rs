@@ -176,7 +176,7 @@ impl Workspace {
         }
         for (r, text) in results {
             progress["puzzles"][r.puzzle.slug] = serde_json::json!({
-                "solved": r.passed,
+                "solved": r.solved(),
                 "fingerprint": fingerprint(text),
                 "checked_at": unix_now(),
                 "score": score_json(r.score),

@@ -61,3 +61,33 @@ fn compile_error_is_reported() {
     assert!(r.error.is_some());
     assert!(r.diagnostics.iter().any(|d| d.is_error()));
 }
+
+#[test]
+fn passing_but_over_target_is_not_solved() {
+    // Thread 0 reads all 16 inputs: right answer, 16 global reads (target 2).
+    let body = "uint local_i = thread_position_in_threadgroup.x;\n\
+if (local_i == 0) {\n\
+    float s = 0;\n\
+    for (int k = 0; k < 8; k++) s += a[k] * b[k];\n\
+    out[0] = s;\n\
+}\n";
+    let r = check("dot_product", body);
+    assert!(r.passed, "the tests pass");
+    assert!(!r.targets_met && !r.solved());
+    let text = puzzles::render::human(&r, false);
+    assert!(text.starts_with("Passed Tests!\nNot solved yet: the tests pass, but the kernel misses a target."), "{text}");
+    assert!(text.contains("Global Reads: 16 per thread, target ≤ 2"), "{text}");
+    assert!(text.contains("# Dot Product") && text.contains("≤ 2 ✗"), "{text}");
+    assert_eq!(puzzles::render::json(&r)["solved"], false);
+
+    // A starter is not judged against targets at all.
+    let r = check("dot_product", "");
+    let text = puzzles::render::human(&r, false);
+    assert!(!r.passed && !text.contains('✓') && !text.contains('✗'), "{text}");
+    assert!(text.contains("targets are judged once the tests pass"), "{text}");
+
+    // The reference solution is solved.
+    let r = check("dot_product", solution("dot_product"));
+    assert!(r.solved());
+    assert!(puzzles::render::human(&r, false).contains("Puzzle 10 solved: the tests pass and every target is met."));
+}

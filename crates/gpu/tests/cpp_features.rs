@@ -178,3 +178,61 @@ kernel void k({KERNEL_OUT}) {{
     let out = run_out(&src, 3);
     assert_eq!(out, vec![14.0, 16.0, 18.0]);
 }
+
+#[test]
+fn type_traits_and_sfinae() {
+    let src = format!(
+        r#"
+template <typename T, typename = enable_if_t<is_floating_point_v<T>>>
+float kind(T x) {{ return 1.0f; }}
+template <typename T>
+enable_if_t<is_integral_v<T>, float> kind2(T x) {{ return 2.0f; }}
+template <typename T>
+typename enable_if<!is_integral<T>::value, float>::type kind2(T x) {{ return 3.0f; }}
+template <typename T>
+using wide_t = conditional_t<sizeof(T) < 4, int, T>;
+kernel void k({KERNEL_OUT}) {{
+  wide_t<short> w = 70000;          // int
+  make_unsigned_t<int> u = 5;
+  float r = kind(1.5h) + kind2(3) + kind2(2.0f);   // 1 + 2 + 3
+  r += is_same_v<wide_t<float>, float> ? 10.0f : 0.0f;
+  r += is_same<remove_cv_t<const int>, int>::value ? 100.0f : 0.0f;
+  r += is_signed_v<decltype(u)> ? 1000.0f : 0.0f;  // uint: not signed
+  r += float(vec_elements_v<float3>);
+  out[i] = r + float(w - 70000) + float(i);
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    assert_eq!(out, vec![119.0, 120.0]);
+}
+
+#[test]
+fn variable_templates_and_explicit_specializations() {
+    let src = format!(
+        r#"
+template <typename T> struct wrap {{ T v; }};
+template <typename T> constexpr constant bool is_wrap_v = false;
+template <typename T> constexpr constant bool is_wrap_v<wrap<T>> = true;
+template <typename T> constexpr constant int width_v = sizeof(T) * 8;
+template <> constexpr constant int width_v<bool> = 1;
+template <typename T> T max_value();
+template <> int max_value<int>() {{ return 2147483647; }}
+template <> half max_value<half>() {{ return 65504.0h; }}
+template <typename T> float describe(T x) {{ return 0.0f; }}
+template <> float describe(float x) {{ return x * 2.0f; }}
+kernel void k({KERNEL_OUT}) {{
+  float r = 0.0f;
+  r += is_wrap_v<wrap<float>> ? 1.0f : 0.0f;
+  r += is_wrap_v<float> ? 100.0f : 0.0f;
+  r += float(width_v<short>) + float(width_v<bool>);   // 16 + 1
+  r += max_value<int>() == 2147483647 ? 1000.0f : 0.0f;
+  r += float(max_value<half>()) == 65504.0f ? 10000.0f : 0.0f;
+  r += describe(float(i)) + describe(3);
+  out[i] = r;
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    assert_eq!(out, vec![11018.0, 11020.0]);
+}

@@ -297,6 +297,9 @@ pub struct VarDecl {
     pub attrs: Vec<Attribute>,
     pub is_constexpr: bool,
     pub is_static: bool,
+    /// `template <class T> constexpr bool v<S<T>> = ...;`: the arguments of
+    /// a (partial) specialization of a variable template.
+    pub specialization: Option<Vec<TemplateArg>>,
     pub span: Span,
 }
 

@@ -17,6 +17,7 @@ pub mod preprocess;
 pub mod pretty;
 pub mod source;
 pub mod token;
+pub mod traits;
 pub mod types;
 
 use diag::Diagnostics;

@@ -291,6 +291,9 @@ impl<'a> Parser<'a> {
         for n in BUILTIN_TYPE_TEMPLATES.iter().chain(BUILTIN_FN_TEMPLATES) {
             templates.insert(Rc::from(*n));
         }
+        for n in crate::traits::all_names() {
+            templates.insert(Rc::from(n.as_str()));
+        }
         Parser {
             toks,
             pos: 0,
@@ -642,6 +645,7 @@ impl<'a> Parser<'a> {
             || INT_WORDS.contains(&name)
             || BUILTIN_TYPE_TEMPLATES.contains(&name)
             || name == "auto"
+            || crate::traits::TYPE_TRAITS.contains(&name)
     }
 
     fn is_template(&self, name: &str) -> bool {
@@ -1928,7 +1932,16 @@ impl<'a> Parser<'a> {
             }
             let init = self.parse_initializer();
             let span = specs.span.to(start).to(self.prev_span());
-            out.push(VarDecl { name, ty, init, attrs, is_constexpr: specs.is_constexpr, is_static: specs.is_static, span });
+            out.push(VarDecl {
+                name,
+                ty,
+                init,
+                attrs,
+                is_constexpr: specs.is_constexpr,
+                is_static: specs.is_static,
+                specialization: None,
+                span,
+            });
             if self.too_deep || !self.eat(Punct::Comma) {
                 break;
             }
@@ -2058,8 +2071,12 @@ impl<'a> Parser<'a> {
             return Some(ItemKind::Function(f));
         }
         let seg = name.last().clone();
+        let spec_args = seg.template_args.clone();
         let first = (ty, seg.ident);
-        let vars = self.parse_declarators(&specs, Some(first));
+        let mut vars = self.parse_declarators(&specs, Some(first));
+        if let (Some(args), Some(v)) = (spec_args, vars.first_mut()) {
+            v.specialization = Some(args);
+        }
         self.expect_semi("declaration");
         Some(ItemKind::Vars(vars))
     }
@@ -2265,11 +2282,17 @@ impl<'a> Parser<'a> {
             if self.at_kw("typename") || self.at_kw("class") {
                 self.bump();
                 self.eat(Punct::Ellipsis);
-                let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
-                    self.error_here("a template parameter name");
-                    break;
+                // `typename = enable_if_t<...>`: an unnamed parameter (SFINAE).
+                let (n, nsp) = match self.tok(0).ident().map(Rc::<str>::from) {
+                    Some(n) => (n, self.bump()),
+                    None if self.at(Punct::Eq) || self.at(Punct::Comma) || self.at_gt_like() => {
+                        (Rc::from(format!("$unnamed{}", params.len()).as_str()), self.tok(0).span)
+                    }
+                    None => {
+                        self.error_here("a template parameter name");
+                        break;
+                    }
                 };
-                let nsp = self.bump();
                 self.declare_template_param(&n);
                 let default = if self.eat(Punct::Eq) { Some(self.parse_type()) } else { None };
                 params.push(TemplateParam {
@@ -2306,6 +2329,18 @@ impl<'a> Parser<'a> {
         self.declaring_template = false;
         self.pop_scope();
         let item = item?;
+        // Alias and variable templates take `<...>` where they are used.
+        match &item.kind {
+            ItemKind::Alias(a) => {
+                self.templates.insert(a.name.name.clone());
+            }
+            ItemKind::Vars(vs) => {
+                for v in vs {
+                    self.templates.insert(v.name.name.clone());
+                }
+            }
+            _ => {}
+        }
         Some(ItemKind::Template { params, item: Box::new(item) })
     }
 
@@ -3567,6 +3602,7 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
                 attrs: vec![],
                 is_constexpr: n == 1,
                 is_static: false,
+                specialization: None,
                 span: sp(),
             };
             let stmts = vec![

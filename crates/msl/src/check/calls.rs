@@ -164,8 +164,14 @@ impl<'a> Checker<'a, '_> {
             return self.user_call(name, &funcs, explicit, hargs, span, last.ident.span);
         }
         if let Some(&d) = decls.last() {
-            if matches!(self.decls[d].kind, DeclKind::Struct(_) | DeclKind::Alias(_) | DeclKind::Enum(_) | DeclKind::StructTemplate { .. })
-            {
+            if matches!(
+                self.decls[d].kind,
+                DeclKind::Struct(_)
+                    | DeclKind::Alias(_)
+                    | DeclKind::Enum(_)
+                    | DeclKind::StructTemplate { .. }
+                    | DeclKind::AliasTemplate { .. }
+            ) {
                 let ty = self.resolve_type(&ast::TypeExpr {
                     kind: ast::TypeExprKind::Named { path: path.clone(), is_const: false, is_volatile: false, addr_space: None },
                     span: path.span,
@@ -273,6 +279,12 @@ impl<'a> Checker<'a, '_> {
                             }),
                             None => ok = false,
                         }
+                    }
+                    // SFINAE: a return type that does not exist for these
+                    // arguments (`enable_if_t<false, T>`) drops the candidate.
+                    let auto_ret = matches!(&ast.ret.kind, ast::TypeExprKind::Named { path, .. } if path.plain_name() == "auto");
+                    if ok && !auto_ret && self.resolve_type(&ast.ret).is_none() {
+                        ok = false;
                     }
                     self.fs = old_fs;
                     self.env = old;
@@ -552,7 +564,13 @@ impl<'a> Checker<'a, '_> {
     }
 
     /// Unify a function template's parameters with argument types.
-    fn deduce(&self, params: &[ast::TemplateParam], f: &ast::Function, arg_tys: &[Type], explicit: Vec<TArg>) -> Option<Vec<TArg>> {
+    pub(crate) fn deduce(
+        &self,
+        params: &[ast::TemplateParam],
+        f: &ast::Function,
+        arg_tys: &[Type],
+        explicit: Vec<TArg>,
+    ) -> Option<Vec<TArg>> {
         if explicit.len() > params.len() {
             return None;
         }
@@ -584,7 +602,7 @@ impl<'a> Checker<'a, '_> {
         Some(out)
     }
 
-    fn unify(&self, params: &[ast::TemplateParam], te: &ast::TypeExpr, ty: &Type, map: &mut [Option<TArg>]) -> bool {
+    pub(crate) fn unify(&self, params: &[ast::TemplateParam], te: &ast::TypeExpr, ty: &Type, map: &mut [Option<TArg>]) -> bool {
         let find = |name: &str| params.iter().position(|p| *p.name.name == *name);
         let bind = |map: &mut [Option<TArg>], i: usize, v: TArg| -> bool {
             match &map[i] {

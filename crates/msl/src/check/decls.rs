@@ -114,8 +114,25 @@ impl<'a> Checker<'a, '_> {
                 return;
             }
         }
+        match &inner.kind {
+            ItemKind::Vars(vs) => {
+                for v in vs {
+                    self.var_template_item(params, v);
+                }
+                return;
+            }
+            ItemKind::Alias(a) if !params.is_empty() => {
+                self.add_decl(a.name.name.clone(), DeclKind::AliasTemplate { ast: a, params }, a.name.span);
+                return;
+            }
+            ItemKind::Function(f) if params.is_empty() => {
+                self.function_specialization(f);
+                return;
+            }
+            _ => {}
+        }
         if params.is_empty() {
-            self.error(span, "explicit template specializations (`template <>`) are not supported by the simulator yet")
+            self.error(span, "this explicit template specialization (`template <>`) is not supported by the simulator yet")
                 .help("write a separate function with its own name for this type");
             return;
         }
@@ -482,7 +499,10 @@ impl<'a> Checker<'a, '_> {
     /// Fill in default template arguments after the explicit ones.
     pub(crate) fn complete_targs(&mut self, d: DeclId, mut targs: Vec<TArg>, span: Span) -> Option<Vec<TArg>> {
         let params = match &self.decls[d].kind {
-            DeclKind::FunctionTemplate { params, .. } | DeclKind::StructTemplate { params, .. } => *params,
+            DeclKind::FunctionTemplate { params, .. }
+            | DeclKind::StructTemplate { params, .. }
+            | DeclKind::AliasTemplate { params, .. }
+            | DeclKind::VarTemplate { params, .. } => *params,
             _ => return Some(targs),
         };
         if targs.len() > params.len() {
@@ -590,7 +610,15 @@ impl<'a> Checker<'a, '_> {
             self.error(span, "template instantiation is nested too deeply (is a template instantiating itself?)");
             return None;
         }
-        let env = self.template_env(d, params, &targs);
+        let mut env = self.template_env(d, params, &targs);
+        // `template <> T f<int>(...)` replaces the primary template's body.
+        let f = match self.fn_specs.get(&(d, targs.clone())) {
+            Some((spec, spec_env)) => {
+                env = spec_env.clone();
+                *spec
+            }
+            None => f,
+        };
         let saved_env = std::mem::replace(&mut self.env, env);
         self.inst_depth += 1;
         let is_kernel = f.is_kernel || kernel.as_ref().is_some_and(|k| k.1);

@@ -196,6 +196,14 @@ impl<'a> Checker<'a, '_> {
             }
             return self.undeclared(name, span);
         }
+        // `is_same_v<A, B>` and `is_same<A, B>::value`.
+        if let Some(h) = self.value_trait_path(path, span) {
+            return h;
+        }
+        // A variable template: `is_complex_v<T>`.
+        if let Some(h) = self.var_template_path(path, span) {
+            return h;
+        }
         // Qualified names.
         let segs = &path.segments;
         let (segs, in_metal) = if segs.len() > 1 && &*segs[0].ident.name == "metal" { (&segs[1..], true) } else { (&segs[..], false) };

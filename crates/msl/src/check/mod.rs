@@ -15,6 +15,8 @@ mod expr;
 mod fnconst;
 mod operators;
 mod stmt;
+mod templates;
+mod traitcalls;
 mod typeexpr;
 
 use crate::ast;
@@ -91,6 +93,16 @@ pub(crate) enum DeclKind<'a> {
         params: &'a [ast::TemplateParam],
     },
     Enum(EnumId),
+    /// `template <class T> using vec4_t = vec<T, 4>;`
+    AliasTemplate {
+        ast: &'a ast::TypeAlias,
+        params: &'a [ast::TemplateParam],
+    },
+    /// `template <class T> constexpr constant bool is_f_v = ...;`
+    VarTemplate {
+        ast: &'a ast::VarDecl,
+        params: &'a [ast::TemplateParam],
+    },
     Enumerator {
         ty: Type,
         value: i64,
@@ -235,11 +247,19 @@ pub(crate) struct Checker<'a, 'd> {
     pub fn_origin: HashMap<FuncId, (DeclId, Vec<TArg>)>,
     /// Function constant values given for this compilation (name or index → text).
     pub fc_given: Vec<(String, String)>,
+    /// Specializations of variable templates (partial and explicit), in
+    /// declaration order: template → (its parameters, declaration, env).
+    pub var_specs: HashMap<DeclId, Vec<(&'a [ast::TemplateParam], &'a ast::VarDecl, Env)>>,
+    /// Values of variable template instances.
+    pub var_instances: HashMap<(DeclId, Vec<TArg>), hir::Expr>,
+    /// Explicit specializations of function templates: (template, args) →
+    /// the specialized function and where it was declared.
+    pub fn_specs: HashMap<(DeclId, Vec<TArg>), (&'a ast::Function, Env)>,
     pub function_constants: Vec<hir::FunctionConstant>,
 }
 
 /// Instantiation depth beyond which we assume runaway template recursion.
-const MAX_INSTANTIATION_DEPTH: u32 = 64;
+pub(crate) const MAX_INSTANTIATION_DEPTH: u32 = 64;
 
 impl<'a, 'd> Checker<'a, 'd> {
     fn new(diags: &'d mut Diagnostics) -> Self {
@@ -269,6 +289,9 @@ impl<'a, 'd> Checker<'a, 'd> {
             method_templates: Default::default(),
             fn_origin: Default::default(),
             fc_given: Vec::new(),
+            var_specs: HashMap::new(),
+            var_instances: HashMap::new(),
+            fn_specs: HashMap::new(),
             function_constants: Vec::new(),
         }
     }

@@ -111,6 +111,9 @@ impl<'a> Checker<'a, '_> {
                 if BUILTIN_TYPE_TEMPLATES.contains(&name) {
                     return self.builtin_type_template(name, args, seg.ident.span);
                 }
+                if crate::traits::TYPE_TRAITS.contains(&name) && self.lookup_global(name).is_empty() {
+                    return self.type_trait(name, args, seg.ident.span);
+                }
             } else {
                 if !in_metal {
                     if let Some(t) = self.env.targs.get(name) {
@@ -148,6 +151,15 @@ impl<'a> Checker<'a, '_> {
         }
         // Qualified: namespace or struct scope.
         let (last, prefix) = segs.split_last()?;
+        // `enable_if<c, T>::type`
+        if let ([p], "type") = (prefix, &*last.ident.name) {
+            let t_name = format!("{}_t", p.ident.name);
+            if let (Some(args), true) = (&p.template_args, crate::traits::TYPE_TRAITS.contains(&t_name.as_str())) {
+                if self.lookup_global(&p.ident.name).is_empty() {
+                    return self.type_trait(&t_name, args, p.ident.span);
+                }
+            }
+        }
         let scope: Vec<std::rc::Rc<str>> = prefix.iter().map(|s| s.ident.name.clone()).collect();
         if prefix.iter().all(|s| s.template_args.is_none()) {
             let decls = self.lookup_in(&scope, &last.ident.name);
@@ -188,7 +200,14 @@ impl<'a> Checker<'a, '_> {
                 .iter()
                 .take(self.env.visible)
                 .filter(|d| {
-                    matches!(d.kind, DeclKind::Struct(_) | DeclKind::Alias(_) | DeclKind::Enum(_) | DeclKind::StructTemplate { .. })
+                    matches!(
+                        d.kind,
+                        DeclKind::Struct(_)
+                            | DeclKind::Alias(_)
+                            | DeclKind::Enum(_)
+                            | DeclKind::StructTemplate { .. }
+                            | DeclKind::AliasTemplate { .. }
+                    )
                 })
                 .map(|d| d.name.to_string())
                 .collect();
@@ -217,6 +236,14 @@ impl<'a> Checker<'a, '_> {
             }
             DeclKind::Enum(id) => Some(Type::Enum(id)),
             DeclKind::Alias(t) => Some(t),
+            DeclKind::AliasTemplate { .. } => {
+                let Some(args) = &seg.template_args else {
+                    self.error(span, format!("`{name}` is an alias template: give its arguments, e.g. `{name}<float>`"));
+                    return None;
+                };
+                let targs = self.template_args(args)?;
+                self.alias_instance(d, targs, span)
+            }
             DeclKind::StructTemplate { .. } => {
                 let Some(args) = &seg.template_args else {
                     self.error(span, format!("`{name}` is a template: give its arguments, e.g. `{name}<float>`"));

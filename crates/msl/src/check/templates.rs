@@ -1,0 +1,201 @@
+//! Templates beyond functions and structs: alias templates, variable
+//! templates with their partial and explicit specializations, and explicit
+//! specializations of function templates.
+
+use super::{Checker, DeclId, DeclKind, Env, TArg};
+use crate::ast;
+use crate::hir;
+use crate::source::Span;
+use crate::types::Type;
+use std::rc::Rc;
+
+impl<'a> Checker<'a, '_> {
+    /// `template <...> constexpr T name = ...;`, or a specialization of one
+    /// (`name<Args>` after the name).
+    pub(crate) fn var_template_item(&mut self, params: &'a [ast::TemplateParam], v: &'a ast::VarDecl) {
+        if v.specialization.is_none() {
+            if params.is_empty() {
+                self.error(v.name.span, "`template <>` needs the specialized arguments after the name, e.g. `name<float>`");
+                return;
+            }
+            self.add_decl(v.name.name.clone(), DeclKind::VarTemplate { ast: v, params }, v.name.span);
+            return;
+        }
+        let primary =
+            self.lookup_global(&v.name.name).into_iter().rev().find(|&d| matches!(self.decls[d].kind, DeclKind::VarTemplate { .. }));
+        let Some(d) = primary else {
+            self.error(v.name.span, format!("`{}` is not a variable template declared above", v.name.name));
+            return;
+        };
+        let env = Env { visible: self.decls.len(), ..self.env.clone() };
+        self.var_specs.entry(d).or_default().push((params, v, env));
+    }
+
+    /// `template <> R f<Args>(...) {...}`: used whenever `f<Args>` is.
+    pub(crate) fn function_specialization(&mut self, f: &'a ast::Function) {
+        let last = f.name.last();
+        let primary = self
+            .lookup_global(&last.ident.name)
+            .into_iter()
+            .rev()
+            .find(|&d| matches!(self.decls[d].kind, DeclKind::FunctionTemplate { .. }));
+        let Some(d) = primary else {
+            self.error(last.ident.span, format!("`{}` is not a function template declared above", last.ident.name));
+            return;
+        };
+        let DeclKind::FunctionTemplate { ast: primary_ast, params } = self.decls[d].kind.clone() else { return };
+        let targs = match &last.template_args {
+            Some(args) => self.template_args(args),
+            None => {
+                // Deduce the arguments from the specialization's parameter types.
+                let mut ptys = Vec::new();
+                for p in &f.params {
+                    let Some(q) = self.resolve_type(&p.ty) else { return };
+                    ptys.push(q.ty);
+                }
+                let found = self.deduce(params, primary_ast, &ptys, Vec::new());
+                if found.is_none() {
+                    self.error(
+                        last.ident.span,
+                        format!(
+                            "cannot tell which `{}` this specializes: give the arguments, e.g. `{}<float>`",
+                            last.ident.name, last.ident.name
+                        ),
+                    );
+                }
+                found
+            }
+        };
+        let Some(targs) = targs else { return };
+        let Some(targs) = self.complete_targs(d, targs, last.ident.span) else { return };
+        let env = Env { visible: self.decls.len(), ..self.env.clone() };
+        self.fn_specs.insert((d, targs), (f, env));
+    }
+
+    /// The type an alias template names for these arguments.
+    pub(crate) fn alias_instance(&mut self, d: DeclId, targs: Vec<TArg>, span: Span) -> Option<Type> {
+        let DeclKind::AliasTemplate { ast, params } = self.decls[d].kind.clone() else { return None };
+        let targs = self.complete_targs(d, targs, span)?;
+        let env = self.template_env(d, params, &targs);
+        let saved = std::mem::replace(&mut self.env, env);
+        let saved_fs = self.fs.take();
+        let t = self.resolve_type(&ast.ty).map(|q| q.ty);
+        self.fs = saved_fs;
+        self.env = saved;
+        t
+    }
+
+    /// `Some(value)` when `path` names a variable template with arguments.
+    pub(crate) fn var_template_path(&mut self, path: &ast::Path, span: Span) -> Option<Option<hir::Expr>> {
+        let (last, prefix) = path.segments.split_last()?;
+        let args = last.template_args.as_ref()?;
+        if prefix.iter().any(|s| s.template_args.is_some()) {
+            return None;
+        }
+        let d = if prefix.is_empty() {
+            self.lookup_global(&last.ident.name).last().copied()
+        } else {
+            let scope: Vec<Rc<str>> = prefix.iter().map(|s| s.ident.name.clone()).collect();
+            self.lookup_qualified(&scope, &last.ident.name)
+        }?;
+        if !matches!(self.decls[d].kind, DeclKind::VarTemplate { .. }) {
+            return None;
+        }
+        let Some(targs) = self.template_args(args) else { return Some(None) };
+        Some(self.var_instance(d, targs, span))
+    }
+
+    /// The value of variable template `d` for `targs`: the most specific
+    /// matching specialization's initializer, else the primary's.
+    fn var_instance(&mut self, d: DeclId, targs: Vec<TArg>, span: Span) -> Option<hir::Expr> {
+        let DeclKind::VarTemplate { ast: primary, params } = self.decls[d].kind.clone() else { return None };
+        let targs = self.complete_targs(d, targs, span)?;
+        if let Some(h) = self.var_instances.get(&(d, targs.clone())) {
+            let mut h = h.clone();
+            h.span = span;
+            return Some(h);
+        }
+        if self.inst_depth >= super::MAX_INSTANTIATION_DEPTH {
+            self.error(span, "variable template instantiation is nested too deeply");
+            return None;
+        }
+        let specs = self.var_specs.get(&d).cloned().unwrap_or_default();
+        // Explicit (full) specializations first, then partial ones in order.
+        let mut order: Vec<usize> = (0..specs.len()).collect();
+        order.sort_by_key(|&i| !specs[i].0.is_empty());
+        let mut chosen = None;
+        for i in order {
+            let (sparams, v, env) = &specs[i];
+            if let Some(env) = self.spec_matches(sparams, v.specialization.as_deref().unwrap_or(&[]), env, &targs) {
+                chosen = Some((*v, env));
+                break;
+            }
+        }
+        let (v, env) = match chosen {
+            Some(c) => c,
+            None => (primary, self.template_env(d, params, &targs)),
+        };
+        let saved = std::mem::replace(&mut self.env, env);
+        let saved_fs = self.fs.take();
+        self.inst_depth += 1;
+        let value = (|| {
+            let ty = self.resolve_type(&v.ty)?.ty;
+            let Some(init) = &v.init else {
+                self.error(v.span, format!("variable template `{}` needs an initializer", v.name.name));
+                return None;
+            };
+            let h = self.initializer(init, &ty, v.span)?;
+            Some(self.fold_tree(h))
+        })();
+        self.inst_depth -= 1;
+        self.fs = saved_fs;
+        self.env = saved;
+        let mut h = value?;
+        self.var_instances.insert((d, targs), h.clone());
+        h.span = span;
+        Some(h)
+    }
+
+    /// If a specialization's argument patterns match `targs`, the
+    /// environment binding its parameters.
+    fn spec_matches(&mut self, sparams: &[ast::TemplateParam], pattern: &[ast::TemplateArg], env: &Env, targs: &[TArg]) -> Option<Env> {
+        if pattern.len() != targs.len() {
+            return None;
+        }
+        let mut map: Vec<Option<TArg>> = vec![None; sparams.len()];
+        for (p, actual) in pattern.iter().zip(targs) {
+            match (p, actual) {
+                (ast::TemplateArg::Type(te), TArg::Type(t)) => {
+                    if !self.unify(sparams, te, t, &mut map) {
+                        return None;
+                    }
+                }
+                (ast::TemplateArg::Expr(ast::Expr { kind: ast::ExprKind::Name(path), .. }), v @ TArg::Value(..))
+                    if path.segments.len() == 1 =>
+                {
+                    if let Some(i) = sparams.iter().position(|sp| sp.name.name == path.segments[0].ident.name) {
+                        map[i] = Some(v.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        let bound: Option<Vec<TArg>> = map.into_iter().collect();
+        let bound = bound?;
+        let mut env = env.clone();
+        let mut names = (*env.targs).clone();
+        for (p, a) in sparams.iter().zip(bound) {
+            names.insert(p.name.name.clone(), a);
+        }
+        env.targs = Rc::new(names);
+        // Substitute and compare: the pattern must give exactly `targs`.
+        let saved = std::mem::replace(&mut self.env, env.clone());
+        let saved_fs = self.fs.take();
+        let mark = self.diag_mark();
+        let got = self.template_args(pattern);
+        self.diag_rollback(mark);
+        self.fs = saved_fs;
+        self.env = saved;
+        (got.as_deref() == Some(targs)).then_some(env)
+    }
+}

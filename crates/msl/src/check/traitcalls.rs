@@ -1,0 +1,68 @@
+//! Type traits in the checker: template arguments evaluated, then asked of
+//! [`crate::traits`]. A trait that fails (`enable_if_t<false>`) reports an
+//! error, which overload resolution rolls back to drop the candidate (SFINAE).
+
+use super::expr::mk;
+use super::{Checker, TArg};
+use crate::ast;
+use crate::hir::{self, ExprKind as H};
+use crate::source::Span;
+use crate::traits::{self, Arg};
+use crate::types::Type;
+
+impl Checker<'_, '_> {
+    fn trait_args(&mut self, args: &[ast::TemplateArg]) -> Option<Vec<Arg>> {
+        let targs = self.template_args(args)?;
+        Some(
+            targs
+                .into_iter()
+                .map(|a| match a {
+                    TArg::Type(t) => Arg::Type(t),
+                    TArg::Value(v, _) => Arg::Value(v),
+                })
+                .collect(),
+        )
+    }
+
+    /// `enable_if_t<...>`, `conditional_t<...>`, ...
+    pub(crate) fn type_trait(&mut self, name: &str, args: &[ast::TemplateArg], span: Span) -> Option<Type> {
+        let targs = self.trait_args(args)?;
+        match traits::type_of(name, &targs)? {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.error(span, e);
+                None
+            }
+        }
+    }
+
+    /// `Some(result)` when `path` is a value trait (`is_same_v<A, B>` or
+    /// `is_same<A, B>::value`) not shadowed by a user declaration.
+    pub(crate) fn value_trait_path(&mut self, path: &ast::Path, span: Span) -> Option<Option<hir::Expr>> {
+        let segs = &path.segments;
+        let segs = if segs.len() > 1 && &*segs[0].ident.name == "metal" { &segs[1..] } else { &segs[..] };
+        let (name, seg) = match segs {
+            [s] if s.template_args.is_some() => (s.ident.name.to_string(), s),
+            [s, v] if s.template_args.is_some() && &*v.ident.name == "value" => (format!("{}_v", s.ident.name), s),
+            _ => return None,
+        };
+        if !traits::VALUE_TRAITS.contains(&name.as_str()) || !self.lookup_global(&seg.ident.name).is_empty() {
+            return None;
+        }
+        let args = seg.template_args.as_ref()?;
+        let Some(targs) = self.trait_args(args) else { return Some(None) };
+        Some(match traits::value(&name, &targs)? {
+            Ok(v) => {
+                let ty = match v {
+                    hir::ConstValue::Bool(_) => Type::BOOL,
+                    _ => Type::INT,
+                };
+                Some(mk(H::Const(v), ty, span))
+            }
+            Err(e) => {
+                self.error(seg.ident.span, e);
+                None
+            }
+        })
+    }
+}

@@ -10,7 +10,7 @@ use crate::ast::*;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::source::Span;
 use crate::token::{Punct, Token, TokenKind};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
@@ -107,6 +107,8 @@ struct Parser<'a> {
     scopes: Vec<(bool, NameSet)>,
     /// Names of templates (user templates and Metal's).
     templates: NameSet,
+    /// `namespace g = a::b;` → g ↦ [a, b].
+    namespace_aliases: HashMap<Rc<str>, Vec<PathSegment>>,
     /// Set while parsing the item after `template <...>`.
     declaring_template: bool,
 }
@@ -308,6 +310,7 @@ impl<'a> Parser<'a> {
             no_gt: 0,
             scopes: vec![(false, NameSet::default())],
             templates,
+            namespace_aliases: HashMap::new(),
             declaring_template: false,
         }
     }
@@ -785,6 +788,16 @@ impl<'a> Parser<'a> {
                 break;
             }
             let sp = self.bump();
+            if segments.is_empty() && self.at(Punct::ColonColon) {
+                if let Some(target) = self.namespace_aliases.get(&name) {
+                    segments.extend(target.iter().cloned().map(|mut s| {
+                        s.ident.span = sp;
+                        s
+                    }));
+                    self.bump();
+                    continue;
+                }
+            }
             let template_args = if self.at(Punct::Lt) && (self.is_template(&name) || self.template_args_follow()) {
                 Some(self.parse_template_args())
             } else {
@@ -2122,7 +2135,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Parameters, `const`, body or `;`. Current token is `(`.
-    fn parse_function_rest(&mut self, specs: &Specs, ret: TypeExpr, name: Path) -> Function {
+    fn parse_function_rest(&mut self, specs: &Specs, mut ret: TypeExpr, name: Path) -> Function {
         if self.declaring_template {
             self.templates.insert(name.last().ident.name.clone());
         }
@@ -2138,6 +2151,11 @@ impl<'a> Parser<'a> {
             } else if self.at_kw("__attribute__") {
                 self.skip_gnu_attribute();
             } else if self.eat_kw("noexcept") || self.eat_kw("thread") {
+            } else if self.at(Punct::Arrow) {
+                // `auto f(T a) -> decltype(a * 2)`: the trailing return type.
+                self.bump();
+                let t = self.parse_type();
+                ret = t;
             } else {
                 break;
             }
@@ -2221,6 +2239,16 @@ impl<'a> Parser<'a> {
 
     fn parse_namespace(&mut self) -> Option<ItemKind> {
         self.bump();
+        // `namespace g = a::b;`: later paths starting with `g` mean `a::b`.
+        if self.tok(0).ident().is_some() && self.at_n(1, Punct::Eq) {
+            let alias = Rc::<str>::from(self.tok(0).ident().unwrap_or(""));
+            self.bump();
+            self.bump();
+            let target = self.parse_path();
+            self.expect_semi("namespace alias");
+            self.namespace_aliases.insert(alias, target.segments);
+            return Some(ItemKind::Empty);
+        }
         let name = match self.tok(0).ident() {
             Some(n) => {
                 let n = Rc::<str>::from(n);
@@ -2302,11 +2330,17 @@ impl<'a> Parser<'a> {
                 });
             } else {
                 let ty = self.parse_type();
-                let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
-                    self.error_here("a template parameter name");
-                    break;
+                // `enable_if_t<cond, bool> = true`: an unnamed value parameter.
+                let (n, nsp) = match self.tok(0).ident().map(Rc::<str>::from) {
+                    Some(n) => (n, self.bump()),
+                    None if self.at(Punct::Eq) || self.at(Punct::Comma) || self.at_gt_like() => {
+                        (Rc::from(format!("$unnamed{}", params.len()).as_str()), self.tok(0).span)
+                    }
+                    None => {
+                        self.error_here("a template parameter name");
+                        break;
+                    }
                 };
-                let nsp = self.bump();
                 let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
                 params.push(TemplateParam {
                     name: Ident { name: n, span: nsp },

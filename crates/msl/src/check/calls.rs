@@ -283,7 +283,7 @@ impl<'a> Checker<'a, '_> {
                     // SFINAE: a return type that does not exist for these
                     // arguments (`enable_if_t<false, T>`) drops the candidate.
                     let auto_ret = matches!(&ast.ret.kind, ast::TypeExprKind::Named { path, .. } if path.plain_name() == "auto");
-                    if ok && !auto_ret && self.resolve_type(&ast.ret).is_none() {
+                    if ok && !auto_ret && self.signature_ret(ast).is_none() {
                         ok = false;
                     }
                     self.fs = old_fs;
@@ -363,7 +363,14 @@ impl<'a> Checker<'a, '_> {
                     if self.deduce(params, ast, &arg_tys, explicit.clone().unwrap_or_default()).is_some() {
                         // Deduction worked but defaults failed: report that.
                         let targs = self.deduce(params, ast, &arg_tys, explicit.unwrap_or_default())?;
-                        self.complete_targs(d, targs, span);
+                        if self.complete_targs(d, targs, span).is_some() {
+                            // The types were deduced, but a parameter or the
+                            // return type does not exist for them (SFINAE).
+                            let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
+                            self.error(name_span, format!("template `{name}` does not apply to arguments ({})", shown.join(", ")))
+                                .secondary(self.decls[d].span, "template declared here")
+                                .note("its parameter or return types (e.g. an `enable_if_t` condition) are not valid for these argument types");
+                        }
                         return None;
                     }
                     let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
@@ -678,8 +685,21 @@ impl<'a> Checker<'a, '_> {
                 _ => true,
             },
             ast::TypeExprKind::Reference { referee } => self.unify(params, referee, ty.strip_ref(), map),
-            ast::TypeExprKind::Array { elem, .. } => match ty {
-                Type::Array { elem: te2, .. } | Type::Pointer { pointee: te2, .. } => self.unify(params, elem, te2, map),
+            ast::TypeExprKind::Array { elem, size } => match ty {
+                Type::Array { elem: te2, len } => {
+                    // `T (&a)[N]` deduces N from the argument's length.
+                    if let Some(ast::Expr { kind: A::Name(p), .. }) = size.as_deref() {
+                        if let Some(i) = p.segments.first().filter(|_| p.segments.len() == 1).and_then(|s| find(&s.ident.name)) {
+                            if let ast::TemplateParamKind::Value { .. } = params[i].kind {
+                                if !bind(map, i, TArg::Value(ConstValue::Int(*len as i64), Type::INT)) {
+                                    return false;
+                                }
+                            }
+                        }
+                    }
+                    self.unify(params, elem, te2, map)
+                }
+                Type::Pointer { pointee: te2, .. } => self.unify(params, elem, te2, map),
                 _ => true,
             },
             ast::TypeExprKind::Decltype { .. } => true,

@@ -253,8 +253,8 @@ impl<'a> Checker<'a, '_> {
     /// Resolve parameter and return types. `this_struct` is set for methods.
     pub(crate) fn signature(&mut self, f: &ast::Function, _this_struct: Option<StructId>) -> Option<Signature> {
         let mut ok = true;
-        let ret = match self.resolve_type(&f.ret) {
-            Some(q) => q.ty,
+        let ret = match self.signature_ret(f) {
+            Some(t) => t,
             None => {
                 ok = false;
                 Type::Void
@@ -277,6 +277,45 @@ impl<'a> Checker<'a, '_> {
             params.clear();
         }
         ok.then_some(Signature { params, ret })
+    }
+
+    /// A function's return type (a `decltype` sees the parameters).
+    pub(crate) fn signature_ret(&mut self, f: &ast::Function) -> Option<Type> {
+        if matches!(f.ret.kind, ast::TypeExprKind::Decltype { .. }) {
+            self.trailing_decltype(f)
+        } else {
+            self.resolve_type(&f.ret).map(|q| q.ty)
+        }
+    }
+
+    /// `-> decltype(a * b)`: the return type, with the parameters in scope.
+    fn trailing_decltype(&mut self, f: &ast::Function) -> Option<Type> {
+        let mut ptys = Vec::new();
+        for p in &f.params {
+            ptys.push(param_type(self.resolve_type(&p.ty)?));
+        }
+        let scratch = FnState {
+            locals: Vec::new(),
+            scopes: vec![Scope::default()],
+            ret: Type::Void,
+            loop_depth: 0,
+            switch_depth: 0,
+            this_local: None,
+            is_kernel: false,
+            id: FuncId(0),
+            ref_locals: Default::default(),
+            const_locals: Default::default(),
+            poisoned: Default::default(),
+        };
+        let saved = self.fs.replace(scratch);
+        for (p, ty) in f.params.iter().zip(&ptys) {
+            if let Some(n) = &p.name {
+                self.declare_param(&n.name, ty, p);
+            }
+        }
+        let t = self.resolve_type(&f.ret).map(|q| q.ty);
+        self.fs = saved;
+        t
     }
 
     /// Check a function body and store the result in `functions[id]`.

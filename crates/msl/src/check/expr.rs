@@ -30,6 +30,12 @@ impl<'a> Checker<'a, '_> {
             self.expr_inner(e)
         };
         self.inst_depth -= 1;
+        // A failure must leave a reason: otherwise the statement would vanish
+        // from a program that still compiles.
+        if r.is_none() && !self.diags.has_errors() && !self.pending.borrow().iter().any(|d| d.is_error()) {
+            self.error(e.span, "the simulator could not check this expression (no reason was recorded)")
+                .note("this is a bug in the simulator's front end; please report it with this source");
+        }
         r
     }
 

@@ -1,6 +1,5 @@
-// UNSUPPORTED: a namespace alias, a constexpr function used in a constant
-// expression, and an alias template. Valid Metal; reported as not supported
-// by the simulator yet.
+// FEATURE: a namespace alias, a constexpr function used in a constant
+// expression, and an alias template.
 #include <metal_stdlib>
 using namespace metal;
 

@@ -1,6 +1,5 @@
-// UNSUPPORTED: a reference-to-array parameter with its size deduced, and a
-// trailing return type with decltype. Valid C++ that Metal accepts; the
-// simulator's front end reports them as not supported yet.
+// FEATURE: a reference-to-array parameter with its size deduced, and a
+// trailing return type with decltype (out = 2.5 everywhere).
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2638,6 +2638,19 @@ impl<'a> Parser<'a> {
                 return;
             }
             if other_space {
+                // Skip its member initializers: `: a(0), b{1}`.
+                if self.at(Punct::Colon) {
+                    while !self.at(Punct::LBrace) && !self.at(Punct::Semi) && !self.at_eof() {
+                        if self.at(Punct::LParen) || self.at(Punct::LBracket) {
+                            self.skip_balanced();
+                        } else if self.at_n(1, Punct::LBrace) && self.tok(0).ident().is_some() {
+                            self.bump();
+                            self.skip_balanced();
+                        } else {
+                            self.bump();
+                        }
+                    }
+                }
                 if self.at(Punct::LBrace) {
                     self.parse_block();
                 } else {

@@ -19,6 +19,7 @@ enum View {
     Hint,
     List,
     AllChecked,
+    Diagram,
 }
 
 struct Watch {
@@ -33,6 +34,8 @@ struct Watch {
     message: String,
     /// Compact terminal diagram of the current puzzle's first test.
     diagram: Option<String>,
+    /// First line of the scrollable pane shown.
+    scroll: usize,
 }
 
 /// Restores the terminal even if drawing fails.
@@ -48,7 +51,17 @@ impl Drop for RawMode {
 pub fn run(ws: Workspace) -> u8 {
     let progress = ws.load_progress();
     let index = PUZZLES.iter().position(|p| ws.status(p, &progress) != Status::Solved).unwrap_or(0);
-    let mut w = Watch { ws, index, view: View::Check, result: None, all: Vec::new(), stamp: None, message: String::new(), diagram: None };
+    let mut w = Watch {
+        ws,
+        index,
+        view: View::Check,
+        result: None,
+        all: Vec::new(),
+        stamp: None,
+        message: String::new(),
+        diagram: None,
+        scroll: 0,
+    };
     // File events from the OS when available; polling otherwise.
     let (tx, rx) = mpsc::channel();
     let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
@@ -87,8 +100,15 @@ pub fn run(ws: Workspace) -> u8 {
                     _ if ctrl_c => break,
                     KeyCode::Char('n') | KeyCode::Right => w.go(1),
                     KeyCode::Char('p') | KeyCode::Left => w.go(-1),
-                    KeyCode::Char('h') => w.view = if w.view == View::Hint { View::Check } else { View::Hint },
-                    KeyCode::Char('l') => w.view = if w.view == View::List { View::Check } else { View::List },
+                    KeyCode::Char('h') => w.toggle(View::Hint),
+                    KeyCode::Char('l') => w.toggle(View::List),
+                    KeyCode::Char('d') => w.toggle(View::Diagram),
+                    KeyCode::Up | KeyCode::Char('k') => w.scroll = w.scroll.saturating_sub(1),
+                    KeyCode::Down | KeyCode::Char('j') => w.scroll += 1,
+                    KeyCode::PageUp => w.scroll = w.scroll.saturating_sub(page()),
+                    KeyCode::PageDown | KeyCode::Char(' ') => w.scroll += page(),
+                    KeyCode::Home => w.scroll = 0,
+                    KeyCode::End => w.scroll = usize::MAX,
                     KeyCode::Char('c') => w.check_all(),
                     KeyCode::Char('r') => {
                         w.view = View::Check;
@@ -133,6 +153,11 @@ impl Watch {
         Some((m.modified().ok()?, m.len()))
     }
 
+    fn toggle(&mut self, v: View) {
+        self.view = if self.view == v { View::Check } else { v };
+        self.scroll = 0;
+    }
+
     fn go(&mut self, delta: isize) {
         let n = PUZZLES.len() as isize;
         self.index = ((self.index as isize + delta).rem_euclid(n)) as usize;
@@ -141,6 +166,7 @@ impl Watch {
     }
 
     fn check_current(&mut self) {
+        self.scroll = 0;
         let p = self.puzzle();
         self.stamp = self.file_stamp();
         match self.ws.read(p) {
@@ -190,26 +216,26 @@ impl Watch {
         self.view = View::AllChecked;
     }
 
-    fn draw(&self) {
-        let mut out = String::new();
-        let (cols, _rows) = terminal::size().unwrap_or((100, 40));
-        let progress = self.ws.load_progress();
-        let solved = PUZZLES.iter().filter(|p| self.ws.status(p, &progress) == Status::Solved).count();
-        let width = (cols as usize).clamp(20, 60) - 10;
-        let filled = solved * width / PUZZLES.len();
-        out.push_str(&format!("Metal Puzzles  [{}{}] {solved}/{}\n", "#".repeat(filled), "-".repeat(width - filled), PUZZLES.len()));
+    fn draw(&mut self) {
+        let (cols, rows) = terminal::size().unwrap_or((100, 40));
+        let lines = self.layout(cols as usize, rows as usize);
+        let mut stdout = std::io::stdout();
+        let _ = execute!(stdout, cursor::MoveTo(0, 0), terminal::Clear(terminal::ClearType::All));
+        // Raw mode needs explicit carriage returns.
+        let _ = stdout.write_all(lines.join("\r\n").as_bytes());
+        let _ = stdout.flush();
+    }
+
+    /// The scrollable part of the screen for the current view.
+    fn body(&self, cols: usize) -> Vec<String> {
         let p = self.puzzle();
-        out.push_str(&format!("\nPuzzle {}: {}   ({})\n\n", p.number, p.title, self.path().display()));
-        out.push_str(&puzzles::workspace::wrap(p.explanation, (cols as usize).clamp(40, 100)));
-        out.push('\n');
+        let mut out = String::new();
+        out.push_str(&puzzles::workspace::wrap(p.explanation, cols.clamp(40, 100)));
         match self.view {
             View::Hint => {
                 out.push_str("\nHints:\n");
                 for h in p.hints {
-                    out.push_str(&format!(
-                        "  - {}\n",
-                        puzzles::workspace::wrap(h, (cols as usize).clamp(40, 96)).trim_end().replace('\n', "\n    ")
-                    ));
+                    out.push_str(&format!("  - {}\n", puzzles::workspace::wrap(h, cols.clamp(40, 96)).trim_end().replace('\n', "\n    ")));
                 }
             }
             View::List => {
@@ -223,6 +249,16 @@ impl Watch {
                     out.push_str(&format!("  {:>2} {:<20} {}\n", n, q.slug, if *ok { "solved" } else { "not yet" }));
                 }
             }
+            View::Diagram => {
+                out.clear();
+                match &self.diagram {
+                    Some(d) => {
+                        out.push_str(&format!("Diagram of test 1 ({}):\n", p.tests[0].name));
+                        out.push_str(d);
+                    }
+                    None => out.push_str("No diagram: the kernel does not compile yet.\n"),
+                }
+            }
             View::Check => {
                 if let Some(r) = &self.result {
                     if let Some((_, src)) = r.generated.first() {
@@ -234,22 +270,97 @@ impl Watch {
                     out.push('\n');
                     out.push_str(&puzzles::render::human(r, true));
                     if let Some(d) = &self.diagram {
-                        out.push('\n');
+                        out.push_str("\nDiagram ([d] shows it alone):\n");
                         out.push_str(d);
                     }
                 }
             }
         }
-        if !self.message.is_empty() {
-            out.push_str(&format!("\n{}\n", self.message));
-        }
-        out.push_str("\n[n] next  [p] previous  [h] hint  [l] list  [c] check all  [r] re-run  [q] quit   (saving the file re-checks)\n");
-        let mut stdout = std::io::stdout();
-        let _ = execute!(stdout, cursor::MoveTo(0, 0), terminal::Clear(terminal::ClearType::All));
-        // Raw mode needs explicit carriage returns.
-        let _ = stdout.write_all(out.replace('\n', "\r\n").as_bytes());
-        let _ = stdout.flush();
+        out.lines().map(|l| clip(l, cols)).collect()
     }
+
+    /// The whole screen as at most `rows` lines of at most `cols` columns:
+    /// title, verdict and message always on top, the key bar at the bottom,
+    /// the rest in a pane that scrolls.
+    fn layout(&mut self, cols: usize, rows: usize) -> Vec<String> {
+        let cols = cols.max(20);
+        let rows = rows.max(8);
+        let progress = self.ws.load_progress();
+        let solved = PUZZLES.iter().filter(|p| self.ws.status(p, &progress) == Status::Solved).count();
+        let width = cols.clamp(20, 60) - 10;
+        let filled = solved * width / PUZZLES.len();
+        let p = self.puzzle();
+        let mut top = vec![
+            format!("Metal Puzzles  [{}{}] {solved}/{} solved", "#".repeat(filled), "-".repeat(width - filled), PUZZLES.len()),
+            format!("Puzzle {}: {}   ({})", p.number, p.title, self.path().display()),
+        ];
+        if let Some(r) = &self.result {
+            top.extend(puzzles::render::verdict_lines(r));
+        }
+        if !self.message.is_empty() {
+            top.push(self.message.clone());
+        }
+        let mut top: Vec<String> = top.iter().map(|l| clip(l, cols)).collect();
+        top.truncate(rows - 3);
+        let keys = clip("n/p puzzle  h hint  l list  d diagram  c all  r rerun  ↑↓ PgUp/Dn scroll  q quit", cols);
+        let body = self.body(cols);
+        let pane = rows - top.len() - 2;
+        let max_scroll = body.len().saturating_sub(pane);
+        self.scroll = self.scroll.min(max_scroll);
+        let shown = &body[self.scroll..(self.scroll + pane).min(body.len())];
+        let rule = if body.len() > pane {
+            format!("── lines {}–{} of {} (↑↓ to scroll) ", self.scroll + 1, self.scroll + shown.len(), body.len())
+        } else {
+            String::from("──")
+        };
+        let mut out = top;
+        out.push(clip(&format!("{rule}{}", "─".repeat(cols.saturating_sub(rule.chars().count()))), cols));
+        out.extend(shown.iter().cloned());
+        while out.len() < rows - 1 {
+            out.push(String::new());
+        }
+        out.push(keys);
+        out
+    }
+}
+
+/// Cut a line to `cols` visible columns (ANSI color codes take none),
+/// marking the cut and resetting colors.
+fn clip(line: &str, cols: usize) -> String {
+    let mut out = String::new();
+    let mut visible = 0;
+    let mut chars = line.chars().peekable();
+    let mut cut = false;
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            out.push(c);
+            for d in chars.by_ref() {
+                out.push(d);
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        if visible + 1 >= cols && chars.peek().is_some() {
+            cut = true;
+            break;
+        }
+        out.push(c);
+        visible += 1;
+    }
+    if cut {
+        out.push('…');
+    }
+    if line.contains('\x1b') {
+        out.push_str("\x1b[0m");
+    }
+    out
+}
+
+/// Lines a page scroll moves.
+fn page() -> usize {
+    terminal::size().map(|(_, r)| (r as usize).saturating_sub(8).max(1)).unwrap_or(10)
 }
 
 /// The kernel signature lines of a generated source (the `[[kernel]]` line
@@ -258,4 +369,84 @@ fn signature(src: &str) -> Option<String> {
     let start = src.find("[[kernel]]")?;
     let end = src[start..].find(") {")? + start + 3;
     Some(format!("{}\n    ...your code...\n}}\n", &src[start..end]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn visible_width(l: &str) -> usize {
+        let mut n = 0;
+        let mut in_escape = false;
+        for c in l.chars() {
+            match (in_escape, c) {
+                (false, '\x1b') => in_escape = true,
+                (true, c) if c.is_ascii_alphabetic() => in_escape = false,
+                (true, _) => {}
+                (false, _) => n += 1,
+            }
+        }
+        n
+    }
+
+    fn watch_on(puzzle: &str, body: Option<&str>, name: &str) -> Watch {
+        let dir = std::env::temp_dir().join(format!("mp-watch-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let ws = Workspace::new(&dir);
+        ws.init().expect("init");
+        let index = PUZZLES.iter().position(|p| p.slug == puzzle).expect("puzzle");
+        if let Some(b) = body {
+            // (Only used with puzzles without a header: the body is the file.)
+            std::fs::write(ws.path(&PUZZLES[index]), b).unwrap();
+        }
+        let mut w = Watch {
+            ws,
+            index,
+            view: View::Check,
+            result: None,
+            all: Vec::new(),
+            stamp: None,
+            message: String::new(),
+            diagram: None,
+            scroll: 0,
+        };
+        w.check_current();
+        w
+    }
+
+    #[test]
+    fn the_screen_fits_and_keeps_the_verdict_and_keys() {
+        // A failing starter with a big diagram (matmul) and a compile error.
+        for (puzzle, body) in [("matmul", None), ("map", Some("out[thread_position_in_grid.x] = a[thread_position_in_grid.x] +;\n"))] {
+            let mut w = watch_on(puzzle, body, puzzle);
+            for (cols, rows) in [(80, 24), (160, 50)] {
+                let lines = w.layout(cols, rows);
+                assert_eq!(lines.len(), rows, "{puzzle} {cols}x{rows}");
+                for l in &lines {
+                    assert!(visible_width(l) <= cols, "{puzzle} {cols}x{rows}: too wide: {l}");
+                }
+                assert!(lines[..6].iter().any(|l| l.starts_with("Failed Tests.")), "{puzzle} {cols}x{rows}: {lines:#?}");
+                if body.is_some() {
+                    assert!(lines[..6].iter().any(|l| l.starts_with("error: ") && l.contains(":1:")), "{lines:#?}");
+                }
+                assert!(lines[rows - 1].contains("q quit") || lines[rows - 1].ends_with('…'), "{lines:#?}");
+            }
+            // Scrolling moves the pane, never the verdict; it stops at the end.
+            let first = w.layout(80, 24);
+            w.scroll = usize::MAX;
+            let last = w.layout(80, 24);
+            assert_eq!(first[2], last[2]);
+            assert!(last.iter().any(|l| l.contains("── lines")), "{last:#?}");
+            let _ = std::fs::remove_dir_all(&w.ws.dir);
+        }
+    }
+
+    #[test]
+    fn clip_counts_visible_columns_only() {
+        let colored = "\x1b[31mred text here\x1b[0m";
+        let c = clip(colored, 5);
+        assert_eq!(visible_width(&c), 5);
+        assert!(c.ends_with("\x1b[0m"));
+        assert_eq!(clip("short", 80), "short");
+    }
 }

@@ -111,6 +111,44 @@ pub fn human(r: &CheckResult, color: bool) -> String {
     s
 }
 
+/// The verdict in a few short lines (no color): what watch mode keeps on
+/// screen whatever the terminal's size. The first line is the book's
+/// `Passed Tests!` / `Failed Tests.`; then the most important reason.
+pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
+    let full = human(r, false);
+    let mut out = vec![full.lines().next().unwrap_or_default().to_string()];
+    if r.passed {
+        let v = targets_verdict(r);
+        out.extend(v.lines().take(3).map(|l| l.to_string()));
+        return out;
+    }
+    let errors: Vec<&Diagnostic> = r.diagnostics.iter().filter(|d| d.is_error()).collect();
+    if let Some(d) = errors.first() {
+        let (line, col) = r.diagnostic_sources.line_col(d.span);
+        let file = &r.diagnostic_sources.file(d.span.file).name;
+        out.push(format!("error: {} ({file}:{line}:{col})", d.message));
+        return out;
+    }
+    if let Some(f) = r.findings.iter().find(|f| f.finding.is_error) {
+        let (line, _) = f.sources.line_col(f.finding.span);
+        let [x, y, z] = f.finding.thread;
+        out.push(format!("{}: {} (line {line}, thread ({x},{y},{z}))", f.finding.kind.name(), f.finding.message));
+        return out;
+    }
+    if let Some(t) = r.first_failure() {
+        if let Some(y) = &t.yours {
+            out.push(format!("Yours: {}", one_line(&repr(y))));
+        }
+        out.push(format!("Spec : {}", one_line(&repr(&t.spec))));
+    }
+    out
+}
+
+/// A multi-line array repr on one line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// After `Passed Tests!`: whether the puzzle is solved (every target met),
 /// else which target is missed and what it asks for.
 pub fn targets_verdict(r: &CheckResult) -> String {

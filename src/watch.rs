@@ -302,7 +302,7 @@ impl Watch {
         }
         let mut top: Vec<String> = top.iter().map(|l| clip(l, cols)).collect();
         top.truncate(rows - 3);
-        let keys = clip("n/p puzzle  h hint  l list  d diagram  c all  r rerun  ↑↓ PgUp/Dn scroll  q quit", cols);
+        let keys = clip("n/p puzzle  h hint  l list  d diagram  c all  r rerun  ↑↓ PgUp/Dn scroll q quit", cols);
         let body = self.body(cols);
         let pane = rows - top.len() - 2;
         let max_scroll = body.len().saturating_sub(pane);
@@ -427,7 +427,7 @@ mod tests {
                 }
                 assert!(lines[..6].iter().any(|l| l.starts_with("Failed Tests.")), "{puzzle} {cols}x{rows}: {lines:#?}");
                 if body.is_some() {
-                    assert!(lines[..6].iter().any(|l| l.starts_with("error: ") && l.contains(":1:")), "{lines:#?}");
+                    assert!(lines[..6].iter().any(|l| l.starts_with("01_map.metal:1:") && l.contains("error: ")), "{lines:#?}");
                 }
                 assert!(lines[rows - 1].contains("q quit") || lines[rows - 1].ends_with('…'), "{lines:#?}");
             }

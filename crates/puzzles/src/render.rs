@@ -125,8 +125,9 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
     let errors: Vec<&Diagnostic> = r.diagnostics.iter().filter(|d| d.is_error()).collect();
     if let Some(d) = errors.first() {
         let (line, col) = r.diagnostic_sources.line_col(d.span);
-        let file = &r.diagnostic_sources.file(d.span.file).name;
-        out.push(format!("error: {} ({file}:{line}:{col})", d.message));
+        let path = &r.diagnostic_sources.file(d.span.file).name;
+        let file = std::path::Path::new(path).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| path.clone());
+        out.push(format!("{file}:{line}:{col}: error: {}", d.message));
         return out;
     }
     if let Some(f) = r.findings.iter().find(|f| f.finding.is_error) {

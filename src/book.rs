@@ -64,6 +64,34 @@ pub struct ShowArgs {
     /// Which of the puzzle's book tests to draw (1 = the first).
     #[arg(long, default_value_t = 1)]
     pub test: usize,
+    /// Draw only this threadgroup, by its position `X[,Y[,Z]]` (from 0).
+    #[arg(long, value_name = "X,Y,Z")]
+    pub threadgroup: Option<String>,
+}
+
+/// A threadgroup position `X[,Y[,Z]]` that exists in the dispatch.
+fn parse_position(s: &str, grid: [u32; 3], tg: [u32; 3]) -> Result<[u32; 3], String> {
+    let counts = [0, 1, 2].map(|d| grid[d].div_ceil(tg[d].max(1)));
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("--threadgroup must be X, X,Y or X,Y,Z (got `{s}`)"));
+    }
+    let mut pos = [0u32; 3];
+    for (d, part) in parts.iter().enumerate() {
+        pos[d] = part.parse().map_err(|_| format!("--threadgroup: `{part}` is not a whole number (in `{s}`)"))?;
+    }
+    if (0..3).any(|d| pos[d] >= counts[d]) {
+        return Err(format!(
+            "this test has {}x{}x{} threadgroups: --threadgroup takes X from 0 to {}, Y from 0 to {}, Z from 0 to {}",
+            counts[0],
+            counts[1],
+            counts[2],
+            counts[0] - 1,
+            counts[1] - 1,
+            counts[2] - 1
+        ));
+    }
+    Ok(pos)
 }
 
 /// `show`: the score table and the diagram of the learner's kernel, drawn
@@ -91,7 +119,19 @@ pub fn show(args: &ShowArgs) -> u8 {
     let color = std::io::stdout().is_terminal();
     let result = puzzles::check_file(p, &file, &text);
     print!("{}", puzzles::render::human(&result, color));
-    let shown = match puzzles::show::trace_test(p, &file, &text, args.test - 1) {
+    let focus = match args
+        .threadgroup
+        .as_deref()
+        .map(|s| parse_position(s, p.tests[args.test - 1].grid, p.tests[args.test - 1].threadgroup))
+        .transpose()
+    {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_CANNOT_START;
+        }
+    };
+    let shown = match puzzles::show::trace_test(p, &file, &text, args.test - 1, focus) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");

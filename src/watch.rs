@@ -187,7 +187,7 @@ impl Watch {
                     self.message.clear();
                 }
                 let width = terminal::size().map(|(c, _)| c as usize).unwrap_or(100);
-                self.diagram = puzzles::show::trace_test(p, &self.path().display().to_string(), &text, 0)
+                self.diagram = puzzles::show::trace_test(p, &self.path().display().to_string(), &text, 0, None)
                     .ok()
                     .map(|s| diagram::render_terminal(&s.spec, &s.trace, true, width));
                 self.result = Some(r);

@@ -79,7 +79,15 @@ impl TableDesc {
             name: v.name.clone(),
             role: Role::Threadgroup,
             alloc: CellAlloc::Threadgroup(var),
-            shape: shape.unwrap_or_else(|| vec![(v.size / elem_size) as usize]),
+            // As declared (`a_shared[3][3]` is 3 x 3), else flat.
+            shape: shape.unwrap_or_else(|| {
+                let n: u64 = v.dims.iter().map(|&d| d as u64).product();
+                if v.dims.len() > 1 && n * elem_size as u64 == v.size as u64 {
+                    v.dims.iter().map(|&d| d as usize).collect()
+                } else {
+                    vec![(v.size / elem_size) as usize]
+                }
+            }),
             elem_size,
             values: None,
         })
@@ -95,6 +103,8 @@ pub struct DiagramSpec {
     /// Threadgroup size in threads.
     pub threadgroup: [u32; 3],
     pub tables: Vec<TableDesc>,
+    /// Draw only this threadgroup (others are summarised in the subtitle).
+    pub focus: Option<[u32; 3]>,
 }
 
 /// Most threadgroup panels drawn (later threadgroups are left out).

@@ -28,6 +28,9 @@ pub(crate) struct Panel {
     pub writes: BTreeMap<Pos, BTreeSet<u32>>,
     /// (thread, source, destination).
     pub arcs: BTreeSet<(u32, Pos, Pos)>,
+    /// Threadgroup-memory values at the end of each interval (last store;
+    /// carried over from earlier intervals when not stored again).
+    pub tg_values: BTreeMap<Pos, String>,
     pub threads: BTreeSet<u32>,
 }
 
@@ -73,7 +76,10 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
     let t = spec.threadgroup.map(|v| v.max(1));
     let tg_counts = [0, 1, 2].map(|d| spec.grid[d].max(1).div_ceil(t[d]));
     let mut order: Vec<[u32; 3]> = Vec::new();
-    'outer: for z in 0..tg_counts[2] {
+    if let Some(f) = spec.focus.filter(|f| (0..3).all(|d| f[d] < tg_counts[d])) {
+        order.push(f);
+    }
+    'outer: for z in 0..if order.is_empty() { tg_counts[2] } else { 0 } {
         for y in 0..tg_counts[1] {
             for x in 0..tg_counts[0] {
                 if order.len() == MAX_PANELS {
@@ -129,7 +135,8 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
     };
     for e in &trace.events {
         let Some(&pi) = panel_of.get(&e.threadgroup) else {
-            truncated = true;
+            // Left out on purpose when one threadgroup is in focus.
+            truncated |= spec.focus.is_none();
             continue;
         };
         let Some(elems) = cell_elems.get(e.cell as usize) else {
@@ -155,6 +162,11 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
         for &(ti, r, c) in elems {
             p.writes.entry((ti, copy_of(ti, iv), r, c)).or_default().insert(th);
         }
+        if let (Some(&(ti, r, c)), Some((s, bits))) = (elems.first(), e.value) {
+            if is_tg[ti] {
+                p.tg_values.insert((ti, iv, r, c), format_value(s, bits));
+            }
+        }
         for &s in &e.sources {
             let siv = last_read.get(&(e.threadgroup, th, s)).copied().unwrap_or(iv);
             let Some(selems) = cell_elems.get(s as usize) else {
@@ -176,6 +188,44 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
             }
         }
     }
+    for p in &mut panels {
+        for copy in 1..intervals {
+            let carried: Vec<(Pos, String)> = p
+                .tg_values
+                .iter()
+                .filter(|((_, c, _, _), _)| *c == copy - 1)
+                .map(|(&(t, _, r, col), v)| ((t, copy, r, col), v.clone()))
+                .collect();
+            for (pos, v) in carried {
+                p.tg_values.entry(pos).or_insert(v);
+            }
+        }
+    }
     let threads = panels.iter().flat_map(|p| p.threads.iter().copied()).collect();
     Model { tables, panels, intervals, truncated, tg_counts, threads }
+}
+
+/// A stored value as a short label (registers hold halves as floats).
+pub(crate) fn format_value(s: msl::types::Scalar, bits: u64) -> String {
+    use msl::types::Scalar as S;
+    match s {
+        S::Float | S::Half | S::BFloat => {
+            let v = f32::from_bits(bits as u32);
+            if v.fract() == 0.0 && v.abs() < 1e6 {
+                format!("{v:.0}")
+            } else {
+                let t = format!("{v:.3}");
+                t.trim_end_matches('0').trim_end_matches('.').to_string()
+            }
+        }
+        S::Bool => (if bits & 1 == 1 { "true" } else { "false" }).to_string(),
+        _ if s.is_signed() => {
+            let shift = 64 - 8 * s.size();
+            (((bits << shift) as i64) >> shift).to_string()
+        }
+        _ => {
+            let mask = if s.size() >= 8 { u64::MAX } else { (1u64 << (8 * s.size())) - 1 };
+            (bits & mask).to_string()
+        }
+    }
 }

@@ -192,7 +192,12 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
         s,
         r##"<text class="subtitle" x="{MARGIN}" y="43" font-size="11" fill="#666">grid ({gx}, {gy}, {gz}) · threadgroup ({tx}, {ty}, {tz}) · {n_tg} threadgroup{}{}</text>"##,
         if n_tg == 1 { "" } else { "s" },
-        if (m.panels.len() as u64) < n_tg { format!(", the first {} shown", m.panels.len()) } else { String::new() }
+        match (spec.focus, m.panels.first()) {
+            (Some(_), Some(p)) if n_tg > 1 =>
+                format!(", threadgroup ({}, {}, {}) shown (pick another with --threadgroup X,Y,Z)", p.tg[0], p.tg[1], p.tg[2]),
+            _ if (m.panels.len() as u64) < n_tg => format!(", the first {} shown", m.panels.len()),
+            _ => String::new(),
+        }
     );
 
     for (pi, p) in m.panels.iter().enumerate() {
@@ -215,6 +220,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
         );
 
         // Tables: cells and values (labels go on top of the arcs, last).
+        let tables_at = s.len();
         let mut labels = String::new();
         for b in &l.blocks {
             let g = &m.tables[b.table];
@@ -244,7 +250,12 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
                         f(cy)
                     );
                     let (label, color) = match &t.values {
-                        Some(v) if b.copy == 0 || t.role != Role::Threadgroup => match v.get(e) {
+                        _ if t.role == Role::Threadgroup => match p.tg_values.get(&(b.table, b.copy, r, c)) {
+                            // The value held at the end of this interval.
+                            Some(v) => (short(v, 6), "#333"),
+                            None => ("?".to_string(), "#b0b0b0"),
+                        },
+                        Some(v) => match v.get(e) {
                             Some(v) => (short(v, 6), "#333"),
                             None => continue,
                         },
@@ -263,7 +274,9 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
         }
 
         // Arcs: value flow from each source cell to the written cell
-        // (fainter when there are many).
+        // (fainter when there are many). They go under the tables, so a
+        // box is never hidden by arcs passing over it.
+        let arcs_at = s.len();
         let (arc_w, arc_op) = if p.arcs.len() > 96 { ("0.8", "0.35") } else { ("1.2", "0.7") };
         for &(th, from, to) in &p.arcs {
             let (Some((x1, y1)), Some((x2, y2))) = (cell_xy(&l, &m, from), cell_xy(&l, &m, to)) else {
@@ -302,6 +315,9 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
                 f(by - ux * 3.0)
             );
         }
+
+        let arcs = s.split_off(arcs_at);
+        s.insert_str(tables_at, &arcs);
 
         // Writes: one outline per writer, nested.
         for (&pos, writers) in &p.writes {

@@ -203,5 +203,12 @@ pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: us
             }
         }
     }
+    if spec.tables.iter().any(|t| t.role == Role::Threadgroup) {
+        out.push_str("(interval k: threadgroup memory after k barriers; one grid per interval)\n");
+    }
+    if let (Some(_), Some(p)) = (spec.focus, m.panels.first()) {
+        let [x, y, z] = p.tg;
+        out.push_str(&format!("(threadgroup ({x}, {y}, {z}) shown; `show --threadgroup X,Y,Z` draws another)\n"));
+    }
     out
 }

@@ -68,6 +68,7 @@ fn map_case(n: usize) -> (DiagramSpec, Trace) {
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let (t, out) = trace_run(MAP, "map", &[a.clone(), vec![0.0; n]], [n as u32, 1, 1], [n as u32, 1, 1], 10_000);
     let spec = DiagramSpec {
+        focus: None,
         title: "Puzzle 1 — Map".into(),
         grid: [n as u32, 1, 1],
         threadgroup: [n as u32, 1, 1],
@@ -119,6 +120,7 @@ fn shared_case() -> (DiagramSpec, Trace) {
     let a: Vec<f32> = (1..=8).map(|i| i as f32).collect();
     let (t, out) = trace_run(SHARED, "shift", &[a.clone(), vec![0.0; 8]], [8, 1, 1], [4, 1, 1], 10_000);
     let spec = DiagramSpec {
+        focus: None,
         title: "Shared memory: out[i] = s[l] + s[l+1]".into(),
         grid: [8, 1, 1],
         threadgroup: [4, 1, 1],
@@ -173,6 +175,7 @@ fn two_d_case() -> (DiagramSpec, Trace) {
     let b: Vec<f32> = (0..6).map(|i| (i * 100) as f32).collect();
     let (t, out) = trace_run(TWO_D, "add2d", &[a.clone(), b.clone(), vec![0.0; 36]], [6, 6, 1], [3, 3, 1], 10_000);
     let spec = DiagramSpec {
+        focus: None,
         title: "2-D broadcast add, 4 threadgroups".into(),
         grid: [6, 6, 1],
         threadgroup: [3, 3, 1],
@@ -233,6 +236,7 @@ fn tiled_matmul_renders_and_caps() {
     let b: Vec<f32> = (0..64).map(|i| (i % 3) as f32).collect();
     let (t, out) = trace_run(TILED, "matmul", &[a.clone(), b.clone(), vec![0.0; 64]], [8, 8, 1], [4, 4, 1], 100_000);
     let spec = DiagramSpec {
+        focus: None,
         title: "Tiled matmul 8×8, 4×4 tiles".into(),
         grid: [8, 8, 1],
         threadgroup: [4, 4, 1],
@@ -266,6 +270,7 @@ fn tiled_matmul_renders_and_caps() {
 #[test]
 fn text_is_escaped_and_png_renders_without_trace() {
     let spec = DiagramSpec {
+        focus: None,
         title: "a < b & \"c\"".into(),
         grid: [2, 1, 1],
         threadgroup: [2, 1, 1],
@@ -310,6 +315,7 @@ fn several_writers_of_one_cell_get_nested_outlines() {
     let r = run(&k, &Dispatch { grid: [4, 1, 1], threadgroup: [4, 1, 1], mode: DispatchMode::Threads }, &mut b, &opts);
     let t = r.trace.unwrap();
     let spec = DiagramSpec {
+        focus: None,
         title: "race".into(),
         grid: [4, 1, 1],
         threadgroup: [4, 1, 1],
@@ -332,6 +338,7 @@ fn many_threadgroups_and_threads_are_capped() {
     let a: Vec<f32> = (0..64).map(|i| i as f32).collect();
     let (t, _) = trace_run(MAP, "map", &[a.clone(), vec![0.0; 64]], [64, 1, 1], [4, 1, 1], 10_000);
     let spec = DiagramSpec {
+        focus: None,
         title: "map".into(),
         grid: [64, 1, 1],
         threadgroup: [4, 1, 1],
@@ -353,6 +360,7 @@ fn many_threadgroups_and_threads_are_capped() {
     let a: Vec<f32> = (0..256).map(|i| i as f32).collect();
     let (t, out) = trace_run(src, "k", &[a.clone(), vec![0.0; 256]], [16, 16, 1], [16, 16, 1], 10_000);
     let spec = DiagramSpec {
+        focus: None,
         title: "transpose 16×16".into(),
         grid: [16, 16, 1],
         threadgroup: [16, 16, 1],

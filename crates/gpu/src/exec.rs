@@ -564,11 +564,26 @@ impl<'k> Machine<'k> {
 
     /// Tell the tracer about a load (`dst` given) or store (`src` given).
     pub(crate) fn trace_access(&mut self, reg: Option<Reg>, write: bool, p: u64, size: usize, l: usize, at: AccessId) {
+        self.trace_access_value(reg, None, write, p, size, l, at);
+    }
+
+    /// [`Self::trace_access`] for a store whose value is known.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn trace_access_value(
+        &mut self,
+        reg: Option<Reg>,
+        value: Option<(msl::types::Scalar, u64)>,
+        write: bool,
+        p: u64,
+        size: usize,
+        l: usize,
+        at: AccessId,
+    ) {
         let (thread, tg) = (self.geo.global(l), self.geo.tg_pos);
         let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
         if let Some(t) = self.tracer.as_mut() {
             if write {
-                t.write(reg, p, size, l, thread, tg, span);
+                t.write(reg, value, p, size, l, thread, tg, span);
             } else if let Some(r) = reg {
                 t.read(r, p, size, l, thread, tg, span);
             }

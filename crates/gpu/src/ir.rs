@@ -350,6 +350,9 @@ pub struct MemVar {
     pub span: Span,
     /// Size of the smallest scalar inside (the sanitizer's tracking grain).
     pub grain: u32,
+    /// Array dimensions as declared, outermost first (`float t[3][4]` →
+    /// [3, 4]); empty when the variable is not an array of scalars.
+    pub dims: Vec<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -698,7 +698,8 @@ impl Machine<'_> {
         } else {
             self.observe_lane_write(p, size, at, l, space);
             if self.tracing() {
-                self.trace_access(Some(src), true, p, size, l, at);
+                let bits = self.get_pub(src, l);
+                self.trace_access_value(Some(src), Some((ty, bits)), true, p, size, l, at);
             }
         }
     }

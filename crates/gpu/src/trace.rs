@@ -41,6 +41,8 @@ pub struct TraceEvent {
     pub cell: u32,
     /// For writes: the cells whose values produced the written value.
     pub sources: Vec<u32>,
+    /// For plain stores: the value written (its type and register bits).
+    pub value: Option<(msl::types::Scalar, u64)>,
     pub span: Span,
 }
 
@@ -141,12 +143,22 @@ impl Tracer {
         let Some(c) = self.cell(p, size) else { return };
         *self.slot(dst, l) = vec![c];
         let interval = self.interval;
-        self.push(TraceEvent { thread, threadgroup: tg, interval, write: false, cell: c, sources: Vec::new(), span });
+        self.push(TraceEvent { thread, threadgroup: tg, interval, write: false, cell: c, sources: Vec::new(), value: None, span });
     }
 
     /// A store of `src` by lane `l`.
     #[allow(clippy::too_many_arguments)]
-    pub fn write(&mut self, src: Option<Reg>, p: u64, size: usize, l: usize, thread: [u32; 3], tg: [u32; 3], span: Span) {
+    pub fn write(
+        &mut self,
+        src: Option<Reg>,
+        value: Option<(msl::types::Scalar, u64)>,
+        p: u64,
+        size: usize,
+        l: usize,
+        thread: [u32; 3],
+        tg: [u32; 3],
+        span: Span,
+    ) {
         let sources = src.map(|r| self.get(r, l).to_vec()).unwrap_or_default();
         if let AllocKind::Private(slot) = ptr_alloc(p).kind() {
             self.private.insert((l, slot, ptr_offset(p)), sources);
@@ -154,7 +166,7 @@ impl Tracer {
         }
         let Some(c) = self.cell(p, size) else { return };
         let interval = self.interval;
-        self.push(TraceEvent { thread, threadgroup: tg, interval, write: true, cell: c, sources, span });
+        self.push(TraceEvent { thread, threadgroup: tg, interval, write: true, cell: c, sources, value, span });
     }
 
     /// Propagate provenance through a register instruction for the lanes that ran it.

@@ -32,7 +32,16 @@ fn draw_shape(shape: &[usize]) -> Vec<usize> {
 }
 
 /// Run test `case` of `puzzle` on the learner's file with tracing.
-pub fn trace_test(puzzle: &'static Puzzle, file_name: &str, file_text: &str, case: usize) -> Result<Shown, String> {
+/// `focus`: the threadgroup to draw alone; `None` lets the diagram choose
+/// (every threadgroup, unless threadgroup memory over several threadgroups
+/// would make it too large to read: then the first one).
+pub fn trace_test(
+    puzzle: &'static Puzzle,
+    file_name: &str,
+    file_text: &str,
+    case: usize,
+    focus: Option<[u32; 3]>,
+) -> Result<Shown, String> {
     let (header, body) = split_source(file_text);
     let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
     let header_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: 0 };
@@ -83,6 +92,8 @@ pub fn trace_test(puzzle: &'static Puzzle, file_name: &str, file_text: &str, cas
     } else {
         format!("Puzzle {}: {} — {}", puzzle.number, puzzle.title, tc.name)
     };
-    let spec = DiagramSpec { title, grid: tc.grid, threadgroup: tc.threadgroup, tables };
+    let groups: u64 = (0..3).map(|d| tc.grid[d].div_ceil(tc.threadgroup[d].max(1)) as u64).product();
+    let focus = focus.or_else(|| (!r.kernel.threadgroup_vars.is_empty() && groups > 2).then_some([0, 0, 0]));
+    let spec = DiagramSpec { title, grid: tc.grid, threadgroup: tc.threadgroup, tables, focus };
     Ok(Shown { spec, trace, findings: r.report.findings })
 }

@@ -16,7 +16,8 @@ impl<'p> Lowerer<'p> {
             let mut bytes = vec![0u8; size];
             self.const_into(&g.init, &g.ty, &mut bytes, 0)?;
             let align = self.tables.align_of(&g.ty) as u32;
-            self.constants.push((MemVar { name: g.name.clone(), size: size as u32, align, span: g.span, grain: 1 }, bytes));
+            self.constants
+                .push((MemVar { name: g.name.clone(), size: size as u32, align, span: g.span, grain: 1, dims: Vec::new() }, bytes));
             self.global_ids.insert(i as u32, i as u32);
         }
         Ok(())
@@ -382,7 +383,7 @@ impl<'p> Lowerer<'p> {
     pub(super) fn temp_mem(&mut self, ty: &Type, span: Span) -> Place {
         let size = self.tables.size_of(ty).max(1) as u32;
         let align = self.tables.align_of(ty).max(1) as u32;
-        self.private_vars.push(MemVar { name: "(temporary)".into(), size, align, span, grain: 1 });
+        self.private_vars.push(MemVar { name: "(temporary)".into(), size, align, span, grain: 1, dims: Vec::new() });
         let ptr = self.const_ptr(AllocId::private(self.private_vars.len() as u32 - 1), 0);
         Place::Mem { ptr, space: AddressSpace::Thread, ty: ty.clone() }
     }

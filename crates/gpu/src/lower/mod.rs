@@ -403,6 +403,21 @@ fn scalar_of(t: &Type, tables: &TypeTables) -> Option<Scalar> {
 }
 
 /// Number of register components of a value type (None: lives in memory).
+/// `T a[3][4]` → [3, 4] when the innermost element is a scalar.
+fn array_dims(t: &Type) -> Vec<u32> {
+    let mut dims = Vec::new();
+    let mut t = t;
+    while let Type::Array { elem, len } = t {
+        dims.push(*len);
+        t = elem;
+    }
+    if t.is_scalar() {
+        dims
+    } else {
+        Vec::new()
+    }
+}
+
 fn components(t: &Type, tables: &TypeTables) -> Option<(Scalar, usize)> {
     match t {
         Type::Scalar(s) => Some((*s, 1)),
@@ -562,7 +577,8 @@ impl<'p> Lowerer<'p> {
             let size = self.tables.size_of(&local.ty) as u32;
             let align = self.tables.align_of(&local.ty) as u32;
             let grain = min_scalar_size(&local.ty, self.tables);
-            self.tg_vars.push(MemVar { name: local.name.clone(), size, align, span: local.span, grain });
+            let dims = array_dims(&local.ty);
+            self.tg_vars.push(MemVar { name: local.name.clone(), size, align, span: local.span, grain, dims });
             Storage::Threadgroup(self.tg_vars.len() as u32 - 1)
         } else {
             match components(&local.ty, self.tables) {
@@ -570,7 +586,7 @@ impl<'p> Lowerer<'p> {
                 _ => {
                     let size = self.tables.size_of(&local.ty).max(1) as u32;
                     let align = self.tables.align_of(&local.ty).max(1) as u32;
-                    self.private_vars.push(MemVar { name: local.name.clone(), size, align, span: local.span, grain: 1 });
+                    self.private_vars.push(MemVar { name: local.name.clone(), size, align, span: local.span, grain: 1, dims: Vec::new() });
                     Storage::Private(self.private_vars.len() as u32 - 1)
                 }
             }

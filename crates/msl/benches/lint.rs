@@ -156,7 +156,7 @@ fn stage_breakdown(src: &str) {
         let t1 = Instant::now();
         let unit = msl::parse::parse(&tokens, &mut diags);
         let t2 = Instant::now();
-        let program = msl::check::check(&unit, &mut diags);
+        let program = msl::check::check(&unit, &[], &mut diags);
         let t3 = Instant::now();
         black_box(&program);
         std::mem::drop((tokens, unit, program, sources));

@@ -139,6 +139,10 @@ pub(crate) struct Env {
     pub this_struct: Option<StructId>,
 }
 
+/// A specialization of a variable template: its own template parameters,
+/// the declaration (with the specialized arguments), where it was declared.
+pub(crate) type VarSpec<'a> = (&'a [ast::TemplateParam], &'a ast::VarDecl, Env);
+
 /// A constructor: its function, member initializers, and where it was declared.
 pub(crate) type Ctor<'a> = (&'a ast::Function, Vec<(ast::Ident, Vec<ast::Expr>)>, Env);
 
@@ -249,7 +253,7 @@ pub(crate) struct Checker<'a, 'd> {
     pub fc_given: Vec<(String, String)>,
     /// Specializations of variable templates (partial and explicit), in
     /// declaration order: template → (its parameters, declaration, env).
-    pub var_specs: HashMap<DeclId, Vec<(&'a [ast::TemplateParam], &'a ast::VarDecl, Env)>>,
+    pub var_specs: HashMap<DeclId, Vec<VarSpec<'a>>>,
     /// Values of variable template instances.
     pub var_instances: HashMap<(DeclId, Vec<TArg>), hir::Expr>,
     /// Explicit specializations of function templates: (template, args) →

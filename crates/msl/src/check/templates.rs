@@ -165,11 +165,7 @@ impl<'a> Checker<'a, '_> {
         let mut map: Vec<Option<TArg>> = vec![None; sparams.len()];
         for (p, actual) in pattern.iter().zip(targs) {
             match (p, actual) {
-                (ast::TemplateArg::Type(te), TArg::Type(t)) => {
-                    if !self.unify(sparams, te, t, &mut map) {
-                        return None;
-                    }
-                }
+                (ast::TemplateArg::Type(te), TArg::Type(t)) if !self.unify(sparams, te, t, &mut map) => return None,
                 (ast::TemplateArg::Expr(ast::Expr { kind: ast::ExprKind::Name(path), .. }), v @ TArg::Value(..))
                     if path.segments.len() == 1 =>
                 {

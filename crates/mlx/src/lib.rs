@@ -554,6 +554,12 @@ impl MetalKernel {
                 _ => {}
             }
         }
+        // Trace lines point into the user's files too (for explanations).
+        if let Some(t) = report.trace.as_mut() {
+            for e in &mut t.events {
+                e.span = remap.span(e.span).0;
+            }
+        }
         let mut outputs = Vec::new();
         for ((shape, &dtype), (&index, name)) in
             call.output_shapes.iter().zip(&call.output_dtypes).zip(generated.outputs.iter().zip(&self.output_names))

@@ -66,6 +66,9 @@ pub struct CheckResult {
     pub generated: Vec<(String, String)>,
     /// Tests pass, no error findings, no compile errors.
     pub passed: bool,
+    /// Why the first wrong cells of the first failing test are wrong, from
+    /// a traced re-run (see [`crate::explain`]).
+    pub explanations: Vec<String>,
 }
 
 impl CheckResult {
@@ -158,6 +161,7 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
         error: None,
         generated: Vec::new(),
         passed: false,
+        explanations: Vec::new(),
     };
     let kernel = match mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], body, header, true, false) {
         Ok(k) => match files {
@@ -236,6 +240,9 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
             }
         }
     }
+    if let Some(t) = result.tests.iter().find(|t| !t.passed && t.yours.is_some()) {
+        result.explanations = explain_test(puzzle, &kernel, t);
+    }
     result.score = score.unwrap_or_default();
     result.targets_met = score.is_some() && puzzle.targets.met_by(result.score);
     result.passed = result.error.is_none()
@@ -258,4 +265,61 @@ fn absorb_error(result: &mut CheckResult, e: mlx::MlxError) {
         }
         mlx::MlxError::Argument(m) => result.error = Some(m),
     }
+}
+
+/// Most wrong cells explained per failing test.
+const EXPLAINED_CELLS: usize = 3;
+/// Most trace events recorded for an explanation.
+const EXPLAIN_TRACE_LIMIT: usize = 200_000;
+
+/// Re-run a failing test with the access trace on and explain its first
+/// wrong output cells.
+fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResult) -> Vec<String> {
+    let case: &TestCase = &puzzle.tests[t.case];
+    let call = mlx::Call {
+        inputs: t.inputs.iter().cloned().map(mlx::Input::Array).collect(),
+        output_shapes: vec![case.output_shape.to_vec()],
+        output_dtypes: vec![DType::F32],
+        grid: case.grid,
+        threadgroup: case.threadgroup,
+        template: vec![],
+        init_value: Some(0.0),
+        verbose: false,
+        check: gpu::CheckLevel::None,
+        count: false,
+        trace: Some(EXPLAIN_TRACE_LIMIT),
+    };
+    let Ok(out) = kernel.call(&call) else { return Vec::new() };
+    let (Some(trace), Some(yours), Some(&out_index)) = (out.report.trace.as_ref(), out.outputs.first(), out.generated.outputs.first())
+    else {
+        return Vec::new();
+    };
+    let mut tables = Vec::new();
+    for (k, (a, slots)) in t.inputs.iter().zip(&out.generated.inputs).enumerate() {
+        let name = puzzle.input_names.get(k).copied().unwrap_or("input").to_string();
+        tables.push(crate::explain::Table {
+            alloc: gpu::trace::CellAlloc::Buffer(slots.buffer),
+            name,
+            shape: a.shape.clone(),
+            elem_size: a.dtype.size() as u32,
+        });
+    }
+    for (v, var) in out.kernel.threadgroup_vars.iter().enumerate() {
+        let shape = if var.dims.len() > 1 { var.dims.iter().map(|&d| d as usize).collect() } else { Vec::new() };
+        tables.push(crate::explain::Table {
+            alloc: gpu::trace::CellAlloc::Threadgroup(v as u32),
+            name: var.name.clone(),
+            shape,
+            elem_size: var.grain.max(1),
+        });
+    }
+    let out_alloc = gpu::trace::CellAlloc::Buffer(out_index);
+    tables.push(crate::explain::Table { alloc: out_alloc, name: puzzle.output_name.to_string(), shape: yours.shape.clone(), elem_size: 4 });
+    let namer = crate::explain::Namer { tables };
+    let mut lines =
+        crate::explain::explain(trace, &out.sources, &namer, out_alloc, &yours.to_f64_vec(), &t.spec.to_f64_vec(), EXPLAINED_CELLS);
+    if trace.truncated && !lines.is_empty() {
+        lines.push("(the trace was cut short; later accesses are not taken into account)".into());
+    }
+    lines
 }

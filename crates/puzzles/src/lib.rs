@@ -9,6 +9,7 @@
 
 mod book;
 pub mod check;
+pub mod explain;
 pub mod render;
 pub mod show;
 mod spec;

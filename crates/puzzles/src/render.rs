@@ -79,6 +79,12 @@ pub fn human(r: &CheckResult, color: bool) -> String {
             let _ = writeln!(s, "Yours: {}", repr(y));
         }
         let _ = writeln!(s, "Spec : {}", repr(&t.spec));
+        if !r.explanations.is_empty() {
+            s.push_str("Why (from the trace of this test):\n");
+            for e in &r.explanations {
+                let _ = writeln!(s, "  {e}");
+            }
+        }
     } else {
         s.push_str("Failed Tests. (every output matches, but the sanitizer reported errors below)\n");
     }
@@ -142,7 +148,24 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
         }
         out.push(format!("Spec : {}", one_line(&repr(&t.spec))));
     }
+    if let Some(e) = r.explanations.first() {
+        out.push(format!("Why: {e}"));
+    }
     out
+}
+
+/// An array as nested JSON lists of numbers.
+fn array_json(a: &arrays::Array) -> serde_json::Value {
+    fn nest(v: &[f64], shape: &[usize]) -> serde_json::Value {
+        match shape {
+            [] | [_] => serde_json::Value::Array(v.iter().map(|x| serde_json::json!(x)).collect()),
+            [n, rest @ ..] => {
+                let step = rest.iter().product::<usize>().max(1);
+                serde_json::Value::Array((0..*n).map(|i| nest(&v[(i * step).min(v.len())..((i + 1) * step).min(v.len())], rest)).collect())
+            }
+        }
+    }
+    nest(&a.to_f64_vec(), &a.shape)
 }
 
 /// A multi-line array repr on one line.
@@ -250,11 +273,20 @@ pub fn json(r: &CheckResult) -> serde_json::Value {
         "title": r.puzzle.title,
         "passed": r.passed,
         "solved": r.solved(),
-        "tests": r.tests.iter().map(|t| serde_json::json!({
-            "name": t.name,
-            "passed": t.passed,
-            "randomized": t.seed.is_some(),
-        })).collect::<Vec<_>>(),
+        "tests": r.tests.iter().map(|t| {
+            let mut v = serde_json::json!({
+                "name": t.name,
+                "passed": t.passed,
+                "randomized": t.seed.is_some(),
+            });
+            // A failing test carries both arrays (nested lists).
+            if !t.passed {
+                v["yours"] = t.yours.as_ref().map(array_json).unwrap_or(serde_json::Value::Null);
+                v["spec"] = array_json(&t.spec);
+            }
+            v
+        }).collect::<Vec<_>>(),
+        "explanations": r.explanations,
         "score": score_json(r.score),
         "targets": {
             "global_reads": t.global_reads,

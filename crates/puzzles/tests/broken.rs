@@ -91,3 +91,34 @@ if (local_i == 0) {\n\
     assert!(r.solved());
     assert!(puzzles::render::human(&r, false).contains("Puzzle 10 solved: the tests pass and every target is met."));
 }
+
+#[test]
+fn wrong_cells_are_explained_from_the_trace() {
+    // Reads the neighbour: the explanation names the thread, line and source.
+    let r = check("map", "uint i = thread_position_in_grid.x;\nif (i < 3) out[i] = a[i + 1] + 10;\n");
+    assert!(!r.passed);
+    assert_eq!(
+        r.explanations[0],
+        "out[0] = 11, expected 10: written by thread (0,0,0) of threadgroup (0,0,0) at line 2 from a[1] (read at line 2)"
+    );
+    let text = puzzles::render::human(&r, false);
+    assert!(text.contains("Why (from the trace of this test):\n  out[0] = 11"), "{text}");
+    // JSON carries both arrays of the failing test and the explanations.
+    let j = puzzles::render::json(&r);
+    assert_eq!(j["tests"][0]["yours"], serde_json::json!([11.0, 12.0, 13.0, 0.0]));
+    assert_eq!(j["tests"][0]["spec"], serde_json::json!([10.0, 11.0, 12.0, 13.0]));
+    assert_eq!(j["explanations"].as_array().unwrap().len(), r.explanations.len());
+    // A guard that is too strict: nobody wrote the last cell.
+    let r = check("map", "uint i = thread_position_in_grid.x;\nif (i < 3) out[i] = a[i] + 10;\n");
+    assert!(r.explanations[0].starts_with("out[3] = 0, expected 13: no thread wrote it"), "{:?}", r.explanations);
+
+    // Through threadgroup memory: the store that fed the read is named.
+    let body =
+        solution("threadgroup_memory").replace("shared[local_i] + 10", "shared[(local_i + 1) % 4] + 10").replace("= a[i];", "= a[i] * 2;");
+    let r = check("threadgroup_memory", &body);
+    assert!(!r.passed);
+    let e = &r.explanations[0];
+    assert!(e.starts_with("out[0] = 12, expected 11: written by thread (0,0,0) of threadgroup (0,0,0)"), "{e}");
+    assert!(e.contains("from shared[1] (read at line") && e.contains("which thread (1,0,0) of threadgroup (0,0,0) stored at line"), "{e}");
+    assert!(e.ends_with("from a[1] (read at line 4)") || e.contains("from a[1]"), "{e}");
+}

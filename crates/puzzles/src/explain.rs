@@ -1,0 +1,141 @@
+//! "Why is this cell wrong?": for the first wrong output cells of a failing
+//! test, the story the access trace tells — no thread wrote the cell, or
+//! which thread wrote it, at which line, from which cells (following one
+//! step back through threadgroup memory), and whether several threads did.
+
+use gpu::trace::{CellAlloc, CellInfo, Trace, TraceEvent};
+use msl::source::SourceMap;
+
+/// What a trace cell is called in messages: a named table with a shape.
+pub struct Table {
+    pub alloc: CellAlloc,
+    pub name: String,
+    /// Row-major shape (empty or 1-D: one index).
+    pub shape: Vec<usize>,
+    pub elem_size: u32,
+}
+
+/// Names trace cells (`a[3]`, `a_shared[1][2]`).
+pub struct Namer {
+    pub tables: Vec<Table>,
+}
+
+impl Namer {
+    fn table(&self, alloc: CellAlloc) -> Option<&Table> {
+        self.tables.iter().find(|t| t.alloc == alloc)
+    }
+
+    pub fn name(&self, c: &CellInfo) -> String {
+        let Some(t) = self.table(c.alloc) else { return "memory".into() };
+        let e = (c.offset.max(0) as u64 / t.elem_size.max(1) as u64) as usize;
+        format!("{}{}", t.name, index_text(e, &t.shape))
+    }
+}
+
+/// `[e]` for 1-D shapes, `[r][c]` (and so on) for more dimensions.
+fn index_text(mut e: usize, shape: &[usize]) -> String {
+    if shape.len() <= 1 {
+        return format!("[{e}]");
+    }
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        let n = shape[d].max(1);
+        idx[d] = e % n;
+        e /= n;
+    }
+    idx.iter().map(|i| format!("[{i}]")).collect()
+}
+
+fn thread_text(e: &TraceEvent) -> String {
+    let [x, y, z] = e.thread;
+    let [gx, gy, gz] = e.threadgroup;
+    format!("thread ({x},{y},{z}) of threadgroup ({gx},{gy},{gz})")
+}
+
+fn value_text(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Explain up to `max` wrong cells of output `out` (flat, row-major).
+pub fn explain(trace: &Trace, sources: &SourceMap, namer: &Namer, out: CellAlloc, yours: &[f64], spec: &[f64], max: usize) -> Vec<String> {
+    let Some(out_table) = namer.table(out) else { return Vec::new() };
+    let line = |e: &TraceEvent| sources.line_col(e.span).0;
+    if !trace.events.iter().any(|e| e.write && trace.cells[e.cell as usize].alloc == out) {
+        return vec![format!("no thread wrote any cell of {}: every cell still holds its initial 0", out_table.name)];
+    }
+    let mut lines = Vec::new();
+    let wrong = yours.iter().zip(spec).enumerate().filter(|(_, (y, s))| !close(**y, **s)).map(|(i, _)| i);
+    for i in wrong.take(max) {
+        let cell_name = format!("{}{}", out_table.name, index_text(i, &out_table.shape));
+        let head = format!("{cell_name} = {}, expected {}", value_text(yours[i]), value_text(spec[i]));
+        let offset = i as i64 * out_table.elem_size as i64;
+        let ids: Vec<u32> = (0..trace.cells.len() as u32)
+            .filter(|&c| {
+                let ci = &trace.cells[c as usize];
+                ci.alloc == out && ci.offset <= offset && offset < ci.offset + ci.size.max(1) as i64
+            })
+            .collect();
+        let writes: Vec<(usize, &TraceEvent)> = trace.events.iter().enumerate().filter(|(_, e)| e.write && ids.contains(&e.cell)).collect();
+        let Some(&(at, last)) = writes.last() else {
+            let others = trace.events.iter().filter(|e| e.write && trace.cells[e.cell as usize].alloc == out).count();
+            lines.push(format!(
+                "{head}: no thread wrote it (threads wrote {others} other cell(s) of {}: check the index and the guard)",
+                out_table.name
+            ));
+            continue;
+        };
+        let mut text = format!("{head}: written by {} at line {}", thread_text(last), line(last));
+        text.push_str(&from_text(trace, sources, namer, at, last, true));
+        let writers: Vec<&TraceEvent> = writes.iter().map(|(_, e)| *e).filter(|e| e.thread != last.thread).collect();
+        if let Some(other) = writers.last() {
+            text.push_str(&format!(
+                "; {} also wrote it (line {}), earlier: the last write decides, a race unless a barrier orders them",
+                thread_text(other),
+                line(other)
+            ));
+        }
+        lines.push(text);
+    }
+    lines
+}
+
+/// " from a[3] (read at line 4)", following a threadgroup source one step
+/// back to the thread that stored it.
+fn from_text(trace: &Trace, sources: &SourceMap, namer: &Namer, at: usize, w: &TraceEvent, follow: bool) -> String {
+    if w.sources.is_empty() {
+        return " (a value computed without reading memory)".into();
+    }
+    let line = |e: &TraceEvent| sources.line_col(e.span).0;
+    let mut parts = Vec::new();
+    for &s in w.sources.iter().take(3) {
+        let cell = &trace.cells[s as usize];
+        let mut part = namer.name(cell);
+        // The read of this cell by the writing thread, before the write.
+        let read = trace.events[..at].iter().enumerate().rev().find(|(_, e)| !e.write && e.cell == s && e.thread == w.thread);
+        if let Some((ri, r)) = read {
+            part.push_str(&format!(" (read at line {})", line(r)));
+            if follow && matches!(cell.alloc, CellAlloc::Threadgroup(_) | CellAlloc::ThreadgroupBuffer(_)) {
+                let stored =
+                    trace.events[..ri].iter().enumerate().rev().find(|(_, e)| e.write && e.cell == s && e.threadgroup == w.threadgroup);
+                match stored {
+                    Some((si, st)) => {
+                        part.push_str(&format!(", which {} stored at line {}", thread_text(st), line(st)));
+                        part.push_str(&from_text(trace, sources, namer, si, st, false));
+                    }
+                    None => part.push_str(", which no thread of this threadgroup had stored yet"),
+                }
+            }
+        }
+        parts.push(part);
+    }
+    let more = if w.sources.len() > 3 { format!(" and {} more", w.sources.len() - 3) } else { String::new() };
+    format!(" from {}{more}", parts.join(", "))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= crate::check::ATOL + crate::check::RTOL * b.abs() || (a.is_nan() && b.is_nan())
+}

@@ -289,7 +289,8 @@ fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResu
         count: false,
         trace: Some(EXPLAIN_TRACE_LIMIT),
     };
-    let Ok(out) = kernel.call(&call) else { return Vec::new() };
+    // Quietly: the source was already shown (VERBOSE) by the test run itself.
+    let Ok(out) = kernel.call_with(&call, &mut |_| {}) else { return Vec::new() };
     let (Some(trace), Some(yours), Some(&out_index)) = (out.report.trace.as_ref(), out.outputs.first(), out.generated.outputs.first())
     else {
         return Vec::new();

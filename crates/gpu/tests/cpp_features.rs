@@ -236,3 +236,23 @@ kernel void k({KERNEL_OUT}) {{
     let out = run_out(&src, 2);
     assert_eq!(out, vec![11018.0, 11020.0]);
 }
+
+#[test]
+fn braced_lists_as_arguments() {
+    let src = format!(
+        r#"
+struct Seed {{
+  uint a;
+  uint b;
+  static Seed make(uint4 parts) {{ return Seed{{parts.x + parts.y, parts.z * parts.w}}; }}
+}};
+float total(const thread float2& v, float scale) {{ return (v.x + v.y) * scale; }}
+kernel void k({KERNEL_OUT}) {{
+  Seed s = Seed::make({{i, 1u, 2u, 3u}});
+  out[i] = float(s.a + s.b) + total({{1.0f, 2.0f}}, 10.0f);
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    assert_eq!(out, vec![37.0, 38.0]);
+}

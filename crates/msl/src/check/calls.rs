@@ -151,6 +151,9 @@ impl<'a> Checker<'a, '_> {
             .filter(|&d| matches!(self.decls[d].kind, DeclKind::Function { .. } | DeclKind::FunctionTemplate { .. }))
             .collect();
         if !funcs.is_empty() {
+            if last.template_args.is_none() && args.iter().any(|a| matches!(a.kind, A::InitList(_))) {
+                return self.call_with_braced_args(name, &funcs, args, span, last.ident.span);
+            }
             let hargs = self.args(args)?;
             let explicit = match &last.template_args {
                 Some(t) => Some(self.template_args(t)?),
@@ -217,6 +220,39 @@ impl<'a> Checker<'a, '_> {
         }
         drop(d);
         None
+    }
+
+    /// `f({a, b})`: a braced list takes its type from the parameter, so
+    /// the call needs exactly one non-template overload of that arity.
+    fn call_with_braced_args(&mut self, name: &str, funcs: &[usize], args: &[ast::Expr], span: Span, name_span: Span) -> Option<hir::Expr> {
+        let fitting: Vec<(FuncId, Vec<Type>)> = funcs
+            .iter()
+            .filter_map(|&d| match &self.decls[d].kind {
+                DeclKind::Function { id, params, .. } if params.len() == args.len() => Some((*id, params.clone())),
+                _ => None,
+            })
+            .collect();
+        let [(func, params)] = fitting.as_slice() else {
+            self.error(name_span, format!("cannot tell which `{name}` a braced list `{{...}}` argument is for"))
+                .help("write the argument's type in front of the braces, e.g. `uint4{a, b, c, d}`");
+            return None;
+        };
+        let (func, params) = (*func, params.clone());
+        let mut hargs = Vec::with_capacity(args.len());
+        for (a, p) in args.iter().zip(&params) {
+            let h = match (&a.kind, p) {
+                (A::InitList(_), Type::Reference { referee, .. }) => self.coerce_ast(a, referee, "the argument")?,
+                (A::InitList(_), _) => self.coerce_ast(a, p, "the argument")?,
+                _ => self.expr(a)?,
+            };
+            hargs.push(h);
+        }
+        let hargs = self.bind_args(&params, hargs)?;
+        self.record_call(func, span);
+        if self.functions[func.0 as usize].as_ref().is_some_and(|f| f.span == Span::default()) {
+            self.undefined_calls.push((func, span));
+        }
+        self.call_expr(func, hargs, span)
     }
 
     /// Whether struct `sid` has a member function (or member function

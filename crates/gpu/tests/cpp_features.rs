@@ -256,3 +256,31 @@ kernel void k({KERNEL_OUT}) {{
     let out = run_out(&src, 2);
     assert_eq!(out, vec![37.0, 38.0]);
 }
+
+#[test]
+fn constructor_templates_and_member_initializers() {
+    let src = format!(
+        r#"
+template <typename T>
+struct cplx {{
+  T re;
+  T im;
+  cplx(T re, T im) thread : re(re), im(im) {{}}
+  cplx() thread : re(0), im(0) {{}}
+  cplx() threadgroup : re(0), im(0) {{}}
+  template <typename U, typename = enable_if_t<is_arithmetic_v<U>>>
+  cplx(U x) thread : re(static_cast<T>(x)), im(static_cast<T>(0)) {{}}
+  template <typename U, typename = enable_if_t<is_arithmetic_v<U>>>
+  cplx(U x) device : re(static_cast<T>(x)), im(static_cast<T>(0)) {{}}
+}};
+kernel void k({KERNEL_OUT}) {{
+  cplx<float> a(float(i), 2.0f);
+  cplx<float> b(3);          // the template, from int
+  cplx<float> c;
+  out[i] = a.re + 10.0f * a.im + 100.0f * b.re + 1000.0f * (c.re + c.im + b.im);
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    assert_eq!(out, vec![320.0, 321.0]);
+}

@@ -516,3 +516,24 @@ pub enum ItemKind {
 pub struct TranslationUnit {
     pub items: Vec<Item>,
 }
+
+/// A constructor's body with its member initializers run first, as
+/// assignments through `this` (in `S(float x) : x(x)` the parameter hides
+/// the member).
+pub fn with_member_inits(f: &Function, inits: &[(Ident, Vec<Expr>)]) -> Function {
+    let mut out = f.clone();
+    if let Some(body) = out.body.as_mut() {
+        let mut pre = Vec::new();
+        for (member, args) in inits {
+            let span = member.span;
+            let this = Expr { kind: ExprKind::This, span };
+            let lhs = Expr { kind: ExprKind::Member { base: Box::new(this), name: member.clone(), arrow: true }, span };
+            let rhs = if args.len() == 1 { args[0].clone() } else { Expr { kind: ExprKind::InitList(args.clone()), span } };
+            let assign = Expr { kind: ExprKind::Assign { op: None, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
+            pre.push(Stmt { kind: StmtKind::Expr(assign), span });
+        }
+        pre.append(&mut body.stmts);
+        body.stmts = pre;
+    }
+    out
+}

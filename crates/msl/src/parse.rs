@@ -2300,8 +2300,36 @@ impl<'a> Parser<'a> {
         if !self.at(Punct::Lt) {
             return self.parse_explicit_instantiation(kw);
         }
-        let lt = self.bump();
         self.push_scope(true);
+        let params = self.parse_template_params();
+        if self.silent {
+            self.pop_scope();
+            return None;
+        }
+        self.declaring_template = true;
+        let item = self.parse_item();
+        self.declaring_template = false;
+        self.pop_scope();
+        let item = item?;
+        // Alias and variable templates take `<...>` where they are used.
+        match &item.kind {
+            ItemKind::Alias(a) => {
+                self.templates.insert(a.name.name.clone());
+            }
+            ItemKind::Vars(vs) => {
+                for v in vs {
+                    self.templates.insert(v.name.name.clone());
+                }
+            }
+            _ => {}
+        }
+        Some(ItemKind::Template { params, item: Box::new(item) })
+    }
+
+    /// `<typename T, int N = 4, typename = ...>` (the current token is `<`);
+    /// names are declared in the scope the caller pushed.
+    fn parse_template_params(&mut self) -> Vec<TemplateParam> {
+        let lt = self.bump();
         let mut params = Vec::new();
         self.no_gt += 1;
         while !self.at_gt_like() && !self.at_eof() {
@@ -2354,28 +2382,7 @@ impl<'a> Parser<'a> {
         }
         self.no_gt -= 1;
         self.expect_gt(lt);
-        if self.silent {
-            self.pop_scope();
-            return None;
-        }
-        self.declaring_template = true;
-        let item = self.parse_item();
-        self.declaring_template = false;
-        self.pop_scope();
-        let item = item?;
-        // Alias and variable templates take `<...>` where they are used.
-        match &item.kind {
-            ItemKind::Alias(a) => {
-                self.templates.insert(a.name.name.clone());
-            }
-            ItemKind::Vars(vs) => {
-                for v in vs {
-                    self.templates.insert(v.name.name.clone());
-                }
-            }
-            _ => {}
-        }
-        Some(ItemKind::Template { params, item: Box::new(item) })
+        params
     }
 
     /// `template [[attrs]] T name<args>;` / `template void f<int>(int);`
@@ -2526,6 +2533,42 @@ impl<'a> Parser<'a> {
         r
     }
 
+    /// A constructor template, if one starts here (else nothing is read):
+    /// a function template named `$ctor` whose body runs the member
+    /// initializers first. `Some(None)` for one that is not kept (another
+    /// address space's).
+    fn parse_constructor_template(&mut self, sname: &Rc<str>) -> Option<Option<Member>> {
+        let st = self.save();
+        let start = self.bump();
+        self.push_scope(true);
+        let params = self.parse_template_params();
+        let mut k = 0;
+        while matches!(self.tok(k).ident(), Some("constexpr" | "explicit" | "inline" | "METAL_FUNC")) {
+            k += 1;
+        }
+        if self.silent || !(self.tok(k).ident() == Some(sname.as_ref()) && self.at_n(k + 1, Punct::LParen)) {
+            self.pop_scope();
+            self.restore(st);
+            return None;
+        }
+        let mut ctor = Vec::new();
+        self.parse_member(sname, &mut ctor);
+        self.pop_scope();
+        let span = start.to(self.prev_span());
+        Some(match ctor.pop() {
+            Some(Member { kind: MemberKind::Constructor { func, inits }, .. }) => {
+                let mut func = with_member_inits(&func, &inits);
+                func.name = simple_path("$ctor", func.name.span);
+                let item = Item { kind: ItemKind::Function(func), span };
+                Some(Member {
+                    kind: MemberKind::Nested(Box::new(Item { kind: ItemKind::Template { params, item: Box::new(item) }, span })),
+                    span,
+                })
+            }
+            _ => None,
+        })
+    }
+
     fn parse_member(&mut self, sname: &Rc<str>, out: &mut Vec<Member>) {
         let start = self.tok(0).span;
         let t = self.tok(0).clone();
@@ -2544,6 +2587,13 @@ impl<'a> Parser<'a> {
                 out.push(Member { kind: MemberKind::Alias(a), span: start.to(self.prev_span()) });
             }
             return;
+        }
+        // `template <typename U> S(U x) : v(x) {}`: a constructor template.
+        if name == "template" && self.at_n(1, Punct::Lt) {
+            if let Some(m) = self.parse_constructor_template(sname) {
+                out.extend(m);
+                return;
+            }
         }
         // Nested types and member templates: parsed as items, declared in the
         // struct's scope by the checker. `struct S s;` is still a field.

@@ -11,6 +11,10 @@ use crate::source::Span;
 use crate::types::{implicit_conversion, ConvRank, Scalar, Type};
 use std::rc::Rc;
 
+/// The name constructor templates are declared under in their struct's
+/// scope (the struct's own name must keep naming the type there).
+pub(crate) const CTOR_TEMPLATE: &str = "$ctor";
+
 /// A candidate function for overload resolution.
 enum Candidate {
     Ready(FuncId, Vec<Type>),
@@ -472,19 +476,33 @@ impl<'a> Checker<'a, '_> {
 
     /// Overload resolution among already-instantiated functions
     /// (constructors); returns the chosen function and bound arguments.
-    pub(crate) fn pick_overload(
+    /// A constructor of struct `sid` for `args`: its constructors (`sigs`)
+    /// and constructor templates compete by the usual ranking (templates
+    /// whose `enable_if` fails drop out).
+    pub(crate) fn pick_constructor(
         &mut self,
+        sid: crate::types::StructId,
         name: &str,
         sigs: Vec<(FuncId, Vec<Type>)>,
         args: Vec<hir::Expr>,
         span: Span,
     ) -> Option<(FuncId, Vec<hir::Expr>)> {
-        let cands: Vec<Candidate> = sigs.into_iter().map(|(id, p)| Candidate::Ready(id, p)).collect();
+        let mut cands: Vec<Candidate> = sigs.into_iter().map(|(id, p)| Candidate::Ready(id, p)).collect();
+        let templates: Vec<usize> = self.lookup_member_decls(sid, CTOR_TEMPLATE);
+        cands.extend(self.candidates(&templates, None, &args));
         if cands.is_empty() {
+            let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
+            self.error(span, format!("no constructor of `{name}` takes ({})", shown.join(", ")));
             return None;
         }
-        let best = self.best_candidate(name, &cands, &args, span, span, &[])?;
-        let Candidate::Ready(func, params) = cands.into_iter().nth(best)? else { return None };
+        let best = self.best_candidate(name, &cands, &args, span, span, &templates)?;
+        let (func, params) = match cands.into_iter().nth(best)? {
+            Candidate::Ready(id, p) => (id, p),
+            Candidate::Template(d, targs, _) => {
+                let (id, sig) = self.instantiate_function(d, targs, span, None, Some((sid, AddressSpace::Thread)))?;
+                (id, sig.params)
+            }
+        };
         let args = self.bind_args(&params, args)?;
         Some((func, args))
     }

@@ -930,23 +930,7 @@ impl<'a> Checker<'a, '_> {
             });
             self.instance_sigs.insert(id, sig.params.clone());
             // Member initializers run first, then the body.
-            let mut fbody = f.clone();
-            if let Some(body) = fbody.body.as_mut() {
-                let mut pre = Vec::new();
-                for (member, args) in &inits {
-                    let lhs = ast::Expr { kind: ast::ExprKind::Name(single_path(member)), span: member.span };
-                    let rhs = if args.len() == 1 {
-                        args[0].clone()
-                    } else {
-                        ast::Expr { kind: ast::ExprKind::InitList(args.clone()), span: member.span }
-                    };
-                    let assign =
-                        ast::Expr { kind: ast::ExprKind::Assign { op: None, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span: member.span };
-                    pre.push(ast::Stmt { kind: ast::StmtKind::Expr(assign), span: member.span });
-                }
-                pre.append(&mut body.stmts);
-                body.stmts = pre;
-            }
+            let fbody = ast::with_member_inits(f, &inits);
             self.function_body(&fbody, id, &sig, name, None, Some((sid, AddressSpace::Thread, false)));
             (id, sig)
         });
@@ -1102,10 +1086,6 @@ fn pointee_display(c: &Checker, ty: &Type) -> String {
         Type::Reference { referee, .. } => format!("{}&", c.ty_name(referee)),
         t => c.ty_name(t),
     }
-}
-
-pub(crate) fn single_path(id: &ast::Ident) -> ast::Path {
-    ast::Path { global: false, segments: vec![ast::PathSegment { ident: id.clone(), template_args: None }], span: id.span }
 }
 
 /// Whether control can't fall off the end of these statements.

@@ -1079,8 +1079,7 @@ impl<'a> Checker<'a, '_> {
     pub(crate) fn construct(&mut self, ty: &Type, args: &[ast::Expr], span: Span, _functional: bool) -> Option<hir::Expr> {
         if args.is_empty() {
             if let Type::Struct(sid) = ty {
-                let info = &self.structs[sid.0 as usize];
-                if !info.ctors.is_empty() && !info.defaulted_ctor {
+                if self.has_constructors(*sid) && !self.structs[sid.0 as usize].defaulted_ctor {
                     return self.ctor_call(*sid, Vec::new(), span);
                 }
             }
@@ -1112,7 +1111,7 @@ impl<'a> Checker<'a, '_> {
                     .help(format!("give {cols} column vectors of {rows} components, or {} scalars", cols * rows));
                 None
             }
-            Type::Struct(sid) if !self.structs[sid.0 as usize].ctors.is_empty() => {
+            Type::Struct(sid) if self.has_constructors(*sid) => {
                 let mut hs = Vec::new();
                 for a in args {
                     hs.push(self.expr(a)?);
@@ -1198,7 +1197,7 @@ impl<'a> Checker<'a, '_> {
                 }
                 Some(mk(H::Aggregate(out), ty.clone(), span))
             }
-            Type::Struct(sid) if !self.structs[sid.0 as usize].ctors.is_empty() => {
+            Type::Struct(sid) if self.has_constructors(*sid) => {
                 let mut hs = Vec::new();
                 for it in items {
                     hs.push(self.expr(it)?);
@@ -1333,7 +1332,7 @@ impl<'a> Checker<'a, '_> {
             }
         }
         let sname = self.tables.struct_def(sid).name.clone();
-        let (func, args) = self.pick_overload(&sname, sigs, args, span)?;
+        let (func, args) = self.pick_constructor(sid, &sname, sigs, args, span)?;
         let ty = Type::Struct(sid);
         let tmp = self.temp_local(ty.clone(), span)?;
         let place = mk(H::Local(tmp), ty.clone(), span);
@@ -1343,6 +1342,11 @@ impl<'a> Checker<'a, '_> {
         self.record_call(func, span);
         let call = mk(H::Call { func, args: all }, Type::Void, span);
         Some(mk(H::Comma { lhs: bx(call), rhs: bx(place) }, ty, span))
+    }
+
+    /// Whether a struct declares constructors (or constructor templates).
+    pub(crate) fn has_constructors(&self, sid: crate::types::StructId) -> bool {
+        !self.structs[sid.0 as usize].ctors.is_empty() || !self.lookup_member_decls(sid, super::calls::CTOR_TEMPLATE).is_empty()
     }
 
     pub(crate) fn record_call(&mut self, callee: hir::FuncId, span: Span) {

@@ -425,7 +425,15 @@ impl<'a> Checker<'a, '_> {
                     self.error(v.span, "an array without a size needs an initializer list to count its elements");
                     return None;
                 }
-                None
+                // `S s;` runs S's default constructor when it declares one.
+                match &ty {
+                    Type::Struct(sid)
+                        if space == AddressSpace::Thread && self.has_constructors(*sid) && !self.structs[sid.0 as usize].defaulted_ctor =>
+                    {
+                        Some(self.construct(&ty.clone(), &[], v.span, false)?)
+                    }
+                    _ => None,
+                }
             }
         };
         if space == AddressSpace::Threadgroup {

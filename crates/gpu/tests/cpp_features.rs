@@ -284,3 +284,31 @@ kernel void k({KERNEL_OUT}) {{
     let out = run_out(&src, 2);
     assert_eq!(out, vec![320.0, 321.0]);
 }
+
+#[test]
+fn user_defined_conversions() {
+    let src = format!(
+        r#"
+struct Half2 {{
+  float a;
+  float b;
+  Half2(float x) thread : a(x), b(x * 2.0f) {{}}
+  Half2(float x) device : a(x), b(x * 2.0f) {{}}
+  operator float2() const thread {{ return float2(a, b); }}
+  operator float2() const device {{ return float2(a, b); }}
+  template <typename U, typename = enable_if_t<is_integral_v<U>>>
+  operator U() const thread {{ return U(a) + U(b); }}
+}};
+float sum2(float2 v) {{ return v.x + v.y; }}
+kernel void k({KERNEL_OUT}) {{
+  Half2 h = float(i);        // converting constructor
+  float2 v = h;              // conversion operator
+  int n = h;                 // conversion operator template (integral)
+  out[i] = sum2(h) + 10.0f * v.y + 100.0f * float(n);
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    // i=1: a=1, b=2: sum 3, v.y 2 -> 20, n = 3 -> 300
+    assert_eq!(out, vec![0.0, 323.0]);
+}

@@ -387,6 +387,9 @@ pub struct Function {
     pub params: Vec<Param>,
     /// Member function declared `const`.
     pub is_const_method: bool,
+    /// `void f() device`: a member function for objects in that address
+    /// space only (`None`: unqualified or `thread`).
+    pub object_space: Option<AddressSpace>,
     /// `None` for a declaration without a body.
     pub body: Option<Block>,
     pub span: Span,

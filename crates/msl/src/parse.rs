@@ -2142,10 +2142,16 @@ impl<'a> Parser<'a> {
         self.declaring_template = false;
         let params = self.parse_params();
         let mut is_const_method = false;
+        let mut object_space = None;
         let mut attrs = specs.attrs.clone();
         loop {
             if self.eat_kw("const") {
                 is_const_method = true;
+            } else if let Some(space @ (AddressSpace::Threadgroup | AddressSpace::Device | AddressSpace::Constant)) =
+                self.tok(0).ident().and_then(addr_space_of)
+            {
+                self.bump();
+                object_space = Some(space);
             } else if self.at_attr() {
                 self.parse_attr_list(&mut attrs);
             } else if self.at_kw("__attribute__") {
@@ -2177,6 +2183,7 @@ impl<'a> Parser<'a> {
             name,
             params,
             is_const_method,
+            object_space,
             body,
             span: specs.span.to(self.prev_span()),
         }
@@ -2546,6 +2553,24 @@ impl<'a> Parser<'a> {
         while matches!(self.tok(k).ident(), Some("constexpr" | "explicit" | "inline" | "METAL_FUNC")) {
             k += 1;
         }
+        // `template <class U> operator U() const`: a conversion operator template.
+        if !self.silent && self.tok(k).ident() == Some("operator") && self.tok(k + 1).ident().is_some() {
+            let mut specs = self.new_specs();
+            for _ in 0..k {
+                specs.is_constexpr |= self.at_kw("constexpr");
+                self.bump();
+            }
+            let func = self.parse_conversion_operator(&specs);
+            self.pop_scope();
+            let span = start.to(self.prev_span());
+            return Some(func.filter(|f| f.object_space.is_none()).map(|func| {
+                let item = Item { kind: ItemKind::Function(func), span };
+                Member {
+                    kind: MemberKind::Nested(Box::new(Item { kind: ItemKind::Template { params, item: Box::new(item) }, span })),
+                    span,
+                }
+            }));
+        }
         if self.silent || !(self.tok(k).ident() == Some(sname.as_ref()) && self.at_n(k + 1, Punct::LParen)) {
             self.pop_scope();
             self.restore(st);
@@ -2605,6 +2630,8 @@ impl<'a> Parser<'a> {
                         out.push(Member { kind: MemberKind::Field(v), span });
                     }
                 }
+                Some(Item { kind: ItemKind::Template { item, .. }, .. }) if matches!(&item.kind, ItemKind::Function(f) if f.object_space.is_some()) =>
+                    {}
                 Some(item) => out.push(Member { kind: MemberKind::Nested(Box::new(item)), span: start.to(self.prev_span()) }),
                 None => {}
             }
@@ -2651,7 +2678,10 @@ impl<'a> Parser<'a> {
             && self.tok(1).kind.to_string().chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
         {
             if let Some(func) = self.parse_conversion_operator(&specs) {
-                out.push(Member { kind: MemberKind::Method(func), span: start.to(self.prev_span()) });
+                // Objects live in thread memory here: one version is enough.
+                if func.object_space.is_none() {
+                    out.push(Member { kind: MemberKind::Method(func), span: start.to(self.prev_span()) });
+                }
             }
             return;
         }
@@ -2746,6 +2776,7 @@ impl<'a> Parser<'a> {
                 name,
                 params,
                 is_const_method: false,
+                object_space: None,
                 body,
                 span: start.to(self.prev_span()),
             };
@@ -2761,7 +2792,7 @@ impl<'a> Parser<'a> {
             || specs.is_constexpr
             || matches!(&specs.ty.kind, TypeExprKind::Named { addr_space: Some(AddressSpace::Constant), .. });
         match self.parse_decl_after_specs(specs, Some(sname)) {
-            Some(ItemKind::Function(f)) => {
+            Some(ItemKind::Function(f)) if f.object_space.is_none() => {
                 out.push(Member { kind: MemberKind::Method(f), span: start.to(self.prev_span()) });
             }
             Some(ItemKind::Vars(vars)) => {
@@ -3733,6 +3764,7 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
                 name: simple_path("f", sp()),
                 params: vec![Param { ty: t.clone(), name: Some(ident("p", sp())), attrs: vec![], default: None, span: sp() }],
                 is_const_method: false,
+                object_space: None,
                 body: Some(Block { stmts, span: sp() }),
                 span: sp(),
             };

@@ -594,6 +594,8 @@ pub enum ConvRank {
     /// Any other implicit conversion (`int`→`float`, `float`→`int`,
     /// scalar→vector splat, `nullptr`→pointer).
     Conversion,
+    /// Through a user-defined conversion operator or converting constructor.
+    UserDefined,
 }
 
 /// Whether a value of type `from` converts implicitly to `to` (C++ rules as

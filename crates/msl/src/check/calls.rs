@@ -259,6 +259,23 @@ impl<'a> Checker<'a, '_> {
         self.call_expr(func, hargs, span)
     }
 
+    /// The object of a member call: its address (in its own space), or the
+    /// address of a temporary holding it.
+    pub(crate) fn this_pointer(&mut self, obj: hir::Expr, span: Span) -> Option<(hir::Expr, AddressSpace)> {
+        Some(if obj.is_place() {
+            let (space, is_const) = self.place_info(&obj);
+            let ty = Type::Pointer { pointee: Box::new(obj.ty.clone()), space, is_const };
+            (mk(H::AddrOf(Box::new(obj)), ty, span), space)
+        } else {
+            let tmp = self.temp_local(obj.ty.clone(), span)?;
+            let place = mk(H::Local(tmp), obj.ty.clone(), span);
+            let assign = mk(H::Assign { place: Box::new(place.clone()), value: Box::new(obj.clone()) }, obj.ty.clone(), span);
+            let ty = Type::pointer(obj.ty.clone(), AddressSpace::Thread, false);
+            let addr = mk(H::AddrOf(Box::new(place)), ty.clone(), span);
+            (mk(H::Comma { lhs: Box::new(assign), rhs: Box::new(addr) }, ty, span), AddressSpace::Thread)
+        })
+    }
+
     /// Whether struct `sid` has a member function (or member function
     /// template) called `name` that takes `this`.
     pub(crate) fn has_method(&self, sid: crate::types::StructId, name: &str) -> bool {
@@ -379,10 +396,31 @@ impl<'a> Checker<'a, '_> {
                         }
                         t => t.clone(),
                     };
-                    implicit_conversion(&from, p)
+                    implicit_conversion(&from, p).or_else(|| self.may_convert_user_defined(&a.ty, p).then_some(ConvRank::UserDefined))
                 }
             })
             .collect()
+    }
+
+    /// Whether a user-defined conversion from `from` to `to` may exist (the
+    /// source struct has a conversion operator, or the target struct has a
+    /// constructor); binding the argument does the real conversion.
+    fn may_convert_user_defined(&self, from: &Type, to: &Type) -> bool {
+        let from_ops = match from {
+            Type::Struct(sid) => {
+                self.structs[sid.0 as usize]
+                    .methods
+                    .iter()
+                    .any(|(f, _)| f.name.last().ident.name.starts_with("operator ") && f.params.is_empty())
+                    || self.decls.iter().any(|d| d.scope == self.structs[sid.0 as usize].scope && d.name.starts_with("operator "))
+            }
+            _ => false,
+        };
+        let to_ctor = match to {
+            Type::Struct(sid) => from != to && self.has_constructors(*sid),
+            _ => false,
+        };
+        from_ops || to_ctor
     }
 
     pub(crate) fn user_call(
@@ -792,19 +830,7 @@ impl<'a> Checker<'a, '_> {
             drop(d);
             return None;
         }
-        // The object: its address (in its own space), or a temporary.
-        let (this_ptr, space) = if obj.is_place() {
-            let (space, is_const) = self.place_info(&obj);
-            let ty = Type::Pointer { pointee: Box::new(obj.ty.clone()), space, is_const };
-            (mk(H::AddrOf(Box::new(obj)), ty, span), space)
-        } else {
-            let tmp = self.temp_local(obj.ty.clone(), span)?;
-            let place = mk(H::Local(tmp), obj.ty.clone(), span);
-            let assign = mk(H::Assign { place: Box::new(place.clone()), value: Box::new(obj.clone()) }, obj.ty.clone(), span);
-            let ty = Type::pointer(obj.ty.clone(), AddressSpace::Thread, false);
-            let addr = mk(H::AddrOf(Box::new(place)), ty.clone(), span);
-            (mk(H::Comma { lhs: Box::new(assign), rhs: Box::new(addr) }, ty, span), AddressSpace::Thread)
-        };
+        let (this_ptr, space) = self.this_pointer(obj, span)?;
         let mut cands = Vec::new();
         for i in indices {
             if let Some((id, sig)) = self.method_instance(sid, i, space, span) {

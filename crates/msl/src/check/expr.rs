@@ -381,6 +381,11 @@ impl<'a> Checker<'a, '_> {
         if implicit_conversion(&from, to).is_some() {
             return Some(self.convert(h, to.clone()));
         }
+        if matches!(h.ty, Type::Struct(_)) || matches!(to, Type::Struct(_)) {
+            if let Some(c) = self.user_conversion(h.clone(), to) {
+                return Some(c);
+            }
+        }
         let (fname, tname) = (self.ty_name(&h.ty), self.ty_name(to));
         let mut d = self.error(h.span, format!("cannot convert {what} from `{fname}` to `{tname}`")).label(format!("this is `{fname}`"));
         match (&from, to) {
@@ -1323,7 +1328,7 @@ impl<'a> Checker<'a, '_> {
     }
 
     /// Call a struct constructor on a fresh temporary; the value is the temporary.
-    fn ctor_call(&mut self, sid: crate::types::StructId, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+    pub(crate) fn ctor_call(&mut self, sid: crate::types::StructId, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
         let n = self.structs[sid.0 as usize].ctors.len();
         let mut sigs = Vec::new();
         for i in 0..n {

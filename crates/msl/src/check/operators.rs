@@ -4,8 +4,9 @@
 //! function call, chosen by the usual overload resolution.
 
 use super::expr::mk;
-use super::{Checker, DeclKind};
+use super::{Checker, DeclKind, TArg};
 use crate::ast;
+use crate::ast::AddressSpace;
 use crate::hir::{self, ExprKind as H};
 use crate::source::Span;
 use crate::types::Type;
@@ -60,6 +61,73 @@ impl Checker<'_, '_> {
 }
 
 impl Checker<'_, '_> {
+    /// A user-defined conversion of `h` to `to`, if one exists (quiet
+    /// otherwise): the source struct's `operator T()` (or a conversion
+    /// operator template giving `T`), else a constructor of the target
+    /// struct taking `h`.
+    pub(crate) fn user_conversion(&mut self, h: hir::Expr, to: &Type) -> Option<hir::Expr> {
+        let span = h.span;
+        if let Type::Struct(sid) = h.ty.clone() {
+            let named: Vec<(usize, std::rc::Rc<str>)> = self.structs[sid.0 as usize]
+                .methods
+                .iter()
+                .enumerate()
+                .map(|(i, (f, _))| (i, f.name.last().ident.name.clone()))
+                .filter(|(_, n)| is_conversion_name(n))
+                .collect();
+            for (i, name) in named {
+                let mark = self.diag_mark();
+                let ret = self.method_instance(sid, i, AddressSpace::Thread, span).map(|(_, sig)| sig.ret);
+                self.diag_rollback(mark);
+                if ret.as_ref() == Some(to) {
+                    return self.method_call(h, &ast::Ident { name, span }, Vec::new(), span);
+                }
+            }
+            let scope = self.structs[sid.0 as usize].scope.clone();
+            let templates: Vec<usize> = (0..self.decls.len())
+                .filter(|&d| self.decls[d].scope == scope && is_conversion_name(&self.decls[d].name))
+                .filter(|&d| matches!(self.decls[d].kind, DeclKind::FunctionTemplate { .. }))
+                .collect();
+            for d in templates {
+                let DeclKind::FunctionTemplate { ast: f, params } = self.decls[d].kind.clone() else { continue };
+                // `template <class U> operator U()`: U is the target type.
+                let ast::TypeExprKind::Named { path, .. } = &f.ret.kind else { continue };
+                let Some(i) = params.iter().position(|p| path.segments.len() == 1 && p.name.name == path.segments[0].ident.name) else {
+                    continue;
+                };
+                if i != 0 {
+                    continue;
+                }
+                let mark = self.diag_mark();
+                let Some(targs) = self.complete_targs(d, vec![TArg::Type(to.clone())], span) else {
+                    self.diag_rollback(mark);
+                    continue;
+                };
+                let (this_ptr, space) = self.this_pointer(h.clone(), span)?;
+                let Some((func, _)) = self.instantiate_function(d, targs, span, None, Some((sid, space))) else {
+                    self.diag_rollback(mark);
+                    continue;
+                };
+                self.record_call(func, span);
+                return self.call_expr(func, vec![this_ptr], span);
+            }
+        }
+        if let Type::Struct(sid) = to {
+            // (Bounded: a constructor's parameter may convert through another.)
+            if self.has_constructors(*sid) && self.inst_depth < super::MAX_INSTANTIATION_DEPTH {
+                let mark = self.diag_mark();
+                self.inst_depth += 1;
+                let r = self.ctor_call(*sid, vec![h], span);
+                self.inst_depth -= 1;
+                if r.is_none() {
+                    self.diag_rollback(mark);
+                }
+                return r;
+            }
+        }
+        None
+    }
+
     /// Whether a struct type declares the member `name` (e.g. `operator=`).
     pub(crate) fn has_member_operator(&self, ty: &Type, name: &str) -> bool {
         match ty {
@@ -77,4 +145,10 @@ impl Checker<'_, '_> {
         let sid = self.env.this_struct?;
         self.tables.struct_def(sid).fields.iter().find(|f| f.name == name).map(|f| f.ty.clone())
     }
+}
+
+/// `operator float`, `operator vec<T, 2>`, `operator U`: a conversion
+/// operator's name (as opposed to `operator+`).
+fn is_conversion_name(name: &str) -> bool {
+    name.strip_prefix("operator ").is_some_and(|rest| rest.starts_with(|c: char| c.is_alphabetic() || c == '_'))
 }

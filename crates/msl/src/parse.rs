@@ -35,6 +35,9 @@ impl Hasher for Fnv {
 
 type NameSet = HashSet<Rc<str>, BuildHasherDefault<Fnv>>;
 
+/// Deepest nesting of template argument lists (`a<b<c<...>>>`).
+const MAX_TEMPLATE_NESTING: u32 = 10;
+
 /// Nesting limit for expressions, statements and types together.
 const MAX_DEPTH: u32 = 256;
 
@@ -107,6 +110,10 @@ struct Parser<'a> {
     scopes: Vec<(bool, NameSet)>,
     /// Names of templates (user templates and Metal's).
     templates: NameSet,
+    /// Nesting of template argument lists being read.
+    template_depth: u32,
+    /// Token positions where a template argument is known not to be a type.
+    not_a_type_arg: HashSet<usize>,
     /// `namespace g = a::b;` → g ↦ [a, b].
     namespace_aliases: HashMap<Rc<str>, Vec<PathSegment>>,
     /// Set while parsing the item after `template <...>`.
@@ -311,6 +318,8 @@ impl<'a> Parser<'a> {
             scopes: vec![(false, NameSet::default())],
             templates,
             namespace_aliases: HashMap::new(),
+            not_a_type_arg: HashSet::new(),
+            template_depth: 0,
             declaring_template: false,
         }
     }
@@ -821,24 +830,38 @@ impl<'a> Parser<'a> {
     fn parse_template_args(&mut self) -> Vec<TemplateArg> {
         let open = self.bump();
         let mut args = Vec::new();
+        // Each level may be read up to three ways (type, base type, name), so
+        // deep nesting must stop early to keep parsing fast.
+        if self.template_depth >= MAX_TEMPLATE_NESTING {
+            self.report(Diagnostic::error(open, format!("template arguments are nested more than {MAX_TEMPLATE_NESTING} deep")));
+            return args;
+        }
         if !self.enter() {
             return args;
         }
+        self.template_depth += 1;
         self.no_gt += 1;
         loop {
             if self.at_gt_like() || self.at_eof() {
                 break;
             }
             let before = self.pos;
-            let could_be_type = self.tok(0).ident().is_some() || self.at(Punct::ColonColon);
+            // A position where the type reading failed once fails again:
+            // remembering it keeps nested `a<b<c<...` linear, not exponential.
+            let could_be_type = (self.tok(0).ident().is_some() || self.at(Punct::ColonColon)) && !self.not_a_type_arg.contains(&self.pos);
             let ty = if could_be_type {
-                self.attempt(|p| {
+                let at = self.pos;
+                let t = self.attempt(|p| {
                     let t = p.parse_type();
                     if !(p.at(Punct::Comma) || p.at_gt_like()) || !p.names_a_type(&t) {
                         p.tentative_failed = true;
                     }
                     t
-                })
+                });
+                if t.is_none() {
+                    self.not_a_type_arg.insert(at);
+                }
+                t
             } else {
                 None
             };
@@ -851,6 +874,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.no_gt -= 1;
+        self.template_depth -= 1;
         self.leave();
         self.expect_gt(open);
         args
@@ -1516,6 +1540,13 @@ impl<'a> Parser<'a> {
             "this" => {
                 self.bump();
                 return lit(ExprKind::This);
+            }
+            // `operator>=(b, a)`: an operator function named directly.
+            "operator" if !self.tok(1).ident().is_some() => {
+                if let Some(path) = self.parse_operator_name() {
+                    return Expr { kind: ExprKind::Name(path), span: sp.to(self.prev_span()) };
+                }
+                return error_expr(sp);
             }
             "static_cast" | "reinterpret_cast" | "const_cast" => {
                 let kind = match name {

@@ -227,3 +227,20 @@ fn token() -> impl Strategy<Value = String> {
         1 => "[a-z_][a-z0-9_]{0,6}",
     ]
 }
+
+#[test]
+fn deeply_nested_template_arguments_stop_early() {
+    // Once exponential: every level was read as a type, a base type and a name.
+    for word in ["enable_if_t", "vec", "W"] {
+        let text = format!("template <typename T> struct W {{}};\n{}", format!("{word}<\n").repeat(200));
+        let (has_errors, _) = compile_small_stack(text);
+        assert!(has_errors);
+    }
+}
+
+#[test]
+fn a_struct_holding_an_array_of_itself_is_an_error() {
+    let text = "struct S { float x; S inner[2]; };\nkernel void k(device float* o [[buffer(0)]]) { S s; o[0] = s.x; }\n".to_string();
+    let (has_errors, msg) = compile_small_stack(text);
+    assert!(has_errors && msg.contains("cannot contain itself"), "{msg}");
+}

@@ -744,8 +744,9 @@ impl<'a> Checker<'a, '_> {
                             .secondary(field_spans[i], "first declared here");
                         continue;
                     }
-                    if q.ty == Type::Struct(sid) {
-                        self.error(v.name.span, "a struct cannot contain itself");
+                    if contains_struct(&q.ty, sid) {
+                        self.error(v.name.span, "a struct cannot contain itself (nor an array of itself)")
+                            .help("hold it through a pointer, or move the member out of the struct");
                         continue;
                     }
                     if q.space.is_some() {
@@ -1106,4 +1107,13 @@ fn contains_break(stmts: &[hir::Stmt]) -> bool {
         hir::StmtKind::If { then, els, .. } => contains_break(then) || contains_break(els),
         _ => false,
     })
+}
+
+/// Whether a value of type `t` holds a `sid` inside (directly or in arrays).
+fn contains_struct(t: &Type, sid: StructId) -> bool {
+    match t {
+        Type::Struct(s) => *s == sid,
+        Type::Array { elem, .. } => contains_struct(elem, sid),
+        _ => false,
+    }
 }

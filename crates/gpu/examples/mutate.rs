@@ -1,0 +1,190 @@
+//! A quick mutation fuzzer for machines without cargo-fuzz (the targets in
+//! `fuzz/` are the thorough ones): compiles mutated copies of seed files
+//! (line and token edits, inserted C++ words), runs the kernels of those that
+//! compile on a tiny grid, and reports any panic or a case slower than two
+//! seconds.
+//!
+//! cargo run --release -p gpu --example mutate -- SECONDS FILE.metal...
+
+use gpu::ir::ParamKind;
+use gpu::{Dispatch, DispatchMode, RunOptions};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+const WORDS: &[&str] = &[
+    "template <typename T>",
+    "template <>",
+    "operator",
+    "operator()",
+    "auto",
+    "decltype(",
+    "typename",
+    "::",
+    "<",
+    ">",
+    ">>",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ";",
+    ",",
+    "...",
+    "&",
+    "&&",
+    "*",
+    "=",
+    "= default;",
+    "static",
+    "constexpr",
+    "thread",
+    "device",
+    "constant",
+    "threadgroup",
+    "struct S {",
+    "using T = ",
+    "enable_if_t<",
+    "is_same_v<",
+    "[[function_constant(0)]]",
+    "namespace n = ",
+    "this->",
+    "return",
+    "-> decltype(",
+    "union",
+    "explicit",
+    "#define X(a) a a",
+    "#include \"x.h\"",
+    "0x7fffffff",
+    "1e40",
+];
+
+/// A tiny deterministic generator (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn mutate(src: &str, rng: &mut Rng) -> String {
+    let mut lines: Vec<String> = src.lines().map(str::to_string).collect();
+    for _ in 0..1 + rng.below(4) {
+        if lines.is_empty() {
+            lines.push(String::new());
+        }
+        let i = rng.below(lines.len());
+        match rng.below(6) {
+            0 => {
+                lines.remove(i);
+            }
+            1 => {
+                let l = lines[rng.below(lines.len())].clone();
+                lines.insert(i, l);
+            }
+            2 => {
+                let w = WORDS[rng.below(WORDS.len())];
+                let l = &mut lines[i];
+                let mut at = rng.below(l.len() + 1);
+                while !l.is_char_boundary(at) {
+                    at -= 1;
+                }
+                l.insert_str(at, w);
+            }
+            3 => {
+                let l = &mut lines[i];
+                if !l.is_empty() {
+                    let mut a = rng.below(l.len());
+                    while !l.is_char_boundary(a) {
+                        a -= 1;
+                    }
+                    let mut b = (a + 1 + rng.below(8)).min(l.len());
+                    while !l.is_char_boundary(b) {
+                        b += 1;
+                    }
+                    l.replace_range(a..b, "");
+                }
+            }
+            4 => {
+                let j = rng.below(lines.len());
+                lines.swap(i, j);
+            }
+            _ => {
+                let k = rng.below(WORDS.len());
+                lines.insert(i, WORDS[k].to_string());
+            }
+        }
+    }
+    lines.join("\n")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let secs: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(60);
+    let seeds: Vec<String> = args[2.min(args.len())..].iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
+    if seeds.is_empty() {
+        eprintln!("usage: mutate SECONDS FILE.metal...");
+        std::process::exit(2);
+    }
+    let start = Instant::now();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let (mut runs, mut failures) = (0u64, 0u64);
+    while start.elapsed() < Duration::from_secs(secs) {
+        let seed = &seeds[rng.below(seeds.len())];
+        let text = mutate(seed, &mut rng);
+        let t = text.clone();
+        // Kept on disk first: a stack overflow aborts the process.
+        let _ = std::fs::write("mutate-current.metal", &text);
+        let began = Instant::now();
+        let r = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || {
+                let c = msl::compile("fuzz.metal", &t, &msl::CompileOptions::default());
+                let _ = c.render(false);
+                if let Some(p) = c.program.as_ref() {
+                    run_kernels(p);
+                }
+            })
+            .expect("spawn")
+            .join();
+        runs += 1;
+        let slow = began.elapsed() > Duration::from_secs(2);
+        if r.is_err() || slow {
+            failures += 1;
+            let name = format!("mutate-failure-{runs}.metal");
+            let _ = std::fs::write(&name, &text);
+            eprintln!("{} after {:?}: saved {name}", if slow { "slow" } else { "panic" }, began.elapsed());
+        }
+    }
+    println!("{runs} runs, {failures} failures");
+}
+
+/// Lower and run up to two kernels on four threads with zeroed buffers.
+fn run_kernels(p: &msl::hir::Program) {
+    let ids: Vec<_> = p.kernels().map(|(id, _)| id).take(2).collect();
+    for id in ids {
+        let Ok(k) = gpu::lower::lower_kernel(p, id) else { continue };
+        let mut buffers = BTreeMap::new();
+        let mut opts = RunOptions { budget: 20_000, ..Default::default() };
+        for param in &k.params {
+            match &param.kind {
+                ParamKind::Buffer { index, .. } => {
+                    buffers.insert(*index, vec![0u8; 256]);
+                }
+                ParamKind::ThreadgroupBuffer { index, .. } => {
+                    opts.threadgroup_buffers.insert(*index, 256);
+                }
+                ParamKind::Attr { .. } => {}
+            }
+        }
+        let d = Dispatch { grid: [4, 1, 1], threadgroup: [4, 1, 1], mode: DispatchMode::Threads };
+        let _ = gpu::run(&k, &d, &mut buffers, &opts);
+    }
+}

@@ -1542,7 +1542,7 @@ impl<'a> Parser<'a> {
                 return lit(ExprKind::This);
             }
             // `operator>=(b, a)`: an operator function named directly.
-            "operator" if !self.tok(1).ident().is_some() => {
+            "operator" if self.tok(1).ident().is_none() => {
                 if let Some(path) = self.parse_operator_name() {
                     return Expr { kind: ExprKind::Name(path), span: sp.to(self.prev_span()) };
                 }

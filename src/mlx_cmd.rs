@@ -210,6 +210,7 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         },
         count: args.counts,
         trace: None,
+        budget: None,
     };
 
     if args.print_source {

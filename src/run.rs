@@ -50,8 +50,10 @@ pub struct RunArgs {
     /// Count memory operations per thread and print the per-thread maxima.
     #[arg(long)]
     pub counts: bool,
-    /// Instruction budget per threadgroup before a kernel counts as runaway.
-    #[arg(long, default_value_t = 200_000_000)]
+    /// Instructions one threadgroup may execute before the kernel counts as
+    /// runaway (threads run in lock-step, so this is about the instructions
+    /// per thread; a 1024x1024 tiled matmul needs under 100,000).
+    #[arg(long, default_value_t = 10_000_000)]
     pub budget: u64,
     /// Worker threads for large dispatches (0: two, on every machine; 1:
     /// threadgroups strictly in order). Race-free kernels give the same

@@ -142,6 +142,9 @@ pub struct Call {
     pub count: bool,
     /// Record an access trace with at most this many events (for diagrams).
     pub trace: Option<usize>,
+    /// Instructions a threadgroup may run before it counts as runaway
+    /// (`None`: the simulator's default).
+    pub budget: Option<u64>,
 }
 
 impl Call {
@@ -165,6 +168,7 @@ impl Call {
             check: CheckLevel::All,
             count: false,
             trace: None,
+            budget: None,
         }
     }
 
@@ -537,6 +541,7 @@ impl MetalKernel {
             uncounted_buffers: uncounted,
             uninitialized_buffers: uninitialized,
             trace: call.trace,
+            budget: call.budget.unwrap_or(RunOptions::default().budget),
             ..Default::default()
         };
         let mut report = gpu::run(&kernel, &dispatch, &mut buffers, &opts);

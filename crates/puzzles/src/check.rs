@@ -189,6 +189,7 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
             check: gpu::CheckLevel::All,
             count: true,
             trace: None,
+            budget: Some(BOOK_BUDGET),
         };
         let mut test = TestResult { name, case: ci, seed, inputs, yours: None, spec, passed: false, score: None, error: None };
         let mut generated = None;
@@ -240,7 +241,9 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
             }
         }
     }
-    if let Some(t) = result.tests.iter().find(|t| !t.passed && t.yours.is_some()) {
+    // (A runaway loop's output explains nothing: the finding says it all.)
+    let runaway = result.findings.iter().any(|f| f.finding.kind == gpu::FindingKind::RunawayKernel);
+    if let Some(t) = result.tests.iter().find(|t| !t.passed && t.yours.is_some()).filter(|_| !runaway) {
         result.explanations = explain_test(puzzle, &kernel, t);
     }
     result.score = score.unwrap_or_default();
@@ -267,6 +270,12 @@ fn absorb_error(result: &mut CheckResult, e: mlx::MlxError) {
     }
 }
 
+/// Instructions a threadgroup may run in the book (threads run in lock-step,
+/// so about the instructions per thread): every solution needs a few
+/// thousand at most, and a loop that never ends is reported in well under a
+/// second.
+pub const BOOK_BUDGET: u64 = 200_000;
+
 /// Most wrong cells explained per failing test.
 const EXPLAINED_CELLS: usize = 3;
 /// Most trace events recorded for an explanation.
@@ -288,6 +297,7 @@ fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResu
         check: gpu::CheckLevel::None,
         count: false,
         trace: Some(EXPLAIN_TRACE_LIMIT),
+        budget: Some(BOOK_BUDGET),
     };
     // Quietly: the source was already shown (VERBOSE) by the test run itself.
     let Ok(out) = kernel.call_with(&call, &mut |_| {}) else { return Vec::new() };

@@ -59,6 +59,7 @@ pub fn trace_test(
     )
     .init_value(0.0);
     call.trace = Some(TRACE_LIMIT);
+    call.budget = Some(crate::check::BOOK_BUDGET);
     let r = kernel.call_with(&call, &mut |_| {}).map_err(|e| match e {
         mlx::MlxError::Compile { sources, diagnostics, .. } => msl::diag::render(&sources, &diagnostics, false),
         other => other.to_string(),

@@ -122,3 +122,13 @@ fn wrong_cells_are_explained_from_the_trace() {
     assert!(e.contains("from shared[1] (read at line") && e.contains("which thread (1,0,0) of threadgroup (0,0,0) stored at line"), "{e}");
     assert!(e.ends_with("from a[1] (read at line 4)") || e.contains("from a[1]"), "{e}");
 }
+
+#[test]
+fn a_loop_that_never_ends_is_reported_as_runaway() {
+    // The classic unsigned countdown: `s >= 0` is always true.
+    let body = "uint i = thread_position_in_grid.x;\nfor (uint s = 4; s >= 0; s /= 2) { out[i] = a[i] + 10; }\n";
+    let r = check("map", body);
+    assert!(!r.passed);
+    assert!(kinds(&r).contains(&"runaway-kernel"), "{:?}", kinds(&r));
+    assert!(r.explanations.is_empty(), "the finding explains it: {:?}", r.explanations);
+}

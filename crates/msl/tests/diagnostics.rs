@@ -214,3 +214,9 @@ kernel void k(device float* out [[buffer(0)]],
 }
 "#
 );
+
+#[test]
+fn unsigned_loop_condition_that_never_fails() {
+    let text = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  for (uint s = 4; s >= 0; s /= 2) { out[i] += 1.0f; }\n  int j = 3;\n  while (j >= 0) { j--; }\n}\n";
+    insta::assert_snapshot!(render("loop.metal", text));
+}

@@ -43,6 +43,24 @@ impl<'a> Checker<'a, '_> {
         })
     }
 
+    /// `for (uint s = 4; s >= 0; s /= 2)`: an unsigned value is never
+    /// negative, so the loop cannot end by its condition.
+    fn warn_always_true_loop(&self, c: &hir::Expr) {
+        use crate::ast::BinaryOp::{Ge, Le};
+        let ExprKind::Binary { op, lhs, rhs } = &c.kind else { return };
+        let unsigned = |e: &hir::Expr| matches!(e.ty, Type::Scalar(s) if s.is_integer() && !s.is_signed());
+        let zero = |e: &hir::Expr| matches!(strip_convert(e).kind, ExprKind::Const(v) if v.as_i64() == 0);
+        let always = match op {
+            Ge => unsigned(strip_convert(lhs)) && zero(rhs),
+            Le => zero(lhs) && unsigned(strip_convert(rhs)),
+            _ => false,
+        };
+        if always {
+            self.warn(c.span, "this loop condition is always true: an unsigned value is never below 0")
+                .help("the loop can only end with `break` or `return`; use a signed counter (`int s`) or test `s > 0`");
+        }
+    }
+
     fn push_scope(&mut self) {
         if let Some(fs) = self.fs.as_mut() {
             fs.scopes.push(Default::default());
@@ -99,6 +117,9 @@ impl<'a> Checker<'a, '_> {
                     self.stmt(i, &mut block);
                 }
                 let c = cond.as_ref().and_then(|c| self.condition(c));
+                if let Some(c) = &c {
+                    self.warn_always_true_loop(c);
+                }
                 let st = step.as_ref().and_then(|e| self.expr(e));
                 let b = self.loop_body(body);
                 self.pop_scope();
@@ -107,6 +128,9 @@ impl<'a> Checker<'a, '_> {
             }
             StmtKind::While { cond, body } => {
                 let c = self.condition(cond);
+                if let Some(c) = &c {
+                    self.warn_always_true_loop(c);
+                }
                 let b = self.loop_body(body);
                 push(out, hir::StmtKind::Loop { cond: c, body: b, step: None, check_first: true });
             }
@@ -547,5 +571,13 @@ fn mentions_auto(t: &ast::TypeExpr) -> bool {
         ast::TypeExprKind::Reference { referee } => mentions_auto(referee),
         ast::TypeExprKind::Pointer { pointee, .. } => mentions_auto(pointee),
         _ => false,
+    }
+}
+
+/// The expression under implicit conversions.
+fn strip_convert(e: &hir::Expr) -> &hir::Expr {
+    match &e.kind {
+        ExprKind::Convert(x) => strip_convert(x),
+        _ => e,
     }
 }

@@ -621,6 +621,21 @@ impl MetalKernel {
         for l in &mut d.secondary {
             l.span = remap.span(l.span).0;
         }
+        // An unclosed `{` in the body surfaces at the end of the generated
+        // code: point at the learner's brace instead.
+        if w == Where::Generated && d.message.starts_with("expected `}`") {
+            let body_at = g.source_offset + g.body_range.start;
+            let body = g.full_source.get(body_at..g.source_offset + g.body_range.end).unwrap_or("");
+            if let Some(open) = last_unclosed_brace(body) {
+                let at = (body_at + open) as u32;
+                let (brace, bw) = remap.span(Span::new(remap.generated, at, at + 1));
+                if bw == Where::User {
+                    return Diagnostic::error(brace, "this `{` is never closed: the body ends before its `}`")
+                        .label("opened here")
+                        .help("add the missing `}` (MLX adds only the kernel's own closing brace after your body)");
+                }
+            }
+        }
         match w {
             Where::Generated => {
                 d.notes.push(format!("this is in the code MLX generates after your body (the closing brace or the explicit template instantiation of `{}`); see it with verbose=True or --print-source", g.kernel_name));
@@ -711,4 +726,44 @@ fn backticked_identifier(msg: &str) -> Option<String> {
     let end = start + msg[start..].find('`')?;
     let s = &msg[start..end];
     gen::is_identifier(s).then(|| s.to_string())
+}
+
+/// Byte offset of the last `{` in `text` that no `}` closes (comments,
+/// strings and character literals skipped).
+fn last_unclosed_brace(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut open: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'{' => open.push(i),
+            b'}' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    open.pop()
 }

@@ -468,3 +468,14 @@ fn contiguous_slice_is_bound_at_its_offset() {
     let r = ok(k.call(&Call::new(vec![view.into()], vec![vec![4]], vec![DType::F32], [4, 1, 1], [4, 1, 1])));
     assert_close(&r.outputs[0], &[3.0, 4.0, 5.0, 6.0], 0.0);
 }
+
+#[test]
+fn an_unclosed_brace_points_at_the_learners_brace() {
+    let body = "uint i = thread_position_in_grid.x;\n// a { in a comment\nif (i < 8) {\n  out[i] = inp[i] * 2;\n";
+    let k = MetalKernel::new("twice", &["inp"], &["out"], body, "", true, false).unwrap();
+    let a = Array::arange(DType::F32, &[8]);
+    let call = Call::new(vec![a.into()], vec![vec![8]], vec![DType::F32], [8, 1, 1], [8, 1, 1]);
+    let m = compile_error(k.call(&call));
+    assert!(m.contains("this `{` is never closed") && m.contains("twice.metal:3:12"), "{m}");
+    assert!(!m.contains("<generated"), "{m}");
+}

@@ -1366,6 +1366,10 @@ pub(crate) fn report_race<'f>(
     if f.notes.is_empty() {
         if cross_tg {
             f.notes.push("threadgroups of one dispatch run in no defined order and cannot wait for each other: have each element written by one threadgroup only, or use atomic operations (e.g. `atomic_fetch_add_explicit`)".into());
+        } else if first_span == span {
+            // Many threads running the same update (`out[0] += x`): no
+            // barrier can separate them.
+            f.notes.push("the threads run the same statement on the same element, so no barrier can order them: combine the values first (e.g. in threadgroup memory) and let one thread write the result, or make the update atomic (`atomic_fetch_add_explicit`)".into());
         } else if matches!(r.alloc, AllocKind::Buffer(_)) {
             f.notes.push("add `threadgroup_barrier(mem_flags::mem_device)` between the two accesses, or make the update atomic".into());
         } else {

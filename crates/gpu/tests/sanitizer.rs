@@ -423,3 +423,17 @@ fn lazy_reads_keep_their_simdgroup_epoch() {
         }
     }
 }
+
+#[test]
+fn racing_updates_of_one_element_get_advice_that_works() {
+    let src = format!(
+        "{PRELUDE}kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {{\n  out[0] += float(i);\n}}\n"
+    );
+    let k = compile(&src, "k");
+    let mut b = bufs(vec![(0, f32s(&[0.0; 4]))]);
+    let r = run(&k, &threads([4, 1, 1], [4, 1, 1]), &mut b, &opts(CheckLevel::All));
+    let race = r.findings.iter().find(|f| f.kind == FindingKind::DataRace).expect("a race");
+    let advice = race.notes.join(" ");
+    assert!(advice.contains("no barrier can order them") && advice.contains("atomic_fetch_add_explicit"), "{advice}");
+    assert!(!advice.contains("add `threadgroup_barrier"), "{advice}");
+}

@@ -83,7 +83,13 @@ pub fn parse_dims(s: &str, what: &str) -> Result<[u32; 3], String> {
     }
     let mut out = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
-        out[i] = p.parse::<u32>().map_err(|_| format!("{what}: `{p}` is not a whole number (in `{s}`)"))?;
+        out[i] = match p.parse::<u64>() {
+            Ok(v) if v > u32::MAX as u64 => {
+                return Err(format!("{what}: `{p}` is over the limit of {} per dimension (in `{s}`)", u32::MAX))
+            }
+            Ok(v) => v as u32,
+            Err(_) => return Err(format!("{what}: `{p}` is not a whole number (in `{s}`)")),
+        };
         if out[i] == 0 {
             return Err(format!("{what}: every dimension must be at least 1 (got `{s}`)"));
         }

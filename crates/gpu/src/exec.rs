@@ -523,19 +523,22 @@ impl<'k> Machine<'k> {
             if let Some(r) = self.returned_at[l] {
                 secondary = Some((
                     span_of(self, r),
-                    format!("thread {} and {} others returned here", xyz(self.geo.global(l)), returned.count() - 1),
+                    format!("thread {}{} returned here", xyz(self.geo.global(l)), and_others(returned.count() - 1)),
                 ));
             }
         }
         if !skipped.is_empty() {
             let l = skipped.lanes().next().unwrap_or(0);
-            msg.push_str(&format!("; {} are on the other side of a branch (e.g. thread {})", skipped.count(), xyz(self.geo.global(l))));
+            let n = skipped.count();
+            let are = if n == 1 { "1 is" } else { "are" };
+            let lead = if n == 1 { String::new() } else { format!("{n} ") };
+            msg.push_str(&format!("; {lead}{are} on the other side of a branch (e.g. thread {})", xyz(self.geo.global(l))));
             if secondary.is_none() {
                 if let Some((if_at, _, in_else)) = self.branches.iter().rev().find(|(_, other, _)| other.get(l)).copied() {
                     let side = if in_else { "took the `if` branch" } else { "skipped the `if` branch" };
                     secondary = Some((
                         span_of(self, if_at),
-                        format!("thread {} and {} others {side} here", xyz(self.geo.global(l)), skipped.count() - 1),
+                        format!("thread {}{} {side} here", xyz(self.geo.global(l)), and_others(skipped.count() - 1)),
                     ));
                 }
             }
@@ -1377,4 +1380,13 @@ pub(crate) fn report_race<'f>(
         }
     }
     f
+}
+
+/// " and 3 others", " and 1 other", or nothing.
+fn and_others(n: u32) -> String {
+    match n {
+        0 => String::new(),
+        1 => " and 1 other".into(),
+        n => format!(" and {n} others"),
+    }
 }

@@ -283,6 +283,18 @@ pub fn json(r: &CheckResult) -> serde_json::Value {
             if !t.passed {
                 v["yours"] = t.yours.as_ref().map(array_json).unwrap_or(serde_json::Value::Null);
                 v["spec"] = array_json(&t.spec);
+                // Flat (row-major) indices of the cells that differ.
+                if let Some(y) = &t.yours {
+                    let (yv, sv) = (y.to_f64_vec(), t.spec.to_f64_vec());
+                    let wrong: Vec<usize> = yv
+                        .iter()
+                        .zip(&sv)
+                        .enumerate()
+                        .filter(|(_, (a, b))| !((*a - *b).abs() <= crate::check::ATOL + crate::check::RTOL * b.abs() || (a.is_nan() && b.is_nan())))
+                        .map(|(i, _)| i)
+                        .collect();
+                    v["mismatched_cells"] = serde_json::json!(wrong);
+                }
             }
             v
         }).collect::<Vec<_>>(),

@@ -107,6 +107,7 @@ fn wrong_cells_are_explained_from_the_trace() {
     let j = puzzles::render::json(&r);
     assert_eq!(j["tests"][0]["yours"], serde_json::json!([11.0, 12.0, 13.0, 0.0]));
     assert_eq!(j["tests"][0]["spec"], serde_json::json!([10.0, 11.0, 12.0, 13.0]));
+    assert_eq!(j["tests"][0]["mismatched_cells"], serde_json::json!([0, 1, 2, 3]));
     assert_eq!(j["explanations"].as_array().unwrap().len(), r.explanations.len());
     // A guard that is too strict: nobody wrote the last cell.
     let r = check("map", "uint i = thread_position_in_grid.x;\nif (i < 3) out[i] = a[i] + 10;\n");

@@ -294,7 +294,10 @@ pub fn check(args: &CheckArgs) -> u8 {
                 println!("━━ Puzzle {}: {} ({}) ━━", r.puzzle.number, r.puzzle.title, r.puzzle.file_name());
             }
             if verbose {
-                for (_, src) in &r.generated {
+                // MLX generates (and prints) one kernel per input signature,
+                // so a puzzle with tests of different shapes shows several.
+                for (name, src) in &r.generated {
+                    println!("// ── the kernel MLX generates for test `{name}` ──");
                     print!("{src}");
                 }
             }

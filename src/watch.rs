@@ -51,17 +51,7 @@ impl Drop for RawMode {
 pub fn run(ws: Workspace) -> u8 {
     let progress = ws.load_progress();
     let index = PUZZLES.iter().position(|p| ws.status(p, &progress) != Status::Solved).unwrap_or(0);
-    let mut w = Watch {
-        ws,
-        index,
-        view: View::Check,
-        result: None,
-        all: Vec::new(),
-        stamp: None,
-        message: String::new(),
-        diagram: None,
-        scroll: 0,
-    };
+    let mut w = Watch::new(ws, index);
     // File events from the OS when available; polling otherwise.
     let (tx, rx) = mpsc::channel();
     let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
@@ -140,6 +130,11 @@ pub fn run(ws: Workspace) -> u8 {
 }
 
 impl Watch {
+    /// The screen on puzzle `index`, nothing checked yet.
+    fn new(ws: Workspace, index: usize) -> Watch {
+        Watch { ws, index, view: View::Check, result: None, all: Vec::new(), stamp: None, message: String::new(), diagram: None, scroll: 0 }
+    }
+
     fn puzzle(&self) -> &'static Puzzle {
         &PUZZLES[self.index]
     }
@@ -399,17 +394,7 @@ mod tests {
             // (Only used with puzzles without a header: the body is the file.)
             std::fs::write(ws.path(&PUZZLES[index]), b).unwrap();
         }
-        let mut w = Watch {
-            ws,
-            index,
-            view: View::Check,
-            result: None,
-            all: Vec::new(),
-            stamp: None,
-            message: String::new(),
-            diagram: None,
-            scroll: 0,
-        };
+        let mut w = Watch::new(ws, index);
         w.check_current();
         w
     }

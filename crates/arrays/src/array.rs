@@ -485,19 +485,23 @@ impl Array {
         if self.shape != other.shape {
             return false;
         }
-        self.to_f64_vec().into_iter().zip(other.to_f64_vec()).all(|(a, b)| {
-            if a.is_nan() || b.is_nan() {
-                return false;
-            }
-            if a.is_infinite() || b.is_infinite() {
-                return a == b;
-            }
-            (a - b).abs() <= atol + rtol * b.abs()
-        })
+        self.to_f64_vec().into_iter().zip(other.to_f64_vec()).all(|(a, b)| isclose(a, b, rtol, atol))
     }
 
     /// Exact equality of dtype, shape and elements (bitwise for floats).
     pub fn same_as(&self, other: &Array) -> bool {
         self.dtype == other.dtype && self.shape == other.shape && self.contiguous_bytes() == other.contiguous_bytes()
     }
+}
+
+/// NumPy's `isclose` for one pair (equal_nan = false): the element rule of
+/// [`Array::allclose`].
+pub fn isclose(a: f64, b: f64, rtol: f64, atol: f64) -> bool {
+    if a.is_nan() || b.is_nan() {
+        return false;
+    }
+    if a.is_infinite() || b.is_infinite() {
+        return a == b;
+    }
+    (a - b).abs() <= atol + rtol * b.abs()
 }

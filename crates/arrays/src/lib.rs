@@ -7,7 +7,7 @@ mod npy;
 mod parse;
 mod repr;
 
-pub use array::{checked_nbytes, row_major_strides, shape_str, Array, Scalar, SplitMix64};
+pub use array::{checked_nbytes, isclose, row_major_strides, shape_str, Array, Scalar, SplitMix64};
 pub use dtype::{DType, ALL_DTYPES};
 pub use parse::{parse_shape, parse_value, MAX_GENERATED_BYTES};
 pub use repr::format_g6;

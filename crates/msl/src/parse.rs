@@ -2364,6 +2364,22 @@ impl<'a> Parser<'a> {
         Some(ItemKind::Template { params, item: Box::new(item) })
     }
 
+    /// The name of template parameter number `index`. Unnamed ones
+    /// (`typename = enable_if_t<...>`, `enable_if_t<c, bool> = true`, the
+    /// SFINAE idioms) get a hidden name; `None` after reporting a bad one.
+    fn template_param_name(&mut self, index: usize) -> Option<(Rc<str>, Span)> {
+        match self.tok(0).ident().map(Rc::<str>::from) {
+            Some(n) => Some((n, self.bump())),
+            None if self.at(Punct::Eq) || self.at(Punct::Comma) || self.at_gt_like() => {
+                Some((Rc::from(format!("$unnamed{index}").as_str()), self.tok(0).span))
+            }
+            None => {
+                self.error_here("a template parameter name");
+                None
+            }
+        }
+    }
+
     /// `<typename T, int N = 4, typename = ...>` (the current token is `<`);
     /// names are declared in the scope the caller pushed.
     fn parse_template_params(&mut self) -> Vec<TemplateParam> {
@@ -2376,17 +2392,7 @@ impl<'a> Parser<'a> {
             if self.at_kw("typename") || self.at_kw("class") {
                 self.bump();
                 self.eat(Punct::Ellipsis);
-                // `typename = enable_if_t<...>`: an unnamed parameter (SFINAE).
-                let (n, nsp) = match self.tok(0).ident().map(Rc::<str>::from) {
-                    Some(n) => (n, self.bump()),
-                    None if self.at(Punct::Eq) || self.at(Punct::Comma) || self.at_gt_like() => {
-                        (Rc::from(format!("$unnamed{}", params.len()).as_str()), self.tok(0).span)
-                    }
-                    None => {
-                        self.error_here("a template parameter name");
-                        break;
-                    }
-                };
+                let Some((n, nsp)) = self.template_param_name(params.len()) else { break };
                 self.declare_template_param(&n);
                 let default = if self.eat(Punct::Eq) { Some(self.parse_type()) } else { None };
                 params.push(TemplateParam {
@@ -2396,17 +2402,7 @@ impl<'a> Parser<'a> {
                 });
             } else {
                 let ty = self.parse_type();
-                // `enable_if_t<cond, bool> = true`: an unnamed value parameter.
-                let (n, nsp) = match self.tok(0).ident().map(Rc::<str>::from) {
-                    Some(n) => (n, self.bump()),
-                    None if self.at(Punct::Eq) || self.at(Punct::Comma) || self.at_gt_like() => {
-                        (Rc::from(format!("$unnamed{}", params.len()).as_str()), self.tok(0).span)
-                    }
-                    None => {
-                        self.error_here("a template parameter name");
-                        break;
-                    }
-                };
+                let Some((n, nsp)) = self.template_param_name(params.len()) else { break };
                 let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
                 params.push(TemplateParam {
                     name: Ident { name: n, span: nsp },

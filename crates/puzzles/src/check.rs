@@ -9,6 +9,12 @@ use std::rc::Rc;
 
 /// Randomized tests run after each of the book's tests.
 pub const RANDOM_TESTS_PER_CASE: u64 = 3;
+/// Whether one output cell matches the spec: the element rule of the
+/// tests' `allclose` comparison.
+pub fn cell_matches(yours: f64, spec: f64) -> bool {
+    arrays::isclose(yours, spec, RTOL, ATOL)
+}
+
 /// Tolerances of the comparison with the spec (NumPy's `allclose`).
 pub const RTOL: f64 = 1e-5;
 pub const ATOL: f64 = 1e-8;

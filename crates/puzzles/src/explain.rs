@@ -68,7 +68,7 @@ pub fn explain(trace: &Trace, sources: &SourceMap, namer: &Namer, out: CellAlloc
         return vec![format!("no thread wrote any cell of {}: every cell still holds its initial 0", out_table.name)];
     }
     let mut lines = Vec::new();
-    let wrong = yours.iter().zip(spec).enumerate().filter(|(_, (y, s))| !close(**y, **s)).map(|(i, _)| i);
+    let wrong = yours.iter().zip(spec).enumerate().filter(|(_, (y, s))| !crate::check::cell_matches(**y, **s)).map(|(i, _)| i);
     for i in wrong.take(max) {
         let cell_name = format!("{}{}", out_table.name, index_text(i, &out_table.shape));
         let head = format!("{cell_name} = {}, expected {}", value_text(yours[i]), value_text(spec[i]));
@@ -134,8 +134,4 @@ fn from_text(trace: &Trace, sources: &SourceMap, namer: &Namer, at: usize, w: &T
     }
     let more = if w.sources.len() > 3 { format!(" and {} more", w.sources.len() - 3) } else { String::new() };
     format!(" from {}{more}", parts.join(", "))
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= crate::check::ATOL + crate::check::RTOL * b.abs() || (a.is_nan() && b.is_nan())
 }

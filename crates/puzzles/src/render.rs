@@ -290,7 +290,7 @@ pub fn json(r: &CheckResult) -> serde_json::Value {
                         .iter()
                         .zip(&sv)
                         .enumerate()
-                        .filter(|(_, (a, b))| !((*a - *b).abs() <= crate::check::ATOL + crate::check::RTOL * b.abs() || (a.is_nan() && b.is_nan())))
+                        .filter(|(_, (a, b))| !crate::check::cell_matches(**a, **b))
                         .map(|(i, _)| i)
                         .collect();
                     v["mismatched_cells"] = serde_json::json!(wrong);

@@ -183,20 +183,8 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
     for (name, ci, seed, inputs) in runs(puzzle) {
         let case: &TestCase = &puzzle.tests[ci];
         let spec = (puzzle.spec)(&inputs);
-        let call = mlx::Call {
-            inputs: inputs.iter().cloned().map(mlx::Input::Array).collect(),
-            output_shapes: vec![case.output_shape.to_vec()],
-            output_dtypes: vec![DType::F32],
-            grid: case.grid,
-            threadgroup: case.threadgroup,
-            template: vec![],
-            init_value: Some(0.0),
-            verbose: false,
-            check: gpu::CheckLevel::All,
-            count: true,
-            trace: None,
-            budget: Some(BOOK_BUDGET),
-        };
+        let mut call = book_call(case, &inputs);
+        call.count = true;
         let mut test = TestResult { name, case: ci, seed, inputs, yours: None, spec, passed: false, score: None, error: None };
         let mut generated = None;
         match kernel.call_with(&call, &mut |g| generated = Some(mlx::verbose_text(g))) {
@@ -282,6 +270,22 @@ fn absorb_error(result: &mut CheckResult, e: mlx::MlxError) {
 /// second.
 pub const BOOK_BUDGET: u64 = 200_000;
 
+/// How the book runs a test: its inputs, a float32 output filled with 0,
+/// the test's dispatch and the book's budget, every check on (callers
+/// adjust counting, checks and tracing).
+pub(crate) fn book_call(case: &TestCase, inputs: &[Array]) -> mlx::Call {
+    let mut call = mlx::Call::new(
+        inputs.iter().cloned().map(mlx::Input::Array).collect(),
+        vec![case.output_shape.to_vec()],
+        vec![DType::F32],
+        case.grid,
+        case.threadgroup,
+    )
+    .init_value(0.0);
+    call.budget = Some(BOOK_BUDGET);
+    call
+}
+
 /// Most wrong cells explained per failing test.
 const EXPLAINED_CELLS: usize = 3;
 /// Most trace events recorded for an explanation.
@@ -291,20 +295,9 @@ const EXPLAIN_TRACE_LIMIT: usize = 200_000;
 /// wrong output cells.
 fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResult) -> Vec<String> {
     let case: &TestCase = &puzzle.tests[t.case];
-    let call = mlx::Call {
-        inputs: t.inputs.iter().cloned().map(mlx::Input::Array).collect(),
-        output_shapes: vec![case.output_shape.to_vec()],
-        output_dtypes: vec![DType::F32],
-        grid: case.grid,
-        threadgroup: case.threadgroup,
-        template: vec![],
-        init_value: Some(0.0),
-        verbose: false,
-        check: gpu::CheckLevel::None,
-        count: false,
-        trace: Some(EXPLAIN_TRACE_LIMIT),
-        budget: Some(BOOK_BUDGET),
-    };
+    let mut call = book_call(case, &t.inputs);
+    call.check = gpu::CheckLevel::None;
+    call.trace = Some(EXPLAIN_TRACE_LIMIT);
     // Quietly: the source was already shown (VERBOSE) by the test run itself.
     let Ok(out) = kernel.call_with(&call, &mut |_| {}) else { return Vec::new() };
     let (Some(trace), Some(yours), Some(&out_index)) = (out.report.trace.as_ref(), out.outputs.first(), out.generated.outputs.first())

@@ -3,7 +3,7 @@
 
 use crate::check::build_input;
 use crate::{split_source, Puzzle};
-use arrays::{Array, DType};
+use arrays::Array;
 use diagram::{DiagramSpec, Role, TableDesc};
 
 /// Events kept in a trace (puzzle sizes need far fewer).
@@ -50,16 +50,8 @@ pub fn trace_test(
         .with_files(Some(body_file), Some(header_file));
     let tc = puzzle.tests.get(case).ok_or_else(|| format!("puzzle {} has no test {}", puzzle.number, case + 1))?;
     let inputs: Vec<Array> = tc.inputs.iter().map(|s| build_input(s, None)).collect();
-    let mut call = mlx::Call::new(
-        inputs.iter().cloned().map(mlx::Input::Array).collect(),
-        vec![tc.output_shape.to_vec()],
-        vec![DType::F32],
-        tc.grid,
-        tc.threadgroup,
-    )
-    .init_value(0.0);
+    let mut call = crate::check::book_call(tc, &inputs);
     call.trace = Some(TRACE_LIMIT);
-    call.budget = Some(crate::check::BOOK_BUDGET);
     let r = kernel.call_with(&call, &mut |_| {}).map_err(|e| match e {
         mlx::MlxError::Compile { sources, diagnostics, .. } => msl::diag::render(&sources, &diagnostics, false),
         other => other.to_string(),

@@ -149,11 +149,7 @@ impl<'a> Checker<'a, '_> {
             }
             found
         };
-        let funcs: Vec<usize> = decls
-            .iter()
-            .copied()
-            .filter(|&d| matches!(self.decls[d].kind, DeclKind::Function { .. } | DeclKind::FunctionTemplate { .. }))
-            .collect();
+        let funcs: Vec<usize> = decls.iter().copied().filter(|&d| self.is_function_decl(d)).collect();
         if !funcs.is_empty() {
             if last.template_args.is_none() && args.iter().any(|a| matches!(a.kind, A::InitList(_))) {
                 return self.call_with_braced_args(name, &funcs, args, span, last.ident.span);
@@ -408,11 +404,9 @@ impl<'a> Checker<'a, '_> {
     fn may_convert_user_defined(&self, from: &Type, to: &Type) -> bool {
         let from_ops = match from {
             Type::Struct(sid) => {
-                self.structs[sid.0 as usize]
-                    .methods
-                    .iter()
-                    .any(|(f, _)| f.name.last().ident.name.starts_with("operator ") && f.params.is_empty())
-                    || self.decls.iter().any(|d| d.scope == self.structs[sid.0 as usize].scope && d.name.starts_with("operator "))
+                let info = &self.structs[sid.0 as usize];
+                info.methods.iter().any(|(f, _)| super::operators::is_conversion_name(&f.name.last().ident.name))
+                    || !info.conversion_templates.is_empty()
             }
             _ => false,
         };
@@ -814,11 +808,7 @@ impl<'a> Checker<'a, '_> {
             .map(|(i, _)| i)
             .collect();
         // Member function templates and static member functions.
-        let member_fns: Vec<usize> = self
-            .lookup_member_decls(sid, &name.name)
-            .into_iter()
-            .filter(|&d| matches!(self.decls[d].kind, DeclKind::Function { .. } | DeclKind::FunctionTemplate { .. }))
-            .collect();
+        let member_fns: Vec<usize> = self.lookup_member_decls(sid, &name.name).into_iter().filter(|&d| self.is_function_decl(d)).collect();
         if indices.is_empty() && member_fns.is_empty() {
             let sname = self.tables.struct_def(sid).name.clone();
             let methods: Vec<String> =

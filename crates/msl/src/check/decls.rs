@@ -2,7 +2,7 @@
 //! templates and their instantiation.
 
 use super::typeexpr::QualType;
-use super::{Checker, DeclId, DeclKind, Env, FnState, Scope, StructInfo, TArg, MAX_INSTANTIATION_DEPTH};
+use super::{Checker, DeclId, DeclKind, Env, FnState, StructInfo, TArg, MAX_INSTANTIATION_DEPTH};
 use crate::ast::{self, AddressSpace, ItemKind};
 use crate::hir::{self, Binding, ConstValue, FuncId, LocalId, ThreadAttr};
 use crate::source::Span;
@@ -294,20 +294,7 @@ impl<'a> Checker<'a, '_> {
         for p in &f.params {
             ptys.push(param_type(self.resolve_type(&p.ty)?));
         }
-        let scratch = FnState {
-            locals: Vec::new(),
-            scopes: vec![Scope::default()],
-            ret: Type::Void,
-            loop_depth: 0,
-            switch_depth: 0,
-            this_local: None,
-            is_kernel: false,
-            id: FuncId(0),
-            ref_locals: Default::default(),
-            const_locals: Default::default(),
-            poisoned: Default::default(),
-        };
-        let saved = self.fs.replace(scratch);
+        let saved = self.fs.replace(FnState::new(FuncId(0), Type::Void, false));
         for (p, ty) in f.params.iter().zip(&ptys) {
             if let Some(n) = &p.name {
                 self.declare_param(&n.name, ty, p);
@@ -333,19 +320,7 @@ impl<'a> Checker<'a, '_> {
         if f.is_constexpr {
             self.constexpr_fns.insert(id);
         }
-        let mut fs = FnState {
-            locals: Vec::new(),
-            scopes: vec![Scope::default()],
-            ret: sig.ret.clone(),
-            loop_depth: 0,
-            switch_depth: 0,
-            this_local: None,
-            is_kernel: f.is_kernel,
-            id,
-            ref_locals: Default::default(),
-            const_locals: Default::default(),
-            poisoned: Default::default(),
-        };
+        let mut fs = FnState::new(id, sig.ret.clone(), f.is_kernel);
         let mut params = Vec::new();
         if let Some((sid, space, is_const)) = this {
             let local = LocalId(fs.locals.len() as u32);
@@ -823,6 +798,9 @@ impl<'a> Checker<'a, '_> {
                 if !f.is_static {
                     let d = self.decls.len() - 1;
                     self.method_templates.insert(d, sid);
+                    if super::operators::is_conversion_name(&f.name.last().ident.name) {
+                        self.structs[sid.0 as usize].conversion_templates.push(d);
+                    }
                 }
             }
         }

@@ -162,6 +162,8 @@ pub(crate) struct StructInfo<'a> {
     pub scope: Vec<Rc<str>>,
     /// `S() = default;` was declared: `S()` needs no user constructor.
     pub defaulted_ctor: bool,
+    /// Conversion operator templates (`template <class U> operator U()`).
+    pub conversion_templates: Vec<DeclId>,
 }
 
 /// One block scope: its locals in declaration order, plus an index so that
@@ -207,6 +209,25 @@ pub(crate) struct FnState {
     pub const_locals: HashMap<LocalId, ConstValue>,
     /// Locals whose declaration failed: uses stay silent (no cascades).
     pub poisoned: std::collections::HashSet<LocalId>,
+}
+
+impl FnState {
+    /// The state at the start of function `id`'s body: one empty scope.
+    pub fn new(id: FuncId, ret: Type, is_kernel: bool) -> FnState {
+        FnState {
+            locals: Vec::new(),
+            scopes: vec![Scope::default()],
+            ret,
+            loop_depth: 0,
+            switch_depth: 0,
+            this_local: None,
+            is_kernel,
+            id,
+            ref_locals: Default::default(),
+            const_locals: Default::default(),
+            poisoned: Default::default(),
+        }
+    }
 }
 
 pub(crate) struct Checker<'a, 'd> {

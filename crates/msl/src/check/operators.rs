@@ -28,11 +28,7 @@ impl Checker<'_, '_> {
                 return self.method_call(obj, &ast::Ident { name, span }, args, span);
             }
         }
-        let funcs: Vec<usize> = self
-            .lookup_global(&name)
-            .into_iter()
-            .filter(|&d| matches!(self.decls[d].kind, DeclKind::Function { .. } | DeclKind::FunctionTemplate { .. }))
-            .collect();
+        let funcs: Vec<usize> = self.lookup_global(&name).into_iter().filter(|&d| self.is_function_decl(d)).collect();
         if !funcs.is_empty() {
             return self.user_call(&name, &funcs, None, args, span, span);
         }
@@ -83,12 +79,7 @@ impl Checker<'_, '_> {
                     return self.method_call(h, &ast::Ident { name, span }, Vec::new(), span);
                 }
             }
-            let scope = self.structs[sid.0 as usize].scope.clone();
-            let templates: Vec<usize> = (0..self.decls.len())
-                .filter(|&d| self.decls[d].scope == scope && is_conversion_name(&self.decls[d].name))
-                .filter(|&d| matches!(self.decls[d].kind, DeclKind::FunctionTemplate { .. }))
-                .collect();
-            for d in templates {
+            for d in self.structs[sid.0 as usize].conversion_templates.clone() {
                 let DeclKind::FunctionTemplate { ast: f, params } = self.decls[d].kind.clone() else { continue };
                 // `template <class U> operator U()`: U is the target type.
                 let ast::TypeExprKind::Named { path, .. } = &f.ret.kind else { continue };
@@ -149,6 +140,6 @@ impl Checker<'_, '_> {
 
 /// `operator float`, `operator vec<T, 2>`, `operator U`: a conversion
 /// operator's name (as opposed to `operator+`).
-fn is_conversion_name(name: &str) -> bool {
+pub(crate) fn is_conversion_name(name: &str) -> bool {
     name.strip_prefix("operator ").is_some_and(|rest| rest.starts_with(|c: char| c.is_alphabetic() || c == '_'))
 }

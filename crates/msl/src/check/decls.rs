@@ -98,15 +98,7 @@ impl<'a> Checker<'a, '_> {
     fn template_item(&mut self, params: &'a [ast::TemplateParam], inner: &'a ast::Item, span: Span) {
         if let (true, ItemKind::Struct(s)) = (params.is_empty(), &inner.kind) {
             if let Some(args) = &s.specialization {
-                let primary = self
-                    .lookup_global(&s.name.name)
-                    .into_iter()
-                    .rev()
-                    .find(|&d| matches!(self.decls[d].kind, DeclKind::StructTemplate { .. }));
-                let Some(d) = primary else {
-                    self.error(s.name.span, format!("`{}` is not a struct template declared above", s.name.name));
-                    return;
-                };
+                let Some(d) = self.primary_template(&s.name, "struct", |k| matches!(k, DeclKind::StructTemplate { .. })) else { return };
                 let Some(targs) = self.template_args(args) else { return };
                 let Some(targs) = self.complete_targs(d, targs, s.name.span) else { return };
                 let env = Env { visible: self.decls.len(), ..self.env.clone() };

@@ -21,28 +21,25 @@ impl<'a> Checker<'a, '_> {
             self.add_decl(v.name.name.clone(), DeclKind::VarTemplate { ast: v, params }, v.name.span);
             return;
         }
-        let primary =
-            self.lookup_global(&v.name.name).into_iter().rev().find(|&d| matches!(self.decls[d].kind, DeclKind::VarTemplate { .. }));
-        let Some(d) = primary else {
-            self.error(v.name.span, format!("`{}` is not a variable template declared above", v.name.name));
-            return;
-        };
+        let Some(d) = self.primary_template(&v.name, "variable", |k| matches!(k, DeclKind::VarTemplate { .. })) else { return };
         let env = Env { visible: self.decls.len(), ..self.env.clone() };
         self.var_specs.entry(d).or_default().push((params, v, env));
+    }
+
+    /// The template a specialization of `name` specializes: the latest
+    /// visible one of the right kind, else an error saying so.
+    pub(crate) fn primary_template(&mut self, name: &ast::Ident, what: &str, is_kind: fn(&DeclKind) -> bool) -> Option<DeclId> {
+        let found = self.lookup_global(&name.name).into_iter().rev().find(|&d| is_kind(&self.decls[d].kind));
+        if found.is_none() {
+            self.error(name.span, format!("`{}` is not a {what} template declared above", name.name));
+        }
+        found
     }
 
     /// `template <> R f<Args>(...) {...}`: used whenever `f<Args>` is.
     pub(crate) fn function_specialization(&mut self, f: &'a ast::Function) {
         let last = f.name.last();
-        let primary = self
-            .lookup_global(&last.ident.name)
-            .into_iter()
-            .rev()
-            .find(|&d| matches!(self.decls[d].kind, DeclKind::FunctionTemplate { .. }));
-        let Some(d) = primary else {
-            self.error(last.ident.span, format!("`{}` is not a function template declared above", last.ident.name));
-            return;
-        };
+        let Some(d) = self.primary_template(&last.ident, "function", |k| matches!(k, DeclKind::FunctionTemplate { .. })) else { return };
         let DeclKind::FunctionTemplate { ast: primary_ast, params } = self.decls[d].kind.clone() else { return };
         let targs = match &last.template_args {
             Some(args) => self.template_args(args),

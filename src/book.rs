@@ -30,6 +30,9 @@ pub struct CheckArgs {
     /// Print the generated Metal source of each kernel (also VERBOSE=1).
     #[arg(long, short)]
     pub verbose: bool,
+    /// Also print statistics per line of your file for the first test (see `run --profile`).
+    #[arg(long)]
+    pub profile: bool,
 }
 
 #[derive(Args)]
@@ -282,8 +285,18 @@ pub fn check(args: &CheckArgs) -> u8 {
     let color = std::io::stdout().is_terminal();
     let results: Vec<CheckResult> =
         selected.iter().zip(&texts).map(|(p, t)| puzzles::check_file(p, &ws.path(p).display().to_string(), t)).collect();
+    let profiles: Vec<Option<ProfileRun>> = selected
+        .iter()
+        .zip(&texts)
+        .map(|(p, t)| if args.profile { profile_puzzle(p, &ws.path(p).display().to_string(), t) } else { None })
+        .collect();
     if args.json {
-        let list: Vec<serde_json::Value> = results.iter().map(puzzles::render::json).collect();
+        let mut list: Vec<serde_json::Value> = results.iter().map(puzzles::render::json).collect();
+        for (doc, prof) in list.iter_mut().zip(&profiles) {
+            if let Some(p) = prof {
+                doc["profile"] = crate::profile::json(&p.kernel, &p.profile, &p.sources, p.threads, p.threadgroups);
+            }
+        }
         println!("{}", serde_json::json!({ "puzzles": list }));
     } else {
         for (k, r) in results.iter().enumerate() {
@@ -302,6 +315,12 @@ pub fn check(args: &CheckArgs) -> u8 {
                 }
             }
             print!("{}", puzzles::render::human(r, color));
+            if let Some(p) = &profiles[k] {
+                println!("\n── profile of test 1 ──");
+                print!("{}", crate::profile::text(&p.kernel, &p.profile, &p.sources, p.threads, p.threadgroups));
+            } else if args.profile {
+                println!("\n(no profile: the kernel does not compile or run)");
+            }
         }
         if results.len() > 1 {
             let solved = results.iter().filter(|r| r.solved()).count();
@@ -318,6 +337,31 @@ pub fn check(args: &CheckArgs) -> u8 {
     } else {
         EXIT_BAD_RESULT
     }
+}
+
+/// A puzzle's first test run again with per-line statistics.
+struct ProfileRun {
+    kernel: String,
+    profile: gpu::profile::Profile,
+    sources: msl::source::SourceMap,
+    threads: u64,
+    threadgroups: u64,
+}
+
+fn profile_puzzle(puzzle: &'static Puzzle, file_name: &str, text: &str) -> Option<ProfileRun> {
+    let kernel = puzzles::check::book_kernel(puzzle, file_name, text).ok()?;
+    let (_, case, _, inputs) = puzzles::check::runs(puzzle).into_iter().next()?;
+    let mut call = puzzles::check::book_call(&puzzle.tests[case], &inputs);
+    call.profile = true;
+    let r = kernel.call_with(&call, &mut |_| {}).ok()?;
+    let profile = r.report.profile?;
+    Some(ProfileRun {
+        kernel: puzzle.kernel_name.to_string(),
+        profile,
+        sources: r.sources,
+        threads: r.report.threads,
+        threadgroups: r.report.threadgroups,
+    })
 }
 
 /// The progress overview: one line per puzzle and a progress bar.

@@ -1,8 +1,10 @@
 //! `metal-puzzles`: run Metal compute kernels on a simulated Apple GPU.
 
 mod book;
+mod debug;
 mod lint;
 mod mlx_cmd;
+mod profile;
 mod report;
 mod run;
 mod watch;
@@ -50,6 +52,8 @@ enum Command {
     Reset(book::PuzzleArgs),
     /// Draw which thread read and wrote which cell (terminal, SVG, PNG).
     Show(book::ShowArgs),
+    /// Watch one thread: print expressions each time it reaches a line.
+    Debug(debug::DebugArgs),
 }
 
 /// Rust ignores SIGPIPE, so printing into a closed pipe (`show 14 | head -1`)
@@ -82,6 +86,7 @@ fn main() -> ExitCode {
         Some(Command::Hint(args)) => book::hint(&args),
         Some(Command::Reset(args)) => book::reset(&args),
         Some(Command::Show(args)) => book::show(&args),
+        Some(Command::Debug(args)) => debug::run(&args),
         None => book::default_command(cli.dir),
     };
     ExitCode::from(code)

@@ -73,6 +73,12 @@ pub struct MlxArgs {
     pub json: bool,
     #[command(flatten)]
     pub pp: crate::lint::PreprocessArgs,
+    /// Print statistics per line of the body (see `run --profile`).
+    #[arg(long)]
+    pub profile: bool,
+    /// Set by `debug`: the thread to watch and what to print.
+    #[arg(skip)]
+    pub debug: Option<crate::debug::Request>,
 }
 
 pub fn run(args: &MlxArgs) -> u8 {
@@ -179,10 +185,14 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     }
     let in_refs: Vec<&str> = input_names.iter().map(|s| s.as_str()).collect();
     let out_refs: Vec<&str> = output_names.iter().map(|s| s.as_str()).collect();
-    let kernel = MetalKernel::new(&name, &in_refs, &out_refs, &source, &header, !args.no_row_contiguous, args.atomic_outputs)
-        .map_err(|e| e.to_string().replace("output_names:", "--output:"))?
-        .with_files(Some(source_file), header_file)
-        .with_compile_options(crate::lint::compile_options(&args.pp, Some(args.header.as_deref().unwrap_or(&args.body))));
+    let pp = crate::lint::compile_options(&args.pp, Some(args.header.as_deref().unwrap_or(&args.body)));
+    let make = |source: &str, source_file: UserFile, header_file: Option<UserFile>| -> Result<MetalKernel, String> {
+        Ok(MetalKernel::new(&name, &in_refs, &out_refs, source, &header, !args.no_row_contiguous, args.atomic_outputs)
+            .map_err(|e| e.to_string().replace("output_names:", "--output:"))?
+            .with_files(Some(source_file), header_file)
+            .with_compile_options(pp.clone()))
+    };
+    let mut kernel = make(&source, source_file.clone(), header_file.clone())?;
 
     let grid = match &args.grid {
         Some(g) => parse_dims(g, "--grid")?,
@@ -211,7 +221,26 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         count: args.counts,
         trace: None,
         budget: None,
+        profile: args.profile,
+        probe: args.debug.as_ref().and_then(|r| r.probe()),
     };
+
+    // Debugging: the body again with the probes placed (same lines).
+    let mut placed = Vec::new();
+    if let Some(req) = &args.debug {
+        if args.json || args.print_source {
+            return Err("debug prints a table: drop --json and --print-source".into());
+        }
+        req.check_thread(grid)?;
+        let g = kernel.generate_for(&call).map_err(|e| e.to_string())?;
+        let prefix_lines = source_file.text[..source_file.offset.min(source_file.text.len())].matches('\n').count() as u32;
+        let (new_source, p) = crate::debug::instrument_body(&source, prefix_lines, &body_name, &g, &pp, req)?;
+        placed = p;
+        let new_text = format!("{}{new_source}", &source_file.text[..source_file.offset.min(source_file.text.len())]);
+        let new_file = UserFile { text: new_text.clone(), ..source_file.clone() };
+        let new_header = header_file.clone().map(|h| if h.name == source_file.name { UserFile { text: new_text.clone(), ..h } } else { h });
+        kernel = make(&new_source, new_file, new_header)?;
+    }
 
     if args.print_source {
         let g = kernel.generate_for(&call).map_err(|e| e.to_string())?;
@@ -247,10 +276,22 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
                 println!("{}", serde_json::json!({"diagnostics": d, "findings": [], "outputs": {}}));
             } else {
                 eprint!("{}", msl::diag::render(&sources, &diagnostics, color));
+                if !placed.is_empty() {
+                    eprintln!("{}", crate::debug::placed_note(&placed));
+                }
             }
             return Ok(EXIT_BAD_RESULT);
         }
     };
+    if let Some(req) = &args.debug {
+        let [gx, gy, gz] = grid;
+        let [tx, ty, tz] = threadgroup;
+        let note = format!(" of kernel `{name}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}");
+        print!("{}", crate::debug::render(req, &placed, r.report.probes.as_ref(), &note));
+        let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
+        eprint!("{}", msl::diag::render(&r.sources, &diags, color));
+        return Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK });
+    }
 
     let mut outputs = serde_json::Map::new();
     let mut printed = Vec::new();
@@ -286,6 +327,9 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         if let Some(c) = counts {
             doc["counts"] = c;
         }
+        if let Some(p) = &r.report.profile {
+            doc["profile"] = crate::profile::json(&name, p, &r.sources, r.report.threads, r.report.threadgroups);
+        }
         println!("{doc}");
     } else {
         let mut diags = r.diagnostics.clone();
@@ -298,6 +342,9 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
             println!("Score (Max Per Thread):");
             println!("| {:>12} | {:>13} | {:>12} | {:>13} |", "Global Reads", "Global Writes", "Shared Reads", "Shared Writes");
             println!("| {:>12} | {:>13} | {:>12} | {:>13} |", c.device_reads, c.device_writes, c.threadgroup_reads, c.threadgroup_writes);
+        }
+        if let Some(p) = &r.report.profile {
+            print!("{}", crate::profile::text(&name, p, &r.sources, r.report.threads, r.report.threadgroups));
         }
     }
     Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })

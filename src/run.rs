@@ -60,6 +60,13 @@ pub struct RunArgs {
     /// result with any number; racy ones the same result for the same number.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Print statistics per source line: executions, SIMD lane utilisation,
+    /// memory traffic, atomics, barrier waits (with --json: a "profile" object).
+    #[arg(long)]
+    pub profile: bool,
+    /// Set by `debug`: the thread to watch and what to print.
+    #[arg(skip)]
+    pub debug: Option<crate::debug::Request>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -181,7 +188,22 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let name = args.file.display().to_string();
     let grid = parse_dims(&args.grid, "--grid")?;
     let tg = parse_dims(&args.threadgroup, "--threadgroup")?;
-    let c = msl::compile(&name, &text, &compile_options(&args.pp, Some(&args.file)));
+    let pp = compile_options(&args.pp, Some(&args.file));
+    if args.debug.is_some() && (args.json || args.bench.is_some()) {
+        return Err("debug prints a table: drop --json and --bench".into());
+    }
+    let (text, placed) = match &args.debug {
+        Some(req) => {
+            let grid_threads = match args.dispatch {
+                DispatchKind::Threads => grid,
+                DispatchKind::Threadgroups => [0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])),
+            };
+            req.check_thread(grid_threads)?;
+            crate::debug::instrument_file(&name, &text, &pp, req)?
+        }
+        None => (text, Vec::new()),
+    };
+    let c = msl::compile(&name, &text, &pp);
     let color = std::io::stderr().is_terminal();
     let diag_json = |c: &msl::Compilation| -> Vec<serde_json::Value> {
         c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect()
@@ -191,6 +213,9 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
             println!("{}", serde_json::json!({"diagnostics": diag_json(&c), "findings": [], "outputs": {}}));
         } else {
             eprint!("{}", c.render(color));
+            if !placed.is_empty() {
+                eprintln!("{}", crate::debug::placed_note(&placed));
+            }
         }
         return Ok(EXIT_BAD_RESULT);
     };
@@ -207,7 +232,7 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
             if names.is_empty() { "(none)".into() } else { names.join(", ") }
         ));
     };
-    let kernel = match gpu::lower::lower_kernel(program, kid) {
+    let kernel = match gpu::lower::lower_kernel_with(program, kid, gpu::lower::LowerOptions { statement_marks: args.profile }) {
         Ok(k) => k,
         Err(e) => {
             let d = e.to_diagnostic();
@@ -302,6 +327,8 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         budget: args.budget,
         count: args.counts,
         threads: args.threads,
+        profile: args.profile,
+        probe: args.debug.as_ref().and_then(|r| r.probe()),
         ..Default::default()
     };
     // A dispatch Metal would refuse is a usage error: nothing runs.
@@ -337,6 +364,16 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         println!("kernel_seconds_median={}", times[times.len() / 2]);
     }
 
+    if let Some(req) = &args.debug {
+        let [gx, gy, gz] = grid;
+        let [tx, ty, tz] = tg;
+        let note = format!(" of kernel `{}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}", args.kernel);
+        print!("{}", crate::debug::render(req, &placed, report.probes.as_ref(), &note));
+        let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
+        eprint!("{}", msl::diag::render(&c.sources, &diags, color));
+        return Ok(if report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK });
+    }
+
     // Outputs.
     let mut outputs = serde_json::Map::new();
     let mut printed = Vec::new();
@@ -365,6 +402,9 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         if let Some(m) = report.max_counts {
             doc["counts"] = counts_json(&m);
         }
+        if let Some(p) = &report.profile {
+            doc["profile"] = crate::profile::json(&args.kernel, p, &c.sources, report.threads, report.threadgroups);
+        }
         println!("{doc}");
     } else {
         let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
@@ -374,6 +414,9 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         }
         if let Some(m) = report.max_counts {
             println!("{}", counts_table(&m));
+        }
+        if let Some(p) = &report.profile {
+            print!("{}", crate::profile::text(&args.kernel, p, &c.sources, report.threads, report.threadgroups));
         }
     }
     Ok(if has_errors { EXIT_BAD_RESULT } else { EXIT_OK })

@@ -232,6 +232,13 @@ pub struct Machine<'k> {
     pub tg_linear: u32,
     /// The access tracer, when a trace was asked for.
     pub tracer: Option<Box<crate::trace::Tracer>>,
+    /// Per-site statistics, when profiling.
+    pub profiler: Option<Box<crate::profile::Profiler>>,
+    /// The debugger's watched thread, when debugging.
+    pub probe: Option<Box<crate::probe::ProbeRecorder>>,
+    /// Whether any of the three observers above is attached (one test per
+    /// instruction instead of three).
+    observers: bool,
     /// Reusable buffer for dense binary operations (no allocation per op).
     scratch: Vec<u32>,
     /// Enclosing divergent branches: (the `if`, the lanes on the other side,
@@ -267,6 +274,9 @@ impl<'k> Machine<'k> {
             san: None,
             tg_linear: 0,
             tracer: None,
+            profiler: None,
+            probe: None,
+            observers: false,
             scratch: Vec::new(),
             branches: Vec::new(),
             returned_at: Vec::new(),
@@ -290,6 +300,9 @@ impl<'k> Machine<'k> {
         if let Some(t) = self.tracer.as_mut() {
             t.start_threadgroup();
         }
+        if let Some(p) = self.probe.as_mut() {
+            p.start_threadgroup(&geo);
+        }
         self.budget = self.budget_total;
         self.alive = Mask::first(self.n);
         self.returned_at.clear();
@@ -300,6 +313,24 @@ impl<'k> Machine<'k> {
         self.block(body, &mut mask);
         if let Some(s) = self.san.as_mut() {
             s.end_threadgroup();
+        }
+    }
+
+    /// Recompute `observers` after attaching or removing one.
+    pub fn update_observing(&mut self) {
+        self.observers = self.tracer.is_some() || self.profiler.is_some() || self.probe.is_some();
+    }
+
+    /// Tell the attached observers about an instruction the lanes in `mask` ran.
+    fn observe_inst(&mut self, inst: &Inst, mask: &Mask) {
+        if let Some(p) = self.profiler.as_mut() {
+            p.instruction(inst, mask);
+        }
+        if self.tracer.is_some() && !matches!(inst, Inst::Load { .. } | Inst::Store { .. } | Inst::MemCopy { .. } | Inst::Atomic { .. }) {
+            let lanes: Vec<usize> = mask.lanes().collect();
+            if let Some(t) = self.tracer.as_mut() {
+                t.propagate(inst, &lanes);
+            }
         }
     }
 
@@ -1151,15 +1182,11 @@ impl<'k> Machine<'k> {
                 *mask = entered.and(&self.alive);
             }
             _ => {
-                self.simple(inst, mask);
-                if self.tracer.is_some()
-                    && !matches!(inst, Inst::Load { .. } | Inst::Store { .. } | Inst::MemCopy { .. } | Inst::Atomic { .. })
-                {
-                    let lanes: Vec<usize> = mask.lanes().collect();
-                    if let Some(t) = self.tracer.as_mut() {
-                        t.propagate(inst, &lanes);
-                    }
+                if self.observers {
+                    // Before the instruction: a barrier's lanes are the ones that arrive.
+                    self.observe_inst(inst, mask);
                 }
+                self.simple(inst, mask);
             }
         }
     }
@@ -1293,6 +1320,20 @@ impl<'k> Machine<'k> {
                 }
             }
             Inst::Nop => {}
+            Inst::Mark { at } => {
+                let n = self.n;
+                if let Some(p) = self.profiler.as_mut() {
+                    p.statement(*at, mask, n);
+                }
+            }
+            Inst::Probe { probe, slot, kind, regs } => {
+                if let Some(l) = self.probe.as_ref().and_then(|p| p.lane_in(mask)) {
+                    let bits = regs.iter().map(|&r| self.get(r, l)).collect();
+                    if let Some(p) = self.probe.as_mut() {
+                        p.record(crate::probe::ProbeHit { probe: *probe, slot: *slot, kind: *kind, bits });
+                    }
+                }
+            }
             Inst::If { .. }
             | Inst::Loop { .. }
             | Inst::Switch { .. }

@@ -316,6 +316,17 @@ pub enum Inst {
     },
     /// Report a run-time error such as integer division by zero.
     Nop,
+    /// A statement starts (only in kernels lowered for profiling).
+    Mark {
+        at: AccessId,
+    },
+    /// A debugger probe: expression `slot` of probe `probe` (see `probe.rs`).
+    Probe {
+        probe: u32,
+        slot: u32,
+        kind: crate::probe::ProbeKind,
+        regs: Vec<Reg>,
+    },
 }
 
 /// A kernel ready to run.

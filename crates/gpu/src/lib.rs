@@ -12,6 +12,8 @@ pub mod lower;
 pub mod memory;
 mod ops;
 mod parallel;
+pub mod probe;
+pub mod profile;
 pub mod sanitizer;
 pub mod trace;
 
@@ -77,6 +79,11 @@ pub struct RunOptions {
     /// large dispatches that allow it, on every machine), 1 runs them in
     /// order. Race-free kernels give the same result with any number.
     pub threads: usize,
+    /// Count per-site statistics (`RunReport::profile`); the kernel should
+    /// be lowered with statement marks (`lower::LowerOptions`).
+    pub profile: bool,
+    /// Record the probes of this thread, keeping at most this many values.
+    pub probe: Option<([u32; 3], usize)>,
 }
 
 impl Default for RunOptions {
@@ -90,6 +97,8 @@ impl Default for RunOptions {
             uninitialized_buffers: Vec::new(),
             trace: None,
             threads: 0,
+            profile: false,
+            probe: None,
         }
     }
 }
@@ -104,6 +113,10 @@ pub struct RunReport {
     pub max_counts: Option<sanitizer::Counts>,
     /// The access trace (when asked for).
     pub trace: Option<trace::Trace>,
+    /// Per-site statistics (when asked for).
+    pub profile: Option<profile::Profile>,
+    /// What the watched thread's probes saw (when asked for).
+    pub probes: Option<probe::ProbeLog>,
 }
 
 impl RunReport {
@@ -243,6 +256,13 @@ pub(crate) fn run_part<'a>(
     if let Some(limit) = opts.trace {
         m.tracer = Some(Box::new(trace::Tracer::new(kernel.n32 as usize, kernel.n64 as usize, lanes, limit)));
     }
+    if opts.profile {
+        m.profiler = Some(Box::new(profile::Profiler::new(kernel.accesses.len())));
+    }
+    if let Some((thread, limit)) = opts.probe {
+        m.probe = Some(Box::new(probe::ProbeRecorder::new(thread, limit)));
+    }
+    m.update_observing();
     let mut report = RunReport::default();
     let mut since_tick = 0u64;
     for linear in range {
@@ -278,6 +298,8 @@ pub(crate) fn run_part<'a>(
     }
     tick(since_tick);
     report.trace = m.tracer.take().map(|t| t.trace);
+    report.profile = m.profiler.take().map(|p| p.finish(kernel));
+    report.probes = m.probe.take().map(|p| p.log);
     report.max_counts = m.san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
     Part {
         buffers: std::mem::take(&mut m.mem.buffers),

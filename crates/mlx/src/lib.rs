@@ -145,6 +145,10 @@ pub struct Call {
     /// Instructions a threadgroup may run before it counts as runaway
     /// (`None`: the simulator's default).
     pub budget: Option<u64>,
+    /// Count per-line statistics (`report.profile`, spans in the user's files).
+    pub profile: bool,
+    /// Record the debugger probes of this thread, at most this many values.
+    pub probe: Option<([u32; 3], usize)>,
 }
 
 impl Call {
@@ -169,6 +173,8 @@ impl Call {
             count: false,
             trace: None,
             budget: None,
+            profile: false,
+            probe: None,
         }
     }
 
@@ -485,7 +491,8 @@ impl MetalKernel {
             .note("this should not happen; please report it with the generated source (verbose=True)");
             return Err(MlxError::Compile { sources, diagnostics: vec![d], generated: Box::new(generated) });
         };
-        let kernel = match gpu::lower::lower_kernel(program, kid) {
+        let lower_options = gpu::lower::LowerOptions { statement_marks: call.profile };
+        let kernel = match gpu::lower::lower_kernel_with(program, kid, lower_options) {
             Ok(k) => k,
             Err(e) => {
                 let d = e.to_diagnostic();
@@ -542,6 +549,8 @@ impl MetalKernel {
             uninitialized_buffers: uninitialized,
             trace: call.trace,
             budget: call.budget.unwrap_or(RunOptions::default().budget),
+            profile: call.profile,
+            probe: call.probe,
             ..Default::default()
         };
         let mut report = gpu::run(&kernel, &dispatch, &mut buffers, &opts);
@@ -563,6 +572,11 @@ impl MetalKernel {
         if let Some(t) = report.trace.as_mut() {
             for e in &mut t.events {
                 e.span = remap.span(e.span).0;
+            }
+        }
+        if let Some(p) = report.profile.as_mut() {
+            for (span, _) in &mut p.sites {
+                *span = remap.span(*span).0;
             }
         }
         let mut outputs = Vec::new();

@@ -149,6 +149,16 @@ pub fn check_file(puzzle: &'static Puzzle, file_name: &str, file_text: &str) -> 
     run_checks(puzzle, &header, &body, Some((body_file, header_file)))
 }
 
+/// The book's kernel for a workspace file's text (header and body split at
+/// the marker; messages name `file_name` and point at its lines).
+pub fn book_kernel(puzzle: &'static Puzzle, file_name: &str, file_text: &str) -> Result<mlx::MetalKernel, mlx::MlxError> {
+    let (header, body) = split_source(file_text);
+    let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
+    let header_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: 0 };
+    let k = mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], &body, &header, true, false)?;
+    Ok(k.with_files(Some(body_file), Some(header_file)))
+}
+
 /// Check an MLX header and body (messages name `NAME.metal` and
 /// `NAME_header.metal`, as MLX's own defaults do).
 pub fn check_source(puzzle: &'static Puzzle, header: &str, body: &str) -> CheckResult {
@@ -273,7 +283,7 @@ pub const BOOK_BUDGET: u64 = 200_000;
 /// How the book runs a test: its inputs, a float32 output filled with 0,
 /// the test's dispatch and the book's budget, every check on (callers
 /// adjust counting, checks and tracing).
-pub(crate) fn book_call(case: &TestCase, inputs: &[Array]) -> mlx::Call {
+pub fn book_call(case: &TestCase, inputs: &[Array]) -> mlx::Call {
     let mut call = mlx::Call::new(
         inputs.iter().cloned().map(mlx::Input::Array).collect(),
         vec![case.output_shape.to_vec()],

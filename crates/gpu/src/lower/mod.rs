@@ -109,10 +109,24 @@ pub struct Lowerer<'p> {
     pending_consts: Vec<Inst>,
     /// Cache of constant registers by (bits, wide).
     const_cache: HashMap<(u64, bool), Reg>,
+    options: LowerOptions,
+}
+
+/// Choices about the instructions the lowering emits.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LowerOptions {
+    /// Emit `Inst::Mark` at every statement, for the profiler (costs time,
+    /// so only kernels run with `--profile` have them).
+    pub statement_marks: bool,
 }
 
 /// Lower kernel `id` of `prog`.
 pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
+    lower_kernel_with(prog, id, LowerOptions::default())
+}
+
+/// [`lower_kernel`] with options.
+pub fn lower_kernel_with(prog: &hir::Program, id: FuncId, options: LowerOptions) -> LResult<Kernel> {
     required_constants_given(prog, id)?;
     let mut l = Lowerer {
         prog,
@@ -130,6 +144,7 @@ pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
         addr_taken: HashMap::new(),
         pending_consts: Vec::new(),
         const_cache: HashMap::new(),
+        options,
     };
     let f = prog.function(id);
     let mut body = Vec::new();
@@ -499,9 +514,17 @@ impl<'p> Lowerer<'p> {
     }
 
     fn stmt(&mut self, s: &hir::Stmt, out: &mut Block) -> LResult<()> {
+        // (A loop counts each test of its condition instead: see below.)
+        if self.options.statement_marks && !matches!(s.kind, StmtKind::Block(_) | StmtKind::Loop { .. }) {
+            let at = self.access(s.span, "statement");
+            out.push(Inst::Mark { at });
+        }
         match &s.kind {
             StmtKind::Expr(e) => {
                 self.expr(e, out)?;
+            }
+            StmtKind::Local { local, init: Some(init) } if crate::probe::probe_ids(&self.func().local(*local).name).is_some() => {
+                self.probe(*local, init, out)?;
             }
             StmtKind::Local { local, init } => {
                 // A variable declared without a value lives in memory so the
@@ -524,6 +547,10 @@ impl<'p> Lowerer<'p> {
             }
             StmtKind::Loop { cond, body, step, check_first } => {
                 let mut cond_block = Vec::new();
+                if self.options.statement_marks {
+                    let at = self.access(s.span, "statement");
+                    cond_block.push(Inst::Mark { at });
+                }
                 let c = match cond {
                     Some(c) => Some(self.scalar(c, &mut cond_block)?),
                     None => None,
@@ -561,6 +588,28 @@ impl<'p> Lowerer<'p> {
                 out.push(Inst::Return { at });
             }
         }
+        Ok(())
+    }
+
+    /// A debugger probe local (see `probe.rs`): record its value instead of storing it.
+    fn probe(&mut self, local: LocalId, init: &hir::Expr, out: &mut Block) -> LResult<()> {
+        let name = self.func().local(local).name.clone();
+        let Some((probe, slot)) = crate::probe::probe_ids(&name) else { return Ok(()) };
+        let kind = match &init.ty {
+            Type::Pointer { .. } | Type::NullPtr => crate::probe::ProbeKind::Pointer,
+            Type::SimdMatrix { .. } => return err(init.span, "cannot print a simdgroup_matrix; print single values instead"),
+            t => match components(t, self.tables) {
+                Some((sc, _)) => crate::probe::ProbeKind::Value(sc),
+                None => {
+                    return err(
+                        init.span,
+                        format!("cannot print a whole `{}`; print its elements or fields instead", self.tables.display(t)),
+                    )
+                }
+            },
+        };
+        let regs = self.regs(init, out)?;
+        out.push(Inst::Probe { probe, slot, kind, regs });
         Ok(())
     }
 

@@ -1,0 +1,130 @@
+//! Watch one thread: the values of expressions each time it reaches a
+//! point of the kernel (`metal-puzzles debug --thread … --print …`).
+//!
+//! The debugger places the expressions into the source as locals named
+//! `__mp_probe_P_S` (probe P, expression S) just before the statement the
+//! user picked, so they are type-checked in that scope by the real front
+//! end. The lowering turns each into `Inst::Probe`; the machine records
+//! them only for the watched thread and only when a recorder is attached.
+
+use crate::exec::Mask;
+use msl::types::Scalar;
+
+/// Prefix of the locals the lowering turns into probes.
+pub const PROBE_PREFIX: &str = "__mp_probe_";
+
+/// Which probe and expression a probe local stands for (`__mp_probe_3_1` → (3, 1)).
+pub fn probe_ids(name: &str) -> Option<(u32, u32)> {
+    let rest = name.strip_prefix(PROBE_PREFIX)?;
+    let (p, s) = rest.split_once('_')?;
+    Some((p.parse().ok()?, s.parse().ok()?))
+}
+
+/// What kind of value a probe reads from its registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeKind {
+    /// Scalars or vector components of this type.
+    Value(Scalar),
+    Pointer,
+}
+
+/// One value seen by the watched thread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeHit {
+    pub probe: u32,
+    pub slot: u32,
+    pub kind: ProbeKind,
+    /// Register bits, one per component.
+    pub bits: Vec<u64>,
+}
+
+impl ProbeHit {
+    /// The value as MSL would spell it (`3`, `0.5`, `true`, `float2(1, 2)`).
+    pub fn text(&self) -> String {
+        let parts: Vec<String> = self.bits.iter().map(|&b| component_text(self.kind, b)).collect();
+        match (self.kind, parts.len()) {
+            (_, 1) => parts.into_iter().next().unwrap_or_default(),
+            (ProbeKind::Value(s), n) => format!("{}{n}({})", s.name(), parts.join(", ")),
+            (ProbeKind::Pointer, _) => parts.join(", "),
+        }
+    }
+}
+
+fn component_text(kind: ProbeKind, b: u64) -> String {
+    match kind {
+        ProbeKind::Pointer => {
+            use crate::memory::{ptr_alloc, ptr_offset, AllocKind};
+            let off = ptr_offset(b);
+            match ptr_alloc(b).kind() {
+                AllocKind::Null => "nullptr".into(),
+                AllocKind::Buffer(i) => format!("&buffer({i})+{off}B"),
+                AllocKind::ThreadgroupBuffer(i) => format!("&threadgroup({i})+{off}B"),
+                AllocKind::Constant(i) => format!("&constant#{i}+{off}B"),
+                AllocKind::Threadgroup(i) => format!("&threadgroup_var#{i}+{off}B"),
+                AllocKind::Private(i) => format!("&thread_var#{i}+{off}B"),
+                AllocKind::Invalid => format!("invalid pointer 0x{b:x}"),
+            }
+        }
+        ProbeKind::Value(s) => match s {
+            Scalar::Bool => (b != 0).to_string(),
+            Scalar::Char | Scalar::Short | Scalar::Int => (b as u32 as i32).to_string(),
+            Scalar::UChar | Scalar::UShort | Scalar::UInt => (b as u32).to_string(),
+            Scalar::Long => (b as i64).to_string(),
+            Scalar::ULong => b.to_string(),
+            Scalar::Half | Scalar::BFloat | Scalar::Float => format!("{}", f32::from_bits(b as u32)),
+        },
+    }
+}
+
+/// What the watched thread showed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProbeLog {
+    pub hits: Vec<ProbeHit>,
+    /// Set when `limit` hits were recorded and later ones dropped.
+    pub truncated: bool,
+    /// Whether the watched thread exists in the dispatch (ran at all).
+    pub thread_ran: bool,
+}
+
+/// The observer: records the watched thread's probes, at most `limit`.
+#[derive(Debug)]
+pub struct ProbeRecorder {
+    pub thread: [u32; 3],
+    limit: usize,
+    /// The watched thread's lane in the current threadgroup, if it is in it.
+    lane: Option<usize>,
+    pub log: ProbeLog,
+}
+
+impl ProbeRecorder {
+    pub fn new(thread: [u32; 3], limit: usize) -> ProbeRecorder {
+        ProbeRecorder { thread, limit, lane: None, log: ProbeLog::default() }
+    }
+
+    pub fn start_threadgroup(&mut self, geo: &crate::exec::Geometry) {
+        self.lane = None;
+        let t = self.thread;
+        let inside = (0..3).all(|d| {
+            let lo = geo.tg_pos[d] as u64 * geo.requested_tg[d] as u64;
+            (t[d] as u64) >= lo && (t[d] as u64) < lo + geo.tg_size[d] as u64
+        });
+        if inside {
+            let local = [0, 1, 2].map(|d| t[d] - geo.tg_pos[d] * geo.requested_tg[d]);
+            self.lane = Some((local[0] + geo.tg_size[0] * (local[1] + geo.tg_size[1] * local[2])) as usize);
+            self.log.thread_ran = true;
+        }
+    }
+
+    /// The lane to read if the watched thread runs this probe (`mask`).
+    pub fn lane_in(&self, mask: &Mask) -> Option<usize> {
+        self.lane.filter(|&l| mask.get(l))
+    }
+
+    pub fn record(&mut self, hit: ProbeHit) {
+        if self.log.hits.len() >= self.limit {
+            self.log.truncated = true;
+            return;
+        }
+        self.log.hits.push(hit);
+    }
+}

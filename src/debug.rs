@@ -1,0 +1,521 @@
+//! `metal-puzzles debug`: watch one thread of any kernel the tool runs.
+//!
+//! `debug … --thread X,Y,Z --print 'LINE: expr, expr'` prints the values of
+//! the expressions each time that thread reaches LINE. The expressions are
+//! real MSL: they are placed into a copy of the source, just before the
+//! statement that starts on LINE (for a loop line: at the start of every
+//! iteration), as `{ auto __mp_probe_P_S = (expr); … }`, and compiled with
+//! the rest, so they see exactly the names in scope there. The simulator
+//! records them for the watched thread only (`gpu::probe`).
+//!
+//! Three forms share this: a puzzle (`debug PUZZLE [--test N]`), a full
+//! source (`debug FILE.metal --kernel K …`, `run`'s arguments) and an MLX
+//! body (`debug BODY.metal --output … `, `mlx`'s arguments).
+
+use crate::report::exit_code;
+use crate::run::parse_dims;
+use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
+use clap::{Args, FromArgMatches};
+use gpu::probe::{ProbeLog, PROBE_PREFIX};
+use msl::ast::{Item, ItemKind, MemberKind, Stmt, StmtKind, TranslationUnit};
+use msl::source::{FileId, SourceMap, Span};
+use std::path::PathBuf;
+
+/// Values recorded per run by default (`--limit`).
+pub const DEFAULT_LIMIT: usize = 1000;
+
+#[derive(Args)]
+#[command(trailing_var_arg = true)]
+pub struct DebugArgs {
+    /// The thread to watch: its position in the grid, X[,Y[,Z]].
+    #[arg(long, value_name = "X,Y,Z")]
+    pub thread: Option<String>,
+    /// What to print: 'LINE: expr, expr' (MSL expressions over the names in
+    /// scope at LINE), repeatable.
+    #[arg(long = "print", value_name = "'LINE: EXPR, …'")]
+    pub prints: Vec<String>,
+    /// A puzzle: which test to run (counting from 1; default 1).
+    #[arg(long, value_name = "N")]
+    pub test: Option<usize>,
+    /// Most values recorded (later ones are dropped with a note).
+    #[arg(long, default_value_t = DEFAULT_LIMIT)]
+    pub limit: usize,
+    /// What to debug: PUZZLE [--dir DIR], FILE.metal --kernel K … (run's
+    /// arguments) or BODY.metal --output … (mlx's arguments).
+    #[arg(required = true, allow_hyphen_values = true, value_name = "TARGET …")]
+    pub target: Vec<String>,
+}
+
+/// `LINE: expr, expr`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrintSpec {
+    pub line: u32,
+    pub exprs: Vec<String>,
+}
+
+/// What the debugger was asked to watch.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub thread: [u32; 3],
+    pub prints: Vec<PrintSpec>,
+    pub limit: usize,
+}
+
+pub fn parse_print(s: &str) -> Result<PrintSpec, String> {
+    let (line, rest) = s
+        .split_once(':')
+        .ok_or_else(|| format!("--print `{s}` must look like 'LINE: expr, expr' (e.g. '5: i, a[i]')"))?;
+    let line: u32 = line.trim().parse().map_err(|_| format!("--print `{s}`: `{}` is not a line number", line.trim()))?;
+    let exprs = split_exprs(rest);
+    if exprs.is_empty() {
+        return Err(format!("--print `{s}` names no expression; add some after the colon, e.g. '{line}: i, a[i]'"));
+    }
+    if let Some(e) = exprs.iter().find(|e| e.contains(['\n', ';', '{', '}'])) {
+        return Err(format!("--print expression `{e}` must be one expression on one line (no `;`, braces or line breaks)"));
+    }
+    Ok(PrintSpec { line, exprs })
+}
+
+/// Split at the commas that are not inside brackets (`a[min(i, 3)], b`).
+fn split_exprs(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    out.into_iter().map(|e| e.trim().to_string()).filter(|e| !e.is_empty()).collect()
+}
+
+impl Request {
+    fn from_args(a: &DebugArgs) -> Result<Request, String> {
+        let thread = match &a.thread {
+            Some(t) => parse_dims0(t, "--thread")?,
+            None => return Err("--thread X,Y,Z is required: the thread to watch (its position in the grid)".into()),
+        };
+        if a.prints.is_empty() {
+            return Err("--print 'LINE: expr, …' is required: what to show each time the thread reaches LINE".into());
+        }
+        let prints = a.prints.iter().map(|p| parse_print(p)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Request { thread, prints, limit: a.limit.max(1) })
+    }
+
+    pub fn probe(&self) -> Option<([u32; 3], usize)> {
+        Some((self.thread, self.limit))
+    }
+
+    /// The error for a thread outside the grid (threads per dimension).
+    pub fn check_thread(&self, grid_threads: [u32; 3]) -> Result<(), String> {
+        if (0..3).any(|d| self.thread[d] >= grid_threads[d]) {
+            let [x, y, z] = self.thread;
+            let [gx, gy, gz] = grid_threads;
+            return Err(format!(
+                "--thread {x},{y},{z} is outside the grid of {gx}x{gy}x{gz} threads: pick X < {gx}, Y < {gy}, Z < {gz}"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Like `parse_dims` but positions may be 0.
+fn parse_dims0(s: &str, what: &str) -> Result<[u32; 3], String> {
+    let shifted: Vec<String> =
+        s.split(',').map(|p| p.trim().parse::<u64>().map(|v| (v + 1).to_string()).unwrap_or_else(|_| p.to_string())).collect();
+    parse_dims(&shifted.join(","), what).map(|d| d.map(|v| v - 1)).map_err(|e| e.replace("at least 1", "at least 0"))
+}
+
+// ----- where probes go --------------------------------------------------------
+
+/// Where a line's probes can be inserted, as byte offsets in the edited text.
+#[derive(Clone, Copy, Debug)]
+enum Spot {
+    /// Before a statement inside a `{ }` block.
+    Before(usize),
+    /// Before a statement that is the unbraced body of an `if`/loop: it
+    /// must be wrapped in braces with the probes (start, end).
+    Wrap(usize, usize),
+}
+
+/// A statement the debugger can stop at: its first byte and where its probes go.
+#[derive(Clone, Copy, Debug)]
+struct Stop {
+    start: usize,
+    spot: Spot,
+}
+
+/// Every statement of the parsed unit whose span `to_offset` maps into the edited text.
+fn stops(unit: &TranslationUnit, to_offset: &dyn Fn(Span) -> Option<usize>) -> Vec<Stop> {
+    let mut out = Vec::new();
+    for item in &unit.items {
+        item_stops(item, to_offset, &mut out);
+    }
+    out
+}
+
+fn item_stops(item: &Item, to_offset: &dyn Fn(Span) -> Option<usize>, out: &mut Vec<Stop>) {
+    match &item.kind {
+        ItemKind::Function(f) => {
+            if let Some(b) = &f.body {
+                b.stmts.iter().for_each(|s| stmt_stops(s, true, to_offset, out));
+            }
+        }
+        ItemKind::Struct(st) => {
+            for m in &st.members {
+                match &m.kind {
+                    MemberKind::Method(f) | MemberKind::Constructor { func: f, .. } => {
+                        if let Some(b) = &f.body {
+                            b.stmts.iter().for_each(|s| stmt_stops(s, true, to_offset, out));
+                        }
+                    }
+                    MemberKind::Nested(i) => item_stops(i, to_offset, out),
+                    _ => {}
+                }
+            }
+        }
+        ItemKind::Namespace { items, .. } => items.iter().for_each(|i| item_stops(i, to_offset, out)),
+        ItemKind::Template { item, .. } => item_stops(item, to_offset, out),
+        _ => {}
+    }
+}
+
+/// The spot for probes that run before `body` each time it runs.
+fn body_spot(body: &Stmt, to_offset: &dyn Fn(Span) -> Option<usize>) -> Option<Spot> {
+    let lo = to_offset(body.span)?;
+    match &body.kind {
+        StmtKind::Block(_) => Some(Spot::Before(lo + 1)),
+        _ => Some(Spot::Wrap(lo, to_offset(Span { lo: body.span.hi, ..body.span })?)),
+    }
+}
+
+fn stmt_stops(s: &Stmt, in_block: bool, to_offset: &dyn Fn(Span) -> Option<usize>, out: &mut Vec<Stop>) {
+    let start = to_offset(s.span);
+    let here = |out: &mut Vec<Stop>| {
+        if let Some(start) = start {
+            let spot = if in_block {
+                Some(Spot::Before(start))
+            } else {
+                to_offset(Span { lo: s.span.hi, ..s.span }).map(|end| Spot::Wrap(start, end))
+            };
+            if let Some(spot) = spot {
+                out.push(Stop { start, spot });
+            }
+        }
+    };
+    match &s.kind {
+        StmtKind::Block(b) => b.stmts.iter().for_each(|x| stmt_stops(x, true, to_offset, out)),
+        StmtKind::If { then, els, .. } => {
+            here(out);
+            stmt_stops(then, false, to_offset, out);
+            if let Some(e) = els {
+                stmt_stops(e, false, to_offset, out);
+            }
+        }
+        // A loop line stops at the start of every iteration, where its
+        // variables are in scope.
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } => {
+            if let (Some(start), Some(spot)) = (start, body_spot(body, to_offset)) {
+                out.push(Stop { start, spot });
+            }
+            stmt_stops(body, false, to_offset, out);
+        }
+        StmtKind::Switch { body, .. } => {
+            here(out);
+            stmt_stops(body, false, to_offset, out);
+        }
+        StmtKind::Case(_) | StmtKind::Default | StmtKind::Empty => {}
+        _ => here(out),
+    }
+}
+
+/// Lines (1-based, counted from the start of the file) and their text.
+fn line_of(file_prefix_lines: u32, text: &str, offset: usize) -> u32 {
+    file_prefix_lines + 1 + text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() as u32
+}
+
+/// One `--print` placed in the source.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    pub line: u32,
+    pub exprs: Vec<String>,
+}
+
+/// Insert the probes of `prints` into `text` (the editable part of file
+/// `file_name`, which starts `prefix_lines` lines into the file).
+fn instrument(text: &str, prefix_lines: u32, file_name: &str, stops: &[Stop], prints: &[PrintSpec]) -> Result<(String, Vec<Placed>), String> {
+    let mut edits: Vec<(usize, String)> = Vec::new();
+    let mut placed = Vec::new();
+    for (p, spec) in prints.iter().enumerate() {
+        let stop = stops.iter().filter(|s| line_of(prefix_lines, text, s.start) == spec.line).min_by_key(|s| s.start);
+        let Some(stop) = stop else {
+            let mut lines: Vec<u32> = stops.iter().map(|s| line_of(prefix_lines, text, s.start)).collect();
+            lines.sort();
+            lines.dedup();
+            let near: Vec<String> = {
+                let mut by_distance = lines.clone();
+                by_distance.sort_by_key(|&l| (l.abs_diff(spec.line), l));
+                let mut n: Vec<u32> = by_distance.into_iter().take(5).collect();
+                n.sort();
+                n.iter().map(|l| l.to_string()).collect()
+            };
+            return Err(format!(
+                "line {} of `{file_name}` has no statement of the kernel to stop at; lines with statements near it: {}",
+                spec.line,
+                if near.is_empty() { "(none)".to_string() } else { near.join(", ") }
+            ));
+        };
+        let decls: Vec<String> = spec.exprs.iter().enumerate().map(|(s, e)| format!("auto {PROBE_PREFIX}{p}_{s} = ({e});")).collect();
+        let probe = format!("{{ {} }}", decls.join(" "));
+        match stop.spot {
+            Spot::Before(at) => edits.push((at, format!("{probe} "))),
+            Spot::Wrap(start, end) => {
+                edits.push((start, format!("{{ {probe} ")));
+                edits.push((end, " }".to_string()));
+            }
+        }
+        placed.push(Placed { line: spec.line, exprs: spec.exprs.clone() });
+    }
+    // Apply from the end so earlier offsets stay valid (stable for equal offsets).
+    let mut order: Vec<usize> = (0..edits.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse((edits[i].0, i)));
+    let mut out = text.to_string();
+    for i in order {
+        let (at, t) = &edits[i];
+        out.insert_str((*at).min(out.len()), t);
+    }
+    Ok((out, placed))
+}
+
+/// Parse a source (macros expanded as the compiler will) for its statements.
+fn parse_unit(sources: &mut SourceMap, file: FileId, opts: &msl::CompileOptions) -> TranslationUnit {
+    let mut diags = msl::diag::Diagnostics::new();
+    let tokens = msl::preprocess::preprocess(sources, file, opts, &mut diags);
+    msl::parse::parse(&tokens, &mut diags)
+}
+
+/// Instrument a full source file (`run`'s form).
+pub fn instrument_file(name: &str, text: &str, opts: &msl::CompileOptions, req: &Request) -> Result<(String, Vec<Placed>), String> {
+    let mut sources = SourceMap::new();
+    let file = sources.add(name, text);
+    let unit = parse_unit(&mut sources, file, opts);
+    let to_offset = |s: Span| (s.file == file).then_some(s.lo as usize);
+    instrument(text, 0, name, &stops(&unit, &to_offset), &req.prints)
+}
+
+/// Instrument an MLX body: `g` is the source generated for the original
+/// body, whose statements locate the lines; the body starts `prefix_lines`
+/// lines into the user's file.
+pub fn instrument_body(
+    body: &str,
+    prefix_lines: u32,
+    file_name: &str,
+    g: &mlx::Generated,
+    opts: &msl::CompileOptions,
+    req: &Request,
+) -> Result<(String, Vec<Placed>), String> {
+    let mut sources = SourceMap::new();
+    let file = sources.add("<generated>", g.full_source.clone());
+    let unit = parse_unit(&mut sources, file, opts);
+    let (lo, hi) = (g.source_offset + g.body_range.start, g.source_offset + g.body_range.end);
+    let to_offset = |s: Span| (s.file == file && (lo..=hi).contains(&(s.lo as usize))).then(|| s.lo as usize - lo);
+    instrument(body, prefix_lines, file_name, &stops(&unit, &to_offset), &req.prints)
+}
+
+/// The table of what the watched thread saw.
+pub fn render(req: &Request, placed: &[Placed], log: Option<&ProbeLog>, grid_note: &str) -> String {
+    let [x, y, z] = req.thread;
+    let mut out = format!("thread ({x},{y},{z}){grid_note}\n");
+    let Some(log) = log else { return out };
+    if !log.thread_ran {
+        out.push_str("this thread did not run (it is not in the dispatch)\n");
+        return out;
+    }
+    for (p, place) in placed.iter().enumerate() {
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for h in log.hits.iter().filter(|h| h.probe == p as u32) {
+            if h.slot == 0 || rows.is_empty() {
+                rows.push(Vec::new());
+            }
+            if let Some(r) = rows.last_mut() {
+                r.push(h.text());
+            }
+        }
+        out.push_str(&format!("\nline {}:\n", place.line));
+        if rows.is_empty() {
+            out.push_str(&format!(
+                "  the thread never reached line {} (a guard, a branch or an earlier `return` kept it away)\n",
+                place.line
+            ));
+            continue;
+        }
+        let mut header = vec!["pass".to_string()];
+        header.extend(place.exprs.iter().cloned());
+        let mut table = vec![header];
+        for (i, r) in rows.into_iter().enumerate() {
+            let mut row = vec![(i + 1).to_string()];
+            row.extend(r);
+            table.push(row);
+        }
+        let cols = table.iter().map(|r| r.len()).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..cols).map(|c| table.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+        for (i, r) in table.iter().enumerate() {
+            let cells: Vec<String> = r.iter().enumerate().map(|(c, s)| format!("{s:>w$}", w = widths[c])).collect();
+            out.push_str(&format!("  {}\n", cells.join(" | ").trim_end()));
+            if i == 0 {
+                let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+                out.push_str(&format!("  {}\n", rule.join("-+-")));
+            }
+        }
+    }
+    if log.truncated {
+        out.push_str(&format!("\n(stopped recording after {} values; `--limit N` keeps more)\n", req.limit));
+    }
+    out
+}
+
+// ----- the command ------------------------------------------------------------
+
+/// Move the debugger's own flags given after the target (`debug 1
+/// --thread 2 …`) out of the target's arguments.
+fn take_own_flags(args: &DebugArgs) -> Result<(DebugArgs, Vec<String>), String> {
+    let mut own = DebugArgs { thread: args.thread.clone(), prints: args.prints.clone(), test: args.test, limit: args.limit, target: Vec::new() };
+    let mut rest = Vec::new();
+    let mut it = args.target.iter();
+    while let Some(a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        if !matches!(flag, "--thread" | "--print" | "--test" | "--limit") {
+            rest.push(a.clone());
+            continue;
+        }
+        let value = match inline {
+            Some(v) => v,
+            None => it.next().cloned().ok_or_else(|| format!("{flag} needs a value"))?,
+        };
+        match flag {
+            "--thread" => own.thread = Some(value),
+            "--print" => own.prints.push(value),
+            "--test" => own.test = Some(value.parse().map_err(|_| format!("--test `{value}` is not a test number (1, 2, …)"))?),
+            _ => own.limit = value.parse().map_err(|_| format!("--limit `{value}` is not a whole number"))?,
+        }
+    }
+    Ok((own, rest))
+}
+
+pub fn run(args: &DebugArgs) -> u8 {
+    let (args, target) = match take_own_flags(args) {
+        Ok(x) => x,
+        Err(e) => return exit_code(Err(e), false),
+    };
+    let req = match Request::from_args(&args) {
+        Ok(r) => r,
+        Err(e) => return exit_code(Err(e), false),
+    };
+    let target = &target;
+    let has = |flag: &str| target.iter().any(|t| t == flag || t.starts_with(&format!("{flag}=")));
+    let argv = std::iter::once("metal-puzzles debug".to_string()).chain(target.iter().cloned());
+    if has("--kernel") {
+        let cmd = crate::run::RunArgs::augment_args(clap::Command::new("debug"));
+        let mut run_args = match cmd.try_get_matches_from(argv).and_then(|m| crate::run::RunArgs::from_arg_matches(&m)) {
+            Ok(a) => a,
+            Err(e) => return usage(e),
+        };
+        run_args.debug = Some(req);
+        return crate::run::run(&run_args);
+    }
+    if has("--output") {
+        let cmd = crate::mlx_cmd::MlxArgs::augment_args(clap::Command::new("debug"));
+        let mut mlx_args = match cmd.try_get_matches_from(argv).and_then(|m| crate::mlx_cmd::MlxArgs::from_arg_matches(&m)) {
+            Ok(a) => a,
+            Err(e) => return usage(e),
+        };
+        mlx_args.debug = Some(req);
+        return crate::mlx_cmd::run(&mlx_args);
+    }
+    let cmd = PuzzleTarget::augment_args(clap::Command::new("debug"));
+    match cmd.try_get_matches_from(argv).and_then(|m| PuzzleTarget::from_arg_matches(&m)) {
+        Ok(p) => exit_code(debug_puzzle(&p, args.test, &req), false),
+        Err(e) => usage(e),
+    }
+}
+
+fn usage(e: clap::Error) -> u8 {
+    let _ = e.print();
+    EXIT_CANNOT_START
+}
+
+#[derive(Args)]
+struct PuzzleTarget {
+    /// Puzzle number or slug.
+    puzzle: String,
+    /// The workspace directory.
+    #[arg(long, default_value = puzzles::workspace::DEFAULT_DIR)]
+    dir: PathBuf,
+}
+
+fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<u8, String> {
+    let puzzle = puzzles::find(&t.puzzle).ok_or_else(|| {
+        format!("`{}` is not a puzzle, a `.metal` file with --kernel, nor an MLX body with --output; puzzles are 1..{} or their names (`metal-puzzles list`)", t.puzzle, puzzles::PUZZLES.len())
+    })?;
+    let ws = puzzles::workspace::Workspace::new(&t.dir);
+    let path = ws.path(puzzle);
+    let file_text = ws.read(puzzle).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let file_name = path.display().to_string();
+    let runs: Vec<_> = puzzles::check::runs(puzzle).into_iter().filter(|r| r.2.is_none()).collect();
+    let n = test.unwrap_or(1);
+    let Some((test_name, case, _, inputs)) = runs.get(n.wrapping_sub(1)).cloned() else {
+        let names: Vec<String> = runs.iter().enumerate().map(|(i, r)| format!("{} ({})", i + 1, r.0)).collect();
+        return Err(format!("puzzle {} has no test {n}; its tests are: {}", puzzle.number, names.join(", ")));
+    };
+    let case = &puzzle.tests[case];
+    req.check_thread(case.grid)?;
+    let mut call = puzzles::check::book_call(case, &inputs);
+    call.probe = req.probe();
+    let (header, body) = puzzles::split_source(&file_text);
+    let body_offset = file_text.len() - body.len();
+    let prefix_lines = file_text[..body_offset].bytes().filter(|&b| b == b'\n').count() as u32;
+    let original = puzzles::check::book_kernel(puzzle, &file_name, &file_text).map_err(|e| e.to_string())?;
+    let g = original.generate_for(&call).map_err(|e| e.to_string())?;
+    let (new_body, placed) = instrument_body(&body, prefix_lines, &file_name, &g, &msl::CompileOptions::default(), req)?;
+    let new_text = format!("{}{new_body}", &file_text[..body_offset]);
+    let _ = header;
+    let kernel = puzzles::check::book_kernel(puzzle, &file_name, &new_text).map_err(|e| e.to_string())?;
+    let color = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    match kernel.call_with(&call, &mut |_| {}) {
+        Ok(r) => {
+            let [gx, gy, gz] = case.grid;
+            let [tx, ty, tz] = case.threadgroup;
+            let note = format!(" of puzzle {} ({}), test {n} `{test_name}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}", puzzle.number, puzzle.title);
+            print!("{}", render(req, &placed, r.report.probes.as_ref(), &note));
+            let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
+            eprint!("{}", msl::diag::render(&r.sources, &diags, color));
+            Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })
+        }
+        Err(mlx::MlxError::Compile { sources, diagnostics, .. }) => {
+            eprint!("{}", msl::diag::render(&sources, &diagnostics, color));
+            eprintln!("{}", placed_note(&placed));
+            Ok(EXIT_BAD_RESULT)
+        }
+        Err(mlx::MlxError::Argument(m)) => Err(m),
+    }
+}
+
+/// Says where the `--print` expressions went, for compile errors in them.
+pub fn placed_note(placed: &[Placed]) -> String {
+    let lines: Vec<String> = placed.iter().map(|p| format!("line {}: {}", p.line, p.exprs.join(", "))).collect();
+    format!(
+        "note: the --print expressions are compiled where they are printed ({}), as `auto {PROBE_PREFIX}…` locals; an error there is an expression that does not compile at that point",
+        lines.join("; ")
+    )
+}

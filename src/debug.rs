@@ -62,9 +62,7 @@ pub struct Request {
 }
 
 pub fn parse_print(s: &str) -> Result<PrintSpec, String> {
-    let (line, rest) = s
-        .split_once(':')
-        .ok_or_else(|| format!("--print `{s}` must look like 'LINE: expr, expr' (e.g. '5: i, a[i]')"))?;
+    let (line, rest) = s.split_once(':').ok_or_else(|| format!("--print `{s}` must look like 'LINE: expr, expr' (e.g. '5: i, a[i]')"))?;
     let line: u32 = line.trim().parse().map_err(|_| format!("--print `{s}`: `{}` is not a line number", line.trim()))?;
     let exprs = split_exprs(rest);
     if exprs.is_empty() {
@@ -119,9 +117,7 @@ impl Request {
         if (0..3).any(|d| self.thread[d] >= grid_threads[d]) {
             let [x, y, z] = self.thread;
             let [gx, gy, gz] = grid_threads;
-            return Err(format!(
-                "--thread {x},{y},{z} is outside the grid of {gx}x{gy}x{gz} threads: pick X < {gx}, Y < {gy}, Z < {gz}"
-            ));
+            return Err(format!("--thread {x},{y},{z} is outside the grid of {gx}x{gy}x{gz} threads: pick X < {gx}, Y < {gy}, Z < {gz}"));
         }
         Ok(())
     }
@@ -251,7 +247,13 @@ pub struct Placed {
 
 /// Insert the probes of `prints` into `text` (the editable part of file
 /// `file_name`, which starts `prefix_lines` lines into the file).
-fn instrument(text: &str, prefix_lines: u32, file_name: &str, stops: &[Stop], prints: &[PrintSpec]) -> Result<(String, Vec<Placed>), String> {
+fn instrument(
+    text: &str,
+    prefix_lines: u32,
+    file_name: &str,
+    stops: &[Stop],
+    prints: &[PrintSpec],
+) -> Result<(String, Vec<Placed>), String> {
     let mut edits: Vec<(usize, String)> = Vec::new();
     let mut placed = Vec::new();
     for (p, spec) in prints.iter().enumerate() {
@@ -366,7 +368,8 @@ pub fn render(req: &Request, placed: &[Placed], log: Option<&ProbeLog>, grid_not
             table.push(row);
         }
         let cols = table.iter().map(|r| r.len()).max().unwrap_or(0);
-        let widths: Vec<usize> = (0..cols).map(|c| table.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+        let widths: Vec<usize> =
+            (0..cols).map(|c| table.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
         for (i, r) in table.iter().enumerate() {
             let cells: Vec<String> = r.iter().enumerate().map(|(c, s)| format!("{s:>w$}", w = widths[c])).collect();
             out.push_str(&format!("  {}\n", cells.join(" | ").trim_end()));
@@ -387,7 +390,8 @@ pub fn render(req: &Request, placed: &[Placed], log: Option<&ProbeLog>, grid_not
 /// Move the debugger's own flags given after the target (`debug 1
 /// --thread 2 …`) out of the target's arguments.
 fn take_own_flags(args: &DebugArgs) -> Result<(DebugArgs, Vec<String>), String> {
-    let mut own = DebugArgs { thread: args.thread.clone(), prints: args.prints.clone(), test: args.test, limit: args.limit, target: Vec::new() };
+    let mut own =
+        DebugArgs { thread: args.thread.clone(), prints: args.prints.clone(), test: args.test, limit: args.limit, target: Vec::new() };
     let mut rest = Vec::new();
     let mut it = args.target.iter();
     while let Some(a) = it.next() {
@@ -496,7 +500,10 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
         Ok(r) => {
             let [gx, gy, gz] = case.grid;
             let [tx, ty, tz] = case.threadgroup;
-            let note = format!(" of puzzle {} ({}), test {n} `{test_name}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}", puzzle.number, puzzle.title);
+            let note = format!(
+                " of puzzle {} ({}), test {n} `{test_name}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}",
+                puzzle.number, puzzle.title
+            );
             print!("{}", render(req, &placed, r.report.probes.as_ref(), &note));
             let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
             eprint!("{}", msl::diag::render(&r.sources, &diags, color));

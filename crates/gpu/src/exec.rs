@@ -1171,6 +1171,17 @@ impl<'k> Machine<'k> {
                 }
                 *mask = Mask::empty();
             }
+            Inst::Probing { body } => {
+                let Some(l) = self.probe.as_ref().and_then(|p| p.lane_in(mask)) else { return };
+                let mut only = Mask::empty();
+                only.set(l, true);
+                let saved = (self.san.take(), self.tracer.take(), self.profiler.take(), self.check_memory);
+                self.check_memory = false;
+                self.update_observing();
+                self.block(body, &mut only);
+                (self.san, self.tracer, self.profiler, self.check_memory) = saved;
+                self.update_observing();
+            }
             Inst::Scope { body } => {
                 let entered = *mask;
                 self.returns.push(Mask::empty());
@@ -1340,6 +1351,7 @@ impl<'k> Machine<'k> {
             | Inst::Break
             | Inst::Continue
             | Inst::Return { .. }
+            | Inst::Probing { .. }
             | Inst::Scope { .. } => {
                 unreachable!("control flow handled by inst()")
             }

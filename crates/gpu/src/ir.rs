@@ -320,6 +320,11 @@ pub enum Inst {
     Mark {
         at: AccessId,
     },
+    /// A debugger probe's evaluation: run for the watched thread only, with
+    /// the checks and observers detached (printing must not change findings).
+    Probing {
+        body: Block,
+    },
     /// A debugger probe: expression `slot` of probe `probe` (see `probe.rs`).
     Probe {
         probe: u32,

@@ -33,7 +33,13 @@ const COPY_BUDGET: u64 = 4 << 30;
 
 /// How many workers to run the dispatch on (1: sequentially).
 pub(crate) fn workers(kernel: &Kernel, opts: &RunOptions, groups: u64, lanes: usize, buffers: &BTreeMap<u32, Vec<u8>>) -> usize {
-    if opts.threads == 1 || kernel.device_atomics || opts.trace.is_some() || opts.profile || opts.probe.is_some() || !opts.uninitialized_buffers.is_empty() {
+    if opts.threads == 1
+        || kernel.device_atomics
+        || opts.trace.is_some()
+        || opts.profile
+        || opts.probe.is_some()
+        || !opts.uninitialized_buffers.is_empty()
+    {
         return 1;
     }
     let wanted = match opts.threads {

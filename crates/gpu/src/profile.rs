@@ -146,12 +146,8 @@ impl Profiler {
     /// The statistics with each site's span.
     pub fn finish(mut self, kernel: &crate::Kernel) -> Profile {
         self.stats.resize(kernel.accesses.len().max(self.stats.len()), SiteStats::default());
-        let sites = self
-            .stats
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| (kernel.accesses.get(i).map(|a| a.span).unwrap_or(kernel.span), s))
-            .collect();
+        let sites =
+            self.stats.into_iter().enumerate().map(|(i, s)| (kernel.accesses.get(i).map(|a| a.span).unwrap_or(kernel.span), s)).collect();
         Profile { sites }
     }
 }

@@ -515,7 +515,9 @@ impl<'p> Lowerer<'p> {
 
     fn stmt(&mut self, s: &hir::Stmt, out: &mut Block) -> LResult<()> {
         // (A loop counts each test of its condition instead: see below.)
-        if self.options.statement_marks && !matches!(s.kind, StmtKind::Block(_) | StmtKind::Loop { .. }) {
+        let is_probe =
+            matches!(&s.kind, StmtKind::Local { local, .. } if crate::probe::probe_ids(&self.func().local(*local).name).is_some());
+        if self.options.statement_marks && !is_probe && !matches!(s.kind, StmtKind::Block(_) | StmtKind::Loop { .. }) {
             let at = self.access(s.span, "statement");
             out.push(Inst::Mark { at });
         }
@@ -608,8 +610,10 @@ impl<'p> Lowerer<'p> {
                 }
             },
         };
-        let regs = self.regs(init, out)?;
-        out.push(Inst::Probe { probe, slot, kind, regs });
+        let mut body = Vec::new();
+        let regs = self.regs(init, &mut body)?;
+        body.push(Inst::Probe { probe, slot, kind, regs });
+        out.push(Inst::Probing { body });
         Ok(())
     }
 

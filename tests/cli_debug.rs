@@ -1,0 +1,290 @@
+//! `debug --thread --print` and `--profile` end to end, with golden outputs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_metal-puzzles")).current_dir(dir).args(args).env_remove("VERBOSE").output().expect("runs")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mp-debug-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const SCAN: &str = "#include <metal_stdlib>
+using namespace metal;
+
+kernel void scan(device const float* a [[buffer(0)]],
+                 device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]],
+                 uint n [[threads_per_grid]]) {
+    float acc = 0;
+    for (uint k = 0; k <= i; k++) {
+        acc += a[k];
+    }
+    if (i % 2 == 0)
+        out[i] = acc;
+    else
+        out[i] = -acc;
+}
+";
+
+const SCAN_ARGS: &[&str] =
+    &["scan.metal", "--kernel", "scan", "--grid", "8", "--threadgroup", "4", "--arg", "a=arange(8):f32", "--arg", "out=zeros(8):f32"];
+
+fn scan_dir(name: &str) -> PathBuf {
+    let d = temp(name);
+    std::fs::write(d.join("scan.metal"), SCAN).unwrap();
+    d
+}
+
+fn debug(dir: &Path, own: &[&str], target: &[&str]) -> Output {
+    let mut args = vec!["debug"];
+    args.extend_from_slice(target);
+    args.extend_from_slice(own);
+    bin(dir, &args)
+}
+
+#[test]
+fn print_in_a_loop_each_iteration_and_after_an_unbraced_if() {
+    let d = scan_dir("loop");
+    let o = debug(&d, &["--thread", "3", "--print", "10: k, a[k], acc", "--print", "15: acc, -acc, i % 2 == 1"], SCAN_ARGS);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    insta::assert_snapshot!("scan_thread3", out(&o));
+    // The unbraced `if` body still belongs to the `if`: thread 2 passes line
+    // 13, not 15 (the probe was wrapped in braces with the statement).
+    let o = debug(&d, &["--thread", "2", "--print", "13: acc", "--print", "15: acc"], SCAN_ARGS);
+    insta::assert_snapshot!("scan_thread2_branches", out(&o));
+    let o = bin(
+        &d,
+        &[
+            "run",
+            SCAN_ARGS[0],
+            "--kernel",
+            "scan",
+            "--grid",
+            "8",
+            "--threadgroup",
+            "4",
+            "--arg",
+            "a=arange(8):f32",
+            "--arg",
+            "out=zeros(8):f32",
+        ],
+    );
+    assert!(out(&o).contains("[  0.,  -1.,   3.,  -6.,  10., -15.,  21., -28.]"), "{}", out(&o));
+}
+
+#[test]
+fn flags_may_come_before_the_target_and_vectors_print_whole() {
+    let d = scan_dir("order");
+    let mut args = vec!["debug", "--thread=5", "--print", "8: float2(i, n), uint3(1, 2, 3), i > 4"];
+    args.extend_from_slice(SCAN_ARGS);
+    let o = bin(&d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    insta::assert_snapshot!("vectors", out(&o));
+}
+
+#[test]
+fn mistakes_are_explained() {
+    let d = scan_dir("errors");
+    let o = debug(&d, &["--thread", "2", "--print", "11: acc"], SCAN_ARGS);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o)
+            .contains("line 11 of `scan.metal` has no statement of the kernel to stop at; lines with statements near it: 8, 9, 10, 12, 13"),
+        "{}",
+        err(&o)
+    );
+    let o = debug(&d, &["--thread", "2", "--print", "10: kk"], SCAN_ARGS);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("use of undeclared identifier `kk`") && err(&o).contains("scan.metal:10:"), "{}", err(&o));
+    assert!(err(&o).contains("the --print expressions are compiled where they are printed (line 10: kk)"), "{}", err(&o));
+    let o = debug(&d, &["--thread", "8", "--print", "10: k"], SCAN_ARGS);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--thread 8,0,0 is outside the grid of 8x1x1 threads"), "{}", err(&o));
+    let o = debug(&d, &["--thread", "1", "--print", "ten: k"], SCAN_ARGS);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("`ten` is not a line number"), "{}", err(&o));
+    let o = debug(&d, &["--print", "10: k"], SCAN_ARGS);
+    assert!(err(&o).contains("--thread X,Y,Z is required"), "{}", err(&o));
+    let o = debug(&d, &["--thread", "1", "--print", "10: k"], &["nosuch"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("`nosuch` is not a puzzle"), "{}", err(&o));
+}
+
+#[test]
+fn the_table_is_capped() {
+    let d = scan_dir("cap");
+    let o = debug(&d, &["--thread", "7", "--print", "10: k", "--limit", "3"], SCAN_ARGS);
+    assert_eq!(o.status.code(), Some(0));
+    let text = out(&o);
+    assert!(text.contains("     3 | 2\n") && !text.contains("     4 | 3"), "{text}");
+    assert!(text.contains("(stopped recording after 3 values; `--limit N` keeps more)"), "{text}");
+}
+
+const BODY: &str = "uint i = thread_position_in_grid.x;
+float v = a[i];
+for (int r = 0; r < 2; r++) {
+    v = v * 2;
+}
+out[i] = v;
+";
+
+const BODY_ARGS: &[&str] = &["body.metal", "--input", "a=arange(4):f32", "--output", "out:float32:4", "--grid", "4", "--threadgroup", "4"];
+
+#[test]
+fn mlx_body_lines_are_the_bodys() {
+    let d = temp("mlx");
+    std::fs::write(d.join("body.metal"), BODY).unwrap();
+    let o = debug(&d, &["--thread", "1", "--print", "4: r, v", "--print", "6: v, out[i]"], BODY_ARGS);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    insta::assert_snapshot!("mlx_body", out(&o));
+}
+
+#[test]
+fn puzzle_form_runs_the_books_test() {
+    let root = temp("puzzle");
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    let path = root.join("metal-puzzles/10_dot_product.metal");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "// Write your solution here.",
+        "shared[local_i] = a[i] * b[i];
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (local_i == 0) {
+    float s = 0;
+    for (uint k = 0; k < threads_per_threadgroup.x; k++) {
+        s += shared[k];
+    }
+    out[0] = s;
+}",
+    );
+    std::fs::write(&path, &text).unwrap();
+    let line = |needle: &str| (text.lines().position(|l| l.contains(needle)).unwrap() + 1).to_string();
+    let (l_loop, l_out) = (line("for (uint k"), line("out[0] = s"));
+    let o =
+        bin(&root, &["debug", "10", "--thread", "0", "--print", &format!("{l_loop}: k, shared[k], s"), "--print", &format!("{l_out}: s")]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    insta::assert_snapshot!(
+        "puzzle10_thread0",
+        out(&o).replace(&format!("line {l_loop}:"), "line LOOP:").replace(&format!("line {l_out}:"), "line OUT:")
+    );
+    let o = bin(&root, &["debug", "10", "--thread", "3", "--print", &format!("{l_out}: s")]);
+    assert!(out(&o).contains("the thread never reached line"), "{}", out(&o));
+    let o = bin(&root, &["debug", "10", "--test", "2", "--thread", "0", "--print", &format!("{l_out}: s")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("puzzle 10 has no test 2; its tests are: 1 (Dot Product)"), "{}", err(&o));
+}
+
+#[test]
+fn run_profile_listing_and_json() {
+    let d = scan_dir("profile");
+    let mut args = vec!["run"];
+    args.extend_from_slice(SCAN_ARGS);
+    args.push("--profile");
+    let o = bin(&d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    insta::assert_snapshot!("scan_profile", out(&o));
+    args.push("--json");
+    let o = bin(&d, &args);
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let p = &v["profile"];
+    assert_eq!(p["threads"], 8);
+    assert_eq!(p["totals"]["device_reads"], 36);
+    assert_eq!(p["totals"]["device_writes"], 8);
+    let lines = p["lines"].as_array().unwrap();
+    // Hottest first: the loop body's 36 reads (threads 0..7 read i+1 values).
+    assert_eq!(lines[0]["line"], 10);
+    assert_eq!(lines[0]["device_reads"], 36);
+    assert_eq!(lines[0]["device_bytes"], 144);
+    // Half of each SIMD-group takes each side of the `if`.
+    let l13 = lines.iter().find(|l| l["line"] == 13).unwrap();
+    assert_eq!(l13["executions"], 4);
+    assert_eq!(l13["utilization"], 0.5);
+}
+
+const SHARED: &str = "#include <metal_stdlib>
+using namespace metal;
+
+kernel void hist(device const uint* a [[buffer(0)]],
+                 device atomic_uint* bins [[buffer(1)]],
+                 uint i [[thread_position_in_grid]],
+                 uint l [[thread_position_in_threadgroup]]) {
+    threadgroup uint tile[64];
+    tile[l] = a[i];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (l < 16) {
+        atomic_fetch_add_explicit(&bins[tile[l] % 4], 1, memory_order_relaxed);
+    }
+}
+";
+
+#[test]
+fn profile_counts_threadgroup_memory_atomics_and_barriers() {
+    let d = temp("hist");
+    std::fs::write(d.join("hist.metal"), SHARED).unwrap();
+    let o = bin(
+        &d,
+        &[
+            "run",
+            "hist.metal",
+            "--kernel",
+            "hist",
+            "--grid",
+            "128",
+            "--threadgroup",
+            "64",
+            "--arg",
+            "a=arange(128):u32",
+            "--arg",
+            "bins=zeros(4):u32",
+            "--profile",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let lines = v["profile"]["lines"].as_array().unwrap();
+    let at = |n: u64| lines.iter().find(|l| l["line"] == n).unwrap_or_else(|| panic!("line {n} in {lines:?}"));
+    assert_eq!(at(9)["device_reads"], 128);
+    assert_eq!(at(9)["threadgroup_writes"], 128);
+    assert_eq!(at(10)["barrier_waits"], 128);
+    assert_eq!(at(12)["atomics"], 32);
+    assert_eq!(at(12)["threadgroup_reads"], 32);
+    // 16 of the 32 lanes of the first SIMD-group of each threadgroup.
+    assert_eq!(at(12)["executions"], 32);
+    assert_eq!(at(12)["simd_executions"], 2);
+    assert_eq!(at(12)["utilization"], 0.5);
+    assert_eq!(v["profile"]["totals"]["atomics"], 32);
+}
+
+#[test]
+fn mlx_and_check_profile_the_users_lines() {
+    let d = temp("mlxprof");
+    std::fs::write(d.join("body.metal"), BODY).unwrap();
+    let mut args = vec!["mlx"];
+    args.extend_from_slice(BODY_ARGS);
+    args.push("--profile");
+    let o = bin(&d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    insta::assert_snapshot!("mlx_profile", out(&o));
+
+    assert_eq!(bin(&d, &["init"]).status.code(), Some(0));
+    let o = bin(&d, &["check", "1", "--profile"]);
+    let text = out(&o);
+    assert!(text.contains("── profile of test 1 ──") && text.contains("metal-puzzles/01_map.metal:\n"), "{text}");
+    let o = bin(&d, &["check", "1", "--profile", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert!(v["puzzles"][0]["profile"]["lines"].is_array(), "{v}");
+}

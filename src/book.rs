@@ -16,7 +16,7 @@ pub struct InitArgs {
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// Puzzle number (`1`..`14`) or slug (`map`, `1d_conv`, ...). Default: the next unsolved puzzle.
+    /// Puzzle number (`1`, `15`, ...) or slug (`map`, `1d_conv`, ...). Default: the next unsolved puzzle.
     pub puzzle: Option<String>,
     /// Check every puzzle.
     #[arg(long, conflicts_with = "puzzle")]
@@ -44,7 +44,7 @@ pub struct DirArgs {
 
 #[derive(Args)]
 pub struct PuzzleArgs {
-    /// Puzzle number (`1`..`14`) or slug.
+    /// Puzzle number (`1`, `15`, ...) or slug.
     pub puzzle: String,
     /// The workspace directory.
     #[arg(long, default_value = DEFAULT_DIR)]
@@ -53,7 +53,7 @@ pub struct PuzzleArgs {
 
 #[derive(Args)]
 pub struct ShowArgs {
-    /// Puzzle number (`1`..`14`) or slug.
+    /// Puzzle number (`1`, `15`, ...) or slug.
     pub puzzle: String,
     /// The workspace directory.
     #[arg(long, default_value = DEFAULT_DIR)]
@@ -351,7 +351,7 @@ struct ProfileRun {
 fn profile_puzzle(puzzle: &'static Puzzle, file_name: &str, text: &str) -> Option<ProfileRun> {
     let kernel = puzzles::check::book_kernel(puzzle, file_name, text).ok()?;
     let (_, case, _, inputs) = puzzles::check::runs(puzzle).into_iter().next()?;
-    let mut call = puzzles::check::book_call(&puzzle.tests[case], &inputs);
+    let mut call = puzzles::check::book_call(puzzle, &puzzle.tests[case], &inputs);
     call.profile = true;
     let r = kernel.call_with(&call, &mut |_| {}).ok()?;
     let profile = r.report.profile?;
@@ -380,6 +380,12 @@ pub fn list_text(ws: &Workspace) -> String {
     );
     let next = statuses.iter().position(|s| *s != Status::Solved);
     for (k, (p, st)) in PUZZLES.iter().zip(&statuses).enumerate() {
+        // Puzzles are grouped by chapter, in the book's order.
+        if k == 0 || PUZZLES[k - 1].chapter != p.chapter {
+            let of: Vec<&Status> = PUZZLES.iter().zip(&statuses).filter(|(q, _)| q.chapter == p.chapter).map(|(_, s)| s).collect();
+            let done = of.iter().filter(|s| ***s == Status::Solved).count();
+            s.push_str(&format!("{}{} ({done}/{})\n", if k == 0 { "" } else { "\n" }, p.chapter, of.len()));
+        }
         let mark = match st {
             Status::Solved => "✓",
             Status::Unsolved => "✗",
@@ -413,7 +419,8 @@ pub fn hint(args: &PuzzleArgs) -> u8 {
     let Some(p) = puzzles::find(&args.puzzle) else { return unknown_puzzle(&args.puzzle) };
     println!("Puzzle {}: {}\n", p.number, p.title);
     println!("{}", puzzles::workspace::wrap(p.explanation, 78));
-    println!("Inputs: {}  Output: {} (float32)", p.input_names.join(", "), p.output_name);
+    let atomic = if p.atomic_outputs { ", atomic" } else { "" };
+    println!("Inputs: {}  Output: {} ({}{atomic})", p.input_names.join(", "), p.output_name, p.output_dtype.mlx_name());
     for t in p.tests {
         let shapes: Vec<String> = t.inputs.iter().map(|i| format!("{} {:?}", i.name, i.shape)).collect();
         println!(
@@ -426,10 +433,10 @@ pub fn hint(args: &PuzzleArgs) -> u8 {
             t.threadgroup
         );
     }
-    let targets: Vec<String> = ["global reads", "global writes", "shared reads", "shared writes"]
+    let targets: Vec<String> = puzzles::COLUMNS
         .iter()
-        .zip(p.targets.as_array())
-        .filter_map(|(n, t)| t.map(|t| format!("{n} ≤ {t}")))
+        .zip(p.targets.columns())
+        .filter_map(|((_, n), t)| t.map(|t| format!("{} ≤ {t}", n.to_lowercase())))
         .collect();
     if !targets.is_empty() {
         println!("Targets per thread: {}", targets.join(", "));

@@ -484,7 +484,7 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
     };
     let case = &puzzle.tests[case];
     req.check_thread(case.grid)?;
-    let mut call = puzzles::check::book_call(case, &inputs);
+    let mut call = puzzles::check::book_call(puzzle, case, &inputs);
     call.probe = req.probe();
     let (header, body) = puzzles::split_source(&file_text);
     let body_offset = file_text.len() - body.len();

@@ -171,8 +171,14 @@ impl Watch {
                     self.message = format!("cannot save progress: {e}");
                 }
                 if r.solved() {
+                    let next = PUZZLES.get(p.number as usize);
                     self.message = if p.number as usize == PUZZLES.len() {
                         format!("Puzzle {} solved! That was the last one: the book is finished.", p.number)
+                    } else if let Some(q) = next.filter(|q| q.chapter != p.chapter) {
+                        format!(
+                            "Puzzle {} solved, and with it the chapter {}! Press `n` to start the chapter {}.",
+                            p.number, p.chapter, q.chapter
+                        )
                     } else {
                         format!("Puzzle {} solved! Press `n` for the next one.", p.number)
                     };
@@ -287,7 +293,7 @@ impl Watch {
         let p = self.puzzle();
         let mut top = vec![
             format!("Metal Puzzles  [{}{}] {solved}/{} solved", "#".repeat(filled), "-".repeat(width - filled), PUZZLES.len()),
-            format!("Puzzle {}: {}   ({})", p.number, p.title, self.path().display()),
+            format!("Puzzle {}: {}   [{}]   ({})", p.number, p.title, p.chapter, self.path().display()),
         ];
         if let Some(r) = &self.result {
             top.extend(puzzles::render::verdict_lines(r));

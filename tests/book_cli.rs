@@ -37,7 +37,7 @@ fn init_check_list_reset() {
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let list = v["puzzles"].as_array().unwrap();
-    assert_eq!(list.len(), 14);
+    assert_eq!(list.len(), puzzles::PUZZLES.len());
     for (k, e) in list.iter().enumerate() {
         assert_eq!(e["number"], k as u64 + 1);
         assert_eq!(e["passed"], false);
@@ -60,13 +60,15 @@ fn init_check_list_reset() {
     }
     let o = bin(&root, &["check", "--all"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert_eq!(stdout(&o).matches("Passed Tests!").count(), 14);
+    assert_eq!(stdout(&o).matches("Passed Tests!").count(), puzzles::PUZZLES.len());
     let o = bin(&root, &["check", "14", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["puzzles"][0]["puzzle"], "matmul");
     assert_eq!(v["puzzles"][0]["score"]["global_reads"], 6);
     let o = bin(&root, &["list"]);
-    assert!(stdout(&o).contains("14/14 solved"), "{}", stdout(&o));
+    let n = puzzles::PUZZLES.len();
+    assert!(stdout(&o).contains(&format!("{n}/{n} solved")), "{}", stdout(&o));
+    assert!(stdout(&o).contains("Foundations (14/14)\n") && stdout(&o).contains("\nSIMD-groups (3/3)\n"), "{}", stdout(&o));
     assert!(root.join("metal-puzzles/.progress.json").exists());
 
     // reset keeps a backup and restores the starter.
@@ -80,7 +82,8 @@ fn init_check_list_reset() {
     assert!(name.starts_with("09_pooling.") && name.ends_with(".metal"), "{name}");
     assert_eq!(std::fs::read_to_string(&backups[0]).unwrap(), mine);
     let o = bin(&root, &["list"]);
-    assert!(stdout(&o).contains("13/14 solved"), "{}", stdout(&o));
+    assert!(stdout(&o).contains(&format!("{}/{n} solved", n - 1)), "{}", stdout(&o));
+    assert!(stdout(&o).contains("Foundations (13/14)"), "{}", stdout(&o));
     assert!(stdout(&o).lines().any(|l| l.contains("Pooling") && l.contains("not started")));
 
     // An edited file is no longer "solved" until checked again.
@@ -94,7 +97,7 @@ fn bad_arguments_exit_2() {
     let root = temp("args");
     assert_eq!(bin(&root, &["check", "1"]).status.code(), Some(2), "no workspace");
     assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
-    assert_eq!(bin(&root, &["check", "15"]).status.code(), Some(2));
+    assert_eq!(bin(&root, &["check", "999"]).status.code(), Some(2));
     assert_eq!(bin(&root, &["check", "nope"]).status.code(), Some(2));
     assert_eq!(bin(&root, &["hint", "nope"]).status.code(), Some(2));
     assert_eq!(bin(&root, &["reset", "0"]).status.code(), Some(2));
@@ -138,7 +141,7 @@ fn no_arguments_creates_the_workspace_and_shows_progress() {
     let o = bin(&root, &[]);
     assert_eq!(o.status.code(), Some(0));
     assert!(root.join("metal-puzzles/01_map.metal").exists());
-    assert!(stdout(&o).contains("0/14 solved"));
+    assert!(stdout(&o).contains(&format!("0/{} solved", puzzles::PUZZLES.len())));
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -155,5 +158,38 @@ fn verbose_prints_the_generated_source() {
         .output()
         .unwrap();
     serde_json::from_str::<serde_json::Value>(&stdout(&o)).expect("VERBOSE does not break --json");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn init_adds_new_puzzles_to_an_existing_workspace() {
+    // A workspace from before book two: only book one's files, one edited.
+    let root = temp("grow");
+    let ws = root.join("metal-puzzles");
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    for p in puzzles::PUZZLES.iter().filter(|p| p.number > 14) {
+        std::fs::remove_file(ws.join(p.file_name())).unwrap();
+    }
+    std::fs::write(ws.join("03_guard.metal"), "// my guard\n").unwrap();
+    let o = bin(&root, &["init"]);
+    assert_eq!(o.status.code(), Some(0));
+    let added = puzzles::PUZZLES.len() - 14;
+    assert!(stdout(&o).contains(&format!("{added} starter file(s) written, 14 existing file(s) left untouched")), "{}", stdout(&o));
+    assert_eq!(std::fs::read_to_string(ws.join("03_guard.metal")).unwrap(), "// my guard\n");
+    let p = puzzles::find("simd_sum").unwrap();
+    assert_eq!(std::fs::read_to_string(ws.join(p.file_name())).unwrap(), p.starter_file());
+    // Book two is checked by number and slug like book one, and its JSON
+    // extends book one's (extra score keys only).
+    std::fs::write(ws.join(p.file_name()), common::file_with("simd_sum", common::solution("simd_sum"))).unwrap();
+    let o = bin(&root, &["check", "15", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let e = &v["puzzles"][0];
+    assert_eq!((e["puzzle"].as_str(), e["number"].as_u64(), e["passed"].as_bool()), (Some("simd_sum"), Some(15), Some(true)));
+    assert_eq!(e["score"]["global_reads"], 1);
+    assert_eq!(e["score"]["simd_ops"], 1);
+    let o = bin(&root, &["hint", "histogram"]);
+    assert!(stdout(&o).contains("Output: out (int32, atomic)"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("dev atomics ≤ 1"), "{}", stdout(&o));
     let _ = std::fs::remove_dir_all(&root);
 }

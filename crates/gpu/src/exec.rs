@@ -708,13 +708,7 @@ impl<'k> Machine<'k> {
             let san = self.san.as_mut().expect("sanitizer");
             for l in mask.lanes() {
                 if let (Some(c), true) = (san.lane_counts.get_mut(l), counted) {
-                    match (kind, write) {
-                        (AllocKind::Buffer(_), false) => c.device_reads += 1,
-                        (AllocKind::Buffer(_), true) => c.device_writes += 1,
-                        (AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_), false) => c.threadgroup_reads += 1,
-                        (AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_), true) => c.threadgroup_writes += 1,
-                        _ => {}
-                    }
+                    c.access(kind, write, atomic);
                 }
             }
         }
@@ -774,6 +768,17 @@ impl<'k> Machine<'k> {
         self.geo.thread_of(tid).0
     }
 
+    /// Count an operation for every lane of `mask` (when counting).
+    #[inline]
+    fn count_lanes(&mut self, mask: &Mask, f: impl Fn(&mut crate::sanitizer::Counts)) {
+        let Some(san) = self.san.as_mut().filter(|s| s.counting) else { return };
+        for l in mask.lanes() {
+            if let Some(c) = san.lane_counts.get_mut(l) {
+                f(c);
+            }
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn observe(&mut self, p: u64, size: usize, at: AccessId, l: usize, space: AddressSpace, write: bool, atomic: bool) {
@@ -790,14 +795,9 @@ impl<'k> Machine<'k> {
             }
         }
         if san.counting {
-            if let Some(c) = san.lane_counts.get_mut(l) {
-                match (kind, write) {
-                    (AllocKind::Buffer(i), false) if !san.uncounted.contains(&i) => c.device_reads += 1,
-                    (AllocKind::Buffer(_), true) => c.device_writes += 1,
-                    (AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_), false) => c.threadgroup_reads += 1,
-                    (AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_), true) => c.threadgroup_writes += 1,
-                    _ => {}
-                }
+            let counted = !matches!(kind, AllocKind::Buffer(i) if !write && san.uncounted.contains(&i));
+            if let (Some(c), true) = (san.lane_counts.get_mut(l), counted) {
+                c.access(kind, write, atomic);
             }
         }
         if let AllocKind::Private(slot) = kind {
@@ -1285,9 +1285,20 @@ impl<'k> Machine<'k> {
                 self.memcopy(*dst, *src, *bytes, *at, mask, (*dst_space, *src_space))
             }
             Inst::Atomic { op, ty, dst, ptr, a, b, at, .. } => self.atomic(*op, *ty, *dst, *ptr, *a, *b, *at, mask),
-            Inst::Barrier { simdgroup, at, .. } => self.barrier(*simdgroup, *at, mask),
-            Inst::Lane { op, quad, ty, dst, a, arg, fill, .. } => self.lane_op(*op, *quad, *ty, *dst, *a, *arg, *fill, mask),
-            Inst::Matrix { op, ty, dst, args, mats, space, at } => self.matrix(*op, *ty, dst, args, mats, *space, *at, mask),
+            Inst::Barrier { simdgroup, at, .. } => {
+                if !*simdgroup {
+                    self.count_lanes(mask, |c| c.barriers += 1);
+                }
+                self.barrier(*simdgroup, *at, mask)
+            }
+            Inst::Lane { op, quad, ty, dst, a, arg, fill, .. } => {
+                self.count_lanes(mask, |c| c.simd_ops += 1);
+                self.lane_op(*op, *quad, *ty, *dst, *a, *arg, *fill, mask)
+            }
+            Inst::Matrix { op, ty, dst, args, mats, space, at } => {
+                self.count_lanes(mask, |c| c.simd_ops += 1);
+                self.matrix(*op, *ty, dst, args, mats, *space, *at, mask)
+            }
             Inst::Attr { attr, component, dst } => {
                 let uniform = matches!(
                     attr,

@@ -278,22 +278,50 @@ fn zeroed_cells(n: usize) -> Vec<Cell> {
     }
 }
 
-/// Per-thread counts of memory operations.
+/// Per-thread counts of memory operations, and of the operations that
+/// synchronize or exchange between threads. An atomic counts as an atomic
+/// only (not also as a read or write).
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Counts {
     pub device_reads: u64,
     pub device_writes: u64,
     pub threadgroup_reads: u64,
     pub threadgroup_writes: u64,
+    pub device_atomics: u64,
+    pub threadgroup_atomics: u64,
+    /// `threadgroup_barrier`s reached (not `simdgroup_barrier`s).
+    pub barriers: u64,
+    /// SIMD-group (and quad-group) functions: reductions, scans, shuffles,
+    /// votes, `simdgroup_matrix` loads, stores and multiplies.
+    pub simd_ops: u64,
 }
 
 impl Counts {
+    /// Count one memory access of kind `kind` (an atomic when `atomic`).
+    #[inline]
+    pub fn access(&mut self, kind: crate::memory::AllocKind, write: bool, atomic: bool) {
+        use crate::memory::AllocKind;
+        match (kind, write, atomic) {
+            (AllocKind::Buffer(_), _, true) => self.device_atomics += 1,
+            (AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_), _, true) => self.threadgroup_atomics += 1,
+            (AllocKind::Buffer(_), false, _) => self.device_reads += 1,
+            (AllocKind::Buffer(_), true, _) => self.device_writes += 1,
+            (AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_), false, _) => self.threadgroup_reads += 1,
+            (AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_), true, _) => self.threadgroup_writes += 1,
+            _ => {}
+        }
+    }
+
     pub fn max(self, o: Counts) -> Counts {
         Counts {
             device_reads: self.device_reads.max(o.device_reads),
             device_writes: self.device_writes.max(o.device_writes),
             threadgroup_reads: self.threadgroup_reads.max(o.threadgroup_reads),
             threadgroup_writes: self.threadgroup_writes.max(o.threadgroup_writes),
+            device_atomics: self.device_atomics.max(o.device_atomics),
+            threadgroup_atomics: self.threadgroup_atomics.max(o.threadgroup_atomics),
+            barriers: self.barriers.max(o.barriers),
+            simd_ops: self.simd_ops.max(o.simd_ops),
         }
     }
 }

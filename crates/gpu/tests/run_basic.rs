@@ -205,3 +205,41 @@ fn misaligned_access_through_a_pointer_cast_is_reported() {
     let r = run(&k, &dispatch([2, 1, 1], [2, 1, 1]), &mut bufs, &RunOptions::default());
     assert!(r.findings.is_empty(), "{:?}", r.findings);
 }
+
+#[test]
+fn atomics_barriers_and_simd_operations_are_counted_per_thread() {
+    // 64 threads (two SIMD-groups): a threadgroup atomic each, a device
+    // atomic for lane 0 of each SIMD-group, two barriers, two SIMD functions.
+    let src = r#"#include <metal_stdlib>
+using namespace metal;
+kernel void k(device const float* a [[buffer(0)]], device atomic_float* out [[buffer(1)]],
+              device atomic_uint* hits [[buffer(2)]],
+              uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]],
+              uint lane [[thread_index_in_simdgroup]]) {
+  threadgroup atomic_uint count;
+  if (l == 0) { atomic_store_explicit(&count, 0u, memory_order_relaxed); }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  atomic_fetch_add_explicit(&count, 1u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  float s = simd_sum(a[i]);
+  float m = simd_broadcast_first(s);
+  if (lane == 0) { atomic_fetch_add_explicit(out, m, memory_order_relaxed); }
+  if (l == 0) { atomic_fetch_add_explicit(hits, atomic_load_explicit(&count, memory_order_relaxed), memory_order_relaxed); }
+}"#;
+    let k = compile(src, "k");
+    let mut bufs = BTreeMap::new();
+    bufs.insert(0, f32s(&(0..64).map(|x| x as f32).collect::<Vec<_>>()));
+    bufs.insert(1, vec![0u8; 4]);
+    bufs.insert(2, vec![0u8; 4]);
+    let opts = RunOptions { count: true, ..Default::default() };
+    let r = run(&k, &dispatch([64, 1, 1], [64, 1, 1]), &mut bufs, &opts);
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert_eq!(to_f32(&bufs[&1]), [2016.0]);
+    assert_eq!(bufs[&2], u32s(&[64]));
+    let c = r.max_counts.expect("counts");
+    // Thread 0: store + add + load on `count`; one add on `out`, one on `hits`.
+    assert_eq!((c.threadgroup_atomics, c.device_atomics), (3, 2), "{c:?}");
+    // Atomics are not counted as plain reads or writes.
+    assert_eq!((c.device_reads, c.device_writes, c.threadgroup_reads, c.threadgroup_writes), (1, 0, 0, 0), "{c:?}");
+    assert_eq!((c.barriers, c.simd_ops), (2, 2), "{c:?}");
+}

@@ -1,4 +1,5 @@
-//! The fourteen puzzles, as data.
+//! Book one's fourteen puzzles, as data, and the whole book (book two is
+//! in `book2.rs`).
 //!
 //! Inputs, shapes, grids, threadgroups, header constants and starter code
 //! follow the Metal Puzzles book. Targets come from the book where it states
@@ -7,20 +8,43 @@
 //! on the full test). The others are derived from the natural solution and
 //! marked as such next to the entry.
 
+use crate::book2;
+use crate::check::BOOK_ONE_TOLERANCE;
 use crate::spec;
-use crate::{Fill, InputSpec, Puzzle, Targets, TestCase};
+use crate::{Fill, InputSpec, Puzzle, Targets, TestCase, BOOK_ONE_RANDOM, NO_TARGETS};
 use arrays::DType::{F32, I32};
 
+/// Book one's only chapter.
+pub const FOUNDATIONS: &str = "Foundations";
+
+/// The chapters, in order ([`Puzzle::chapter`] is one of them).
+pub static CHAPTERS: [&str; 3] = [FOUNDATIONS, book2::SIMD, book2::ATOMICS];
+
+/// Every puzzle of both books, numbered from 1.
+pub static PUZZLES: [Puzzle; BOOK_ONE.len() + book2::BOOK_TWO.len()] = concat(BOOK_ONE, book2::BOOK_TWO);
+
+/// `a` then `b` (N must be their total length).
+const fn concat<const A: usize, const B: usize, const N: usize>(a: [Puzzle; A], b: [Puzzle; B]) -> [Puzzle; N] {
+    assert!(A + B == N && A > 0);
+    let mut out = [a[0]; N];
+    let mut k = 0;
+    while k < N {
+        out[k] = if k < A { a[k] } else { b[k - A] };
+        k += 1;
+    }
+    out
+}
+
 const fn arange(name: &'static str, dtype: arrays::DType, shape: &'static [usize]) -> InputSpec {
-    InputSpec { name, dtype, shape, fill: Fill::Arange, transpose: false }
+    InputSpec { name, dtype, shape, fill: Fill::Arange, transpose: false, random: BOOK_ONE_RANDOM }
 }
 
 const fn ones(name: &'static str, shape: &'static [usize]) -> InputSpec {
-    InputSpec { name, dtype: F32, shape, fill: Fill::Ones, transpose: false }
+    InputSpec { name, dtype: F32, shape, fill: Fill::Ones, transpose: false, random: BOOK_ONE_RANDOM }
 }
 
 const fn targets(gr: Option<u64>, gw: Option<u64>, sr: Option<u64>, sw: Option<u64>) -> Targets {
-    Targets { global_reads: gr, global_writes: gw, shared_reads: sr, shared_writes: sw }
+    Targets { global_reads: gr, global_writes: gw, shared_reads: sr, shared_writes: sw, ..NO_TARGETS }
 }
 
 const fn test(
@@ -33,7 +57,7 @@ const fn test(
     TestCase { name, inputs, output_shape, grid, threadgroup }
 }
 
-pub static PUZZLES: [Puzzle; 14] = [
+const BOOK_ONE: [Puzzle; 14] = [
     Puzzle {
         number: 1,
         slug: "map",
@@ -50,6 +74,10 @@ index is its own position in the grid.",
         spec: spec::add_ten,
         // Derived: one element in, one element out.
         targets: targets(Some(1), Some(1), Some(0), Some(0)),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "`local_i` already tells the thread which element it owns.",
             "A single assignment from `a` into `out` is the whole kernel; the float output accepts the int input.",
@@ -70,6 +98,10 @@ sum into `out`. Again there is one thread per element.",
         spec: spec::add,
         // Derived: one element of each input, one output element.
         targets: targets(Some(2), Some(1), Some(0), Some(0)),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &["Same shape as Map, but each thread now reads from both inputs at its own index."],
     },
     Puzzle {
@@ -89,6 +121,10 @@ passed to the kernel automatically when you use it.",
         spec: spec::add_ten,
         // Derived: as Map.
         targets: targets(Some(1), Some(1), Some(0), Some(0)),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "Compare the thread's index with the length of `a` before reading or writing.",
             "`a_shape[0]` is the number of elements of `a` (shape entries are `int`).",
@@ -110,6 +146,10 @@ is stored row after row, so you must turn (row, column) into a single offset you
         spec: spec::add_ten,
         // Derived: as Map.
         targets: targets(Some(1), Some(1), Some(0), Some(0)),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "Let x pick the column and y the row; guard both against the matrix size.",
             "In row-major order, entry (row, col) of an n-column matrix lives at `row * n + col`.",
@@ -131,6 +171,10 @@ other. The 2D grid is again bigger than the output.",
         spec: spec::add,
         // Derived: one value of each input per output element.
         targets: targets(Some(2), Some(1), Some(0), Some(0)),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "Which input varies along the rows and which along the columns? Index each with only the coordinate it depends on.",
             "The output's width is the length of `b`, the height the length of `a`.",
@@ -153,6 +197,10 @@ some threads to spare). A thread's global index combines which threadgroup it is
         spec: spec::add_ten,
         // Derived: as Map.
         targets: targets(Some(1), Some(1), Some(0), Some(0)),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &["`i` is already the global index; the last threadgroup sticks out past the end of `a`."],
     },
     Puzzle {
@@ -171,6 +219,10 @@ grid is 6 x 6.",
         spec: spec::add_ten,
         // Derived: as Map.
         targets: targets(Some(1), Some(1), Some(0), Some(0)),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "Build the y index exactly the way `i` is built, from the `.y` components.",
             "Guard both indices, then use the row-major offset from Map 2D.",
@@ -199,6 +251,10 @@ if (i < a_shape[0]) {\n    shared[local_i] = a[i];\n    threadgroup_barrier(mem_
         spec: spec::add_ten,
         // Derived: one value through shared memory (one shared write, one shared read).
         targets: targets(Some(1), Some(1), Some(1), Some(1)),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "The value you need is already in `shared[local_i]`; read it from there, not from `a`.",
             "A barrier inside an `if` is only safe when every thread of the group takes the same branch.",
@@ -223,6 +279,10 @@ uint local_i = thread_position_in_threadgroup.x;\n",
         spec: spec::pooling,
         // Book: 1 global read, 1 global write. Derived: 3 shared reads, 1 shared write.
         targets: targets(Some(1), Some(1), Some(3), Some(1)),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "Every thread copies its own element into `shared`, then all of them wait at a barrier.",
             "After the barrier, add up to three neighbours from `shared`; watch the first two positions.",
@@ -247,6 +307,10 @@ uint local_i = thread_position_in_threadgroup.x;\n",
         spec: spec::dot,
         // Book: 2 global reads, 1 global write; no limit on shared memory.
         targets: targets(Some(2), Some(1), None, None),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "Store each thread's product in `shared`, synchronize, then let one thread add them up.",
             "Only one thread should write `out[0]`; otherwise the writes race.",
@@ -274,6 +338,10 @@ uint local_i = thread_position_in_threadgroup.x;\n",
         spec: spec::conv,
         // Book: 2 global reads, 1 global write; shared memory unlimited.
         targets: targets(Some(2), Some(1), None, None),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "Declare two threadgroup arrays: one for a tile of `a` (group size + MAX_CONV - 1), one for `b`.",
             "Each thread loads its own element of `a`; the threads with spare reads load `b` and the tail of the tile.",
@@ -301,6 +369,10 @@ uint local_i = thread_position_in_threadgroup.x;\n",
         spec: spec::prefix_sum,
         // Derived: one global read per element, one write per group.
         targets: targets(Some(1), Some(1), None, None),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "Threads past the end of `a` should put 0 into `cache` so the rounds need no special case.",
             "Rounds with stride 1, 2, 4 (or 4, 2, 1): a thread adds `cache[local_i + stride]` when it is still active.",
@@ -325,6 +397,10 @@ uint batch = threadgroup_position_in_grid.y;\n",
         spec: spec::axis_sum,
         // Derived: one global read per element, one write per row.
         targets: targets(Some(1), Some(1), None, None),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "Row `batch` starts at `batch * a_shape[1]` in `a`.",
             "Reduce exactly as in Prefix Sum, then thread 0 of the group writes the row's total.",
@@ -354,14 +430,20 @@ uint local_j = thread_position_in_threadgroup.y;\n",
         tests: &[
             test(
                 "Matmul (Simple)",
-                &[arange("a", F32, &[2, 2]), InputSpec { name: "b", dtype: F32, shape: &[2, 2], fill: Fill::Arange, transpose: true }],
+                &[
+                    arange("a", F32, &[2, 2]),
+                    InputSpec { name: "b", dtype: F32, shape: &[2, 2], fill: Fill::Arange, transpose: true, random: BOOK_ONE_RANDOM },
+                ],
                 &[2, 2],
                 [3, 3, 1],
                 [3, 3, 1],
             ),
             test(
                 "Matmul (Full)",
-                &[arange("a", F32, &[8, 8]), InputSpec { name: "b", dtype: F32, shape: &[8, 8], fill: Fill::Arange, transpose: true }],
+                &[
+                    arange("a", F32, &[8, 8]),
+                    InputSpec { name: "b", dtype: F32, shape: &[8, 8], fill: Fill::Arange, transpose: true, random: BOOK_ONE_RANDOM },
+                ],
                 &[8, 8],
                 [9, 9, 1],
                 [3, 3, 1],
@@ -370,6 +452,10 @@ uint local_j = thread_position_in_threadgroup.y;\n",
         spec: spec::matmul,
         // Book: 6 global reads on the full test (3 tiles x 2 operands). Derived: 1 write.
         targets: targets(Some(6), Some(1), None, None),
+        chapter: FOUNDATIONS,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: BOOK_ONE_TOLERANCE,
         hints: &[
             "Start with the simple test, where one tile covers the whole matrix; then loop over tiles.",
             "Two barriers per tile: after loading (before reading the tiles) and after using them (before the next load).",

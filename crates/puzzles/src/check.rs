@@ -1,6 +1,6 @@
 //! Checking a learner's kernel against a puzzle's tests.
 
-use crate::{split_source, Fill, InputSpec, Puzzle, Score, TestCase};
+use crate::{split_source, Fill, InputSpec, Puzzle, Random, Score, TestCase, Tolerance};
 use arrays::{Array, DType};
 use gpu::Finding;
 use msl::diag::Diagnostic;
@@ -9,15 +9,16 @@ use std::rc::Rc;
 
 /// Randomized tests run after each of the book's tests.
 pub const RANDOM_TESTS_PER_CASE: u64 = 3;
-/// Whether one output cell matches the spec: the element rule of the
-/// tests' `allclose` comparison.
+/// Whether one output cell matches the spec under book one's tolerance
+/// (book-two puzzles state their own: [`Puzzle::cell_matches`]).
 pub fn cell_matches(yours: f64, spec: f64) -> bool {
-    arrays::isclose(yours, spec, RTOL, ATOL)
+    BOOK_ONE_TOLERANCE.matches(yours, spec)
 }
 
-/// Tolerances of the comparison with the spec (NumPy's `allclose`).
+/// Book one's tolerances of the comparison with the spec (NumPy's `allclose`).
 pub const RTOL: f64 = 1e-5;
 pub const ATOL: f64 = 1e-8;
+pub const BOOK_ONE_TOLERANCE: Tolerance = Tolerance { rtol: RTOL, atol: ATOL };
 /// Random inputs are integers in `[RANDOM_LO, RANDOM_HI)` (exact in float32
 /// through every puzzle's arithmetic).
 pub const RANDOM_LO: i64 = -9;
@@ -93,11 +94,11 @@ impl CheckResult {
     }
 }
 
-/// Build one input of a test: the book's values, or random integers when
-/// `seed` is given (same dtype and shape).
+/// Build one input of a test: the book's values, or values from the
+/// input's [`Random`] rule when `seed` is given (same dtype and shape).
 pub fn build_input(spec: &InputSpec, seed: Option<u64>) -> Array {
     let base = match (seed, spec.fill) {
-        (Some(seed), _) => Array::randint(DType::I32, spec.shape, RANDOM_LO, RANDOM_HI, seed).expect("range fits int32").astype(spec.dtype),
+        (Some(seed), _) | (None, Fill::Seeded(seed)) => random_values(spec, seed),
         (None, Fill::Arange) => Array::arange(spec.dtype, spec.shape),
         (None, Fill::Ones) => Array::ones(spec.dtype, spec.shape),
     };
@@ -106,6 +107,35 @@ pub fn build_input(spec: &InputSpec, seed: Option<u64>) -> Array {
     } else {
         base
     }
+}
+
+fn random_values(spec: &InputSpec, seed: u64) -> Array {
+    let n: usize = spec.shape.iter().product();
+    let ints = |lo: i64, hi: i64| Array::randint(DType::I64, &[n], lo, hi.max(lo + 1), seed).expect("range fits int64").to_f64_vec();
+    let values: Vec<f64> = match spec.random {
+        Random::Ints(lo, hi) => ints(lo, hi),
+        Random::SortedInts(lo, hi) => {
+            let mut v = ints(lo, hi);
+            v.sort_by(f64::total_cmp);
+            v
+        }
+        Random::Runs { min, max, ids } => {
+            let draws = Array::randint(DType::I64, &[2 * n + 2], 0, 1 << 30, seed).expect("range fits int64").to_f64_vec();
+            let mut draws = draws.into_iter().map(|d| d as usize);
+            let (mut v, mut id) = (Vec::with_capacity(n), 0i64);
+            while v.len() < n {
+                let len = min.max(1) + draws.next().unwrap_or(0) % (max.saturating_sub(min) + 1);
+                v.extend(std::iter::repeat_n(id.min(ids - 1) as f64, len.min(n - v.len())));
+                id += 1 + (draws.next().unwrap_or(0) % 2) as i64;
+            }
+            v
+        }
+        Random::Floats(lo, hi) => {
+            let unit = Array::rand(DType::F32, &[n], seed).to_f64_vec();
+            unit.into_iter().map(|u| (lo + u * (hi - lo)) as f32 as f64).collect()
+        }
+    };
+    Array::from_f64(spec.dtype, spec.shape, &values).expect("values fill the shape")
 }
 
 /// The seed of randomized test `k` of case `case` of puzzle `number`.
@@ -155,7 +185,7 @@ pub fn book_kernel(puzzle: &'static Puzzle, file_name: &str, file_text: &str) ->
     let (header, body) = split_source(file_text);
     let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
     let header_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: 0 };
-    let k = mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], &body, &header, true, false)?;
+    let k = puzzle_kernel(puzzle, &header, &body)?;
     Ok(k.with_files(Some(body_file), Some(header_file)))
 }
 
@@ -179,7 +209,7 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
         passed: false,
         explanations: Vec::new(),
     };
-    let kernel = match mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], body, header, true, false) {
+    let kernel = match puzzle_kernel(puzzle, header, body) {
         Ok(k) => match files {
             Some((b, h)) => k.with_files(Some(b), Some(h)),
             None => k,
@@ -193,7 +223,7 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
     for (name, ci, seed, inputs) in runs(puzzle) {
         let case: &TestCase = &puzzle.tests[ci];
         let spec = (puzzle.spec)(&inputs);
-        let mut call = book_call(case, &inputs);
+        let mut call = book_call(puzzle, case, &inputs);
         call.count = true;
         let mut test = TestResult { name, case: ci, seed, inputs, yours: None, spec, passed: false, score: None, error: None };
         let mut generated = None;
@@ -207,15 +237,11 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
                     result.diagnostic_sources = Rc::new(out.sources.clone());
                 }
                 let yours = out.outputs.into_iter().next();
-                test.passed = yours.as_ref().is_some_and(|y| y.allclose(&test.spec, RTOL, ATOL));
+                let tol = puzzle.tolerance;
+                test.passed = yours.as_ref().is_some_and(|y| y.allclose(&test.spec, tol.rtol, tol.atol));
                 test.yours = yours;
                 if let Some(c) = out.report.max_counts {
-                    let s = Score {
-                        global_reads: c.device_reads,
-                        global_writes: c.device_writes,
-                        shared_reads: c.threadgroup_reads,
-                        shared_writes: c.threadgroup_writes,
-                    };
+                    let s = score_of(&c);
                     test.score = Some(s);
                     score = Some(score.map_or(s, |m| m.max(s)));
                 }
@@ -260,6 +286,25 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
     result
 }
 
+/// The book's score columns from the simulator's counters.
+pub fn score_of(c: &gpu::sanitizer::Counts) -> Score {
+    Score {
+        global_reads: c.device_reads,
+        global_writes: c.device_writes,
+        shared_reads: c.threadgroup_reads,
+        shared_writes: c.threadgroup_writes,
+        device_atomics: c.device_atomics,
+        threadgroup_atomics: c.threadgroup_atomics,
+        barriers: c.barriers,
+        simd_ops: c.simd_ops,
+    }
+}
+
+/// The MLX kernel of a puzzle (its names, atomic outputs) for a header and body.
+pub fn puzzle_kernel(puzzle: &Puzzle, header: &str, body: &str) -> Result<mlx::MetalKernel, mlx::MlxError> {
+    mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], body, header, true, puzzle.atomic_outputs)
+}
+
 fn absorb_error(result: &mut CheckResult, e: mlx::MlxError) {
     match e {
         mlx::MlxError::Compile { sources, diagnostics, generated } => {
@@ -283,11 +328,11 @@ pub const BOOK_BUDGET: u64 = 200_000;
 /// How the book runs a test: its inputs, a float32 output filled with 0,
 /// the test's dispatch and the book's budget, every check on (callers
 /// adjust counting, checks and tracing).
-pub fn book_call(case: &TestCase, inputs: &[Array]) -> mlx::Call {
+pub fn book_call(puzzle: &Puzzle, case: &TestCase, inputs: &[Array]) -> mlx::Call {
     let mut call = mlx::Call::new(
         inputs.iter().cloned().map(mlx::Input::Array).collect(),
         vec![case.output_shape.to_vec()],
-        vec![DType::F32],
+        vec![puzzle.output_dtype],
         case.grid,
         case.threadgroup,
     )
@@ -305,7 +350,7 @@ const EXPLAIN_TRACE_LIMIT: usize = 200_000;
 /// wrong output cells.
 fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResult) -> Vec<String> {
     let case: &TestCase = &puzzle.tests[t.case];
-    let mut call = book_call(case, &t.inputs);
+    let mut call = book_call(puzzle, case, &t.inputs);
     call.check = gpu::CheckLevel::None;
     call.trace = Some(EXPLAIN_TRACE_LIMIT);
     // Quietly: the source was already shown (VERBOSE) by the test run itself.
@@ -334,10 +379,23 @@ fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResu
         });
     }
     let out_alloc = gpu::trace::CellAlloc::Buffer(out_index);
-    tables.push(crate::explain::Table { alloc: out_alloc, name: puzzle.output_name.to_string(), shape: yours.shape.clone(), elem_size: 4 });
+    tables.push(crate::explain::Table {
+        alloc: out_alloc,
+        name: puzzle.output_name.to_string(),
+        shape: yours.shape.clone(),
+        elem_size: puzzle.output_dtype.size() as u32,
+    });
     let namer = crate::explain::Namer { tables };
-    let mut lines =
-        crate::explain::explain(trace, &out.sources, &namer, out_alloc, &yours.to_f64_vec(), &t.spec.to_f64_vec(), EXPLAINED_CELLS);
+    let mut lines = crate::explain::explain(
+        trace,
+        &out.sources,
+        &namer,
+        out_alloc,
+        &yours.to_f64_vec(),
+        &t.spec.to_f64_vec(),
+        EXPLAINED_CELLS,
+        puzzle.tolerance,
+    );
     if trace.truncated && !lines.is_empty() {
         lines.push("(the trace was cut short; later accesses are not taken into account)".into());
     }

@@ -61,14 +61,24 @@ fn value_text(v: f64) -> String {
 }
 
 /// Explain up to `max` wrong cells of output `out` (flat, row-major).
-pub fn explain(trace: &Trace, sources: &SourceMap, namer: &Namer, out: CellAlloc, yours: &[f64], spec: &[f64], max: usize) -> Vec<String> {
+#[allow(clippy::too_many_arguments)]
+pub fn explain(
+    trace: &Trace,
+    sources: &SourceMap,
+    namer: &Namer,
+    out: CellAlloc,
+    yours: &[f64],
+    spec: &[f64],
+    max: usize,
+    tol: crate::Tolerance,
+) -> Vec<String> {
     let Some(out_table) = namer.table(out) else { return Vec::new() };
     let line = |e: &TraceEvent| sources.line_col(e.span).0;
     if !trace.events.iter().any(|e| e.write && trace.cells[e.cell as usize].alloc == out) {
         return vec![format!("no thread wrote any cell of {}: every cell still holds its initial 0", out_table.name)];
     }
     let mut lines = Vec::new();
-    let wrong = yours.iter().zip(spec).enumerate().filter(|(_, (y, s))| !crate::check::cell_matches(**y, **s)).map(|(i, _)| i);
+    let wrong = yours.iter().zip(spec).enumerate().filter(|(_, (y, s))| !tol.matches(**y, **s)).map(|(i, _)| i);
     for i in wrong.take(max) {
         let cell_name = format!("{}{}", out_table.name, index_text(i, &out_table.shape));
         let head = format!("{cell_name} = {}, expected {}", value_text(yours[i]), value_text(spec[i]));

@@ -1,4 +1,5 @@
-//! The Metal Puzzles book: fourteen GPU puzzles as data, and [`check`],
+//! The Metal Puzzles book: GPU puzzles as data (book one: puzzles 1–14;
+//! book two, from 15: SIMD-groups, atomics, ML kernels), and [`check`],
 //! which runs a learner's kernel on the simulated GPU against each puzzle's
 //! exact and randomized tests.
 //!
@@ -8,16 +9,18 @@
 //! findings, which a watch mode or a diagram renderer can use directly.
 
 mod book;
+mod book2;
 pub mod check;
 pub mod explain;
 pub mod render;
 pub mod show;
 mod spec;
+mod spec2;
 pub mod workspace;
 
 use arrays::{Array, DType};
 
-pub use book::PUZZLES;
+pub use book::{CHAPTERS, PUZZLES};
 pub use check::{check, check_file, check_source, CheckResult, TestResult};
 
 /// The line that separates the MLX header (above) from the body (below) in
@@ -31,7 +34,30 @@ pub enum Fill {
     Arange,
     /// All ones.
     Ones,
+    /// The input's [`Random`] rule with this fixed seed (book-two tests whose
+    /// values must have a shape arange cannot give, e.g. sorted ids).
+    Seeded(u64),
 }
+
+/// How the randomized tests fill an input.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Random {
+    /// Integers uniform in `[lo, hi)` (book one: exact in float32 through
+    /// every puzzle's arithmetic).
+    Ints(i64, i64),
+    /// Floats uniform in `[lo, hi)`, rounded to float32: their sums depend
+    /// on the order of additions, which the puzzle's tolerance allows for.
+    Floats(f64, f64),
+    /// Integers in `[lo, hi)`, sorted ascending.
+    SortedInts(i64, i64),
+    /// Sorted segment ids `0, 0, …, 1, 1, …`: runs of `min..=max` equal
+    /// ids, the next run's id 1 or 2 higher (some ids have no elements),
+    /// ids capped at `ids - 1`.
+    Runs { min: usize, max: usize, ids: i64 },
+}
+
+/// Book one's random inputs: integers in [-9, 10).
+pub const BOOK_ONE_RANDOM: Random = Random::Ints(check::RANDOM_LO, check::RANDOM_HI);
 
 /// One kernel input of a test: name, dtype, shape and how it is filled.
 #[derive(Clone, Copy, Debug)]
@@ -43,6 +69,8 @@ pub struct InputSpec {
     /// Pass the transpose of the filled array (a non-contiguous view,
     /// which MLX copies to row-contiguous memory before the kernel runs).
     pub transpose: bool,
+    /// Values of the randomized tests.
+    pub random: Random,
 }
 
 /// One of the book's tests: the exact inputs, output shape and dispatch.
@@ -51,34 +79,72 @@ pub struct TestCase {
     /// Display name, e.g. `1D Conv (Full)`.
     pub name: &'static str,
     pub inputs: &'static [InputSpec],
-    /// Shape of the float32 output (filled with 0 before the kernel runs).
+    /// Shape of the output (of the puzzle's dtype, filled with 0 before the
+    /// kernel runs).
     pub output_shape: &'static [usize],
     /// MLX grid: total threads per dimension (dispatchThreads).
     pub grid: [u32; 3],
     pub threadgroup: [u32; 3],
 }
 
-/// Per-thread maxima of memory operations (the book's score).
+/// Per-thread maxima of memory operations (the book's score), and of the
+/// operations book two counts: atomics, barriers, SIMD-group functions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Score {
     pub global_reads: u64,
     pub global_writes: u64,
     pub shared_reads: u64,
     pub shared_writes: u64,
+    pub device_atomics: u64,
+    pub threadgroup_atomics: u64,
+    pub barriers: u64,
+    pub simd_ops: u64,
 }
+
+/// Every score column: (JSON key, table heading). The first four are book
+/// one's and always shown; the others only for puzzles with a target there.
+pub const COLUMNS: [(&str, &str); 8] = [
+    ("global_reads", "Global Reads"),
+    ("global_writes", "Global Writes"),
+    ("shared_reads", "Shared Reads"),
+    ("shared_writes", "Shared Writes"),
+    ("device_atomics", "Dev Atomics"),
+    ("threadgroup_atomics", "TG Atomics"),
+    ("barriers", "Barriers"),
+    ("simd_ops", "SIMD Ops"),
+];
+
+/// How many of [`COLUMNS`] every puzzle shows.
+pub const BOOK_COLUMNS: usize = 4;
 
 impl Score {
     pub fn max(self, o: Score) -> Score {
-        Score {
-            global_reads: self.global_reads.max(o.global_reads),
-            global_writes: self.global_writes.max(o.global_writes),
-            shared_reads: self.shared_reads.max(o.shared_reads),
-            shared_writes: self.shared_writes.max(o.shared_writes),
-        }
+        let (a, b) = (self.columns(), o.columns());
+        Score::from_columns(std::array::from_fn(|k| a[k].max(b[k])))
     }
 
+    /// Book one's four columns.
     pub fn as_array(self) -> [u64; 4] {
         [self.global_reads, self.global_writes, self.shared_reads, self.shared_writes]
+    }
+
+    /// Every column, in the order of [`COLUMNS`].
+    pub fn columns(self) -> [u64; 8] {
+        [
+            self.global_reads,
+            self.global_writes,
+            self.shared_reads,
+            self.shared_writes,
+            self.device_atomics,
+            self.threadgroup_atomics,
+            self.barriers,
+            self.simd_ops,
+        ]
+    }
+
+    pub fn from_columns(c: [u64; 8]) -> Score {
+        let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops] = c;
+        Score { global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops }
     }
 }
 
@@ -89,16 +155,67 @@ pub struct Targets {
     pub global_writes: Option<u64>,
     pub shared_reads: Option<u64>,
     pub shared_writes: Option<u64>,
+    pub device_atomics: Option<u64>,
+    pub threadgroup_atomics: Option<u64>,
+    pub barriers: Option<u64>,
+    pub simd_ops: Option<u64>,
 }
 
+/// No target at all (a base for `Targets { global_reads: Some(1), ..NO_TARGETS }`).
+pub const NO_TARGETS: Targets = Targets {
+    global_reads: None,
+    global_writes: None,
+    shared_reads: None,
+    shared_writes: None,
+    device_atomics: None,
+    threadgroup_atomics: None,
+    barriers: None,
+    simd_ops: None,
+};
+
 impl Targets {
+    /// Book one's four columns.
     pub fn as_array(self) -> [Option<u64>; 4] {
         [self.global_reads, self.global_writes, self.shared_reads, self.shared_writes]
     }
 
+    /// Every column, in the order of [`COLUMNS`].
+    pub fn columns(self) -> [Option<u64>; 8] {
+        [
+            self.global_reads,
+            self.global_writes,
+            self.shared_reads,
+            self.shared_writes,
+            self.device_atomics,
+            self.threadgroup_atomics,
+            self.barriers,
+            self.simd_ops,
+        ]
+    }
+
+    /// Indices into [`COLUMNS`] this puzzle shows: book one's four, then
+    /// each later column that has a target.
+    pub fn shown_columns(self) -> Vec<usize> {
+        (0..COLUMNS.len()).filter(|&k| k < BOOK_COLUMNS || self.columns()[k].is_some()).collect()
+    }
+
     /// Whether `score` is within every target.
     pub fn met_by(self, score: Score) -> bool {
-        self.as_array().iter().zip(score.as_array()).all(|(t, s)| t.is_none_or(|t| s <= t))
+        self.columns().iter().zip(score.columns()).all(|(t, s)| t.is_none_or(|t| s <= t))
+    }
+}
+
+/// How close an output cell must be to the spec: NumPy's `isclose`,
+/// `|yours - spec| <= atol + rtol * |spec|`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    pub rtol: f64,
+    pub atol: f64,
+}
+
+impl Tolerance {
+    pub fn matches(self, yours: f64, spec: f64) -> bool {
+        arrays::isclose(yours, spec, self.rtol, self.atol)
     }
 }
 
@@ -126,12 +243,25 @@ pub struct Puzzle {
     pub spec: SpecFn,
     pub targets: Targets,
     pub hints: &'static [&'static str],
+    /// The chapter it belongs to (one of [`CHAPTERS`]).
+    pub chapter: &'static str,
+    /// dtype of the output (book one: float32).
+    pub output_dtype: arrays::DType,
+    /// The output is `device atomic<T>*` (MLX's `atomic_outputs=True`).
+    pub atomic_outputs: bool,
+    /// How close the output must be to the spec.
+    pub tolerance: Tolerance,
 }
 
 impl Puzzle {
     /// The workspace file name, `NN_slug.metal`.
     pub fn file_name(&self) -> String {
         format!("{:02}_{}.metal", self.number, self.slug)
+    }
+
+    /// Whether one output cell matches the spec under this puzzle's tolerance.
+    pub fn cell_matches(&self, yours: f64, spec: f64) -> bool {
+        self.tolerance.matches(yours, spec)
     }
 
     /// The text of the untouched workspace file.

@@ -1,28 +1,35 @@
 //! Rendering check results: the book's text format and the contract's JSON.
 
 use crate::check::{CheckResult, ReportedFinding};
-use crate::{Score, Targets};
+use crate::{Score, Targets, COLUMNS};
 use gpu::Finding;
 use msl::diag::Diagnostic;
 use msl::source::SourceMap;
 use std::fmt::Write;
 
-/// The score table: the book's columns, a row with the learner's per-thread
-/// maxima and a row with the targets, each marked ✓ (met) or ✗ (over).
-/// One score table as the book prints it under `# Title`; targets are
-/// judged (✓/✗) only once the tests pass.
+/// The score table: the book's columns (and book two's atomics, barriers
+/// and SIMD-group columns where the puzzle sets a target), a row with the
+/// learner's per-thread maxima and a row with the targets, each marked ✓
+/// (met) or ✗ (over). One score table as the book prints it under
+/// `# Title`; targets are judged (✓/✗) only once the tests pass.
 pub fn score_table(title: &str, score: Score, targets: Targets, judged: bool) -> String {
+    let shown = targets.shown_columns();
+    let (values, limits) = (score.columns(), targets.columns());
     let mut s = String::new();
     let _ = writeln!(s, "# {title}");
     let _ = writeln!(s, "   Score (Max Per Thread):");
-    let _ = writeln!(s, "   |        |  Global Reads | Global Writes |  Shared Reads | Shared Writes |");
-    let _ = write!(s, "   | Yours  |");
-    for v in score.as_array() {
-        let _ = write!(s, " {v:>13} |");
+    let _ = write!(s, "   |        |");
+    for &k in &shown {
+        let _ = write!(s, " {:>13} |", COLUMNS[k].1);
+    }
+    let _ = write!(s, "\n   | Yours  |");
+    for &k in &shown {
+        let _ = write!(s, " {:>13} |", values[k]);
     }
     let _ = write!(s, "\n   | Target |");
-    for (t, v) in targets.as_array().into_iter().zip(score.as_array()) {
-        let cell = match t {
+    for &k in &shown {
+        let v = values[k];
+        let cell = match limits[k] {
             Some(t) if judged => format!("≤ {t} {}", if v <= t { "✓" } else { "✗" }),
             Some(t) => format!("≤ {t}"),
             None => "-".to_string(),
@@ -96,7 +103,7 @@ pub fn human(r: &CheckResult, color: bool) -> String {
             s.push_str(&score_table(test.name, score, r.puzzle.targets, r.passed));
         }
     }
-    if !r.passed && r.puzzle.targets.as_array().iter().any(|t| t.is_some()) && !r.tests.iter().all(|t| t.score.is_none()) {
+    if !r.passed && r.puzzle.targets.columns().iter().any(|t| t.is_some()) && !r.tests.iter().all(|t| t.score.is_none()) {
         s.push_str("   (targets are judged once the tests pass)\n");
     }
     let errors_first = {
@@ -189,17 +196,21 @@ pub fn targets_verdict(r: &CheckResult) -> String {
 
 /// (what is over, what the target means) for every missed target.
 pub fn missed_targets(score: Score, targets: Targets) -> Vec<(String, String)> {
-    const WHAT: [(&str, &str); 4] = [
-        ("Global Reads", "reads of device memory per thread: read each input value once (share it through threadgroup memory if other threads need it too)"),
-        ("Global Writes", "writes to device memory per thread: accumulate in a local variable and write the result once"),
-        ("Shared Reads", "reads of threadgroup memory per thread: keep values you reuse in a local variable"),
-        ("Shared Writes", "writes to threadgroup memory per thread: each thread should store only its own share of the tile"),
+    const WHAT: [&str; 8] = [
+        "reads of device memory per thread: read each input value once (share it through threadgroup memory if other threads need it too)",
+        "writes to device memory per thread: accumulate in a local variable and write the result once",
+        "reads of threadgroup memory per thread: keep values you reuse in a local variable",
+        "writes to threadgroup memory per thread: each thread should store only its own share of the tile",
+        "atomic operations on device memory per thread: combine values locally (in registers, a SIMD-group or threadgroup memory) and send one atomic per result",
+        "atomic operations on threadgroup memory per thread: accumulate in a register first where you can",
+        "threadgroup barriers each thread reaches: exchange within a SIMD-group (simd_sum, shuffles) needs none",
+        "SIMD-group functions per thread (simd_sum, simd_shuffle_*, simd_prefix_*, simdgroup_matrix operations): one built-in reduction or scan replaces a tree of shuffles",
     ];
     let mut out = Vec::new();
-    for ((t, v), (name, meaning)) in targets.as_array().into_iter().zip(score.as_array()).zip(WHAT) {
+    for ((t, v), (k, meaning)) in targets.columns().into_iter().zip(score.columns()).zip(WHAT.iter().enumerate()) {
         if let Some(t) = t {
             if v > t {
-                out.push((format!("{name}: {v} per thread, target ≤ {t}"), format!("the target counts {meaning}")));
+                out.push((format!("{}: {v} per thread, target ≤ {t}", COLUMNS[k].1), format!("the target counts {meaning}")));
             }
         }
     }
@@ -290,7 +301,7 @@ pub fn json(r: &CheckResult) -> serde_json::Value {
                         .iter()
                         .zip(&sv)
                         .enumerate()
-                        .filter(|(_, (a, b))| !crate::check::cell_matches(**a, **b))
+                        .filter(|(_, (a, b))| !r.puzzle.cell_matches(**a, **b))
                         .map(|(i, _)| i)
                         .collect();
                     v["mismatched_cells"] = serde_json::json!(wrong);
@@ -299,13 +310,8 @@ pub fn json(r: &CheckResult) -> serde_json::Value {
             v
         }).collect::<Vec<_>>(),
         "explanations": r.explanations,
-        "score": score_json(r.score),
-        "targets": {
-            "global_reads": t.global_reads,
-            "global_writes": t.global_writes,
-            "shared_reads": t.shared_reads,
-            "shared_writes": t.shared_writes,
-        },
+        "score": puzzle_score_json(r.score, t),
+        "targets": targets_json(t),
         "targets_met": r.targets_met,
         "findings": r.findings.iter().map(|f| finding_json(&f.sources, &f.finding)).collect::<Vec<_>>(),
         "diagnostics": r.diagnostics.iter().map(|d| msl::diag::to_json(&r.diagnostic_sources, d)).collect::<Vec<_>>(),
@@ -320,4 +326,25 @@ pub fn score_json(s: Score) -> serde_json::Value {
         "shared_reads": s.shared_reads,
         "shared_writes": s.shared_writes,
     })
+}
+
+/// `score_json` plus the book-two columns this puzzle sets targets for
+/// (book one's JSON keeps exactly its four keys).
+pub fn puzzle_score_json(s: Score, targets: Targets) -> serde_json::Value {
+    let mut v = score_json(s);
+    let values = s.columns();
+    for k in targets.shown_columns().into_iter().filter(|&k| k >= crate::BOOK_COLUMNS) {
+        v[COLUMNS[k].0] = serde_json::json!(values[k]);
+    }
+    v
+}
+
+/// The targets as JSON, with the same keys as [`puzzle_score_json`].
+pub fn targets_json(t: Targets) -> serde_json::Value {
+    let limits = t.columns();
+    let mut v = serde_json::json!({});
+    for k in t.shown_columns() {
+        v[COLUMNS[k].0] = serde_json::json!(limits[k]);
+    }
+    v
 }

@@ -45,12 +45,11 @@ pub fn trace_test(
     let (header, body) = split_source(file_text);
     let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
     let header_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: 0 };
-    let kernel = mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], &body, &header, true, false)
-        .map_err(|e| e.to_string())?
-        .with_files(Some(body_file), Some(header_file));
+    let kernel =
+        crate::check::puzzle_kernel(puzzle, &header, &body).map_err(|e| e.to_string())?.with_files(Some(body_file), Some(header_file));
     let tc = puzzle.tests.get(case).ok_or_else(|| format!("puzzle {} has no test {}", puzzle.number, case + 1))?;
     let inputs: Vec<Array> = tc.inputs.iter().map(|s| build_input(s, None)).collect();
-    let mut call = crate::check::book_call(tc, &inputs);
+    let mut call = crate::check::book_call(puzzle, tc, &inputs);
     call.trace = Some(TRACE_LIMIT);
     let r = kernel.call_with(&call, &mut |_| {}).map_err(|e| match e {
         mlx::MlxError::Compile { sources, diagnostics, .. } => msl::diag::render(&sources, &diagnostics, false),

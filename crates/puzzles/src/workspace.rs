@@ -2,7 +2,7 @@
 //! reset files in `.backup/`, and progress in `.progress.json`.
 
 use crate::check::CheckResult;
-use crate::render::score_json;
+use crate::render::puzzle_score_json;
 use crate::{Puzzle, BODY_MARKER, PUZZLES};
 use std::fs;
 use std::io;
@@ -179,7 +179,7 @@ impl Workspace {
                 "solved": r.solved(),
                 "fingerprint": fingerprint(text),
                 "checked_at": unix_now(),
-                "score": score_json(r.score),
+                "score": puzzle_score_json(r.score, r.puzzle.targets),
             });
         }
         let text = serde_json::to_string_pretty(&progress).expect("json") + "\n";

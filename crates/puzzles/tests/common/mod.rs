@@ -23,7 +23,7 @@ pub fn kinds(r: &CheckResult) -> Vec<&'static str> {
     r.findings.iter().map(|f| f.finding.kind.name()).collect()
 }
 
-pub const SOLUTIONS: [(&str, &str); 14] = [
+pub const SOLUTIONS: [(&str, &str); 20] = [
     (
         "map",
         r#"
@@ -239,6 +239,114 @@ for (uint base = 0; base < n; base += THREADGROUP_MEM_SIZE) {
 }
 if (i < n && j < n) {
     out[i * n + j] = acc;
+}
+"#,
+    ),
+    // ---- book two ----
+    (
+        "simd_sum",
+        r#"
+uint i = thread_position_in_grid.x;
+uint lane = thread_index_in_simdgroup;
+uint n = a_shape[0];
+float s = simd_sum(i < n ? a[i] : 0.0f);
+if (lane == 0 && i < n) {
+    out[i / 32] = s;
+}
+"#,
+    ),
+    (
+        "simd_scan",
+        r#"
+uint i = thread_position_in_grid.x;
+uint lane = thread_index_in_simdgroup;
+uint n = a_shape[0];
+float s = simd_prefix_inclusive_sum(i < n ? a[i] : 0.0f);
+if (i < n) {
+    out[i] = s;
+}
+"#,
+    ),
+    (
+        "threadgroup_reduce",
+        r#"
+threadgroup float partials[MAX_SIMDGROUPS];
+uint i = thread_position_in_grid.x;
+uint lane = thread_index_in_simdgroup;
+uint simdgroup = simdgroup_index_in_threadgroup;
+float s = simd_sum(i < uint(a_shape[0]) ? a[i] : 0.0f);
+if (lane == 0) {
+    partials[simdgroup] = s;
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (simdgroup == 0) {
+    float total = simd_sum(lane < simdgroups_per_threadgroup ? partials[lane] : 0.0f);
+    if (lane == 0) {
+        out[threadgroup_position_in_grid.x] = total;
+    }
+}
+"#,
+    ),
+    (
+        "histogram",
+        r#"
+threadgroup atomic_int bins[BINS];
+uint i = thread_position_in_grid.x;
+uint local_i = thread_position_in_threadgroup.x;
+uint stride = threads_per_grid.x;
+if (local_i < BINS) {
+    atomic_store_explicit(&bins[local_i], 0, memory_order_relaxed);
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+for (uint j = i; j < uint(x_shape[0]); j += stride) {
+    atomic_fetch_add_explicit(&bins[x[j]], 1, memory_order_relaxed);
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (local_i < BINS) {
+    int count = atomic_load_explicit(&bins[local_i], memory_order_relaxed);
+    if (count > 0) {
+        atomic_fetch_add_explicit(&out[local_i], count, memory_order_relaxed);
+    }
+}
+"#,
+    ),
+    (
+        "matvec",
+        r#"
+uint chunk = threadgroup_position_in_grid.x;
+uint row = threadgroup_position_in_grid.y;
+uint lane = thread_index_in_simdgroup;
+uint cols = a_shape[1];
+uint end = min(cols, (chunk + 1) * CHUNK);
+float acc = 0.0f;
+for (uint c = chunk * CHUNK + lane; c < end; c += 32) {
+    acc += a[row * cols + c] * x[c];
+}
+float s = simd_sum(acc);
+if (lane == 0) {
+    atomic_fetch_add_explicit(&out[row], s, memory_order_relaxed);
+}
+"#,
+    ),
+    (
+        "segment_sum",
+        r#"
+uint i = thread_position_in_grid.x;
+uint start = i * PER_THREAD;
+uint n = x_shape[0];
+if (start < n) {
+    uint end = min(n, start + PER_THREAD);
+    int current = ids[start];
+    float run = 0.0f;
+    for (uint j = start; j < end; j++) {
+        if (ids[j] != current) {
+            atomic_fetch_add_explicit(&out[current], run, memory_order_relaxed);
+            current = ids[j];
+            run = 0.0f;
+        }
+        run += x[j];
+    }
+    atomic_fetch_add_explicit(&out[current], run, memory_order_relaxed);
 }
 "#,
     ),

@@ -1,0 +1,241 @@
+//! Book two: chapters, the new score columns, tolerances and randomized
+//! edges, reference scores, other correct approaches, and deliberately
+//! wrong solutions whose verdict and finding are asserted.
+
+mod common;
+use common::*;
+use puzzles::{Random, CHAPTERS, PUZZLES};
+
+fn human(r: &puzzles::CheckResult) -> String {
+    puzzles::render::human(r, false)
+}
+
+/// Passes every test with no finding, but misses a target.
+fn assert_over_target(r: &puzzles::CheckResult, missed: &str) {
+    let text = human(r);
+    assert!(r.passed && !r.targets_met && !r.solved(), "{text}");
+    assert!(text.contains("Not solved yet: the tests pass, but the kernel misses a target."), "{text}");
+    assert!(text.contains(missed), "expected `{missed}` in:\n{text}");
+}
+
+fn assert_solved(r: &puzzles::CheckResult) {
+    assert!(r.solved(), "{}", human(r));
+    assert!(r.findings.is_empty(), "{:?}", kinds(r));
+}
+
+#[test]
+fn chapters_are_contiguous_and_in_order() {
+    let mut seen: Vec<&str> = Vec::new();
+    for p in PUZZLES.iter() {
+        assert!(CHAPTERS.contains(&p.chapter), "{}: unknown chapter {}", p.slug, p.chapter);
+        if seen.last() != Some(&p.chapter) {
+            assert!(!seen.contains(&p.chapter), "{}: chapter {} is split", p.slug, p.chapter);
+            seen.push(p.chapter);
+        }
+    }
+    assert_eq!(seen, CHAPTERS.to_vec(), "every chapter has puzzles, in CHAPTERS order");
+    assert!(PUZZLES[..14].iter().all(|p| p.chapter == CHAPTERS[0]));
+    assert_eq!(puzzles::find("simd_sum").unwrap().chapter, "SIMD-groups");
+    assert_eq!(puzzles::find("histogram").unwrap().chapter, "Atomics");
+}
+
+#[test]
+fn book_two_tests_have_edge_threadgroups_and_float_values() {
+    for p in PUZZLES.iter().filter(|p| p.number >= 15) {
+        // Some test's data does not fill whole threadgroups.
+        let edge = p.tests.iter().any(|t| {
+            let n = t.inputs[0].shape.last().copied().unwrap_or(1) as u32;
+            n % t.threadgroup[0] != 0 || t.grid[0] % t.threadgroup[0] != 0
+        });
+        assert!(edge, "{}: every test fills whole threadgroups", p.slug);
+        assert!(p.tests.len() >= 2, "{}", p.slug);
+        // Random float inputs really are fractional (sums depend on order).
+        for (name, _, seed, inputs) in puzzles::check::runs(p) {
+            if seed.is_none() {
+                continue;
+            }
+            for (spec, a) in p.tests[0].inputs.iter().zip(&inputs) {
+                if let Random::Floats(..) = spec.random {
+                    assert!(a.to_f64_vec().iter().any(|v| v.fract() != 0.0), "{name}: {}", spec.name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sorted_runs_are_sorted_runs_of_at_least_the_minimum() {
+    let p = puzzles::find("segment_sum").unwrap();
+    for (name, case, _, inputs) in puzzles::check::runs(p) {
+        let ids = inputs[1].to_f64_vec();
+        assert!(ids.windows(2).all(|w| w[0] <= w[1]), "{name}: sorted");
+        assert!(ids.iter().all(|&v| (0.0..64.0).contains(&v)), "{name}: in range");
+        // Every run but the last has at least `min` elements.
+        let Random::Runs { min, .. } = p.tests[case].inputs[1].random else { panic!("runs") };
+        let mut runs = Vec::new();
+        let mut len = 1;
+        for w in ids.windows(2) {
+            if w[0] == w[1] {
+                len += 1;
+            } else {
+                runs.push(len);
+                len = 1;
+            }
+        }
+        assert!(runs.iter().all(|&l| l >= min), "{name}: {runs:?}");
+    }
+}
+
+#[test]
+fn reference_scores() {
+    let score = |slug| check(slug, solution(slug)).score.columns();
+    // [global r, global w, shared r, shared w, device atomics, tg atomics, barriers, simd]
+    assert_eq!(score("simd_sum"), [1, 1, 0, 0, 0, 0, 0, 1]);
+    assert_eq!(score("simd_scan"), [1, 1, 0, 0, 0, 0, 0, 1]);
+    assert_eq!(score("threadgroup_reduce"), [1, 1, 1, 1, 0, 0, 1, 2]);
+    let h = score("histogram");
+    assert_eq!((h[4], h[6]), (1, 2), "{h:?}");
+    assert_eq!(score("matvec"), [8, 0, 0, 0, 1, 0, 0, 1]);
+    assert_eq!(score("segment_sum")[4], 2);
+}
+
+#[test]
+fn score_columns_appear_only_where_targets_are_set() {
+    let r = check("simd_sum", solution("simd_sum"));
+    let text = human(&r);
+    assert!(text.contains("Barriers |      SIMD Ops |") && !text.contains("Dev Atomics"), "{text}");
+    let j = puzzles::render::json(&r);
+    assert_eq!(j["score"]["simd_ops"], 1);
+    assert_eq!(j["targets"]["simd_ops"], 5);
+    assert!(j["score"].get("device_atomics").is_none());
+    // Book one keeps exactly its four columns, in text and JSON.
+    let r = check("map", solution("map"));
+    assert!(!human(&r).contains("SIMD Ops"));
+    let j = puzzles::render::json(&r);
+    for part in ["score", "targets"] {
+        let keys: Vec<&String> = j[part].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["global_reads", "global_writes", "shared_reads", "shared_writes"], "{part}");
+    }
+}
+
+// ---- SIMD-groups ------------------------------------------------------------
+
+#[test]
+fn simd_sum_alternatives_and_mistakes() {
+    // A shuffle tree instead of simd_sum is correct too, and within target.
+    let tree = "uint i = thread_position_in_grid.x;\nuint lane = thread_index_in_simdgroup;\n\
+float s = i < uint(a_shape[0]) ? a[i] : 0.0f;\n\
+for (ushort d = 16; d > 0; d /= 2) { s += simd_shuffle_xor(s, d); }\n\
+if (lane == 0 && i < uint(a_shape[0])) { out[i / 32] = s; }\n";
+    let r = check("simd_sum", tree);
+    assert_solved(&r);
+    assert_eq!(r.score.simd_ops, 5);
+
+    // No guard: the threads past the end read outside `a`.
+    let body = solution("simd_sum").replace("i < n ? a[i] : 0.0f", "a[i]");
+    let r = check("simd_sum", &body);
+    assert!(!r.passed);
+    assert!(kinds(&r).contains(&"out-of-bounds"), "{:?}", kinds(&r));
+
+    // Staged through threadgroup memory: right, but not the point.
+    let staged = "threadgroup float t[64];\nuint i = thread_position_in_grid.x;\nuint l = thread_position_in_threadgroup.x;\n\
+t[l] = i < uint(a_shape[0]) ? a[i] : 0.0f;\nthreadgroup_barrier(mem_flags::mem_threadgroup);\n\
+if (l % 32 == 0 && i < uint(a_shape[0])) { float s = 0; for (uint k = 0; k < 32; k++) s += t[l + k]; out[i / 32] = s; }\n";
+    assert_over_target(&check("simd_sum", staged), "Shared Writes: 1 per thread, target ≤ 0");
+}
+
+#[test]
+fn simd_scan_alternatives_and_mistakes() {
+    let shuffles = "uint i = thread_position_in_grid.x;\nuint lane = thread_index_in_simdgroup;\n\
+float s = i < uint(a_shape[0]) ? a[i] : 0.0f;\n\
+for (ushort d = 1; d < 32; d *= 2) { float up = simd_shuffle_up(s, d); if (lane >= d) s += up; }\n\
+if (i < uint(a_shape[0])) out[i] = s;\n";
+    assert_solved(&check("simd_scan", shuffles));
+
+    // Exclusive instead of inclusive: every cell misses its own element.
+    let body = solution("simd_scan").replace("inclusive", "exclusive");
+    let r = check("simd_scan", &body);
+    assert!(!r.passed && r.findings.is_empty());
+    assert_eq!(r.first_failure().unwrap().name, "SIMD Scan (Simple)");
+    assert!(
+        r.explanations[0].starts_with("out[0] = 0, expected 0") || r.explanations[0].starts_with("out[1] = 0, expected 1"),
+        "{:?}",
+        r.explanations
+    );
+}
+
+#[test]
+fn threadgroup_reduce_mistakes() {
+    // Without the barrier SIMD-group 0 reads partials others have not written.
+    let body = solution("threadgroup_reduce").replace("threadgroup_barrier(mem_flags::mem_threadgroup);", "");
+    let r = check("threadgroup_reduce", &body);
+    assert!(!r.passed);
+    assert!(kinds(&r).contains(&"data-race"), "{:?}", kinds(&r));
+
+    // Book one's halving tree: correct, but eight barriers.
+    let tree = "threadgroup float cache[256];\nuint i = thread_position_in_grid.x;\nuint l = thread_position_in_threadgroup.x;\n\
+cache[l] = i < uint(a_shape[0]) ? a[i] : 0.0f;\nthreadgroup_barrier(mem_flags::mem_threadgroup);\n\
+for (uint h = 128; h > 0; h /= 2) { if (l < h) cache[l] += cache[l + h]; threadgroup_barrier(mem_flags::mem_threadgroup); }\n\
+if (l == 0) out[threadgroup_position_in_grid.x] = cache[0];\n";
+    assert_over_target(&check("threadgroup_reduce", tree), "Barriers: 9 per thread, target ≤ 1");
+}
+
+// ---- Atomics ----------------------------------------------------------------
+
+#[test]
+fn histogram_mistakes() {
+    // Straight to device atomics: right counts, one device atomic per element.
+    let direct = "uint i = thread_position_in_grid.x;\nuint stride = threads_per_grid.x;\n\
+for (uint j = i; j < uint(x_shape[0]); j += stride) { atomic_fetch_add_explicit(&out[x[j]], 1, memory_order_relaxed); }\n";
+    assert_over_target(&check("histogram", direct), "Dev Atomics: 8 per thread, target ≤ 1");
+
+    // Plain `+=` on threadgroup counters: threads of a group race.
+    let racy = "threadgroup int bins[BINS];\nuint i = thread_position_in_grid.x;\nuint l = thread_position_in_threadgroup.x;\n\
+if (l < BINS) bins[l] = 0;\nthreadgroup_barrier(mem_flags::mem_threadgroup);\n\
+for (uint j = i; j < uint(x_shape[0]); j += threads_per_grid.x) { bins[x[j]] += 1; }\n\
+threadgroup_barrier(mem_flags::mem_threadgroup);\n\
+if (l < BINS) atomic_fetch_add_explicit(&out[l], bins[l], memory_order_relaxed);\n";
+    let r = check("histogram", racy);
+    assert!(!r.passed);
+    assert!(kinds(&r).contains(&"data-race"), "{:?}", kinds(&r));
+}
+
+#[test]
+fn matvec_mistakes() {
+    // An atomic per product: four per thread.
+    let body = solution("matvec")
+        .replace(
+            "acc += a[row * cols + c] * x[c];",
+            "atomic_fetch_add_explicit(&out[row], a[row * cols + c] * x[c], memory_order_relaxed);",
+        )
+        .replace("float s = simd_sum(acc);\nif (lane == 0) {\n    atomic_fetch_add_explicit(&out[row], s, memory_order_relaxed);\n}\n", "");
+    assert_over_target(&check("matvec", &body), "Dev Atomics: 4 per thread, target ≤ 1");
+
+    // The chunk's end not clamped to the row: the last chunk reads past the
+    // end of `x` (the simulator reads 0 there, so only the sanitizer sees it).
+    let body = solution("matvec").replace("uint end = min(cols, (chunk + 1) * CHUNK);", "uint end = (chunk + 1) * CHUNK;");
+    let r = check("matvec", &body);
+    assert!(!r.passed, "{}", human(&r));
+    assert!(human(&r).starts_with("Failed Tests. (every output matches, but the sanitizer reported errors below)"));
+    let f = &r.findings[0];
+    assert_eq!((f.finding.kind.name(), f.test.as_str()), ("out-of-bounds", "Matvec (Edges)"));
+    assert!(f.finding.message.contains("out-of-bounds read of `x`"), "{}", f.finding.message);
+}
+
+#[test]
+fn segment_sum_mistakes() {
+    // One atomic per element.
+    let per_element = "uint i = thread_position_in_grid.x;\nuint start = i * PER_THREAD;\n\
+for (uint j = start; j < min(uint(x_shape[0]), start + PER_THREAD); j++) { atomic_fetch_add_explicit(&out[ids[j]], x[j], memory_order_relaxed); }\n";
+    assert_over_target(&check("segment_sum", per_element), "Dev Atomics: 8 per thread, target ≤ 2");
+
+    // Forgets to flush when the id changes: the run before is added to the
+    // next segment.
+    let body = solution("segment_sum").replace(
+        "            atomic_fetch_add_explicit(&out[current], run, memory_order_relaxed);\n            current = ids[j];\n            run = 0.0f;\n",
+        "            current = ids[j];\n",
+    );
+    let r = check("segment_sum", &body);
+    assert!(!r.passed && r.findings.is_empty());
+    assert!(!r.explanations.is_empty());
+}

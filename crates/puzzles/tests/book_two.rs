@@ -45,7 +45,7 @@ fn book_two_tests_have_edge_threadgroups_and_float_values() {
         // Some test's data does not fill whole threadgroups.
         let edge = p.tests.iter().any(|t| {
             let n = t.inputs[0].shape.last().copied().unwrap_or(1) as u32;
-            n % t.threadgroup[0] != 0 || t.grid[0] % t.threadgroup[0] != 0
+            !n.is_multiple_of(t.threadgroup[0]) || !t.grid[0].is_multiple_of(t.threadgroup[0])
         });
         assert!(edge, "{}: every test fills whole threadgroups", p.slug);
         assert!(p.tests.len() >= 2, "{}", p.slug);

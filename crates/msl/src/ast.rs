@@ -59,6 +59,9 @@ impl Path {
 pub enum TemplateArg {
     Type(TypeExpr),
     Expr(Expr),
+    /// `Ts...`: a pack expansion; one argument per element of the packs the
+    /// pattern names.
+    Pack(Box<TemplateArg>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -279,6 +282,23 @@ pub enum ExprKind {
     AlignofType(TypeExpr),
     /// `{a, b, c}` in an initializer or argument.
     InitList(Vec<Expr>),
+    /// `pattern...` in an argument or initializer list: the pattern once per
+    /// element of the parameter packs it names.
+    PackExpansion(Box<Expr>),
+    /// `sizeof...(Ts)`: the number of elements of a parameter pack.
+    SizeofPack(Ident),
+    /// A fold expression: `(pack op ...)` (right fold), `(... op pack)`
+    /// (left fold), with an optional initial value `init` (`(pack op ... op
+    /// init)`, `(init op ... op pack)`; the parser cannot tell which operand
+    /// is the pack, so `pack` is the first operand and `left` is false, and
+    /// the checker swaps them when only `init` names a pack). `op` is `None`
+    /// for the comma operator.
+    Fold {
+        op: Option<BinaryOp>,
+        pack: Box<Expr>,
+        init: Option<Box<Expr>>,
+        left: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -366,6 +386,8 @@ pub struct Block {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Param {
     pub ty: TypeExpr,
+    /// `Ts... args`: a function parameter pack.
+    pub is_pack: bool,
     pub name: Option<Ident>,
     pub attrs: Vec<Attribute>,
     pub default: Option<Expr>,
@@ -467,6 +489,8 @@ pub enum TemplateParamKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TemplateParam {
     pub name: Ident,
+    /// `typename... Ts` / `int... Ns`: a template parameter pack.
+    pub is_pack: bool,
     pub kind: TemplateParamKind,
     pub span: Span,
 }

@@ -865,9 +865,14 @@ impl<'a> Parser<'a> {
             } else {
                 None
             };
-            match ty {
-                Some(t) => args.push(TemplateArg::Type(t)),
-                None => args.push(TemplateArg::Expr(self.parse_assign())),
+            let arg = match ty {
+                Some(t) => TemplateArg::Type(t),
+                None => TemplateArg::Expr(self.parse_assign()),
+            };
+            if self.eat(Punct::Ellipsis) {
+                args.push(TemplateArg::Pack(Box::new(arg)));
+            } else {
+                args.push(arg);
             }
             if !self.eat(Punct::Comma) || self.pos == before {
                 break;
@@ -1341,6 +1346,23 @@ impl<'a> Parser<'a> {
         match t.ident() {
             Some("sizeof") => {
                 self.bump();
+                // `sizeof...(Ts)`
+                if self.eat(Punct::Ellipsis) {
+                    let lp = self.tok(0).span;
+                    self.expect(Punct::LParen);
+                    let name = match self.tok(0).ident() {
+                        Some(n) => {
+                            let n = Rc::<str>::from(n);
+                            Ident { name: n, span: self.bump() }
+                        }
+                        None => {
+                            self.error_here("the name of a parameter pack");
+                            return error_expr(t.span);
+                        }
+                    };
+                    self.expect_close(Punct::RParen, lp);
+                    return Expr { kind: ExprKind::SizeofPack(name), span: t.span.to(self.prev_span()) };
+                }
                 if self.at(Punct::LParen) {
                     let lp = self.tok(0).span;
                     let st = self.save();
@@ -1454,6 +1476,13 @@ impl<'a> Parser<'a> {
             loop {
                 let before = self.pos;
                 let e = if self.at(Punct::LBrace) { self.parse_init_list() } else { self.parse_assign() };
+                let e = if self.at(Punct::Ellipsis) {
+                    let dots = self.bump();
+                    let span = e.span.to(dots);
+                    Expr { kind: ExprKind::PackExpansion(Box::new(e)), span }
+                } else {
+                    e
+                };
                 args.push(e);
                 if self.too_deep || self.pos == before {
                     break;
@@ -1469,6 +1498,78 @@ impl<'a> Parser<'a> {
         self.no_gt = save;
         self.expect_close(close, open);
         args
+    }
+
+    /// The fold operator at the current token: `Some(None)` for a comma.
+    fn fold_op_here(&self) -> Option<Option<BinaryOp>> {
+        if self.at(Punct::Comma) {
+            return Some(None);
+        }
+        self.binop_here().map(|(op, _)| Some(op))
+    }
+
+    /// At `(`: is this a fold expression, `(... op e)` or `(e op ...)`? A
+    /// `...` right after `(`, or right after a binary operator at the
+    /// parenthesis' own depth, says so.
+    fn fold_follows(&self) -> bool {
+        if self.at_n(1, Punct::Ellipsis) {
+            return true;
+        }
+        let mut depth = 0usize;
+        let mut k = 1;
+        loop {
+            let t = self.tok(k);
+            match t.kind {
+                TokenKind::Eof => return false,
+                TokenKind::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => depth += 1,
+                TokenKind::Punct(Punct::RParen | Punct::RBracket | Punct::RBrace) => {
+                    if depth == 0 {
+                        return false;
+                    }
+                    depth -= 1;
+                }
+                TokenKind::Punct(Punct::Semi) => return false,
+                TokenKind::Punct(Punct::Ellipsis) if depth == 0 => {
+                    let prev = &self.tok(k - 1).kind;
+                    return matches!(prev, TokenKind::Punct(p) if *p == Punct::Comma || binop_of(*p).is_some());
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+    }
+
+    /// `(... op e)`, `(e op ...)`, `(e op ... op init)`, `(init op ... op e)`.
+    fn parse_fold(&mut self) -> Expr {
+        let open = self.bump();
+        let save = self.no_gt;
+        self.no_gt = 0;
+        let e = if self.at(Punct::Ellipsis) {
+            self.bump();
+            let Some(op) = self.fold_op_here() else {
+                self.error_here("an operator after `...` in a fold expression");
+                self.no_gt = save;
+                return error_expr(open);
+            };
+            self.bump();
+            let pack = self.parse_unary();
+            Expr { kind: ExprKind::Fold { op, pack: Box::new(pack), init: None, left: true }, span: open }
+        } else {
+            let first = self.parse_unary();
+            let op = self.fold_op_here().unwrap_or(None);
+            self.bump();
+            self.expect(Punct::Ellipsis);
+            let init = if self.fold_op_here() == Some(op) && !self.at(Punct::RParen) {
+                self.bump();
+                Some(Box::new(self.parse_unary()))
+            } else {
+                None
+            };
+            Expr { kind: ExprKind::Fold { op, pack: Box::new(first), init, left: false }, span: open }
+        };
+        self.no_gt = save;
+        self.expect_close(Punct::RParen, open);
+        Expr { span: open.to(self.prev_span()), ..e }
     }
 
     fn parse_init_list(&mut self) -> Expr {
@@ -1510,6 +1611,9 @@ impl<'a> Parser<'a> {
                 return Expr { kind: ExprKind::StrLit(Rc::from(s)), span: sp.to(self.prev_span()) };
             }
             TokenKind::Punct(Punct::LParen) => {
+                if self.fold_follows() {
+                    return self.parse_fold();
+                }
                 self.bump();
                 let save = self.no_gt;
                 self.no_gt = 0;
@@ -2232,6 +2336,7 @@ impl<'a> Parser<'a> {
             let mut specs = self.new_specs();
             let base = self.parse_base_type(&mut Some(&mut specs));
             let ty = self.parse_ptr_ops(base);
+            let is_pack = self.eat(Punct::Ellipsis);
             let mut attrs = specs.attrs;
             // `T (&name)[N]`: a reference to an array.
             if self.at(Punct::LParen) && self.at_n(1, Punct::Amp) && self.tok(2).ident().is_some() && self.at_n(3, Punct::RParen) {
@@ -2244,7 +2349,14 @@ impl<'a> Parser<'a> {
                 let span = arr.span.to(amp);
                 let ty = TypeExpr { kind: TypeExprKind::Reference { referee: Box::new(arr) }, span };
                 let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
-                params.push(Param { ty, name: Some(Ident { name: n, span: sp }), attrs, default, span: start.to(self.prev_span()) });
+                params.push(Param {
+                    ty,
+                    is_pack,
+                    name: Some(Ident { name: n, span: sp }),
+                    attrs,
+                    default,
+                    span: start.to(self.prev_span()),
+                });
                 if self.silent || !self.eat(Punct::Comma) {
                     break;
                 }
@@ -2266,7 +2378,7 @@ impl<'a> Parser<'a> {
                 self.parse_attr_list(&mut attrs);
             }
             let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
-            params.push(Param { ty, name, attrs, default, span: start.to(self.prev_span()) });
+            params.push(Param { ty, is_pack, name, attrs, default, span: start.to(self.prev_span()) });
             if self.silent || self.pos == before || !self.eat(Punct::Comma) {
                 break;
             }
@@ -2391,21 +2503,24 @@ impl<'a> Parser<'a> {
             let start = self.tok(0).span;
             if self.at_kw("typename") || self.at_kw("class") {
                 self.bump();
-                self.eat(Punct::Ellipsis);
+                let is_pack = self.eat(Punct::Ellipsis);
                 let Some((n, nsp)) = self.template_param_name(params.len()) else { break };
                 self.declare_template_param(&n);
                 let default = if self.eat(Punct::Eq) { Some(self.parse_type()) } else { None };
                 params.push(TemplateParam {
                     name: Ident { name: n, span: nsp },
+                    is_pack,
                     kind: TemplateParamKind::Type { default },
                     span: start.to(self.prev_span()),
                 });
             } else {
                 let ty = self.parse_type();
+                let is_pack = self.eat(Punct::Ellipsis);
                 let Some((n, nsp)) = self.template_param_name(params.len()) else { break };
                 let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
                 params.push(TemplateParam {
                     name: Ident { name: n, span: nsp },
+                    is_pack,
                     kind: TemplateParamKind::Value { ty, default },
                     span: start.to(self.prev_span()),
                 });
@@ -3789,7 +3904,14 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
                 is_constexpr: false,
                 ret: named_ty("void", false, None),
                 name: simple_path("f", sp()),
-                params: vec![Param { ty: t.clone(), name: Some(ident("p", sp())), attrs: vec![], default: None, span: sp() }],
+                params: vec![Param {
+                    ty: t.clone(),
+                    is_pack: false,
+                    name: Some(ident("p", sp())),
+                    attrs: vec![],
+                    default: None,
+                    span: sp(),
+                }],
                 is_const_method: false,
                 object_space: None,
                 body: Some(Block { stmts, span: sp() }),

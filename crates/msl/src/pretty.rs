@@ -86,23 +86,31 @@ fn path(s: &mut String, p: &Path) {
                 if j > 0 {
                     s.push_str(", ");
                 }
-                match a {
-                    TemplateArg::Type(t) => ty(s, t),
-                    TemplateArg::Expr(e) => {
-                        // Parenthesise so `>` inside cannot close the list.
-                        let needs = !is_atomic(e);
-                        if needs {
-                            s.push('(');
-                        }
-                        expr(s, e);
-                        if needs {
-                            s.push(')');
-                        }
-                    }
-                }
+                template_arg(s, a);
             }
             // A space keeps `> >` apart from a following `>`/`=`.
             s.push_str(" >");
+        }
+    }
+}
+
+fn template_arg(s: &mut String, a: &TemplateArg) {
+    match a {
+        TemplateArg::Type(t) => ty(s, t),
+        TemplateArg::Expr(e) => {
+            // Parenthesise so `>` inside cannot close the list.
+            let needs = !is_atomic(e);
+            if needs {
+                s.push('(');
+            }
+            expr(s, e);
+            if needs {
+                s.push(')');
+            }
+        }
+        TemplateArg::Pack(a) => {
+            template_arg(s, a);
+            s.push_str("...");
         }
     }
 }
@@ -395,6 +403,38 @@ fn expr(s: &mut String, e: &Expr) {
             args(s, a);
             s.push('}');
         }
+        ExprKind::PackExpansion(x) => {
+            postfix_base(s, x);
+            s.push_str("...");
+        }
+        ExprKind::SizeofPack(n) => {
+            let _ = write!(s, "sizeof...({})", n.name);
+        }
+        ExprKind::Fold { op, pack, init, left } => {
+            let op = op.map(|o| o.as_str()).unwrap_or(",");
+            s.push('(');
+            match (left, init) {
+                (true, None) => {
+                    let _ = write!(s, "... {op} ");
+                    postfix_base(s, pack);
+                }
+                (true, Some(i)) => {
+                    postfix_base(s, i);
+                    let _ = write!(s, " {op} ... {op} ");
+                    postfix_base(s, pack);
+                }
+                (false, None) => {
+                    postfix_base(s, pack);
+                    let _ = write!(s, " {op} ...");
+                }
+                (false, Some(i)) => {
+                    postfix_base(s, pack);
+                    let _ = write!(s, " {op} ... {op} ");
+                    postfix_base(s, i);
+                }
+            }
+            s.push(')');
+        }
     }
 }
 
@@ -569,7 +609,8 @@ fn attr(a: &Attribute) -> String {
 }
 
 fn param(p: &Param) -> String {
-    let mut s = declarator_to_string(&p.ty, p.name.as_ref().map(|n| &*n.name).unwrap_or(""));
+    let name = p.name.as_ref().map(|n| &*n.name).unwrap_or("");
+    let mut s = if p.is_pack { format!("{}... {name}", type_to_string(&p.ty)) } else { declarator_to_string(&p.ty, name) };
     for a in &p.attrs {
         s.push(' ');
         s.push_str(&attr(a));
@@ -695,13 +736,13 @@ fn template_params(params: &[TemplateParam]) -> String {
         }
         match &p.kind {
             TemplateParamKind::Type { default } => {
-                let _ = write!(s, "typename {}", p.name.name);
+                let _ = write!(s, "typename{} {}", if p.is_pack { "..." } else { "" }, p.name.name);
                 if let Some(d) = default {
                     let _ = write!(s, " = {}", type_to_string(d));
                 }
             }
             TemplateParamKind::Value { ty: t, default } => {
-                let _ = write!(s, "{} {}", type_to_string(t), p.name.name);
+                let _ = write!(s, "{}{} {}", type_to_string(t), if p.is_pack { "..." } else { "" }, p.name.name);
                 if let Some(d) = default {
                     s.push_str(" = ");
                     if is_atomic(d) {
@@ -869,6 +910,14 @@ pub fn erase_expr_spans(e: &mut Expr) {
         ExprKind::SizeofType(t) | ExprKind::AlignofType(t) => erase_type_spans(t),
         ExprKind::SizeofExpr(x) => erase_expr_spans(x),
         ExprKind::InitList(a) => a.iter_mut().for_each(erase_expr_spans),
+        ExprKind::PackExpansion(x) => erase_expr_spans(x),
+        ExprKind::SizeofPack(n) => n.span = Span::default(),
+        ExprKind::Fold { pack, init, .. } => {
+            erase_expr_spans(pack);
+            if let Some(i) = init {
+                erase_expr_spans(i);
+            }
+        }
         ExprKind::IntLit { .. }
         | ExprKind::FloatLit { .. }
         | ExprKind::BoolLit(_)
@@ -894,17 +943,20 @@ pub fn erase_type_spans(t: &mut TypeExpr) {
     }
 }
 
+fn erase_targ(a: &mut TemplateArg) {
+    match a {
+        TemplateArg::Type(t) => erase_type_spans(t),
+        TemplateArg::Expr(e) => erase_expr_spans(e),
+        TemplateArg::Pack(a) => erase_targ(a),
+    }
+}
+
 fn erase_path(p: &mut Path) {
     p.span = Span::default();
     for seg in &mut p.segments {
         seg.ident.span = Span::default();
         if let Some(args) = &mut seg.template_args {
-            for a in args {
-                match a {
-                    TemplateArg::Type(t) => erase_type_spans(t),
-                    TemplateArg::Expr(e) => erase_expr_spans(e),
-                }
-            }
+            args.iter_mut().for_each(erase_targ);
         }
     }
 }
@@ -1010,12 +1062,7 @@ fn erase_item(i: &mut Item) {
             s.span = Span::default();
             s.name.span = Span::default();
             s.attrs.iter_mut().for_each(erase_attr);
-            for a in s.specialization.iter_mut().flatten() {
-                match a {
-                    TemplateArg::Type(t) => erase_type_spans(t),
-                    TemplateArg::Expr(e) => erase_expr_spans(e),
-                }
-            }
+            s.specialization.iter_mut().flatten().for_each(erase_targ);
             for m in &mut s.members {
                 m.span = Span::default();
                 match &mut m.kind {

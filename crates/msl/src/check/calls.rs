@@ -32,6 +32,8 @@ impl Candidate {
 
 impl<'a> Checker<'a, '_> {
     pub(crate) fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let args = self.expand_exprs(args)?;
+        let args = &*args;
         match &callee.kind {
             A::Member { base, name, arrow } => {
                 let b = self.expr(base)?;
@@ -322,7 +324,14 @@ impl<'a> Checker<'a, '_> {
                     let old_fs = self.fs.take();
                     let mut ptys = Vec::new();
                     let mut ok = true;
-                    for p in &ast.params {
+                    let fparams = match self.expanded_params(ast) {
+                        Some(p) => p,
+                        None => {
+                            ok = false;
+                            std::borrow::Cow::Borrowed(&[][..])
+                        }
+                    };
+                    for p in fparams.iter() {
                         match self.resolve_type(&p.ty) {
                             Some(q) => ptys.push(match q.ty {
                                 Type::Array { elem, .. } => {
@@ -604,6 +613,21 @@ impl<'a> Checker<'a, '_> {
             if plain.len() == 1 {
                 return Some(plain[0]);
             }
+            // Among templates only, the more specialised one wins.
+            if plain.is_empty() {
+                let decl = |i: usize| match cands[i] {
+                    Candidate::Template(d, ..) => d,
+                    Candidate::Ready(..) => usize::MAX,
+                };
+                let winners: Vec<usize> = best
+                    .iter()
+                    .copied()
+                    .filter(|&i| best.iter().all(|&j| j == i || self.more_specialized(decl(i), decl(j), args.len())))
+                    .collect();
+                if winners.len() == 1 {
+                    return Some(winners[0]);
+                }
+            }
             let arg_list: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
             let mut d = self.error(name_span, format!("call to `{name}({})` is ambiguous", arg_list.join(", ")));
             for &i in &best {
@@ -664,6 +688,7 @@ impl<'a> Checker<'a, '_> {
         arg_tys: &[Type],
         explicit: Vec<TArg>,
     ) -> Option<Vec<TArg>> {
+        let explicit = super::packs::gather_pack(params, explicit);
         if explicit.len() > params.len() {
             return None;
         }
@@ -671,15 +696,28 @@ impl<'a> Checker<'a, '_> {
         for (i, a) in explicit.into_iter().enumerate() {
             map[i] = Some(a);
         }
-        for (p, t) in f.params.iter().zip(arg_tys) {
-            // By-value parameters see decayed arguments.
-            let t = match t {
-                Type::Array { elem, .. } if !matches!(p.ty.kind, ast::TypeExprKind::Reference { .. }) => {
-                    Type::Pointer { pointee: elem.clone(), space: AddressSpace::Thread, is_const: false }
+        // By-value parameters see decayed arguments.
+        let decayed = |p: &ast::Param, t: &Type| match t {
+            Type::Array { elem, .. } if !matches!(p.ty.kind, ast::TypeExprKind::Reference { .. }) => {
+                Type::Pointer { pointee: elem.clone(), space: AddressSpace::Thread, is_const: false }
+            }
+            t => t.clone(),
+        };
+        let mut rest = arg_tys;
+        for p in &f.params {
+            if p.is_pack {
+                // A function parameter pack takes the remaining arguments (it
+                // is last in a deducible position): each one deduces the
+                // next element of the template packs its type names.
+                if !self.deduce_pack(params, p, rest, &mut map, &decayed) {
+                    return None;
                 }
-                t => t.clone(),
-            };
-            if !self.unify(params, &p.ty, &t, &mut map) {
+                rest = &[];
+                continue;
+            }
+            let Some((t, tail)) = rest.split_first() else { break };
+            rest = tail;
+            if !self.unify(params, &p.ty, &decayed(p, t), &mut map) {
                 return None;
             }
         }
@@ -693,6 +731,51 @@ impl<'a> Checker<'a, '_> {
             }
         }
         Some(out)
+    }
+
+    /// Deduce template parameter packs from the arguments a function
+    /// parameter pack receives (explicitly given elements come first).
+    fn deduce_pack(
+        &self,
+        params: &[ast::TemplateParam],
+        p: &ast::Param,
+        args: &[Type],
+        map: &mut [Option<TArg>],
+        decayed: &dyn Fn(&ast::Param, &Type) -> Type,
+    ) -> bool {
+        let packs: Vec<usize> = (0..params.len()).filter(|&i| params[i].is_pack).collect();
+        let mut elems: Vec<Vec<TArg>> = packs
+            .iter()
+            .map(|&k| match &map[k] {
+                Some(TArg::Pack(given)) => given.clone(),
+                _ => Vec::new(),
+            })
+            .collect();
+        for (j, t) in args.iter().enumerate() {
+            let mut sub = map.to_vec();
+            for (n, &k) in packs.iter().enumerate() {
+                sub[k] = elems[n].get(j).cloned();
+            }
+            if !self.unify(params, &p.ty, &decayed(p, t), &mut sub) {
+                return false;
+            }
+            for (n, &k) in packs.iter().enumerate() {
+                match sub[k].take() {
+                    Some(v) if j >= elems[n].len() => elems[n].push(v),
+                    _ => {}
+                }
+            }
+            // Other parameters deduced on the way keep their values.
+            for (i, v) in sub.into_iter().enumerate() {
+                if !packs.contains(&i) && map[i].is_none() {
+                    map[i] = v;
+                }
+            }
+        }
+        for (n, &k) in packs.iter().enumerate() {
+            map[k] = Some(TArg::Pack(std::mem::take(&mut elems[n])));
+        }
+        true
     }
 
     pub(crate) fn unify(&self, params: &[ast::TemplateParam], te: &ast::TypeExpr, ty: &Type, map: &mut [Option<TArg>]) -> bool {

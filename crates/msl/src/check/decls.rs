@@ -258,7 +258,8 @@ impl<'a> Checker<'a, '_> {
             ok = false;
         }
         let mut params = Vec::new();
-        for p in &f.params {
+        let fparams = self.expanded_params(f)?;
+        for p in fparams.iter() {
             match self.resolve_type(&p.ty) {
                 Some(q) => params.push(param_type(q)),
                 None => ok = false,
@@ -283,11 +284,14 @@ impl<'a> Checker<'a, '_> {
     /// `-> decltype(a * b)`: the return type, with the parameters in scope.
     fn trailing_decltype(&mut self, f: &ast::Function) -> Option<Type> {
         let mut ptys = Vec::new();
-        for p in &f.params {
+        let fparams = self.expanded_params(f)?;
+        for p in fparams.iter() {
             ptys.push(param_type(self.resolve_type(&p.ty)?));
         }
-        let saved = self.fs.replace(FnState::new(FuncId(0), Type::Void, false));
-        for (p, ty) in f.params.iter().zip(&ptys) {
+        let mut fs = FnState::new(FuncId(0), Type::Void, false);
+        fs.packs.extend(self.param_pack_lens(f, &fparams));
+        let saved = self.fs.replace(fs);
+        for (p, ty) in fparams.iter().zip(&ptys) {
             if let Some(n) = &p.name {
                 self.declare_param(&n.name, ty, p);
             }
@@ -313,6 +317,8 @@ impl<'a> Checker<'a, '_> {
             self.constexpr_fns.insert(id);
         }
         let mut fs = FnState::new(id, sig.ret.clone(), f.is_kernel);
+        let Some(fparams) = self.expanded_params(f) else { return };
+        fs.packs.extend(self.param_pack_lens(f, &fparams));
         let mut params = Vec::new();
         if let Some((sid, space, is_const)) = this {
             let local = LocalId(fs.locals.len() as u32);
@@ -330,7 +336,7 @@ impl<'a> Checker<'a, '_> {
         let old_this = self.env.this_struct;
         self.env.this_struct = this.map(|t| t.0);
         let mut bindings_ok = true;
-        for (p, ty) in f.params.iter().zip(&sig.params) {
+        for (p, ty) in fparams.iter().zip(&sig.params) {
             let binding = if f.is_kernel {
                 match self.kernel_binding(p, ty) {
                     Some(b) => b,
@@ -503,7 +509,7 @@ impl<'a> Checker<'a, '_> {
     // ----- templates -----------------------------------------------------
 
     /// Fill in default template arguments after the explicit ones.
-    pub(crate) fn complete_targs(&mut self, d: DeclId, mut targs: Vec<TArg>, span: Span) -> Option<Vec<TArg>> {
+    pub(crate) fn complete_targs(&mut self, d: DeclId, targs: Vec<TArg>, span: Span) -> Option<Vec<TArg>> {
         let params = match &self.decls[d].kind {
             DeclKind::FunctionTemplate { params, .. }
             | DeclKind::StructTemplate { params, .. }
@@ -511,6 +517,7 @@ impl<'a> Checker<'a, '_> {
             | DeclKind::VarTemplate { params, .. } => *params,
             _ => return Some(targs),
         };
+        let mut targs = super::packs::gather_pack(params, targs);
         if targs.len() > params.len() {
             self.error(span, format!("too many template arguments: `{}` takes {}", self.decls[d].name, params.len()));
             return None;
@@ -520,6 +527,8 @@ impl<'a> Checker<'a, '_> {
             let env = self.template_env(d, params, &targs);
             let saved = std::mem::replace(&mut self.env, env);
             let v = match &p.kind {
+                // A pack nothing was given or deduced for is empty.
+                _ if p.is_pack => Some(TArg::Pack(Vec::new())),
                 ast::TemplateParamKind::Type { default: Some(t) } => self.resolve_type(t).map(|q| TArg::Type(q.ty)),
                 ast::TemplateParamKind::Value { default: Some(e), ty } => {
                     let h = self.expr(e);
@@ -557,6 +566,22 @@ impl<'a> Checker<'a, '_> {
                         *a = TArg::Value(v.cast(s), t);
                     }
                 }
+                (_, TArg::Pack(elems)) if p.is_pack => {
+                    let kind_ok = elems.iter().all(|e| matches!((&p.kind, e), (ast::TemplateParamKind::Type { .. }, TArg::Type(_)) | (ast::TemplateParamKind::Value { .. }, TArg::Value(..))));
+                    if !kind_ok {
+                        let what = if matches!(p.kind, ast::TemplateParamKind::Type { .. }) { "types" } else { "values" };
+                        self.error(span, format!("template parameter pack `{}` takes {what}", p.name.name));
+                        return None;
+                    }
+                }
+                _ if p.is_pack => {
+                    self.error(span, format!("template parameter pack `{}` was given a single argument where a list was expected", p.name.name));
+                    return None;
+                }
+                (_, TArg::Pack(_)) => {
+                    self.error(span, format!("template parameter `{}` is not a pack; it takes one argument", p.name.name));
+                    return None;
+                }
                 (ast::TemplateParamKind::Value { .. }, TArg::Type(_)) => {
                     self.error(span, format!("template parameter `{}` takes a value, not a type", p.name.name));
                     return None;
@@ -576,7 +601,7 @@ impl<'a> Checker<'a, '_> {
         let mut env = self.decls[d].env.clone();
         let mut map = (*env.targs).clone();
         for (p, a) in params.iter().zip(targs) {
-            map.insert(p.name.name.clone(), a.clone());
+            super::packs::bind_targ(&mut map, &p.name.name, a.clone());
         }
         env.targs = Rc::new(map);
         // A template may refer to itself (e.g. a struct template's methods).

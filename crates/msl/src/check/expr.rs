@@ -108,6 +108,8 @@ impl<'a> Checker<'a, '_> {
             }
             A::Cast { kind, ty, args, braces } => {
                 let q = self.resolve_type(ty)?;
+                let args = self.expand_exprs(args)?;
+                let args = &*args;
                 // `(void)x;` evaluates `x` and discards it (silences "unused").
                 if q.ty == Type::Void && args.len() == 1 {
                     return self.expr(&args[0]);
@@ -131,6 +133,12 @@ impl<'a> Checker<'a, '_> {
                     .help("write the type in front of it, e.g. `float2{1, 2}`");
                 None
             }
+            A::PackExpansion(_) => {
+                self.error(span, "a pack expansion `...` can only be used in an argument list, an initializer list or a template argument list");
+                None
+            }
+            A::SizeofPack(name) => self.sizeof_pack(name, span),
+            A::Fold { op, pack, init, left } => self.fold(*op, pack, init.as_deref(), *left, span),
         }
     }
 
@@ -180,8 +188,18 @@ impl<'a> Checker<'a, '_> {
                 }
                 return Some(self.local_expr(id, span));
             }
-            if let Some(super::TArg::Value(v, t)) = self.env.targs.get(name).cloned() {
-                return Some(mk(H::Const(v), t, span));
+            match self.env.targs.get(name).cloned() {
+                Some(super::TArg::Value(v, t)) => return Some(mk(H::Const(v), t, span)),
+                Some(super::TArg::Pack(_)) => {
+                    self.error(span, format!("parameter pack `{name}` must be expanded with `...` here"));
+                    return None;
+                }
+                _ => {}
+            }
+            if self.fs.as_ref().is_some_and(|fs| fs.packs.contains_key(name)) {
+                self.error(span, format!("function parameter pack `{name}` must be expanded with `...` here"))
+                    .help(format!("pass `{name}...` to forward every argument"));
+                return None;
             }
             if let Some(e) = self.this_field(name, span) {
                 return Some(e);
@@ -1190,6 +1208,8 @@ impl<'a> Checker<'a, '_> {
 
     /// Braced initialization of `ty` (with C++'s narrowing rules).
     pub(crate) fn list_init(&mut self, items: &[ast::Expr], ty: &Type, span: Span) -> Option<hir::Expr> {
+        let items = self.expand_exprs(items)?;
+        let items = &*items;
         match ty {
             Type::Array { elem, len } => {
                 if items.len() > *len as usize {

@@ -14,6 +14,8 @@ mod decls;
 mod expr;
 mod fnconst;
 mod operators;
+mod ordering;
+mod packs;
 mod stmt;
 mod templates;
 mod traitcalls;
@@ -47,6 +49,8 @@ pub fn check(unit: &ast::TranslationUnit, constants: &[(String, String)], diags:
 pub(crate) enum TArg {
     Type(Type),
     Value(ConstValue, Type),
+    /// The elements a template parameter pack is bound to.
+    Pack(Vec<TArg>),
 }
 
 impl Eq for TArg {}
@@ -65,6 +69,10 @@ impl std::hash::Hash for TArg {
                     other => other.as_i64().hash(state),
                 }
                 t.hash(state)
+            }
+            TArg::Pack(elems) => {
+                2u8.hash(state);
+                elems.hash(state)
             }
         }
     }
@@ -209,6 +217,8 @@ pub(crate) struct FnState {
     pub const_locals: HashMap<LocalId, ConstValue>,
     /// Locals whose declaration failed: uses stay silent (no cascades).
     pub poisoned: std::collections::HashSet<LocalId>,
+    /// Function parameter packs: name → number of elements.
+    pub packs: HashMap<Rc<str>, usize>,
 }
 
 impl FnState {
@@ -226,6 +236,7 @@ impl FnState {
             ref_locals: Default::default(),
             const_locals: Default::default(),
             poisoned: Default::default(),
+            packs: Default::default(),
         }
     }
 }

@@ -178,7 +178,7 @@ impl<'a> Checker<'a, '_> {
         let mut env = env.clone();
         let mut names = (*env.targs).clone();
         for (p, a) in sparams.iter().zip(bound) {
-            names.insert(p.name.name.clone(), a);
+            super::packs::bind_targ(&mut names, &p.name.name, a);
         }
         env.targs = Rc::new(names);
         // Substitute and compare: the pattern must give exactly `targs`.

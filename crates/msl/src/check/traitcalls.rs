@@ -13,15 +13,16 @@ use crate::types::Type;
 impl Checker<'_, '_> {
     fn trait_args(&mut self, args: &[ast::TemplateArg]) -> Option<Vec<Arg>> {
         let targs = self.template_args(args)?;
-        Some(
-            targs
-                .into_iter()
-                .map(|a| match a {
-                    TArg::Type(t) => Arg::Type(t),
-                    TArg::Value(v, _) => Arg::Value(v),
-                })
-                .collect(),
-        )
+        let mut out = Vec::with_capacity(targs.len());
+        for a in targs {
+            match a {
+                TArg::Type(t) => out.push(Arg::Type(t)),
+                TArg::Value(v, _) => out.push(Arg::Value(v)),
+                // Written lists are expanded; a pack is never a trait's argument.
+                TArg::Pack(_) => return None,
+            }
+        }
+        Some(out)
     }
 
     /// `enable_if_t<...>`, `conditional_t<...>`, ...

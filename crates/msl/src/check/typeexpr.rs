@@ -123,6 +123,11 @@ impl<'a> Checker<'a, '_> {
                                 self.error(seg.ident.span, format!("`{name}` is a template value parameter, not a type"));
                                 None
                             }
+                            TArg::Pack(_) => {
+                                self.error(seg.ident.span, format!("parameter pack `{name}` must be expanded with `...` here"))
+                                    .help(format!("write `{name}...` where a list of types is expected"));
+                                None
+                            }
                         };
                     }
                 }
@@ -261,8 +266,9 @@ impl<'a> Checker<'a, '_> {
 
     /// Evaluate template arguments as written.
     pub(crate) fn template_args(&mut self, args: &[ast::TemplateArg]) -> Option<Vec<TArg>> {
+        let args = self.expand_template_args(args)?;
         let mut out = Vec::with_capacity(args.len());
-        for a in args {
+        for a in args.iter() {
             match a {
                 ast::TemplateArg::Type(te) => {
                     // A bare name might be a value (an enumerator or constant) the
@@ -302,6 +308,8 @@ impl<'a> Checker<'a, '_> {
                         }
                     }
                 }
+                // Expanded above.
+                ast::TemplateArg::Pack(_) => return None,
             }
         }
         Some(out)
@@ -388,7 +396,12 @@ impl<'a> Checker<'a, '_> {
                     ConstValue::Float(f) => f.to_string(),
                     v => v.as_i64().to_string(),
                 },
+                TArg::Pack(elems) => {
+                    let inner = self.targs_display(elems);
+                    inner[1..inner.len() - 1].to_string()
+                }
             })
+            .filter(|s| !s.is_empty())
             .collect();
         format!("<{}>", parts.join(", "))
     }

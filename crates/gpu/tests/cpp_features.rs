@@ -312,3 +312,49 @@ kernel void k({KERNEL_OUT}) {{
     // i=1: a=1, b=2: sum 3, v.y 2 -> 20, n = 3 -> 300
     assert_eq!(out, vec![0.0, 323.0]);
 }
+
+#[test]
+fn variadic_templates_and_folds() {
+    let src = format!(
+        r#"
+template <typename T> T smallest(T x) {{ return x; }}
+template <typename T, typename... R> T smallest(T x, R... r) {{ T m = smallest(r...); return x < m ? x : m; }}
+template <typename... Ts> struct Count {{ static constant constexpr int n = sizeof...(Ts); }};
+template <typename... Ts> using CountPlusOne = Count<int, Ts...>;
+template <uint... Ks> constexpr uint bits() {{ return (0u | ... | (1u << Ks)); }}
+template <typename... A> bool any_neg(A... a) {{ return ((a < 0) || ...); }}
+template <typename... A> float lin(A... a) {{ float w = 0.0f; return (0.0f + ... + (a * (w += 1.0f))); }}
+kernel void k({KERNEL_OUT}) {{
+  float x = float(i);
+  out[i] = smallest(x + 3.0f, 7.0f, x * 2.0f) + float(CountPlusOne<float, half>::n) * 100.0f + float(bits<0, 2, 4>()) * 1000.0f
+         + (any_neg(1, x - 2.0f, 3u) ? 0.5f : 0.0f) + lin(1.0f, x) * 10000.0f;
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        let small = (x + 3.0).min(7.0).min(x * 2.0);
+        // bits<0,2,4> = 0b10101 = 21; lin(1, x) = 1*1 + x*2 (left fold: weights in order).
+        let expect = small + 300.0 + 21000.0 + if x - 2.0 < 0.0 { 0.5 } else { 0.0 } + (1.0 + 2.0 * x) * 10000.0;
+        assert_eq!(*v, expect, "thread {i}");
+    }
+}
+
+#[test]
+fn more_specialised_template_wins() {
+    let src = format!(
+        r#"
+template <typename T> float pick(T) {{ return 1.0f; }}
+template <typename T> float pick(thread T*) {{ return 2.0f; }}
+template <typename T, int N> float pick(vec<T, N>) {{ return 3.0f; }}
+template <typename T> float pick(T, T) {{ return 5.0f; }}
+kernel void k({KERNEL_OUT}) {{
+  float v = float(i);
+  out[i] = pick(v) + 10.0f * pick(&v) + 100.0f * pick(float2(v)) + 1000.0f * pick(3, 4);
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    assert!(out.iter().all(|&v| v == 1.0 + 20.0 + 300.0 + 5000.0), "{out:?}");
+}

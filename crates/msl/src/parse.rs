@@ -853,7 +853,7 @@ impl<'a> Parser<'a> {
                 let at = self.pos;
                 let t = self.attempt(|p| {
                     let t = p.parse_type();
-                    if !(p.at(Punct::Comma) || p.at_gt_like()) || !p.names_a_type(&t) {
+                    if !(p.at(Punct::Comma) || p.at_gt_like() || p.at(Punct::Ellipsis)) || !p.names_a_type(&t) {
                         p.tentative_failed = true;
                     }
                     t

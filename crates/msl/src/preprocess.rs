@@ -169,6 +169,11 @@ pub fn preprocess(sources: &mut SourceMap, file: FileId, opts: &PreprocessOption
     let mut builtin = String::new();
     let _ = writeln!(builtin, "#define __METAL_VERSION__ {}", opts.metal_version);
     builtin.push_str("#define __METAL__ 1\n#define __METAL_MACOS__ 1\n#define __cplusplus 201703L\n");
+    // The fast-math flags Metal's headers pass to `__metal_*` intrinsics
+    // (fast math is the compiler's default).
+    builtin.push_str(
+        "#define __METAL_FAST_MATH__ true\n#define __METAL_PRECISE_MATH__ false\n#define __METAL_MAYBE_FAST_MATH__ __METAL_FAST_MATH__\n",
+    );
     if opts.metal_version >= 310 {
         builtin.push_str("#define __HAVE_BFLOAT__ 1\n");
     }

@@ -196,6 +196,12 @@ impl<'a> Checker<'a, '_> {
                 return self.builtin_call(name, None, last.template_args.as_deref(), hargs, span, last.ident.span);
             }
         }
+        if prefix.is_empty() {
+            if let Some(intrinsic) = name.strip_prefix(super::intrinsics::PREFIX) {
+                let hargs = self.args(args)?;
+                return self.metal_intrinsic(intrinsic, hargs, span, last.ident.span);
+            }
+        }
         // Unknown function.
         let _ = self.args(args);
         let later = self.later_decl(name);
@@ -936,7 +942,30 @@ impl<'a> Checker<'a, '_> {
 
     // ----- the standard library -------------------------------------------
 
-    fn builtin_call(
+    /// What overload resolution of the standard library needs to know
+    /// about each argument.
+    pub(crate) fn arg_infos(&self, args: &[hir::Expr]) -> Vec<ArgInfo> {
+        args.iter()
+            .map(|a| {
+                let ty = match &a.ty {
+                    Type::Array { elem, .. } => {
+                        let (space, is_const) = if a.is_place() { self.place_info(a) } else { (AddressSpace::Thread, false) };
+                        Type::Pointer { pointee: elem.clone(), space, is_const }
+                    }
+                    t => t.clone(),
+                };
+                let lit = matches!(a.kind, H::Const(_));
+                ArgInfo {
+                    is_int_literal: lit && ty.elem_scalar().is_some_and(|s| s.is_integer()),
+                    is_float_literal: lit && ty.elem_scalar().is_some_and(|s| s.is_float()),
+                    ty,
+                    is_lvalue: a.is_place(),
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn builtin_call(
         &mut self,
         name: &str,
         ns: Option<Namespace>,
@@ -954,25 +983,7 @@ impl<'a> Checker<'a, '_> {
             self.error(name_span, format!("`{name}` does not take template arguments"));
             return None;
         }
-        let infos: Vec<ArgInfo> = args
-            .iter()
-            .map(|a| {
-                let ty = match &a.ty {
-                    Type::Array { elem, .. } => {
-                        let (space, is_const) = if a.is_place() { self.place_info(a) } else { (AddressSpace::Thread, false) };
-                        Type::Pointer { pointee: elem.clone(), space, is_const }
-                    }
-                    t => t.clone(),
-                };
-                let lit = matches!(a.kind, H::Const(_));
-                ArgInfo {
-                    is_int_literal: lit && ty.elem_scalar().is_some_and(|s| s.is_integer()),
-                    is_float_literal: lit && ty.elem_scalar().is_some_and(|s| s.is_float()),
-                    ty,
-                    is_lvalue: a.is_place(),
-                }
-            })
-            .collect();
+        let infos = self.arg_infos(&args);
         let qualified = match ns {
             Some(Namespace::Fast) => format!("metal::fast::{name}"),
             Some(Namespace::Precise) => format!("metal::precise::{name}"),

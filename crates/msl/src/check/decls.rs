@@ -106,6 +106,12 @@ impl<'a> Checker<'a, '_> {
                 return;
             }
         }
+        if let (false, ItemKind::Struct(s)) = (params.is_empty(), &inner.kind) {
+            if s.specialization.is_some() {
+                self.struct_partial_specialization(params, s);
+                return;
+            }
+        }
         match &inner.kind {
             ItemKind::Vars(vs) => {
                 for v in vs {
@@ -353,8 +359,12 @@ impl<'a> Checker<'a, '_> {
             params.push(hir::Param { local, binding });
         }
         let _ = bindings_ok;
+        let errors_before = self.pending.borrow().iter().filter(|d| d.is_error()).count();
         let stmts = self.block_stmts(body);
-        if sig.ret != Type::Void && !stmt_always_returns(&stmts) {
+        // A `return` whose expression failed is missing from `stmts`: no
+        // second message about it.
+        let body_failed = self.pending.borrow().iter().filter(|d| d.is_error()).count() > errors_before;
+        if sig.ret != Type::Void && !body_failed && !stmt_always_returns(&stmts) {
             self.warn(body.span.after(), format!("`{name}` may reach its end without returning a value"))
                 .help("add a `return` at the end of the function");
         }
@@ -567,7 +577,12 @@ impl<'a> Checker<'a, '_> {
                     }
                 }
                 (_, TArg::Pack(elems)) if p.is_pack => {
-                    let kind_ok = elems.iter().all(|e| matches!((&p.kind, e), (ast::TemplateParamKind::Type { .. }, TArg::Type(_)) | (ast::TemplateParamKind::Value { .. }, TArg::Value(..))));
+                    let kind_ok = elems.iter().all(|e| {
+                        matches!(
+                            (&p.kind, e),
+                            (ast::TemplateParamKind::Type { .. }, TArg::Type(_)) | (ast::TemplateParamKind::Value { .. }, TArg::Value(..))
+                        )
+                    });
                     if !kind_ok {
                         let what = if matches!(p.kind, ast::TemplateParamKind::Type { .. }) { "types" } else { "values" };
                         self.error(span, format!("template parameter pack `{}` takes {what}", p.name.name));
@@ -575,7 +590,10 @@ impl<'a> Checker<'a, '_> {
                     }
                 }
                 _ if p.is_pack => {
-                    self.error(span, format!("template parameter pack `{}` was given a single argument where a list was expected", p.name.name));
+                    self.error(
+                        span,
+                        format!("template parameter pack `{}` was given a single argument where a list was expected", p.name.name),
+                    );
                     return None;
                 }
                 (_, TArg::Pack(_)) => {
@@ -833,10 +851,14 @@ impl<'a> Checker<'a, '_> {
             self.error(span, "template instantiation is nested too deeply");
             return None;
         }
-        // An explicit specialization replaces the primary template's body.
+        // An explicit specialization replaces the primary template's body,
+        // else the most specialised matching partial specialization does.
         let (s, env) = match self.struct_specs.get(&(d, targs.clone())) {
             Some((spec, env)) => (*spec, env.clone()),
-            None => (s, self.template_env(d, params, &targs)),
+            None => match self.matching_partial_spec(d, &targs) {
+                Some(found) => found,
+                None => (s, self.template_env(d, params, &targs)),
+            },
         };
         let saved = std::mem::replace(&mut self.env, env);
         let saved_fs = self.fs.take();

@@ -134,7 +134,10 @@ impl<'a> Checker<'a, '_> {
                 None
             }
             A::PackExpansion(_) => {
-                self.error(span, "a pack expansion `...` can only be used in an argument list, an initializer list or a template argument list");
+                self.error(
+                    span,
+                    "a pack expansion `...` can only be used in an argument list, an initializer list or a template argument list",
+                );
                 None
             }
             A::SizeofPack(name) => self.sizeof_pack(name, span),

@@ -13,6 +13,7 @@ mod consteval;
 mod decls;
 mod expr;
 mod fnconst;
+mod intrinsics;
 mod operators;
 mod ordering;
 mod packs;
@@ -270,6 +271,8 @@ pub(crate) struct Checker<'a, 'd> {
     pub struct_instance_of: HashMap<StructId, (DeclId, Vec<TArg>)>,
     /// Explicit specializations of struct templates: (template, args) → body.
     pub struct_specs: HashMap<(DeclId, Vec<TArg>), (&'a ast::Struct, Env)>,
+    /// Partial specializations of struct templates, in declaration order.
+    pub struct_partial_specs: HashMap<DeclId, Vec<(&'a [ast::TemplateParam], &'a ast::Struct, Env)>>,
     /// Hidden temporaries count (for names).
     pub temp_count: u32,
     /// Functions declared `constexpr` (callable at compile time).
@@ -320,6 +323,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             struct_instance_of: HashMap::new(),
             temp_count: 0,
             struct_specs: HashMap::new(),
+            struct_partial_specs: HashMap::new(),
             constexpr_fns: Default::default(),
             ref_returns: Default::default(),
             method_templates: Default::default(),
@@ -430,6 +434,8 @@ impl<'a, 'd> Checker<'a, 'd> {
         for d in &self.decls[..self.env.visible.min(self.decls.len())] {
             out.push(d.name.clone());
         }
+        // Hidden names (pack elements `args#0`, `$ctor`) are never suggested.
+        out.retain(|n| n.chars().all(|c| c.is_alphanumeric() || c == '_'));
         out
     }
 

@@ -69,7 +69,13 @@ fn at_least_as_specialized(f: &ast::Function, g: &ast::Function, gparams: &[ast:
 
 /// Does pattern `p` (from the template with parameters `params`) match type
 /// `t`, binding parameters in `bound`? `top` strips top-level qualifiers.
-fn matches<'p>(p: &'p ast::TypeExpr, t: &ast::TypeExpr, params: &'p [ast::TemplateParam], bound: &mut HashMap<&'p str, String>, top: bool) -> bool {
+fn matches<'p>(
+    p: &'p ast::TypeExpr,
+    t: &ast::TypeExpr,
+    params: &'p [ast::TemplateParam],
+    bound: &mut HashMap<&'p str, String>,
+    top: bool,
+) -> bool {
     let (p, t) = if top { (strip(p), strip(t)) } else { (p, t) };
     match (&p.kind, &t.kind) {
         (TypeExprKind::Named { path, .. }, _) if path.segments.len() == 1 && path.segments[0].template_args.is_none() => {
@@ -152,8 +158,10 @@ fn strip(t: &ast::TypeExpr) -> &ast::TypeExpr {
 fn type_key(t: &ast::TypeExpr) -> String {
     match &t.kind {
         TypeExprKind::Named { path, .. } => {
-            let plain =
-                ast::TypeExpr { kind: TypeExprKind::Named { path: path.clone(), is_const: false, is_volatile: false, addr_space: None }, span: t.span };
+            let plain = ast::TypeExpr {
+                kind: TypeExprKind::Named { path: path.clone(), is_const: false, is_volatile: false, addr_space: None },
+                span: t.span,
+            };
             type_to_string(&plain)
         }
         _ => type_to_string(t),
@@ -166,4 +174,11 @@ fn targ_key(a: &TemplateArg) -> String {
         TemplateArg::Expr(e) => expr_to_string(e),
         TemplateArg::Pack(a) => format!("{}...", targ_key(a)),
     }
+}
+
+/// Does each pattern argument in `general` (templated by `params`) match
+/// the corresponding argument of `special`, with consistent bindings?
+pub(crate) fn template_args_match(general: &[TemplateArg], special: &[TemplateArg], params: &[ast::TemplateParam]) -> bool {
+    let mut bound: HashMap<&str, String> = HashMap::new();
+    general.iter().zip(special).all(|(g, s)| matches_arg(g, s, params, &mut bound))
 }

@@ -185,11 +185,7 @@ impl<'a> Checker<'a, '_> {
                 .help("`sizeof...` counts the elements of a template or function parameter pack");
             return None;
         };
-        Some(super::expr::mk(
-            crate::hir::ExprKind::Const(crate::hir::ConstValue::UInt(n as u64)),
-            crate::types::Type::ULONG,
-            span,
-        ))
+        Some(super::expr::mk(crate::hir::ExprKind::Const(crate::hir::ConstValue::UInt(n as u64)), crate::types::Type::ULONG, span))
     }
 
     /// A fold expression, checked as the chain of operators it stands for.
@@ -246,7 +242,10 @@ impl<'a> Checker<'a, '_> {
                         kind: TypeExprKind::Named {
                             path: ast::Path {
                                 global: false,
-                                segments: vec![ast::PathSegment { ident: ast::Ident { name: Rc::from("void"), span }, template_args: None }],
+                                segments: vec![ast::PathSegment {
+                                    ident: ast::Ident { name: Rc::from("void"), span },
+                                    template_args: None,
+                                }],
                                 span,
                             },
                             is_const: false,

@@ -26,6 +26,45 @@ impl<'a> Checker<'a, '_> {
         self.var_specs.entry(d).or_default().push((params, v, env));
     }
 
+    /// `template <class T> struct S<complex_t<T>> {...}`: a partial
+    /// specialization, used for the arguments its pattern matches.
+    pub(crate) fn struct_partial_specialization(&mut self, params: &'a [ast::TemplateParam], s: &'a ast::Struct) {
+        let Some(d) = self.primary_template(&s.name, "struct", |k| matches!(k, DeclKind::StructTemplate { .. })) else { return };
+        let env = Env { visible: self.decls.len(), ..self.env.clone() };
+        self.struct_partial_specs.entry(d).or_default().push((params, s, env));
+    }
+
+    /// The partial specialization of struct template `d` whose pattern
+    /// matches `targs` (substitution failures do not match), with its
+    /// parameters bound. Of several, the one whose pattern the others also
+    /// match — the more specialised — wins; without one, the first declared.
+    pub(crate) fn matching_partial_spec(&mut self, d: DeclId, targs: &[TArg]) -> Option<(&'a ast::Struct, Env)> {
+        let specs = self.struct_partial_specs.get(&d)?.clone();
+        let mut found: Vec<(usize, Env)> = Vec::new();
+        for (i, (sparams, s, env)) in specs.iter().enumerate() {
+            let pattern = s.specialization.as_deref().unwrap_or(&[]);
+            let saved = self.inst_depth;
+            if let Some(env) = self.spec_matches(sparams, pattern, env, targs) {
+                found.push((i, env));
+            }
+            self.inst_depth = saved;
+        }
+        if found.len() > 1 {
+            // `a` is more specialised than `b` when `b`'s pattern matches `a`'s.
+            let more_special = |a: usize, b: usize| {
+                let (pa, pb) = (specs[a].1.specialization.as_deref().unwrap_or(&[]), specs[b].1.specialization.as_deref().unwrap_or(&[]));
+                pattern_covers(specs[b].0, pb, pa) && !pattern_covers(specs[a].0, pa, pb)
+            };
+            let ids: Vec<usize> = found.iter().map(|(i, _)| *i).collect();
+            if let Some(pos) = ids.iter().position(|&a| ids.iter().all(|&b| a == b || more_special(a, b))) {
+                let (i, env) = found.swap_remove(pos);
+                return Some((specs[i].1, env));
+            }
+        }
+        let (i, env) = found.into_iter().next()?;
+        Some((specs[i].1, env))
+    }
+
     /// The template a specialization of `name` specializes: the latest
     /// visible one of the right kind, else an error saying so.
     pub(crate) fn primary_template(&mut self, name: &ast::Ident, what: &str, is_kind: fn(&DeclKind) -> bool) -> Option<DeclId> {
@@ -155,7 +194,7 @@ impl<'a> Checker<'a, '_> {
 
     /// If a specialization's argument patterns match `targs`, the
     /// environment binding its parameters.
-    fn spec_matches(&mut self, sparams: &[ast::TemplateParam], pattern: &[ast::TemplateArg], env: &Env, targs: &[TArg]) -> Option<Env> {
+    pub(crate) fn spec_matches(&mut self, sparams: &[ast::TemplateParam], pattern: &[ast::TemplateArg], env: &Env, targs: &[TArg]) -> Option<Env> {
         if pattern.len() != targs.len() {
             return None;
         }
@@ -191,4 +230,10 @@ impl<'a> Checker<'a, '_> {
         self.env = saved;
         (got.as_deref() == Some(targs)).then_some(env)
     }
+}
+
+/// Does the argument pattern `general` (with template parameters
+/// `gparams`) match every argument list the pattern `special` matches?
+fn pattern_covers(gparams: &[ast::TemplateParam], general: &[ast::TemplateArg], special: &[ast::TemplateArg]) -> bool {
+    general.len() == special.len() && super::ordering::template_args_match(general, special, gparams)
 }

@@ -358,3 +358,26 @@ kernel void k({KERNEL_OUT}) {{
     let out = run_out(&src, 2);
     assert!(out.iter().all(|&v| v == 1.0 + 20.0 + 300.0 + 5000.0), "{out:?}");
 }
+
+#[test]
+fn class_partial_specialization_and_decltype_members() {
+    let src = format!(
+        r#"
+template <typename T> struct Box {{ T v; }};
+template <typename T, typename E = void> struct Kind {{ static constant constexpr int id = 1; }};
+template <typename T> struct Kind<Box<T>> {{ static constant constexpr int id = 2; }};
+template <typename T> struct Kind<T, enable_if_t<is_integral_v<T>>> {{ static constant constexpr int id = 3; }};
+template <typename T, int N> struct Tile {{ static constant constexpr int n = N; }};
+template <int N> struct Tile<half, N> {{ static constant constexpr int n = -N; }};
+kernel void k({KERNEL_OUT}) {{
+  Tile<float, 8> t;
+  Tile<half, 4> h;
+  out[i] = float(Kind<float>::id + 10 * Kind<Box<float>>::id + 100 * Kind<uint>::id) + float(decltype(t)::n * decltype(h)::n) + float(i);
+}}
+"#
+    );
+    let out = run_out(&src, 3);
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(*v, 321.0 - 32.0 + i as f32, "thread {i}");
+    }
+}

@@ -285,6 +285,12 @@ pub enum ExprKind {
     /// `pattern...` in an argument or initializer list: the pattern once per
     /// element of the parameter packs it names.
     PackExpansion(Box<Expr>),
+    /// `decltype(x)::name`: a static member of a type that is not a plain
+    /// name (a `decltype`).
+    TypeMember {
+        ty: TypeExpr,
+        name: Ident,
+    },
     /// `sizeof...(Ts)`: the number of elements of a parameter pack.
     SizeofPack(Ident),
     /// A fold expression: `(pack op ...)` (right fold), `(... op pack)`

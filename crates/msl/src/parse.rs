@@ -1583,9 +1583,37 @@ impl<'a> Parser<'a> {
         Expr { kind: ExprKind::InitList(args), span: open.to(self.prev_span()) }
     }
 
+    /// `decltype(e)::name` in an expression.
+    fn parse_decltype_member(&mut self) -> Expr {
+        let sp = self.bump();
+        let lp = self.tok(0).span;
+        self.bump();
+        let save = self.no_gt;
+        self.no_gt = 0;
+        let e = self.parse_expr();
+        self.no_gt = save;
+        self.expect_close(Punct::RParen, lp);
+        let ty = TypeExpr {
+            kind: TypeExprKind::Decltype { expr: Box::new(e), is_const: false, addr_space: None },
+            span: sp.to(self.prev_span()),
+        };
+        if !self.expect(Punct::ColonColon) {
+            return error_expr(sp);
+        }
+        let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
+            self.error_here("a member name after `::`");
+            return error_expr(sp);
+        };
+        let nsp = self.bump();
+        Expr { kind: ExprKind::TypeMember { ty, name: Ident { name, span: nsp } }, span: sp.to(nsp) }
+    }
+
     fn parse_primary(&mut self) -> Expr {
         let t = self.tok(0).clone();
         let sp = t.span;
+        if t.ident() == Some("decltype") && self.at_n(1, Punct::LParen) {
+            return self.parse_decltype_member();
+        }
         let lit = |kind| Expr { kind, span: sp };
         match &t.kind {
             TokenKind::Int { value, suffix, decimal } => {

@@ -410,6 +410,10 @@ fn expr(s: &mut String, e: &Expr) {
         ExprKind::SizeofPack(n) => {
             let _ = write!(s, "sizeof...({})", n.name);
         }
+        ExprKind::TypeMember { ty: t, name } => {
+            ty(s, t);
+            let _ = write!(s, "::{}", name.name);
+        }
         ExprKind::Fold { op, pack, init, left } => {
             let op = op.map(|o| o.as_str()).unwrap_or(",");
             s.push('(');
@@ -912,6 +916,10 @@ pub fn erase_expr_spans(e: &mut Expr) {
         ExprKind::InitList(a) => a.iter_mut().for_each(erase_expr_spans),
         ExprKind::PackExpansion(x) => erase_expr_spans(x),
         ExprKind::SizeofPack(n) => n.span = Span::default(),
+        ExprKind::TypeMember { ty, name } => {
+            erase_type_spans(ty);
+            name.span = Span::default();
+        }
         ExprKind::Fold { pack, init, .. } => {
             erase_expr_spans(pack);
             if let Some(i) = init {

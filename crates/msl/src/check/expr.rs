@@ -141,6 +141,10 @@ impl<'a> Checker<'a, '_> {
                 None
             }
             A::SizeofPack(name) => self.sizeof_pack(name, span),
+            A::TypeMember { ty, name } => {
+                let q = self.resolve_type(ty)?;
+                self.static_member(&q.ty, name, span)
+            }
             A::Fold { op, pack, init, left } => self.fold(*op, pack, init.as_deref(), *left, span),
         }
     }
@@ -257,18 +261,28 @@ impl<'a> Checker<'a, '_> {
         // `Struct::constant` / `Limits<float>::max`
         let prefix_path = ast::Path { global: false, segments: prefix.to_vec(), span: path.span };
         if !prefix.is_empty() {
-            if let Some(Type::Struct(sid)) = self.resolve_named_type_quiet(&prefix_path) {
-                if let Some((_, _, h)) = self.structs[sid.0 as usize].statics.iter().find(|(n, _, _)| **n == *name) {
-                    let mut h = h.clone();
-                    h.span = span;
-                    return Some(h);
-                }
-                let sname = self.tables.struct_def(sid).name.clone();
-                self.error(last.ident.span, format!("`{sname}` has no static member `{name}`"));
-                return None;
+            if let Some(t @ Type::Struct(_)) = self.resolve_named_type_quiet(&prefix_path) {
+                return self.static_member(&t, &last.ident, span);
             }
         }
         self.error(last.ident.span, format!("use of undeclared name `{}`", path.plain_name()));
+        None
+    }
+
+    /// `T::name` for a struct type `T`: its static data member.
+    fn static_member(&mut self, ty: &Type, name: &ast::Ident, span: Span) -> Option<hir::Expr> {
+        let Type::Struct(sid) = ty else {
+            let shown = self.ty_name(ty);
+            self.error(name.span, format!("`{shown}` is not a struct, so it has no member `{}`", name.name));
+            return None;
+        };
+        if let Some((_, _, h)) = self.structs[sid.0 as usize].statics.iter().find(|(n, _, _)| **n == *name.name) {
+            let mut h = h.clone();
+            h.span = span;
+            return Some(h);
+        }
+        let sname = self.tables.struct_def(*sid).name.clone();
+        self.error(name.span, format!("`{sname}` has no static member `{}`", name.name));
         None
     }
 

@@ -312,7 +312,7 @@ pub(crate) fn walk_expr(e: &mut ast::Expr, f: &mut dyn FnMut(&mut Rc<str>)) {
             walk_type(ty, f);
             args.iter_mut().for_each(|a| walk_expr(a, f));
         }
-        A::SizeofType(t) | A::AlignofType(t) => walk_type(t, f),
+        A::SizeofType(t) | A::AlignofType(t) | A::TypeMember { ty: t, .. } => walk_type(t, f),
         A::SizeofExpr(x) => walk_expr(x, f),
         A::InitList(items) => items.iter_mut().for_each(|a| walk_expr(a, f)),
         A::SizeofPack(n) => f(&mut n.name),

@@ -44,7 +44,7 @@ impl<'a> Checker<'a, '_> {
         for (i, (sparams, s, env)) in specs.iter().enumerate() {
             let pattern = s.specialization.as_deref().unwrap_or(&[]);
             let saved = self.inst_depth;
-            if let Some(env) = self.spec_matches(sparams, pattern, env, targs) {
+            if let Some(env) = self.spec_matches(sparams, pattern, env, targs, Some(d)) {
                 found.push((i, env));
             }
             self.inst_depth = saved;
@@ -162,7 +162,7 @@ impl<'a> Checker<'a, '_> {
         let mut chosen = None;
         for i in order {
             let (sparams, v, env) = &specs[i];
-            if let Some(env) = self.spec_matches(sparams, v.specialization.as_deref().unwrap_or(&[]), env, &targs) {
+            if let Some(env) = self.spec_matches(sparams, v.specialization.as_deref().unwrap_or(&[]), env, &targs, None) {
                 chosen = Some((*v, env));
                 break;
             }
@@ -194,8 +194,16 @@ impl<'a> Checker<'a, '_> {
 
     /// If a specialization's argument patterns match `targs`, the
     /// environment binding its parameters.
-    pub(crate) fn spec_matches(&mut self, sparams: &[ast::TemplateParam], pattern: &[ast::TemplateArg], env: &Env, targs: &[TArg]) -> Option<Env> {
-        if pattern.len() != targs.len() {
+    /// `primary`: the template whose defaults complete a shorter pattern.
+    pub(crate) fn spec_matches(
+        &mut self,
+        sparams: &[ast::TemplateParam],
+        pattern: &[ast::TemplateArg],
+        env: &Env,
+        targs: &[TArg],
+        primary: Option<DeclId>,
+    ) -> Option<Env> {
+        if pattern.len() > targs.len() || (primary.is_none() && pattern.len() != targs.len()) {
             return None;
         }
         let mut map: Vec<Option<TArg>> = vec![None; sparams.len()];
@@ -224,7 +232,10 @@ impl<'a> Checker<'a, '_> {
         let saved = std::mem::replace(&mut self.env, env.clone());
         let saved_fs = self.fs.take();
         let mark = self.diag_mark();
-        let got = self.template_args(pattern);
+        let mut got = self.template_args(pattern);
+        if let Some(d) = primary {
+            got = got.and_then(|g| self.complete_targs(d, g, Span::default()));
+        }
         self.diag_rollback(mark);
         self.fs = saved_fs;
         self.env = saved;

@@ -1,7 +1,8 @@
 // FEATURE: class template partial specialization — patterns over template
 // instances (`Traits<Pair<T>>`), pointers, fixed values (`Grid<T, 1>`),
 // SFINAE through a defaulted `enable_if_t` parameter, and the choice of the
-// more specialised of two matching partial specializations.
+// more specialised of two matching partial specializations; a static
+// member through `decltype(x)::name`.
 // KERNEL: partial_spec_kernel
 // GRID: 4,1,1
 // THREADGROUP: 4,1,1
@@ -67,10 +68,11 @@ struct Match<A, Pair<A>> {
 
 kernel void partial_spec_kernel(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
   int k = Traits<float>::kind + 10 * Traits<Pair<half>>::kind + 100 * Traits<thread int*>::kind + 1000 * Traits<bool>::kind;
-  int g = Grid<float, 3>::cells + Grid<int, 1>::cells;
+  Grid<float, 2> grid;
+  int g = Grid<float, 3>::cells + Grid<int, 1>::cells + decltype(grid)::cells;
   float c = Acc<float>::combine(float(i), 2.0f) + float(Acc<int>::combine(int(i), 2));
   int m = Match<float, half>::which + 10 * Match<float, float>::which + 100 * Match<int, int>::which +
           1000 * Match<half, Pair<half>>::which;
-  // k = 4321, g = 109, c = max(i, 2) + i + 2, m = 3210
+  // k = 4321, g = 113, c = max(i, 2) + i + 2, m = 3210
   out[i] = float(k) + float(g) + c + float(m);
 }

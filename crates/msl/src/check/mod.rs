@@ -152,6 +152,10 @@ pub(crate) struct Env {
 /// the declaration (with the specialized arguments), where it was declared.
 pub(crate) type VarSpec<'a> = (&'a [ast::TemplateParam], &'a ast::VarDecl, Env);
 
+/// A partial specialization of a struct template: its own template
+/// parameters, the declaration (with the argument pattern), where it was declared.
+pub(crate) type StructSpec<'a> = (&'a [ast::TemplateParam], &'a ast::Struct, Env);
+
 /// A constructor: its function, member initializers, and where it was declared.
 pub(crate) type Ctor<'a> = (&'a ast::Function, Vec<(ast::Ident, Vec<ast::Expr>)>, Env);
 
@@ -272,7 +276,7 @@ pub(crate) struct Checker<'a, 'd> {
     /// Explicit specializations of struct templates: (template, args) → body.
     pub struct_specs: HashMap<(DeclId, Vec<TArg>), (&'a ast::Struct, Env)>,
     /// Partial specializations of struct templates, in declaration order.
-    pub struct_partial_specs: HashMap<DeclId, Vec<(&'a [ast::TemplateParam], &'a ast::Struct, Env)>>,
+    pub struct_partial_specs: HashMap<DeclId, Vec<StructSpec<'a>>>,
     /// Hidden temporaries count (for names).
     pub temp_count: u32,
     /// Functions declared `constexpr` (callable at compile time).

@@ -21,6 +21,9 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// A visitor of the names a pattern mentions (`walk_expr` and friends).
+type NameVisitor<'v> = &'v mut dyn FnMut(&mut Rc<str>);
+
 /// The hidden name of element `i` of pack `name`.
 pub(crate) fn element_name(name: &str, i: usize) -> Rc<str> {
     Rc::from(format!("{name}#{i}"))
@@ -157,7 +160,7 @@ impl<'a> Checker<'a, '_> {
 
     /// The pack names a pattern mentions (visited by `walk`) and their
     /// common length; an error when there is none or the lengths differ.
-    fn pattern_packs(&mut self, walk: &mut dyn FnMut(&mut dyn FnMut(&mut Rc<str>)), span: Span) -> Option<(Vec<Rc<str>>, usize)> {
+    fn pattern_packs(&mut self, walk: &mut dyn FnMut(NameVisitor), span: Span) -> Option<(Vec<Rc<str>>, usize)> {
         let mut names: Vec<Rc<str>> = Vec::new();
         walk(&mut |name| {
             if !names.contains(name) {

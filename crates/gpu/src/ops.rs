@@ -1109,6 +1109,10 @@ impl Machine<'_> {
                                     None => self.oob(p, es as usize, at, lane, false),
                                 }
                                 self.observe_lane_read(p, es as usize, at, lane, space);
+                                // Element e lands in register slot e % 2 of its lane.
+                                if self.tracing() {
+                                    self.trace_access(dst.get((r * 8 + c) as usize % 2).copied(), false, p, es as usize, lane, at);
+                                }
                             } else {
                                 let v = to_memory(ty, d[(r * 8 + c) as usize].to_bits() as u64);
                                 let ok = match self.mem.region_mut(p, lane) {
@@ -1119,6 +1123,10 @@ impl Machine<'_> {
                                     self.oob(p, es as usize, at, lane, true);
                                 } else {
                                     self.observe_lane_write(p, es as usize, at, lane, space);
+                                    if self.tracing() {
+                                        let src = mats.first().and_then(|m| m.get((r * 8 + c) as usize % 2)).copied();
+                                        self.trace_access(src, true, p, es as usize, lane, at);
+                                    }
                                 }
                             }
                         }

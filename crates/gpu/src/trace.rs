@@ -208,6 +208,10 @@ fn regs_of(inst: &Inst) -> (Vec<Reg>, Vec<Reg>) {
         // Pointers carry no data provenance.
         Inst::PtrIndex { dst, .. } | Inst::PtrAdd { dst, .. } | Inst::PtrDiff { dst, .. } | Inst::Attr { dst, .. } => (vec![*dst], vec![]),
         Inst::Lane { dst, a, fill, .. } => (vec![*dst], vec![*a, *fill]),
+        // Per lane only (a matrix product mixes lanes; this keeps the
+        // lane's own operands as an approximation). Loads then set the
+        // cells they read.
+        Inst::Matrix { dst, args, mats, .. } => (dst.clone(), args.iter().chain(mats.iter().flatten()).copied().collect()),
         _ => (vec![], vec![]),
     }
 }

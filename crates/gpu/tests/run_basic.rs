@@ -243,3 +243,36 @@ kernel void k(device const float* a [[buffer(0)]], device atomic_float* out [[bu
     assert_eq!((c.device_reads, c.device_writes, c.threadgroup_reads, c.threadgroup_writes), (1, 0, 0, 0), "{c:?}");
     assert_eq!((c.barriers, c.simd_ops), (2, 2), "{c:?}");
 }
+
+#[test]
+fn simdgroup_matrix_loads_and_stores_are_traced() {
+    let src = r#"#include <metal_stdlib>
+#include <metal_simdgroup_matrix>
+using namespace metal;
+kernel void k(device const float* a [[buffer(0)]], device float* out [[buffer(1)]]) {
+  simdgroup_float8x8 m;
+  simdgroup_load(m, a, 8);
+  simdgroup_store(m, out, 8);
+}"#;
+    let k = compile(src, "k");
+    let mut bufs = BTreeMap::new();
+    bufs.insert(0, f32s(&(0..64).map(|x| x as f32).collect::<Vec<_>>()));
+    bufs.insert(1, vec![0u8; 256]);
+    let opts = RunOptions { trace: Some(1000), count: true, ..Default::default() };
+    let r = run(&k, &dispatch([32, 1, 1], [32, 1, 1]), &mut bufs, &opts);
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert_eq!(to_f32(&bufs[&1]), (0..64).map(|x| x as f32).collect::<Vec<_>>());
+    let t = r.trace.expect("trace");
+    let out = |e: &&gpu::trace::TraceEvent| matches!(t.cells[e.cell as usize].alloc, gpu::trace::CellAlloc::Buffer(1));
+    let writes: Vec<_> = t.events.iter().filter(|e| e.write).filter(out).collect();
+    assert_eq!(writes.len(), 64, "every element of the stored tile");
+    // Element 5 (row 0, column 5) is lane 2's second slot: loaded from a[5].
+    let w = writes.iter().find(|e| t.cells[e.cell as usize].offset == 20).expect("out[5]");
+    assert_eq!(w.thread, [2, 0, 0]);
+    assert_eq!(
+        w.sources.iter().map(|&c| (t.cells[c as usize].alloc, t.cells[c as usize].offset)).collect::<Vec<_>>(),
+        [(gpu::trace::CellAlloc::Buffer(0), 20)]
+    );
+    let c = r.max_counts.expect("counts");
+    assert_eq!((c.device_reads, c.device_writes, c.simd_ops), (2, 2, 2));
+}

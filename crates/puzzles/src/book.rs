@@ -18,7 +18,7 @@ use arrays::DType::{F32, I32};
 pub const FOUNDATIONS: &str = "Foundations";
 
 /// The chapters, in order ([`Puzzle::chapter`] is one of them).
-pub static CHAPTERS: [&str; 3] = [FOUNDATIONS, book2::SIMD, book2::ATOMICS];
+pub static CHAPTERS: [&str; 4] = [FOUNDATIONS, book2::SIMD, book2::ATOMICS, book2::ML];
 
 /// Every puzzle of both books, numbered from 1.
 pub static PUZZLES: [Puzzle; BOOK_ONE.len() + book2::BOOK_TWO.len()] = concat(BOOK_ONE, book2::BOOK_TWO);

@@ -14,6 +14,7 @@ use arrays::DType::{F32, I32};
 
 pub const SIMD: &str = "SIMD-groups";
 pub const ATOMICS: &str = "Atomics";
+pub const ML: &str = "ML kernels";
 
 /// Sums of up to a few hundred float32 values in [-4, 4) added in any
 /// order stay well within this of the exact sum.
@@ -38,7 +39,7 @@ const fn test(
     TestCase { name, inputs, output_shape, grid, threadgroup }
 }
 
-pub const BOOK_TWO: [Puzzle; 6] = [
+pub const BOOK_TWO: [Puzzle; 13] = [
     Puzzle {
         number: 15,
         slug: "simd_sum",
@@ -283,6 +284,289 @@ thread never needs more than 2 atomics. Tolerance: 1e-5 relative + 1e-3 absolute
         chapter: ATOMICS,
         output_dtype: F32,
         atomic_outputs: true,
+        tolerance: SUM_TOLERANCE,
+    },
+    Puzzle {
+        number: 21,
+        slug: "softmax",
+        title: "Softmax",
+        kernel_name: "softmax",
+        explanation: "Softmax of each row of `a`: `out[r][c] = exp(a[r][c]) / sum_j exp(a[r][j])`. One \
+SIMD-group (a threadgroup of 32 threads) per row; the threads stride along the row. The inputs are \
+large: `exp(100)` is already infinite in float32, so compute it the stable way, subtracting the \
+row's maximum first (`exp(a - max)` is at most 1; the quotient does not change). Reductions over \
+the row: `simd_max` and `simd_sum`. Tolerance: 1e-4 relative + 1e-6 absolute.",
+        input_names: &["a"],
+        output_name: "out",
+        header: "",
+        starter: "uint row = threadgroup_position_in_grid.y;\nuint lane = thread_index_in_simdgroup;\nuint cols = a_shape[1];\n",
+        tests: &[
+            test("Softmax (Simple)", &[input("a", F32, &[4, 40], Fill::Arange, Random::Floats(-100.0, 100.0))], &[4, 40], [32, 4, 1], [32, 1, 1]),
+            test("Softmax (Edges)", &[input("a", F32, &[3, 100], Fill::Arange, Random::Floats(-100.0, 100.0))], &[3, 100], [32, 3, 1], [32, 1, 1]),
+            test("Softmax (Short rows)", &[input("a", F32, &[5, 7], Fill::Arange, Random::Floats(-100.0, 100.0))], &[5, 7], [32, 5, 1], [32, 1, 1]),
+        ],
+        spec: spec2::softmax,
+        // Three passes over a row of up to 4 values per thread (max, sum,
+        // write); an online max-and-sum pass needs only two.
+        targets: Targets { global_reads: Some(12), global_writes: Some(4), ..NO_TARGETS },
+        hints: &[
+            "Pass 1: each thread's maximum over its columns, then `simd_max`. Pass 2: the sum of `exp(x - max)`, then `simd_sum`.",
+            "Pass 3 writes `exp(x - max) / sum`. Start the maximum at `-INFINITY`, not 0: rows can be all negative.",
+        ],
+        chapter: ML,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: Tolerance { rtol: 1e-4, atol: 1e-6 },
+    },
+    Puzzle {
+        number: 22,
+        slug: "rms_norm",
+        title: "RMS Norm",
+        kernel_name: "rms_norm",
+        explanation: "RMS normalization of each row of `x`, scaled by the weights `w`: \
+`out[r][c] = x[r][c] / sqrt(mean_j(x[r][j]^2) + EPS) * w[c]` (NumPy: \
+`x / np.sqrt((x**2).mean(1, keepdims=True) + EPS) * w`). One SIMD-group per row, striding along \
+it; `rsqrt` computes `1 / sqrt` in one step. Divide by the number of columns, not by 32. \
+Tolerance: 1e-4 relative + 1e-5 absolute.",
+        input_names: &["x", "w"],
+        output_name: "out",
+        header: "constant float EPS = 1e-5;\n",
+        starter: "uint row = threadgroup_position_in_grid.y;\nuint lane = thread_index_in_simdgroup;\nuint cols = x_shape[1];\n",
+        tests: &[
+            test("RMS Norm (Simple)", &[floats("x", &[4, 64]), floats("w", &[64])], &[4, 64], [32, 4, 1], [32, 1, 1]),
+            test("RMS Norm (Edges)", &[floats("x", &[3, 100]), floats("w", &[100])], &[3, 100], [32, 3, 1], [32, 1, 1]),
+            test("RMS Norm (Short rows)", &[floats("x", &[6, 20]), floats("w", &[20])], &[6, 20], [32, 6, 1], [32, 1, 1]),
+        ],
+        spec: spec2::rms_norm,
+        // Up to 4 columns per thread: x twice (sum of squares, then the
+        // output) and w once.
+        targets: Targets { global_reads: Some(12), global_writes: Some(4), ..NO_TARGETS },
+        hints: &[
+            "Sum `x*x` over the thread's columns, `simd_sum` it, and take `rsqrt(total / cols + EPS)`.",
+            "Then each thread writes its columns: `x * scale * w`.",
+        ],
+        chapter: ML,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: Tolerance { rtol: 1e-4, atol: 1e-5 },
+    },
+    Puzzle {
+        number: 23,
+        slug: "cdist",
+        title: "Pairwise Distances",
+        kernel_name: "cdist",
+        explanation: "Euclidean distances between every point of `a` (N points in 3-D) and every point \
+of `b` (M points): `out[i][j] = sqrt(sum_k (a[i][k] - b[j][k])^2)` (SciPy's `cdist`). One thread \
+per (i, j): x picks j, y picks i, in 8 x 8 threadgroups over a grid rounded up past N and M. Take \
+the differences directly: the shortcut `|a|^2 + |b|^2 - 2 a.b` cancels badly when points are close \
+and can even go negative under the square root. In the first test `a` and `b` are the same points, \
+so the diagonal must be exactly 0. Tolerance: 1e-5 relative + 1e-4 absolute.",
+        input_names: &["a", "b"],
+        output_name: "out",
+        header: "",
+        starter: "uint j = thread_position_in_grid.x;\nuint i = thread_position_in_grid.y;\n",
+        tests: &[
+            test(
+                "cdist (Same points)",
+                &[
+                    input("a", F32, &[5, 3], Fill::Seeded(23), Random::Floats(-4.0, 4.0)),
+                    input("b", F32, &[5, 3], Fill::Seeded(23), Random::Floats(-4.0, 4.0)),
+                ],
+                &[5, 5],
+                [8, 8, 1],
+                [8, 8, 1],
+            ),
+            test("cdist (Edges)", &[floats("a", &[37, 3]), floats("b", &[29, 3])], &[37, 29], [32, 40, 1], [8, 8, 1]),
+        ],
+        spec: spec2::cdist,
+        // Three coordinates of each point, one distance.
+        targets: Targets { global_reads: Some(6), global_writes: Some(1), ..NO_TARGETS },
+        hints: &[
+            "Guard both indices against `a_shape[0]` and `b_shape[0]`; the dimension is `a_shape[1]`.",
+            "Accumulate `d * d` for `d = a[i*D + k] - b[j*D + k]`, then `sqrt` once.",
+        ],
+        chapter: ML,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: Tolerance { rtol: 1e-5, atol: 1e-4 },
+    },
+    Puzzle {
+        number: 24,
+        slug: "grid_sample",
+        title: "Grid Sample",
+        kernel_name: "grid_sample",
+        explanation: "Sample the (H, W) image `img` at P points with bilinear interpolation, as PyTorch's \
+`grid_sample` does with `align_corners=False` and zero padding: point p is `grid[p] = (x, y)` in \
+[-1, 1] (x across, y down); its pixel coordinates are `px = ((x + 1) * W - 1) / 2` and \
+`py = ((y + 1) * H - 1) / 2`. `out[p]` mixes the four pixels around (px, py) with weights \
+`(1 - fx)(1 - fy)`, `fx (1 - fy)`, `(1 - fx) fy`, `fx fy`, where fx, fy are the fractional parts; \
+pixels outside the image count as 0 (some points lie outside). One thread per point. Tolerance: \
+1e-5 relative + 1e-4 absolute.",
+        input_names: &["img", "grid"],
+        output_name: "out",
+        header: "",
+        starter: "uint p = thread_position_in_grid.x;\n",
+        tests: &[
+            test(
+                "Grid Sample (Simple)",
+                &[floats("img", &[4, 5]), input("grid", F32, &[16, 2], Fill::Seeded(24), Random::Floats(-1.2, 1.2))],
+                &[16],
+                [16, 1, 1],
+                [16, 1, 1],
+            ),
+            test(
+                "Grid Sample (Edges)",
+                &[floats("img", &[7, 9]), input("grid", F32, &[100, 2], Fill::Seeded(2400), Random::Floats(-1.2, 1.2))],
+                &[100],
+                [128, 1, 1],
+                [64, 1, 1],
+            ),
+        ],
+        spec: spec2::grid_sample,
+        // Two coordinates and four pixels in, one value out.
+        targets: Targets { global_reads: Some(6), global_writes: Some(1), ..NO_TARGETS },
+        hints: &[
+            "`x0 = floor(px)`, `fx = px - x0`; the four pixels are (x0, y0), (x0 + 1, y0), (x0, y0 + 1), (x0 + 1, y0 + 1).",
+            "Use signed ints for pixel positions (x0 can be -1) and read a pixel only when 0 <= x < W and 0 <= y < H.",
+        ],
+        chapter: ML,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: Tolerance { rtol: 1e-5, atol: 1e-4 },
+    },
+    Puzzle {
+        number: 25,
+        slug: "grid_sample_vjp",
+        title: "Grid Sample VJP",
+        kernel_name: "grid_sample_vjp",
+        explanation: "The backward pass of Grid Sample with respect to the image: given the primals \
+`img` (only its shape matters here) and `grid`, and the cotangent `cotan` of the output (one value \
+per point), compute `out = d(sum_p cotan[p] * sample_p) / d img`: every point sends `cotan[p]` \
+times each of its four bilinear weights to the pixel that weight belongs to (pixels outside the \
+image are skipped, as zero padding skips them). Several points land on the same pixel, so `out` \
+is `device atomic<float>*` and the additions are atomic; their order varies, hence a tolerance \
+(1e-5 relative + 1e-4 absolute).",
+        input_names: &["img", "grid", "cotan"],
+        output_name: "out",
+        header: "",
+        starter: "uint p = thread_position_in_grid.x;\n",
+        tests: &[
+            test(
+                "Grid Sample VJP (Simple)",
+                &[
+                    floats("img", &[4, 5]),
+                    input("grid", F32, &[16, 2], Fill::Seeded(24), Random::Floats(-1.2, 1.2)),
+                    input("cotan", F32, &[16], Fill::Ones, Random::Floats(-4.0, 4.0)),
+                ],
+                &[4, 5],
+                [16, 1, 1],
+                [16, 1, 1],
+            ),
+            test(
+                "Grid Sample VJP (Edges)",
+                &[
+                    floats("img", &[7, 9]),
+                    input("grid", F32, &[100, 2], Fill::Seeded(2400), Random::Floats(-1.2, 1.2)),
+                    floats("cotan", &[100]),
+                ],
+                &[7, 9],
+                [128, 1, 1],
+                [64, 1, 1],
+            ),
+        ],
+        spec: spec2::grid_sample_vjp,
+        // Two coordinates and one cotangent in; four atomics at most.
+        targets: Targets { global_reads: Some(3), global_writes: Some(0), device_atomics: Some(4), ..NO_TARGETS },
+        hints: &[
+            "The weights and pixels are exactly the forward pass's; only the direction of data changes.",
+            "For each of the four taps inside the image: `atomic_fetch_add_explicit(&out[y * W + x], cotan[p] * weight, memory_order_relaxed)`.",
+        ],
+        chapter: ML,
+        output_dtype: F32,
+        atomic_outputs: true,
+        tolerance: Tolerance { rtol: 1e-5, atol: 1e-4 },
+    },
+    Puzzle {
+        number: 26,
+        slug: "attention_row",
+        title: "Attention Row",
+        kernel_name: "attention_row",
+        explanation: "One row of attention: the query `q` (D values) against N keys `k` and values `v` \
+(both N x D): `out = softmax(k @ q / sqrt(D)) @ v`. One SIMD-group computes it, lane c owning \
+feature c (D <= 32; lanes past D hold 0). Read the keys and values only once, with the online \
+softmax: keep the running maximum m, the running sum l of `exp(score - m)` and the running output \
+`acc`; for each key, the score is a `simd_sum`; when the maximum grows to m', scale l and acc by \
+`exp(m - m')` before adding the new key's terms. At the end, `out = acc / l`. Scores are large, so \
+exponentials of raw scores overflow. Tolerance: 1e-4 relative + 1e-5 absolute.",
+        input_names: &["q", "k", "v"],
+        output_name: "out",
+        header: "",
+        starter: "uint lane = thread_index_in_simdgroup;\nuint d = q_shape[0];\nuint n = k_shape[0];\n",
+        tests: &[
+            test(
+                "Attention Row (Simple)",
+                &[floats("q", &[16]), input("k", F32, &[8, 16], Fill::Arange, Random::Floats(-6.0, 6.0)), floats("v", &[8, 16])],
+                &[16],
+                [32, 1, 1],
+                [32, 1, 1],
+            ),
+            test(
+                "Attention Row (Edges)",
+                &[
+                    input("q", F32, &[24], Fill::Seeded(26), Random::Floats(-6.0, 6.0)),
+                    input("k", F32, &[50, 24], Fill::Seeded(2600), Random::Floats(-6.0, 6.0)),
+                    floats("v", &[50, 24]),
+                ],
+                &[24],
+                [32, 1, 1],
+                [32, 1, 1],
+            ),
+        ],
+        spec: spec2::attention_row,
+        // One pass: q once, then one key and one value per key (N = 50);
+        // a pass for the maximum first would read the keys twice.
+        targets: Targets { global_reads: Some(101), global_writes: Some(1), shared_reads: Some(0), shared_writes: Some(0), ..NO_TARGETS },
+        hints: &[
+            "Score of key j: `simd_sum(lane < d ? q[lane] * k[j * d + lane] : 0) * rsqrt(float(d))` (load q[lane] once, before the loop).",
+            "Start with `m = -INFINITY`, `l = 0`, `acc = 0`; then `m2 = max(m, s)`, `c = exp(m - m2)`, `p = exp(s - m2)`, `l = l * c + p`, `acc = acc * c + p * v[j * d + lane]`, `m = m2`.",
+        ],
+        chapter: ML,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: Tolerance { rtol: 1e-4, atol: 1e-5 },
+    },
+    Puzzle {
+        number: 27,
+        slug: "simd_matmul",
+        title: "SIMD-group Matrix Multiply",
+        kernel_name: "simd_matmul",
+        explanation: "Multiply `a` (M x K) by `b` (K x N) with the SIMD-group matrix unit: a \
+`simdgroup_float8x8` is an 8 x 8 tile spread over the 32 threads of a SIMD-group, \
+`simdgroup_load(m, ptr, stride)` loads one from a row-major matrix whose rows are `stride` elements \
+apart, `simdgroup_multiply_accumulate(d, a, b, c)` computes `d = a * b + c`, and \
+`simdgroup_store(m, ptr, stride)` writes it back. Each threadgroup is one SIMD-group and computes \
+the output tile at tile column `threadgroup_position_in_grid.x`, tile row `.y`, walking along K \
+one 8-wide tile at a time. M, N and K are multiples of 8 (the unit works on whole tiles). \
+Tolerance: 1e-5 relative + 1e-3 absolute.",
+        input_names: &["a", "b"],
+        output_name: "out",
+        header: "",
+        starter: "uint tile_col = threadgroup_position_in_grid.x;\nuint tile_row = threadgroup_position_in_grid.y;\n",
+        tests: &[
+            test("SIMD Matmul (Simple)", &[floats("a", &[8, 8]), floats("b", &[8, 8])], &[8, 8], [32, 1, 1], [32, 1, 1]),
+            test("SIMD Matmul (Tiles)", &[floats("a", &[16, 24]), floats("b", &[24, 16])], &[16, 16], [64, 2, 1], [32, 1, 1]),
+        ],
+        spec: crate::spec::matmul,
+        // K = 24: three tiles of a and of b (2 elements per thread each),
+        // a zero fill, three multiply-accumulates and one store.
+        targets: Targets { global_reads: Some(12), global_writes: Some(2), simd_ops: Some(11), ..NO_TARGETS },
+        hints: &[
+            "Start from `simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);`.",
+            "Tile (r, c) of `a` starts at `a + r * 8 * K + c * 8` with stride K; of `b` at `b + r * 8 * N + c * 8` with stride N.",
+        ],
+        chapter: ML,
+        output_dtype: F32,
+        atomic_outputs: false,
         tolerance: SUM_TOLERANCE,
     },
 ];

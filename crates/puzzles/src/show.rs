@@ -34,7 +34,8 @@ fn draw_shape(shape: &[usize]) -> Vec<usize> {
 /// Run test `case` of `puzzle` on the learner's file with tracing.
 /// `focus`: the threadgroup to draw alone; `None` lets the diagram choose
 /// (every threadgroup, unless threadgroup memory over several threadgroups
-/// would make it too large to read: then the first one).
+/// would make it too large to read, or the puzzle is from book two: then
+/// the first one).
 pub fn trace_test(
     puzzle: &'static Puzzle,
     file_name: &str,
@@ -85,7 +86,10 @@ pub fn trace_test(
         format!("Puzzle {}: {} — {}", puzzle.number, puzzle.title, tc.name)
     };
     let groups: u64 = (0..3).map(|d| tc.grid[d].div_ceil(tc.threadgroup[d].max(1)) as u64).product();
-    let focus = focus.or_else(|| (!r.kernel.threadgroup_vars.is_empty() && groups > 2).then_some([0, 0, 0]));
+    // Book two's threadgroups are large (32 to 256 threads): one panel per
+    // threadgroup would not fit a screen, so it draws the first alone.
+    let book_two = puzzle.number > 14;
+    let focus = focus.or_else(|| ((!r.kernel.threadgroup_vars.is_empty() && groups > 2) || (book_two && groups > 1)).then_some([0, 0, 0]));
     let spec = DiagramSpec { title, grid: tc.grid, threadgroup: tc.threadgroup, tables, focus };
     Ok(Shown { spec, trace, findings: r.report.findings })
 }

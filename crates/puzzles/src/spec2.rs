@@ -80,3 +80,105 @@ pub fn segment_sum(inputs: &[Array]) -> Array {
     }
     make(DType::F32, &[segments], &v)
 }
+/// `np.exp(a - a.max(1, keepdims=True))`, each row divided by its sum.
+pub fn softmax(inputs: &[Array]) -> Array {
+    let a = &inputs[0];
+    let cols = a.shape[1];
+    let mut v = Vec::with_capacity(a.len());
+    for row in a.to_f64_vec().chunks(cols) {
+        let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = row.iter().map(|x| (x - m).exp()).collect();
+        let s: f64 = e.iter().sum();
+        v.extend(e.iter().map(|x| x / s));
+    }
+    make(DType::F32, &a.shape, &v)
+}
+
+/// The epsilon of puzzle 22 (its header's `EPS`).
+pub const RMS_EPS: f64 = 1e-5;
+
+/// `x / np.sqrt((x**2).mean(1, keepdims=True) + 1e-5) * w`.
+pub fn rms_norm(inputs: &[Array]) -> Array {
+    let (x, w) = (&inputs[0], inputs[1].to_f64_vec());
+    let cols = x.shape[1];
+    let mut v = Vec::with_capacity(x.len());
+    for row in x.to_f64_vec().chunks(cols) {
+        let ms = row.iter().map(|x| x * x).sum::<f64>() / cols as f64;
+        let r = 1.0 / (ms + RMS_EPS).sqrt();
+        v.extend(row.iter().zip(&w).map(|(x, w)| x * r * w));
+    }
+    make(DType::F32, &x.shape, &v)
+}
+
+/// `np.sqrt(((a[:, None, :] - b[None, :, :])**2).sum(-1))`.
+pub fn cdist(inputs: &[Array]) -> Array {
+    let (a, b) = (&inputs[0], &inputs[1]);
+    let (n, m, d) = (a.shape[0], b.shape[0], a.shape[1]);
+    let (fa, fb) = (a.to_f64_vec(), b.to_f64_vec());
+    let mut v = Vec::with_capacity(n * m);
+    for i in 0..n {
+        for j in 0..m {
+            v.push((0..d).map(|k| (fa[i * d + k] - fb[j * d + k]).powi(2)).sum::<f64>().sqrt());
+        }
+    }
+    make(DType::F32, &[n, m], &v)
+}
+
+/// The four pixels bilinear sampling at normalized point (gx, gy) reads from
+/// an (h, w) image, with their weights: PyTorch's `grid_sample` with
+/// `align_corners=False` and zero padding (pixels outside are skipped).
+pub fn bilinear_taps(gx: f64, gy: f64, h: usize, w: usize) -> Vec<(usize, f64)> {
+    let x = ((gx + 1.0) * w as f64 - 1.0) / 2.0;
+    let y = ((gy + 1.0) * h as f64 - 1.0) / 2.0;
+    let (x0, y0) = (x.floor(), y.floor());
+    let (fx, fy) = (x - x0, y - y0);
+    let mut taps = Vec::with_capacity(4);
+    for (dy, wy) in [(0.0, 1.0 - fy), (1.0, fy)] {
+        for (dx, wx) in [(0.0, 1.0 - fx), (1.0, fx)] {
+            let (px, py) = (x0 + dx, y0 + dy);
+            if px >= 0.0 && py >= 0.0 && px < w as f64 && py < h as f64 {
+                taps.push((py as usize * w + px as usize, wx * wy));
+            }
+        }
+    }
+    taps
+}
+
+/// `grid_sample(img[None, None], grid[None, None])` for one channel:
+/// `out[p]` is `img` sampled bilinearly at `grid[p] = (x, y)` in [-1, 1].
+pub fn grid_sample(inputs: &[Array]) -> Array {
+    let (img, grid) = (&inputs[0], inputs[1].to_f64_vec());
+    let (h, w) = (img.shape[0], img.shape[1]);
+    let px = img.to_f64_vec();
+    let v: Vec<f64> = grid.chunks(2).map(|g| bilinear_taps(g[0], g[1], h, w).iter().map(|(k, wt)| px[*k] * wt).sum()).collect();
+    make(DType::F32, &[v.len()], &v)
+}
+
+/// The VJP of [`grid_sample`] with respect to the image, from the primals
+/// (`img`, `grid`) and the cotangent `cotan` of the output: every point
+/// sends `cotan[p]` times its bilinear weights to its four pixels.
+pub fn grid_sample_vjp(inputs: &[Array]) -> Array {
+    let (img, grid, cotan) = (&inputs[0], inputs[1].to_f64_vec(), inputs[2].to_f64_vec());
+    let (h, w) = (img.shape[0], img.shape[1]);
+    let mut v = vec![0.0; h * w];
+    for (g, d) in grid.chunks(2).zip(&cotan) {
+        for (k, wt) in bilinear_taps(g[0], g[1], h, w) {
+            v[k] += d * wt;
+        }
+    }
+    make(DType::F32, &[h, w], &v)
+}
+
+/// One attention row: `softmax(k @ q / sqrt(d)) @ v`.
+pub fn attention_row(inputs: &[Array]) -> Array {
+    let (q, k, vv) = (inputs[0].to_f64_vec(), &inputs[1], inputs[2].to_f64_vec());
+    let (n, d) = (k.shape[0], k.shape[1]);
+    let fk = k.to_f64_vec();
+    let scale = 1.0 / (d as f64).sqrt();
+    let scores: Vec<f64> = (0..n).map(|j| (0..d).map(|c| q[c] * fk[j * d + c]).sum::<f64>() * scale).collect();
+    let m = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = scores.iter().map(|s| (s - m).exp()).collect();
+    let total: f64 = e.iter().sum();
+    let v: Vec<f64> = (0..d).map(|c| (0..n).map(|j| e[j] * vv[j * d + c]).sum::<f64>() / total).collect();
+    make(DType::F32, &[d], &v)
+}

@@ -239,3 +239,101 @@ for (uint j = start; j < min(uint(x_shape[0]), start + PER_THREAD); j++) { atomi
     assert!(!r.passed && r.findings.is_empty());
     assert!(!r.explanations.is_empty());
 }
+
+// ---- ML kernels -------------------------------------------------------------
+
+#[test]
+fn softmax_without_the_maximum_overflows() {
+    let body = solution("softmax").replace("exp(x[c] - m)", "exp(x[c])");
+    let r = check("softmax", &body);
+    assert!(!r.passed && r.findings.is_empty());
+    let t = r.first_failure().unwrap();
+    assert_eq!(t.name, "Softmax (Simple)");
+    // exp(159) is inf in float32: inf / inf.
+    assert!(t.yours.as_ref().unwrap().to_f64_vec().iter().any(|v| v.is_nan()), "{}", human(&r));
+}
+
+#[test]
+fn rms_norm_dividing_by_the_simd_width_is_wrong() {
+    let body = solution("rms_norm").replace("/ float(cols)", "/ 32.0f");
+    let r = check("rms_norm", &body);
+    assert!(!r.passed && r.findings.is_empty());
+    assert_eq!(r.first_failure().unwrap().name, "RMS Norm (Simple)");
+    assert!(!r.explanations.is_empty());
+}
+
+#[test]
+fn unguarded_ml_kernels_are_caught_by_the_sanitizer() {
+    // cdist without the guard: threads past N and M read past a and b.
+    let body = solution("cdist").replace("if (i < n && j < m) {", "{");
+    let r = check("cdist", &body);
+    assert!(!r.passed);
+    assert!(kinds(&r).contains(&"out-of-bounds"), "{:?}", kinds(&r));
+    // Bilinear taps outside the image read (or add) outside it.
+    for slug in ["grid_sample", "grid_sample_vjp"] {
+        let body = solution(slug).replace("if (x >= 0 && y >= 0 && x < w && y < h) {", "{");
+        let r = check(slug, &body);
+        assert!(!r.passed, "{slug}");
+        assert!(kinds(&r).contains(&"out-of-bounds"), "{slug}: {:?}", kinds(&r));
+    }
+}
+
+#[test]
+fn attention_two_passes_miss_the_target_and_no_maximum_overflows() {
+    // A first pass for the maximum: every key is read twice.
+    let two_pass = "uint lane = thread_index_in_simdgroup;\nuint d = q_shape[0];\nuint n = k_shape[0];\n\
+float qc = lane < d ? q[lane] : 0.0f;\nfloat scale = rsqrt(float(d));\nfloat m = -INFINITY;\n\
+for (uint j = 0; j < n; j++) { m = max(m, simd_sum(lane < d ? qc * k[j * d + lane] : 0.0f) * scale); }\n\
+float l = 0.0f;\nfloat acc = 0.0f;\n\
+for (uint j = 0; j < n; j++) {\n\
+    float e = exp(simd_sum(lane < d ? qc * k[j * d + lane] : 0.0f) * scale - m);\n\
+    l += e;\n    acc += lane < d ? e * v[j * d + lane] : 0.0f;\n}\n\
+if (lane < d) out[lane] = acc / l;\n";
+    assert_over_target(&check("attention_row", two_pass), "Global Reads: 151 per thread, target ≤ 101");
+
+    // Plain exponentials of the scores overflow on the book's inputs.
+    let body = solution("attention_row").replace("float c = exp(m - m2);", "float c = 1.0f;").replace("exp(s - m2)", "exp(s)");
+    let r = check("attention_row", &body);
+    assert!(!r.passed);
+    assert_eq!(r.first_failure().unwrap().name, "Attention Row (Simple)");
+}
+
+#[test]
+fn simd_matmul_scalar_loops_miss_the_target() {
+    // Each lane computes its two cells of the tile with plain loops.
+    let scalar = "uint tile_col = threadgroup_position_in_grid.x;\nuint tile_row = threadgroup_position_in_grid.y;\n\
+uint lane = thread_index_in_simdgroup;\nuint K = a_shape[1];\nuint N = b_shape[1];\n\
+for (uint e = 2 * lane; e < 2 * lane + 2; e++) {\n\
+    uint r = tile_row * 8 + e / 8;\n    uint c = tile_col * 8 + e % 8;\n    float acc = 0.0f;\n\
+    for (uint t = 0; t < K; t++) acc += a[r * K + t] * b[t * N + c];\n    out[r * N + c] = acc;\n}\n";
+    assert_over_target(&check("simd_matmul", scalar), "Global Reads: 96 per thread, target ≤ 12");
+
+    // b's tile taken with a's stride: wrong once K differs from N.
+    let body = solution("simd_matmul")
+        .replace("simdgroup_load(tb, b + t * N + tile_col * 8, N);", "simdgroup_load(tb, b + t * N + tile_col * 8, K);");
+    let r = check("simd_matmul", &body);
+    assert!(!r.passed);
+    assert_eq!(r.first_failure().unwrap().name, "SIMD Matmul (Tiles)");
+}
+
+#[test]
+fn book_two_diagrams_draw_every_test_within_2400_pixels() {
+    let mut too_big = Vec::new();
+    for p in PUZZLES.iter().filter(|p| p.number >= 15) {
+        let text = file_with(p.slug, solution(p.slug));
+        for case in 0..p.tests.len() {
+            let shown = puzzles::show::trace_test(p, &p.file_name(), &text, case, None).expect("traced run");
+            assert!(shown.findings.is_empty(), "{}: {:?}", p.slug, shown.findings);
+            assert!(shown.trace.events.iter().any(|e| e.write), "{} test {case}: no writes traced", p.slug);
+            let doc = diagram::render_svg(&shown.spec, &shown.trace);
+            let size = |key: &str| -> f64 {
+                doc.split(&format!("{key}=\"")).nth(1).and_then(|s| s.split('"').next()).and_then(|s| s.parse().ok()).unwrap()
+            };
+            let (w, h) = (size("width"), size("height"));
+            if w > 2400.0 || h > 2400.0 {
+                too_big.push(format!("{} test {}: {w} x {h}", p.slug, case + 1));
+            }
+        }
+    }
+    assert!(too_big.is_empty(), "{too_big:?}");
+}

@@ -23,7 +23,7 @@ pub fn kinds(r: &CheckResult) -> Vec<&'static str> {
     r.findings.iter().map(|f| f.finding.kind.name()).collect()
 }
 
-pub const SOLUTIONS: [(&str, &str); 20] = [
+pub const SOLUTIONS: [(&str, &str); 27] = [
     (
         "map",
         r#"
@@ -348,6 +348,161 @@ if (start < n) {
     }
     atomic_fetch_add_explicit(&out[current], run, memory_order_relaxed);
 }
+"#,
+    ),
+    (
+        "softmax",
+        r#"
+uint row = threadgroup_position_in_grid.y;
+uint lane = thread_index_in_simdgroup;
+uint cols = a_shape[1];
+const device float* x = a + row * cols;
+float m = -INFINITY;
+for (uint c = lane; c < cols; c += 32) {
+    m = max(m, x[c]);
+}
+m = simd_max(m);
+float s = 0.0f;
+for (uint c = lane; c < cols; c += 32) {
+    s += exp(x[c] - m);
+}
+s = simd_sum(s);
+for (uint c = lane; c < cols; c += 32) {
+    out[row * cols + c] = exp(x[c] - m) / s;
+}
+"#,
+    ),
+    (
+        "rms_norm",
+        r#"
+uint row = threadgroup_position_in_grid.y;
+uint lane = thread_index_in_simdgroup;
+uint cols = x_shape[1];
+float ss = 0.0f;
+for (uint c = lane; c < cols; c += 32) {
+    float v = x[row * cols + c];
+    ss += v * v;
+}
+float scale = rsqrt(simd_sum(ss) / float(cols) + EPS);
+for (uint c = lane; c < cols; c += 32) {
+    out[row * cols + c] = x[row * cols + c] * scale * w[c];
+}
+"#,
+    ),
+    (
+        "cdist",
+        r#"
+uint j = thread_position_in_grid.x;
+uint i = thread_position_in_grid.y;
+uint n = a_shape[0];
+uint m = b_shape[0];
+uint dims = a_shape[1];
+if (i < n && j < m) {
+    float s = 0.0f;
+    for (uint k = 0; k < dims; k++) {
+        float d = a[i * dims + k] - b[j * dims + k];
+        s += d * d;
+    }
+    out[i * m + j] = sqrt(s);
+}
+"#,
+    ),
+    (
+        "grid_sample",
+        r#"
+uint p = thread_position_in_grid.x;
+if (p < uint(grid_shape[0])) {
+    int h = img_shape[0];
+    int w = img_shape[1];
+    float px = ((grid[2 * p] + 1.0f) * w - 1.0f) / 2.0f;
+    float py = ((grid[2 * p + 1] + 1.0f) * h - 1.0f) / 2.0f;
+    float x0 = floor(px);
+    float y0 = floor(py);
+    float fx = px - x0;
+    float fy = py - y0;
+    float acc = 0.0f;
+    for (int dy = 0; dy < 2; dy++) {
+        for (int dx = 0; dx < 2; dx++) {
+            int x = int(x0) + dx;
+            int y = int(y0) + dy;
+            float wt = (dx ? fx : 1.0f - fx) * (dy ? fy : 1.0f - fy);
+            if (x >= 0 && y >= 0 && x < w && y < h) {
+                acc += img[y * w + x] * wt;
+            }
+        }
+    }
+    out[p] = acc;
+}
+"#,
+    ),
+    (
+        "grid_sample_vjp",
+        r#"
+uint p = thread_position_in_grid.x;
+if (p < uint(grid_shape[0])) {
+    int h = img_shape[0];
+    int w = img_shape[1];
+    float px = ((grid[2 * p] + 1.0f) * w - 1.0f) / 2.0f;
+    float py = ((grid[2 * p + 1] + 1.0f) * h - 1.0f) / 2.0f;
+    float x0 = floor(px);
+    float y0 = floor(py);
+    float fx = px - x0;
+    float fy = py - y0;
+    float g = cotan[p];
+    for (int dy = 0; dy < 2; dy++) {
+        for (int dx = 0; dx < 2; dx++) {
+            int x = int(x0) + dx;
+            int y = int(y0) + dy;
+            float wt = (dx ? fx : 1.0f - fx) * (dy ? fy : 1.0f - fy);
+            if (x >= 0 && y >= 0 && x < w && y < h) {
+                atomic_fetch_add_explicit(&out[y * w + x], g * wt, memory_order_relaxed);
+            }
+        }
+    }
+}
+"#,
+    ),
+    (
+        "attention_row",
+        r#"
+uint lane = thread_index_in_simdgroup;
+uint d = q_shape[0];
+uint n = k_shape[0];
+float qc = lane < d ? q[lane] : 0.0f;
+float scale = rsqrt(float(d));
+float m = -INFINITY;
+float l = 0.0f;
+float acc = 0.0f;
+for (uint j = 0; j < n; j++) {
+    float s = simd_sum(lane < d ? qc * k[j * d + lane] : 0.0f) * scale;
+    float m2 = max(m, s);
+    float c = exp(m - m2);
+    float e = exp(s - m2);
+    l = l * c + e;
+    acc = acc * c + (lane < d ? e * v[j * d + lane] : 0.0f);
+    m = m2;
+}
+if (lane < d) {
+    out[lane] = acc / l;
+}
+"#,
+    ),
+    (
+        "simd_matmul",
+        r#"
+uint tile_col = threadgroup_position_in_grid.x;
+uint tile_row = threadgroup_position_in_grid.y;
+uint K = a_shape[1];
+uint N = b_shape[1];
+simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+for (uint t = 0; t < K; t += 8) {
+    simdgroup_float8x8 ta;
+    simdgroup_float8x8 tb;
+    simdgroup_load(ta, a + tile_row * 8 * K + t, K);
+    simdgroup_load(tb, b + t * N + tile_col * 8, N);
+    simdgroup_multiply_accumulate(acc, ta, tb, acc);
+}
+simdgroup_store(acc, out + tile_row * 8 * N + tile_col * 8, N);
 "#,
     ),
 ];

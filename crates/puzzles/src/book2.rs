@@ -49,8 +49,8 @@ pub const BOOK_TWO: [Puzzle; 13] = [
 and the threads of one SIMD-group can combine their registers directly: `simd_sum(v)` returns the \
 sum of `v` over the active threads of the SIMD-group, to every one of them, with no threadgroup \
 memory and no barrier. Write into `out[k]` the sum of the k-th block of 32 elements of `a` (the \
-last block may be short). The grid is rounded up to whole threadgroups of 64, so threads past the \
-end of `a` exist and must contribute nothing. Random tests use floats: the order of additions \
+last block may be short). In the second test the grid is rounded up to whole threadgroups of 64, \
+so threads past the end of `a` exist and must contribute nothing. Random tests use floats: the order of additions \
 changes the last bits, so results are compared with a tolerance (1e-5 relative + 1e-3 absolute).",
         input_names: &["a"],
         output_name: "out",
@@ -130,7 +130,7 @@ floats (tolerance 1e-5 relative + 1e-3 absolute).",
 SIMD-group reduces its 32 values with `simd_sum`, one thread of each writes the partial sum into \
 threadgroup memory, all threads meet at a single barrier, and then the first SIMD-group reduces the \
 partials (there are `simdgroups_per_threadgroup` of them) with `simd_sum` again. Compare Prefix Sum \
-(puzzle 12): there, eight rounds of halving needed a barrier each. The last threadgroup reaches \
+(puzzle 12): there, every round of halving needed a barrier. The last threadgroup reaches \
 past the end of `a`. Tolerance: 1e-5 relative + 1e-3 absolute.",
         input_names: &["a"],
         output_name: "out",

@@ -441,6 +441,9 @@ pub fn hint(args: &PuzzleArgs) -> u8 {
     if !targets.is_empty() {
         println!("Targets per thread: {}", targets.join(", "));
     }
+    if p.tolerance != puzzles::check::BOOK_ONE_TOLERANCE {
+        println!("Outputs match when |yours - spec| <= {} + {} * |spec|", p.tolerance.atol, p.tolerance.rtol);
+    }
     println!();
     for (k, h) in p.hints.iter().enumerate() {
         print!("{}", puzzles::workspace::wrap(&format!("Hint {}: {h}", k + 1), 78));

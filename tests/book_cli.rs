@@ -191,5 +191,8 @@ fn init_adds_new_puzzles_to_an_existing_workspace() {
     let o = bin(&root, &["hint", "histogram"]);
     assert!(stdout(&o).contains("Output: out (int32, atomic)"), "{}", stdout(&o));
     assert!(stdout(&o).contains("dev atomics ≤ 1"), "{}", stdout(&o));
+    let o = bin(&root, &["hint", "softmax"]);
+    assert!(stdout(&o).contains("Outputs match when |yours - spec| <= 0.000001 + 0.0001 * |spec|"), "{}", stdout(&o));
+    assert!(!stdout(&bin(&root, &["hint", "map"])).contains("Outputs match"));
     let _ = std::fs::remove_dir_all(&root);
 }

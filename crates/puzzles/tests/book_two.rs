@@ -172,6 +172,15 @@ fn threadgroup_reduce_mistakes() {
     assert!(!r.passed);
     assert!(kinds(&r).contains(&"data-race"), "{:?}", kinds(&r));
 
+    // Shuffle trees at both levels are fine too.
+    let trees = solution("threadgroup_reduce")
+        .replace("float s = simd_sum(i < uint(a_shape[0]) ? a[i] : 0.0f);", "float s = i < uint(a_shape[0]) ? a[i] : 0.0f;\nfor (ushort d = 16; d > 0; d /= 2) s += simd_shuffle_down(s, d);")
+        .replace("float total = simd_sum(lane < simdgroups_per_threadgroup ? partials[lane] : 0.0f);", "float total = lane < simdgroups_per_threadgroup ? partials[lane] : 0.0f;\n    for (ushort d = 16; d > 0; d /= 2) total += simd_shuffle_down(total, d);");
+    assert!(trees.contains("simd_shuffle_down(total"), "{trees}");
+    let r = check("threadgroup_reduce", &trees);
+    assert_solved(&r);
+    assert_eq!(r.score.simd_ops, 10);
+
     // Book one's halving tree: correct, but eight barriers.
     let tree = "threadgroup float cache[256];\nuint i = thread_position_in_grid.x;\nuint l = thread_position_in_threadgroup.x;\n\
 cache[l] = i < uint(a_shape[0]) ? a[i] : 0.0f;\nthreadgroup_barrier(mem_flags::mem_threadgroup);\n\
@@ -306,7 +315,16 @@ uint lane = thread_index_in_simdgroup;\nuint K = a_shape[1];\nuint N = b_shape[1
 for (uint e = 2 * lane; e < 2 * lane + 2; e++) {\n\
     uint r = tile_row * 8 + e / 8;\n    uint c = tile_col * 8 + e % 8;\n    float acc = 0.0f;\n\
     for (uint t = 0; t < K; t++) acc += a[r * K + t] * b[t * N + c];\n    out[r * N + c] = acc;\n}\n";
-    assert_over_target(&check("simd_matmul", scalar), "Global Reads: 96 per thread, target ≤ 12");
+    assert_over_target(&check("simd_matmul", scalar), "Global Reads: 96 per thread, target ≤ 14");
+
+    // The zero accumulator loaded from `out` (MLX fills it with 0) instead
+    // of `make_filled_simdgroup_matrix`: correct, and within the targets.
+    let body = solution("simd_matmul").replace(
+        "simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);",
+        "simdgroup_float8x8 acc;\nsimdgroup_load(acc, out + tile_row * 8 * N + tile_col * 8, N);",
+    );
+    assert!(body.contains("simdgroup_load(acc"), "{body}");
+    assert_solved(&check("simd_matmul", &body));
 
     // b's tile taken with a's stride: wrong once K differs from N.
     let body = solution("simd_matmul")

@@ -355,3 +355,11 @@ fn book_two_diagrams_draw_every_test_within_2400_pixels() {
     }
     assert!(too_big.is_empty(), "{too_big:?}");
 }
+
+#[test]
+fn histogram_over_target_report() {
+    // The whole human report: book two's columns appear where targets are set.
+    let direct = "uint i = thread_position_in_grid.x;\nuint stride = threads_per_grid.x;\n\
+for (uint j = i; j < uint(x_shape[0]); j += stride) { atomic_fetch_add_explicit(&out[x[j]], 1, memory_order_relaxed); }\n";
+    insta::assert_snapshot!(human(&check("histogram", direct)));
+}

@@ -3,6 +3,7 @@
 mod book;
 mod debug;
 mod lint;
+mod logs;
 mod mlx_cmd;
 mod profile;
 mod report;

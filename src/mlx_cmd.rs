@@ -76,6 +76,8 @@ pub struct MlxArgs {
     /// Print statistics per line of the body (see `run --profile`).
     #[arg(long)]
     pub profile: bool,
+    #[command(flatten)]
+    pub logging: crate::logs::LogArgs,
     /// Set by `debug`: the thread to watch and what to print.
     #[arg(skip)]
     pub debug: Option<crate::debug::Request>,
@@ -223,6 +225,7 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         budget: None,
         profile: args.profile,
         probe: args.debug.as_ref().and_then(|r| r.probe()),
+        log: args.logging.options()?,
     };
 
     // Debugging: the body again with the probes placed (same lines).
@@ -283,6 +286,9 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
             return Ok(EXIT_BAD_RESULT);
         }
     };
+    if let (Some(logs), false) = (&r.report.logs, json) {
+        print!("{}", crate::logs::text(logs));
+    }
     if let Some(req) = &args.debug {
         let [gx, gy, gz] = grid;
         let [tx, ty, tz] = threadgroup;
@@ -326,6 +332,9 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
             serde_json::json!({"diagnostics": diags, "findings": findings, "outputs": outputs, "kernel": r.generated.kernel_name});
         if let Some(c) = counts {
             doc["counts"] = c;
+        }
+        if let Some(l) = &r.report.logs {
+            doc["logs"] = crate::logs::json(l);
         }
         if let Some(p) = &r.report.profile {
             doc["profile"] = crate::profile::json(&name, p, &r.sources, r.report.threads, r.report.threadgroups);

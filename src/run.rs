@@ -64,6 +64,8 @@ pub struct RunArgs {
     /// memory traffic, atomics, barrier waits (with --json: a "profile" object).
     #[arg(long)]
     pub profile: bool,
+    #[command(flatten)]
+    pub logging: crate::logs::LogArgs,
     /// Set by `debug`: the thread to watch and what to print.
     #[arg(skip)]
     pub debug: Option<crate::debug::Request>,
@@ -329,6 +331,7 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         threads: args.threads,
         profile: args.profile,
         probe: args.debug.as_ref().and_then(|r| r.probe()),
+        log: args.logging.options()?,
         ..Default::default()
     };
     // A dispatch Metal would refuse is a usage error: nothing runs.
@@ -364,6 +367,9 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         println!("kernel_seconds_median={}", times[times.len() / 2]);
     }
 
+    if let (Some(logs), false) = (&report.logs, args.json) {
+        print!("{}", crate::logs::text(logs));
+    }
     if let Some(req) = &args.debug {
         let [gx, gy, gz] = grid;
         let [tx, ty, tz] = tg;
@@ -401,6 +407,9 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         let mut doc = serde_json::json!({"diagnostics": diag_json(&c), "findings": findings, "outputs": outputs});
         if let Some(m) = report.max_counts {
             doc["counts"] = counts_json(&m);
+        }
+        if let Some(l) = &report.logs {
+            doc["logs"] = crate::logs::json(l);
         }
         if let Some(p) = &report.profile {
             doc["profile"] = crate::profile::json(&args.kernel, p, &c.sources, report.threads, report.threadgroups);

@@ -236,6 +236,8 @@ pub struct Machine<'k> {
     pub profiler: Option<Box<crate::profile::Profiler>>,
     /// The debugger's watched thread, when debugging.
     pub probe: Option<Box<crate::probe::ProbeRecorder>>,
+    /// Shader log messages, when kept.
+    pub logger: Option<Box<crate::log::LogRecorder>>,
     /// Whether any of the three observers above is attached (one test per
     /// instruction instead of three).
     observers: bool,
@@ -276,6 +278,7 @@ impl<'k> Machine<'k> {
             tracer: None,
             profiler: None,
             probe: None,
+            logger: None,
             observers: false,
             scratch: Vec::new(),
             branches: Vec::new(),
@@ -1346,6 +1349,14 @@ impl<'k> Machine<'k> {
                 let n = self.n;
                 if let Some(p) = self.profiler.as_mut() {
                     p.statement(*at, mask, n);
+                }
+            }
+            Inst::Log { format, level, args } => {
+                if let Some(mut logger) = self.logger.take() {
+                    let kinds: Vec<crate::probe::ProbeKind> = args.iter().map(|a| a.0).collect();
+                    let geo = self.geo;
+                    logger.record(format, level, &kinds, mask, &geo, &|l| args.iter().map(|a| self.get(a.1, l)).collect());
+                    self.logger = Some(logger);
                 }
             }
             Inst::Probe { probe, slot, kind, regs } => {

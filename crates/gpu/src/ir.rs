@@ -320,6 +320,12 @@ pub enum Inst {
     Mark {
         at: AccessId,
     },
+    /// Shader logging: format `format` with `args` for each lane (see `log.rs`).
+    Log {
+        format: std::sync::Arc<str>,
+        level: &'static str,
+        args: Vec<(crate::probe::ProbeKind, Reg)>,
+    },
     /// A debugger probe's evaluation: run for the watched thread only, with
     /// the checks and observers detached (printing must not change findings).
     Probing {
@@ -355,6 +361,8 @@ pub struct Kernel {
     /// Whether the kernel has atomics outside threadgroup memory (its
     /// threadgroups then cannot run on separate copies of the buffers).
     pub device_atomics: bool,
+    /// Whether the kernel logs (`os_log`): logging then runs its threadgroups in order.
+    pub logs: bool,
     pub span: Span,
 }
 

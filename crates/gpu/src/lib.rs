@@ -8,6 +8,7 @@
 pub mod exec;
 pub mod findings;
 pub mod ir;
+pub mod log;
 pub mod lower;
 pub mod memory;
 mod ops;
@@ -84,6 +85,8 @@ pub struct RunOptions {
     pub profile: bool,
     /// Record the probes of this thread, keeping at most this many values.
     pub probe: Option<([u32; 3], usize)>,
+    /// Keep the messages of shader logging (`RunReport::logs`; `None`: drop them).
+    pub log: Option<log::LogOptions>,
 }
 
 impl Default for RunOptions {
@@ -99,6 +102,7 @@ impl Default for RunOptions {
             threads: 0,
             profile: false,
             probe: None,
+            log: None,
         }
     }
 }
@@ -117,6 +121,8 @@ pub struct RunReport {
     pub profile: Option<profile::Profile>,
     /// What the watched thread's probes saw (when asked for).
     pub probes: Option<probe::ProbeLog>,
+    /// Shader log messages (when asked for and the kernel logs).
+    pub logs: Option<log::LogOutput>,
 }
 
 impl RunReport {
@@ -262,6 +268,9 @@ pub(crate) fn run_part<'a>(
     if let Some((thread, limit)) = opts.probe {
         m.probe = Some(Box::new(probe::ProbeRecorder::new(thread, limit)));
     }
+    if let (Some(o), true) = (opts.log, kernel.logs) {
+        m.logger = Some(Box::new(log::LogRecorder::new(o)));
+    }
     m.update_observing();
     let mut report = RunReport::default();
     let mut since_tick = 0u64;
@@ -300,6 +309,7 @@ pub(crate) fn run_part<'a>(
     report.trace = m.tracer.take().map(|t| t.trace);
     report.profile = m.profiler.take().map(|p| p.finish(kernel));
     report.probes = m.probe.take().map(|p| p.log);
+    report.logs = m.logger.take().map(|l| l.out);
     report.max_counts = m.san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
     Part {
         buffers: std::mem::take(&mut m.mem.buffers),

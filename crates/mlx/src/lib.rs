@@ -149,6 +149,8 @@ pub struct Call {
     pub profile: bool,
     /// Record the debugger probes of this thread, at most this many values.
     pub probe: Option<([u32; 3], usize)>,
+    /// Keep shader log messages (`report.logs`).
+    pub log: Option<gpu::log::LogOptions>,
 }
 
 impl Call {
@@ -175,6 +177,7 @@ impl Call {
             budget: None,
             profile: false,
             probe: None,
+            log: None,
         }
     }
 
@@ -551,6 +554,7 @@ impl MetalKernel {
             budget: call.budget.unwrap_or(RunOptions::default().budget),
             profile: call.profile,
             probe: call.probe,
+            log: call.log,
             ..Default::default()
         };
         let mut report = gpu::run(&kernel, &dispatch, &mut buffers, &opts);

@@ -229,6 +229,19 @@ pub struct Program {
     pub functions: Vec<Function>,
     pub globals: Vec<Global>,
     pub function_constants: Vec<FunctionConstant>,
+    /// Formats of shader log calls (`__os_log` builtins name them by index).
+    pub log_formats: Vec<LogFormat>,
+}
+
+/// One `logger.log…("format", …)` call's format.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogFormat {
+    pub text: String,
+    /// `os_log_default` or the declared object's name.
+    pub logger: String,
+    /// `log`, `log_debug`, `log_info`, `log_error` or `log_fault`.
+    pub level: &'static str,
+    pub span: Span,
 }
 
 /// A `constant T name [[function_constant(index)]];` declaration.

@@ -2242,7 +2242,11 @@ impl<'a> Parser<'a> {
             return None;
         }
         let name = self.parse_path();
-        if self.at(Punct::LParen) {
+        // `T name("text", 1)` declares a variable (`constant os_log log("sub", "cat");`):
+        // a parameter list cannot start with a literal.
+        let literal_first =
+            matches!(self.tok(1).kind, TokenKind::Str(_) | TokenKind::Int { .. } | TokenKind::Float { .. } | TokenKind::Char(_));
+        if self.at(Punct::LParen) && !literal_first {
             let f = self.parse_function_rest(&specs, ty, name);
             return Some(ItemKind::Function(f));
         }

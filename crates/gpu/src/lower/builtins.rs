@@ -69,6 +69,24 @@ impl<'p> Lowerer<'p> {
                 out.push(Inst::Barrier { simdgroup: name == "simdgroup_barrier", flags, at });
                 return Ok(Val::Regs(Vec::new()));
             }
+            "__os_log" => {
+                let index = match args.first().map(|a| &a.kind) {
+                    Some(msl::hir::ExprKind::Const(c)) => c.as_i64() as usize,
+                    _ => return super::err(span, "internal error: a log call without its format"),
+                };
+                let Some(f) = self.prog.log_formats.get(index) else { return super::err(span, "internal error: unknown log format") };
+                let (format, level) = (std::sync::Arc::from(f.text.as_str()), f.level);
+                let mut values = Vec::new();
+                for a in &args[1..] {
+                    let kind = match &a.ty {
+                        Type::Pointer { .. } | Type::NullPtr => crate::probe::ProbeKind::Pointer,
+                        t => crate::probe::ProbeKind::Value(super::scalar_of(t, self.tables).unwrap_or(Scalar::Int)),
+                    };
+                    values.push((kind, self.scalar(a, out)?));
+                }
+                out.push(Inst::Log { format, level, args: values });
+                return Ok(Val::Regs(Vec::new()));
+            }
             "atomic_thread_fence" => {
                 for a in args {
                     self.expr(a, out)?;

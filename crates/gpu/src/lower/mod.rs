@@ -256,6 +256,7 @@ pub fn lower_kernel_with(prog: &hir::Program, id: FuncId, options: LowerOptions)
         constants: l.constants,
         uses_lanes: l.uses_lanes,
         device_atomics: l.device_atomics,
+        logs: !prog.log_formats.is_empty(),
         span: f.span,
     })
 }

@@ -34,6 +34,9 @@ impl<'a> Checker<'a, '_> {
     pub(crate) fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
         let args = self.expand_exprs(args)?;
         let args = &*args;
+        if let Some(h) = self.log_call(callee, args, span) {
+            return h;
+        }
         match &callee.kind {
             A::Member { base, name, arrow } => {
                 let b = self.expr(base)?;

@@ -1005,6 +1005,9 @@ impl<'a> Checker<'a, '_> {
     }
 
     fn global_var(&mut self, v: &'a ast::VarDecl) {
+        if self.os_log_global(v) {
+            return;
+        }
         let Some(q) = self.resolve_type(&v.ty) else { return };
         let space = q.space;
         if space != Some(AddressSpace::Constant) && !v.is_constexpr {

@@ -14,6 +14,7 @@ mod decls;
 mod expr;
 mod fnconst;
 mod intrinsics;
+pub mod logging;
 mod operators;
 mod ordering;
 mod packs;
@@ -42,7 +43,13 @@ pub fn check(unit: &ast::TranslationUnit, constants: &[(String, String)], diags:
         return None;
     }
     let functions = c.functions.into_iter().flatten().collect();
-    Some(hir::Program { types: c.tables, functions, globals: c.globals, function_constants: c.function_constants })
+    Some(hir::Program {
+        types: c.tables,
+        functions,
+        globals: c.globals,
+        function_constants: c.function_constants,
+        log_formats: c.log_formats,
+    })
 }
 
 /// A template argument value: a type or an integral/bool constant.
@@ -299,6 +306,9 @@ pub(crate) struct Checker<'a, 'd> {
     /// the specialized function and where it was declared.
     pub fn_specs: HashMap<(DeclId, Vec<TArg>), (&'a ast::Function, Env)>,
     pub function_constants: Vec<hir::FunctionConstant>,
+    /// Shader logging: declared `os_log` objects and the formats of log calls.
+    pub loggers: Vec<String>,
+    pub log_formats: Vec<hir::LogFormat>,
 }
 
 /// Instantiation depth beyond which we assume runaway template recursion.
@@ -337,6 +347,8 @@ impl<'a, 'd> Checker<'a, 'd> {
             var_instances: HashMap::new(),
             fn_specs: HashMap::new(),
             function_constants: Vec::new(),
+            loggers: Vec::new(),
+            log_formats: Vec::new(),
         }
     }
 

@@ -1,0 +1,166 @@
+//! Shader logging (`os_log`) end to end: formats, thread tags, order, the
+//! per-dispatch cap, `--log` filters and the front end's checks.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_metal-puzzles")).current_dir(dir).args(args).output().expect("runs")
+}
+
+fn temp(name: &str, file: &str, text: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mp-log-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join(file), text).unwrap();
+    d
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const LOGS: &str = "#include <metal_stdlib>
+#include <metal_logging>
+using namespace metal;
+
+constant os_log custom_log(\"com.example.puzzles\", \"scan\");
+
+kernel void k(device const float* a [[buffer(0)]],
+              device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]],
+              uint g [[threadgroup_position_in_grid]]) {
+    float v = a[i] * 2;
+    if (i % 3 == 0) {
+        os_log_default.log(\"i=%u v=%.2f hex=%#x %5d|%-4d|%e\", i, v, i * 17, -int(i), int(i), v);
+    }
+    if (v > 10) {
+        custom_log.log_error(\"big value %g in group %d (%%)\", v, g);
+    }
+    out[i] = v;
+}
+";
+
+const ARGS: &[&str] =
+    &["run", "log.metal", "--kernel", "k", "--grid", "8", "--threadgroup", "4", "--arg", "a=arange(8):f32", "--arg", "out=zeros(8):f32"];
+
+#[test]
+fn messages_are_tagged_ordered_and_filtered() {
+    let d = temp("basic", "log.metal", LOGS);
+    let o = bin(&d, ARGS);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    insta::assert_snapshot!("log_all", out(&o));
+    let mut a = ARGS.to_vec();
+    a.extend(["--log", "thread=6"]);
+    let o = bin(&d, &a);
+    assert_eq!(out(&o).lines().filter(|l| l.starts_with("thread")).count(), 2, "{}", out(&o));
+    assert!(out(&o).lines().all(|l| !l.starts_with("thread") || l.starts_with("thread (6,0,0)")), "{}", out(&o));
+    let mut a = ARGS.to_vec();
+    a.extend(["--log", "none"]);
+    assert!(!out(&bin(&d, &a)).contains("thread ("));
+    let mut a = ARGS.to_vec();
+    a.extend(["--log", "sometimes"]);
+    let o = bin(&d, &a);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--log `sometimes` must be all, none or thread=X,Y,Z"), "{}", err(&o));
+    let mut a = ARGS.to_vec();
+    a.push("--json");
+    let v: serde_json::Value = serde_json::from_str(&out(&bin(&d, &a))).unwrap();
+    let m = &v["logs"]["messages"];
+    assert_eq!(m.as_array().unwrap().len(), 5);
+    assert_eq!(m[3]["level"], "log_error");
+    assert_eq!(m[3]["thread"], serde_json::json!([6, 0, 0]));
+    assert_eq!(m[3]["threadgroup"], serde_json::json!([1, 0, 0]));
+    assert_eq!(m[3]["message"], "big value 12 in group 1 (%)");
+    // The source stays valid Metal: lint accepts it.
+    assert_eq!(bin(&d, &["lint", "log.metal"]).status.code(), Some(0));
+}
+
+#[test]
+fn large_dispatches_are_capped_with_a_note_and_the_same_every_time() {
+    let src = "#include <metal_stdlib>
+using namespace metal;
+kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    os_log_default.log(\"thread %u\", i);
+    out[i] = i;
+}
+";
+    let d = temp("cap", "cap.metal", src);
+    let args =
+        ["run", "cap.metal", "--kernel", "k", "--grid", "4096", "--threadgroup", "256", "--arg", "out=zeros(4096):u32", "--out", "o"];
+    let first = out(&bin(&d, &args));
+    let lines: Vec<&str> = first.lines().collect();
+    assert_eq!(lines.len(), 1001, "{}", &first[first.len().saturating_sub(300)..]);
+    assert_eq!(lines[0], "thread (0,0,0): thread 0");
+    assert_eq!(lines[999], "thread (999,0,0): thread 999");
+    assert_eq!(
+        lines[1000],
+        "(3096 more log message(s) not shown: at most 1000 are kept per dispatch; `--log thread=X,Y,Z` shows one thread's)"
+    );
+    assert_eq!(out(&bin(&d, &args)), first);
+    let o = bin(
+        &d,
+        &[
+            "run",
+            "cap.metal",
+            "--kernel",
+            "k",
+            "--grid",
+            "4096",
+            "--threadgroup",
+            "256",
+            "--arg",
+            "out=zeros(4096):u32",
+            "--out",
+            "o",
+            "--log",
+            "thread=4000",
+        ],
+    );
+    assert_eq!(out(&o), "thread (4000,0,0): thread 4000\n");
+}
+
+#[test]
+fn mistakes_in_log_calls_are_compile_errors() {
+    let src = "#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    os_log_default.log(\"i=%d %f\", i);
+    os_log_default.log(\"v=%d\", out[i]);
+    os_log_default.log(\"v=%s\", i);
+    os_log_default.logx(\"v\");
+    os_log_default.log(i);
+    os_log_default.log(\"v=%f\", float2(1, 2));
+}
+";
+    let d = temp("bad", "bad.metal", src);
+    let o = bin(&d, &["lint", "bad.metal"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = err(&o) + &out(&o);
+    for (line, text) in [
+        (4, "the format has 2 conversion(s) but 1 value(s) follow it"),
+        (5, "this `float` does not match its conversion, which prints an integer"),
+        (6, "`%s` is not supported by the simulator"),
+        (7, "`os_log` has no member `logx`"),
+        (8, "needs a format string literal first"),
+        (9, "this `float2` does not match its conversion"),
+    ] {
+        assert!(e.contains(text) && e.contains(&format!("bad.metal:{line}:")), "{text}\n{e}");
+    }
+}
+
+#[test]
+fn mlx_bodies_log_too() {
+    let d = temp(
+        "mlx",
+        "body.metal",
+        "uint i = thread_position_in_grid.x;\nif (i == 2) { os_log_default.log_info(\"a[%u] = %.1f\", i, a[i]); }\nout[i] = a[i];\n",
+    );
+    let o = bin(&d, &["mlx", "body.metal", "--input", "a=arange(4):f32", "--output", "out:float32:4", "--grid", "4", "--threadgroup", "4"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(out(&o).starts_with("thread (2,0,0) [info]: a[2] = 2.0\n"), "{}", out(&o));
+}

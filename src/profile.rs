@@ -114,7 +114,9 @@ pub fn text(kernel: &str, p: &Profile, sources: &SourceMap, threads: u64, thread
     out.push_str(&format!("  {:<24}{HEADER}\n", "where"));
     for l in hottest(&lines).into_iter().take(HOTTEST) {
         let name = sources.file(l.file).name.rsplit('/').next().unwrap_or("").to_string();
-        out.push_str(&format!("  {:<24}{}\n", format!("{name}:{}", l.line), columns(&l.stats)));
+        let row = format!("  {:<24}{}", format!("{name}:{}", l.line), columns(&l.stats));
+        out.push_str(row.trim_end());
+        out.push('\n');
     }
     let mut files: Vec<FileId> = lines.lines.iter().map(|l| l.file).filter(|&f| is_user_file(sources, f)).collect();
     files.dedup();

@@ -385,17 +385,17 @@ fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResu
         shape: yours.shape.clone(),
         elem_size: puzzle.output_dtype.size() as u32,
     });
-    let namer = crate::explain::Namer { tables };
-    let mut lines = crate::explain::explain(
-        trace,
-        &out.sources,
-        &namer,
-        out_alloc,
-        &yours.to_f64_vec(),
-        &t.spec.to_f64_vec(),
-        EXPLAINED_CELLS,
-        puzzle.tolerance,
-    );
+    let (yours, spec) = (yours.to_f64_vec(), t.spec.to_f64_vec());
+    // Which input cells the spec computes each wrong cell from.
+    let wrong = crate::explain::wrong_cells(&yours, &spec, EXPLAINED_CELLS, puzzle.tolerance);
+    let deps = crate::explain::spec_dependencies(puzzle.spec, &t.inputs, &wrong, puzzle.tolerance).unwrap_or_default();
+    let expected = |i: usize| -> Vec<String> {
+        let Some(d) = wrong.iter().position(|&w| w == i).and_then(|p| deps.get(p)) else { return Vec::new() };
+        d.iter().map(|&(k, e)| tables[k].name_of(e)).collect()
+    };
+    let namer = crate::explain::Namer { tables: tables.clone() };
+    let mut lines =
+        crate::explain::explain(trace, &out.sources, &namer, out_alloc, &yours, &spec, EXPLAINED_CELLS, puzzle.tolerance, &expected);
     if trace.truncated && !lines.is_empty() {
         lines.push("(the trace was cut short; later accesses are not taken into account)".into());
     }

@@ -7,6 +7,7 @@ use gpu::trace::{CellAlloc, CellInfo, Trace, TraceEvent};
 use msl::source::SourceMap;
 
 /// What a trace cell is called in messages: a named table with a shape.
+#[derive(Clone, Debug)]
 pub struct Table {
     pub alloc: CellAlloc,
     pub name: String,
@@ -18,6 +19,13 @@ pub struct Table {
 /// Names trace cells (`a[3]`, `a_shared[1][2]`).
 pub struct Namer {
     pub tables: Vec<Table>,
+}
+
+impl Table {
+    /// The name of element `e` (flat, row-major): `a[3]`, `b[1][2]`.
+    pub fn name_of(&self, e: usize) -> String {
+        format!("{}{}", self.name, index_text(e, &self.shape))
+    }
 }
 
 impl Namer {
@@ -60,7 +68,63 @@ fn value_text(v: f64) -> String {
     }
 }
 
+/// Input cells tried at most when finding what the spec reads (each costs one
+/// evaluation of the spec).
+const MAX_PROBED_INPUT_CELLS: usize = 4096;
+
+/// For each output cell in `cells`, the input cells (input, flat index) the
+/// spec's value depends on: those whose change changes it. `None` when the
+/// inputs are too large to probe.
+pub fn spec_dependencies(
+    spec: crate::SpecFn,
+    inputs: &[arrays::Array],
+    cells: &[usize],
+    tol: crate::Tolerance,
+) -> Option<Vec<Vec<(usize, usize)>>> {
+    if inputs.iter().map(|a| a.len()).sum::<usize>() > MAX_PROBED_INPUT_CELLS {
+        return None;
+    }
+    let base = spec(inputs).to_f64_vec();
+    let mut deps = vec![Vec::new(); cells.len()];
+    for (k, a) in inputs.iter().enumerate() {
+        let values = a.to_f64_vec();
+        for e in 0..values.len() {
+            let mut changed = values.clone();
+            // A large step: a `max` or a comparison notices it too.
+            changed[e] += 1000.0;
+            let Ok(new_input) = arrays::Array::from_f64(a.dtype, &a.shape, &changed) else { continue };
+            let mut probe = inputs.to_vec();
+            probe[k] = new_input;
+            let out = spec(&probe).to_f64_vec();
+            for (d, &i) in deps.iter_mut().zip(cells) {
+                if let (Some(&o), Some(&b)) = (out.get(i), base.get(i)) {
+                    if !tol.matches(o, b) {
+                        d.push((k, e));
+                    }
+                }
+            }
+        }
+    }
+    Some(deps)
+}
+
+/// The wrong cells of an output (flat indices, first `max`).
+pub fn wrong_cells(yours: &[f64], spec: &[f64], max: usize, tol: crate::Tolerance) -> Vec<usize> {
+    yours.iter().zip(spec).enumerate().filter(|(_, (y, s))| !tol.matches(**y, **s)).map(|(i, _)| i).take(max).collect()
+}
+
+/// `a[2]`, `a[1], a[2] and 3 more`.
+fn cells_text(names: &[String]) -> String {
+    let shown = names.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    match names.len() {
+        n if n > 3 => format!("{shown} and {} more", n - 3),
+        _ => shown,
+    }
+}
+
 /// Explain up to `max` wrong cells of output `out` (flat, row-major).
+/// `expected(i)` names the input cells the spec computes cell `i` from
+/// (empty when unknown).
 #[allow(clippy::too_many_arguments)]
 pub fn explain(
     trace: &Trace,
@@ -71,6 +135,7 @@ pub fn explain(
     spec: &[f64],
     max: usize,
     tol: crate::Tolerance,
+    expected: &dyn Fn(usize) -> Vec<String>,
 ) -> Vec<String> {
     let Some(out_table) = namer.table(out) else { return Vec::new() };
     let line = |e: &TraceEvent| sources.line_col(e.span).0;
@@ -100,6 +165,16 @@ pub fn explain(
         };
         let mut text = format!("{head}: written by {} at line {}", thread_text(last), line(last));
         text.push_str(&from_text(trace, sources, namer, at, last, true));
+        let want = expected(i);
+        let mut read: Vec<String> = Vec::new();
+        roots(trace, namer, at, last, 0, &mut read);
+        let mut want_sorted = want.clone();
+        want_sorted.sort();
+        read.sort();
+        read.dedup();
+        if !want.is_empty() && want_sorted != read {
+            text.push_str(&format!(" — expected from {}", cells_text(&want)));
+        }
         let writers: Vec<&TraceEvent> = writes.iter().map(|(_, e)| *e).filter(|e| e.thread != last.thread).collect();
         if let Some(other) = writers.last() {
             text.push_str(&format!(
@@ -111,6 +186,28 @@ pub fn explain(
         lines.push(text);
     }
     lines
+}
+
+/// The input cells a write's value came from, following threadgroup
+/// memory back to the stores that filled it (a few steps at most).
+fn roots(trace: &Trace, namer: &Namer, at: usize, w: &TraceEvent, depth: u32, out: &mut Vec<String>) {
+    for &s in &w.sources {
+        let cell = &trace.cells[s as usize];
+        if !matches!(cell.alloc, CellAlloc::Threadgroup(_) | CellAlloc::ThreadgroupBuffer(_)) {
+            out.push(namer.name(cell));
+            continue;
+        }
+        if depth >= 4 || out.len() > 64 {
+            continue;
+        }
+        let read = trace.events[..at].iter().rposition(|e| !e.write && e.cell == s && e.thread == w.thread);
+        let stored = read.and_then(|ri| {
+            trace.events[..ri].iter().enumerate().rev().find(|(_, e)| e.write && e.cell == s && e.threadgroup == w.threadgroup)
+        });
+        if let Some((si, st)) = stored {
+            roots(trace, namer, si, st, depth + 1, out);
+        }
+    }
 }
 
 /// " from a[3] (read at line 4)", following a threadgroup source one step

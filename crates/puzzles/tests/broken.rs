@@ -99,7 +99,7 @@ fn wrong_cells_are_explained_from_the_trace() {
     assert!(!r.passed);
     assert_eq!(
         r.explanations[0],
-        "out[0] = 11, expected 10: written by thread (0,0,0) of threadgroup (0,0,0) at line 2 from a[1] (read at line 2)"
+        "out[0] = 11, expected 10: written by thread (0,0,0) of threadgroup (0,0,0) at line 2 from a[1] (read at line 2) — expected from a[0]"
     );
     let text = puzzles::render::human(&r, false);
     assert!(text.contains("Why (from the trace of this test):\n  out[0] = 11"), "{text}");

@@ -288,3 +288,20 @@ fn mlx_and_check_profile_the_users_lines() {
     let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
     assert!(v["puzzles"][0]["profile"]["lines"].is_array(), "{v}");
 }
+
+#[test]
+fn simd_group_functions_in_expressions_see_their_group() {
+    let d = temp("simd");
+    std::fs::write(
+        d.join("s.metal"),
+        "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n    if (i < 20) {\n        out[i] = simd_sum(1.0f);\n    }\n}\n",
+    )
+    .unwrap();
+    let o = debug(
+        &d,
+        &["--thread", "3", "--print", "5: simd_sum(1), simd_sum(i)"],
+        &["s.metal", "--kernel", "k", "--grid", "64", "--threadgroup", "64", "--arg", "out=zeros(64):f32"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(out(&o).contains("     1 |          20 |         190\n"), "{}", out(&o));
+}

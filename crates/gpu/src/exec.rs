@@ -1175,13 +1175,17 @@ impl<'k> Machine<'k> {
                 *mask = Mask::empty();
             }
             Inst::Probing { body } => {
-                let Some(l) = self.probe.as_ref().and_then(|p| p.lane_in(mask)) else { return };
-                let mut only = Mask::empty();
-                only.set(l, true);
+                // All the active lanes evaluate it, as they would the same
+                // code in the kernel (SIMD-group functions see their group),
+                // but only when the watched thread is among them.
+                if self.probe.as_ref().and_then(|p| p.lane_in(mask)).is_none() {
+                    return;
+                }
+                let mut lanes = *mask;
                 let saved = (self.san.take(), self.tracer.take(), self.profiler.take(), self.check_memory);
                 self.check_memory = false;
                 self.update_observing();
-                self.block(body, &mut only);
+                self.block(body, &mut lanes);
                 (self.san, self.tracer, self.profiler, self.check_memory) = saved;
                 self.update_observing();
             }

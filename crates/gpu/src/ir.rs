@@ -326,8 +326,9 @@ pub enum Inst {
         level: &'static str,
         args: Vec<(crate::probe::ProbeKind, Reg)>,
     },
-    /// A debugger probe's evaluation: run for the watched thread only, with
-    /// the checks and observers detached (printing must not change findings).
+    /// A debugger probe's evaluation: run only when the watched thread is
+    /// active, with the checks and observers detached (printing must not
+    /// change findings).
     Probing {
         body: Block,
     },

@@ -226,6 +226,7 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         profile: args.profile,
         probe: args.debug.as_ref().and_then(|r| r.probe()),
         log: args.logging.options()?,
+        cancel: None,
     };
 
     // Debugging: the body again with the probes placed (same lines).

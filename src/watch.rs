@@ -6,7 +6,7 @@ use crate::EXIT_OK;
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::{cursor, execute, terminal};
 use puzzles::workspace::{Status, Workspace};
-use puzzles::{CheckResult, Puzzle, PUZZLES};
+use puzzles::{Puzzle, PUZZLES};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -26,16 +26,50 @@ struct Watch {
     ws: Workspace,
     index: usize,
     view: View,
-    result: Option<CheckResult>,
+    /// The latest finished check of the current puzzle.
+    result: Option<Checked>,
     all: Vec<(u32, bool)>,
     /// The current file's modification time and size when last checked
     /// (the polling fallback for file systems without change events).
     stamp: Option<(SystemTime, u64)>,
     message: String,
-    /// Compact terminal diagram of the current puzzle's first test.
-    diagram: Option<String>,
     /// First line of the scrollable pane shown.
     scroll: usize,
+    /// The check running on a worker thread, if any.
+    running: Option<Running>,
+}
+
+/// What the screen keeps of a finished check: plain text, made on the
+/// worker thread that ran it.
+struct Checked {
+    /// `Passed Tests!`/`Failed Tests.` and the first reason.
+    verdict: Vec<String>,
+    /// The full report (colored).
+    report: String,
+    /// The kernel signature the learner's body runs inside.
+    signature: Option<String>,
+    /// Compact terminal diagram of the puzzle's first test.
+    diagram: Option<String>,
+    message: String,
+    /// Wall-clock time of the check (tests, explanations and diagram).
+    seconds: f64,
+}
+
+/// A check on a worker thread: `cancel` stops it at once (a new save,
+/// another puzzle, `q`); `done` receives its result unless it was cancelled.
+struct Running {
+    cancel: gpu::Cancel,
+    done: mpsc::Receiver<Done>,
+    started: Instant,
+    /// What is being checked, for the indicator.
+    what: String,
+}
+
+enum Done {
+    /// The current puzzle (by index) was checked.
+    One(usize, Checked),
+    /// `c`: every puzzle was checked; (number, solved).
+    All(Vec<(u32, bool)>),
 }
 
 /// Restores the terminal even if drawing fails.
@@ -78,6 +112,7 @@ pub fn run(ws: Workspace) -> u8 {
     w.check_current();
     w.draw();
     let mut last_poll = Instant::now();
+    let mut last_draw = Instant::now();
     loop {
         if event::poll(Duration::from_millis(50)).unwrap_or(false) {
             if let Ok(Event::Key(k)) = event::read() {
@@ -107,7 +142,16 @@ pub fn run(ws: Workspace) -> u8 {
                     _ => {}
                 }
                 w.draw();
+                last_draw = Instant::now();
             }
+        }
+        if w.take_done() {
+            w.draw();
+            last_draw = Instant::now();
+        } else if w.running.is_some() && last_draw.elapsed() > Duration::from_millis(200) {
+            // The indicator counts the seconds.
+            w.draw();
+            last_draw = Instant::now();
         }
         // A save: an OS event, or (every 250 ms) a changed modification time.
         let mut changed = false;
@@ -124,15 +168,18 @@ pub fn run(ws: Workspace) -> u8 {
             w.view = View::Check;
             w.check_current();
             w.draw();
+            last_draw = Instant::now();
         }
     }
+    // Quit at once: a running check is told to stop and not waited for.
+    w.stop_running();
     EXIT_OK
 }
 
 impl Watch {
     /// The screen on puzzle `index`, nothing checked yet.
     fn new(ws: Workspace, index: usize) -> Watch {
-        Watch { ws, index, view: View::Check, result: None, all: Vec::new(), stamp: None, message: String::new(), diagram: None, scroll: 0 }
+        Watch { ws, index, view: View::Check, result: None, all: Vec::new(), stamp: None, message: String::new(), scroll: 0, running: None }
     }
 
     fn puzzle(&self) -> &'static Puzzle {
@@ -157,42 +204,28 @@ impl Watch {
         let n = PUZZLES.len() as isize;
         self.index = ((self.index as isize + delta).rem_euclid(n)) as usize;
         self.view = View::Check;
+        // (The last result belongs to the other puzzle.)
+        self.result = None;
+        self.message.clear();
         self.check_current();
     }
 
+    /// Cancel the running check, if any; its result is never shown.
+    fn stop_running(&mut self) {
+        if let Some(r) = self.running.take() {
+            r.cancel.cancel();
+        }
+    }
+
+    /// Start checking the current puzzle's file on a worker thread (the
+    /// screen stays live: keys work and a newer save replaces this check).
     fn check_current(&mut self) {
+        self.stop_running();
         self.scroll = 0;
         let p = self.puzzle();
         self.stamp = self.file_stamp();
-        match self.ws.read(p) {
-            Ok(text) => {
-                let r = puzzles::check_file(p, &self.path().display().to_string(), &text);
-                if let Err(e) = self.ws.record(&[(&r, text.as_str())]) {
-                    self.message = format!("cannot save progress: {e}");
-                }
-                if r.solved() {
-                    let next = PUZZLES.get(p.number as usize);
-                    self.message = if p.number as usize == PUZZLES.len() {
-                        format!("Puzzle {} solved! That was the last one: the book is finished.", p.number)
-                    } else if let Some(q) = next.filter(|q| q.chapter != p.chapter) {
-                        format!(
-                            "Puzzle {} solved, and with it the chapter {}! Press `n` to start the chapter {}.",
-                            p.number, p.chapter, q.chapter
-                        )
-                    } else {
-                        format!("Puzzle {} solved! Press `n` for the next one.", p.number)
-                    };
-                } else if r.passed {
-                    self.message = "Tests pass, but a target is missed: not solved yet (see below).".to_string();
-                } else {
-                    self.message.clear();
-                }
-                let width = terminal::size().map(|(c, _)| c as usize).unwrap_or(100);
-                self.diagram = puzzles::show::trace_test(p, &self.path().display().to_string(), &text, 0, None)
-                    .ok()
-                    .map(|s| diagram::render_terminal(&s.spec, &s.trace, true, width));
-                self.result = Some(r);
-            }
+        let text = match self.ws.read(p) {
+            Ok(text) => text,
             Err(e) => {
                 self.result = None;
                 self.message = format!(
@@ -200,21 +233,127 @@ impl Watch {
                     self.path().display(),
                     crate::book::invocation("init", &self.ws.dir)
                 );
+                return;
+            }
+        };
+        let (ws, index, file) = (self.ws.clone(), self.index, self.path().display().to_string());
+        let what = self.path().file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let width = terminal::size().map(|(c, _)| c as usize).unwrap_or(100);
+        self.spawn(what, move |cancel| {
+            let started = Instant::now();
+            let r = puzzles::check::check_file_cancellable(p, &file, &text, Some(cancel))?;
+            let diagram = puzzles::show::trace_test_cancellable(p, &file, &text, 0, None, Some(cancel))
+                .ok()
+                .map(|s| diagram::render_terminal(&s.spec, &s.trace, true, width));
+            if cancel.is_cancelled() {
+                return None;
+            }
+            let mut message = if r.solved() {
+                let next = PUZZLES.get(p.number as usize);
+                if p.number as usize == PUZZLES.len() {
+                    format!("Puzzle {} solved! That was the last one: the book is finished.", p.number)
+                } else if let Some(q) = next.filter(|q| q.chapter != p.chapter) {
+                    format!("Puzzle {} solved, and with it the chapter {}! Press `n` to start the chapter {}.", p.number, p.chapter, q.chapter)
+                } else {
+                    format!("Puzzle {} solved! Press `n` for the next one.", p.number)
+                }
+            } else if r.passed {
+                "Tests pass, but a target is missed: not solved yet (see below).".to_string()
+            } else {
+                String::new()
+            };
+            if let Err(e) = ws.record(&[(&r, text.as_str())]) {
+                message = format!("cannot save progress: {e}");
+            }
+            let signature = r.generated.first().and_then(|(_, src)| signature(src));
+            let checked = Checked {
+                verdict: puzzles::render::verdict_lines(&r),
+                report: puzzles::render::human(&r, true),
+                signature,
+                diagram,
+                message,
+                seconds: started.elapsed().as_secs_f64(),
+            };
+            Some(Done::One(index, checked))
+        });
+    }
+
+    /// `c`: check every puzzle on a worker thread.
+    fn check_all(&mut self) {
+        self.stop_running();
+        let ws = self.ws.clone();
+        self.spawn("every puzzle".to_string(), move |cancel| {
+            let mut all = Vec::new();
+            for p in PUZZLES.iter() {
+                if let Ok(text) = ws.read(p) {
+                    let r = puzzles::check::check_file_cancellable(p, &ws.path(p).display().to_string(), &text, Some(cancel))?;
+                    let _ = ws.record(&[(&r, text.as_str())]);
+                    all.push((p.number, r.solved()));
+                }
+            }
+            Some(Done::All(all))
+        });
+    }
+
+    /// Run `job` on a worker thread with a fresh cancel flag; what it
+    /// returns (unless cancelled, or `None`) arrives through `take_done`.
+    fn spawn(&mut self, what: String, job: impl FnOnce(&gpu::Cancel) -> Option<Done> + Send + 'static) {
+        let cancel = gpu::Cancel::new();
+        let (tx, done) = mpsc::channel();
+        let flag = cancel.clone();
+        std::thread::spawn(move || {
+            if let Some(d) = job(&flag) {
+                if !flag.is_cancelled() {
+                    let _ = tx.send(d);
+                }
+            }
+        });
+        self.running = Some(Running { cancel, done, started: Instant::now(), what });
+    }
+
+    /// Take the running check's result if it has finished; true when the
+    /// screen changed.
+    fn take_done(&mut self) -> bool {
+        let Some(r) = &self.running else { return false };
+        match r.done.try_recv() {
+            Ok(d) => {
+                self.running = None;
+                self.apply(d);
+                true
+            }
+            Err(mpsc::TryRecvError::Empty) => false,
+            Err(mpsc::TryRecvError::Disconnected) => {
+                // (Cancelled, or the worker panicked: nothing to show.)
+                self.running = None;
+                true
             }
         }
     }
 
-    fn check_all(&mut self) {
-        let mut all = Vec::new();
-        for p in PUZZLES.iter() {
-            if let Ok(text) = self.ws.read(p) {
-                let r = puzzles::check_file(p, &self.ws.path(p).display().to_string(), &text);
-                let _ = self.ws.record(&[(&r, text.as_str())]);
-                all.push((p.number, r.solved()));
+    fn apply(&mut self, d: Done) {
+        match d {
+            Done::One(index, c) if index == self.index => {
+                self.message = c.message.clone();
+                self.result = Some(c);
+                self.scroll = 0;
+            }
+            Done::One(..) => {}
+            Done::All(all) => {
+                self.all = all;
+                self.view = View::AllChecked;
+                self.scroll = 0;
             }
         }
-        self.all = all;
-        self.view = View::AllChecked;
+    }
+
+    /// Wait for the running check (tests).
+    #[cfg(test)]
+    fn wait(&mut self) {
+        if let Some(r) = self.running.take() {
+            if let Ok(d) = r.done.recv() {
+                self.apply(d);
+            }
+        }
     }
 
     fn draw(&mut self) {
@@ -252,25 +391,24 @@ impl Watch {
             }
             View::Diagram => {
                 out.clear();
-                match &self.diagram {
+                match self.result.as_ref().and_then(|r| r.diagram.as_ref()) {
                     Some(d) => {
                         out.push_str(&format!("Diagram of test 1 ({}):\n", p.tests[0].name));
                         out.push_str(d);
                     }
+                    None if self.running.is_some() => out.push_str("Checking…\n"),
                     None => out.push_str("No diagram: the kernel does not compile yet.\n"),
                 }
             }
             View::Check => {
                 if let Some(r) = &self.result {
-                    if let Some((_, src)) = r.generated.first() {
-                        if let Some(sig) = signature(src) {
-                            out.push_str("\nYour code runs inside:\n");
-                            out.push_str(&sig);
-                        }
+                    if let Some(sig) = &r.signature {
+                        out.push_str("\nYour code runs inside:\n");
+                        out.push_str(sig);
                     }
                     out.push('\n');
-                    out.push_str(&puzzles::render::human(r, true));
-                    if let Some(d) = &self.diagram {
+                    out.push_str(&r.report);
+                    if let Some(d) = &r.diagram {
                         out.push_str("\nDiagram ([d] shows it alone):\n");
                         out.push_str(d);
                     }
@@ -295,8 +433,18 @@ impl Watch {
             format!("Metal Puzzles  [{}{}] {solved}/{} solved", "#".repeat(filled), "-".repeat(width - filled), PUZZLES.len()),
             format!("Puzzle {}: {}   [{}]   ({})", p.number, p.title, p.chapter, self.path().display()),
         ];
+        if let Some(r) = &self.running {
+            top.push(format!(
+                "⏳ checking {}… {:.1} s  (saving again or `q` stops it)",
+                r.what,
+                r.started.elapsed().as_secs_f64()
+            ));
+        }
         if let Some(r) = &self.result {
-            top.extend(puzzles::render::verdict_lines(r));
+            for (i, l) in r.verdict.iter().enumerate() {
+                // The first line (`Passed Tests!`/`Failed Tests.`) says how long the check took.
+                top.push(if i == 0 { format!("{l}   (checked in {:.2} s)", r.seconds) } else { l.clone() });
+            }
         }
         if !self.message.is_empty() {
             top.push(self.message.clone());
@@ -402,6 +550,7 @@ mod tests {
         }
         let mut w = Watch::new(ws, index);
         w.check_current();
+        w.wait();
         w
     }
 

@@ -215,6 +215,9 @@ pub struct Machine<'k> {
     pub budget: u64,
     pub budget_total: u64,
     pub stopped: bool,
+    /// Polled every few thousand instructions; when set, the run stops
+    /// without a finding.
+    pub cancel: Option<crate::Cancel>,
     /// Lanes that left a loop with `break`, innermost loop last.
     breaks: Vec<Mask>,
     /// Lanes that returned, innermost inlined function last.
@@ -268,6 +271,7 @@ impl<'k> Machine<'k> {
             budget,
             budget_total: budget,
             stopped: false,
+            cancel: None,
             breaks: Vec::new(),
             returns: Vec::new(),
             alive: Mask::empty(),
@@ -977,13 +981,26 @@ impl<'k> Machine<'k> {
             if mask.is_empty() || self.stopped {
                 return;
             }
-            if self.budget == 0 {
-                self.runaway(inst);
+            if !self.spend(inst) {
                 return;
             }
-            self.budget -= 1;
             self.inst(inst, mask);
         }
+    }
+
+    /// Take one instruction from the budget; false (and the machine
+    /// stopped) when the budget is spent or the run was cancelled.
+    fn spend(&mut self, inst: &Inst) -> bool {
+        if self.budget == 0 {
+            self.runaway(inst);
+            return false;
+        }
+        self.budget -= 1;
+        if self.budget % 4096 == 0 && self.cancel.as_ref().is_some_and(crate::Cancel::is_cancelled) {
+            self.stopped = true;
+            return false;
+        }
+        true
     }
 
     fn runaway(&mut self, inst: &Inst) {
@@ -1090,8 +1107,9 @@ impl<'k> Machine<'k> {
                     if live.is_empty() {
                         break;
                     }
-                    if self.budget == 0 {
-                        self.runaway(inst);
+                    // (Each trip costs one instruction, so an empty loop
+                    // that never ends still runs out of budget.)
+                    if !self.spend(inst) {
                         break;
                     }
                     let mut body_mask = live;

@@ -26,6 +26,29 @@ use ir::ParamKind;
 use memory::{ptr_bits, AllocId, Memory};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A flag another thread sets to stop a running dispatch at once (a live
+/// screen abandoning a check the learner no longer wants). The simulator
+/// polls it every few thousand instructions; a cancelled run is marked
+/// [`RunReport::cancelled`] and its results mean nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
 
 /// Apple GPU limits.
 pub const MAX_THREADS_PER_THREADGROUP: u32 = 1024;
@@ -87,6 +110,8 @@ pub struct RunOptions {
     pub probe: Option<([u32; 3], usize)>,
     /// Keep the messages of shader logging (`RunReport::logs`; `None`: drop them).
     pub log: Option<log::LogOptions>,
+    /// Stop early when this is cancelled.
+    pub cancel: Option<Cancel>,
 }
 
 impl Default for RunOptions {
@@ -103,6 +128,7 @@ impl Default for RunOptions {
             profile: false,
             probe: None,
             log: None,
+            cancel: None,
         }
     }
 }
@@ -123,6 +149,9 @@ pub struct RunReport {
     pub probes: Option<probe::ProbeLog>,
     /// Shader log messages (when asked for and the kernel logs).
     pub logs: Option<log::LogOutput>,
+    /// The run was cancelled through [`RunOptions::cancel`]: it stopped
+    /// part way, and its outputs and findings mean nothing.
+    pub cancelled: bool,
 }
 
 impl RunReport {
@@ -197,6 +226,11 @@ pub fn run(kernel: &Kernel, d: &Dispatch, buffers: &mut BTreeMap<u32, Vec<u8>>, 
     run_with_progress(kernel, d, buffers, opts, &mut |_, _| {})
 }
 
+/// Whether `opts` carries a cancel flag that was set.
+fn cancelled(opts: &RunOptions) -> bool {
+    opts.cancel.as_ref().is_some_and(Cancel::is_cancelled)
+}
+
 /// Like [`run`], calling `progress(done, total)` threadgroups now and then.
 pub fn run_with_progress(
     kernel: &Kernel,
@@ -231,9 +265,12 @@ pub fn run_with_progress(
             }
         }
         part.report.findings = part.findings.list;
+        part.report.cancelled = cancelled(opts);
         return part.report;
     }
-    parallel::run(kernel, &dispatch, buffers, opts, workers, progress)
+    let mut report = parallel::run(kernel, &dispatch, buffers, opts, workers, progress);
+    report.cancelled = cancelled(opts);
+    report
 }
 
 /// What running some of a dispatch's threadgroups left behind.
@@ -258,6 +295,7 @@ pub(crate) fn run_part<'a>(
 ) -> Part<'a> {
     let lanes = dispatch.lanes_requested();
     let mut m = Machine::new(kernel, lanes, memory_for(kernel, opts, lanes, buffers), opts.check != CheckLevel::None, opts.budget);
+    m.cancel = opts.cancel.clone();
     m.san = sanitizer_for(kernel, opts, &m.mem, lanes);
     if let Some(limit) = opts.trace {
         m.tracer = Some(Box::new(trace::Tracer::new(kernel.n32 as usize, kernel.n64 as usize, lanes, limit)));
@@ -302,6 +340,10 @@ pub(crate) fn run_part<'a>(
             }
         }
         if m.stopped {
+            break;
+        }
+        if cancelled(opts) {
+            m.stopped = true;
             break;
         }
     }

@@ -144,6 +144,46 @@ fn infinite_loop_is_a_runaway_finding() {
 }
 
 #[test]
+fn an_empty_loop_that_never_ends_is_a_runaway_finding() {
+    // (No instruction in the body: each trip still costs from the budget.)
+    for body in ["while (true) {}", "for (;;) {}", "for (uint s = 4; s >= 0; s /= 2) {}"] {
+        let src = format!("kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {{ {body} out[i] = 1; }}");
+        let k = compile(&src, "k");
+        let mut bufs = BTreeMap::new();
+        bufs.insert(0, vec![0u8; 4 * 32]);
+        let opts = RunOptions { budget: 10_000, ..Default::default() };
+        let r = run(&k, &dispatch([32, 1, 1], [32, 1, 1]), &mut bufs, &opts);
+        assert_eq!(r.findings.len(), 1, "{body}: {:?}", r.findings);
+        assert_eq!(r.findings[0].kind, gpu::FindingKind::RunawayKernel, "{body}");
+    }
+}
+
+#[test]
+fn a_cancelled_run_stops_without_findings() {
+    // Cancelled before it starts: a loop that would take the whole default
+    // budget stops at the first poll, says it was cancelled and reports nothing.
+    let k = compile("kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { uint x = 0; while (true) { x++; } out[i] = x; }", "k");
+    let cancel = gpu::Cancel::new();
+    cancel.cancel();
+    let opts = RunOptions { cancel: Some(cancel), ..Default::default() };
+    for groups in [1u32, 64] {
+        let mut bufs = BTreeMap::new();
+        bufs.insert(0, vec![0u8; 4 * 32 * groups as usize]);
+        let r = run(&k, &dispatch([32 * groups, 1, 1], [32, 1, 1]), &mut bufs, &opts);
+        assert!(r.cancelled);
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
+        assert!(r.threadgroups <= 2, "ran {} threadgroups after the cancel", r.threadgroups);
+    }
+    // Not cancelled: the same options without the flag set run to the runaway finding.
+    let opts = RunOptions { cancel: Some(gpu::Cancel::new()), budget: 10_000, ..Default::default() };
+    let mut bufs = BTreeMap::new();
+    bufs.insert(0, vec![0u8; 4]);
+    let r = run(&k, &dispatch([1, 1, 1], [1, 1, 1]), &mut bufs, &opts);
+    assert!(!r.cancelled);
+    assert_eq!(r.findings[0].kind, gpu::FindingKind::RunawayKernel);
+}
+
+#[test]
 fn trace_records_provenance_through_threadgroup_memory() {
     let src = r#"
 kernel void k(const device float* a [[buffer(0)]], device float* out [[buffer(1)]],

@@ -151,6 +151,8 @@ pub struct Call {
     pub probe: Option<([u32; 3], usize)>,
     /// Keep shader log messages (`report.logs`).
     pub log: Option<gpu::log::LogOptions>,
+    /// Stop the run early when this is cancelled (see `gpu::Cancel`).
+    pub cancel: Option<gpu::Cancel>,
 }
 
 impl Call {
@@ -178,6 +180,7 @@ impl Call {
             profile: false,
             probe: None,
             log: None,
+            cancel: None,
         }
     }
 
@@ -555,6 +558,7 @@ impl MetalKernel {
             profile: call.profile,
             probe: call.probe,
             log: call.log,
+            cancel: call.cancel.clone(),
             ..Default::default()
         };
         let mut report = gpu::run(&kernel, &dispatch, &mut buffers, &opts);

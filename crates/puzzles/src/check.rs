@@ -172,11 +172,22 @@ pub fn check(puzzle: &'static Puzzle, file_text: &str) -> CheckResult {
 /// Check a workspace file; messages name it `file_name` and point at its
 /// lines (header and body both live in that one file).
 pub fn check_file(puzzle: &'static Puzzle, file_name: &str, file_text: &str) -> CheckResult {
+    check_file_cancellable(puzzle, file_name, file_text, None).expect("a check without a cancel flag finishes")
+}
+
+/// [`check_file`] that stops as soon as `cancel` is set (from another
+/// thread) and then returns `None`: a cancelled check reports nothing.
+pub fn check_file_cancellable(
+    puzzle: &'static Puzzle,
+    file_name: &str,
+    file_text: &str,
+    cancel: Option<&gpu::Cancel>,
+) -> Option<CheckResult> {
     let (header, body) = split_source(file_text);
     let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
     // (the body is always a suffix of the file)
     let header_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: 0 };
-    run_checks(puzzle, &header, &body, Some((body_file, header_file)))
+    run_checks(puzzle, &header, &body, Some((body_file, header_file)), cancel)
 }
 
 /// The book's kernel for a workspace file's text (header and body split at
@@ -192,10 +203,17 @@ pub fn book_kernel(puzzle: &'static Puzzle, file_name: &str, file_text: &str) ->
 /// Check an MLX header and body (messages name `NAME.metal` and
 /// `NAME_header.metal`, as MLX's own defaults do).
 pub fn check_source(puzzle: &'static Puzzle, header: &str, body: &str) -> CheckResult {
-    run_checks(puzzle, header, body, None)
+    run_checks(puzzle, header, body, None, None).expect("a check without a cancel flag finishes")
 }
 
-fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(mlx::UserFile, mlx::UserFile)>) -> CheckResult {
+fn run_checks(
+    puzzle: &'static Puzzle,
+    header: &str,
+    body: &str,
+    files: Option<(mlx::UserFile, mlx::UserFile)>,
+    cancel: Option<&gpu::Cancel>,
+) -> Option<CheckResult> {
+    let is_cancelled = || cancel.is_some_and(gpu::Cancel::is_cancelled);
     let mut result = CheckResult {
         puzzle,
         tests: Vec::new(),
@@ -216,7 +234,7 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
         },
         Err(e) => {
             absorb_error(&mut result, e);
-            return result;
+            return Some(result);
         }
     };
     let mut score: Option<Score> = None;
@@ -225,9 +243,14 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
         let spec = (puzzle.spec)(&inputs);
         let mut call = book_call(puzzle, case, &inputs);
         call.count = true;
+        call.cancel = cancel.cloned();
         let mut test = TestResult { name, case: ci, seed, inputs, yours: None, spec, passed: false, score: None, error: None };
         let mut generated = None;
-        match kernel.call_with(&call, &mut |g| generated = Some(mlx::verbose_text(g))) {
+        let outcome = kernel.call_with(&call, &mut |g| generated = Some(mlx::verbose_text(g)));
+        if is_cancelled() {
+            return None;
+        }
+        match outcome {
             Ok(out) => {
                 if let (None, Some(g)) = (seed, generated) {
                     result.generated.push((case.name.to_string(), g));
@@ -274,7 +297,10 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
     // (A runaway loop's output explains nothing: the finding says it all.)
     let runaway = result.findings.iter().any(|f| f.finding.kind == gpu::FindingKind::RunawayKernel);
     if let Some(t) = result.tests.iter().find(|t| !t.passed && t.yours.is_some()).filter(|_| !runaway) {
-        result.explanations = explain_test(puzzle, &kernel, t);
+        result.explanations = explain_test(puzzle, &kernel, t, cancel);
+        if is_cancelled() {
+            return None;
+        }
     }
     result.score = score.unwrap_or_default();
     result.targets_met = score.is_some() && puzzle.targets.met_by(result.score);
@@ -283,7 +309,7 @@ fn run_checks(puzzle: &'static Puzzle, header: &str, body: &str, files: Option<(
         && result.tests.iter().all(|t| t.passed)
         && !result.has_error_findings()
         && !result.diagnostics.iter().any(|d| d.is_error());
-    result
+    Some(result)
 }
 
 /// The book's score columns from the simulator's counters.
@@ -348,9 +374,10 @@ const EXPLAIN_TRACE_LIMIT: usize = 200_000;
 
 /// Re-run a failing test with the access trace on and explain its first
 /// wrong output cells.
-fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResult) -> Vec<String> {
+fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResult, cancel: Option<&gpu::Cancel>) -> Vec<String> {
     let case: &TestCase = &puzzle.tests[t.case];
     let mut call = book_call(puzzle, case, &t.inputs);
+    call.cancel = cancel.cloned();
     call.check = gpu::CheckLevel::None;
     call.trace = Some(EXPLAIN_TRACE_LIMIT);
     // Quietly: the source was already shown (VERBOSE) by the test run itself.

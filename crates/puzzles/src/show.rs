@@ -43,6 +43,19 @@ pub fn trace_test(
     case: usize,
     focus: Option<[u32; 3]>,
 ) -> Result<Shown, String> {
+    trace_test_cancellable(puzzle, file_name, file_text, case, focus, None)
+}
+
+/// [`trace_test`] that stops early when `cancel` is set (and then says so
+/// in its error).
+pub fn trace_test_cancellable(
+    puzzle: &'static Puzzle,
+    file_name: &str,
+    file_text: &str,
+    case: usize,
+    focus: Option<[u32; 3]>,
+    cancel: Option<&gpu::Cancel>,
+) -> Result<Shown, String> {
     let (header, body) = split_source(file_text);
     let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
     let header_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: 0 };
@@ -52,10 +65,14 @@ pub fn trace_test(
     let inputs: Vec<Array> = tc.inputs.iter().map(|s| build_input(s, None)).collect();
     let mut call = crate::check::book_call(puzzle, tc, &inputs);
     call.trace = Some(TRACE_LIMIT);
+    call.cancel = cancel.cloned();
     let r = kernel.call_with(&call, &mut |_| {}).map_err(|e| match e {
         mlx::MlxError::Compile { sources, diagnostics, .. } => msl::diag::render(&sources, &diagnostics, false),
         other => other.to_string(),
     })?;
+    if r.report.cancelled {
+        return Err("cancelled".to_string());
+    }
     let trace = r.report.trace.clone().unwrap_or_default();
     let mut tables = Vec::new();
     for (k, (a, slots)) in inputs.iter().zip(&r.generated.inputs).enumerate() {

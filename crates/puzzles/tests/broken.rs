@@ -133,3 +133,15 @@ fn a_loop_that_never_ends_is_reported_as_runaway() {
     assert!(kinds(&r).contains(&"runaway-kernel"), "{:?}", kinds(&r));
     assert!(r.explanations.is_empty(), "the finding explains it: {:?}", r.explanations);
 }
+
+#[test]
+fn a_cancelled_check_reports_nothing() {
+    let p = puzzles::find("map").unwrap();
+    let body = "uint i = thread_position_in_grid.x;\nwhile (true) { out[i] = a[i] + 10; }\n";
+    let cancel = gpu::Cancel::new();
+    assert!(puzzles::check::check_file_cancellable(p, "01_map.metal", &file_with("map", body), Some(&cancel)).is_some());
+    cancel.cancel();
+    assert!(puzzles::check::check_file_cancellable(p, "01_map.metal", &file_with("map", body), Some(&cancel)).is_none());
+    let shown = puzzles::show::trace_test_cancellable(p, "01_map.metal", &file_with("map", body), 0, None, Some(&cancel));
+    assert!(shown.is_err(), "a cancelled trace draws nothing");
+}

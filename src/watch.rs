@@ -143,6 +143,9 @@ pub fn run(ws: Workspace) -> u8 {
                 }
                 w.draw();
                 last_draw = Instant::now();
+            } else {
+                // (A resized terminal gets a screen that fits it.)
+                w.draw();
             }
         }
         if w.take_done() {
@@ -435,7 +438,7 @@ impl Watch {
         ];
         if let Some(r) = &self.running {
             top.push(format!(
-                "⏳ checking {}… {:.1} s  (saving again or `q` stops it)",
+                "Checking {}… {:.1} s  (saving again or `q` stops it)",
                 r.what,
                 r.started.elapsed().as_secs_f64()
             ));
@@ -449,7 +452,8 @@ impl Watch {
         if !self.message.is_empty() {
             top.push(self.message.clone());
         }
-        let mut top: Vec<String> = top.iter().map(|l| clip(l, cols)).collect();
+        // (A long first reason wraps: its end says the line and thread.)
+        let mut top: Vec<String> = top.iter().flat_map(|l| wrap_plain(l, cols, 3)).collect();
         top.truncate(rows - 3);
         let keys = clip("n/p puzzle  h hint  l list  d diagram  c all  r rerun  ↑↓ PgUp/Dn scroll q quit", cols);
         let body = self.body(cols);
@@ -504,6 +508,21 @@ fn clip(line: &str, cols: usize) -> String {
     if line.contains('\x1b') {
         out.push_str("\x1b[0m");
     }
+    out
+}
+
+/// Wrap a plain line (no color codes) at spaces into at most `max_lines`
+/// lines of at most `cols` columns; the last one is clipped.
+fn wrap_plain(line: &str, cols: usize, max_lines: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while rest.chars().count() >= cols && out.len() + 1 < max_lines {
+        let cut = rest.char_indices().nth(cols - 1).map(|(i, _)| i).unwrap_or(rest.len());
+        let at = rest[..cut].rfind(' ').filter(|&i| i > 0).unwrap_or(cut);
+        out.push(rest[..at].to_string());
+        rest = rest[at..].trim_start();
+    }
+    out.push(clip(rest, cols));
     out
 }
 
@@ -579,6 +598,16 @@ mod tests {
             assert!(last.iter().any(|l| l.contains("── lines")), "{last:#?}");
             let _ = std::fs::remove_dir_all(&w.ws.dir);
         }
+    }
+
+    #[test]
+    fn long_top_lines_wrap_at_spaces() {
+        let l = "out-of-bounds: line 2: out-of-bounds read of `b`: 4 bytes at byte offset 16 (thread (4, 0, 0) in the grid)";
+        let w = wrap_plain(l, 40, 3);
+        assert!(w.len() <= 3 && w.iter().all(|x| x.chars().count() <= 40), "{w:#?}");
+        assert_eq!(w.join(" ").replace('…', ""), l[..w.join(" ").replace('…', "").len()]);
+        assert_eq!(wrap_plain("short", 40, 3), vec!["short".to_string()]);
+        assert!(wrap_plain(&"x".repeat(200), 40, 2).iter().all(|x| x.chars().count() <= 40));
     }
 
     #[test]

@@ -537,7 +537,7 @@ impl<'k> Machine<'k> {
     pub(crate) fn report_lane(&mut self, kind: FindingKind, at: AccessId, l: usize, message: String) -> &mut crate::Finding {
         let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
         let (thread, tg) = (self.geo.global(l), self.geo.tg_pos);
-        self.findings.report(kind, span, None, thread, tg, message)
+        self.findings.report(kind, span, None, thread, tg, self.geo.requested_tg, message)
     }
 
     /// A barrier not reached by every thread it needs: say how many
@@ -561,7 +561,7 @@ impl<'k> Machine<'k> {
             if let Some(r) = self.returned_at[l] {
                 secondary = Some((
                     span_of(self, r),
-                    format!("thread {}{} returned here", xyz(self.geo.global(l)), and_others(returned.count() - 1)),
+                    format!("{}{} returned here", self.thread_name(l), and_others(returned.count() - 1)),
                 ));
             }
         }
@@ -576,14 +576,14 @@ impl<'k> Machine<'k> {
                     let side = if in_else { "took the `if` branch" } else { "skipped the `if` branch" };
                     secondary = Some((
                         span_of(self, if_at),
-                        format!("thread {}{} {side} here", xyz(self.geo.global(l)), and_others(skipped.count() - 1)),
+                        format!("{}{} {side} here", self.thread_name(l), and_others(skipped.count() - 1)),
                     ));
                 }
             }
         }
         let span = span_of(self, at);
         let (thread, tg) = (self.geo.global(first_missing), self.geo.tg_pos);
-        let f = self.findings.report(FindingKind::BarrierDivergence, span, secondary, thread, tg, msg);
+        let f = self.findings.report(FindingKind::BarrierDivergence, span, secondary, thread, tg, self.geo.requested_tg, msg);
         if f.notes.is_empty() {
             f.notes.push(format!("Metal requires every thread of the {group} to execute each barrier; threads that skip it or return early leave the others waiting (a hang or garbage on a real GPU)"));
             if !returned.is_empty() {
@@ -770,9 +770,9 @@ impl<'k> Machine<'k> {
         self.tg_linear.wrapping_mul(self.stride as u32).wrapping_add(l as u32).wrapping_add(1)
     }
 
-    /// Global position of the thread numbered `tid`.
-    fn thread_of(&self, tid: u32) -> [u32; 3] {
-        self.geo.thread_of(tid).0
+    /// Lane `l` of the current threadgroup as messages name a thread.
+    fn thread_name(&self, l: usize) -> String {
+        crate::findings::thread_name(self.geo.global(l), self.geo.local(l), self.geo.tg_pos)
     }
 
     /// Count an operation for every lane of `mask` (when counting).
@@ -883,7 +883,9 @@ impl<'k> Machine<'k> {
 
     fn report_race(&mut self, r: Race, at: AccessId, l: usize, write: bool) -> &mut crate::Finding {
         let cross_tg = matches!(r.alloc, AllocKind::Buffer(_)) && r.first.interval < self.san.as_ref().map(|s| s.tg_start).unwrap_or(0);
-        let threads = RaceThreads { first: self.thread_of(r.first.tid), second: self.geo.global(l), second_tg: self.geo.tg_pos };
+        let (first, first_tg) = self.geo.thread_of(r.first.tid);
+        let threads =
+            RaceThreads { first, first_tg, second: self.geo.global(l), second_tg: self.geo.tg_pos, tg_size: self.geo.requested_tg };
         report_race(&mut self.findings, self.k, r, threads, at, write, cross_tg)
     }
 
@@ -1017,6 +1019,7 @@ impl<'k> Machine<'k> {
             None,
             self.geo.global(lane),
             self.geo.tg_pos,
+            self.geo.requested_tg,
             format!(
                 "the kernel ran more than {} instructions in one threadgroup and was stopped: is there a loop that never ends?",
                 self.budget_total
@@ -1424,8 +1427,11 @@ pub fn index_value(ty: Scalar, bits: u64) -> i64 {
 /// The global positions of the two threads of a race (and the second's threadgroup).
 pub(crate) struct RaceThreads {
     pub first: [u32; 3],
+    pub first_tg: [u32; 3],
     pub second: [u32; 3],
     pub second_tg: [u32; 3],
+    /// Threads of a full threadgroup (to name each thread's position in it).
+    pub tg_size: [u32; 3],
 }
 
 /// Report a race whose second access is `at` (a write if `write`);
@@ -1461,8 +1467,9 @@ pub(crate) fn report_race<'f>(
         if r.first_is_write { "wrote" } else { "read" },
         if cross_tg { "in another threadgroup" } else { "in the same barrier interval" }
     );
-    let other = format!("the other access: thread {} {}", xyz(t.first), if r.first_is_write { "writes here" } else { "reads here" });
-    let f = findings.report(FindingKind::DataRace, span, Some((first_span, other)), t.second, t.second_tg, msg);
+    let first_name = crate::findings::thread_name(t.first, crate::findings::local_of(t.first, t.first_tg, t.tg_size), t.first_tg);
+    let other = format!("the other access: {first_name} {}", if r.first_is_write { "writes here" } else { "reads here" });
+    let f = findings.report(FindingKind::DataRace, span, Some((first_span, other)), t.second, t.second_tg, t.tg_size, msg);
     if f.notes.is_empty() {
         if cross_tg {
             f.notes.push("threadgroups of one dispatch run in no defined order and cannot wait for each other: have each element written by one threadgroup only, or use atomic operations (e.g. `atomic_fetch_add_explicit`)".into());

@@ -42,8 +42,12 @@ pub struct Finding {
     pub span: Span,
     /// The other access of a race.
     pub secondary: Option<(Span, String)>,
-    /// Global position of the first thread that hit it.
+    /// Global position of the first thread that hit it
+    /// (`thread_position_in_grid`).
     pub thread: [u32; 3],
+    /// Its position within its threadgroup (`thread_position_in_threadgroup`).
+    pub local: [u32; 3],
+    /// Its threadgroup's position (`threadgroup_position_in_grid`).
     pub threadgroup: [u32; 3],
     /// How many times it happened (threads x occurrences).
     pub count: u64,
@@ -69,6 +73,7 @@ impl Findings {
         secondary: Option<(Span, String)>,
         thread: [u32; 3],
         threadgroup: [u32; 3],
+        threads_per_threadgroup: [u32; 3],
         message: String,
     ) -> &mut Finding {
         let key = (kind, span, secondary.as_ref().map(|s| s.0));
@@ -88,6 +93,7 @@ impl Findings {
             span,
             secondary,
             thread,
+            local: local_of(thread, threadgroup, threads_per_threadgroup),
             threadgroup,
             count: 1,
             examples: Vec::new(),
@@ -129,6 +135,19 @@ pub fn xyz(t: [u32; 3]) -> String {
     format!("({}, {}, {})", t[0], t[1], t[2])
 }
 
+/// How every message names a thread: its position in the grid
+/// (`thread_position_in_grid`), then its position within its threadgroup
+/// (`thread_position_in_threadgroup`) and that threadgroup's position.
+pub fn thread_name(thread: [u32; 3], local: [u32; 3], threadgroup: [u32; 3]) -> String {
+    format!("thread {} in the grid, {} in threadgroup {}", xyz(thread), xyz(local), xyz(threadgroup))
+}
+
+/// A thread's position within its threadgroup, from its grid position, its
+/// threadgroup's position and the (full) threadgroup size.
+pub fn local_of(thread: [u32; 3], threadgroup: [u32; 3], threads_per_threadgroup: [u32; 3]) -> [u32; 3] {
+    [0, 1, 2].map(|d| thread[d].saturating_sub(threadgroup[d].saturating_mul(threads_per_threadgroup[d])))
+}
+
 impl Finding {
     /// The finding as a diagnostic at the access, rustc-style: the thread
     /// in the label, the other access of a race as a secondary label, how
@@ -136,14 +155,14 @@ impl Finding {
     pub fn to_diagnostic(&self) -> Diagnostic {
         let mut d = Diagnostic::new(if self.is_error { Severity::Error } else { Severity::Warning }, self.span, self.message.clone());
         d.code = Some(self.kind.name());
-        d.label = format!("thread {} of threadgroup {}", xyz(self.thread), xyz(self.threadgroup));
+        d.label = thread_name(self.thread, self.local, self.threadgroup);
         if let Some((span, msg)) = &self.secondary {
             d.secondary.push(Label { span: *span, message: msg.clone() });
         }
         if self.count > 1 {
             let more: Vec<String> = self.examples.iter().map(|t| xyz(*t)).collect();
             let also = if more.is_empty() { String::new() } else { format!("; other threads: {}", more.join(", ")) };
-            d.notes.push(format!("this happened {} times{also}", self.count));
+            d.notes.push(format!("this happened {} times{also} (positions in the grid)", self.count));
         }
         d.help.extend(self.notes.iter().cloned());
         d

@@ -169,6 +169,7 @@ fn invalid(message: String) -> RunReport {
             span: Default::default(),
             secondary: None,
             thread: [0; 3],
+            local: [0; 3],
             threadgroup: [0; 3],
             count: 1,
             examples: Vec::new(),

@@ -151,7 +151,8 @@ fn merge(kernel: &Kernel, dispatch: &Geometry, initial: &BTreeMap<u32, Vec<u8>>,
     }
     for c in cross {
         let (second, second_tg) = dispatch.thread_of(c.second.tid);
-        let threads = RaceThreads { first: dispatch.thread_of(c.race.first.tid).0, second, second_tg };
+        let (first, first_tg) = dispatch.thread_of(c.race.first.tid);
+        let threads = RaceThreads { first, first_tg, second, second_tg, tg_size: dispatch.requested_tg };
         report_race(&mut findings, kernel, c.race, threads, c.second.at, c.second_is_write, true).count += c.count - 1;
     }
     report.max_counts = san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);

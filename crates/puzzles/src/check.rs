@@ -420,7 +420,9 @@ fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResu
         let Some(d) = wrong.iter().position(|&w| w == i).and_then(|p| deps.get(p)) else { return Vec::new() };
         d.iter().map(|&(k, e)| tables[k].name_of(e)).collect()
     };
-    let namer = crate::explain::Namer { tables: tables.clone() };
+    // (MLX clamps the threadgroup to the grid, as the run did.)
+    let threads_per_threadgroup = [0, 1, 2].map(|d| case.threadgroup[d].min(case.grid[d]));
+    let namer = crate::explain::Namer { tables: tables.clone(), threads_per_threadgroup };
     let mut lines =
         crate::explain::explain(trace, &out.sources, &namer, out_alloc, &yours, &spec, EXPLAINED_CELLS, puzzle.tolerance, &expected);
     if trace.truncated && !lines.is_empty() {

@@ -19,6 +19,9 @@ pub struct Table {
 /// Names trace cells (`a[3]`, `a_shared[1][2]`).
 pub struct Namer {
     pub tables: Vec<Table>,
+    /// Threads of a full threadgroup of the traced run (to name a thread's
+    /// position within its threadgroup).
+    pub threads_per_threadgroup: [u32; 3],
 }
 
 impl Table {
@@ -54,10 +57,12 @@ fn index_text(mut e: usize, shape: &[usize]) -> String {
     idx.iter().map(|i| format!("[{i}]")).collect()
 }
 
-fn thread_text(e: &TraceEvent) -> String {
-    let [x, y, z] = e.thread;
-    let [gx, gy, gz] = e.threadgroup;
-    format!("thread ({x},{y},{z}) of threadgroup ({gx},{gy},{gz})")
+impl Namer {
+    /// The thread of an event, named as every message names threads.
+    fn thread(&self, e: &TraceEvent) -> String {
+        let local = gpu::findings::local_of(e.thread, e.threadgroup, self.threads_per_threadgroup);
+        gpu::findings::thread_name(e.thread, local, e.threadgroup)
+    }
 }
 
 fn value_text(v: f64) -> String {
@@ -157,13 +162,11 @@ pub fn explain(
         let writes: Vec<(usize, &TraceEvent)> = trace.events.iter().enumerate().filter(|(_, e)| e.write && ids.contains(&e.cell)).collect();
         let Some(&(at, last)) = writes.last() else {
             let others = trace.events.iter().filter(|e| e.write && trace.cells[e.cell as usize].alloc == out).count();
-            lines.push(format!(
-                "{head}: no thread wrote it (threads wrote {others} other cell(s) of {}: check the index and the guard)",
-                out_table.name
-            ));
+            let cells = if others == 1 { "1 other cell".to_string() } else { format!("{others} other cells") };
+            lines.push(format!("{head}: no thread wrote it (threads wrote {cells} of {}: check the index and the guard)", out_table.name));
             continue;
         };
-        let mut text = format!("{head}: written by {} at line {}", thread_text(last), line(last));
+        let mut text = format!("{head}: written by {} at line {}", namer.thread(last), line(last));
         text.push_str(&from_text(trace, sources, namer, at, last, true));
         let want = expected(i);
         let mut read: Vec<String> = Vec::new();
@@ -179,7 +182,7 @@ pub fn explain(
         if let Some(other) = writers.last() {
             text.push_str(&format!(
                 "; {} also wrote it (line {}), earlier: the last write decides, a race unless a barrier orders them",
-                thread_text(other),
+                namer.thread(other),
                 line(other)
             ));
         }
@@ -230,7 +233,7 @@ fn from_text(trace: &Trace, sources: &SourceMap, namer: &Namer, at: usize, w: &T
                     trace.events[..ri].iter().enumerate().rev().find(|(_, e)| e.write && e.cell == s && e.threadgroup == w.threadgroup);
                 match stored {
                     Some((si, st)) => {
-                        part.push_str(&format!(", which {} stored at line {}", thread_text(st), line(st)));
+                        part.push_str(&format!(", which {} stored at line {}", namer.thread(st), line(st)));
                         part.push_str(&from_text(trace, sources, namer, si, st, false));
                     }
                     None => part.push_str(", which no thread of this threadgroup had stored yet"),

@@ -145,8 +145,9 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
     }
     if let Some(f) = r.findings.iter().find(|f| f.finding.is_error) {
         let (line, _) = f.sources.line_col(f.finding.span);
-        let [x, y, z] = f.finding.thread;
-        out.push(format!("{}: {} (line {line}, thread ({x},{y},{z}))", f.finding.kind.name(), f.finding.message));
+        let g = &f.finding;
+        let thread = gpu::findings::thread_name(g.thread, g.local, g.threadgroup);
+        out.push(format!("{}: line {line}: {} ({thread})", g.kind.name(), g.message));
         return out;
     }
     if let Some(t) = r.first_failure() {

@@ -218,11 +218,13 @@ pub fn init(args: &InitArgs) -> u8 {
     match ws.init() {
         Ok(created) => {
             let kept = PUZZLES.len() - created.len();
+            let files = |n: usize| if n == 1 { "1 file".to_string() } else { format!("{n} files") };
             println!(
-                "Workspace `{}`: {} starter file(s) written{}.",
+                "Workspace `{}`: {} starter {} written{}.",
                 ws.dir.display(),
                 created.len(),
-                if kept > 0 { format!(", {kept} existing file(s) left untouched") } else { String::new() }
+                if created.len() == 1 { "file" } else { "files" },
+                if kept > 0 { format!(", {} already there left untouched", files(kept)) } else { String::new() }
             );
             println!(
                 "Open `{}` and start with puzzle 1; check it with `{}`, or open the live book with `{}`.",

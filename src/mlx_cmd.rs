@@ -65,8 +65,9 @@ pub struct MlxArgs {
     /// Sanitizer level.
     #[arg(long, value_enum, default_value = "all")]
     pub check: Check,
-    /// Print the per-thread maxima of global/shared reads and writes.
-    #[arg(long)]
+    /// Print the per-thread maxima of global/shared reads and writes
+    /// (the book's score table; `--help` says what counts).
+    #[arg(long, long_help = crate::run::counts_help())]
     pub counts: bool,
     /// Print one JSON document instead of text.
     #[arg(long)]
@@ -349,9 +350,7 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
             println!("{p}");
         }
         if let Some(c) = r.report.max_counts {
-            println!("Score (Max Per Thread):");
-            println!("| {:>12} | {:>13} | {:>12} | {:>13} |", "Global Reads", "Global Writes", "Shared Reads", "Shared Writes");
-            println!("| {:>12} | {:>13} | {:>12} | {:>13} |", c.device_reads, c.device_writes, c.threadgroup_reads, c.threadgroup_writes);
+            print!("{}", crate::run::counts_table(&c));
         }
         if let Some(p) = &r.report.profile {
             print!("{}", crate::profile::text(&name, p, &r.sources, r.report.threads, r.report.threadgroups));

@@ -47,8 +47,9 @@ pub struct RunArgs {
     pub dispatch: DispatchKind,
     #[command(flatten)]
     pub pp: PreprocessArgs,
-    /// Count memory operations per thread and print the per-thread maxima.
-    #[arg(long)]
+    /// Count memory operations per thread and print the per-thread maxima
+    /// (the book's score table; `--help` says what counts).
+    #[arg(long, long_help = counts_help())]
     pub counts: bool,
     /// Instructions one threadgroup may execute before the kernel counts as
     /// runaway (threads run in lock-step, so this is about the instructions
@@ -422,13 +423,21 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
             println!("{p}");
         }
         if let Some(m) = report.max_counts {
-            println!("{}", counts_table(&m));
+            print!("{}", counts_table(&m));
         }
         if let Some(p) = &report.profile {
             print!("{}", crate::profile::text(&args.kernel, p, &c.sources, report.threads, report.threadgroups));
         }
     }
     Ok(if has_errors { EXIT_BAD_RESULT } else { EXIT_OK })
+}
+
+/// `--counts`' long help: what it prints and the counting rule.
+pub fn counts_help() -> String {
+    format!(
+        "Count memory operations per thread and print the per-thread maxima as the book's score table.\n\n{}",
+        puzzles::render::COUNTING_RULE
+    )
 }
 
 /// Per-thread maxima as JSON.
@@ -441,10 +450,9 @@ pub fn counts_json(m: &gpu::sanitizer::Counts) -> serde_json::Value {
     })
 }
 
-/// Per-thread maxima as the puzzle book's table.
+/// Per-thread maxima as the puzzle book's table (its four columns, then
+/// any later one the kernel used).
 pub fn counts_table(m: &gpu::sanitizer::Counts) -> String {
-    format!(
-        "per-thread maxima:\n | Global Reads | Global Writes | Shared Reads | Shared Writes |\n | {:>12} | {:>13} | {:>12} | {:>13} |",
-        m.device_reads, m.device_writes, m.threadgroup_reads, m.threadgroup_writes
-    )
+    let score = puzzles::check::score_of(m);
+    puzzles::render::counts_table(score, &puzzles::render::counts_columns(score))
 }

@@ -16,6 +16,8 @@ const MARGIN: f64 = 20.0;
 const TITLE_H: f64 = 52.0;
 const MAX_WIDTH: f64 = 1600.0;
 const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
+/// The legend's explanation of arcs.
+const FLOW_TEXT: &str = "value flow: source cell → written cell";
 /// Most read dots drawn in one cell (5 a row, 3 rows).
 const MAX_DOTS: usize = 15;
 /// Most write outlines drawn in one cell.
@@ -167,7 +169,9 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     // on a line of its own.
     const TG_NOTE: &str = "threadgroup memory: one copy per interval; interval k = after k barriers";
     let has_tg = spec.tables.iter().any(|t| t.role == Role::Threadgroup);
-    let note_inline = 360.0 + text_width(TG_NOTE, 10.0) <= width - 2.0 * MARGIN;
+    // (After the marks' last text, which starts at 156.)
+    let note_x = 156.0 + text_width(FLOW_TEXT, 10.0) + 24.0;
+    let note_inline = note_x + text_width(TG_NOTE, 10.0) <= width - 2.0 * MARGIN;
     let note_line = if has_tg && !note_inline { 18.0 } else { 0.0 };
     let height = legend_y + ky + 18.0 + note_line;
 
@@ -393,9 +397,9 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     }
     let _ = writeln!(
         s,
-        r##"<g class="legend-marks" font-size="10" fill="#333"><circle cx="6" cy="{y0}" r="2.6" fill="#555"/><text x="14" y="{y1}">read</text><rect x="56" y="{y2}" width="12" height="12" fill="none" stroke="#555" stroke-width="2"/><text x="74" y="{y1}">write</text><path d="M120 {y0} Q135 {y3} 150 {y0}" fill="none" stroke="#555" stroke-width="1.2"/><text x="156" y="{y1}">value flow: source cell → written cell</text>{note}</g>"##,
+        r##"<g class="legend-marks" font-size="10" fill="#333"><circle cx="6" cy="{y0}" r="2.6" fill="#555"/><text x="14" y="{y1}">read</text><rect x="56" y="{y2}" width="12" height="12" fill="none" stroke="#555" stroke-width="2"/><text x="74" y="{y1}">write</text><path d="M120 {y0} Q135 {y3} 150 {y0}" fill="none" stroke="#555" stroke-width="1.2"/><text x="156" y="{y1}">{FLOW_TEXT}</text>{note}</g>"##,
         note = if has_tg {
-            let (nx, ny) = if note_inline { (360.0, ky + 3.5) } else { (0.0, ky + 3.5 + 18.0) };
+            let (nx, ny) = if note_inline { (note_x, ky + 3.5) } else { (0.0, ky + 3.5 + 18.0) };
             format!(r##"<text x="{}" y="{}" fill="#888">{TG_NOTE}</text>"##, f(nx), f(ny))
         } else {
             String::new()

@@ -161,8 +161,8 @@ impl Finding {
         }
         if self.count > 1 {
             let more: Vec<String> = self.examples.iter().map(|t| xyz(*t)).collect();
-            let also = if more.is_empty() { String::new() } else { format!("; other threads: {}", more.join(", ")) };
-            d.notes.push(format!("this happened {} times{also} (positions in the grid)", self.count));
+            let also = if more.is_empty() { String::new() } else { format!("; other threads, by position in the grid: {}", more.join(", ")) };
+            d.notes.push(format!("this happened {} times{also}", self.count));
         }
         d.help.extend(self.notes.iter().cloned());
         d

@@ -128,6 +128,10 @@ fn out_of_bounds_is_reported_not_crashed() {
     assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
     assert_eq!(r.findings[0].kind, gpu::FindingKind::OutOfBounds);
     assert_eq!(r.findings[0].thread, [7, 0, 0]);
+    // Named by grid position and by position within its threadgroup.
+    let r = run(&k, &dispatch([8, 1, 1], [4, 1, 1]), &mut bufs, &RunOptions::default());
+    assert_eq!((r.findings[0].thread, r.findings[0].local, r.findings[0].threadgroup), ([7, 0, 0], [3, 0, 0], [1, 0, 0]));
+    assert_eq!(r.findings[0].to_diagnostic().label, "thread (7, 0, 0) in the grid, (3, 0, 0) in threadgroup (1, 0, 0)");
     let none = RunOptions { check: CheckLevel::None, ..Default::default() };
     let r = run(&k, &dispatch([8, 1, 1], [8, 1, 1]), &mut bufs, &none);
     assert!(r.findings.is_empty());

@@ -58,7 +58,7 @@ fn ty(args: &[Arg], i: usize, name: &str) -> Result<Type, String> {
     match args.get(i) {
         Some(Arg::Type(t)) => Ok(t.clone()),
         Some(Arg::Value(_)) => Err(format!("argument {} of `{name}` must be a type", i + 1)),
-        None => Err(format!("`{name}` needs {} type argument(s)", i + 1)),
+        None => Err(format!("`{name}` needs {} type argument{}", i + 1, if i == 0 { "" } else { "s" })),
     }
 }
 

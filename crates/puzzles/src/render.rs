@@ -17,16 +17,8 @@ pub fn score_table(title: &str, score: Score, targets: Targets, judged: bool) ->
     let (values, limits) = (score.columns(), targets.columns());
     let mut s = String::new();
     let _ = writeln!(s, "# {title}");
-    let _ = writeln!(s, "   Score (Max Per Thread):");
-    let _ = write!(s, "   |        |");
-    for &k in &shown {
-        let _ = write!(s, " {:>13} |", COLUMNS[k].1);
-    }
-    let _ = write!(s, "\n   | Yours  |");
-    for &k in &shown {
-        let _ = write!(s, " {:>13} |", values[k]);
-    }
-    let _ = write!(s, "\n   | Target |");
+    s.push_str(&counts_table(score, &shown));
+    let _ = write!(s, "   | Target |");
     for &k in &shown {
         let v = values[k];
         let cell = match limits[k] {
@@ -38,6 +30,42 @@ pub fn score_table(title: &str, score: Score, targets: Targets, judged: bool) ->
     }
     s.push('\n');
     s
+}
+
+/// What the memory counts count (for `--help`, the README and the book).
+pub const COUNTING_RULE: &str = "How memory is counted: a global read is one load, by one thread, from a buffer \
+bound to the kernel (a `device` or `constant` buffer parameter, a scalar passed as `constant T&` included); a \
+global write is one store to a `device` buffer; shared reads and writes are the same for `threadgroup` memory. \
+A vector load or store counts each element (a `float4` load is four reads). Not counted: program-scope `constant` values (such as `constant uint N = 3;` \
+in a header) and the `NAME_shape`, `NAME_strides` and `NAME_ndim` arrays MLX adds for its inputs. Atomic \
+operations, `threadgroup_barrier`s reached and SIMD-group functions have columns of their own, shown when the \
+kernel uses them or the puzzle sets a target. The table shows, for each column, the largest count of any one \
+thread.";
+
+/// The score table's header and the `Yours` row for the columns `shown`
+/// (indices into [`COLUMNS`]), as `check`, `run --counts` and
+/// `mlx --counts` all print it.
+pub fn counts_table(score: Score, shown: &[usize]) -> String {
+    let values = score.columns();
+    let mut s = String::new();
+    let _ = writeln!(s, "   Score (Max Per Thread):");
+    let _ = write!(s, "   |        |");
+    for &k in shown {
+        let _ = write!(s, " {:>13} |", COLUMNS[k].1);
+    }
+    let _ = write!(s, "\n   | Yours  |");
+    for &k in shown {
+        let _ = write!(s, " {:>13} |", values[k]);
+    }
+    s.push('\n');
+    s
+}
+
+/// The columns `run --counts` and `mlx --counts` show: the book's four,
+/// then each later one (atomics, barriers, SIMD-group functions) the kernel used.
+pub fn counts_columns(score: Score) -> Vec<usize> {
+    let values = score.columns();
+    (0..COLUMNS.len()).filter(|&k| k < crate::BOOK_COLUMNS || values[k] > 0).collect()
 }
 
 /// A finding as a diagnostic pointing at the access in the learner's file.

@@ -99,7 +99,7 @@ fn wrong_cells_are_explained_from_the_trace() {
     assert!(!r.passed);
     assert_eq!(
         r.explanations[0],
-        "out[0] = 11, expected 10: written by thread (0,0,0) of threadgroup (0,0,0) at line 2 from a[1] (read at line 2) — expected from a[0]"
+        "out[0] = 11, expected 10: written by thread (0, 0, 0) in the grid, (0, 0, 0) in threadgroup (0, 0, 0) at line 2 from a[1] (read at line 2) — expected from a[0]"
     );
     let text = puzzles::render::human(&r, false);
     assert!(text.contains("Why (from the trace of this test):\n  out[0] = 11"), "{text}");
@@ -119,8 +119,11 @@ fn wrong_cells_are_explained_from_the_trace() {
     let r = check("threadgroup_memory", &body);
     assert!(!r.passed);
     let e = &r.explanations[0];
-    assert!(e.starts_with("out[0] = 12, expected 11: written by thread (0,0,0) of threadgroup (0,0,0)"), "{e}");
-    assert!(e.contains("from shared[1] (read at line") && e.contains("which thread (1,0,0) of threadgroup (0,0,0) stored at line"), "{e}");
+    assert!(e.starts_with("out[0] = 12, expected 11: written by thread (0, 0, 0) in the grid, (0, 0, 0) in threadgroup (0, 0, 0)"), "{e}");
+    assert!(
+        e.contains("from shared[1] (read at line") && e.contains("which thread (1, 0, 0) in the grid, (1, 0, 0) in threadgroup (0, 0, 0) stored at line"),
+        "{e}"
+    );
     assert!(e.ends_with("from a[1] (read at line 4)") || e.contains("from a[1]"), "{e}");
 }
 

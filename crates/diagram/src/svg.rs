@@ -16,6 +16,9 @@ const MARGIN: f64 = 20.0;
 const TITLE_H: f64 = 52.0;
 const MAX_WIDTH: f64 = 1600.0;
 const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
+/// How far below the tables' bottom edge an arc between two cells of one
+/// row dips (within the gap under the row).
+const ARC_DIP: f64 = 9.0;
 /// The legend's explanation of arcs.
 const FLOW_TEXT: &str = "value flow: source cell → written cell";
 /// Most read dots drawn in one cell (5 a row, 3 rows).
@@ -116,6 +119,12 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
         y += LABEL_H + h + ROW_GAP;
     }
     Layout { blocks, w: inner_w + 2.0 * PAD, h: y - ROW_GAP + PAD }
+}
+
+/// The bottom edge of the drawn table holding a cell, relative to its panel.
+fn block_bottom(l: &Layout, m: &Model, (t, copy, _, _): Pos) -> f64 {
+    let b = l.blocks.iter().find(|b| b.table == t && b.copy == copy);
+    b.map(|b| b.y + m.tables[t].shown_rows as f64 * CELL).unwrap_or(0.0)
 }
 
 /// Top-left corner of a drawn cell, relative to its panel.
@@ -289,8 +298,16 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
             let (x1, y1, x2, y2) = (x1 + CELL / 2.0, y1 + CELL / 2.0, x2 + CELL / 2.0, y2 + CELL / 2.0);
             let (dx, dy) = (x2 - x1, y2 - y1);
             let len = (dx * dx + dy * dy).sqrt().max(1.0);
-            let bend = (len * 0.18).min(40.0) + 6.0;
-            let (cx, cy) = ((x1 + x2) / 2.0 - dy / len * bend, (y1 + y2) / 2.0 + dx / len * bend);
+            let (cx, cy) = if dy.abs() < CELL {
+                // Between cells of one row (e.g. one threadgroup table's
+                // copies): dip into the gap below the tables, where the
+                // curve stays visible, instead of running under the cells.
+                let bottom = block_bottom(&l, &m, from).max(block_bottom(&l, &m, to));
+                ((x1 + x2) / 2.0, 2.0 * (bottom + ARC_DIP) - y1.max(y2))
+            } else {
+                let bend = (len * 0.18).min(40.0) + 6.0;
+                ((x1 + x2) / 2.0 - dy / len * bend, (y1 + y2) / 2.0 + dx / len * bend)
+            };
             // Both ends on the cells' borders, so values stay readable.
             let (x1, y1) = to_border(x1, y1, cx, cy, CELL / 2.0 - 3.0);
             let (x2, y2) = to_border(x2, y2, cx, cy, CELL / 2.0 - 1.0);

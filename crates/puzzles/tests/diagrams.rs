@@ -262,8 +262,8 @@ fn geometry_problems(svg: &str) -> Vec<String> {
 }
 
 /// Every test of every puzzle, drawn from the reference solution: at most
-/// 2400x2400 px, nothing covered. With `DIAGRAM_PNG_DIR` set, the PNGs are
-/// written there too (to look at them).
+/// 2400x2400 px, nothing covered. With `DIAGRAM_PNG_DIR` set, the SVGs and
+/// PNGs are written there too (to look at them).
 #[test]
 fn every_diagram_fits_and_covers_nothing() {
     let png_dir = std::env::var_os("DIAGRAM_PNG_DIR").map(std::path::PathBuf::from);
@@ -280,7 +280,9 @@ fn every_diagram_fits_and_covers_nothing() {
             if let Some(dir) = &png_dir {
                 std::fs::create_dir_all(dir).unwrap();
                 let png = diagram::render_png(&doc).expect("png");
-                std::fs::write(dir.join(format!("{:02}_{}_test{}.png", p.number, p.slug, case + 1)), png).unwrap();
+                let name = format!("{:02}_{}_test{}", p.number, p.slug, case + 1);
+                std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+                std::fs::write(dir.join(format!("{name}.svg")), &doc).unwrap();
             }
             drawn += 1;
         }

@@ -437,11 +437,7 @@ impl Watch {
             format!("Puzzle {}: {}   [{}]   ({})", p.number, p.title, p.chapter, self.path().display()),
         ];
         if let Some(r) = &self.running {
-            top.push(format!(
-                "Checking {}… {:.1} s  (saving again or `q` stops it)",
-                r.what,
-                r.started.elapsed().as_secs_f64()
-            ));
+            top.push(format!("Checking {}… {:.1} s  (saving again or `q` stops it)", r.what, r.started.elapsed().as_secs_f64()));
         }
         if let Some(r) = &self.result {
             for (i, l) in r.verdict.iter().enumerate() {

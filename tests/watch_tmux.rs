@@ -139,7 +139,11 @@ fn first_steps_at_80x24_keep_the_verdict_and_first_finding_on_screen() {
     t.save("map", common::SOLUTIONS[0].1);
     let s = t.wait_for("puzzle 1 solved", CHECK_TIMEOUT, |s| verdict_on_top(s, "Passed Tests!") && s.contains("Puzzle 1 solved!"));
     assert_frame(&s, cols as usize, rows as usize, "Puzzle 1: Map");
-    assert!(s.lines().next().unwrap().contains("1/14 solved") || s.lines().next().unwrap().contains(&format!("1/{} solved", puzzles::PUZZLES.len())), "{s}");
+    assert!(
+        s.lines().next().unwrap().contains("1/14 solved")
+            || s.lines().next().unwrap().contains(&format!("1/{} solved", puzzles::PUZZLES.len())),
+        "{s}"
+    );
 
     t.keys("n");
     let s = t.wait_for("puzzle 2's starter verdict", CHECK_TIMEOUT, |s| s.contains("Puzzle 2: Zip") && verdict_on_top(s, "Failed Tests."));

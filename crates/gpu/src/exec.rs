@@ -559,10 +559,7 @@ impl<'k> Machine<'k> {
             let l = returned.lanes().next().unwrap_or(0);
             msg.push_str(&format!("; {} returned early (e.g. thread {})", returned.count(), xyz(self.geo.global(l))));
             if let Some(r) = self.returned_at[l] {
-                secondary = Some((
-                    span_of(self, r),
-                    format!("{}{} returned here", self.thread_name(l), and_others(returned.count() - 1)),
-                ));
+                secondary = Some((span_of(self, r), format!("{}{} returned here", self.thread_name(l), and_others(returned.count() - 1))));
             }
         }
         if !skipped.is_empty() {
@@ -574,10 +571,8 @@ impl<'k> Machine<'k> {
             if secondary.is_none() {
                 if let Some((if_at, _, in_else)) = self.branches.iter().rev().find(|(_, other, _)| other.get(l)).copied() {
                     let side = if in_else { "took the `if` branch" } else { "skipped the `if` branch" };
-                    secondary = Some((
-                        span_of(self, if_at),
-                        format!("{}{} {side} here", self.thread_name(l), and_others(skipped.count() - 1)),
-                    ));
+                    secondary =
+                        Some((span_of(self, if_at), format!("{}{} {side} here", self.thread_name(l), and_others(skipped.count() - 1))));
                 }
             }
         }
@@ -998,7 +993,7 @@ impl<'k> Machine<'k> {
             return false;
         }
         self.budget -= 1;
-        if self.budget % 4096 == 0 && self.cancel.as_ref().is_some_and(crate::Cancel::is_cancelled) {
+        if self.budget & 4095 == 0 && self.cancel.as_ref().is_some_and(crate::Cancel::is_cancelled) {
             self.stopped = true;
             return false;
         }

@@ -66,6 +66,8 @@ pub struct Findings {
 const MAX_EXAMPLES: usize = 4;
 
 impl Findings {
+    // (The thread's grid position, threadgroup and threadgroup size name it.)
+    #[allow(clippy::too_many_arguments)]
     pub fn report(
         &mut self,
         kind: FindingKind,
@@ -161,7 +163,8 @@ impl Finding {
         }
         if self.count > 1 {
             let more: Vec<String> = self.examples.iter().map(|t| xyz(*t)).collect();
-            let also = if more.is_empty() { String::new() } else { format!("; other threads, by position in the grid: {}", more.join(", ")) };
+            let also =
+                if more.is_empty() { String::new() } else { format!("; other threads, by position in the grid: {}", more.join(", ")) };
             d.notes.push(format!("this happened {} times{also}", self.count));
         }
         d.help.extend(self.notes.iter().cloned());

@@ -121,7 +121,8 @@ fn wrong_cells_are_explained_from_the_trace() {
     let e = &r.explanations[0];
     assert!(e.starts_with("out[0] = 12, expected 11: written by thread (0, 0, 0) in the grid, (0, 0, 0) in threadgroup (0, 0, 0)"), "{e}");
     assert!(
-        e.contains("from shared[1] (read at line") && e.contains("which thread (1, 0, 0) in the grid, (1, 0, 0) in threadgroup (0, 0, 0) stored at line"),
+        e.contains("from shared[1] (read at line")
+            && e.contains("which thread (1, 0, 0) in the grid, (1, 0, 0) in threadgroup (0, 0, 0) stored at line"),
         "{e}"
     );
     assert!(e.ends_with("from a[1] (read at line 4)") || e.contains("from a[1]"), "{e}");

@@ -233,7 +233,8 @@ fn geometry_problems(svg: &str) -> Vec<String> {
     let panels: Vec<&Boxed> = b.iter().filter(|x| x.kind == Kind::Panel).collect();
     for x in &b {
         if !x.inside(&canvas) {
-            problems.push(format!("{:?} `{}` at ({:.0},{:.0})-({:.0},{:.0}) is outside the picture", x.kind, x.what, x.x0, x.y0, x.x1, x.y1));
+            problems
+                .push(format!("{:?} `{}` at ({:.0},{:.0})-({:.0},{:.0}) is outside the picture", x.kind, x.what, x.x0, x.y0, x.x1, x.y1));
         }
         if let (Some(p), false) = (x.panel, x.kind == Kind::Panel) {
             if !x.inside(panels[p]) {

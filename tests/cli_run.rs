@@ -452,3 +452,30 @@ fn function_constants_missing_mistyped_or_unknown_are_refused() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("names no function constant") && err.contains("use_bias (0)"), "{err}");
 }
+
+/// `run --counts`, `mlx --counts` and the book print the same table, and
+/// both `--help`s state the counting rule (which the counts follow: a
+/// `float4` load is four reads, a `constant T&` scalar one).
+#[test]
+fn counts_follow_the_stated_rule_in_the_books_table() {
+    let rule = puzzles::render::COUNTING_RULE;
+    for cmd in ["run", "mlx"] {
+        let help = stdout(&mp(&[cmd, "--help"]));
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(&rule.split_whitespace().collect::<Vec<_>>().join(" ")), "{cmd} --help lacks the counting rule:\n{help}");
+    }
+    let s = Scratch::new();
+    let k = s.file(
+        "v.metal",
+        "kernel void v(device const float4* a [[buffer(0)]], constant float& s [[buffer(1)]], device float4* out [[buffer(2)]], uint i [[thread_position_in_grid]]) { out[i] = a[i] * s; }",
+    );
+    let o = exec(
+        run_args(&k, "v", "2", "2"),
+        &[arg("a", "arange(8):float32"), arg("s", "2:float32"), arg("out", "zeros(8):float32"), vec!["--counts".into()]].concat(),
+    );
+    let book = puzzles::render::score_table("T", puzzles::Score::default(), puzzles::Targets::default(), false);
+    let header: Vec<&str> = book.lines().skip(1).take(2).collect();
+    let out = stdout(&o);
+    assert!(out.contains(&header.join("\n")), "{out}");
+    assert!(out.contains("   | Yours  |             5 |             4 |             0 |             0 |"), "{out}");
+}

@@ -256,7 +256,10 @@ impl Watch {
                 if p.number as usize == PUZZLES.len() {
                     format!("Puzzle {} solved! That was the last one: the book is finished.", p.number)
                 } else if let Some(q) = next.filter(|q| q.chapter != p.chapter) {
-                    format!("Puzzle {} solved, and with it the chapter {}! Press `n` to start the chapter {}.", p.number, p.chapter, q.chapter)
+                    format!(
+                        "Puzzle {} solved, and with it the chapter {}! Press `n` to start the chapter {}.",
+                        p.number, p.chapter, q.chapter
+                    )
                 } else {
                     format!("Puzzle {} solved! Press `n` for the next one.", p.number)
                 }

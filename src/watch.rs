@@ -4,7 +4,7 @@
 use crate::book::list_text;
 use crate::EXIT_OK;
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
-use crossterm::{cursor, execute, terminal};
+use crossterm::{cursor, execute, queue, terminal};
 use puzzles::workspace::{Status, Workspace};
 use puzzles::{Puzzle, PUZZLES};
 use std::io::Write;
@@ -365,10 +365,16 @@ impl Watch {
     fn draw(&mut self) {
         let (cols, rows) = terminal::size().unwrap_or((100, 40));
         let lines = self.layout(cols as usize, rows as usize);
+        // Each line is cleared and redrawn, all in one write: the terminal
+        // never shows a blank or half-drawn screen.
+        let mut frame = Vec::new();
+        for (row, line) in lines.iter().enumerate() {
+            let _ = queue!(frame, cursor::MoveTo(0, row as u16), terminal::Clear(terminal::ClearType::CurrentLine));
+            frame.extend_from_slice(line.as_bytes());
+        }
+        let _ = queue!(frame, terminal::Clear(terminal::ClearType::FromCursorDown));
         let mut stdout = std::io::stdout();
-        let _ = execute!(stdout, cursor::MoveTo(0, 0), terminal::Clear(terminal::ClearType::All));
-        // Raw mode needs explicit carriage returns.
-        let _ = stdout.write_all(lines.join("\r\n").as_bytes());
+        let _ = stdout.write_all(&frame);
         let _ = stdout.flush();
     }
 

@@ -174,7 +174,7 @@ fn init_adds_new_puzzles_to_an_existing_workspace() {
     let o = bin(&root, &["init"]);
     assert_eq!(o.status.code(), Some(0));
     let added = puzzles::PUZZLES.len() - 14;
-    assert!(stdout(&o).contains(&format!("{added} starter file(s) written, 14 existing file(s) left untouched")), "{}", stdout(&o));
+    assert!(stdout(&o).contains(&format!("{added} starter files written, 14 files already there left untouched")), "{}", stdout(&o));
     assert_eq!(std::fs::read_to_string(ws.join("03_guard.metal")).unwrap(), "// my guard\n");
     let p = puzzles::find("simd_sum").unwrap();
     assert_eq!(std::fs::read_to_string(ws.join(p.file_name())).unwrap(), p.starter_file());

@@ -71,9 +71,11 @@ impl Screen {
     /// `timeout`.
     fn wait_for(&self, what: &str, timeout: Duration, ok: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
+        // (A whole frame: the key bar is on its last line.)
+        let whole = |s: &str| s.lines().rev().find(|l| !l.trim().is_empty()).is_some_and(|l| l.contains("n/p puzzle"));
         loop {
             let s = self.capture();
-            if ok(&s) {
+            if whole(&s) && ok(&s) {
                 return s;
             }
             if start.elapsed() > timeout {

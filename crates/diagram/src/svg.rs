@@ -15,6 +15,10 @@ const PANEL_GAP: f64 = 18.0;
 const MARGIN: f64 = 20.0;
 const TITLE_H: f64 = 52.0;
 const MAX_WIDTH: f64 = 1600.0;
+/// The picture stays within this height (rows of panels are dropped).
+const MAX_HEIGHT: f64 = 2400.0;
+/// Height kept for the legend under the panels (64 threads at most).
+const LEGEND_ROOM: f64 = 260.0;
 const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 /// How far below the tables' bottom edge an arc between two cells of one
 /// row dips (within the gap under the row).
@@ -152,7 +156,7 @@ fn thread_label(spec: &DiagramSpec, i: u32) -> String {
 
 /// Draw the diagram as an SVG document. Same input, same bytes.
 pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
-    let m = build(spec, trace);
+    let mut m = build(spec, trace);
     let l = layout_panel(spec, &m);
     let n = m.panels.len().max(1);
     let two_d = m.tg_counts[1] > 1 || m.tg_counts[2] > 1;
@@ -160,9 +164,16 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     while pcols > 1 && pcols as f64 * (l.w + PANEL_GAP) > MAX_WIDTH {
         pcols -= 1;
     }
-    let prows = n.div_ceil(pcols);
+    let mut prows = n.div_ceil(pcols);
     let panels_w = pcols as f64 * l.w + (pcols - 1) as f64 * PANEL_GAP;
     let width = (panels_w + 2.0 * MARGIN).max(560.0);
+    // Only as many rows of panels as fit the height limit (with room for the
+    // title and legend); the subtitle says how many threadgroups are shown.
+    let fit = ((MAX_HEIGHT - TITLE_H - LEGEND_ROOM + PANEL_GAP) / (l.h + PANEL_GAP)).floor().max(1.0) as usize;
+    if prows > fit {
+        prows = fit;
+        m.panels.truncate(prows * pcols);
+    }
     let panels_h = prows as f64 * l.h + (prows - 1) as f64 * PANEL_GAP;
 
     // Legend geometry.
@@ -208,6 +219,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
         match (spec.focus, m.panels.first()) {
             (Some(_), Some(p)) if n_tg > 1 =>
                 format!(", threadgroup ({}, {}, {}) shown (pick another with --threadgroup X,Y,Z)", p.tg[0], p.tg[1], p.tg[2]),
+            _ if m.panels.len() == 1 && n_tg > 1 => ", only the first shown".to_string(),
             _ if (m.panels.len() as u64) < n_tg => format!(", the first {} shown", m.panels.len()),
             _ => String::new(),
         }
@@ -265,20 +277,23 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
                     let (label, color) = match &t.values {
                         _ if t.role == Role::Threadgroup => match p.tg_values.get(&(b.table, b.copy, r, c)) {
                             // The value held at the end of this interval.
-                            Some(v) => (short(v, 6), "#333"),
+                            Some(v) => (short(v, 7), "#333"),
                             None => ("?".to_string(), "#b0b0b0"),
                         },
                         Some(v) => match v.get(e) {
-                            Some(v) => (short(v, 6), "#333"),
+                            Some(v) => (short(v, 7), "#333"),
                             None => continue,
                         },
                         _ => (e.to_string(), "#b0b0b0"),
                     };
+                    // Long values get a smaller font, so they stay inside their cell.
+                    let size = (9.0f64).min((CELL - 3.0) / (0.6 * label.chars().count().max(1) as f64));
                     let _ = writeln!(
                         s,
-                        r##"<text class="value" x="{}" y="{}" font-size="9" text-anchor="middle" fill="{color}">{}</text>"##,
+                        r##"<text class="value" x="{}" y="{}" font-size="{}" text-anchor="middle" fill="{color}">{}</text>"##,
                         f(cx + CELL / 2.0),
                         f(cy + 13.0),
+                        f(size),
                         esc(&label)
                     );
                 }

@@ -166,7 +166,6 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     }
     let mut prows = n.div_ceil(pcols);
     let panels_w = pcols as f64 * l.w + (pcols - 1) as f64 * PANEL_GAP;
-    let width = (panels_w + 2.0 * MARGIN).max(560.0);
     // Only as many rows of panels as fit the height limit (with room for the
     // title and legend); the subtitle says how many threadgroups are shown.
     let fit = ((MAX_HEIGHT - TITLE_H - LEGEND_ROOM + PANEL_GAP) / (l.h + PANEL_GAP)).floor().max(1.0) as usize;
@@ -175,6 +174,30 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
         m.panels.truncate(prows * pcols);
     }
     let panels_h = prows as f64 * l.h + (prows - 1) as f64 * PANEL_GAP;
+    let mut title = spec.title.clone();
+    if m.truncated {
+        title.push_str(" … truncated");
+    }
+    let [gx, gy, gz] = spec.grid;
+    let [tx, ty, tz] = spec.threadgroup;
+    let n_tg: u64 = m.tg_counts.iter().map(|&c| c as u64).product();
+    let subtitle = format!(
+        "grid ({gx}, {gy}, {gz}) · threadgroup ({tx}, {ty}, {tz}) · {n_tg} threadgroup{}{}",
+        if n_tg == 1 { "" } else { "s" },
+        match (spec.focus, m.panels.first()) {
+            (Some(_), Some(p)) if n_tg > 1 =>
+                format!(", threadgroup ({}, {}, {}) shown (pick another with --threadgroup X,Y,Z)", p.tg[0], p.tg[1], p.tg[2]),
+            _ if m.panels.len() == 1 && n_tg > 1 => ", only the first shown".to_string(),
+            _ if (m.panels.len() as u64) < n_tg => format!(", the first {} shown", m.panels.len()),
+            _ => String::new(),
+        }
+    );
+    // Wide enough for the panels and for the title and subtitle (bold text
+    // runs about a tenth wider than the estimate).
+    let width = (panels_w + 2.0 * MARGIN)
+        .max(560.0)
+        .max(text_width(&title, 17.0) * 1.1 + 2.0 * MARGIN)
+        .max(text_width(&subtitle, 11.0) + 2.0 * MARGIN);
 
     // Legend geometry.
     let threads: Vec<u32> = m.threads.iter().copied().take(64).collect();
@@ -203,27 +226,9 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
         h = f(height)
     );
     let _ = writeln!(s, r##"<rect class="background" x="0" y="0" width="{}" height="{}" fill="#ffffff"/>"##, f(width), f(height));
-    let mut title = spec.title.clone();
-    if m.truncated {
-        title.push_str(" … truncated");
-    }
     let _ =
         writeln!(s, r##"<text class="title" x="{MARGIN}" y="26" font-size="17" font-weight="bold" fill="#222">{}</text>"##, esc(&title));
-    let [gx, gy, gz] = spec.grid;
-    let [tx, ty, tz] = spec.threadgroup;
-    let n_tg: u64 = m.tg_counts.iter().map(|&c| c as u64).product();
-    let _ = writeln!(
-        s,
-        r##"<text class="subtitle" x="{MARGIN}" y="43" font-size="11" fill="#666">grid ({gx}, {gy}, {gz}) · threadgroup ({tx}, {ty}, {tz}) · {n_tg} threadgroup{}{}</text>"##,
-        if n_tg == 1 { "" } else { "s" },
-        match (spec.focus, m.panels.first()) {
-            (Some(_), Some(p)) if n_tg > 1 =>
-                format!(", threadgroup ({}, {}, {}) shown (pick another with --threadgroup X,Y,Z)", p.tg[0], p.tg[1], p.tg[2]),
-            _ if m.panels.len() == 1 && n_tg > 1 => ", only the first shown".to_string(),
-            _ if (m.panels.len() as u64) < n_tg => format!(", the first {} shown", m.panels.len()),
-            _ => String::new(),
-        }
-    );
+    let _ = writeln!(s, r##"<text class="subtitle" x="{MARGIN}" y="43" font-size="11" fill="#666">{}</text>"##, esc(&subtitle));
 
     for (pi, p) in m.panels.iter().enumerate() {
         let px = MARGIN + (pi % pcols) as f64 * (l.w + PANEL_GAP);

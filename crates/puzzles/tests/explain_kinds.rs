@@ -28,9 +28,9 @@ fn swapped_index() {
     assert!(!r.passed);
     assert_eq!(
         r.explanations[0],
-        "out[0][1] = 12, expected 11: written by thread (0,1,0) of threadgroup (0,1,0) at line 7 from a[1][0] (read at line 7) — expected from a[0][1]"
+        "out[0][1] = 12, expected 11: written by thread (0, 1, 0) in the grid, (0, 0, 0) in threadgroup (0, 1, 0) at line 7 from a[1][0] (read at line 7) — expected from a[0][1]"
     );
-    assert!(r.explanations[1].starts_with("out[1][0] = 11, expected 12: written by thread (1,0,0)"), "{:?}", r.explanations);
+    assert!(r.explanations[1].starts_with("out[1][0] = 11, expected 12: written by thread (1, 0, 0) in the grid, (0, 0, 0) in threadgroup (1, 0, 0)"), "{:?}", r.explanations);
 }
 
 #[test]
@@ -53,7 +53,7 @@ fn race_on_the_tile() {
     assert_eq!((line, thread), (7, [1, 0, 0]));
     assert!(msg.contains("write-after-write") && msg.contains("byte offset 0") && msg.contains("thread (0, 0, 0) wrote it"), "{msg}");
     let e = &r.explanations[0];
-    assert!(e.starts_with("out[0] = 49, expected 140: written by thread (0,0,0) of threadgroup (0,0,0) at line 16 from shared[0]"), "{e}");
+    assert!(e.starts_with("out[0] = 49, expected 140: written by thread (0, 0, 0) in the grid, (0, 0, 0) in threadgroup (0, 0, 0) at line 16 from shared[0]"), "{e}");
 }
 
 #[test]
@@ -62,8 +62,8 @@ fn wrong_row_offset() {
     let r = check("axis_sum", &body);
     assert!(!r.passed);
     let e = &r.explanations[0];
-    assert!(e.starts_with("out[1][0] = 21, expected 51: written by thread (0,1,0) of threadgroup (0,1,0) at line 19 from cache[0]"), "{e}");
-    assert!(e.contains("which thread (0,1,0) of threadgroup (0,1,0) stored at line 13"), "{e}");
+    assert!(e.starts_with("out[1][0] = 21, expected 51: written by thread (0, 1, 0) in the grid, (0, 0, 0) in threadgroup (0, 1, 0) at line 19 from cache[0]"), "{e}");
+    assert!(e.contains("which thread (0, 1, 0) in the grid, (0, 0, 0) in threadgroup (0, 1, 0) stored at line 13"), "{e}");
     // The row the spec sums, which the kernel never read.
     assert!(e.ends_with("— expected from a[1][0], a[1][1], a[1][2] and 3 more"), "{e}");
 }
@@ -76,7 +76,7 @@ fn uninitialized_shared_read() {
     assert!(!r.passed);
     assert_eq!(
         r.explanations[0],
-        "out[0] = 10, expected 11: written by thread (0,0,0) of threadgroup (0,0,0) at line 12 from shared[0] (read at line 12), which no thread of this threadgroup had stored yet — expected from a[0]"
+        "out[0] = 10, expected 11: written by thread (0, 0, 0) in the grid, (0, 0, 0) in threadgroup (0, 0, 0) at line 12 from shared[0] (read at line 12), which no thread of this threadgroup had stored yet — expected from a[0]"
     );
     let (line, thread, msg) = finding(&r, "uninitialized-read");
     assert_eq!((line, thread), (12, [0, 0, 0]));
@@ -91,6 +91,6 @@ fn a_right_source_adds_no_expectation() {
     assert!(!r.passed);
     assert_eq!(
         r.explanations[0],
-        "out[0] = 11, expected 10: written by thread (0,0,0) of threadgroup (0,0,0) at line 2 from a[0] (read at line 2)"
+        "out[0] = 11, expected 10: written by thread (0, 0, 0) in the grid, (0, 0, 0) in threadgroup (0, 0, 0) at line 2 from a[0] (read at line 2)"
     );
 }

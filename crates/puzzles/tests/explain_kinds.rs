@@ -30,7 +30,12 @@ fn swapped_index() {
         r.explanations[0],
         "out[0][1] = 12, expected 11: written by thread (0, 1, 0) in the grid, (0, 0, 0) in threadgroup (0, 1, 0) at line 7 from a[1][0] (read at line 7) — expected from a[0][1]"
     );
-    assert!(r.explanations[1].starts_with("out[1][0] = 11, expected 12: written by thread (1, 0, 0) in the grid, (0, 0, 0) in threadgroup (1, 0, 0)"), "{:?}", r.explanations);
+    assert!(
+        r.explanations[1]
+            .starts_with("out[1][0] = 11, expected 12: written by thread (1, 0, 0) in the grid, (0, 0, 0) in threadgroup (1, 0, 0)"),
+        "{:?}",
+        r.explanations
+    );
 }
 
 #[test]

@@ -381,3 +381,29 @@ kernel void k({KERNEL_OUT}) {{
         assert_eq!(*v, 321.0 - 32.0 + i as f32, "thread {i}");
     }
 }
+
+#[test]
+fn metal_intrinsics_and_library_overloads_beside_user_ones() {
+    let src = format!(
+        r#"
+// A user overload beside Metal's: a `uint` argument still calls Metal's exact one.
+inline long simd_shuffle_down(long v, ushort d) {{ return v + 1000; }}
+inline float half_abs(float x) {{ return __metal_fabs(x, __METAL_MAYBE_FAST_MATH__) * 0.5f; }}
+inline float mant(float x) {{ int e = 0; float m = __metal_frexp(x, &e); return m * 100.0f + float(e); }}
+struct P {{ float v; constexpr P(float x) : v(x) {{}} }};
+static_assert(P(2.0f).v == 2.0f, "checked by Metal, skipped here with a warning");
+kernel void k({KERNEL_OUT}) {{
+  uint u = simd_shuffle_down(i, ushort(1));
+  out[i] = float(u) + half_abs(-float(i)) * 10.0f + mant(8.0f) * 100.0f + float(__metal_get_simdgroup_size(ushort()));
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        let shuffled = if i < 3 { x + 1.0 } else { x };
+        // frexp(8) = 0.5 * 2^4
+        let expect = shuffled + x * 0.5 * 10.0 + (50.0 + 4.0) * 100.0 + 32.0;
+        assert_eq!(*v, expect, "thread {i}");
+    }
+}

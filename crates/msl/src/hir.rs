@@ -467,6 +467,43 @@ pub enum ExprKind {
 }
 
 impl Expr {
+    /// Call `f` on this expression and every expression inside it.
+    pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match &self.kind {
+            ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Global(_) | ExprKind::Zero => {}
+            ExprKind::Deref(x)
+            | ExprKind::AddrOf(x)
+            | ExprKind::Convert(x)
+            | ExprKind::BitCast(x)
+            | ExprKind::PtrCast(x)
+            | ExprKind::Field { base: x, .. }
+            | ExprKind::Swizzle { base: x, .. }
+            | ExprKind::Unary { operand: x, .. }
+            | ExprKind::IncDec { place: x, .. } => x.visit(f),
+            ExprKind::Index { base: a, index: b }
+            | ExprKind::PtrOffset { ptr: a, offset: b, .. }
+            | ExprKind::PtrDiff { lhs: a, rhs: b }
+            | ExprKind::PtrCompare { lhs: a, rhs: b, .. }
+            | ExprKind::Binary { lhs: a, rhs: b, .. }
+            | ExprKind::Logical { lhs: a, rhs: b, .. }
+            | ExprKind::Assign { place: a, value: b }
+            | ExprKind::CompoundAssign { place: a, value: b, .. }
+            | ExprKind::Comma { lhs: a, rhs: b } => {
+                a.visit(f);
+                b.visit(f);
+            }
+            ExprKind::Conditional { cond, then, els } => {
+                cond.visit(f);
+                then.visit(f);
+                els.visit(f);
+            }
+            ExprKind::Construct(xs) | ExprKind::Aggregate(xs) | ExprKind::Call { args: xs, .. } | ExprKind::Builtin { args: xs, .. } => {
+                xs.iter().for_each(|x| x.visit(f))
+            }
+        }
+    }
+
     /// Whether this expression denotes memory (can be assigned or addressed).
     pub fn is_place(&self) -> bool {
         match &self.kind {

@@ -166,7 +166,7 @@ impl<'a> Checker<'a, '_> {
             };
             // Fall back to the standard library if no user overload fits
             // (MLX's preamble adds overloads beside Metal's own).
-            if builtins::lookup(name).is_some() && explicit.is_none() && !self.any_viable(&funcs, &hargs) {
+            if builtins::lookup(name).is_some() && explicit.is_none() && self.library_call_wins(name, &funcs, &hargs) {
                 return self.builtin_call(name, None, None, hargs, span, last.ident.span);
             }
             return self.user_call(name, &funcs, explicit, hargs, span, last.ident.span);
@@ -295,11 +295,24 @@ impl<'a> Checker<'a, '_> {
         fs.scopes.iter().rev().find_map(|s| s.find(name))
     }
 
-    fn any_viable(&mut self, funcs: &[usize], args: &[hir::Expr]) -> bool {
+    /// Should a call of `name` go to the standard library rather than the
+    /// user's overloads? Both are in the overload set (Metal's functions are
+    /// visible everywhere): the library wins when no user overload fits, or
+    /// when its own match is strictly better than every user overload's
+    /// (MLX adds `simd_shuffle_down(int64_t, …)` beside Metal's: a `uint`
+    /// argument still calls Metal's exact `uint` overload).
+    fn library_call_wins(&mut self, name: &str, funcs: &[usize], args: &[hir::Expr]) -> bool {
         let saved = self.diag_mark();
         let cands = self.candidates(funcs, None, args);
         self.diag_rollback(saved);
-        cands.iter().any(|c| self.score(c.params(), args).is_some())
+        let user: Vec<Vec<ConvRank>> = cands.iter().filter_map(|c| self.score(c.params(), args)).collect();
+        if user.is_empty() {
+            return true;
+        }
+        let Ok(r) = builtins::resolve(name, None, &self.arg_infos(args)) else { return false };
+        let Some(lib) = self.score(&r.params, args) else { return false };
+        let at_least_as_good = |u: &[ConvRank]| u.iter().zip(&lib).all(|(x, y)| x <= y);
+        !user.iter().any(|u| at_least_as_good(u))
     }
 
     /// Build the candidate list (deducing template arguments).

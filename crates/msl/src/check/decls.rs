@@ -83,11 +83,23 @@ impl<'a> Checker<'a, '_> {
     }
 
     pub(crate) fn static_assert(&mut self, cond: &ast::Expr, message: Option<&str>) {
-        let Some(h) = self.expr(cond) else { return };
+        // At program scope the condition is checked in a scratch function,
+        // where temporaries (objects built by constructors) can live.
+        let scratch = self.fs.is_none().then(|| FnState::new(super::SCRATCH_FN, Type::Void, false));
+        let saved = scratch.map(|s| self.fs.replace(s));
+        let h = self.expr(cond);
+        if let Some(saved) = saved {
+            self.fs = saved;
+        }
+        let Some(h) = h else { return };
         match self.const_value(&h) {
             Some(v) if v.is_true() => {}
             Some(_) => {
                 self.error(cond.span, format!("static assertion failed{}", message.map(|m| format!(": {m}")).unwrap_or_default()));
+            }
+            None if calls_a_function(&h) => {
+                self.warn(cond.span, "this static_assert was not checked: evaluating constructors and non-`constexpr` calls at compile time is not supported by the simulator yet")
+                    .note("the program is compiled as if the assertion held; Metal's compiler checks it");
             }
             None => {
                 self.error(cond.span, "static_assert needs a compile-time constant condition");
@@ -294,7 +306,7 @@ impl<'a> Checker<'a, '_> {
         for p in fparams.iter() {
             ptys.push(param_type(self.resolve_type(&p.ty)?));
         }
-        let mut fs = FnState::new(FuncId(0), Type::Void, false);
+        let mut fs = FnState::new(super::SCRATCH_FN, Type::Void, false);
         fs.packs.extend(self.param_pack_lens(f, &fparams));
         let saved = self.fs.replace(fs);
         for (p, ty) in fparams.iter().zip(&ptys) {
@@ -1136,4 +1148,11 @@ fn contains_struct(t: &Type, sid: StructId) -> bool {
         Type::Array { elem, .. } => contains_struct(elem, sid),
         _ => false,
     }
+}
+
+/// Does an expression call a function (a constructor or any other)?
+fn calls_a_function(e: &hir::Expr) -> bool {
+    let mut found = false;
+    e.visit(&mut |x| found |= matches!(x.kind, hir::ExprKind::Call { .. }));
+    found
 }

@@ -1392,7 +1392,7 @@ impl<'a> Checker<'a, '_> {
     }
 
     pub(crate) fn record_call(&mut self, callee: hir::FuncId, span: Span) {
-        if let Some(fs) = &self.fs {
+        if let Some(fs) = self.fs.as_ref().filter(|fs| fs.id != super::SCRATCH_FN) {
             self.calls.push((fs.id, callee, span));
         }
     }

@@ -5,7 +5,8 @@
 //! Each is the standard-library function `NAME` with the same arguments; the
 //! math ones take one more, trailing `bool`: `true` asks for the fast-math
 //! variant (`__METAL_FAST_MATH__`), `false` for the precise one
-//! (`__METAL_PRECISE_MATH__`). `__metal_get_simdgroup_size(T())` is the
+//! (`__METAL_PRECISE_MATH__`); out-parameters are passed by address.
+//! `__metal_get_simdgroup_size(T())` is the
 //! SIMD-group width, which is 32 on this GPU as on every Apple GPU.
 
 use super::expr::mk;
@@ -47,6 +48,49 @@ impl Checker<'_, '_> {
                 }
             }
         }
+        // Out-parameters are passed by address (`__metal_frexp(x, &e)`)
+        // where the library takes a reference (`frexp(x, e)`).
+        if builtins::resolve(name, ns, &self.arg_infos(&args)).is_err() {
+            let derefed: Vec<hir::Expr> = args
+                .iter()
+                .map(|a| match (&a.kind, &a.ty) {
+                    (H::AddrOf(place), _) => (**place).clone(),
+                    (_, Type::Pointer { pointee, .. }) => mk(H::Deref(Box::new(a.clone())), (**pointee).clone(), a.span),
+                    _ => a.clone(),
+                })
+                .collect();
+            if builtins::resolve(name, ns, &self.arg_infos(&derefed)).is_ok() {
+                args = derefed;
+            }
+        }
+        // The bitwise SIMD-group reductions on floating-point data work on
+        // the bits (an assumption: Apple documents no `simd_xor(float)`;
+        // MLX's `bf16_math.h` defines one this way and never calls it).
+        if matches!(name, "simd_and" | "simd_or" | "simd_xor") && args.len() == 1 {
+            if let Some(bits) =
+                args[0].ty.elem_scalar().filter(|s| s.is_float()).and_then(|s| uint_of_size(self.tables.size_of(&Type::Scalar(s))))
+            {
+                let fty = args[0].ty.clone();
+                let ity = match &fty {
+                    Type::Vector { len, packed, .. } => Type::Vector { elem: bits, len: *len, packed: *packed },
+                    _ => Type::Scalar(bits),
+                };
+                let x = args.pop()?;
+                let cast = mk(H::BitCast(Box::new(x)), ity, span);
+                let r = self.builtin_call(name, ns, None, vec![cast], span, name_span)?;
+                return Some(mk(H::BitCast(Box::new(r)), fty, span));
+            }
+        }
         self.builtin_call(name, ns, None, args, span, name_span)
+    }
+}
+
+/// The unsigned integer type of `bytes` bytes.
+fn uint_of_size(bytes: u64) -> Option<crate::types::Scalar> {
+    use crate::types::Scalar;
+    match bytes {
+        2 => Some(Scalar::UShort),
+        4 => Some(Scalar::UInt),
+        _ => None,
     }
 }

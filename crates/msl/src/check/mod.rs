@@ -233,6 +233,10 @@ pub(crate) struct FnState {
     pub packs: HashMap<Rc<str>, usize>,
 }
 
+/// The id of scratch function states (a trailing `decltype`, a program-scope
+/// `static_assert`): their calls are not edges of the call graph.
+pub(crate) const SCRATCH_FN: FuncId = FuncId(u32::MAX);
+
 impl FnState {
     /// The state at the start of function `id`'s body: one empty scope.
     pub fn new(id: FuncId, ret: Type, is_kernel: bool) -> FnState {

@@ -502,7 +502,14 @@ impl<'a> Checker<'a, '_> {
     /// A hidden local for temporaries (constructor results, rvalue `this`).
     pub(crate) fn temp_local(&mut self, ty: Type, span: Span) -> Option<LocalId> {
         self.temp_count += 1;
-        let fs = self.fs.as_mut()?;
+        let Some(fs) = self.fs.as_mut() else {
+            self.error(
+                span,
+                "this needs a temporary object, and at program scope (outside any function) the simulator cannot create one yet",
+            )
+            .help("move the expression into a function, or build the value without a constructor call");
+            return None;
+        };
         let id = LocalId(fs.locals.len() as u32);
         fs.locals.push(hir::Local { name: format!("$tmp{}", self.temp_count), ty, space: AddressSpace::Thread, is_const: false, span });
         Some(id)

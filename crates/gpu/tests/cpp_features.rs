@@ -407,3 +407,28 @@ kernel void k({KERNEL_OUT}) {{
         assert_eq!(*v, expect, "thread {i}");
     }
 }
+
+#[test]
+fn if_constexpr_checks_only_the_taken_branch() {
+    let src = format!(
+        r#"
+struct NoNan {{ int v; }};
+template <typename T> float classify(T x) {{
+  if constexpr (is_floating_point_v<T>) {{
+    return isnan(x) ? -1.0f : float(x);
+  }} else if constexpr (is_integral_v<T>) {{
+    return float(x) * 10.0f;
+  }} else {{
+    return float(x.v) * 100.0f;   // only valid for NoNan
+  }}
+}}
+kernel void k({KERNEL_OUT}) {{
+  out[i] = classify(float(i)) + classify(int(i)) + classify(NoNan{{int(i)}});
+}}
+"#
+    );
+    let out = run_out(&src, 3);
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(*v, 111.0 * i as f32, "thread {i}");
+    }
+}

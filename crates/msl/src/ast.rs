@@ -344,10 +344,13 @@ pub enum StmtKind {
     Decl(Vec<VarDecl>),
     Expr(Expr),
     Block(Block),
+    /// `if constexpr` (`is_constexpr`) checks only the branch its constant
+    /// condition selects, so the other may be invalid for this instance.
     If {
         cond: Box<Expr>,
         then: Box<Stmt>,
         els: Option<Box<Stmt>>,
+        is_constexpr: bool,
     },
     /// `init` is a declaration or expression statement (or none).
     For {

@@ -1804,11 +1804,11 @@ impl<'a> Parser<'a> {
         match name {
             "if" => {
                 self.bump();
-                self.eat_kw("constexpr");
+                let is_constexpr = self.eat_kw("constexpr");
                 let cond = self.paren_cond();
                 let then = self.sub_stmt();
                 let els = if self.eat_kw("else") { Some(self.sub_stmt()) } else { None };
-                return StmtKind::If { cond: Box::new(cond), then, els };
+                return StmtKind::If { cond: Box::new(cond), then, els, is_constexpr };
             }
             "while" => {
                 self.bump();
@@ -3915,6 +3915,7 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
                         cond: Box::new(e2.clone()),
                         then: Box::new(Stmt { kind: StmtKind::Return(Some(e.clone())), span: sp() }),
                         els: Some(Box::new(Stmt { kind: StmtKind::Block(Block { stmts: vec![], span: sp() }), span: sp() })),
+                        is_constexpr: false,
                     },
                     span: sp(),
                 },

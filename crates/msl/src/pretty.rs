@@ -489,8 +489,8 @@ impl Printer {
                 }
             }
             StmtKind::Block(b) => self.block("", b),
-            StmtKind::If { cond, then, els } => {
-                self.line(&format!("if ({})", top(cond)));
+            StmtKind::If { cond, then, els, is_constexpr } => {
+                self.line(&format!("if {}({})", if *is_constexpr { "constexpr " } else { "" }, top(cond)));
                 self.sub(then);
                 if let Some(e) = els {
                     self.line("else");
@@ -1002,7 +1002,7 @@ pub fn erase_stmt_spans(s: &mut Stmt) {
         StmtKind::Decl(v) => v.iter_mut().for_each(erase_var),
         StmtKind::Expr(e) | StmtKind::Case(e) => erase_expr_spans(e),
         StmtKind::Block(b) => erase_block(b),
-        StmtKind::If { cond, then, els } => {
+        StmtKind::If { cond, then, els, .. } => {
             erase_expr_spans(cond);
             erase_stmt_spans(then);
             if let Some(e) = els {

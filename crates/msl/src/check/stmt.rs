@@ -102,7 +102,20 @@ impl<'a> Checker<'a, '_> {
                 let stmts = self.block_stmts(b);
                 push(out, hir::StmtKind::Block(stmts));
             }
-            StmtKind::If { cond, then, els } => {
+            StmtKind::If { cond, then, els, is_constexpr: true } => {
+                // Only the selected branch exists in this instance.
+                let Some(c) = self.condition(cond) else { return };
+                let Some(v) = self.const_value(&c) else {
+                    self.error(cond.span, "the condition of `if constexpr` must be a compile-time constant");
+                    return;
+                };
+                let taken = if v.is_true() { Some(then) } else { els.as_ref() };
+                if let Some(t) = taken {
+                    let stmts = self.scoped_stmt(t);
+                    push(out, hir::StmtKind::Block(stmts));
+                }
+            }
+            StmtKind::If { cond, then, els, .. } => {
                 let c = self.condition(cond);
                 let t = self.scoped_stmt(then);
                 let e = els.as_ref().map(|e| self.scoped_stmt(e)).unwrap_or_default();

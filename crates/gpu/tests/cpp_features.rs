@@ -432,3 +432,23 @@ kernel void k({KERNEL_OUT}) {{
         assert_eq!(*v, 111.0 * i as f32, "thread {i}");
     }
 }
+
+#[test]
+fn uniform_values_and_arrays_in_conditionals() {
+    let src = format!(
+        r#"
+inline float first_or(threadgroup float* p, float d) {{ return p ? p[0] : d; }}
+kernel void k({KERNEL_OUT}) {{
+  threadgroup float tg[4];
+  tg[i] = float(i) + 1.0f;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  const uniform<int> n = make_uniform(4);
+  uniform<int> half_n = n / 2;
+  float a = first_or(i % 2 == 0 ? tg : nullptr, -1.0f);
+  out[i] = a + float(half_n) * 10.0f;
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    assert_eq!(out, vec![21.0, 19.0, 21.0, 19.0]);
+}

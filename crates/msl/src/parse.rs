@@ -120,7 +120,8 @@ struct Parser<'a> {
     declaring_template: bool,
 }
 
-const BUILTIN_TYPE_TEMPLATES: &[&str] = &["vec", "packed_vec", "atomic", "array", "numeric_limits", "simdgroup_matrix", "matrix"];
+const BUILTIN_TYPE_TEMPLATES: &[&str] =
+    &["vec", "packed_vec", "atomic", "array", "numeric_limits", "simdgroup_matrix", "matrix", "uniform"];
 const BUILTIN_FN_TEMPLATES: &[&str] = &["as_type", "make_filled_simdgroup_matrix"];
 
 const INT_WORDS: &[&str] = &["unsigned", "signed", "short", "long", "int", "char"];

@@ -194,6 +194,15 @@ impl<'a> Checker<'a, '_> {
             if let Some(TArg::Type(t)) = self.env.targs.get(name).cloned() {
                 return self.construct(&t, args, span, true);
             }
+            // `make_uniform(x)`: the value itself (see `uniform<T>`).
+            if name == "make_uniform" && last.template_args.is_none() {
+                let mut hargs = self.args(args)?;
+                if hargs.len() != 1 || !matches!(hargs[0].ty, Type::Scalar(_) | Type::Vector { .. }) {
+                    self.error(span, "`make_uniform` takes one scalar or vector value");
+                    return None;
+                }
+                return hargs.pop();
+            }
             if builtins::lookup(name).is_some() || matches!(name, "as_type" | "make_filled_simdgroup_matrix") {
                 let hargs = self.args(args)?;
                 return self.builtin_call(name, None, last.template_args.as_deref(), hargs, span, last.ident.span);

@@ -874,6 +874,13 @@ impl<'a> Checker<'a, '_> {
     }
 
     fn conditional(&mut self, c: hir::Expr, t: hir::Expr, f: hir::Expr, span: Span) -> Option<hir::Expr> {
+        // Arrays of different types (or an array against `nullptr`) meet
+        // as pointers to their first elements.
+        let (t, f) = if t.ty != f.ty && (matches!(t.ty, Type::Array { .. }) || matches!(f.ty, Type::Array { .. })) {
+            (self.decay(t), self.decay(f))
+        } else {
+            (t, f)
+        };
         let ty = if t.ty == f.ty {
             t.ty.clone()
         } else {

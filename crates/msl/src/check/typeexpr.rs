@@ -16,7 +16,7 @@ pub(crate) struct QualType {
 }
 
 /// Type names the Metal standard library defines as templates.
-const BUILTIN_TYPE_TEMPLATES: &[&str] = &["vec", "packed_vec", "atomic", "array", "simdgroup_matrix"];
+const BUILTIN_TYPE_TEMPLATES: &[&str] = &["vec", "packed_vec", "atomic", "array", "simdgroup_matrix", "uniform"];
 
 impl<'a> Checker<'a, '_> {
     pub(crate) fn resolve_type(&mut self, te: &ast::TypeExpr) -> Option<QualType> {
@@ -372,6 +372,16 @@ impl<'a> Checker<'a, '_> {
                 }
                 Some(Type::Array { elem: Box::new(elem), len: n as u32 })
             }
+            // `uniform<T>` (`<metal_uniform>`) promises the compiler that a
+            // value is the same in every thread; it behaves as a `T`, which
+            // is what it is here (the executor finds uniform values itself).
+            "uniform" => match targs.as_slice() {
+                [TArg::Type(t @ (Type::Scalar(_) | Type::Vector { .. }))] => Some(t.clone()),
+                _ => {
+                    self.error(span, "`uniform` takes one scalar or vector type, e.g. `uniform<int>`");
+                    None
+                }
+            },
             "simdgroup_matrix" => {
                 let s = scalar_arg(self, 0)?;
                 let (r, c) = (int_arg(self, 1)?, int_arg(self, 2)?);

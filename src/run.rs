@@ -8,7 +8,7 @@ use arrays::{Array, DType};
 use clap::{Args, ValueEnum};
 use gpu::ir::ParamKind;
 use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};
-use msl::types::{Scalar, Type};
+use mlx::shader::buffer_bytes;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -111,68 +111,6 @@ pub fn parse_dims(s: &str, what: &str) -> Result<[u32; 3], String> {
 /// parameters but not between runs.
 pub fn name_seed(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
-}
-
-/// The dtype of memory holding `s`.
-pub fn scalar_dtype(s: Scalar) -> DType {
-    match s {
-        Scalar::Bool => DType::Bool,
-        Scalar::Char => DType::I8,
-        Scalar::UChar => DType::U8,
-        Scalar::Short => DType::I16,
-        Scalar::UShort => DType::U16,
-        Scalar::Int => DType::I32,
-        Scalar::UInt => DType::U32,
-        Scalar::Long => DType::I64,
-        Scalar::ULong => DType::U64,
-        Scalar::Half => DType::F16,
-        Scalar::BFloat => DType::BF16,
-        Scalar::Float => DType::F32,
-    }
-}
-
-/// The element scalar of a buffer's pointee (through atomics, vectors, arrays, structs).
-fn element_scalar(t: &Type, tables: &msl::types::TypeTables) -> Option<Scalar> {
-    match t {
-        Type::Scalar(s) | Type::Atomic(s) => Some(*s),
-        Type::Vector { elem, .. } | Type::Matrix { elem, .. } => Some(*elem),
-        Type::Array { elem, .. } => element_scalar(elem, tables),
-        Type::Enum(id) => Some(tables.enum_def(*id).underlying),
-        Type::Struct(id) => {
-            let fields = &tables.struct_def(*id).fields;
-            let first = element_scalar(&fields.first()?.ty, tables)?;
-            fields.iter().all(|f| element_scalar(&f.ty, tables) == Some(first)).then_some(first)
-        }
-        _ => None,
-    }
-}
-
-/// Check that `a` may back a buffer of `pointee` and return its bytes.
-fn buffer_bytes(name: &str, a: &Array, pointee: &Type, pointee_size: u32, tables: &msl::types::TypeTables) -> Result<Vec<u8>, String> {
-    let shown = tables.display(pointee);
-    let want = element_scalar(pointee, tables).map(scalar_dtype);
-    let ok_dtype = match want {
-        Some(DType::BF16) => matches!(a.dtype, DType::BF16 | DType::U16),
-        Some(w) => a.dtype == w || a.dtype == DType::U8 && !matches!(pointee, Type::Scalar(_) | Type::Atomic(_)),
-        None => a.dtype == DType::U8,
-    };
-    if !ok_dtype {
-        let expect = match want {
-            Some(DType::BF16) => "uint16 (bfloat16 bit patterns) or bfloat16".to_string(),
-            Some(w) if matches!(pointee, Type::Scalar(_) | Type::Atomic(_)) => w.mlx_name().to_string(),
-            Some(w) => format!("{} (or raw uint8 bytes)", w.mlx_name()),
-            None => "uint8 (raw bytes)".into(),
-        };
-        return Err(format!("parameter `{name}` points to `{shown}`, so its array must have dtype {expect}, not {}", a.dtype.mlx_name()));
-    }
-    let bytes = a.contiguous_bytes();
-    if pointee_size > 0 && !bytes.len().is_multiple_of(pointee_size as usize) {
-        return Err(format!(
-            "parameter `{name}` points to `{shown}` ({pointee_size} bytes each), but its array has {} bytes, which is not a whole number of elements",
-            bytes.len()
-        ));
-    }
-    Ok(bytes)
 }
 
 struct Bound {

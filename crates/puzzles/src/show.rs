@@ -63,7 +63,36 @@ pub fn trace_test_cancellable(
         crate::check::puzzle_kernel(puzzle, &header, &body).map_err(|e| e.to_string())?.with_files(Some(body_file), Some(header_file));
     let tc = puzzle.tests.get(case).ok_or_else(|| format!("puzzle {} has no test {}", puzzle.number, case + 1))?;
     let inputs: Vec<Array> = tc.inputs.iter().map(|s| build_input(s, None)).collect();
-    let mut call = crate::check::book_call(puzzle, tc, &inputs);
+    let call = crate::check::book_call(puzzle, tc, &inputs);
+    // "Map" under "Map" adds nothing; "Prefix Sum (Simple)" under "Prefix
+    // Sum" replaces the title rather than repeating it.
+    let title = if tc.name.eq_ignore_ascii_case(puzzle.title) {
+        format!("Puzzle {}: {}", puzzle.number, puzzle.title)
+    } else if tc.name.starts_with(puzzle.title) {
+        format!("Puzzle {}: {}", puzzle.number, tc.name)
+    } else {
+        format!("Puzzle {}: {} — {}", puzzle.number, puzzle.title, tc.name)
+    };
+    // Book two's threadgroups are large (32 to 256 threads): one panel per
+    // threadgroup would not fit a screen, so it draws the first alone.
+    let groups: u64 = (0..3).map(|d| tc.grid[d].div_ceil(tc.threadgroup[d].max(1)) as u64).product();
+    let book_two = puzzle.number > 14;
+    let focus = focus.or_else(|| (book_two && groups > 1).then_some([0, 0, 0]));
+    trace_call(&kernel, title, &inputs, call, focus)
+}
+
+/// Run one call of `kernel` with the access tracer and build its diagram:
+/// the inputs, the threadgroup arrays and the first output, named as the
+/// kernel names them. `focus`: the threadgroup to draw alone; `None` draws
+/// every threadgroup unless threadgroup memory over several threadgroups
+/// would make it too large to read (then the first one).
+pub fn trace_call(
+    kernel: &mlx::MetalKernel,
+    title: String,
+    inputs: &[Array],
+    mut call: mlx::Call,
+    focus: Option<[u32; 3]>,
+) -> Result<Shown, String> {
     call.trace = Some(TRACE_LIMIT);
     call.cancel = cancel.cloned();
     let r = kernel.call_with(&call, &mut |_| {}).map_err(|e| match e {
@@ -76,7 +105,7 @@ pub fn trace_test_cancellable(
     let trace = r.report.trace.clone().unwrap_or_default();
     let mut tables = Vec::new();
     for (k, (a, slots)) in inputs.iter().zip(&r.generated.inputs).enumerate() {
-        let name = puzzle.input_names.get(k).copied().unwrap_or("input");
+        let name = kernel.input_names.get(k).map(String::as_str).unwrap_or("input");
         let mut t = TableDesc::for_buffer(&r.kernel, slots.buffer, Role::Input, draw_shape(&a.shape), Some(labels(a)))
             .ok_or("input buffer missing")?;
         t.name = name.to_string();
@@ -90,23 +119,11 @@ pub fn trace_test_cancellable(
     if let (Some(out), Some(&index)) = (r.outputs.first(), r.generated.outputs.first()) {
         let mut t = TableDesc::for_buffer(&r.kernel, index, Role::Output, draw_shape(&out.shape), Some(labels(out)))
             .ok_or("output buffer missing")?;
-        t.name = puzzle.output_name.to_string();
+        t.name = kernel.output_names.first().cloned().unwrap_or_else(|| "out".into());
         tables.push(t);
     }
-    // "Map" under "Map" adds nothing; "Prefix Sum (Simple)" under "Prefix
-    // Sum" replaces the title rather than repeating it.
-    let title = if tc.name.eq_ignore_ascii_case(puzzle.title) {
-        format!("Puzzle {}: {}", puzzle.number, puzzle.title)
-    } else if tc.name.starts_with(puzzle.title) {
-        format!("Puzzle {}: {}", puzzle.number, tc.name)
-    } else {
-        format!("Puzzle {}: {} — {}", puzzle.number, puzzle.title, tc.name)
-    };
-    let groups: u64 = (0..3).map(|d| tc.grid[d].div_ceil(tc.threadgroup[d].max(1)) as u64).product();
-    // Book two's threadgroups are large (32 to 256 threads): one panel per
-    // threadgroup would not fit a screen, so it draws the first alone.
-    let book_two = puzzle.number > 14;
-    let focus = focus.or_else(|| ((!r.kernel.threadgroup_vars.is_empty() && groups > 2) || (book_two && groups > 1)).then_some([0, 0, 0]));
-    let spec = DiagramSpec { title, grid: tc.grid, threadgroup: tc.threadgroup, tables, focus };
+    let groups: u64 = (0..3).map(|d| call.grid[d].div_ceil(call.threadgroup[d].max(1)) as u64).product();
+    let focus = focus.or_else(|| (!r.kernel.threadgroup_vars.is_empty() && groups > 2).then_some([0, 0, 0]));
+    let spec = DiagramSpec { title, grid: call.grid, threadgroup: call.threadgroup, tables, focus };
     Ok(Shown { spec, trace, findings: r.report.findings })
 }

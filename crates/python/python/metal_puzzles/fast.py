@@ -1,0 +1,179 @@
+"""``mx.fast`` on the simulator: :func:`metal_kernel` with MLX's API."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any, List, Optional, Sequence, Tuple
+
+from . import _arrays, _native
+from ._errors import KernelWarning, _check_name, _findings, _raise_or_warn
+
+__all__ = ["metal_kernel", "MetalKernelFunction"]
+
+
+def _dims(value: Any, what: str) -> List[int]:
+    try:
+        dims = [int(v) for v in value]
+    except TypeError:
+        raise TypeError(f"[metal_kernel] {what} must be a tuple of 3 ints, e.g. {what}=(32, 1, 1); got {value!r}") from None
+    if len(dims) != 3:
+        raise ValueError(f"[metal_kernel] {what} must have exactly 3 entries (x, y, z); got {value!r}")
+    if any(d < 0 or d > 0xFFFFFFFF for d in dims):
+        raise ValueError(f"[metal_kernel] {what}: every entry must be between 0 and 2**32-1; got {value!r}")
+    return dims
+
+
+def _shape(value: Any, what: str) -> List[int]:
+    try:
+        shape = [int(v) for v in value]
+    except TypeError:
+        raise TypeError(f"[metal_kernel] {what} must be a sequence of ints; got {value!r}") from None
+    if any(d < 0 for d in shape):
+        raise ValueError(f"[metal_kernel] {what}: dimensions cannot be negative; got {value!r}")
+    return shape
+
+
+def _template_value(name: str, value: Any):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value
+    try:
+        return _arrays.dtype_name(value, f"template `{name}`")
+    except TypeError:
+        raise TypeError(
+            f"[metal_kernel] template `{name}`: {value!r} is not a dtype, an int or a bool"
+        ) from None
+
+
+class MetalKernelFunction:
+    """The callable :func:`metal_kernel` returns; call it like MLX's kernel."""
+
+    def __init__(self, name, input_names, output_names, source, header, ensure_row_contiguous, atomic_outputs):
+        self.name = name
+        self.input_names = list(input_names)
+        self.output_names = list(output_names)
+        self.source = source
+        self.header = header
+        self._native = _native.MlxKernel(
+            name, self.input_names, self.output_names, source, header, ensure_row_contiguous, atomic_outputs
+        )
+
+    def __repr__(self) -> str:
+        return f"<metal_kernel {self.name!r} inputs={self.input_names} outputs={self.output_names}>"
+
+    def generated_source(self, inputs, output_dtypes, template=None) -> str:
+        """The source MLX would generate for these inputs (no run)."""
+        specs = []
+        for i, x in enumerate(inputs):
+            if _arrays.kind_of(x) == "scalar":
+                specs.append((_scalar_dtype(x), []))
+            else:
+                a, dname = _arrays.to_numpy(x, f"inputs[{i}]")
+                specs.append((dname, list(a.shape)))
+        dts = [_arrays.dtype_name(d, f"output_dtypes[{i}]") for i, d in enumerate(output_dtypes)]
+        tmpl = [(str(n), _template_value(n, v)) for n, v in (template or [])]
+        return self._native.generate(specs, dts, tmpl)
+
+    def __call__(
+        self,
+        *,
+        inputs: Sequence[Any],
+        output_shapes: Sequence[Sequence[int]],
+        output_dtypes: Sequence[Any],
+        grid: Tuple[int, int, int],
+        threadgroup: Tuple[int, int, int],
+        template: Optional[Sequence[Tuple[str, Any]]] = None,
+        init_value: Optional[float] = None,
+        verbose: bool = False,
+        stream: Any = None,
+        check: Optional[str] = None,
+    ) -> list:
+        check = _check_name(check)
+        if isinstance(inputs, dict) or not isinstance(inputs, (list, tuple)):
+            raise TypeError("[metal_kernel] inputs must be a list of arrays or scalars, in the order of input_names")
+        kinds = {_arrays.kind_of(x) for x in inputs}
+        out_kind = "mlx" if "mlx" in kinds else "torch" if "torch" in kinds else "numpy"
+        native_inputs = []
+        for i, x in enumerate(inputs):
+            if _arrays.kind_of(x) == "scalar":
+                native_inputs.append(x)
+            else:
+                a, dname = _arrays.to_numpy(x, f"[metal_kernel] inputs[{i}]")
+                native_inputs.append(_arrays.to_native(a, dname))
+        if not isinstance(output_shapes, (list, tuple)) or not isinstance(output_dtypes, (list, tuple)):
+            raise TypeError("[metal_kernel] output_shapes and output_dtypes must be lists, one entry per output name")
+        shapes = [_shape(s, f"output_shapes[{i}]") for i, s in enumerate(output_shapes)]
+        dts = [_arrays.dtype_name(d, f"[metal_kernel] output_dtypes[{i}]") for i, d in enumerate(output_dtypes)]
+        tmpl = []
+        for entry in template or []:
+            try:
+                n, v = entry
+            except (TypeError, ValueError):
+                raise TypeError(f"[metal_kernel] template entries must be (name, value) pairs; got {entry!r}") from None
+            tmpl.append((str(n), _template_value(n, v)))
+        verbose = bool(verbose) or _native.verbose_env()
+        outs, findings_json, text, warns, _ = self._native.call(
+            native_inputs,
+            shapes,
+            dts,
+            _dims(grid, "grid"),
+            _dims(threadgroup, "threadgroup"),
+            tmpl,
+            None if init_value is None else float(init_value),
+            verbose,
+            check,
+            False,
+        )
+        if text:
+            sys.stdout.write(text)
+        if warns:
+            warnings.warn(warns, KernelWarning, stacklevel=2)
+        results = [_arrays.result_as(out_kind, n, s, b) for n, s, b in outs]
+        _raise_or_warn(self.name, _findings(findings_json), results)
+        return results
+
+
+def _scalar_dtype(x) -> str:
+    if isinstance(x, bool):
+        return "bool"
+    if isinstance(x, int):
+        return "int32" if -(2**31) <= x < 2**31 else "int64"
+    return "float32"
+
+
+def metal_kernel(
+    name: str,
+    input_names: Sequence[str],
+    output_names: Sequence[str],
+    source: str,
+    header: str = "",
+    ensure_row_contiguous: bool = True,
+    atomic_outputs: bool = False,
+    compile_options: Optional[dict] = None,
+) -> MetalKernelFunction:
+    """A custom Metal kernel, as ``mx.fast.metal_kernel`` makes it, run on the simulator.
+
+    ``source`` is the kernel *body*; the signature is generated exactly as
+    MLX generates it (inputs, ``NAME_shape``/``NAME_strides``/``NAME_ndim``
+    when the body mentions them, outputs, the thread attributes the body
+    uses). Call the result with MLX's keywords::
+
+        k = metal_kernel("myexp", ["inp"], ["out"], "uint i = thread_position_in_grid.x; out[i] = exp(inp[i]);")
+        (out,) = k(inputs=[a], grid=(a.size, 1, 1), threadgroup=(256, 1, 1),
+                   output_shapes=[a.shape], output_dtypes=[a.dtype])
+
+    Inputs may be NumPy arrays, Python scalars, ``mlx.core.array`` or CPU
+    torch tensors; outputs come back as the same kind (MLX if any input is
+    MLX). ``verbose=True`` (or ``VERBOSE=1``) prints the generated source.
+    ``check="none"|"memory"|"all"`` (default: :func:`set_default_check`)
+    picks the sanitizer level; error findings raise :class:`KernelError`.
+    ``compile_options`` is accepted for compatibility; the simulator always
+    computes with IEEE semantics (MLX's ``"safe"`` math mode).
+    """
+    if isinstance(input_names, str) or isinstance(output_names, str):
+        raise TypeError("[metal_kernel] input_names and output_names must be lists of names, e.g. ['a'], not a string")
+    return MetalKernelFunction(
+        name, list(input_names), list(output_names), source, header, ensure_row_contiguous, atomic_outputs
+    )

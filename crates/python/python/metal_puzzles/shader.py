@@ -1,0 +1,130 @@
+"""``torch.mps.compile_shader`` on the simulator."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _arrays, _native
+from ._errors import KernelWarning, _check_name, _findings, _raise_or_warn
+
+__all__ = ["compile_shader", "ShaderLibrary", "ShaderKernel"]
+
+Dims = Union[int, Sequence[int]]
+
+
+def _dims(value: Optional[Dims], what: str) -> Optional[List[int]]:
+    if value is None:
+        return None
+    if isinstance(value, int):
+        dims = [value]
+    else:
+        try:
+            dims = [int(v) for v in value]
+        except TypeError:
+            raise TypeError(f"{what} must be an int or a list of 1 to 3 ints; got {value!r}") from None
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"{what} must have 1 to 3 entries; got {value!r}")
+    if any(d < 1 or d > 0xFFFFFFFF for d in dims):
+        raise ValueError(f"{what}: every entry must be at least 1; got {value!r}")
+    return dims + [1] * (3 - len(dims))
+
+
+class ShaderKernel:
+    """One kernel of a :class:`ShaderLibrary`; call it with positional arguments."""
+
+    def __init__(self, library: "ShaderLibrary", name: str):
+        self._library = library
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<shader kernel {self.name!r}>"
+
+    def __call__(self, *args: Any, threads: Optional[Dims] = None, group_size: Optional[Dims] = None, check: Optional[str] = None):
+        """Run with argument k bound to ``[[buffer(k)]]``.
+
+        Arrays/tensors are bound whole and the kernel's writes land in them
+        (in place, as on the GPU). Python ints are sent as 64-bit integers,
+        floats as 32-bit floats, bools as one byte; a one-element array may
+        back a ``constant T&`` parameter. ``threads`` counts threads
+        (``dispatchThreads``; default: the first array's element count),
+        ``group_size`` threads per threadgroup (default: ``min(threads, 1024)``).
+        """
+        check = _check_name(check)
+        natives, views = [], []
+        for i, x in enumerate(args):
+            if _arrays.kind_of(x) == "scalar":
+                natives.append(x)
+                views.append(None)
+                continue
+            a, dname = _arrays.to_numpy(x, f"{self.name}: argument {i}")
+            natives.append(_arrays.to_native(a, dname))
+            views.append(a)
+        written, findings_json = self._library._native.call(
+            self.name, natives, _dims(threads, "threads"), _dims(group_size, "group_size"), check
+        )
+        for i, w in enumerate(written):
+            if w is None or views[i] is None:
+                continue
+            name, shape, data = w
+            target = views[i]
+            if not target.flags.writeable:
+                raise ValueError(f"{self.name}: argument {i} is read-only, but the kernel writes to it; pass a writable array")
+            raw = np.frombuffer(data, dtype=target.dtype).reshape(shape)
+            np.copyto(target, raw, casting="no")
+            _write_back(args[i], target)
+        _raise_or_warn(self.name, _findings(findings_json))
+
+
+def _write_back(original: Any, view: np.ndarray) -> None:
+    """Arrays that `to_numpy` could not view in place get the new values copied in."""
+    if _arrays.kind_of(original) == "mlx":
+        # MLX arrays are immutable values; their NumPy view is the same memory.
+        return
+    if isinstance(original, np.ndarray) or _arrays.kind_of(original) == "torch":
+        return
+    if hasattr(original, "__setitem__"):
+        try:
+            original[...] = view
+        except Exception:  # noqa: BLE001 - best effort for foreign containers
+            pass
+
+
+class ShaderLibrary:
+    """A compiled Metal source; its kernels are attributes (``lib.my_kernel``)."""
+
+    def __init__(self, source: str, file_name: str = "shader.metal"):
+        self._native = _native.ShaderLibrary(source, file_name)
+        warns = self._native.warnings()
+        if warns:
+            warnings.warn(warns, KernelWarning, stacklevel=3)
+        self._names = list(self._native.kernel_names())
+
+    def __dir__(self):
+        return list(super().__dir__()) + self._names
+
+    def __getattr__(self, name: str) -> ShaderKernel:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in self._names:
+            names = ", ".join(self._names) or "(none)"
+            raise AttributeError(f"the library has no kernel named `{name}`; its kernels are: {names}")
+        return ShaderKernel(self, name)
+
+    @property
+    def kernel_names(self) -> List[str]:
+        return list(self._names)
+
+
+def compile_shader(source: str) -> ShaderLibrary:
+    """Compile a whole Metal source, like ``torch.mps.compile_shader``.
+
+    Raises :class:`CompileError` (file, line, column and the source line)
+    when it does not compile. Kernels are attributes of the result::
+
+        lib = compile_shader(src)
+        lib.scale(x, out, 2.0, threads=x.numel())
+    """
+    return ShaderLibrary(source)

@@ -1,0 +1,513 @@
+//! `metal_puzzles._native`: the Python package's bridge to the Rust crates.
+//!
+//! Conversion only: arrays arrive as plain tuples `(dtype, shape, strides,
+//! offset, bytes)` built by the Python side (which speaks NumPy, MLX and
+//! DLPack) and leave as `(dtype, shape, bytearray)`; findings and
+//! diagnostics leave as JSON text. The MLX layer, the PyTorch-style binding,
+//! the book and the simulator live in their own crates.
+
+use arrays::{Array, DType};
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyString};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// An array as the Python side hands it over.
+type ArrayTuple<'py> = (String, Vec<usize>, Vec<isize>, usize, Bound<'py, PyBytes>);
+/// An array as it goes back: dtype name, shape, bytes.
+type ArrayOut = (String, Vec<usize>, Py<PyByteArray>);
+
+fn dtype(name: &str) -> PyResult<DType> {
+    DType::parse(name).map_err(PyValueError::new_err)
+}
+
+/// Build an array, refusing views that reach outside their bytes.
+fn array_in(t: &ArrayTuple) -> PyResult<Array> {
+    let (name, shape, strides, offset, data) = t;
+    let dtype = dtype(name)?;
+    let data = data.as_bytes();
+    if shape.len() != strides.len() {
+        return Err(PyValueError::new_err(format!("array with shape {shape:?} has {} strides", strides.len())));
+    }
+    let size = dtype.size() as i128;
+    let numel = arrays::checked_nbytes(dtype, shape).map_err(PyValueError::new_err)?;
+    if numel > 0 {
+        let (mut lo, mut hi) = (*offset as i128, *offset as i128);
+        for (&d, &s) in shape.iter().zip(strides) {
+            let reach = (d as i128 - 1) * s as i128;
+            if reach < 0 {
+                lo += reach;
+            } else {
+                hi += reach;
+            }
+        }
+        if lo < 0 || (hi + 1) * size > data.len() as i128 {
+            return Err(PyValueError::new_err(format!(
+                "array view (shape {shape:?}, strides {strides:?}, offset {offset}) reaches outside its {} bytes",
+                data.len()
+            )));
+        }
+    }
+    Ok(Array { dtype, shape: shape.clone(), strides: strides.clone(), offset: *offset, data: Arc::new(data.to_vec()) })
+}
+
+fn array_out(py: Python<'_>, a: &Array) -> ArrayOut {
+    let bytes = a.contiguous_bytes();
+    (a.dtype.mlx_name().to_string(), a.shape.clone(), PyByteArray::new(py, &bytes).unbind())
+}
+
+/// `metal_puzzles._errors.CompileError(message, diagnostics_json)`.
+fn compile_error(py: Python<'_>, sources: &msl::source::SourceMap, diagnostics: &[msl::diag::Diagnostic]) -> PyErr {
+    let message = msl::diag::render(sources, diagnostics, false);
+    let json: Vec<serde_json::Value> = diagnostics.iter().map(|d| diagnostic_json(sources, d)).collect();
+    let json = serde_json::Value::Array(json).to_string();
+    match py.import("metal_puzzles._errors").and_then(|m| m.getattr("CompileError")).and_then(|c| c.call1((message.clone(), json))) {
+        Ok(e) => PyErr::from_value(e),
+        Err(e) => e,
+    }
+}
+
+/// A diagnostic as JSON, with the text of the line it points at.
+fn diagnostic_json(sources: &msl::source::SourceMap, d: &msl::diag::Diagnostic) -> serde_json::Value {
+    let mut v = msl::diag::to_json(sources, d);
+    v["source_line"] = serde_json::Value::String(source_line(sources, d.span));
+    v
+}
+
+fn source_line(sources: &msl::source::SourceMap, span: msl::source::Span) -> String {
+    if sources.files().is_empty() || span == msl::source::Span::default() && sources.files().len() <= span.file.0 as usize {
+        return String::new();
+    }
+    let (line, _) = sources.line_col(span);
+    let text = &sources.file(span.file).text;
+    text.lines().nth(line.saturating_sub(1) as usize).unwrap_or("").to_string()
+}
+
+/// Findings as JSON: the contract's fields plus file, column, source line,
+/// notes and the rendered report.
+fn findings_json(sources: &msl::source::SourceMap, findings: &[gpu::Finding]) -> String {
+    let list: Vec<serde_json::Value> = findings
+        .iter()
+        .map(|f| {
+            let mut v = f.to_json(sources);
+            let known = f.kind != gpu::FindingKind::InvalidDispatch && !sources.files().is_empty();
+            if known {
+                let (_, col) = sources.line_col(f.span);
+                v["file"] = serde_json::Value::String(sources.file(f.span.file).name.clone());
+                v["column"] = serde_json::json!(col);
+                v["source_line"] = serde_json::Value::String(source_line(sources, f.span));
+                v["rendered"] = serde_json::Value::String(msl::diag::render(sources, &[f.to_diagnostic()], false));
+            } else {
+                v["file"] = serde_json::Value::Null;
+                v["column"] = serde_json::Value::Null;
+                v["source_line"] = serde_json::Value::Null;
+                v["rendered"] = serde_json::Value::String(format!("error: {}\n", f.message));
+            }
+            v["notes"] = serde_json::json!(f.notes);
+            v
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+fn level(name: &str) -> PyResult<gpu::CheckLevel> {
+    mlx::shader::check_level(name).map_err(PyValueError::new_err)
+}
+
+/// Run `work` on a helper thread with the GIL released, looking for
+/// Ctrl-C (and other signals) every few milliseconds; on a signal the
+/// run is cancelled and the signal's exception raised.
+fn run_interruptibly<T: Send>(py: Python<'_>, work: impl FnOnce(gpu::Cancel) -> T + Send) -> PyResult<T> {
+    let cancel = gpu::Cancel::new();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        let flag = cancel.clone();
+        let handle = s.spawn(move || {
+            let out = work(flag);
+            let _ = tx.send(());
+            out
+        });
+        let mut interrupted: Option<PyErr> = None;
+        let mut rx = Some(rx);
+        loop {
+            // (the receiver moves into the GIL-free closure and back)
+            let (back, finished) = py.detach(move || {
+                let r = rx.take().expect("receiver present");
+                let waited = r.recv_timeout(Duration::from_millis(25));
+                (r, !matches!(waited, Err(std::sync::mpsc::RecvTimeoutError::Timeout)))
+            });
+            rx = Some(back);
+            if finished {
+                break;
+            }
+            if interrupted.is_none() {
+                if let Err(e) = py.check_signals() {
+                    cancel.cancel();
+                    interrupted = Some(e);
+                }
+            }
+        }
+        let out = py.detach(|| handle.join());
+        match (interrupted, out) {
+            (Some(e), _) => Err(e),
+            (None, Ok(v)) => Ok(v),
+            (None, Err(_)) => Err(PyValueError::new_err("the simulator stopped unexpectedly (internal error); please report the kernel")),
+        }
+    })
+}
+
+/// A template value: a dtype name, an int or a bool (Python side converts dtypes to names).
+fn template_arg(v: &Bound<'_, PyAny>) -> PyResult<mlx::TemplateArg> {
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(mlx::TemplateArg::Bool(b.is_true()));
+    }
+    if v.cast::<PyInt>().is_ok() {
+        return Ok(mlx::TemplateArg::Int(v.extract::<i64>()?));
+    }
+    if let Ok(s) = v.cast::<PyString>() {
+        return Ok(mlx::TemplateArg::DType(dtype(&s.to_string())?));
+    }
+    Err(PyValueError::new_err("[metal_kernel] template values must be a dtype, an int or a bool"))
+}
+
+/// A kernel input: a Python scalar or an array tuple.
+fn mlx_input(v: &Bound<'_, PyAny>) -> PyResult<mlx::Input> {
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(mlx::Input::Bool(b.is_true()));
+    }
+    if v.cast::<PyInt>().is_ok() {
+        return Ok(mlx::Input::Int(v.extract::<i64>()?));
+    }
+    if let Ok(f) = v.cast::<PyFloat>() {
+        return Ok(mlx::Input::Float(f.value()));
+    }
+    Ok(mlx::Input::Array(array_in(&v.extract::<ArrayTuple>()?)?))
+}
+
+fn shader_arg(v: &Bound<'_, PyAny>) -> PyResult<mlx::shader::Arg> {
+    Ok(match mlx_input(v)? {
+        mlx::Input::Array(a) => mlx::shader::Arg::Array(a),
+        mlx::Input::Bool(b) => mlx::shader::Arg::Bool(b),
+        mlx::Input::Int(i) => mlx::shader::Arg::Int(i),
+        mlx::Input::Float(f) => mlx::shader::Arg::Float(f),
+    })
+}
+
+/// `mx.fast.metal_kernel`'s object (see `metal_puzzles.fast`).
+#[pyclass(frozen, module = "metal_puzzles._native")]
+struct MlxKernel {
+    kernel: mlx::MetalKernel,
+}
+
+/// What one kernel call returns to Python.
+type CallOut = (Vec<ArrayOut>, String, Option<String>, String, Option<[u64; 4]>);
+
+#[pymethods]
+impl MlxKernel {
+    #[new]
+    #[pyo3(signature = (name, input_names, output_names, source, header, ensure_row_contiguous, atomic_outputs))]
+    fn new(
+        name: &str,
+        input_names: Vec<String>,
+        output_names: Vec<String>,
+        source: &str,
+        header: &str,
+        ensure_row_contiguous: bool,
+        atomic_outputs: bool,
+    ) -> PyResult<MlxKernel> {
+        let ins: Vec<&str> = input_names.iter().map(String::as_str).collect();
+        let outs: Vec<&str> = output_names.iter().map(String::as_str).collect();
+        mlx::MetalKernel::new(name, &ins, &outs, source, header, ensure_row_contiguous, atomic_outputs)
+            .map(|kernel| MlxKernel { kernel })
+            .map_err(|e| PyValueError::new_err(format!("[metal_kernel] {e}")))
+    }
+
+    /// The generated source for inputs given as `(dtype, shape)` pairs
+    /// (what `metal-puzzles mlx --print-source` prints).
+    fn generate(
+        &self,
+        inputs: Vec<(String, Vec<usize>)>,
+        output_dtypes: Vec<String>,
+        template: Vec<(String, Bound<'_, PyAny>)>,
+    ) -> PyResult<String> {
+        let specs = inputs.iter().map(|(d, s)| Ok(mlx::InputSpec { dtype: dtype(d)?, shape: s.clone() })).collect::<PyResult<Vec<_>>>()?;
+        let outs = output_dtypes.iter().map(|d| dtype(d)).collect::<PyResult<Vec<_>>>()?;
+        let template = template.iter().map(|(n, v)| Ok((n.clone(), template_arg(v)?))).collect::<PyResult<Vec<_>>>()?;
+        self.kernel.generate(&specs, &outs, &template).map(|g| g.source).map_err(|e| PyValueError::new_err(format!("[metal_kernel] {e}")))
+    }
+
+    /// Run once. Returns (outputs, findings JSON, verbose text, rendered
+    /// warnings, per-thread counts when `count`).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (inputs, output_shapes, output_dtypes, grid, threadgroup, template, init_value, verbose, check, count))]
+    fn call(
+        &self,
+        py: Python<'_>,
+        inputs: Vec<Bound<'_, PyAny>>,
+        output_shapes: Vec<Vec<usize>>,
+        output_dtypes: Vec<String>,
+        grid: [u32; 3],
+        threadgroup: [u32; 3],
+        template: Vec<(String, Bound<'_, PyAny>)>,
+        init_value: Option<f64>,
+        verbose: bool,
+        check: &str,
+        count: bool,
+    ) -> PyResult<CallOut> {
+        let inputs = inputs.iter().map(mlx_input).collect::<PyResult<Vec<_>>>()?;
+        let output_dtypes = output_dtypes.iter().map(|d| dtype(d)).collect::<PyResult<Vec<_>>>()?;
+        let mut call = mlx::Call::new(inputs, output_shapes, output_dtypes, grid, threadgroup);
+        call.template = template.iter().map(|(n, v)| Ok((n.clone(), template_arg(v)?))).collect::<PyResult<Vec<_>>>()?;
+        call.init_value = init_value;
+        call.check = level(check)?;
+        call.count = count;
+        let kernel = &self.kernel;
+        let (result, text) = run_interruptibly(py, move |cancel| {
+            call.cancel = Some(cancel);
+            let mut text = None;
+            let r = kernel.call_with(&call, &mut |g| {
+                if verbose {
+                    text = Some(mlx::verbose_text(g));
+                }
+            });
+            (r, text)
+        })?;
+        match result {
+            Ok(r) => {
+                if r.report.cancelled {
+                    return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("the kernel was interrupted"));
+                }
+                let outs = r.outputs.iter().map(|a| array_out(py, a)).collect();
+                let warnings = if r.diagnostics.is_empty() { String::new() } else { msl::diag::render(&r.sources, &r.diagnostics, false) };
+                let counts = r.report.max_counts.map(|c| [c.device_reads, c.device_writes, c.threadgroup_reads, c.threadgroup_writes]);
+                Ok((outs, findings_json(&r.sources, &r.report.findings), text, warnings, counts))
+            }
+            Err(mlx::MlxError::Compile { sources, diagnostics, generated }) => {
+                let e = compile_error(py, &sources, &diagnostics);
+                // The generated source is worth seeing when it does not compile.
+                if verbose {
+                    e.value(py).setattr("generated_source", mlx::verbose_text(&generated))?;
+                }
+                Err(e)
+            }
+            Err(mlx::MlxError::Argument(m)) => Err(PyValueError::new_err(format!("[metal_kernel] {m}"))),
+        }
+    }
+}
+
+/// `torch.mps.compile_shader`'s library (see `metal_puzzles.compile_shader`).
+#[pyclass(frozen, module = "metal_puzzles._native")]
+struct ShaderLibrary {
+    library: mlx::shader::Library,
+    /// Kernels lowered on first use.
+    lowered: Mutex<HashMap<String, Arc<gpu::Kernel>>>,
+}
+
+/// What one shader call returns: new contents per argument, findings JSON.
+type ShaderOut = (Vec<Option<ArrayOut>>, String);
+
+#[pymethods]
+impl ShaderLibrary {
+    #[new]
+    fn new(py: Python<'_>, source: &str, file_name: &str) -> PyResult<ShaderLibrary> {
+        match mlx::shader::compile(file_name, source) {
+            Ok(library) => Ok(ShaderLibrary { library, lowered: Mutex::new(HashMap::new()) }),
+            Err((sources, diagnostics)) => Err(compile_error(py, &sources, &diagnostics)),
+        }
+    }
+
+    fn kernel_names(&self) -> Vec<String> {
+        self.library.kernel_names()
+    }
+
+    /// Compile warnings, rendered.
+    fn warnings(&self) -> String {
+        if self.library.diagnostics.is_empty() {
+            String::new()
+        } else {
+            msl::diag::render(&self.library.sources, &self.library.diagnostics, false)
+        }
+    }
+
+    #[pyo3(signature = (name, args, threads, group_size, check))]
+    fn call(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        args: Vec<Bound<'_, PyAny>>,
+        threads: Option<[u32; 3]>,
+        group_size: Option<[u32; 3]>,
+        check: &str,
+    ) -> PyResult<ShaderOut> {
+        let kernel = {
+            let mut cache = self.lowered.lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(name) {
+                Some(k) => k.clone(),
+                None => {
+                    let k = Arc::new(self.library.kernel(name).map_err(|e| PyKeyError::new_err(e))?);
+                    cache.insert(name.to_string(), k.clone());
+                    k
+                }
+            }
+        };
+        let mut call = mlx::shader::ShaderCall {
+            args: args.iter().map(shader_arg).collect::<PyResult<Vec<_>>>()?,
+            threads,
+            group_size,
+            check: level(check)?,
+            budget: None,
+            cancel: None,
+        };
+        let library = &self.library;
+        let result = run_interruptibly(py, move |cancel| {
+            call.cancel = Some(cancel);
+            library.call(&kernel, &call)
+        })?;
+        let r = result.map_err(|m| PyValueError::new_err(format!("{name}: {m}")))?;
+        if r.report.cancelled {
+            return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("the kernel was interrupted"));
+        }
+        let written = r.written.iter().map(|w| w.as_ref().map(|a| array_out(py, a))).collect();
+        Ok((written, findings_json(&self.library.sources, &r.report.findings)))
+    }
+}
+
+/// The book's puzzles as JSON (the data the command line uses).
+#[pyfunction]
+fn book_puzzles() -> String {
+    let list: Vec<serde_json::Value> = puzzles::PUZZLES
+        .iter()
+        .map(|p| {
+            let tests: Vec<serde_json::Value> = p
+                .tests
+                .iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "name": t.name,
+                        "inputs": t.inputs.iter().map(|i| serde_json::json!({
+                            "name": i.name, "dtype": i.dtype.mlx_name(), "shape": i.shape,
+                            "fill": match i.fill { puzzles::Fill::Arange => "arange", puzzles::Fill::Ones => "ones" },
+                            "transpose": i.transpose,
+                        })).collect::<Vec<_>>(),
+                        "output_shape": t.output_shape,
+                        "grid": t.grid,
+                        "threadgroup": t.threadgroup,
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "number": p.number, "slug": p.slug, "title": p.title, "kernel_name": p.kernel_name,
+                "explanation": p.explanation, "input_names": p.input_names, "output_name": p.output_name,
+                "header": p.header, "starter": p.starter, "tests": tests, "targets": p.targets.as_array(),
+                "hints": p.hints,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+fn puzzle(number: u32) -> PyResult<&'static puzzles::Puzzle> {
+    puzzles::PUZZLES.iter().find(|p| p.number == number).ok_or_else(|| PyKeyError::new_err(format!("the book has no puzzle {number}")))
+}
+
+/// The inputs of test `case` of a puzzle: the book's own, or the randomized
+/// variant `k` (1, 2, ...) the checks use.
+#[pyfunction]
+#[pyo3(signature = (number, case, random=None))]
+fn book_inputs(py: Python<'_>, number: u32, case: usize, random: Option<u64>) -> PyResult<Vec<ArrayOut>> {
+    let p = puzzle(number)?;
+    let tc = p.tests.get(case).ok_or_else(|| PyKeyError::new_err(format!("puzzle {number} has no test {}", case + 1)))?;
+    let seed = random.map(|k| puzzles::check::random_seed(number, case, k));
+    Ok(tc
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(k, s)| array_out(py, &puzzles::check::build_input(s, seed.map(|seed| puzzles::check::input_seed(seed, k)))))
+        .collect())
+}
+
+/// What a book check returns: passed, solved, the report, findings JSON, score.
+type BookCheck = (bool, bool, String, String, [u64; 4]);
+
+/// Check a header and body against a puzzle's tests, as `metal-puzzles check` does.
+#[pyfunction]
+fn book_check(py: Python<'_>, number: u32, header: &str, body: &str) -> PyResult<BookCheck> {
+    let p = puzzle(number)?;
+    run_interruptibly(py, move |_| {
+        let r = puzzles::check_source(p, header, body);
+        let mut findings = Vec::new();
+        for f in &r.findings {
+            let one: Vec<serde_json::Value> =
+                serde_json::from_str(&findings_json(&f.sources, std::slice::from_ref(&f.finding))).unwrap_or_default();
+            findings.extend(one);
+        }
+        (r.passed, r.solved(), puzzles::render::human(&r, false), serde_json::Value::Array(findings).to_string(), r.score.as_array())
+    })
+}
+
+/// The book's score table.
+#[pyfunction]
+#[pyo3(signature = (title, score, targets, judged))]
+fn score_table(title: &str, score: [u64; 4], targets: [Option<u64>; 4], judged: bool) -> String {
+    let s = puzzles::Score { global_reads: score[0], global_writes: score[1], shared_reads: score[2], shared_writes: score[3] };
+    let t = puzzles::Targets { global_reads: targets[0], global_writes: targets[1], shared_reads: targets[2], shared_writes: targets[3] };
+    puzzles::render::score_table(title, s, t, judged)
+}
+
+/// An array as the book prints it (`array([0, 1], dtype=float32)`).
+#[pyfunction]
+fn book_repr(a: ArrayTuple<'_>) -> PyResult<String> {
+    Ok(puzzles::render::repr(&array_in(&a)?))
+}
+
+/// Trace one call and draw it: (terminal text, SVG).
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (kernel, title, inputs, output_shape, grid, threadgroup, width, color))]
+fn draw_call(
+    py: Python<'_>,
+    kernel: &MlxKernel,
+    title: String,
+    inputs: Vec<Bound<'_, PyAny>>,
+    output_shape: Vec<usize>,
+    grid: [u32; 3],
+    threadgroup: [u32; 3],
+    width: usize,
+    color: bool,
+) -> PyResult<(String, String)> {
+    let arrays = inputs.iter().map(|v| Ok(mlx_input(v)?.to_array())).collect::<PyResult<Vec<_>>>()?;
+    let call =
+        mlx::Call::new(arrays.iter().cloned().map(mlx::Input::Array).collect(), vec![output_shape], vec![DType::F32], grid, threadgroup)
+            .init_value(0.0);
+    let k = &kernel.kernel;
+    let shown = run_interruptibly(py, move |cancel| {
+        let mut call = call;
+        call.cancel = Some(cancel);
+        call.budget = Some(puzzles::check::BOOK_BUDGET);
+        puzzles::show::trace_call(k, title, &arrays, call, None)
+            .map(|s| (diagram::render_terminal(&s.spec, &s.trace, color, width), diagram::render_svg(&s.spec, &s.trace)))
+    })?;
+    shown.map_err(PyValueError::new_err)
+}
+
+/// Whether `VERBOSE` asks for generated sources (MLX's rule).
+#[pyfunction]
+fn verbose_env() -> bool {
+    mlx::verbose_env()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<MlxKernel>()?;
+    m.add_class::<ShaderLibrary>()?;
+    m.add_function(wrap_pyfunction!(verbose_env, m)?)?;
+    m.add_function(wrap_pyfunction!(book_puzzles, m)?)?;
+    m.add_function(wrap_pyfunction!(book_inputs, m)?)?;
+    m.add_function(wrap_pyfunction!(book_check, m)?)?;
+    m.add_function(wrap_pyfunction!(score_table, m)?)?;
+    m.add_function(wrap_pyfunction!(book_repr, m)?)?;
+    m.add_function(wrap_pyfunction!(draw_call, m)?)?;
+    Ok(())
+}

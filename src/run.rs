@@ -4,7 +4,7 @@
 use crate::lint::{compile_options, read_source, PreprocessArgs};
 use crate::report::exit_code;
 use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
-use arrays::{Array, DType};
+use arrays::Array;
 use clap::{Args, ValueEnum};
 use gpu::ir::ParamKind;
 use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};

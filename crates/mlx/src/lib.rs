@@ -71,7 +71,10 @@ struct Compiled {
 
 /// The most recently used compiled kernels of one `MetalKernel`, newest last.
 #[derive(Clone, Debug, Default)]
-struct CompileCache(std::sync::Arc<std::sync::Mutex<Vec<(String, std::sync::Arc<Compiled>)>>>);
+struct CompileCache(std::sync::Arc<std::sync::Mutex<Vec<CacheEntry>>>);
+
+/// A generated source and what it compiled to.
+type CacheEntry = (String, std::sync::Arc<Compiled>);
 
 /// Compiled variants (dtypes, shapes, templates) kept per kernel.
 const CACHED_VARIANTS: usize = 16;

@@ -118,7 +118,7 @@ pub fn buffer_bytes(name: &str, a: &Array, pointee: &Type, pointee_size: u32, ta
         return Err(format!("parameter `{name}` points to `{shown}`, so its array must have dtype {expect}, not {}", a.dtype.mlx_name()));
     }
     let bytes = a.contiguous_bytes();
-    if pointee_size > 0 && !bytes.len().is_multiple_of(pointee_size as usize) {
+    if pointee_size > 0 && bytes.len() % pointee_size as usize != 0 {
         return Err(format!(
             "parameter `{name}` points to `{shown}` ({pointee_size} bytes each), but its array has {} bytes, which is not a whole number of elements",
             bytes.len()

@@ -346,7 +346,7 @@ impl ShaderLibrary {
             match cache.get(name) {
                 Some(k) => k.clone(),
                 None => {
-                    let k = Arc::new(self.library.kernel(name).map_err(|e| PyKeyError::new_err(e))?);
+                    let k = Arc::new(self.library.kernel(name).map_err(PyValueError::new_err)?);
                     cache.insert(name.to_string(), k.clone());
                     k
                 }

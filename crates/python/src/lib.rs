@@ -202,7 +202,7 @@ struct MlxKernel {
 }
 
 /// What one kernel call returns to Python.
-type CallOut = (Vec<ArrayOut>, String, Option<String>, String, Option<[u64; 4]>);
+type CallOut = (Vec<ArrayOut>, String, Option<String>, String, Option<[u64; 8]>);
 
 #[pymethods]
 impl MlxKernel {
@@ -281,7 +281,7 @@ impl MlxKernel {
                 }
                 let outs = r.outputs.iter().map(|a| array_out(py, a)).collect();
                 let warnings = if r.diagnostics.is_empty() { String::new() } else { msl::diag::render(&r.sources, &r.diagnostics, false) };
-                let counts = r.report.max_counts.map(|c| [c.device_reads, c.device_writes, c.threadgroup_reads, c.threadgroup_writes]);
+                let counts = r.report.max_counts.map(|c| puzzles::check::score_of(&c).columns());
                 Ok((outs, findings_json(&r.sources, &r.report.findings), text, warnings, counts))
             }
             Err(mlx::MlxError::Compile { sources, diagnostics, generated }) => {
@@ -388,7 +388,7 @@ fn book_puzzles() -> String {
                         "name": t.name,
                         "inputs": t.inputs.iter().map(|i| serde_json::json!({
                             "name": i.name, "dtype": i.dtype.mlx_name(), "shape": i.shape,
-                            "fill": match i.fill { puzzles::Fill::Arange => "arange", puzzles::Fill::Ones => "ones" },
+                            "fill": match i.fill { puzzles::Fill::Arange => "arange", puzzles::Fill::Ones => "ones", puzzles::Fill::Seeded(_) => "seeded" },
                             "transpose": i.transpose,
                         })).collect::<Vec<_>>(),
                         "output_shape": t.output_shape,
@@ -400,7 +400,8 @@ fn book_puzzles() -> String {
             serde_json::json!({
                 "number": p.number, "slug": p.slug, "title": p.title, "kernel_name": p.kernel_name,
                 "explanation": p.explanation, "input_names": p.input_names, "output_name": p.output_name,
-                "header": p.header, "starter": p.starter, "tests": tests, "targets": p.targets.as_array(),
+                "header": p.header, "starter": p.starter, "tests": tests, "targets": p.targets.columns(),
+                "chapter": p.chapter, "output_dtype": p.output_dtype.mlx_name(), "atomic_outputs": p.atomic_outputs,
                 "hints": p.hints,
             })
         })
@@ -429,7 +430,7 @@ fn book_inputs(py: Python<'_>, number: u32, case: usize, random: Option<u64>) ->
 }
 
 /// What a book check returns: passed, solved, the report, findings JSON, score.
-type BookCheck = (bool, bool, String, String, [u64; 4]);
+type BookCheck = (bool, bool, String, String, [u64; 8]);
 
 /// Check a header and body against a puzzle's tests, as `metal-puzzles check` does.
 #[pyfunction]
@@ -443,16 +444,26 @@ fn book_check(py: Python<'_>, number: u32, header: &str, body: &str) -> PyResult
                 serde_json::from_str(&findings_json(&f.sources, std::slice::from_ref(&f.finding))).unwrap_or_default();
             findings.extend(one);
         }
-        (r.passed, r.solved(), puzzles::render::human(&r, false), serde_json::Value::Array(findings).to_string(), r.score.as_array())
+        (r.passed, r.solved(), puzzles::render::human(&r, false), serde_json::Value::Array(findings).to_string(), r.score.columns())
     })
 }
 
-/// The book's score table.
+/// The book's score table (the columns of `puzzles::COLUMNS`).
 #[pyfunction]
 #[pyo3(signature = (title, score, targets, judged))]
-fn score_table(title: &str, score: [u64; 4], targets: [Option<u64>; 4], judged: bool) -> String {
-    let s = puzzles::Score { global_reads: score[0], global_writes: score[1], shared_reads: score[2], shared_writes: score[3] };
-    let t = puzzles::Targets { global_reads: targets[0], global_writes: targets[1], shared_reads: targets[2], shared_writes: targets[3] };
+fn score_table(title: &str, score: [u64; 8], targets: [Option<u64>; 8], judged: bool) -> String {
+    let s = puzzles::Score::from_columns(score);
+    let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops] = targets;
+    let t = puzzles::Targets {
+        global_reads,
+        global_writes,
+        shared_reads,
+        shared_writes,
+        device_atomics,
+        threadgroup_atomics,
+        barriers,
+        simd_ops,
+    };
     puzzles::render::score_table(title, s, t, judged)
 }
 
@@ -465,21 +476,23 @@ fn book_repr(a: ArrayTuple<'_>) -> PyResult<String> {
 /// Trace one call and draw it: (terminal text, SVG).
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (kernel, title, inputs, output_shape, grid, threadgroup, width, color))]
+#[pyo3(signature = (kernel, title, inputs, output_shape, output_dtype, grid, threadgroup, width, color))]
 fn draw_call(
     py: Python<'_>,
     kernel: &MlxKernel,
     title: String,
     inputs: Vec<Bound<'_, PyAny>>,
     output_shape: Vec<usize>,
+    output_dtype: &str,
     grid: [u32; 3],
     threadgroup: [u32; 3],
     width: usize,
     color: bool,
 ) -> PyResult<(String, String)> {
+    let output_dtype = dtype(output_dtype)?;
     let arrays = inputs.iter().map(|v| Ok(mlx_input(v)?.to_array())).collect::<PyResult<Vec<_>>>()?;
     let call =
-        mlx::Call::new(arrays.iter().cloned().map(mlx::Input::Array).collect(), vec![output_shape], vec![DType::F32], grid, threadgroup)
+        mlx::Call::new(arrays.iter().cloned().map(mlx::Input::Array).collect(), vec![output_shape], vec![output_dtype], grid, threadgroup)
             .init_value(0.0);
     let k = &kernel.kernel;
     let shown = run_interruptibly(py, move |cancel| {

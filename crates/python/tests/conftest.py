@@ -15,7 +15,7 @@ def reference_solutions():
     text = (ROOT / "crates/puzzles/tests/common/mod.rs").read_text()
     block = text[text.index("pub const SOLUTIONS"):]
     pairs = re.findall(r'\(\s*"(\w+)",\s*r#"(.*?)"#,?\s*\)', block, re.S)
-    assert len(pairs) == 14, f"expected 14 solutions, found {len(pairs)}"
+    assert len(pairs) >= 14, f"expected a solution per puzzle, found {len(pairs)}"
     return dict(pairs)
 
 

@@ -1,5 +1,5 @@
 """The Metal Puzzles book, as its notebook has it: :class:`MetalKernel`,
-:class:`MetalProblem` and the fourteen puzzles (:data:`puzzles`), from the
+:class:`MetalProblem` and the puzzles (:data:`puzzles`), from the
 same data as ``metal-puzzles check``."""
 
 from __future__ import annotations
@@ -49,8 +49,13 @@ class Puzzle:
     header: str
     starter: str
     tests: Tuple[dict, ...]
+    #: Limits per score column (global reads, global writes, shared reads,
+    #: shared writes, device atomics, threadgroup atomics, barriers, SIMD ops).
     targets: Tuple[Optional[int], ...]
     hints: Tuple[str, ...]
+    chapter: str = ""
+    output_dtype: str = "float32"
+    atomic_outputs: bool = False
 
     def inputs(self, test: int = 0, random: Optional[int] = None) -> List[np.ndarray]:
         """The inputs of test `test` (or of its randomized variant `random`)."""
@@ -59,13 +64,15 @@ class Puzzle:
     def kernel(self, source: Optional[str] = None) -> MetalKernel:
         """A :class:`MetalKernel` with this puzzle's names and header (the starter body by default)."""
         return MetalKernel(self.kernel_name, self.input_names, [self.output_name],
-                           self.starter if source is None else source, header=self.header)
+                           self.starter if source is None else source, header=self.header,
+                           atomic_outputs=self.atomic_outputs)
 
     def problem(self, source: Optional[str] = None, spec: Optional[Callable] = None, test: int = 0) -> "MetalProblem":
         """A :class:`MetalProblem` for test `test` of this puzzle with `source` as the body."""
         t = self.tests[test]
         return MetalProblem(self.title, lambda *_: self.kernel(source), self.inputs(test), tuple(t["output_shape"]),
-                            grid=tuple(t["grid"]), threadgroup=tuple(t["threadgroup"]), spec=spec)
+                            grid=tuple(t["grid"]), threadgroup=tuple(t["threadgroup"]), spec=spec,
+                            output_dtype=self.output_dtype)
 
 
 def _load() -> List[Puzzle]:
@@ -75,12 +82,13 @@ def _load() -> List[Puzzle]:
             number=p["number"], slug=p["slug"], title=p["title"], kernel_name=p["kernel_name"],
             explanation=p["explanation"], input_names=tuple(p["input_names"]), output_name=p["output_name"],
             header=p["header"], starter=p["starter"], tests=tuple(p["tests"]), targets=tuple(p["targets"]),
-            hints=tuple(p["hints"]),
+            hints=tuple(p["hints"]), chapter=p["chapter"], output_dtype=p["output_dtype"],
+            atomic_outputs=p["atomic_outputs"],
         ))
     return out
 
 
-#: The fourteen puzzles, in order.
+#: The book's puzzles, in order (the same list as ``metal-puzzles list``).
 puzzles: List[Puzzle] = _load()
 
 
@@ -143,12 +151,13 @@ class MetalProblem:
 
     ``MetalProblem(name, fn, inputs, output_shape, grid=(1,1,1), threadgroup=(1,1,1), spec=None)``
     — ``fn(*inputs)`` returns the :class:`MetalKernel` to test; ``spec(*inputs)``
-    computes the expected output. :meth:`check` runs the tests;
+    computes the expected output (the output is float32, filled with 0,
+    unless ``output_dtype=`` says otherwise). :meth:`check` runs the tests;
     :meth:`show` prints the score table and draws the diagram.
     """
 
     def __init__(self, name: str, fn: Callable[..., MetalKernelFunction], inputs: Sequence[Any], output_shape,
-                 grid=(1, 1, 1), threadgroup=(1, 1, 1), spec: Optional[Callable] = None):
+                 grid=(1, 1, 1), threadgroup=(1, 1, 1), spec: Optional[Callable] = None, output_dtype: Any = "float32"):
         self.name = name
         self.fn = fn
         self.inputs = list(inputs)
@@ -156,6 +165,7 @@ class MetalProblem:
         self.grid = tuple(int(g) for g in grid)
         self.threadgroup = tuple(int(t) for t in threadgroup)
         self.spec = spec
+        self.output_dtype = _arrays.dtype_name(output_dtype, "output_dtype")
 
     def _kernel(self) -> MetalKernelFunction:
         k = self.fn(*self.inputs)
@@ -175,6 +185,7 @@ class MetalProblem:
                 continue
             t = p.tests[0]
             if ([(i["dtype"], list(i["shape"])) for i in t["inputs"]] == shapes and list(t["output_shape"]) == list(self.output_shape)
+                    and p.output_dtype == self.output_dtype
                     and list(t["grid"]) == list(self.grid) and list(t["threadgroup"]) == list(self.threadgroup)):
                 return p
         return None
@@ -212,7 +223,7 @@ class MetalProblem:
     def _run(self, k: MetalKernelFunction, inputs, count=True):
         natives = [_native_array(x, f"inputs[{i}]") for i, x in enumerate(inputs)]
         outs, findings_json, _, _, counts = k._native.call(
-            natives, [list(self.output_shape)], ["float32"], list(self.grid), list(self.threadgroup), [], 0.0, False, "all", count
+            natives, [list(self.output_shape)], [self.output_dtype], list(self.grid), list(self.threadgroup), [], 0.0, False, "all", count
         )
         name, shape, data = outs[0]
         return _arrays.numpy_result(name, shape, data), _findings(findings_json), counts
@@ -220,10 +231,10 @@ class MetalProblem:
     def _check_own(self, k: MetalKernelFunction) -> bool:
         if self.spec is None:
             raise ValueError(f"{self.name}: check() needs spec=, the function computing the expected output")
-        failure, findings, score = None, [], [0, 0, 0, 0]
+        failure, findings, score = None, [], [0] * 8
         for name, inputs in self._runs():
             yours, found, counts = self._run(k, inputs)
-            score = [max(a, b) for a, b in zip(score, counts or [0, 0, 0, 0])]
+            score = [max(a, b) for a, b in zip(score, counts or [0] * 8)]
             for f in found:
                 if not any((g.kind, g.line, g.message) == (f.kind, f.line, f.message) for g in findings):
                     findings.append(f)
@@ -247,7 +258,7 @@ class MetalProblem:
         else:
             print("Failed Tests. (every output matches, but the sanitizer reported errors below)")
         print()
-        print(_native.score_table(self.name, score, [None] * 4, passed), end="")
+        print(_native.score_table(self.name, score, [None] * 8, passed), end="")
         for f in sorted(findings, key=lambda f: not f.is_error):
             print()
             print(str(f), end="")
@@ -258,16 +269,17 @@ class MetalProblem:
 
     def score(self) -> List[int]:
         """Per-thread maxima on the problem's own inputs: global reads,
-        global writes, shared reads, shared writes."""
+        global writes, shared reads, shared writes, device atomics,
+        threadgroup atomics, barriers, SIMD-group operations."""
         _, _, counts = self._run(self._kernel(), self.inputs)
-        return list(counts or [0, 0, 0, 0])
+        return list(counts or [0] * 8)
 
     def diagram(self, width: Optional[int] = None) -> Diagram:
         """The diagram of one run on the problem's inputs (also for wrong kernels)."""
         k = self._kernel()
         natives = [_native_array(x, f"inputs[{i}]") for i, x in enumerate(self.inputs)]
         width = width or shutil.get_terminal_size((100, 24)).columns
-        text, svg = _native.draw_call(k._native, self.name, natives, list(self.output_shape), list(self.grid),
+        text, svg = _native.draw_call(k._native, self.name, natives, list(self.output_shape), self.output_dtype, list(self.grid),
                                       list(self.threadgroup), width, False)
         return Diagram(text, svg)
 
@@ -278,7 +290,7 @@ class MetalProblem:
 
         k = self._kernel()
         p = self.book_puzzle(k)
-        targets = list(p.targets) if p is not None else [None] * 4
+        targets = list(p.targets) if p is not None else [None] * 8
         try:
             score = self.score()
         except CompileError as e:

@@ -56,6 +56,8 @@ class MetalKernelFunction:
         self.output_names = list(output_names)
         self.source = source
         self.header = header
+        # The kind of array results come back as (None: the kind that came in).
+        self.output_kind: Optional[str] = None
         self._native = _native.MlxKernel(
             name, self.input_names, self.output_names, source, header, ensure_row_contiguous, atomic_outputs
         )
@@ -94,7 +96,7 @@ class MetalKernelFunction:
         if isinstance(inputs, dict) or not isinstance(inputs, (list, tuple)):
             raise TypeError("[metal_kernel] inputs must be a list of arrays or scalars, in the order of input_names")
         kinds = {_arrays.kind_of(x) for x in inputs}
-        out_kind = "mlx" if "mlx" in kinds else "torch" if "torch" in kinds else "numpy"
+        out_kind = self.output_kind or ("mlx" if "mlx" in kinds else "torch" if "torch" in kinds else "numpy")
         native_inputs = []
         for i, x in enumerate(inputs):
             if _arrays.kind_of(x) == "scalar":

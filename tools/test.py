@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 import urllib.request
 import venv
 from pathlib import Path
@@ -42,12 +43,14 @@ def bootstrap_pip():
     """Install pip into a venv made without it (Debian's python3 lacks
     ensurepip unless python3-venv is installed): fetch pip's wheel from
     PyPI and let it install itself."""
-    with urllib.request.urlopen("https://pypi.org/pypi/pip/json") as r:
+    index = "https://pypi.org/pypi/pip/json"
+    with urllib.request.urlopen(index) as r:
         info = json.load(r)
     wheel = next(u for u in info["urls"] if u["filename"].endswith(".whl"))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / wheel["filename"]
-        urllib.request.urlretrieve(wheel["url"], path)
+        # (some mirrors answer with URLs relative to the index)
+        urllib.request.urlretrieve(urllib.parse.urljoin(index, wheel["url"]), path)
         must(PY, str(path / "pip"), "install", "--quiet", "--no-index", str(path))
 
 
@@ -57,7 +60,7 @@ def make_venv():
     print(f"creating {VENV}", flush=True)
     try:
         venv.EnvBuilder(with_pip=True).create(VENV)
-    except Exception as e:  # noqa: BLE001 - no ensurepip: bootstrap pip by hand
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - no ensurepip (Debian without python3-venv)
         print(f"(venv without pip: {e}; fetching pip from PyPI)", flush=True)
         venv.EnvBuilder(with_pip=False, clear=True).create(VENV)
         bootstrap_pip()

@@ -115,8 +115,13 @@ hi[i] = a[i] + 1;
 def test_misuse_errors():
     k = metal_kernel("m", ["a"], ["out"], "out[0] = a[0];")
     a = np.zeros(2, np.float32)
-    with pytest.raises(ValueError, match=r"\[metal_kernel\].*1 input name"):
+    # MLX's own texts first, then what to do.
+    with pytest.raises(ValueError, match=r"^\[metal_kernel\] Expected `inputs` to have size 1 but got size 2\."):
         run1(k, [a, a], (2,), np.float32, (1, 1, 1))
+    with pytest.raises(ValueError, match=r"^\[metal_kernel\] Expected `output_shapes` to have size 1 but got size 2\."):
+        k(inputs=[a], grid=(1, 1, 1), threadgroup=(1, 1, 1), output_shapes=[(2,), (2,)], output_dtypes=[np.float32])
+    with pytest.raises(ValueError, match=r"^\[metal_kernel\] Invalid template argument\."):
+        run1(k, [a], (2,), np.float32, (1, 1, 1), template=[("T", 1.5)])
     with pytest.raises(ValueError, match="threadgroup"):
         run1(k, [a], (2,), np.float32, (1, 1, 1), tg=(2048, 1, 1))
     with pytest.raises(ValueError, match="at least one output"):

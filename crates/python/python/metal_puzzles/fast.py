@@ -42,9 +42,19 @@ def _template_value(name: str, value: Any):
     try:
         return _arrays.dtype_name(value, f"template `{name}`")
     except TypeError:
-        raise TypeError(
-            f"[metal_kernel] template `{name}`: {value!r} is not a dtype, an int or a bool"
+        raise ValueError(
+            "[metal_kernel] Invalid template argument. Must be `mlx.core.Dtype`, `int` or `bool`. "
+            f"(template parameter `{name}` got {value!r})"
         ) from None
+
+
+def _sizes_match(what: str, names: List[str], got: int) -> None:
+    """MLX's check (and text) that there is one entry per name."""
+    if got != len(names):
+        raise ValueError(
+            f"[metal_kernel] Expected `{what}` to have size {len(names)} but got size {got}. "
+            f"(the kernel's names are [{', '.join(names)}]; pass one entry per name, in order)"
+        )
 
 
 class MetalKernelFunction:
@@ -95,6 +105,7 @@ class MetalKernelFunction:
         check = _check_name(check)
         if isinstance(inputs, dict) or not isinstance(inputs, (list, tuple)):
             raise TypeError("[metal_kernel] inputs must be a list of arrays or scalars, in the order of input_names")
+        _sizes_match("inputs", self.input_names, len(inputs))
         kinds = {_arrays.kind_of(x) for x in inputs}
         out_kind = self.output_kind or ("mlx" if "mlx" in kinds else "torch" if "torch" in kinds else "numpy")
         native_inputs = []
@@ -106,6 +117,8 @@ class MetalKernelFunction:
                 native_inputs.append(_arrays.to_native(a, dname))
         if not isinstance(output_shapes, (list, tuple)) or not isinstance(output_dtypes, (list, tuple)):
             raise TypeError("[metal_kernel] output_shapes and output_dtypes must be lists, one entry per output name")
+        _sizes_match("output_shapes", self.output_names, len(output_shapes))
+        _sizes_match("output_dtypes", self.output_names, len(output_dtypes))
         shapes = [_shape(s, f"output_shapes[{i}]") for i, s in enumerate(output_shapes)]
         dts = [_arrays.dtype_name(d, f"[metal_kernel] output_dtypes[{i}]") for i, d in enumerate(output_dtypes)]
         tmpl = []

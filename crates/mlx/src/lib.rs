@@ -467,9 +467,16 @@ impl MetalKernel {
                 }
             }
         }
-        for (name, shape) in self.output_names.iter().zip(&call.output_shapes) {
-            if arrays::checked_nbytes(DType::F32, shape).is_err() {
-                return Err(arg(format!("output_shapes: the shape {shape:?} of output `{name}` is too large")));
+        for ((name, shape), &dtype) in self.output_names.iter().zip(&call.output_shapes).zip(&call.output_dtypes) {
+            match arrays::checked_nbytes(dtype, shape) {
+                Ok(n) if n <= arrays::MAX_GENERATED_BYTES => {}
+                _ => {
+                    return Err(arg(format!(
+                        "output_shapes: output `{name}` of shape {shape:?} ({}) would be over the simulator's limit of {} bytes per output; use a smaller shape",
+                        dtype.mlx_name(),
+                        arrays::MAX_GENERATED_BYTES
+                    )))
+                }
             }
         }
         if call.grid.contains(&0) {

@@ -186,3 +186,9 @@ def test_dlpack_only_objects():
     k = metal_kernel("copy", ["a"], ["out"], "uint i = thread_position_in_grid.x;\nout[i] = a[i];")
     a = np.arange(5, dtype=np.int32)
     np.testing.assert_array_equal(run1(k, [OnlyDLPack(a)], (5,), np.int32, (5, 1, 1)), a)
+
+
+def test_huge_outputs_are_refused_not_allocated():
+    k = metal_kernel("m", ["a"], ["out"], "out[0] = a[0];")
+    with pytest.raises(ValueError, match="limit"):
+        run1(k, [np.zeros(2, np.float32)], (1 << 20, 1 << 20), np.float32, (1, 1, 1))

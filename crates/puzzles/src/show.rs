@@ -63,7 +63,8 @@ pub fn trace_test_cancellable(
         crate::check::puzzle_kernel(puzzle, &header, &body).map_err(|e| e.to_string())?.with_files(Some(body_file), Some(header_file));
     let tc = puzzle.tests.get(case).ok_or_else(|| format!("puzzle {} has no test {}", puzzle.number, case + 1))?;
     let inputs: Vec<Array> = tc.inputs.iter().map(|s| build_input(s, None)).collect();
-    let call = crate::check::book_call(puzzle, tc, &inputs);
+    let mut call = crate::check::book_call(puzzle, tc, &inputs);
+    call.cancel = cancel.cloned();
     // "Map" under "Map" adds nothing; "Prefix Sum (Simple)" under "Prefix
     // Sum" replaces the title rather than repeating it.
     let title = if tc.name.eq_ignore_ascii_case(puzzle.title) {
@@ -94,7 +95,6 @@ pub fn trace_call(
     focus: Option<[u32; 3]>,
 ) -> Result<Shown, String> {
     call.trace = Some(TRACE_LIMIT);
-    call.cancel = cancel.cloned();
     let r = kernel.call_with(&call, &mut |_| {}).map_err(|e| match e {
         mlx::MlxError::Compile { sources, diagnostics, .. } => msl::diag::render(&sources, &diagnostics, false),
         other => other.to_string(),

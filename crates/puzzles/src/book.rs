@@ -18,7 +18,7 @@ use arrays::DType::{F32, I32};
 pub const FOUNDATIONS: &str = "Foundations";
 
 /// The chapters, in order ([`Puzzle::chapter`] is one of them).
-pub static CHAPTERS: [&str; 4] = [FOUNDATIONS, book2::SIMD, book2::ATOMICS, book2::ML];
+pub static CHAPTERS: [&str; 5] = [FOUNDATIONS, book2::SIMD, book2::ATOMICS, book2::ML, book2::PIPELINES];
 
 /// Every puzzle of both books, numbered from 1.
 pub static PUZZLES: [Puzzle; BOOK_ONE.len() + book2::BOOK_TWO.len()] = concat(BOOK_ONE, book2::BOOK_TWO);
@@ -78,6 +78,7 @@ index is its own position in the grid.",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "`local_i` already tells the thread which element it owns.",
             "A single assignment from `a` into `out` is the whole kernel; the float output accepts the int input.",
@@ -102,6 +103,7 @@ sum into `out`. Again there is one thread per element.",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &["Same shape as Map, but each thread now reads from both inputs at its own index."],
     },
     Puzzle {
@@ -125,6 +127,7 @@ passed to the kernel automatically when you use it.",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "Compare the thread's index with the length of `a` before reading or writing.",
             "`a_shape[0]` is the number of elements of `a` (shape entries are `int`).",
@@ -150,6 +153,7 @@ is stored row after row, so you must turn (row, column) into a single offset you
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "Let x pick the column and y the row; guard both against the matrix size.",
             "In row-major order, entry (row, col) of an n-column matrix lives at `row * n + col`.",
@@ -175,6 +179,7 @@ other. The 2D grid is again bigger than the output.",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "Which input varies along the rows and which along the columns? Index each with only the coordinate it depends on.",
             "The output's width is the length of `b`, the height the length of `a`.",
@@ -201,6 +206,7 @@ some threads to spare). A thread's global index combines which threadgroup it is
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &["`i` is already the global index; the last threadgroup sticks out past the end of `a`."],
     },
     Puzzle {
@@ -223,6 +229,7 @@ grid is 6 x 6.",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "Build the y index exactly the way `i` is built, from the `.y` components.",
             "Guard both indices, then use the row-major offset from Map 2D.",
@@ -255,6 +262,7 @@ if (i < a_shape[0]) {\n    shared[local_i] = a[i];\n    threadgroup_barrier(mem_
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "The value you need is already in `shared[local_i]`; read it from there, not from `a`.",
             "A barrier inside an `if` is only safe when every thread of the group takes the same branch.",
@@ -283,6 +291,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "Every thread copies its own element into `shared`, then all of them wait at a barrier.",
             "After the barrier, add up to three neighbours from `shared`; watch the first two positions.",
@@ -311,6 +320,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "Store each thread's product in `shared`, synchronize, then let one thread add them up.",
             "Only one thread should write `out[0]`; otherwise the writes race.",
@@ -342,6 +352,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "Declare two threadgroup arrays: one for a tile of `a` (group size + MAX_CONV - 1), one for `b`.",
             "Each thread loads its own element of `a`; the threads with spare reads load `b` and the tail of the tile.",
@@ -373,6 +384,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "Threads past the end of `a` should put 0 into `cache` so the rounds need no special case.",
             "Rounds with stride 1, 2, 4 (or 4, 2, 1): a thread adds `cache[local_i + stride]` when it is still active.",
@@ -401,6 +413,7 @@ uint batch = threadgroup_position_in_grid.y;\n",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "Row `batch` starts at `batch * a_shape[1]` in `a`.",
             "Reduce exactly as in Prefix Sum, then thread 0 of the group writes the row's total.",
@@ -456,6 +469,7 @@ uint local_j = thread_position_in_threadgroup.y;\n",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: BOOK_ONE_TOLERANCE,
+        stages: &[],
         hints: &[
             "Start with the simple test, where one tile covers the whole matrix; then loop over tiles.",
             "Two barriers per tile: after loading (before reading the tiles) and after using them (before the next load).",

@@ -9,12 +9,13 @@
 //! puzzle sets a target for them.
 
 use crate::spec2;
-use crate::{Fill, InputSpec, Puzzle, Random, Targets, TestCase, Tolerance, NO_TARGETS};
+use crate::{Dispatch, Fill, InputSpec, Puzzle, Random, Stage, Targets, TestCase, Tolerance, NO_TARGETS};
 use arrays::DType::{F32, I32};
 
 pub const SIMD: &str = "SIMD-groups";
 pub const ATOMICS: &str = "Atomics";
 pub const ML: &str = "ML kernels";
+pub const PIPELINES: &str = "Pipelines";
 
 /// Sums of up to a few hundred float32 values in [-4, 4) added in any
 /// order stay well within this of the exact sum.
@@ -39,7 +40,7 @@ const fn test(
     TestCase { name, inputs, output_shape, grid, threadgroup }
 }
 
-pub const BOOK_TWO: [Puzzle; 13] = [
+pub const BOOK_TWO: [Puzzle; 14] = [
     Puzzle {
         number: 15,
         slug: "simd_sum",
@@ -80,6 +81,7 @@ changes the last bits, so results are compared with a tolerance (1e-5 relative +
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: SUM_TOLERANCE,
+        stages: &[],
     },
     Puzzle {
         number: 16,
@@ -120,6 +122,7 @@ floats (tolerance 1e-5 relative + 1e-3 absolute).",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: SUM_TOLERANCE,
+        stages: &[],
     },
     Puzzle {
         number: 17,
@@ -164,6 +167,7 @@ uint simdgroup = simdgroup_index_in_threadgroup;\n",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: SUM_TOLERANCE,
+        stages: &[],
     },
     Puzzle {
         number: 18,
@@ -202,6 +206,7 @@ uint stride = threads_per_grid.x;\n",
         output_dtype: I32,
         atomic_outputs: true,
         tolerance: Tolerance { rtol: 0.0, atol: 0.0 },
+        stages: &[],
     },
     Puzzle {
         number: 19,
@@ -238,6 +243,7 @@ uint lane = thread_index_in_simdgroup;\n",
         output_dtype: F32,
         atomic_outputs: true,
         tolerance: Tolerance { rtol: 1e-4, atol: 1e-3 },
+        stages: &[],
     },
     Puzzle {
         number: 20,
@@ -286,6 +292,7 @@ thread never needs more than 2 atomics. Tolerance: 1e-5 relative + 1e-3 absolute
         output_dtype: F32,
         atomic_outputs: true,
         tolerance: SUM_TOLERANCE,
+        stages: &[],
     },
     Puzzle {
         number: 21,
@@ -318,6 +325,7 @@ the row: `simd_max` and `simd_sum`. Tolerance: 1e-4 relative + 1e-6 absolute.",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: Tolerance { rtol: 1e-4, atol: 1e-6 },
+        stages: &[],
     },
     Puzzle {
         number: 22,
@@ -350,6 +358,7 @@ Tolerance: 1e-4 relative + 1e-5 absolute.",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: Tolerance { rtol: 1e-4, atol: 1e-5 },
+        stages: &[],
     },
     Puzzle {
         number: 23,
@@ -390,6 +399,7 @@ so the diagonal must be exactly 0. Tolerance: 1e-5 relative + 1e-4 absolute.",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: Tolerance { rtol: 1e-5, atol: 1e-4 },
+        stages: &[],
     },
     Puzzle {
         number: 24,
@@ -434,6 +444,7 @@ pixels outside the image count as 0 (some points lie outside). One thread per po
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: Tolerance { rtol: 1e-5, atol: 1e-4 },
+        stages: &[],
     },
     Puzzle {
         number: 25,
@@ -486,6 +497,7 @@ is `device atomic<float>*` and the additions are atomic; their order varies, hen
         output_dtype: F32,
         atomic_outputs: true,
         tolerance: Tolerance { rtol: 1e-5, atol: 1e-4 },
+        stages: &[],
     },
     Puzzle {
         number: 26,
@@ -535,6 +547,7 @@ exponentials of raw scores overflow. Tolerance: 1e-4 relative + 1e-5 absolute.",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: Tolerance { rtol: 1e-4, atol: 1e-5 },
+        stages: &[],
     },
     Puzzle {
         number: 27,
@@ -571,5 +584,98 @@ Tolerance: 1e-5 relative + 1e-3 absolute.",
         output_dtype: F32,
         atomic_outputs: false,
         tolerance: SUM_TOLERANCE,
+        stages: &[],
+    },
+    Puzzle {
+        number: 28,
+        slug: "grid_scan",
+        title: "Scan Across Threadgroups",
+        kernel_name: "grid_scan",
+        explanation: "An inclusive scan of the whole of `a` (NumPy: `np.cumsum(a)`), longer than any \
+threadgroup: threadgroups cannot wait for each other, so it takes three kernels, run one after the \
+other on shared buffers. `reduce`: threadgroup g (64 threads) writes the sum of its block \
+`a[64g : 64g + 64]` into `partials[g]`. `scan`: one SIMD-group turns `partials` into `offsets`, \
+the sum of the blocks before each block (`np.cumsum(partials) - partials`; at most 32 blocks). \
+`add_back`: threadgroup g scans its own block and adds `offsets[g]`. Each kernel has its own \
+section in this file, under its `// ---- kernel NAME ----` line, and each is checked against its \
+own reference, so a wrong stage is named. The last block is short. Tolerance: 1e-4 relative + \
+1e-2 absolute (sums of up to 2000 floats).",
+        input_names: &["a"],
+        output_name: "out",
+        header: "",
+        starter: "",
+        tests: &[
+            test("Grid Scan (Book)", &[floats("a", &[200])], &[200], [256, 1, 1], [64, 1, 1]),
+            test("Grid Scan (Edges)", &[floats("a", &[1000])], &[1000], [1024, 1, 1], [64, 1, 1]),
+            test("Grid Scan (32 Blocks)", &[floats("a", &[2000])], &[2000], [2048, 1, 1], [64, 1, 1]),
+        ],
+        spec: spec2::cumsum,
+        // Per thread, over all three kernels: add_back reads a[i] and
+        // offsets[g]; each threadgroup kernel needs one barrier (SIMD-group
+        // results meet in threadgroup memory once); a SIMD-group function
+        // per kernel does the work inside a SIMD-group (5 shuffle rounds
+        // are allowed too).
+        targets: Targets {
+            global_reads: Some(2),
+            global_writes: Some(1),
+            shared_reads: Some(2),
+            shared_writes: Some(1),
+            barriers: Some(1),
+            simd_ops: Some(5),
+            ..NO_TARGETS
+        },
+        hints: &[
+            "`reduce`: `simd_sum` of each SIMD-group's values (0 past the end), lane 0 of each stores it in a `threadgroup float sums[2]`, one barrier, then one thread adds the two.",
+            "`scan`: `simd_prefix_exclusive_sum` over `partials[lane]` (0 for lanes past `partials_shape[0]`) is the whole stage.",
+            "`add_back`: `simd_prefix_inclusive_sum` within each SIMD-group; the second SIMD-group of a block also adds the first one's total (its lane 31 value, through threadgroup memory and one barrier); then add `offsets[threadgroup_position_in_grid.x]`.",
+        ],
+        chapter: PIPELINES,
+        output_dtype: F32,
+        atomic_outputs: false,
+        tolerance: Tolerance { rtol: 1e-4, atol: 1e-2 },
+        stages: &GRID_SCAN_STAGES,
+    },
+];
+
+/// Whole blocks of 64 threads covering `n` elements.
+fn block_grid(n: usize) -> [u32; 3] {
+    [(spec2::scan_blocks(n) * spec2::SCAN_BLOCK) as u32, 1, 1]
+}
+
+const BLOCK_TG: [u32; 3] = [spec2::SCAN_BLOCK as u32, 1, 1];
+
+const GRID_SCAN_STAGES: [Stage; 3] = [
+    Stage {
+        name: "reduce",
+        kernel_name: "grid_scan_reduce",
+        about: "a (n) -> partials (one per block of 64); grid: whole threadgroups of 64 covering a",
+        inputs: &["a"],
+        output: "partials",
+        output_dtype: F32,
+        dispatch: |n| Dispatch { output_shape: vec![spec2::scan_blocks(n)], grid: block_grid(n), threadgroup: BLOCK_TG },
+        spec: spec2::block_sums,
+        starter: "uint i = thread_position_in_grid.x;\n",
+    },
+    Stage {
+        name: "scan",
+        kernel_name: "grid_scan_partials",
+        about: "partials -> offsets (exclusive scan); grid: one SIMD-group of 32 threads",
+        inputs: &["partials"],
+        output: "offsets",
+        output_dtype: F32,
+        dispatch: |n| Dispatch { output_shape: vec![spec2::scan_blocks(n)], grid: [32, 1, 1], threadgroup: [32, 1, 1] },
+        spec: spec2::exclusive_scan,
+        starter: "uint lane = thread_index_in_simdgroup;\n",
+    },
+    Stage {
+        name: "add_back",
+        kernel_name: "grid_scan_add_back",
+        about: "a, offsets -> out (n); grid: as reduce",
+        inputs: &["a", "offsets"],
+        output: "out",
+        output_dtype: F32,
+        dispatch: |n| Dispatch { output_shape: vec![n], grid: block_grid(n), threadgroup: BLOCK_TG },
+        spec: spec2::block_scan_add,
+        starter: "uint i = thread_position_in_grid.x;\n",
     },
 ];

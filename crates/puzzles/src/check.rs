@@ -76,9 +76,30 @@ pub struct CheckResult {
     /// Why the first wrong cells of the first failing test are wrong, from
     /// a traced re-run (see [`crate::explain`]).
     pub explanations: Vec<String>,
+    /// A pipeline's per-thread maxima, stage by stage (empty for a
+    /// one-kernel puzzle).
+    pub stage_scores: Vec<(&'static str, Score)>,
 }
 
 impl CheckResult {
+    /// A result with nothing run yet.
+    pub fn empty(puzzle: &'static Puzzle) -> CheckResult {
+        CheckResult {
+            puzzle,
+            tests: Vec::new(),
+            score: Score::default(),
+            targets_met: false,
+            findings: Vec::new(),
+            diagnostics: Vec::new(),
+            diagnostic_sources: Rc::new(SourceMap::new()),
+            error: None,
+            generated: Vec::new(),
+            passed: false,
+            explanations: Vec::new(),
+            stage_scores: Vec::new(),
+        }
+    }
+
     /// Tests pass and every memory target is met.
     pub fn solved(&self) -> bool {
         self.passed && self.targets_met
@@ -183,6 +204,9 @@ pub fn check_file_cancellable(
     file_text: &str,
     cancel: Option<&gpu::Cancel>,
 ) -> Option<CheckResult> {
+    if !puzzle.stages.is_empty() {
+        return crate::pipeline::check_pipeline(puzzle, file_name, file_text, cancel);
+    }
     let (header, body) = split_source(file_text);
     let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
     // (the body is always a suffix of the file)
@@ -193,6 +217,9 @@ pub fn check_file_cancellable(
 /// The book's kernel for a workspace file's text (header and body split at
 /// the marker; messages name `file_name` and point at its lines).
 pub fn book_kernel(puzzle: &'static Puzzle, file_name: &str, file_text: &str) -> Result<mlx::MetalKernel, mlx::MlxError> {
+    if !puzzle.stages.is_empty() {
+        return Err(pipeline_only(puzzle));
+    }
     let (header, body) = split_source(file_text);
     let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
     let header_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: 0 };
@@ -203,6 +230,10 @@ pub fn book_kernel(puzzle: &'static Puzzle, file_name: &str, file_text: &str) ->
 /// Check an MLX header and body (messages name `NAME.metal` and
 /// `NAME_header.metal`, as MLX's own defaults do).
 pub fn check_source(puzzle: &'static Puzzle, header: &str, body: &str) -> CheckResult {
+    if !puzzle.stages.is_empty() {
+        let text = if header.is_empty() { body.to_string() } else { format!("{header}{}\n{body}", crate::BODY_MARKER) };
+        return crate::pipeline::check_pipeline(puzzle, &puzzle.file_name(), &text, None).expect("a check without a cancel flag finishes");
+    }
     run_checks(puzzle, header, body, None, None).expect("a check without a cancel flag finishes")
 }
 
@@ -214,19 +245,7 @@ fn run_checks(
     cancel: Option<&gpu::Cancel>,
 ) -> Option<CheckResult> {
     let is_cancelled = || cancel.is_some_and(gpu::Cancel::is_cancelled);
-    let mut result = CheckResult {
-        puzzle,
-        tests: Vec::new(),
-        score: Score::default(),
-        targets_met: false,
-        findings: Vec::new(),
-        diagnostics: Vec::new(),
-        diagnostic_sources: Rc::new(SourceMap::new()),
-        error: None,
-        generated: Vec::new(),
-        passed: false,
-        explanations: Vec::new(),
-    };
+    let mut result = CheckResult::empty(puzzle);
     let kernel = match puzzle_kernel(puzzle, header, body) {
         Ok(k) => match files {
             Some((b, h)) => k.with_files(Some(b), Some(h)),
@@ -328,10 +347,22 @@ pub fn score_of(c: &gpu::sanitizer::Counts) -> Score {
 
 /// The MLX kernel of a puzzle (its names, atomic outputs) for a header and body.
 pub fn puzzle_kernel(puzzle: &Puzzle, header: &str, body: &str) -> Result<mlx::MetalKernel, mlx::MlxError> {
+    if !puzzle.stages.is_empty() {
+        return Err(pipeline_only(puzzle));
+    }
     mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], body, header, true, puzzle.atomic_outputs)
 }
 
-fn absorb_error(result: &mut CheckResult, e: mlx::MlxError) {
+/// The error of a one-kernel tool asked about a pipeline.
+fn pipeline_only(puzzle: &Puzzle) -> mlx::MlxError {
+    mlx::MlxError::Argument(format!(
+        "puzzle {} is a pipeline of {} kernels; this works on one-kernel puzzles (use `check` and `show`)",
+        puzzle.number,
+        puzzle.stages.len()
+    ))
+}
+
+pub(crate) fn absorb_error(result: &mut CheckResult, e: mlx::MlxError) {
     match e {
         mlx::MlxError::Compile { sources, diagnostics, generated } => {
             result.error = Some("the kernel does not compile".into());

@@ -12,6 +12,7 @@ mod book;
 mod book2;
 pub mod check;
 pub mod explain;
+pub mod pipeline;
 pub mod render;
 pub mod show;
 mod spec;
@@ -21,6 +22,7 @@ pub mod workspace;
 use arrays::{Array, DType};
 
 pub use book::{CHAPTERS, PUZZLES};
+
 pub use check::{check, check_file, check_source, CheckResult, TestResult};
 
 /// The line that separates the MLX header (above) from the body (below) in
@@ -251,6 +253,97 @@ pub struct Puzzle {
     pub atomic_outputs: bool,
     /// How close the output must be to the spec.
     pub tolerance: Tolerance,
+    /// A pipeline's kernels, run in this order on shared buffers (empty for
+    /// a one-kernel puzzle). The file then holds one section per stage, each
+    /// under a line `// ---- kernel NAME ----` (see [`split_kernels`]).
+    pub stages: &'static [Stage],
+}
+
+/// The line that opens a stage's section in a pipeline's workspace file is
+/// `KERNEL_MARKER_START` + the stage's name + `KERNEL_MARKER_END`.
+pub const KERNEL_MARKER_START: &str = "// ---- kernel ";
+pub const KERNEL_MARKER_END: &str = " ----";
+
+/// How one stage of a pipeline is dispatched for an input of `n` elements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    pub output_shape: Vec<usize>,
+    pub grid: [u32; 3],
+    pub threadgroup: [u32; 3],
+}
+
+/// One kernel of a multi-kernel puzzle.
+#[derive(Clone, Copy, Debug)]
+pub struct Stage {
+    /// Name of its section in the file (`// ---- kernel reduce ----`).
+    pub name: &'static str,
+    /// MLX kernel name.
+    pub kernel_name: &'static str,
+    /// What it computes, for the starter file.
+    pub about: &'static str,
+    /// Its inputs: the puzzle's inputs or outputs of earlier stages.
+    pub inputs: &'static [&'static str],
+    /// The buffer it writes (the last stage's is the puzzle's output).
+    pub output: &'static str,
+    pub output_dtype: DType,
+    /// Its dispatch, from the number of elements of the puzzle's first input.
+    pub dispatch: fn(usize) -> Dispatch,
+    /// Its reference: the expected output from the inputs it was given.
+    pub spec: SpecFn,
+    /// Its starter body.
+    pub starter: &'static str,
+}
+
+impl Stage {
+    /// The marker line of its section.
+    pub fn marker(&self) -> String {
+        format!("{KERNEL_MARKER_START}{}{KERNEL_MARKER_END}", self.name)
+    }
+}
+
+/// One `// ---- kernel NAME ----` section of a pipeline's file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSection {
+    pub name: String,
+    /// 1-based line of the marker.
+    pub line: usize,
+    /// Byte offset of the body (the line after the marker) in the file.
+    pub offset: usize,
+    pub body: String,
+}
+
+/// Split the body part of a pipeline's file (after the header marker, if
+/// any) into its kernel sections. `base` is the offset of `body` in the
+/// file and `base_line` its first line (1-based), for positions. Text
+/// before the first marker may hold only comments and blank lines; an
+/// error names the line.
+pub fn split_kernels(body: &str, base: usize, base_line: usize) -> Result<Vec<KernelSection>, (usize, String)> {
+    let mut sections: Vec<KernelSection> = Vec::new();
+    let mut offset = 0;
+    for (k, line) in body.split_inclusive('\n').enumerate() {
+        let bare = line.trim_end_matches(['\n', '\r']).trim();
+        let name = bare.strip_prefix(KERNEL_MARKER_START.trim_end()).and_then(|r| r.strip_suffix(KERNEL_MARKER_END.trim_start()));
+        if let Some(name) = name.map(str::trim).filter(|_| bare.starts_with("// ----")) {
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err((base_line + k, format!("`{bare}`: a kernel's name is letters, digits and `_`")));
+            }
+            if let Some(first) = sections.iter().find(|s| s.name == name) {
+                return Err((base_line + k, format!("a second `kernel {name}` section (the first is on line {})", first.line)));
+            }
+            sections.push(KernelSection {
+                name: name.to_string(),
+                line: base_line + k,
+                offset: base + offset + line.len(),
+                body: String::new(),
+            });
+        } else if let Some(s) = sections.last_mut() {
+            s.body.push_str(line);
+        } else if !bare.is_empty() && !bare.starts_with("//") {
+            return Err((base_line + k, "code before the first `// ---- kernel NAME ----` line belongs to no kernel".into()));
+        }
+        offset += line.len();
+    }
+    Ok(sections)
 }
 
 impl Puzzle {

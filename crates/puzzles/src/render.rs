@@ -115,7 +115,11 @@ pub fn human(r: &CheckResult, color: bool) -> String {
         }
         let _ = writeln!(s, "Spec : {}", repr(&t.spec));
         if !r.explanations.is_empty() {
-            s.push_str("Why (from the trace of this test):\n");
+            s.push_str(if r.puzzle.stages.is_empty() {
+                "Why (from the trace of this test):\n"
+            } else {
+                "Why (each kernel checked against its own reference):\n"
+            });
             for e in &r.explanations {
                 let _ = writeln!(s, "  {e}");
             }
@@ -123,8 +127,14 @@ pub fn human(r: &CheckResult, color: bool) -> String {
     } else {
         s.push_str("Failed Tests. (every output matches, but the sanitizer reported errors below)\n");
     }
+    // A pipeline: one table per kernel (every test included).
+    for (name, score) in &r.stage_scores {
+        let k = r.puzzle.stages.iter().position(|st| st.name == *name).unwrap_or(0);
+        s.push('\n');
+        s.push_str(&score_table(&format!("Kernel {} of {}: {name}", k + 1, r.puzzle.stages.len()), *score, r.puzzle.targets, r.passed));
+    }
     // One table per book test (its randomized variants included).
-    for (case, test) in r.puzzle.tests.iter().enumerate() {
+    for (case, test) in r.puzzle.tests.iter().enumerate().filter(|_| r.puzzle.stages.is_empty()) {
         let scores = r.tests.iter().filter(|t| t.case == case).filter_map(|t| t.score);
         if let Some(score) = scores.reduce(Score::max) {
             s.push('\n');
@@ -306,6 +316,24 @@ fn indent_after_first(text: &str, n: usize) -> String {
 
 /// One puzzle's entry of `check --json`.
 pub fn json(r: &CheckResult) -> serde_json::Value {
+    let mut v = book_json(r);
+    // Pipelines only (book one's JSON stays as it is): each kernel's score.
+    if !r.puzzle.stages.is_empty() {
+        v["stages"] = serde_json::Value::Array(
+            r.puzzle
+                .stages
+                .iter()
+                .map(|st| {
+                    let score = r.stage_scores.iter().find(|(n, _)| *n == st.name).map(|(_, s)| puzzle_score_json(*s, r.puzzle.targets));
+                    serde_json::json!({"name": st.name, "kernel": st.kernel_name, "score": score})
+                })
+                .collect(),
+        );
+    }
+    v
+}
+
+fn book_json(r: &CheckResult) -> serde_json::Value {
     let t = r.puzzle.targets;
     serde_json::json!({
         "puzzle": r.puzzle.slug,

@@ -56,6 +56,9 @@ pub fn trace_test_cancellable(
     focus: Option<[u32; 3]>,
     cancel: Option<&gpu::Cancel>,
 ) -> Result<Shown, String> {
+    if !puzzle.stages.is_empty() {
+        return trace_stage(puzzle, file_name, file_text, case, focus);
+    }
     let (header, body) = split_source(file_text);
     let body_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: file_text.len() - body.len() };
     let header_file = mlx::UserFile { name: file_name.to_string(), text: file_text.to_string(), offset: 0 };
@@ -125,5 +128,51 @@ pub fn trace_call(
     let groups: u64 = (0..3).map(|d| call.grid[d].div_ceil(call.threadgroup[d].max(1)) as u64).product();
     let focus = focus.or_else(|| (!r.kernel.threadgroup_vars.is_empty() && groups > 2).then_some([0, 0, 0]));
     let spec = DiagramSpec { title, grid: call.grid, threadgroup: call.threadgroup, tables, focus };
+    Ok(Shown { spec, trace, findings: r.report.findings })
+}
+
+/// A pipeline's diagram: its last stage, run on what the learner's earlier
+/// stages produced for test `case`.
+fn trace_stage(puzzle: &'static Puzzle, file_name: &str, file_text: &str, case: usize, focus: Option<[u32; 3]>) -> Result<Shown, String> {
+    let kernels = crate::pipeline::stage_kernels(puzzle, file_name, file_text).map_err(|e| match e {
+        crate::pipeline::LayoutError::Layout(m) => m,
+        crate::pipeline::LayoutError::Mlx(mlx::MlxError::Compile { sources, diagnostics, .. }) => {
+            msl::diag::render(&sources, &diagnostics, false)
+        }
+        crate::pipeline::LayoutError::Mlx(other) => other.to_string(),
+    })?;
+    let tc = puzzle.tests.get(case).ok_or_else(|| format!("puzzle {} has no test {}", puzzle.number, case + 1))?;
+    let inputs: Vec<Array> = tc.inputs.iter().map(|s| build_input(s, None)).collect();
+    let last = puzzle.stages.len() - 1;
+    let stage = &puzzle.stages[last];
+    let given = crate::pipeline::inputs_of_stage(puzzle, &kernels, &inputs, last)?;
+    let n = crate::pipeline::size_of(&inputs);
+    let mut call = crate::pipeline::stage_call(stage, &given, n);
+    call.trace = Some(TRACE_LIMIT);
+    let r = kernels[last].call_with(&call, &mut |_| {}).map_err(|e| e.to_string())?;
+    let trace = r.report.trace.clone().unwrap_or_default();
+    let mut tables = Vec::new();
+    for (k, (a, slots)) in given.iter().zip(&r.generated.inputs).enumerate() {
+        let mut t = TableDesc::for_buffer(&r.kernel, slots.buffer, Role::Input, draw_shape(&a.shape), Some(labels(a)))
+            .ok_or("input buffer missing")?;
+        t.name = stage.inputs.get(k).copied().unwrap_or("input").to_string();
+        tables.push(t);
+    }
+    for v in 0..r.kernel.threadgroup_vars.len() {
+        if let Some(t) = TableDesc::for_threadgroup_var(&r.kernel, v as u32, None) {
+            tables.push(t);
+        }
+    }
+    if let (Some(out), Some(&index)) = (r.outputs.first(), r.generated.outputs.first()) {
+        let mut t = TableDesc::for_buffer(&r.kernel, index, Role::Output, draw_shape(&out.shape), Some(labels(out)))
+            .ok_or("output buffer missing")?;
+        t.name = stage.output.to_string();
+        tables.push(t);
+    }
+    let d = (stage.dispatch)(n);
+    let title = format!("Puzzle {}: {}, kernel {} of {} ({})", puzzle.number, tc.name, last + 1, puzzle.stages.len(), stage.name);
+    let groups: u32 = (0..3).map(|k| d.grid[k].div_ceil(d.threadgroup[k].max(1))).product();
+    let focus = focus.or_else(|| (groups > 1).then_some([0, 0, 0]));
+    let spec = DiagramSpec { title, grid: d.grid, threadgroup: d.threadgroup, tables, focus };
     Ok(Shown { spec, trace, findings: r.report.findings })
 }

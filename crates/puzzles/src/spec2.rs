@@ -182,3 +182,61 @@ pub fn attention_row(inputs: &[Array]) -> Array {
     let v: Vec<f64> = (0..d).map(|c| (0..n).map(|j| e[j] * vv[j * d + c]).sum::<f64>() / total).collect();
     make(DType::F32, &[d], &v)
 }
+
+/// Elements per block (threads per threadgroup) of puzzle 28's scan.
+pub const SCAN_BLOCK: usize = 64;
+
+/// Blocks of `n` elements (the last may be short).
+pub fn scan_blocks(n: usize) -> usize {
+    n.div_ceil(SCAN_BLOCK)
+}
+
+/// Stage 1 of puzzle 28: `a` in blocks of 64, one sum per block.
+pub fn block_sums(inputs: &[Array]) -> Array {
+    chunk_sums(&inputs[0].to_f64_vec(), SCAN_BLOCK)
+}
+
+/// Stage 2 of puzzle 28: `np.cumsum(p) - p`, the sum of the blocks before
+/// each block.
+pub fn exclusive_scan(inputs: &[Array]) -> Array {
+    let p = inputs[0].to_f64_vec();
+    let mut s = 0.0;
+    let v: Vec<f64> = p
+        .iter()
+        .map(|x| {
+            let before = s;
+            s += x;
+            before
+        })
+        .collect();
+    make(DType::F32, &[v.len()], &v)
+}
+
+/// Stage 3 of puzzle 28: the scan of each block of `a` plus its block's
+/// offset, `offsets[i // 64] + cumsum(block)`.
+pub fn block_scan_add(inputs: &[Array]) -> Array {
+    let (a, offsets) = (inputs[0].to_f64_vec(), inputs[1].to_f64_vec());
+    let mut v = Vec::with_capacity(a.len());
+    for (g, c) in a.chunks(SCAN_BLOCK).enumerate() {
+        let mut s = offsets.get(g).copied().unwrap_or(0.0);
+        for x in c {
+            s += x;
+            v.push(s);
+        }
+    }
+    make(DType::F32, &[v.len()], &v)
+}
+
+/// Puzzle 28 as a whole: `np.cumsum(a)`.
+pub fn cumsum(inputs: &[Array]) -> Array {
+    let mut s = 0.0;
+    let v: Vec<f64> = inputs[0]
+        .to_f64_vec()
+        .iter()
+        .map(|x| {
+            s += x;
+            s
+        })
+        .collect();
+    make(DType::F32, &[v.len()], &v)
+}

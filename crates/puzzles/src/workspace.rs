@@ -49,6 +49,16 @@ pub fn starter_text(p: &Puzzle) -> String {
         s.push_str(BODY_MARKER);
         s.push('\n');
     }
+    if !p.stages.is_empty() {
+        s.push_str("// Each kernel's body goes under its own marker line; they run in this order.\n");
+        for (k, stage) in p.stages.iter().enumerate() {
+            s.push_str(&format!("\n{}\n", stage.marker()));
+            s.push_str(&comment(&format!("Stage {} ({}): {}.", k + 1, stage.kernel_name, stage.about), 76));
+            s.push_str(stage.starter);
+            s.push_str("// Write this kernel here.\n");
+        }
+        return s;
+    }
     s.push_str(p.starter);
     s.push_str("\n// Write your solution here.\n");
     s

@@ -363,3 +363,153 @@ fn histogram_over_target_report() {
 for (uint j = i; j < uint(x_shape[0]); j += stride) { atomic_fetch_add_explicit(&out[x[j]], 1, memory_order_relaxed); }\n";
     insta::assert_snapshot!(human(&check("histogram", direct)));
 }
+
+// ---- Pipelines: puzzle 28, a scan across threadgroups in three kernels ----
+
+/// The reference file with one stage's section replaced.
+fn grid_scan_with(stage: &str, body: &str) -> String {
+    let marker = format!("// ---- kernel {stage} ----\n");
+    let start = GRID_SCAN.find(&marker).expect("section") + marker.len();
+    let end = GRID_SCAN[start..].find("// ---- kernel ").map_or(GRID_SCAN.len(), |e| start + e);
+    format!("{}{body}\n{}", &GRID_SCAN[..start], &GRID_SCAN[end..])
+}
+
+fn check_grid_scan(text: &str) -> puzzles::CheckResult {
+    puzzles::check(puzzles::find("grid_scan").unwrap(), text)
+}
+
+#[test]
+fn grid_scan_is_a_pipeline_solved_by_the_reference() {
+    let p = puzzles::find("28").unwrap();
+    assert_eq!((p.slug, p.chapter), ("grid_scan", "Pipelines"));
+    let names: Vec<&str> = p.stages.iter().map(|s| s.name).collect();
+    assert_eq!(names, ["reduce", "scan", "add_back"]);
+    // Sizes that leave the last threadgroup short, and one with the full 32 blocks.
+    let sizes: Vec<usize> = p.tests.iter().map(|t| t.inputs[0].shape[0]).collect();
+    assert_eq!(sizes, [200, 1000, 2000]);
+    assert!(sizes.iter().all(|n| n % 64 != 0));
+    let r = check_grid_scan(GRID_SCAN);
+    assert_solved(&r);
+    // One score per kernel; the puzzle's score is their maximum.
+    let stage_names: Vec<&str> = r.stage_scores.iter().map(|(n, _)| *n).collect();
+    assert_eq!(stage_names, ["reduce", "scan", "add_back"]);
+    let reduce = r.stage_scores[0].1;
+    assert_eq!((reduce.global_reads, reduce.global_writes, reduce.shared_reads, reduce.barriers, reduce.simd_ops), (1, 1, 2, 1, 1));
+    let add_back = r.stage_scores[2].1;
+    assert_eq!((add_back.global_reads, add_back.shared_reads, add_back.barriers), (2, 1, 1));
+    assert_eq!(r.score, r.stage_scores.iter().map(|(_, s)| *s).reduce(puzzles::Score::max).unwrap());
+    let text = human(&r);
+    assert!(text.contains("# Kernel 1 of 3: reduce") && text.contains("# Kernel 3 of 3: add_back"), "{text}");
+    let j = puzzles::render::json(&r);
+    assert_eq!(j["stages"][1]["name"], "scan");
+    assert_eq!(j["stages"][2]["score"]["global_reads"], 2);
+}
+
+#[test]
+fn grid_scan_other_correct_approaches_pass() {
+    // A serial scan of the partials by one thread: correct, but it reads
+    // every partial (the target asks for one SIMD-group prefix sum).
+    let serial = "if (thread_index_in_simdgroup == 0) {\n    float s = 0.0f;\n    for (uint g = 0; g < uint(partials_shape[0]); g++) {\n        offsets[g] = s;\n        s += partials[g];\n    }\n}\n";
+    let r = check_grid_scan(&grid_scan_with("scan", serial));
+    assert_over_target(&r, "Global Reads");
+    // Sections in another order than the stages run: still run in the puzzle's order.
+    let add_back_start = GRID_SCAN.find("// ---- kernel add_back").unwrap();
+    let reordered = format!("{}\n{}", &GRID_SCAN[add_back_start..], &GRID_SCAN[..add_back_start]);
+    assert_solved(&check_grid_scan(&reordered));
+}
+
+#[test]
+fn grid_scan_wrong_scan_stage_is_named() {
+    // Inclusive instead of exclusive: block g gets its own sum added twice.
+    let wrong = "uint lane = thread_index_in_simdgroup;\nuint blocks = partials_shape[0];\nfloat s = simd_prefix_inclusive_sum(lane < blocks ? partials[lane] : 0.0f);\nif (lane < blocks) {\n    offsets[lane] = s;\n}\n";
+    let r = check_grid_scan(&grid_scan_with("scan", wrong));
+    assert!(!r.passed && r.error.is_none() && r.findings.is_empty(), "{}", human(&r));
+    let why = &r.explanations;
+    assert!(why[0].starts_with("stage 2 (scan) is wrong in `Grid Scan (Book)`: 4 of 4 cells of `offsets` differ"), "{why:?}");
+    assert!(why[0].contains("stage 1 (reduce), which matched"), "{why:?}");
+    // a = arange(200): block 0 sums 0..63 = 2016; offsets[0] must be 0.
+    assert_eq!(why[1], "offsets[0] is 2016, expected 0");
+    // The failing test shows the stage's output against its reference.
+    let t = r.first_failure().unwrap();
+    assert_eq!(t.yours.as_ref().unwrap().shape, vec![4]);
+    let text = human(&r);
+    assert!(text.contains("Why (each kernel checked against its own reference):"), "{text}");
+}
+
+#[test]
+fn grid_scan_wrong_reduce_and_add_back_are_named() {
+    // Forgets the second SIMD-group of each block (the short last block has none).
+    let half = "threadgroup float sums[2];\nuint i = thread_position_in_grid.x;\nfloat s = simd_sum(i < uint(a_shape[0]) ? a[i] : 0.0f);\nif (thread_index_in_threadgroup == 0) {\n    partials[threadgroup_position_in_grid.x] = s;\n}\n";
+    let r = check_grid_scan(&grid_scan_with("reduce", half));
+    assert!(
+        r.explanations[0].starts_with("stage 1 (reduce) is wrong in `Grid Scan (Book)`: 3 of 4 cells of `partials`"),
+        "{:?}",
+        r.explanations
+    );
+    assert!(r.explanations[0].contains("the puzzle's inputs"));
+    // 0 + 1 + ... + 31 = 496 of 2016.
+    assert_eq!(r.explanations[1], "partials[0] is 496, expected 2016");
+    // Scans each block but forgets the offsets: block 0 is right, the rest are not.
+    let no_offsets = "threadgroup float first_total[1];\nuint i = thread_position_in_grid.x;\nfloat s = simd_prefix_inclusive_sum(i < uint(a_shape[0]) ? a[i] : 0.0f);\nif (simdgroup_index_in_threadgroup == 0 && thread_index_in_simdgroup == 31) {\n    first_total[0] = s;\n}\nthreadgroup_barrier(mem_flags::mem_threadgroup);\nif (simdgroup_index_in_threadgroup == 1) {\n    s += first_total[0];\n}\nif (i < uint(a_shape[0])) {\n    out[i] = s;\n}\n";
+    let r = check_grid_scan(&grid_scan_with("add_back", no_offsets));
+    let why = &r.explanations;
+    assert!(why[0].starts_with("stage 3 (add_back) is wrong in `Grid Scan (Book)`: 136 of 200 cells of `out`"), "{why:?}");
+    assert!(why[0].contains("stages 1 (reduce), 2 (scan), which matched"), "{why:?}");
+    // out[64] = 2016 + 64 (the first block's total plus a[64]).
+    assert_eq!(why[1], "out[64] is 64, expected 2080");
+}
+
+#[test]
+fn grid_scan_edge_block_overrun_is_found() {
+    // No guard on the last, short block: reads past the end of `a`.
+    let unguarded = "threadgroup float sums[2];\nuint i = thread_position_in_grid.x;\nfloat s = simd_sum(a[i]);\nif (thread_index_in_simdgroup == 0) {\n    sums[simdgroup_index_in_threadgroup] = s;\n}\nthreadgroup_barrier(mem_flags::mem_threadgroup);\nif (thread_index_in_threadgroup == 0) {\n    partials[threadgroup_position_in_grid.x] = sums[0] + sums[1];\n}\n";
+    let r = check_grid_scan(&grid_scan_with("reduce", unguarded));
+    assert!(!r.passed);
+    assert!(r.findings.iter().any(|f| f.finding.is_error), "{}", human(&r));
+    let text = human(&r);
+    assert!(text.contains("28_grid_scan.metal:4:"), "the finding points at the reduce section's line:\n{text}");
+}
+
+#[test]
+fn grid_scan_file_layout_errors_name_the_line() {
+    let p = puzzles::find("grid_scan").unwrap();
+    // A missing section.
+    let only_two = &GRID_SCAN[..GRID_SCAN.find("// ---- kernel add_back").unwrap()];
+    let r = puzzles::check(p, only_two);
+    assert_eq!(
+        r.error.as_deref(),
+        Some("28_grid_scan.metal: no `// ---- kernel add_back ----` line: each of this puzzle's kernels (reduce, scan, add_back) needs its own section under such a line")
+    );
+    assert!(!r.passed && r.tests.is_empty());
+    // An unknown one.
+    let r = puzzles::check(p, &GRID_SCAN.replace("kernel scan ", "kernel prefix "));
+    assert_eq!(
+        r.error.as_deref(),
+        Some("28_grid_scan.metal:13:1: puzzle 28 has no kernel `prefix` (its kernels, in order: reduce, scan, add_back)")
+    );
+    // Twice the same.
+    let r = puzzles::check(p, &GRID_SCAN.replace("kernel scan ", "kernel reduce "));
+    assert_eq!(r.error.as_deref(), Some("28_grid_scan.metal:13:1: a second `kernel reduce` section (the first is on line 1)"));
+    // Code outside any section.
+    let r = puzzles::check(p, &format!("// notes\nuint x = 1;\n{GRID_SCAN}"));
+    assert_eq!(
+        r.error.as_deref(),
+        Some("28_grid_scan.metal:2:1: code before the first `// ---- kernel NAME ----` line belongs to no kernel")
+    );
+    // A compile error is reported at its line in the file.
+    let r = puzzles::check(p, &GRID_SCAN.replace("float before = ", "float before = nope + "));
+    let text = human(&r);
+    assert!(r.error.is_some() && text.contains("28_grid_scan.metal:16:"), "{text}");
+}
+
+#[test]
+fn grid_scan_starter_lists_every_kernel() {
+    let p = puzzles::find("grid_scan").unwrap();
+    let starter = p.starter_file();
+    for s in p.stages {
+        assert!(starter.lines().any(|l| l == s.marker()), "{starter}");
+    }
+    let r = puzzles::check(p, &starter);
+    assert!(r.error.is_none() && !r.passed, "{:?}", r.error);
+    assert!(r.explanations[0].starts_with("stage 1 (reduce) is wrong"), "{:?}", r.explanations);
+}

@@ -23,7 +23,7 @@ pub fn kinds(r: &CheckResult) -> Vec<&'static str> {
     r.findings.iter().map(|f| f.finding.kind.name()).collect()
 }
 
-pub const SOLUTIONS: [(&str, &str); 27] = [
+pub const SOLUTIONS: [(&str, &str); 28] = [
     (
         "map",
         r#"
@@ -505,7 +505,45 @@ for (uint t = 0; t < K; t += 8) {
 simdgroup_store(acc, out + tile_row * 8 * N + tile_col * 8, N);
 "#,
     ),
+    ("grid_scan", GRID_SCAN),
 ];
+
+/// Puzzle 28's three kernels, one section each.
+pub const GRID_SCAN: &str = r#"// ---- kernel reduce ----
+threadgroup float sums[2];
+uint i = thread_position_in_grid.x;
+float s = simd_sum(i < uint(a_shape[0]) ? a[i] : 0.0f);
+if (thread_index_in_simdgroup == 0) {
+    sums[simdgroup_index_in_threadgroup] = s;
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (thread_index_in_threadgroup == 0) {
+    partials[threadgroup_position_in_grid.x] = sums[0] + sums[1];
+}
+
+// ---- kernel scan ----
+uint lane = thread_index_in_simdgroup;
+uint blocks = partials_shape[0];
+float before = simd_prefix_exclusive_sum(lane < blocks ? partials[lane] : 0.0f);
+if (lane < blocks) {
+    offsets[lane] = before;
+}
+
+// ---- kernel add_back ----
+threadgroup float first_total[1];
+uint i = thread_position_in_grid.x;
+float s = simd_prefix_inclusive_sum(i < uint(a_shape[0]) ? a[i] : 0.0f);
+if (simdgroup_index_in_threadgroup == 0 && thread_index_in_simdgroup == 31) {
+    first_total[0] = s;
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (simdgroup_index_in_threadgroup == 1) {
+    s += first_total[0];
+}
+if (i < uint(a_shape[0])) {
+    out[i] = s + offsets[threadgroup_position_in_grid.x];
+}
+"#;
 
 pub fn solution(slug: &str) -> &'static str {
     SOLUTIONS.iter().find(|(s, _)| *s == slug).expect("solution").1

@@ -505,11 +505,9 @@ for (uint t = 0; t < K; t += 8) {
 simdgroup_store(acc, out + tile_row * 8 * N + tile_col * 8, N);
 "#,
     ),
-    ("grid_scan", GRID_SCAN),
-];
-
-/// Puzzle 28's three kernels, one section each.
-pub const GRID_SCAN: &str = r#"// ---- kernel reduce ----
+    (
+        "grid_scan",
+        r#"// ---- kernel reduce ----
 threadgroup float sums[2];
 uint i = thread_position_in_grid.x;
 float s = simd_sum(i < uint(a_shape[0]) ? a[i] : 0.0f);
@@ -543,7 +541,12 @@ if (simdgroup_index_in_threadgroup == 1) {
 if (i < uint(a_shape[0])) {
     out[i] = s + offsets[threadgroup_position_in_grid.x];
 }
-"#;
+"#,
+    ),
+];
+
+/// Puzzle 28's three kernels, one section each.
+pub const GRID_SCAN: &str = SOLUTIONS[27].1;
 
 pub fn solution(slug: &str) -> &'static str {
     SOLUTIONS.iter().find(|(s, _)| *s == slug).expect("solution").1

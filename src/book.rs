@@ -381,6 +381,9 @@ pub fn list_text(ws: &Workspace) -> String {
         ws.dir.display()
     );
     let next = statuses.iter().position(|s| *s != Status::Solved);
+    // Columns as wide as the longest title and file name, so they line up.
+    let title_width = PUZZLES.iter().map(|p| p.title.chars().count()).max().unwrap_or(0);
+    let file_width = PUZZLES.iter().map(|p| p.file_name().chars().count()).max().unwrap_or(0);
     for (k, (p, st)) in PUZZLES.iter().zip(&statuses).enumerate() {
         // Puzzles are grouped by chapter, in the book's order.
         if k == 0 || PUZZLES[k - 1].chapter != p.chapter {
@@ -394,7 +397,7 @@ pub fn list_text(ws: &Workspace) -> String {
             Status::NotStarted => "·",
         };
         let arrow = if Some(k) == next { "  ← next" } else { "" };
-        s.push_str(&format!(" {mark} {:>2}  {:<20} {:<29} {}{arrow}\n", p.number, p.title, p.file_name(), st.label()));
+        s.push_str(&format!(" {mark} {:>2}  {:<title_width$} {:<file_width$} {}{arrow}\n", p.number, p.title, p.file_name(), st.label()));
     }
     if let Some(k) = next {
         s.push_str(&format!(

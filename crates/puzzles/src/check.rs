@@ -109,6 +109,20 @@ impl CheckResult {
         self.findings.iter().any(|f| f.finding.is_error)
     }
 
+    /// Records the score (the per-thread maxima over every run, `None` when
+    /// nothing ran) and the verdicts that follow from it: the targets are
+    /// judged only on a real score, and the tests pass only when every test
+    /// passed with no error finding or diagnostic.
+    pub(crate) fn settle(&mut self, score: Option<Score>, targets: crate::Targets) {
+        self.score = score.unwrap_or_default();
+        self.targets_met = score.is_some() && targets.met_by(self.score);
+        self.passed = self.error.is_none()
+            && !self.tests.is_empty()
+            && self.tests.iter().all(|t| t.passed)
+            && !self.has_error_findings()
+            && !self.diagnostics.iter().any(|d| d.is_error());
+    }
+
     /// The first failing test, if any.
     pub fn first_failure(&self) -> Option<&TestResult> {
         self.tests.iter().find(|t| !t.passed)
@@ -321,13 +335,7 @@ fn run_checks(
             return None;
         }
     }
-    result.score = score.unwrap_or_default();
-    result.targets_met = score.is_some() && puzzle.targets.met_by(result.score);
-    result.passed = result.error.is_none()
-        && !result.tests.is_empty()
-        && result.tests.iter().all(|t| t.passed)
-        && !result.has_error_findings()
-        && !result.diagnostics.iter().any(|d| d.is_error());
+    result.settle(score, puzzle.targets);
     Some(result)
 }
 

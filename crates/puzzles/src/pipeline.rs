@@ -206,13 +206,7 @@ pub fn check_pipeline(puzzle: &'static Puzzle, file_name: &str, text: &str, canc
     }
     result.stage_scores = puzzle.stages.iter().zip(&stage_scores).filter_map(|(s, sc)| sc.map(|sc| (s.name, sc))).collect();
     let score = stage_scores.iter().flatten().copied().reduce(Score::max);
-    result.score = score.unwrap_or_default();
-    result.targets_met = score.is_some() && puzzle.targets.met_by(result.score);
-    result.passed = result.error.is_none()
-        && !result.tests.is_empty()
-        && result.tests.iter().all(|t| t.passed)
-        && !result.has_error_findings()
-        && !result.diagnostics.iter().any(|d| d.is_error());
+    result.settle(score, puzzle.targets);
     Some(result)
 }
 

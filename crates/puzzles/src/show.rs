@@ -106,25 +106,9 @@ pub fn trace_call(
         return Err("cancelled".to_string());
     }
     let trace = r.report.trace.clone().unwrap_or_default();
-    let mut tables = Vec::new();
-    for (k, (a, slots)) in inputs.iter().zip(&r.generated.inputs).enumerate() {
-        let name = kernel.input_names.get(k).map(String::as_str).unwrap_or("input");
-        let mut t = TableDesc::for_buffer(&r.kernel, slots.buffer, Role::Input, draw_shape(&a.shape), Some(labels(a)))
-            .ok_or("input buffer missing")?;
-        t.name = name.to_string();
-        tables.push(t);
-    }
-    for v in 0..r.kernel.threadgroup_vars.len() {
-        if let Some(t) = TableDesc::for_threadgroup_var(&r.kernel, v as u32, None) {
-            tables.push(t);
-        }
-    }
-    if let (Some(out), Some(&index)) = (r.outputs.first(), r.generated.outputs.first()) {
-        let mut t = TableDesc::for_buffer(&r.kernel, index, Role::Output, draw_shape(&out.shape), Some(labels(out)))
-            .ok_or("output buffer missing")?;
-        t.name = kernel.output_names.first().cloned().unwrap_or_else(|| "out".into());
-        tables.push(t);
-    }
+    let input_name = |k: usize| kernel.input_names.get(k).map(String::as_str).unwrap_or("input").to_string();
+    let output_name = kernel.output_names.first().cloned().unwrap_or_else(|| "out".into());
+    let tables = tables_of(&r, inputs, input_name, output_name)?;
     let groups: u64 = (0..3).map(|d| call.grid[d].div_ceil(call.threadgroup[d].max(1)) as u64).product();
     let focus = focus.or_else(|| (!r.kernel.threadgroup_vars.is_empty() && groups > 2).then_some([0, 0, 0]));
     let spec = DiagramSpec { title, grid: call.grid, threadgroup: call.threadgroup, tables, focus };
@@ -151,11 +135,29 @@ fn trace_stage(puzzle: &'static Puzzle, file_name: &str, file_text: &str, case: 
     call.trace = Some(TRACE_LIMIT);
     let r = kernels[last].call_with(&call, &mut |_| {}).map_err(|e| e.to_string())?;
     let trace = r.report.trace.clone().unwrap_or_default();
+    let input_name = |k: usize| stage.inputs.get(k).copied().unwrap_or("input").to_string();
+    let tables = tables_of(&r, &given, input_name, stage.output.to_string())?;
+    let d = (stage.dispatch)(n);
+    let title = format!("Puzzle {}: {}, kernel {} of {} ({})", puzzle.number, tc.name, last + 1, puzzle.stages.len(), stage.name);
+    let groups: u32 = (0..3).map(|k| d.grid[k].div_ceil(d.threadgroup[k].max(1))).product();
+    let focus = focus.or_else(|| (groups > 1).then_some([0, 0, 0]));
+    let spec = DiagramSpec { title, grid: d.grid, threadgroup: d.threadgroup, tables, focus };
+    Ok(Shown { spec, trace, findings: r.report.findings })
+}
+
+/// The tables of a traced run: each input (named by `input_name`, from its
+/// position), each threadgroup array, and the first output.
+fn tables_of(
+    r: &mlx::CallResult,
+    inputs: &[Array],
+    input_name: impl Fn(usize) -> String,
+    output_name: String,
+) -> Result<Vec<TableDesc>, String> {
     let mut tables = Vec::new();
-    for (k, (a, slots)) in given.iter().zip(&r.generated.inputs).enumerate() {
+    for (k, (a, slots)) in inputs.iter().zip(&r.generated.inputs).enumerate() {
         let mut t = TableDesc::for_buffer(&r.kernel, slots.buffer, Role::Input, draw_shape(&a.shape), Some(labels(a)))
             .ok_or("input buffer missing")?;
-        t.name = stage.inputs.get(k).copied().unwrap_or("input").to_string();
+        t.name = input_name(k);
         tables.push(t);
     }
     for v in 0..r.kernel.threadgroup_vars.len() {
@@ -166,13 +168,8 @@ fn trace_stage(puzzle: &'static Puzzle, file_name: &str, file_text: &str, case: 
     if let (Some(out), Some(&index)) = (r.outputs.first(), r.generated.outputs.first()) {
         let mut t = TableDesc::for_buffer(&r.kernel, index, Role::Output, draw_shape(&out.shape), Some(labels(out)))
             .ok_or("output buffer missing")?;
-        t.name = stage.output.to_string();
+        t.name = output_name;
         tables.push(t);
     }
-    let d = (stage.dispatch)(n);
-    let title = format!("Puzzle {}: {}, kernel {} of {} ({})", puzzle.number, tc.name, last + 1, puzzle.stages.len(), stage.name);
-    let groups: u32 = (0..3).map(|k| d.grid[k].div_ceil(d.threadgroup[k].max(1))).product();
-    let focus = focus.or_else(|| (groups > 1).then_some([0, 0, 0]));
-    let spec = DiagramSpec { title, grid: d.grid, threadgroup: d.threadgroup, tables, focus };
-    Ok(Shown { spec, trace, findings: r.report.findings })
+    Ok(tables)
 }

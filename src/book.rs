@@ -33,6 +33,9 @@ pub struct CheckArgs {
     /// Also print statistics per line of your file for the first test (see `run --profile`).
     #[arg(long)]
     pub profile: bool,
+    /// Save the first failing test's run (or the first test's) as a capture file.
+    #[command(flatten)]
+    pub capture: crate::captures::CaptureArgs,
 }
 
 #[derive(Args)]
@@ -328,6 +331,18 @@ pub fn check(args: &CheckArgs) -> u8 {
             let solved = results.iter().filter(|r| r.solved()).count();
             let pass = results.iter().filter(|r| r.passed).count();
             println!("\n{solved}/{} puzzles solved ({pass} pass their tests).", results.len());
+        }
+    }
+    if args.capture.capture.is_some() && results.len() > 1 {
+        eprintln!("warning: no capture written: --capture FILE saves one puzzle's run; name the puzzle, or use MTL_CAPTURE_ENABLED=1 for one capture per puzzle");
+    } else {
+        for ((r, p), t) in results.iter().zip(&selected).zip(&texts) {
+            args.capture.save(p.kernel_name, || {
+                let file = ws.path(p).display().to_string();
+                let (title, kernel, call) = puzzles::check::capture_run(r, &file, t)?;
+                let result = kernel.call(&call).map_err(|e| format!("capture not written: {e}"))?;
+                capture::from_mlx(&kernel, &call, &result, "metal-puzzles check", title, capture::DEFAULT_LIMIT)
+            });
         }
     }
     let pairs: Vec<(&CheckResult, &str)> = results.iter().zip(texts.iter().map(String::as_str)).collect();

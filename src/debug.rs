@@ -41,7 +41,8 @@ pub struct DebugArgs {
     #[arg(long, default_value_t = DEFAULT_LIMIT)]
     pub limit: usize,
     /// What to debug: PUZZLE [--dir DIR], FILE.metal --kernel K … (run's
-    /// arguments) or BODY.metal --output … (mlx's arguments).
+    /// arguments), BODY.metal --output … (mlx's arguments) or a capture
+    /// FILE.mpcapture (written by --capture or MTL_CAPTURE_ENABLED=1).
     #[arg(required = true, allow_hyphen_values = true, value_name = "TARGET …")]
     pub target: Vec<String>,
 }
@@ -332,10 +333,12 @@ pub fn instrument_body(
     instrument(body, prefix_lines, file_name, &stops(&unit, &to_offset), &req.prints)
 }
 
-/// The table of what the watched thread saw.
-pub fn render(req: &Request, placed: &[Placed], log: Option<&ProbeLog>, grid_note: &str) -> String {
-    let [x, y, z] = req.thread;
-    let mut out = format!("thread ({x},{y},{z}){grid_note}\n");
+/// The table of what the watched thread saw (`tg`: threads per threadgroup,
+/// to name the thread the project's one way).
+pub fn render(req: &Request, tg: [u32; 3], placed: &[Placed], log: Option<&ProbeLog>, grid_note: &str) -> String {
+    let group = [0, 1, 2].map(|d| req.thread[d] / tg[d].max(1));
+    let local = gpu::findings::local_of(req.thread, group, tg);
+    let mut out = format!("{}{grid_note}\n", gpu::findings::thread_name(req.thread, local, group));
     let Some(log) = log else { return out };
     if !log.thread_ran {
         out.push_str("this thread did not run (it is not in the dispatch)\n");
@@ -426,6 +429,9 @@ pub fn run(args: &DebugArgs) -> u8 {
         Ok(r) => r,
         Err(e) => return exit_code(Err(e), false),
     };
+    if let Some(file) = target.first().filter(|t| crate::captures::is_capture(t)) {
+        return exit_code(crate::captures::debug(std::path::Path::new(file), &target[1..], &req), false);
+    }
     let target = &target;
     let has = |flag: &str| target.iter().any(|t| t == flag || t.starts_with(&format!("{flag}=")));
     let argv = std::iter::once("metal-puzzles debug".to_string()).chain(target.iter().cloned());
@@ -504,7 +510,7 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
                 " of puzzle {} ({}), test {n} `{test_name}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}",
                 puzzle.number, puzzle.title
             );
-            print!("{}", render(req, &placed, r.report.probes.as_ref(), &note));
+            print!("{}", render(req, case.threadgroup, &placed, r.report.probes.as_ref(), &note));
             let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
             eprint!("{}", msl::diag::render(&r.sources, &diags, color));
             Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })

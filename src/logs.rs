@@ -41,12 +41,11 @@ impl LogArgs {
 pub fn text(out: &gpu::log::LogOutput) -> String {
     let mut s = String::new();
     for m in &out.messages {
-        let [x, y, z] = m.thread;
         let level = match m.level.strip_prefix("log_") {
             Some(l) => format!(" [{l}]"),
             None => String::new(),
         };
-        s.push_str(&format!("thread ({x},{y},{z}){level}: {}\n", m.text));
+        s.push_str(&format!("{}{level}: {}\n", gpu::findings::thread_name(m.thread, m.local, m.threadgroup), m.text));
     }
     if out.dropped > 0 {
         s.push_str(&format!(

@@ -1,6 +1,7 @@
 //! `metal-puzzles`: run Metal compute kernels on a simulated Apple GPU.
 
 mod book;
+mod captures;
 mod debug;
 mod lint;
 mod logs;
@@ -55,6 +56,8 @@ enum Command {
     Show(book::ShowArgs),
     /// Watch one thread: print expressions each time it reaches a line.
     Debug(debug::DebugArgs),
+    /// Run a capture file again and say whether it reproduces its outputs and findings.
+    Replay(captures::ReplayArgs),
 }
 
 /// Rust ignores SIGPIPE, so printing into a closed pipe (`show 14 | head -1`)
@@ -88,6 +91,7 @@ fn main() -> ExitCode {
         Some(Command::Reset(args)) => book::reset(&args),
         Some(Command::Show(args)) => book::show(&args),
         Some(Command::Debug(args)) => debug::run(&args),
+        Some(Command::Replay(args)) => captures::replay(&args),
         None => book::default_command(cli.dir),
     };
     ExitCode::from(code)

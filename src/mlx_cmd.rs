@@ -79,6 +79,8 @@ pub struct MlxArgs {
     pub profile: bool,
     #[command(flatten)]
     pub logging: crate::logs::LogArgs,
+    #[command(flatten)]
+    pub capture: crate::captures::CaptureArgs,
     /// Set by `debug`: the thread to watch and what to print.
     #[arg(skip)]
     pub debug: Option<crate::debug::Request>,
@@ -295,7 +297,7 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         let [gx, gy, gz] = grid;
         let [tx, ty, tz] = threadgroup;
         let note = format!(" of kernel `{name}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}");
-        print!("{}", crate::debug::render(req, &placed, r.report.probes.as_ref(), &note));
+        print!("{}", crate::debug::render(req, threadgroup, &placed, r.report.probes.as_ref(), &note));
         let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
         eprint!("{}", msl::diag::render(&r.sources, &diags, color));
         return Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK });
@@ -356,6 +358,9 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
             print!("{}", crate::profile::text(&name, p, &r.sources, r.report.threads, r.report.threadgroups));
         }
     }
+    args.capture.save(&name, || {
+        capture::from_mlx(&kernel, &call, &r, "metal-puzzles mlx", format!("MLX kernel `{name}` from {body_name}"), capture::DEFAULT_LIMIT)
+    });
     Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })
 }
 

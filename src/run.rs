@@ -67,6 +67,8 @@ pub struct RunArgs {
     pub profile: bool,
     #[command(flatten)]
     pub logging: crate::logs::LogArgs,
+    #[command(flatten)]
+    pub capture: crate::captures::CaptureArgs,
     /// Set by `debug`: the thread to watch and what to print.
     #[arg(skip)]
     pub debug: Option<crate::debug::Request>,
@@ -313,13 +315,14 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         let [gx, gy, gz] = grid;
         let [tx, ty, tz] = tg;
         let note = format!(" of kernel `{}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}", args.kernel);
-        print!("{}", crate::debug::render(req, &placed, report.probes.as_ref(), &note));
+        print!("{}", crate::debug::render(req, tg, &placed, report.probes.as_ref(), &note));
         let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
         eprint!("{}", msl::diag::render(&c.sources, &diags, color));
         return Ok(if report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK });
     }
 
     // Outputs.
+    let mut results: Vec<(String, Array)> = Vec::new();
     let mut outputs = serde_json::Map::new();
     let mut printed = Vec::new();
     if let Some(dir) = &args.out {
@@ -328,6 +331,7 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
     for b in bound.iter().filter(|b| b.output) {
         let bytes = buffers.remove(&b.index).unwrap_or_default();
         let result = Array::from_bytes(b.array.dtype, &b.array.shape, bytes).map_err(|e| format!("output `{}`: {e}", b.name))?;
+        results.push((b.name.clone(), result.clone()));
         match &args.out {
             Some(dir) => {
                 let path = dir.join(format!("{}.npy", b.name));
@@ -367,6 +371,20 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
             print!("{}", crate::profile::text(&args.kernel, p, &c.sources, report.threads, report.threadgroups));
         }
     }
+    args.capture.save(&args.kernel, || {
+        let run = capture::SourceRun {
+            sources: &c.sources,
+            main: c.file,
+            compile_options: &pp,
+            kernel: &args.kernel,
+            dispatch,
+            options: &opts,
+            arguments: bound.iter().map(|b| (b.name.clone(), b.array.clone(), b.output)).collect(),
+            outputs: results,
+            findings: &report.findings,
+        };
+        capture::from_source(&run, "metal-puzzles run", format!("kernel `{}` of {name}", args.kernel), capture::DEFAULT_LIMIT)
+    });
     Ok(if has_errors { EXIT_BAD_RESULT } else { EXIT_OK })
 }
 

@@ -20,6 +20,8 @@ pub struct LogOptions {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogMessage {
     pub thread: [u32; 3],
+    /// Its position within its threadgroup.
+    pub local: [u32; 3],
     pub threadgroup: [u32; 3],
     /// `log`, `log_debug`, `log_info`, `log_error` or `log_fault`.
     pub level: &'static str,
@@ -66,7 +68,7 @@ impl LogRecorder {
                 continue;
             }
             let args: Vec<(ProbeKind, u64)> = kinds.iter().copied().zip(values(l)).collect();
-            self.out.messages.push(LogMessage { thread, threadgroup: geo.tg_pos, level, text: printf(format, &args) });
+            self.out.messages.push(LogMessage { thread, local: geo.local(l), threadgroup: geo.tg_pos, level, text: printf(format, &args) });
         }
     }
 }

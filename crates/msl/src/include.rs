@@ -96,6 +96,32 @@ impl IncludeRoots {
     }
 }
 
+/// Headers given as text instead of read from disk (a capture replayed):
+/// each entry answers one `#include` of one file, exactly as it was
+/// resolved when the capture was made.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CapturedHeaders {
+    pub entries: Vec<CapturedInclude>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CapturedInclude {
+    /// Display name of the including file.
+    pub from: String,
+    /// The header name as written, without `""`/`<>`.
+    pub spelled: String,
+    pub quoted: bool,
+    /// Display name and text of the header.
+    pub name: String,
+    pub text: String,
+}
+
+impl CapturedHeaders {
+    pub fn find(&self, from: &str, spelled: &str, quoted: bool) -> Option<&CapturedInclude> {
+        self.entries.iter().find(|e| e.from == from && e.spelled == spelled && e.quoted == quoted)
+    }
+}
+
 /// Read a header found by [`IncludeRoots::lookup`], with a size cap.
 pub fn read_header(path: &Path) -> Result<String, String> {
     let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();

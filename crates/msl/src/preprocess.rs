@@ -16,7 +16,7 @@
 use crate::diag::{suggest, Diagnostic, Diagnostics};
 use crate::include::{read_header, IncludeRoots, Lookup};
 use crate::lex;
-use crate::source::{FileId, SourceMap, Span};
+use crate::source::{FileId, IncludeEdge, SourceMap, Span};
 use crate::token::{IntSuffix, Punct, Token, TokenKind};
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
@@ -42,6 +42,9 @@ pub struct PreprocessOptions {
     /// name or by index, as text: what `MTLFunctionConstantValues` gives a
     /// pipeline. Read by the checker, not the preprocessor.
     pub function_constants: Vec<(String, String)>,
+    /// Headers as text (a replayed capture): when set, `#include` is
+    /// answered from these only and the disk is never read.
+    pub captured_headers: Option<std::sync::Arc<crate::include::CapturedHeaders>>,
 }
 
 impl Default for PreprocessOptions {
@@ -52,6 +55,7 @@ impl Default for PreprocessOptions {
             main_dir: None,
             include_dirs: Vec::new(),
             function_constants: Vec::new(),
+            captured_headers: None,
         }
     }
 }
@@ -220,6 +224,7 @@ pub fn preprocess(sources: &mut SourceMap, file: FileId, opts: &PreprocessOption
         loaded: HashMap::new(),
         once: HashSet::new(),
         included_bytes: 0,
+        captured: opts.captured_headers.clone(),
     };
     for (name, b) in [("__LINE__", Builtin::Line), ("__FILE__", Builtin::File), ("__COUNTER__", Builtin::Counter)] {
         let name: Rc<str> = Rc::from(name);
@@ -384,6 +389,8 @@ struct Pp<'s, 'd> {
     /// Headers that said `#pragma once`.
     once: HashSet<FileId>,
     included_bytes: usize,
+    /// Headers given as text (see [`PreprocessOptions::captured_headers`]).
+    captured: Option<std::sync::Arc<crate::include::CapturedHeaders>>,
 }
 
 fn eof_token(span: Span) -> PTok {
@@ -1402,6 +1409,29 @@ impl Pp<'_, '_> {
             );
             return;
         }
+        if let Some(captured) = self.captured.clone() {
+            let from = self.sources.file(dspan.file).name.clone();
+            let Some(entry) = captured.find(&from, &header, quoted) else {
+                self.emit(
+                    Diagnostic::error(span, format!("cannot find header {shown}: the capture holds no such header included from `{from}`"))
+                        .code("E0105")
+                        .label("not in the capture")
+                        .note("a capture replays the headers it recorded; the source or its macros differ from the recorded run"),
+                );
+                return;
+            };
+            let key = PathBuf::from(format!("<captured>/{}", entry.name));
+            let file = match self.loaded.get(&key) {
+                Some(&f) => f,
+                None => {
+                    let f = self.sources.add_included(entry.name.clone(), entry.text.clone(), span);
+                    self.loaded.insert(key, f);
+                    f
+                }
+            };
+            self.enter_header(file, header, quoted, dspan.file);
+            return;
+        }
         let including_dir = self.file_dirs.get(&dspan.file).cloned();
         let path = match self.roots.lookup(&header, quoted, including_dir.as_deref()) {
             Lookup::Found(path) => path,
@@ -1458,6 +1488,12 @@ impl Pp<'_, '_> {
                 f
             }
         };
+        self.enter_header(file, header, quoted, dspan.file);
+    }
+
+    /// Continue reading in `file`, the header `spelled` that `from` includes.
+    fn enter_header(&mut self, file: FileId, spelled: String, quoted: bool, from: FileId) {
+        self.sources.record_include(IncludeEdge { from, spelled, quoted, to: file });
         if self.once.contains(&file) {
             return;
         }
@@ -1473,6 +1509,9 @@ impl Pp<'_, '_> {
         }
         if !quoted && unsupported_header(name).is_some() {
             return false;
+        }
+        if let Some(captured) = &self.captured {
+            return captured.find(&self.sources.file(from).name, name, quoted).is_some();
         }
         matches!(self.roots.lookup(name, quoted, self.file_dirs.get(&from).map(PathBuf::as_path)), Lookup::Found(_))
     }

@@ -110,6 +110,19 @@ impl SourceFile {
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
     files: Vec<SourceFile>,
+    includes: Vec<IncludeEdge>,
+}
+
+/// One `#include` the preprocessor resolved: which file asked for which
+/// header name and the file it got (what a capture needs to rebuild the
+/// compilation without the disk).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IncludeEdge {
+    pub from: FileId,
+    /// The header name as written, without `""`/`<>`.
+    pub spelled: String,
+    pub quoted: bool,
+    pub to: FileId,
 }
 
 impl SourceMap {
@@ -127,6 +140,18 @@ impl SourceMap {
         let id = self.add(name, text);
         self.files[id.0 as usize].included_from = Some(from);
         id
+    }
+
+    /// Note that the `#include` of `spelled` in `from` resolved to `to`.
+    pub fn record_include(&mut self, edge: IncludeEdge) {
+        if !self.includes.contains(&edge) {
+            self.includes.push(edge);
+        }
+    }
+
+    /// Every `#include` resolved to a file, in the order first met.
+    pub fn includes(&self) -> &[IncludeEdge] {
+        &self.includes
     }
 
     /// The "included from" chain of a file, innermost first.

@@ -241,6 +241,27 @@ pub fn book_kernel(puzzle: &'static Puzzle, file_name: &str, file_text: &str) ->
     Ok(k.with_files(Some(body_file), Some(header_file)))
 }
 
+/// The run a capture of this check holds: the first failing test (the
+/// one `check` explains), or the first test when all pass, as the book
+/// runs it: (title, kernel, call). Pipelines are not captured yet.
+pub fn capture_run(result: &CheckResult, file_name: &str, file_text: &str) -> Result<(String, mlx::MetalKernel, mlx::Call), String> {
+    let puzzle = result.puzzle;
+    if !puzzle.stages.is_empty() {
+        return Err(format!(
+            "puzzle {} is a pipeline of {} kernels; captures hold one kernel's dispatch and do not cover pipelines yet",
+            puzzle.number,
+            puzzle.stages.len()
+        ));
+    }
+    let test = result.first_failure().or(result.tests.first()).ok_or_else(|| {
+        format!("no test of puzzle {} ran (the kernel does not compile), so there is no dispatch to capture", puzzle.number)
+    })?;
+    let case = &puzzle.tests[test.case];
+    let kernel = book_kernel(puzzle, file_name, file_text).map_err(|e| e.to_string())?;
+    let title = format!("puzzle {} ({}), test `{}`", puzzle.number, puzzle.title, test.name);
+    Ok((title, kernel, book_call(puzzle, case, &test.inputs)))
+}
+
 /// Check an MLX header and body (messages name `NAME.metal` and
 /// `NAME_header.metal`, as MLX's own defaults do).
 pub fn check_source(puzzle: &'static Puzzle, header: &str, body: &str) -> CheckResult {

@@ -1,0 +1,160 @@
+//! Captures on the command line: `--capture FILE` (or `MTL_CAPTURE_ENABLED=1`)
+//! on `run`, `mlx` and `check` saves the dispatch; `replay FILE` runs it
+//! again and says whether it reproduces; `debug FILE.mpcapture --thread …
+//! --print …` watches a thread of it. The format is `crates/capture`'s.
+
+use crate::debug::{instrument_body, instrument_file, placed_note, render, Request};
+use crate::{EXIT_BAD_RESULT, EXIT_OK};
+use capture::{Capture, Program, ReplayError, ReplayOptions};
+use clap::Args;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Clone, Default)]
+pub struct CaptureArgs {
+    /// Save the run as a capture file (sources, arguments, dispatch, outputs,
+    /// findings); MTL_CAPTURE_ENABLED=1 does it too, into
+    /// ./metal-puzzles-captures/KERNEL-N.mpcapture. Open it with
+    /// `metal-puzzles debug FILE`, re-run it with `metal-puzzles replay FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<PathBuf>,
+}
+
+impl CaptureArgs {
+    pub fn wanted(&self) -> bool {
+        self.capture.is_some() || capture::enabled_by_env()
+    }
+
+    fn path(&self, kernel: &str) -> PathBuf {
+        self.capture.clone().unwrap_or_else(|| capture::default_path(Path::new(""), kernel))
+    }
+
+    /// Write the capture `make` builds, when one was asked for, and say
+    /// where it went (on stderr: stdout may be a JSON document). A capture
+    /// that cannot be made leaves the run's result as it is, with a warning.
+    pub fn save(&self, kernel: &str, make: impl FnOnce() -> Result<Capture, String>) {
+        if !self.wanted() {
+            return;
+        }
+        let path = self.path(kernel);
+        match make().and_then(|c| c.write(&path).map(|()| c)) {
+            Ok(c) => {
+                let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                eprintln!(
+                    "capture written to {} ({size} bytes{})",
+                    path.display(),
+                    if c.left_out.is_empty() { "" } else { "; some outputs kept as checksums only, see `replay`" }
+                );
+                eprintln!("  open it with `metal-puzzles debug {0} --thread X,Y,Z --print 'LINE: expr'`; re-run it with `metal-puzzles replay {0}`", path.display());
+            }
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
+}
+
+/// Whether a debug target names a capture file (by its extension, or by
+/// its first bytes for a renamed one).
+pub fn is_capture(target: &str) -> bool {
+    let p = Path::new(target);
+    if p.extension().is_some_and(|e| e == capture::EXTENSION) {
+        return true;
+    }
+    if p.extension().is_some_and(|e| e == "metal") || !p.is_file() {
+        return false;
+    }
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(p).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
+    String::from_utf8_lossy(&head[..n]).contains(capture::FORMAT)
+}
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    /// The capture file (`.mpcapture`).
+    pub file: PathBuf,
+}
+
+/// `replay FILE`: run the capture again; exit 0 when outputs and findings
+/// are the recorded ones, 1 when they differ.
+pub fn replay(args: &ReplayArgs) -> u8 {
+    crate::report::exit_code(replay_inner(args), false)
+}
+
+fn replay_inner(args: &ReplayArgs) -> Result<u8, String> {
+    let c = Capture::read(&args.file)?;
+    let r = match capture::replay(&c, &ReplayOptions::default()) {
+        Ok(r) => r,
+        Err(e) => return compile_failed(e, &[]),
+    };
+    let cmp = capture::compare(&c, &r);
+    print!("{}", capture::summary(&args.file.display().to_string(), &c, &r, &cmp));
+    Ok(if cmp.reproduces() { EXIT_OK } else { EXIT_BAD_RESULT })
+}
+
+/// A replay that could not run: compile errors are exit 1, a damaged capture exit 2.
+fn compile_failed(e: ReplayError, placed: &[crate::debug::Placed]) -> Result<u8, String> {
+    match e {
+        ReplayError::Compile { sources, diagnostics } => {
+            eprint!("{}", msl::diag::render(&sources, &diagnostics, std::io::stderr().is_terminal()));
+            if !placed.is_empty() {
+                eprintln!("{}", placed_note(placed));
+            }
+            Ok(EXIT_BAD_RESULT)
+        }
+        ReplayError::Invalid(m) => Err(m),
+    }
+}
+
+/// `debug FILE.mpcapture --thread X,Y,Z --print 'LINE: expr'`: the probes
+/// placed in the captured source, the capture replayed.
+pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> {
+    if let Some(extra) = rest.first() {
+        return Err(format!(
+            "`{extra}`: a capture holds its own arguments and dispatch; give only the file, --thread and --print (and --limit)"
+        ));
+    }
+    let mut c = Capture::read(path)?;
+    let (grid, tg, mode) = match &c.program {
+        Program::Source { grid, threadgroup, dispatch, .. } => (*grid, *threadgroup, dispatch.clone()),
+        Program::Mlx { grid, threadgroup, .. } => (*grid, *threadgroup, "threads".to_string()),
+    };
+    let grid_threads = if mode == "threadgroups" { [0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])) } else { grid };
+    req.check_thread(grid_threads)?;
+    let opts = capture::compile_options(&c.compile);
+    let placed = match &mut c.program {
+        Program::Source { main, .. } => {
+            let (text, placed) = instrument_file(&main.name, &main.text, &opts, req)?;
+            main.text = text;
+            placed
+        }
+        Program::Mlx { .. } => {
+            let (kernel, call) = capture::mlx_parts(&c).map_err(|e| e.to_string())?;
+            let g = kernel.generate_for(&call).map_err(|e| e.to_string())?;
+            let Program::Mlx { source, source_file, header_file, .. } = &mut c.program else { unreachable!("matched above") };
+            let offset = source_file.offset.min(source_file.text.len());
+            let prefix = source_file.text[..offset].to_string();
+            let prefix_lines = prefix.matches('\n').count() as u32;
+            let (new_source, placed) = instrument_body(source, prefix_lines, &source_file.name, &g, &opts, req)?;
+            let new_text = format!("{prefix}{new_source}");
+            if let Some(h) = header_file.as_mut().filter(|h| h.name == source_file.name) {
+                h.text = new_text.clone();
+            }
+            source_file.text = new_text;
+            *source = new_source;
+            placed
+        }
+    };
+    let o = ReplayOptions { probe: req.probe(), ..Default::default() };
+    let r = match capture::replay(&c, &o) {
+        Ok(r) => r,
+        Err(e) => return compile_failed(e, &placed),
+    };
+    let note = format!(" of capture `{}` ({}): grid {}, threadgroup {}", path.display(), c.title, dims(grid), dims(tg));
+    print!("{}", render(req, tg, &placed, r.report.probes.as_ref(), &note));
+    let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
+    eprint!("{}", msl::diag::render(&r.sources, &diags, std::io::stderr().is_terminal()));
+    Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })
+}
+
+fn dims(d: [u32; 3]) -> String {
+    format!("{},{},{}", d[0], d[1], d[2])
+}

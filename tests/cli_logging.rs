@@ -58,7 +58,13 @@ fn messages_are_tagged_ordered_and_filtered() {
     a.extend(["--log", "thread=6"]);
     let o = bin(&d, &a);
     assert_eq!(out(&o).lines().filter(|l| l.starts_with("thread")).count(), 2, "{}", out(&o));
-    assert!(out(&o).lines().all(|l| !l.starts_with("thread") || l.starts_with("thread (6,0,0)")), "{}", out(&o));
+    assert!(
+        out(&o)
+            .lines()
+            .all(|l| !l.starts_with("thread") || l.starts_with("thread (6, 0, 0) in the grid, (2, 0, 0) in threadgroup (1, 0, 0)")),
+        "{}",
+        out(&o)
+    );
     let mut a = ARGS.to_vec();
     a.extend(["--log", "none"]);
     assert!(!out(&bin(&d, &a)).contains("thread ("));
@@ -95,8 +101,8 @@ kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]
     let first = out(&bin(&d, &args));
     let lines: Vec<&str> = first.lines().collect();
     assert_eq!(lines.len(), 1001, "{}", &first[first.len().saturating_sub(300)..]);
-    assert_eq!(lines[0], "thread (0,0,0): thread 0");
-    assert_eq!(lines[999], "thread (999,0,0): thread 999");
+    assert_eq!(lines[0], "thread (0, 0, 0) in the grid, (0, 0, 0) in threadgroup (0, 0, 0): thread 0");
+    assert_eq!(lines[999], "thread (999, 0, 0) in the grid, (231, 0, 0) in threadgroup (3, 0, 0): thread 999");
     assert_eq!(
         lines[1000],
         "(3096 more log message(s) not shown: at most 1000 are kept per dispatch; `--log thread=X,Y,Z` shows one thread's)"
@@ -121,7 +127,7 @@ kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]
             "thread=4000",
         ],
     );
-    assert_eq!(out(&o), "thread (4000,0,0): thread 4000\n");
+    assert_eq!(out(&o), "thread (4000, 0, 0) in the grid, (160, 0, 0) in threadgroup (15, 0, 0): thread 4000\n");
 }
 
 #[test]
@@ -162,5 +168,5 @@ fn mlx_bodies_log_too() {
     );
     let o = bin(&d, &["mlx", "body.metal", "--input", "a=arange(4):f32", "--output", "out:float32:4", "--grid", "4", "--threadgroup", "4"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    assert!(out(&o).starts_with("thread (2,0,0) [info]: a[2] = 2.0\n"), "{}", out(&o));
+    assert!(out(&o).starts_with("thread (2, 0, 0) in the grid, (2, 0, 0) in threadgroup (0, 0, 0) [info]: a[2] = 2.0\n"), "{}", out(&o));
 }

@@ -359,9 +359,11 @@ impl Capture {
         }
         match value.get("version").and_then(|v| v.as_u64()) {
             Some(v) if v == VERSION as u64 => {}
-            Some(v) => return Err(format!(
+            Some(v) => {
+                return Err(format!(
                 "it is version {v} of the capture format; this metal-puzzles reads version {VERSION} (use the metal-puzzles that wrote it)"
-            )),
+            ))
+            }
             None => return Err("it has no `version` field".into()),
         }
         let capture: Capture = serde_json::from_value(value).map_err(|e| format!("a field is missing or has the wrong type: {e}"))?;

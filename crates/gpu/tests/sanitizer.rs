@@ -296,6 +296,35 @@ fn uninitialized_threadgroup_read() {
 }
 
 #[test]
+fn out_parameters_of_frexp_modf_sincos_are_written_not_read() {
+    // Each writes its second argument; the locals start uninitialized.
+    let k = Case::new(
+        "kernel void k(const device float* a [[buffer(0)]], device float* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n  int e;\n  float m = frexp(a[i], e);\n  float ip;\n  float f = modf(a[i], ip);\n  float2 c;\n  float2 s = sincos(float2(a[i], 0.0f), c);\n  out[i] = m * float(e) + f + ip + s.x + c.y;\n}\n",
+    );
+    let a: Vec<f32> = vec![0.5, 1.25, 6.0, -3.75];
+    let mut b = bufs(vec![(0, f32s(&a)), (1, zeros(16))]);
+    let r = k.run(threads([4, 1, 1], [4, 1, 1]), &mut b);
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    let want: Vec<f32> = a
+        .iter()
+        .map(|&x: &f32| {
+            let e = if x == 0.0 { 0 } else { x.abs().log2().floor() as i32 + 1 };
+            let m = x / 2f32.powi(e);
+            m * e as f32 + x.fract() + x.trunc() + x.sin() + 1.0
+        })
+        .collect();
+    for (got, want) in to_f32(&b[&1]).iter().zip(&want) {
+        assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+    }
+    // Reading the out parameter itself before the call is still reported.
+    let k = Case::new(
+        "kernel void k(const device float* a [[buffer(0)]], device float* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n  float ip;\n  out[i] = ip + modf(a[i], ip); // @r\n}\n",
+    );
+    let mut b = bufs(vec![(0, f32s(&a)), (1, zeros(16))]);
+    k.expect_one(&k.run(threads([4, 1, 1], [4, 1, 1]), &mut b), FindingKind::UninitializedRead, "@r");
+}
+
+#[test]
 fn integer_division_by_zero() {
     let k = Case::new(
         "kernel void k(const device int* a [[buffer(0)]], const device int* d [[buffer(1)]], device int* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {\n  int q = a[i] / d[i]; // @div\n  out[i] = q + a[i] % max(d[i], 1);\n}\n",

@@ -131,9 +131,12 @@ impl<'p> Lowerer<'p> {
             }
             return Ok(Val::Regs(res));
         }
-        // Everything else works on register values.
+        // Everything else works on register values, except the out
+        // parameter of `frexp(x, e)`, `modf(x, ip)` and `sincos(x, c)`: it is
+        // only written, so reading it here would be a false uninitialized read.
+        let out_param = matches!(name, "frexp" | "modf" | "sincos") && args.len() == 2;
         let mut vals = Vec::with_capacity(args.len());
-        for a in args {
+        for a in if out_param { &args[..1] } else { args } {
             vals.push(self.expr(a, out)?);
         }
         let regs: Vec<Vec<Reg>> = vals

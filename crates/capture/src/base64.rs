@@ -22,7 +22,7 @@ pub fn encode(bytes: &[u8]) -> String {
 /// size can be checked before anything is allocated).
 pub fn decoded_len(text: &str) -> Result<usize, String> {
     let t = text.as_bytes();
-    if t.len() % 4 != 0 {
+    if !t.len().is_multiple_of(4) {
         return Err(format!("its base64 text has {} characters, not a multiple of 4 (the file is cut or edited)", t.len()));
     }
     let pad = t.iter().rev().take_while(|&&c| c == b'=').count();

@@ -100,6 +100,8 @@ pub struct FileRecord {
 }
 
 /// How the kernel is made and called.
+// (one per capture: the variants' sizes do not matter)
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Program {
@@ -254,7 +256,7 @@ impl ArrayRecord {
                 Array::from_bytes(dtype, &self.shape, data).map_err(|e| format!("array `{name}`: {e}"))
             }
             Some(strides) => {
-                if strides.len() != self.shape.len() || n % size != 0 {
+                if strides.len() != self.shape.len() || !n.is_multiple_of(size) {
                     return Err(format!(
                         "array `{name}`: {} strides for {} dimensions, or a partial element",
                         strides.len(),

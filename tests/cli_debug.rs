@@ -7,11 +7,18 @@ fn bin(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_metal-puzzles")).current_dir(dir).args(args).env_remove("VERBOSE").output().expect("runs")
 }
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mp-debug-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A temporary folder, removed when the test ends.
+struct Temp(tempfile::TempDir);
+
+impl std::ops::Deref for Temp {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+fn temp(name: &str) -> Temp {
+    Temp(tempfile::Builder::new().prefix(&format!("mp-debug-{name}-")).tempdir().unwrap())
 }
 
 fn out(o: &Output) -> String {
@@ -43,7 +50,7 @@ kernel void scan(device const float* a [[buffer(0)]],
 const SCAN_ARGS: &[&str] =
     &["scan.metal", "--kernel", "scan", "--grid", "8", "--threadgroup", "4", "--arg", "a=arange(8):f32", "--arg", "out=zeros(8):f32"];
 
-fn scan_dir(name: &str) -> PathBuf {
+fn scan_dir(name: &str) -> Temp {
     let d = temp(name);
     std::fs::write(d.join("scan.metal"), SCAN).unwrap();
     d

@@ -8,10 +8,18 @@ fn bin(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_metal-puzzles")).current_dir(dir).args(args).output().expect("runs")
 }
 
-fn temp(name: &str, file: &str, text: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mp-log-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+/// A temporary folder, removed when the test ends.
+struct Temp(tempfile::TempDir);
+
+impl std::ops::Deref for Temp {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+fn temp(name: &str, file: &str, text: &str) -> Temp {
+    let d = Temp(tempfile::Builder::new().prefix(&format!("mp-log-{name}-")).tempdir().unwrap());
     std::fs::write(d.join(file), text).unwrap();
     d
 }

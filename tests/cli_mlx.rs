@@ -18,10 +18,18 @@ fn body_file(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBu
     p
 }
 
-fn tempdir(tag: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("mlx-cli-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A temporary folder, removed when the test ends.
+struct Temp(tempfile::TempDir);
+
+impl std::ops::Deref for Temp {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+fn tempdir(tag: &str) -> Temp {
+    Temp(tempfile::Builder::new().prefix(&format!("mlx-cli-{tag}-")).tempdir().unwrap())
 }
 
 #[test]

@@ -136,9 +136,18 @@ pub fn read_header(path: &Path) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    fn tree() -> PathBuf {
-        let base = std::env::temp_dir().join(format!("msl-include-{}-{:?}", std::process::id(), std::thread::current().id()));
-        let _ = std::fs::remove_dir_all(&base);
+    /// A temporary folder, removed when the test ends.
+    struct Temp(tempfile::TempDir);
+
+    impl std::ops::Deref for Temp {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            self.0.path()
+        }
+    }
+
+    fn tree() -> Temp {
+        let base = Temp(tempfile::Builder::new().prefix("msl-include-").tempdir().unwrap());
         std::fs::create_dir_all(base.join("proj/sub")).unwrap();
         std::fs::create_dir_all(base.join("lib/mylib")).unwrap();
         std::fs::write(base.join("proj/sub/a.h"), "a").unwrap();

@@ -2091,9 +2091,18 @@ mod tests {
 
     /// A folder tree for include tests: `main.metal` includes headers from
     /// its own folder and from a `-I` root.
-    fn include_tree(files: &[(&str, &str)]) -> PathBuf {
-        let base = std::env::temp_dir().join(format!("msl-pp-{}-{:?}", std::process::id(), std::thread::current().id()));
-        let _ = std::fs::remove_dir_all(&base);
+    /// A temporary folder, removed when the test ends.
+    struct Temp(tempfile::TempDir);
+
+    impl std::ops::Deref for Temp {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            self.0.path()
+        }
+    }
+
+    fn include_tree(files: &[(&str, &str)]) -> Temp {
+        let base = Temp(tempfile::Builder::new().prefix("msl-pp-").tempdir().unwrap());
         for (path, text) in files {
             let p = base.join(path);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();

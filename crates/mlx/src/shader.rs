@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 #[derive(Debug)]
 pub struct Library {
     pub sources: SourceMap,
+    /// The compiled file in `sources`.
+    pub file: msl::source::FileId,
     /// Warnings of the compile (errors make [`compile`] fail).
     pub diagnostics: Vec<Diagnostic>,
     program: msl::hir::Program,
@@ -53,6 +55,22 @@ pub struct ShaderResult {
     /// (`None` for read-only arguments and scalars), in argument order.
     pub written: Vec<Option<Array>>,
     pub report: gpu::RunReport,
+    /// How it was dispatched and run (for captures).
+    pub dispatch: Dispatch,
+    pub options: RunOptions,
+}
+
+impl Arg {
+    /// The array this argument is bound as (a Python int as a 64-bit
+    /// integer, a float as a 32-bit float, a bool as one byte).
+    pub fn to_array(&self) -> Result<Array, String> {
+        match self {
+            Arg::Array(a) => Ok(a.clone()),
+            Arg::Int(i) => Array::from_i64(DType::I64, &[], &[*i]),
+            Arg::Float(f) => Ok(Array::scalar_f64(DType::F32, *f)),
+            Arg::Bool(b) => Ok(Array::scalar_f64(DType::Bool, if *b { 1.0 } else { 0.0 })),
+        }
+    }
 }
 
 /// Compile a whole Metal source; on errors, the rendered diagnostics and
@@ -60,7 +78,9 @@ pub struct ShaderResult {
 pub fn compile(file_name: &str, source: &str) -> Result<Library, (SourceMap, Vec<Diagnostic>)> {
     let c = msl::compile(file_name, source, &msl::CompileOptions::default());
     match c.program {
-        Some(program) if !c.diagnostics.has_errors() => Ok(Library { sources: c.sources, diagnostics: c.diagnostics.items, program }),
+        Some(program) if !c.diagnostics.has_errors() => {
+            Ok(Library { sources: c.sources, file: c.file, diagnostics: c.diagnostics.items, program })
+        }
         _ => Err((c.sources, c.diagnostics.items)),
     }
 }
@@ -171,12 +191,7 @@ impl Library {
                 continue;
             };
             let shown = tables.display(pointee);
-            let array = match arg {
-                Arg::Array(a) => a.clone(),
-                Arg::Int(i) => Array::from_i64(DType::I64, &[], &[*i]).map_err(|e| format!("argument {k}: {e}"))?,
-                Arg::Float(f) => Array::scalar_f64(DType::F32, *f),
-                Arg::Bool(b) => Array::scalar_f64(DType::Bool, if *b { 1.0 } else { 0.0 }),
-            };
+            let array = arg.to_array().map_err(|e| format!("argument {k}: {e}"))?;
             let scalar_note = match arg {
                 Arg::Int(_) => " (a Python int is sent as a 64-bit integer, as PyTorch does: declare the parameter `constant long&` or pass a one-element tensor of the parameter's type)",
                 Arg::Float(_) => " (a Python float is sent as a 32-bit float: declare the parameter `constant float&` or pass a one-element tensor of its type)",
@@ -227,7 +242,7 @@ impl Library {
             let bytes = buffers.remove(&index).unwrap_or_default();
             written[k] = Some(Array::from_bytes(a.dtype, &a.shape, bytes).map_err(|e| format!("argument {k}: {e}"))?);
         }
-        Ok(ShaderResult { written, report })
+        Ok(ShaderResult { written, report, dispatch, options: RunOptions { cancel: None, ..opts } })
     }
 }
 

@@ -202,7 +202,28 @@ struct MlxKernel {
 }
 
 /// What one kernel call returns to Python.
-type CallOut = (Vec<ArrayOut>, String, Option<String>, String, Option<[u64; 8]>);
+/// (outputs, findings JSON, verbose text, warnings, counts, capture note)
+type CallOut = (Vec<ArrayOut>, String, Option<String>, String, Option<[u64; 8]>, Option<String>);
+
+/// Where a capture goes: the path given, the default place (`""`, or no
+/// path and `MTL_CAPTURE_ENABLED=1`), or nowhere.
+fn capture_path(capture: Option<&str>, kernel: &str) -> Option<std::path::PathBuf> {
+    match capture {
+        Some("") => Some(capture::default_path(std::path::Path::new(""), kernel)),
+        Some(p) => Some(std::path::PathBuf::from(p)),
+        None if capture::enabled_by_env() => Some(capture::default_path(std::path::Path::new(""), kernel)),
+        None => None,
+    }
+}
+
+/// Write the capture `make` builds to `path`; the line to print either way.
+fn save_capture(path: Option<std::path::PathBuf>, make: impl FnOnce() -> Result<capture::Capture, String>) -> Option<String> {
+    let path = path?;
+    Some(match make().and_then(|c| c.write(&path)) {
+        Ok(()) => format!("capture written to {} (open it with `metal-puzzles debug {0} …` or `metal-puzzles replay {0}`)", path.display()),
+        Err(e) => format!("warning: {e}"),
+    })
+}
 
 #[pymethods]
 impl MlxKernel {
@@ -241,7 +262,7 @@ impl MlxKernel {
     /// Run once. Returns (outputs, findings JSON, verbose text, rendered
     /// warnings, per-thread counts when `count`).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (inputs, output_shapes, output_dtypes, grid, threadgroup, template, init_value, verbose, check, count))]
+    #[pyo3(signature = (inputs, output_shapes, output_dtypes, grid, threadgroup, template, init_value, verbose, check, count, capture=None))]
     fn call(
         &self,
         py: Python<'_>,
@@ -255,6 +276,7 @@ impl MlxKernel {
         verbose: bool,
         check: &str,
         count: bool,
+        capture: Option<&str>,
     ) -> PyResult<CallOut> {
         let inputs = inputs.iter().map(mlx_input).collect::<PyResult<Vec<_>>>()?;
         let output_dtypes = output_dtypes.iter().map(|d| dtype(d)).collect::<PyResult<Vec<_>>>()?;
@@ -264,7 +286,8 @@ impl MlxKernel {
         call.check = level(check)?;
         call.count = count;
         let kernel = &self.kernel;
-        let (result, text) = run_interruptibly(py, move |cancel| {
+        let capture_to = capture_path(capture, &kernel.name);
+        let (result, text, note) = run_interruptibly(py, move |cancel| {
             call.cancel = Some(cancel);
             let mut text = None;
             let r = kernel.call_with(&call, &mut |g| {
@@ -272,7 +295,14 @@ impl MlxKernel {
                     text = Some(mlx::verbose_text(g));
                 }
             });
-            (r, text)
+            let note = match &r {
+                Ok(r) if !r.report.cancelled => save_capture(capture_to, || {
+                    let title = format!("MLX kernel `{}`", kernel.name);
+                    capture::from_mlx(kernel, &call, r, "metal_puzzles.fast.metal_kernel", title, capture::DEFAULT_LIMIT)
+                }),
+                _ => None,
+            };
+            (r, text, note)
         })?;
         match result {
             Ok(r) => {
@@ -282,7 +312,7 @@ impl MlxKernel {
                 let outs = r.outputs.iter().map(|a| array_out(py, a)).collect();
                 let warnings = if r.diagnostics.is_empty() { String::new() } else { msl::diag::render(&r.sources, &r.diagnostics, false) };
                 let counts = r.report.max_counts.map(|c| puzzles::check::score_of(&c).columns());
-                Ok((outs, findings_json(&r.sources, &r.report.findings), text, warnings, counts))
+                Ok((outs, findings_json(&r.sources, &r.report.findings), text, warnings, counts, note))
             }
             Err(mlx::MlxError::Compile { sources, diagnostics, generated }) => {
                 let e = compile_error(py, &sources, &diagnostics);
@@ -305,8 +335,8 @@ struct ShaderLibrary {
     lowered: Mutex<HashMap<String, Arc<gpu::Kernel>>>,
 }
 
-/// What one shader call returns: new contents per argument, findings JSON.
-type ShaderOut = (Vec<Option<ArrayOut>>, String);
+/// What one shader call returns: new contents per argument, findings JSON, capture note.
+type ShaderOut = (Vec<Option<ArrayOut>>, String, Option<String>);
 
 #[pymethods]
 impl ShaderLibrary {
@@ -331,7 +361,8 @@ impl ShaderLibrary {
         }
     }
 
-    #[pyo3(signature = (name, args, threads, group_size, check))]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (name, args, threads, group_size, check, capture=None))]
     fn call(
         &self,
         py: Python<'_>,
@@ -340,6 +371,7 @@ impl ShaderLibrary {
         threads: Option<[u32; 3]>,
         group_size: Option<[u32; 3]>,
         check: &str,
+        capture: Option<&str>,
     ) -> PyResult<ShaderOut> {
         let kernel = {
             let mut cache = self.lowered.lock().unwrap_or_else(|e| e.into_inner());
@@ -361,17 +393,58 @@ impl ShaderLibrary {
             cancel: None,
         };
         let library = &self.library;
+        let capture_to = capture_path(capture, name);
         let result = run_interruptibly(py, move |cancel| {
             call.cancel = Some(cancel);
-            library.call(&kernel, &call)
+            let r = library.call(&kernel, &call);
+            let note = match &r {
+                Ok(r) if !r.report.cancelled => save_capture(capture_to, || shader_capture(library, &kernel, &call, r)),
+                _ => None,
+            };
+            (r, note)
         })?;
-        let r = result.map_err(|m| PyValueError::new_err(format!("{name}: {m}")))?;
+        let (r, note) = result;
+        let r = r.map_err(|m| PyValueError::new_err(format!("{name}: {m}")))?;
         if r.report.cancelled {
             return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("the kernel was interrupted"));
         }
         let written = r.written.iter().map(|w| w.as_ref().map(|a| array_out(py, a))).collect();
-        Ok((written, findings_json(&self.library.sources, &r.report.findings)))
+        Ok((written, findings_json(&self.library.sources, &r.report.findings), note))
     }
+}
+
+/// A capture of a `compile_shader` call: argument k as the parameter bound
+/// to `[[buffer(k)]]`.
+fn shader_capture(
+    library: &mlx::shader::Library,
+    kernel: &gpu::Kernel,
+    call: &mlx::shader::ShaderCall,
+    r: &mlx::shader::ShaderResult,
+) -> Result<capture::Capture, String> {
+    let mut arguments = Vec::new();
+    let mut outputs = Vec::new();
+    for p in &kernel.params {
+        if let gpu::ir::ParamKind::Buffer { index, writable, .. } = &p.kind {
+            let k = *index as usize;
+            let Some(arg) = call.args.get(k) else { continue };
+            arguments.push((p.name.clone(), arg.to_array()?, *writable));
+            if let Some(Some(a)) = r.written.get(k) {
+                outputs.push((p.name.clone(), a.clone()));
+            }
+        }
+    }
+    let run = capture::SourceRun {
+        sources: &library.sources,
+        main: library.file,
+        compile_options: &msl::CompileOptions::default(),
+        kernel: &kernel.name,
+        dispatch: r.dispatch,
+        options: &r.options,
+        arguments,
+        outputs,
+        findings: &r.report.findings,
+    };
+    capture::from_source(&run, "metal_puzzles.compile_shader", format!("shader kernel `{}`", kernel.name), capture::DEFAULT_LIMIT)
 }
 
 /// The book's puzzles as JSON (the data the command line uses).
@@ -429,22 +502,30 @@ fn book_inputs(py: Python<'_>, number: u32, case: usize, random: Option<u64>) ->
         .collect())
 }
 
-/// What a book check returns: passed, solved, the report, findings JSON, score.
-type BookCheck = (bool, bool, String, String, [u64; 8]);
+/// What a book check returns: passed, solved, the report, findings JSON, score, capture note.
+type BookCheck = (bool, bool, String, String, [u64; 8], Option<String>);
 
 /// Check a header and body against a puzzle's tests, as `metal-puzzles check` does.
 #[pyfunction]
-fn book_check(py: Python<'_>, number: u32, header: &str, body: &str) -> PyResult<BookCheck> {
+#[pyo3(signature = (number, header, body, capture=None))]
+fn book_check(py: Python<'_>, number: u32, header: &str, body: &str, capture: Option<&str>) -> PyResult<BookCheck> {
     let p = puzzle(number)?;
+    let capture_to = capture_path(capture, p.kernel_name);
     run_interruptibly(py, move |_| {
         let r = puzzles::check_source(p, header, body);
+        let note = save_capture(capture_to, || {
+            let text = if header.is_empty() { body.to_string() } else { format!("{header}{}\n{body}", puzzles::BODY_MARKER) };
+            let (title, kernel, call) = puzzles::check::capture_run(&r, &p.file_name(), &text)?;
+            let result = kernel.call(&call).map_err(|e| format!("capture not written: {e}"))?;
+            capture::from_mlx(&kernel, &call, &result, "metal_puzzles MetalProblem.check", title, capture::DEFAULT_LIMIT)
+        });
         let mut findings = Vec::new();
         for f in &r.findings {
             let one: Vec<serde_json::Value> =
                 serde_json::from_str(&findings_json(&f.sources, std::slice::from_ref(&f.finding))).unwrap_or_default();
             findings.extend(one);
         }
-        (r.passed, r.solved(), puzzles::render::human(&r, false), serde_json::Value::Array(findings).to_string(), r.score.columns())
+        (r.passed, r.solved(), puzzles::render::human(&r, false), serde_json::Value::Array(findings).to_string(), r.score.columns(), note)
     })
 }
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _arrays, _native
 from ._errors import _findings
-from .fast import MetalKernelFunction
+from .fast import MetalKernelFunction, _capture_arg, _capture_note
 
 __all__ = ["MetalKernel", "MetalProblem", "Puzzle", "puzzles", "puzzle", "Diagram"]
 
@@ -192,19 +192,25 @@ class MetalProblem:
 
     # ----- check ---------------------------------------------------------
 
-    def check(self) -> bool:
+    def check(self, capture: Any = None) -> bool:
         """Run the tests and print the verdict: ``Passed Tests!`` or
         ``Failed Tests.`` with ``Yours:``/``Spec :``, the score table and
         any sanitizer findings. The book's puzzles are checked exactly as
         ``metal-puzzles check`` checks them (their tests, randomized
         variants and targets); other problems with their own inputs, three
         randomized variants of them, and ``spec``. Returns whether it passed.
+        ``capture="p.mpcapture"`` (or ``True``, or ``MTL_CAPTURE_ENABLED=1``)
+        saves the first failing test's run (or the first test's) of a book
+        puzzle as a capture file for ``metal-puzzles debug``/``replay``.
         """
         k = self._kernel()
         p = self.book_puzzle(k)
         if p is not None:
-            passed, _solved, report, findings_json, _score = _native.book_check(p.number, k.header, k.source)
+            passed, _solved, report, findings_json, _score, note = _native.book_check(
+                p.number, k.header, k.source, _capture_arg(capture)
+            )
             print(report, end="")
+            _capture_note(note)
             self.findings = _findings(findings_json)
             return passed
         return self._check_own(k)
@@ -222,7 +228,7 @@ class MetalProblem:
 
     def _run(self, k: MetalKernelFunction, inputs, count=True):
         natives = [_native_array(x, f"inputs[{i}]") for i, x in enumerate(inputs)]
-        outs, findings_json, _, _, counts = k._native.call(
+        outs, findings_json, _, _, counts, _ = k._native.call(
             natives, [list(self.output_shape)], [self.output_dtype], list(self.grid), list(self.threadgroup), [], 0.0, False, "all", count
         )
         name, shape, data = outs[0]

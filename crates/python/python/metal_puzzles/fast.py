@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from typing import Any, List, Optional, Sequence, Tuple
@@ -101,6 +102,7 @@ class MetalKernelFunction:
         verbose: bool = False,
         stream: Any = None,
         check: Optional[str] = None,
+        capture: Any = None,
     ) -> list:
         check = _check_name(check)
         if isinstance(inputs, dict) or not isinstance(inputs, (list, tuple)):
@@ -129,7 +131,7 @@ class MetalKernelFunction:
                 raise TypeError(f"[metal_kernel] template entries must be (name, value) pairs; got {entry!r}") from None
             tmpl.append((str(n), _template_value(n, v)))
         verbose = bool(verbose) or _native.verbose_env()
-        outs, findings_json, text, warns, _ = self._native.call(
+        outs, findings_json, text, warns, _, note = self._native.call(
             native_inputs,
             shapes,
             dts,
@@ -140,7 +142,9 @@ class MetalKernelFunction:
             verbose,
             check,
             False,
+            _capture_arg(capture),
         )
+        _capture_note(note)
         if text:
             sys.stdout.write(text)
         if warns:
@@ -148,6 +152,22 @@ class MetalKernelFunction:
         results = [_arrays.result_as(out_kind, n, s, b) for n, s, b in outs]
         _raise_or_warn(self.name, _findings(findings_json), results)
         return results
+
+
+def _capture_arg(capture: Any) -> Optional[str]:
+    """``capture=`` as the native call takes it: a path, ``""`` for the
+    default place (``capture=True``), or ``None`` (then
+    ``MTL_CAPTURE_ENABLED=1`` decides)."""
+    if capture is None or capture is False:
+        return None
+    if capture is True:
+        return ""
+    return os.fspath(capture)
+
+
+def _capture_note(note: Optional[str]) -> None:
+    if note:
+        print(note, file=sys.stderr)
 
 
 def _scalar_dtype(x) -> str:
@@ -184,6 +204,10 @@ def metal_kernel(
     MLX). ``verbose=True`` (or ``VERBOSE=1``) prints the generated source.
     ``check="none"|"memory"|"all"`` (default: :func:`set_default_check`)
     picks the sanitizer level; error findings raise :class:`KernelError`.
+    ``capture="run.mpcapture"`` (or ``capture=True``, or the environment
+    variable ``MTL_CAPTURE_ENABLED=1``: ``metal-puzzles-captures/NAME-N.mpcapture``)
+    saves the call as a capture file that ``metal-puzzles debug FILE`` opens
+    and ``metal-puzzles replay FILE`` re-runs; where it went is printed on stderr.
     ``compile_options`` is accepted for compatibility; the simulator always
     computes with IEEE semantics (MLX's ``"safe"`` math mode).
     """

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _arrays, _native
 from ._errors import KernelWarning, _check_name, _findings, _raise_or_warn
+from .fast import _capture_arg, _capture_note
 
 __all__ = ["compile_shader", "ShaderLibrary", "ShaderKernel"]
 
@@ -42,7 +43,14 @@ class ShaderKernel:
     def __repr__(self) -> str:
         return f"<shader kernel {self.name!r}>"
 
-    def __call__(self, *args: Any, threads: Optional[Dims] = None, group_size: Optional[Dims] = None, check: Optional[str] = None):
+    def __call__(
+        self,
+        *args: Any,
+        threads: Optional[Dims] = None,
+        group_size: Optional[Dims] = None,
+        check: Optional[str] = None,
+        capture: Any = None,
+    ):
         """Run with argument k bound to ``[[buffer(k)]]``.
 
         Arrays/tensors are bound whole and the kernel's writes land in them
@@ -51,6 +59,9 @@ class ShaderKernel:
         back a ``constant T&`` parameter. ``threads`` counts threads
         (``dispatchThreads``; default: the first array's element count),
         ``group_size`` threads per threadgroup (default: ``min(threads, 1024)``).
+        ``capture="run.mpcapture"`` (or ``capture=True``, or the environment
+        variable ``MTL_CAPTURE_ENABLED=1``: ``metal-puzzles-captures/``)
+        saves the call as a capture file for ``metal-puzzles debug``/``replay``.
         """
         check = _check_name(check)
         natives, views = [], []
@@ -62,9 +73,10 @@ class ShaderKernel:
             a, dname = _arrays.to_numpy(x, f"{self.name}: argument {i}")
             natives.append(_arrays.to_native(a, dname))
             views.append(a)
-        written, findings_json = self._library._native.call(
-            self.name, natives, _dims(threads, "threads"), _dims(group_size, "group_size"), check
+        written, findings_json, note = self._library._native.call(
+            self.name, natives, _dims(threads, "threads"), _dims(group_size, "group_size"), check, _capture_arg(capture)
         )
+        _capture_note(note)
         for i, w in enumerate(written):
             if w is None or views[i] is None:
                 continue

@@ -1,6 +1,6 @@
 //! `debug --thread --print` and `--profile` end to end, with golden outputs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn bin(dir: &Path, args: &[&str]) -> Output {

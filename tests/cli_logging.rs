@@ -1,7 +1,7 @@
 //! Shader logging (`os_log`) end to end: formats, thread tags, order, the
 //! per-dispatch cap, `--log` filters and the front end's checks.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn bin(dir: &Path, args: &[&str]) -> Output {

@@ -435,6 +435,11 @@ pub fn list(args: &DirArgs) -> u8 {
     EXIT_OK
 }
 
+/// `global reads ≤ 1`, … for every column with a target.
+fn target_list(t: puzzles::Targets) -> Vec<String> {
+    puzzles::COLUMNS.iter().zip(t.columns()).filter_map(|((_, n), t)| t.map(|t| format!("{} ≤ {t}", n.to_lowercase()))).collect()
+}
+
 pub fn hint(args: &PuzzleArgs) -> u8 {
     let Some(p) = puzzles::find(&args.puzzle) else { return unknown_puzzle(&args.puzzle) };
     println!("Puzzle {}: {}\n", p.number, p.title);
@@ -453,13 +458,13 @@ pub fn hint(args: &PuzzleArgs) -> u8 {
             t.threadgroup
         );
     }
-    let targets: Vec<String> = puzzles::COLUMNS
-        .iter()
-        .zip(p.targets.columns())
-        .filter_map(|((_, n), t)| t.map(|t| format!("{} ≤ {t}", n.to_lowercase())))
-        .collect();
+    let targets = target_list(p.targets);
     if !targets.is_empty() {
         println!("Targets per thread: {}", targets.join(", "));
+    }
+    // A pipeline: each kernel is judged against its own targets.
+    for (k, stage) in p.stages.iter().enumerate() {
+        println!("  Kernel {} ({}): {}", k + 1, stage.name, target_list(stage.targets).join(", "));
     }
     if p.tolerance != puzzles::check::BOOK_ONE_TOLERANCE {
         println!("Outputs match when |yours - spec| <= {} + {} * |spec|", p.tolerance.atol, p.tolerance.rtol);

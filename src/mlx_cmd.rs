@@ -230,6 +230,7 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         probe: args.debug.as_ref().and_then(|r| r.probe()),
         log: args.logging.options()?,
         cancel: None,
+        atomics_last_lane_first: false,
     };
 
     // Debugging: the body again with the probes placed (same lines).

@@ -218,6 +218,8 @@ pub struct Machine<'k> {
     /// Polled every few thousand instructions; when set, the run stops
     /// without a finding.
     pub cancel: Option<crate::Cancel>,
+    /// Atomics of one instruction go last lane first (`RunOptions`).
+    pub atomics_last_lane_first: bool,
     /// Lanes that left a loop with `break`, innermost loop last.
     breaks: Vec<Mask>,
     /// Lanes that returned, innermost inlined function last.
@@ -272,6 +274,7 @@ impl<'k> Machine<'k> {
             budget_total: budget,
             stopped: false,
             cancel: None,
+            atomics_last_lane_first: false,
             breaks: Vec::new(),
             returns: Vec::new(),
             alive: Mask::empty(),

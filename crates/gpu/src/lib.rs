@@ -112,6 +112,12 @@ pub struct RunOptions {
     pub log: Option<log::LogOptions>,
     /// Stop early when this is cancelled.
     pub cancel: Option<Cancel>,
+    /// Apply the lanes of one atomic instruction last lane first instead of
+    /// first lane first. Hardware promises no order, so a kernel whose
+    /// result depends on it (e.g. ranks taken from an atomic counter, which
+    /// makes a scatter unstable) gives a different answer under one of the
+    /// two; the puzzle book runs with this set.
+    pub atomics_last_lane_first: bool,
 }
 
 impl Default for RunOptions {
@@ -129,6 +135,7 @@ impl Default for RunOptions {
             probe: None,
             log: None,
             cancel: None,
+            atomics_last_lane_first: false,
         }
     }
 }
@@ -297,6 +304,7 @@ pub(crate) fn run_part<'a>(
     let lanes = dispatch.lanes_requested();
     let mut m = Machine::new(kernel, lanes, memory_for(kernel, opts, lanes, buffers), opts.check != CheckLevel::None, opts.budget);
     m.cancel = opts.cancel.clone();
+    m.atomics_last_lane_first = opts.atomics_last_lane_first;
     m.san = sanitizer_for(kernel, opts, &m.mem, lanes);
     if let Some(limit) = opts.trace {
         m.tracer = Some(Box::new(trace::Tracer::new(kernel.n32 as usize, kernel.n64 as usize, lanes, limit)));

@@ -753,7 +753,7 @@ impl Machine<'_> {
             return;
         }
         let mut done = Mask::empty();
-        for l in mask.lanes() {
+        for l in self.atomic_lanes(mask) {
             let p = self.get_pub(ptr, l);
             let old = match self.mem.region(p, l).and_then(|(bts, off)| read_le(bts, off, size)) {
                 Some(raw) => from_memory(ty, raw),
@@ -804,6 +804,15 @@ impl Machine<'_> {
     /// Atomics of all lanes on one shared allocation: the allocation is
     /// looked up once. Returns false (nothing done) when the lanes' pointers
     /// are not all in one such allocation.
+    /// The lanes of `mask` in the order their atomics are applied.
+    fn atomic_lanes(&self, mask: &Mask) -> Vec<usize> {
+        let mut lanes: Vec<usize> = mask.lanes().collect();
+        if self.atomics_last_lane_first {
+            lanes.reverse();
+        }
+        lanes
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn atomic_block(&mut self, op: AtomicOp, ty: Scalar, dst: Reg, ptr: Reg, a: Reg, at: AccessId, mask: &Mask) -> bool {
         let size = ty.size() as usize;
@@ -814,6 +823,7 @@ impl Machine<'_> {
             return false;
         }
         let (s, n) = (self.stride, self.n);
+        let lanes = self.atomic_lanes(mask);
         let Machine { mem, r32, r64, u32f, u64f, .. } = self;
         // Register `r` of lane `l`, from the register file borrowed apart from memory.
         let get = |r: Reg, l: usize| -> u64 {
@@ -851,7 +861,7 @@ impl Machine<'_> {
             },
             _ => None,
         };
-        for l in mask.lanes() {
+        for l in lanes {
             let (p, x) = (get(ptr, l), get(a, l));
             let off = ptr_offset(p);
             if let Some(f) = int32 {

@@ -320,3 +320,32 @@ kernel void k(device const float* a [[buffer(0)]], device float* out [[buffer(1)
     let c = r.max_counts.expect("counts");
     assert_eq!((c.device_reads, c.device_writes, c.simd_ops), (2, 2, 2));
 }
+
+#[test]
+fn atomics_can_run_last_lane_first() {
+    // Each thread takes a ticket from a counter: which thread gets which
+    // ticket is the order the atomics of one instruction are applied in.
+    let src = r#"#include <metal_stdlib>
+using namespace metal;
+kernel void k(device atomic_uint* next [[buffer(0)]], device uint* ticket [[buffer(1)]],
+              threadgroup atomic_uint* local_next [[threadgroup(0)]],
+              uint i [[thread_position_in_grid]]) {
+  ticket[i] = atomic_fetch_add_explicit(next, 1u, memory_order_relaxed)
+            + 100u * atomic_fetch_add_explicit(local_next, 1u, memory_order_relaxed);
+}"#;
+    let k = compile(src, "k");
+    for (last_first, traced) in [(false, false), (true, false), (true, true)] {
+        let mut bufs = BTreeMap::new();
+        bufs.insert(0, vec![0u8; 4]);
+        bufs.insert(1, vec![0u8; 4 * 40]);
+        let mut opts = RunOptions { atomics_last_lane_first: last_first, ..Default::default() };
+        opts.threadgroup_buffers.insert(0, 4);
+        // (A trace takes the lane-by-lane path through the atomics.)
+        opts.trace = traced.then_some(10_000);
+        let r = run(&k, &dispatch([40, 1, 1], [40, 1, 1]), &mut bufs, &opts);
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
+        let want: Vec<u32> = if last_first { (0..40).rev().map(|t| t * 101).collect() } else { (0..40).map(|t| t * 101).collect() };
+        let got: Vec<u32> = bufs[&1].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got, want, "last lane first: {last_first}, traced: {traced}");
+    }
+}

@@ -196,6 +196,9 @@ pub struct Call {
     pub log: Option<gpu::log::LogOptions>,
     /// Stop the run early when this is cancelled (see `gpu::Cancel`).
     pub cancel: Option<gpu::Cancel>,
+    /// Apply each atomic instruction's lanes last lane first
+    /// (`gpu::RunOptions::atomics_last_lane_first`).
+    pub atomics_last_lane_first: bool,
 }
 
 impl Call {
@@ -224,6 +227,7 @@ impl Call {
             probe: None,
             log: None,
             cancel: None,
+            atomics_last_lane_first: false,
         }
     }
 
@@ -596,6 +600,7 @@ impl MetalKernel {
             probe: call.probe,
             log: call.log,
             cancel: call.cancel.clone(),
+            atomics_last_lane_first: call.atomics_last_lane_first,
             ..Default::default()
         };
         let mut report = gpu::run(kernel, &dispatch, &mut buffers, &opts);

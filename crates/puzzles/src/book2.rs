@@ -10,7 +10,7 @@
 
 use crate::spec2;
 use crate::{Dispatch, Fill, InputSpec, Puzzle, Random, Stage, Targets, TestCase, Tolerance, NO_TARGETS};
-use arrays::DType::{F32, I32};
+use arrays::DType::{F32, I32, U32};
 
 pub const SIMD: &str = "SIMD-groups";
 pub const ATOMICS: &str = "Atomics";
@@ -40,7 +40,7 @@ const fn test(
     TestCase { name, inputs, output_shape, grid, threadgroup }
 }
 
-pub const BOOK_TWO: [Puzzle; 14] = [
+pub const BOOK_TWO: [Puzzle; 15] = [
     Puzzle {
         number: 15,
         slug: "simd_sum",
@@ -370,7 +370,8 @@ of `b` (M points): `out[i][j] = sqrt(sum_k (a[i][k] - b[j][k])^2)` (SciPy's `cdi
 per (i, j): x picks j, y picks i, in 8 x 8 threadgroups over a grid rounded up past N and M. Take \
 the differences directly: the shortcut `|a|^2 + |b|^2 - 2 a.b` cancels badly when points are close \
 and can even go negative under the square root. In the first test `a` and `b` are the same points, \
-so the diagonal must be exactly 0. Tolerance: 1e-5 relative + 1e-4 absolute.",
+so the diagonal must be exactly 0; in the third the points lie close together around (1000, 1000, \
+1000), where the squared norms are too large for float32 to keep the small distances. Tolerance: 1e-5 relative + 1e-4 absolute.",
         input_names: &["a", "b"],
         output_name: "out",
         header: "",
@@ -387,6 +388,19 @@ so the diagonal must be exactly 0. Tolerance: 1e-5 relative + 1e-4 absolute.",
                 [8, 8, 1],
             ),
             test("cdist (Edges)", &[floats("a", &[37, 3]), floats("b", &[29, 3])], &[37, 29], [32, 40, 1], [8, 8, 1]),
+            // Close points far from the origin: |a|^2 is about 3e6, where
+            // float32 steps by 0.25, so the shortcut through the norms loses
+            // the distance; the differences themselves are exact.
+            test(
+                "cdist (Far from the origin)",
+                &[
+                    input("a", F32, &[20, 3], Fill::Seeded(2300), Random::Floats(1000.0, 1004.0)),
+                    input("b", F32, &[13, 3], Fill::Seeded(2301), Random::Floats(1000.0, 1004.0)),
+                ],
+                &[20, 13],
+                [16, 24, 1],
+                [8, 8, 1],
+            ),
         ],
         spec: spec2::cdist,
         // Three coordinates of each point, one distance.
@@ -610,20 +624,9 @@ own reference, so a wrong stage is named. The last block is short. Tolerance: 1e
             test("Grid Scan (32 Blocks)", &[floats("a", &[2000])], &[2000], [2048, 1, 1], [64, 1, 1]),
         ],
         spec: spec2::cumsum,
-        // Per thread, over all three kernels: add_back reads a[i] and
-        // offsets[g]; each threadgroup kernel needs one barrier (SIMD-group
-        // results meet in threadgroup memory once); a SIMD-group function
-        // per kernel does the work inside a SIMD-group (5 shuffle rounds
-        // are allowed too).
-        targets: Targets {
-            global_reads: Some(2),
-            global_writes: Some(1),
-            shared_reads: Some(2),
-            shared_writes: Some(1),
-            barriers: Some(1),
-            simd_ops: Some(5),
-            ..NO_TARGETS
-        },
+        // Each kernel has its own targets (see the stages); these are
+        // their loosest.
+        targets: Targets::loosest(&GRID_SCAN_STAGES),
         hints: &[
             "`reduce`: `simd_sum` of each SIMD-group's values (0 past the end), lane 0 of each stores it in a `threadgroup float sums[2]`, one barrier, then one thread adds the two.",
             "`scan`: `simd_prefix_exclusive_sum` over `partials[lane]` (0 for lanes past `partials_shape[0]`) is the whole stage.",
@@ -634,6 +637,60 @@ own reference, so a wrong stage is named. The last block is short. Tolerance: 1e
         atomic_outputs: false,
         tolerance: Tolerance { rtol: 1e-4, atol: 1e-2 },
         stages: &GRID_SCAN_STAGES,
+    },
+    Puzzle {
+        number: 29,
+        slug: "radix_pass",
+        title: "Radix Sort Pass",
+        kernel_name: "radix_pass",
+        explanation: "One pass of an LSD radix sort: order the keys (uint32) by their 4-bit digit \
+`(key >> SHIFT) & 15` (SHIFT = 4, the second pass), keeping keys with equal digits in their input \
+order: the pass must be stable, or the next pass would undo this one (NumPy: \
+`keys[np.argsort((keys >> 4) & 15, kind='stable')]`). Three kernels over blocks of BLOCK = 64 keys, \
+one threadgroup each, on shared buffers. `histogram`: block g counts its digits in threadgroup \
+atomics and writes `counts[d][g]` (16 rows, one column per block; flat index `d * blocks + g`). \
+`scan`: one threadgroup of 256 threads turns `counts` into `offsets`, the exclusive prefix sum of \
+the flattened counts (`np.cumsum(counts) - counts`): where the keys of digit d from block g start \
+in the output. `scatter`: each key goes to `offsets[d][g]` plus its rank, the number of keys of the \
+same digit before it in its block. Each kernel is checked against its own reference, so a wrong \
+stage is named. No order of atomics is promised: the book applies the atomics of the threads of a \
+SIMD-group in reverse, so ranks taken from an atomic counter come out in the wrong order. At most \
+1024 keys (16 blocks); the last block is short. Exact comparison.",
+        input_names: &["keys"],
+        output_name: "out",
+        header: "constant uint BLOCK = 64;\nconstant uint BINS = 16;\nconstant uint SHIFT = 4;\n",
+        starter: "",
+        tests: &[
+            test("Radix Pass (Book)", &[input("keys", U32, &[200], Fill::Seeded(29), Random::Ints(0, 256))], &[200], [256, 1, 1], [64, 1, 1]),
+            test(
+                "Radix Pass (Edges)",
+                &[input("keys", U32, &[1000], Fill::Seeded(2900), Random::Ints(0, 1 << 16))],
+                &[1000],
+                [1024, 1, 1],
+                [64, 1, 1],
+            ),
+            test(
+                "Radix Pass (Two digits)",
+                &[input("keys", U32, &[333], Fill::Seeded(2901), Random::Ints(48, 80))],
+                &[333],
+                [384, 1, 1],
+                [64, 1, 1],
+            ),
+        ],
+        spec: spec2::radix_pass,
+        // Each kernel has its own targets (see the stages); these are
+        // their loosest.
+        targets: Targets::loosest(&RADIX_STAGES),
+        hints: &[
+            "`histogram` is puzzle 18 for one block: zero 16 `threadgroup atomic_uint` bins, barrier, one atomic add per key, barrier, and thread d < 16 writes its bin to `counts[d * blocks + g]` (blocks = `(keys_shape[0] + BLOCK - 1) / BLOCK`).",
+            "`scan`: `simd_prefix_exclusive_sum` within each SIMD-group, lane 31 of each stores its SIMD-group's total in threadgroup memory, one barrier, then add the totals of the SIMD-groups before yours.",
+            "`scatter`: store each thread's digit in a `threadgroup uint digits[BLOCK]` (BINS for threads past the end), one barrier, and count the equal digits at smaller indices: that rank keeps equal keys in order, which an atomic counter does not.",
+        ],
+        chapter: PIPELINES,
+        output_dtype: U32,
+        atomic_outputs: false,
+        tolerance: Tolerance { rtol: 0.0, atol: 0.0 },
+        stages: &RADIX_STAGES,
     },
 ];
 
@@ -655,6 +712,18 @@ const GRID_SCAN_STAGES: [Stage; 3] = [
         dispatch: |n| Dispatch { output_shape: vec![spec2::scan_blocks(n)], grid: block_grid(n), threadgroup: BLOCK_TG },
         spec: spec2::block_sums,
         starter: "uint i = thread_position_in_grid.x;\n",
+        // One load per thread; the two SIMD-group sums meet in threadgroup
+        // memory once (one barrier), and one thread adds them.
+        targets: Targets {
+            global_reads: Some(1),
+            global_writes: Some(1),
+            shared_reads: Some(2),
+            shared_writes: Some(1),
+            barriers: Some(1),
+            simd_ops: Some(5),
+            ..NO_TARGETS
+        },
+        diagnose: None,
     },
     Stage {
         name: "scan",
@@ -666,6 +735,17 @@ const GRID_SCAN_STAGES: [Stage; 3] = [
         dispatch: |n| Dispatch { output_shape: vec![spec2::scan_blocks(n)], grid: [32, 1, 1], threadgroup: [32, 1, 1] },
         spec: spec2::exclusive_scan,
         starter: "uint lane = thread_index_in_simdgroup;\n",
+        // One partial per lane and one prefix sum: no threadgroup memory.
+        targets: Targets {
+            global_reads: Some(1),
+            global_writes: Some(1),
+            shared_reads: Some(0),
+            shared_writes: Some(0),
+            barriers: Some(0),
+            simd_ops: Some(5),
+            ..NO_TARGETS
+        },
+        diagnose: None,
     },
     Stage {
         name: "add_back",
@@ -677,5 +757,109 @@ const GRID_SCAN_STAGES: [Stage; 3] = [
         dispatch: |n| Dispatch { output_shape: vec![n], grid: block_grid(n), threadgroup: BLOCK_TG },
         spec: spec2::block_scan_add,
         starter: "uint i = thread_position_in_grid.x;\n",
+        // a[i] and the block's offset; the first SIMD-group's total passes
+        // to the second through threadgroup memory (one barrier).
+        targets: Targets {
+            global_reads: Some(2),
+            global_writes: Some(1),
+            shared_reads: Some(1),
+            shared_writes: Some(1),
+            barriers: Some(1),
+            simd_ops: Some(5),
+            ..NO_TARGETS
+        },
+        diagnose: None,
+    },
+];
+
+/// Whole blocks of 64 keys.
+fn radix_grid(n: usize) -> [u32; 3] {
+    [(spec2::radix_blocks(n) * spec2::RADIX_BLOCK) as u32, 1, 1]
+}
+
+const RADIX_TG: [u32; 3] = [spec2::RADIX_BLOCK as u32, 1, 1];
+
+/// Threads of puzzle 29's scan: one per cell of `counts` (16 digits x at
+/// most 16 blocks).
+const RADIX_SCAN_THREADS: u32 = 256;
+
+const RADIX_STAGES: [Stage; 3] = [
+    Stage {
+        name: "histogram",
+        kernel_name: "radix_histogram",
+        about: "keys (n) -> counts (16 digits x blocks): counts[d][g] = keys of digit d in block g; grid: whole threadgroups of 64 covering keys",
+        inputs: &["keys"],
+        output: "counts",
+        output_dtype: U32,
+        dispatch: |n| Dispatch { output_shape: vec![spec2::RADIX_BINS, spec2::radix_blocks(n)], grid: radix_grid(n), threadgroup: RADIX_TG },
+        spec: spec2::radix_counts,
+        starter: "uint i = thread_position_in_grid.x;\nuint local_i = thread_position_in_threadgroup.x;\nuint block = threadgroup_position_in_grid.x;\nuint n = keys_shape[0];\nuint blocks = (n + BLOCK - 1) / BLOCK;\n",
+        // One key in, one count out (threads d < 16); a block's counts
+        // live in threadgroup atomics (zero, add, load: 3 per thread), not
+        // in device atomics; zero, count, write: two barriers.
+        targets: Targets {
+            global_reads: Some(1),
+            global_writes: Some(1),
+            shared_reads: Some(0),
+            shared_writes: Some(0),
+            device_atomics: Some(0),
+            threadgroup_atomics: Some(3),
+            barriers: Some(2),
+            ..NO_TARGETS
+        },
+        diagnose: None,
+    },
+    Stage {
+        name: "scan",
+        kernel_name: "radix_scan",
+        about: "counts -> offsets (exclusive prefix sum of the flattened counts, same shape); grid: one threadgroup of 256 threads, one per cell",
+        inputs: &["counts"],
+        output: "offsets",
+        output_dtype: U32,
+        dispatch: |n| Dispatch {
+            output_shape: vec![spec2::RADIX_BINS, spec2::radix_blocks(n)],
+            grid: [RADIX_SCAN_THREADS, 1, 1],
+            threadgroup: [RADIX_SCAN_THREADS, 1, 1],
+        },
+        spec: spec2::exclusive_scan,
+        starter: "uint i = thread_position_in_threadgroup.x;\nuint lane = thread_index_in_simdgroup;\nuint simdgroup = simdgroup_index_in_threadgroup;\nuint cells = counts_shape[0] * counts_shape[1];\n",
+        // One count in, one offset out; SIMD-group prefix sums and at most
+        // two barriers (book one's halving scan needs eight); the totals
+        // of the 8 SIMD-groups read from threadgroup memory.
+        targets: Targets {
+            global_reads: Some(1),
+            global_writes: Some(1),
+            shared_reads: Some(8),
+            shared_writes: Some(1),
+            barriers: Some(2),
+            simd_ops: Some(10),
+            ..NO_TARGETS
+        },
+        diagnose: None,
+    },
+    Stage {
+        name: "scatter",
+        kernel_name: "radix_scatter",
+        about: "keys, offsets -> out (n): key i of block g, digit d, goes to offsets[d][g] + its rank among the keys of digit d before it in the block; grid: as histogram",
+        inputs: &["keys", "offsets"],
+        output: "out",
+        output_dtype: U32,
+        dispatch: |n| Dispatch { output_shape: vec![n], grid: radix_grid(n), threadgroup: RADIX_TG },
+        spec: spec2::radix_scatter,
+        starter: "uint i = thread_position_in_grid.x;\nuint local_i = thread_position_in_threadgroup.x;\nuint block = threadgroup_position_in_grid.x;\nuint n = keys_shape[0];\nuint blocks = (n + BLOCK - 1) / BLOCK;\n",
+        // Its key and its offset in, the key out; the block's digits
+        // shared once (one barrier) and the ones before it read back (up
+        // to 63); ranks that do not come from atomics.
+        targets: Targets {
+            global_reads: Some(2),
+            global_writes: Some(1),
+            shared_reads: Some(63),
+            shared_writes: Some(1),
+            device_atomics: Some(0),
+            threadgroup_atomics: Some(0),
+            barriers: Some(1),
+            ..NO_TARGETS
+        },
+        diagnose: Some(spec2::diagnose_unstable_scatter),
     },
 ];

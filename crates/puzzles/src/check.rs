@@ -412,7 +412,8 @@ pub(crate) fn absorb_error(result: &mut CheckResult, e: mlx::MlxError) {
 pub const BOOK_BUDGET: u64 = 200_000;
 
 /// How the book runs a test: its inputs, a float32 output filled with 0,
-/// the test's dispatch and the book's budget, every check on (callers
+/// the test's dispatch and the book's budget, atomics applied last lane
+/// first, every check on (callers
 /// adjust counting, checks and tracing).
 pub fn book_call(puzzle: &Puzzle, case: &TestCase, inputs: &[Array]) -> mlx::Call {
     let mut call = mlx::Call::new(
@@ -424,6 +425,9 @@ pub fn book_call(puzzle: &Puzzle, case: &TestCase, inputs: &[Array]) -> mlx::Cal
     )
     .init_value(0.0);
     call.budget = Some(BOOK_BUDGET);
+    // No order of atomics is promised: the book runs them in the order that
+    // exposes kernels relying on the first-lane-first one.
+    call.atomics_last_lane_first = true;
     call
 }
 

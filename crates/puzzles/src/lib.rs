@@ -176,13 +176,36 @@ pub const NO_TARGETS: Targets = Targets {
 };
 
 impl Targets {
+    /// The loosest of the stages' targets, column by column: a column has a
+    /// target when some stage sets one, the largest of them (a pipeline's
+    /// score is the maximum of its kernels' scores).
+    pub const fn loosest(stages: &[Stage]) -> Targets {
+        let mut cols: [Option<u64>; 8] = [None; 8];
+        let mut s = 0;
+        while s < stages.len() {
+            let c = stages[s].targets.columns();
+            let mut k = 0;
+            while k < 8 {
+                cols[k] = match (cols[k], c[k]) {
+                    (Some(a), Some(b)) => Some(if a > b { a } else { b }),
+                    (None, b) => b,
+                    (a, None) => a,
+                };
+                k += 1;
+            }
+            s += 1;
+        }
+        let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops] = cols;
+        Targets { global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops }
+    }
+
     /// Book one's four columns.
     pub fn as_array(self) -> [Option<u64>; 4] {
         [self.global_reads, self.global_writes, self.shared_reads, self.shared_writes]
     }
 
     /// Every column, in the order of [`COLUMNS`].
-    pub fn columns(self) -> [Option<u64>; 8] {
+    pub const fn columns(self) -> [Option<u64>; 8] {
         [
             self.global_reads,
             self.global_writes,
@@ -292,7 +315,16 @@ pub struct Stage {
     pub spec: SpecFn,
     /// Its starter body.
     pub starter: &'static str,
+    /// Upper bounds on this kernel's per-thread score (each kernel is
+    /// judged against its own; the puzzle's targets are their loosest).
+    pub targets: Targets,
+    /// A closer look at a wrong output (the inputs given, yours, the
+    /// reference): a sentence naming the mistake when it is recognised.
+    pub diagnose: Option<DiagnoseFn>,
 }
+
+/// See [`Stage::diagnose`].
+pub type DiagnoseFn = fn(&[Array], &Array, &Array) -> Option<String>;
 
 impl Stage {
     /// The marker line of its section.

@@ -85,6 +85,7 @@ pub fn stage_call(stage: &Stage, inputs: &[Array], n: usize) -> mlx::Call {
     )
     .init_value(0.0);
     call.budget = Some(BOOK_BUDGET);
+    call.atomics_last_lane_first = true;
     call
 }
 
@@ -179,15 +180,19 @@ pub fn check_pipeline(puzzle: &'static Puzzle, file_name: &str, text: &str, canc
             let Some(yours) = out.outputs.into_iter().next() else { break };
             let expected = (stage.spec)(&given);
             if !yours.allclose(&expected, tol.rtol, tol.atol) {
-                wrong_stage = Some((si, yours, expected));
+                wrong_stage = Some((si, yours, expected, given));
                 break;
             }
             buffers.push((stage.output, yours));
         }
         match wrong_stage {
-            Some((si, yours, expected)) => {
+            Some((si, yours, expected, given)) => {
                 if result.explanations.is_empty() {
                     result.explanations = stage_verdict(puzzle, si, &yours, &expected, &test.name);
+                    // What the mistake looks like, right under the headline.
+                    if let Some(d) = puzzle.stages[si].diagnose.and_then(|d| d(&given, &yours, &expected)) {
+                        result.explanations.insert(1, d);
+                    }
                 }
                 test.yours = Some(yours);
                 test.spec = expected;
@@ -207,6 +212,8 @@ pub fn check_pipeline(puzzle: &'static Puzzle, file_name: &str, text: &str, canc
     result.stage_scores = puzzle.stages.iter().zip(&stage_scores).filter_map(|(s, sc)| sc.map(|sc| (s.name, sc))).collect();
     let score = stage_scores.iter().flatten().copied().reduce(Score::max);
     result.settle(score, puzzle.targets);
+    // Each kernel against its own targets (every kernel must have run).
+    result.targets_met = puzzle.stages.iter().zip(&stage_scores).all(|(st, sc)| sc.is_some_and(|sc| st.targets.met_by(sc)));
     Some(result)
 }
 

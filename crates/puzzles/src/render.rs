@@ -32,6 +32,27 @@ pub fn score_table(title: &str, score: Score, targets: Targets, judged: bool) ->
     s
 }
 
+/// A pipeline kernel's table: the puzzle's columns (the same in every
+/// kernel's table), this kernel's own targets (`-` where it sets none).
+pub fn stage_score_table(title: &str, score: Score, puzzle_targets: Targets, targets: Targets, judged: bool) -> String {
+    let shown = puzzle_targets.shown_columns();
+    let (values, limits) = (score.columns(), targets.columns());
+    let mut s = String::new();
+    let _ = writeln!(s, "# {title}");
+    s.push_str(&counts_table(score, &shown));
+    let _ = write!(s, "   | Target |");
+    for &k in &shown {
+        let cell = match limits[k] {
+            Some(t) if judged => format!("≤ {t} {}", if values[k] <= t { "✓" } else { "✗" }),
+            Some(t) => format!("≤ {t}"),
+            None => "-".to_string(),
+        };
+        let _ = write!(s, " {cell:>13} |");
+    }
+    s.push('\n');
+    s
+}
+
 /// What the memory counts count (for `--help`, the README and the book).
 pub const COUNTING_RULE: &str = "How memory is counted: a global read is one load, by one thread, from a buffer \
 bound to the kernel (a `device` or `constant` buffer parameter, a scalar passed as `constant T&` included); a \
@@ -129,9 +150,10 @@ pub fn human(r: &CheckResult, color: bool) -> String {
     }
     // A pipeline: one table per kernel (every test included).
     for (name, score) in &r.stage_scores {
-        let k = r.puzzle.stages.iter().position(|st| st.name == *name).unwrap_or(0);
+        let Some((k, stage)) = r.puzzle.stages.iter().enumerate().find(|(_, st)| st.name == *name) else { continue };
         s.push('\n');
-        s.push_str(&score_table(&format!("Kernel {} of {}: {name}", k + 1, r.puzzle.stages.len()), *score, r.puzzle.targets, r.passed));
+        let title = format!("Kernel {} of {}: {name}", k + 1, r.puzzle.stages.len());
+        s.push_str(&stage_score_table(&title, *score, r.puzzle.targets, stage.targets, r.passed));
     }
     // One table per book test (its randomized variants included).
     for (case, test) in r.puzzle.tests.iter().enumerate().filter(|_| r.puzzle.stages.is_empty()) {
@@ -224,6 +246,19 @@ fn one_line(s: &str) -> String {
 pub fn targets_verdict(r: &CheckResult) -> String {
     if r.targets_met {
         return format!("Puzzle {} solved: the tests pass and every target is met.\n", r.puzzle.number);
+    }
+    if !r.puzzle.stages.is_empty() {
+        // A pipeline: each kernel against its own targets.
+        let mut s = String::from("Not solved yet: the tests pass, but the kernel misses a target.\n");
+        let n = r.puzzle.stages.len();
+        for (k, stage) in r.puzzle.stages.iter().enumerate() {
+            let Some((_, score)) = r.stage_scores.iter().find(|(name, _)| *name == stage.name) else { continue };
+            for (what, v) in missed_targets(*score, stage.targets) {
+                let _ = writeln!(s, "  Kernel {} of {n} ({}): {what}", k + 1, stage.name);
+                let _ = writeln!(s, "    {v}");
+            }
+        }
+        return s;
     }
     let mut s = String::from("Not solved yet: the tests pass, but the kernel misses a target.\n");
     for (k, v) in missed_targets(r.score, r.puzzle.targets) {
@@ -324,8 +359,17 @@ pub fn json(r: &CheckResult) -> serde_json::Value {
                 .stages
                 .iter()
                 .map(|st| {
-                    let score = r.stage_scores.iter().find(|(n, _)| *n == st.name).map(|(_, s)| puzzle_score_json(*s, r.puzzle.targets));
-                    serde_json::json!({"name": st.name, "kernel": st.kernel_name, "score": score})
+                    let score = r.stage_scores.iter().find(|(n, _)| *n == st.name).map(|(_, s)| *s);
+                    // Judged like the puzzle's: only on a real score.
+                    let met = score.is_some_and(|s| st.targets.met_by(s));
+                    let score = score.map(|s| puzzle_score_json(s, r.puzzle.targets));
+                    serde_json::json!({
+                        "name": st.name,
+                        "kernel": st.kernel_name,
+                        "score": score,
+                        "targets": targets_json(st.targets),
+                        "targets_met": met,
+                    })
                 })
                 .collect(),
         );

@@ -196,8 +196,8 @@ pub fn block_sums(inputs: &[Array]) -> Array {
     chunk_sums(&inputs[0].to_f64_vec(), SCAN_BLOCK)
 }
 
-/// Stage 2 of puzzle 28: `np.cumsum(p) - p`, the sum of the blocks before
-/// each block.
+/// Stage 2 of puzzles 28 and 29: `np.cumsum(p) - p` over the flattened
+/// input (same dtype and shape), the sum of the cells before each cell.
 pub fn exclusive_scan(inputs: &[Array]) -> Array {
     let p = inputs[0].to_f64_vec();
     let mut s = 0.0;
@@ -209,7 +209,7 @@ pub fn exclusive_scan(inputs: &[Array]) -> Array {
             before
         })
         .collect();
-    make(DType::F32, &[v.len()], &v)
+    make(inputs[0].dtype, &inputs[0].shape, &v)
 }
 
 /// Stage 3 of puzzle 28: the scan of each block of `a` plus its block's
@@ -239,4 +239,85 @@ pub fn cumsum(inputs: &[Array]) -> Array {
         })
         .collect();
     make(DType::F32, &[v.len()], &v)
+}
+
+/// Keys per block (threads per threadgroup) of puzzle 29's radix pass.
+pub const RADIX_BLOCK: usize = 64;
+/// Digits of 4 bits: 16 bins.
+pub const RADIX_BINS: usize = 16;
+/// The pass sorts by bits 4..8 of each key (the header's `SHIFT`).
+pub const RADIX_SHIFT: u32 = 4;
+
+/// The digit a radix pass sorts `key` by: `(key >> SHIFT) & 15`.
+pub fn radix_digit(key: f64) -> usize {
+    ((key as u64 as u32) >> RADIX_SHIFT) as usize & (RADIX_BINS - 1)
+}
+
+/// Blocks of 64 keys covering `n` keys (the last may be short).
+pub fn radix_blocks(n: usize) -> usize {
+    n.div_ceil(RADIX_BLOCK)
+}
+
+/// Stage 1 of puzzle 29: `counts[d][g]`, how many keys of block g have
+/// digit d (16 rows, one column per block).
+pub fn radix_counts(inputs: &[Array]) -> Array {
+    let keys = inputs[0].to_f64_vec();
+    let blocks = radix_blocks(keys.len());
+    let mut v = vec![0.0; RADIX_BINS * blocks];
+    for (i, &k) in keys.iter().enumerate() {
+        v[radix_digit(k) * blocks + i / RADIX_BLOCK] += 1.0;
+    }
+    make(DType::U32, &[RADIX_BINS, blocks], &v)
+}
+
+/// Stage 3 of puzzle 29: every key moved to `offsets[d][g]` plus the
+/// number of keys of digit d before it in its block g (its stable rank),
+/// from the offsets it was given. Keys sent outside `out` are dropped.
+pub fn radix_scatter(inputs: &[Array]) -> Array {
+    let (keys, offsets) = (inputs[0].to_f64_vec(), inputs[1].to_f64_vec());
+    let blocks = radix_blocks(keys.len());
+    let mut v = vec![0.0; keys.len()];
+    for (g, block) in keys.chunks(RADIX_BLOCK).enumerate() {
+        let mut rank = [0usize; RADIX_BINS];
+        for &k in block {
+            let d = radix_digit(k);
+            let base = offsets.get(d * blocks + g).copied().unwrap_or(0.0).max(0.0) as usize;
+            if let Some(cell) = v.get_mut(base + rank[d]) {
+                *cell = k;
+            }
+            rank[d] += 1;
+        }
+    }
+    make(DType::U32, &[keys.len()], &v)
+}
+
+/// Puzzle 29 as a whole: the keys sorted by digit, keys with equal digits
+/// in their input order (a stable sort).
+pub fn radix_pass(inputs: &[Array]) -> Array {
+    let mut keys = inputs[0].to_f64_vec();
+    keys.sort_by_key(|&k| radix_digit(k));
+    make(DType::U32, &[keys.len()], &keys)
+}
+
+/// A wrong scatter whose keys all sit in their digit's range but in
+/// another order than the input's: it is not stable.
+pub fn diagnose_unstable_scatter(_given: &[Array], yours: &Array, expected: &Array) -> Option<String> {
+    let (y, e) = (yours.to_f64_vec(), expected.to_f64_vec());
+    let (mut ys, mut es) = (y.clone(), e.clone());
+    ys.sort_by(f64::total_cmp);
+    es.sort_by(f64::total_cmp);
+    let same_digits = y.len() == e.len() && y.iter().zip(&e).all(|(a, b)| radix_digit(*a) == radix_digit(*b));
+    if ys != es || !same_digits {
+        return None;
+    }
+    let i = y.iter().zip(&e).position(|(a, b)| a != b)?;
+    Some(format!(
+        "every key is in its digit's range, but keys with equal digits are out of their input order \
+(out[{i}] is {}, expected {}, both digit {}): the scatter is not stable. Ranks taken from an atomic \
+counter follow the order the threads' atomics happen to run in; count the keys of the same digit \
+before each key instead",
+        y[i] as u64,
+        e[i] as u64,
+        radix_digit(e[i])
+    ))
 }

@@ -513,3 +513,160 @@ fn grid_scan_starter_lists_every_kernel() {
     assert!(r.error.is_none() && !r.passed, "{:?}", r.error);
     assert!(r.explanations[0].starts_with("stage 1 (reduce) is wrong"), "{:?}", r.explanations);
 }
+
+// ---- Pipelines: puzzle 29, one pass of a radix sort -------------------------
+
+/// The reference sections with one stage's section replaced.
+fn radix_with(stage: &str, body: &str) -> String {
+    let all = solution("radix_pass");
+    let marker = format!("// ---- kernel {stage} ----\n");
+    let start = all.find(&marker).expect("section") + marker.len();
+    let end = all[start..].find("// ---- kernel ").map_or(all.len(), |e| start + e);
+    radix_file(&format!("{}{body}\n{}", &all[..start], &all[end..]))
+}
+
+fn check_radix(text: &str) -> puzzles::CheckResult {
+    puzzles::check(puzzles::find("radix_pass").unwrap(), text)
+}
+
+#[test]
+fn radix_pass_is_a_pipeline_solved_by_the_reference() {
+    let p = puzzles::find("29").unwrap();
+    assert_eq!((p.slug, p.chapter), ("radix_pass", "Pipelines"));
+    let names: Vec<&str> = p.stages.iter().map(|s| s.name).collect();
+    assert_eq!(names, ["histogram", "scan", "scatter"]);
+    let sizes: Vec<usize> = p.tests.iter().map(|t| t.inputs[0].shape[0]).collect();
+    assert!(sizes.iter().all(|n| n % 64 != 0), "{sizes:?}");
+    let r = check_radix(&radix_file(solution("radix_pass")));
+    assert_solved(&r);
+    // Per kernel: [global r, global w, shared r, shared w, device atomics, tg atomics, barriers, simd]
+    let scores: Vec<[u64; 8]> = r.stage_scores.iter().map(|(_, s)| s.columns()).collect();
+    assert_eq!(scores[0], [1, 1, 0, 0, 0, 3, 2, 0]);
+    assert_eq!(scores[1], [1, 1, 7, 1, 0, 0, 1, 1]);
+    assert_eq!(scores[2], [2, 1, 63, 1, 0, 0, 1, 0]);
+    // The book's test sorts its keys by digit, equal digits in input order.
+    let t = &r.tests[0];
+    let (keys, out) = (t.inputs[0].to_f64_vec(), t.yours.as_ref().unwrap().to_f64_vec());
+    let digit = |k: f64| ((k as u32) >> 4) & 15;
+    assert!(out.windows(2).all(|w| digit(w[0]) <= digit(w[1])));
+    for d in 0..16 {
+        let a: Vec<f64> = keys.iter().copied().filter(|&k| digit(k) == d).collect();
+        let b: Vec<f64> = out.iter().copied().filter(|&k| digit(k) == d).collect();
+        assert_eq!(a, b, "digit {d}");
+    }
+}
+
+#[test]
+fn radix_pass_targets_are_judged_per_kernel() {
+    let p = puzzles::find("radix_pass").unwrap();
+    // The puzzle's targets are the loosest of its kernels'.
+    assert_eq!(p.targets, puzzles::Targets::loosest(p.stages));
+    assert_eq!(p.targets.threadgroup_atomics, Some(3));
+    // A scan that reads two counts per thread is within the puzzle-wide
+    // global-read target (2, the scatter's) but over the scan's own (1).
+    let twice = "threadgroup uint totals[8];\nuint i = thread_position_in_threadgroup.x;\nuint lane = thread_index_in_simdgroup;\nuint simdgroup = simdgroup_index_in_threadgroup;\nuint cells = counts_shape[0] * counts_shape[1];\nuint c = i < cells ? counts[i] : 0u;\nuint again = i < cells ? counts[i] : 0u;\nuint before = simd_prefix_exclusive_sum(c);\nif (lane == 31) {\n    totals[simdgroup] = before + again;\n}\nthreadgroup_barrier(mem_flags::mem_threadgroup);\nuint base = 0;\nfor (uint k = 0; k < simdgroup; k++) {\n    base += totals[k];\n}\nif (i < cells) {\n    offsets[i] = base + before;\n}\n";
+    let r = check_radix(&radix_with("scan", twice));
+    assert!(r.passed && !r.targets_met, "{}", human(&r));
+    assert!(p.targets.met_by(r.score), "within the puzzle-wide targets");
+    let text = human(&r);
+    assert!(text.contains("Kernel 2 of 3 (scan): Global Reads: 2 per thread, target ≤ 1"), "{text}");
+    assert!(text.contains("# Kernel 2 of 3: scan"), "{text}");
+    let j = puzzles::render::json(&r);
+    assert_eq!(j["stages"][1]["targets"]["global_reads"], 1);
+    assert_eq!(j["stages"][1]["targets_met"], false);
+    assert_eq!(j["stages"][0]["targets_met"], true);
+    assert_eq!(j["stages"][2]["targets"]["shared_reads"], 63);
+}
+
+#[test]
+fn radix_wrong_histogram_is_named() {
+    // Counts laid out block-major (g * 16 + d) instead of digit-major.
+    let all = solution("radix_pass");
+    let body = all.replace("counts[local_i * blocks + block]", "counts[block * BINS + local_i]");
+    let r = check_radix(&radix_file(&body));
+    assert!(!r.passed && r.findings.is_empty(), "{}", human(&r));
+    let why = &r.explanations;
+    assert!(why[0].starts_with("stage 1 (histogram) is wrong in `Radix Pass (Book)`"), "{why:?}");
+    assert!(why[0].contains("of `counts` differ") && why[0].contains("the puzzle's inputs"), "{why:?}");
+    assert!(why.last().unwrap().contains("later stages did not run"), "{why:?}");
+    // Plain `+=` on threadgroup counters: a data race.
+    let racy = all
+        .replace("threadgroup atomic_uint bins[BINS];", "threadgroup uint bins[BINS];")
+        .replace("atomic_store_explicit(&bins[local_i], 0u, memory_order_relaxed);", "bins[local_i] = 0;")
+        .replace(
+            "atomic_fetch_add_explicit(&bins[(keys[i] >> SHIFT) & (BINS - 1)], 1u, memory_order_relaxed);",
+            "bins[(keys[i] >> SHIFT) & (BINS - 1)] += 1;",
+        )
+        .replace("atomic_load_explicit(&bins[local_i], memory_order_relaxed)", "bins[local_i]");
+    let r = check_radix(&radix_file(&racy));
+    assert!(!r.passed);
+    assert!(kinds(&r).contains(&"data-race"), "{:?}", kinds(&r));
+}
+
+#[test]
+fn radix_wrong_scan_is_named() {
+    // Each SIMD-group scanned on its own: the totals of earlier SIMD-groups
+    // are never added, so cells from 32 on are wrong (the Book test has 4
+    // blocks: 64 cells).
+    let local = "uint i = thread_position_in_threadgroup.x;\nuint cells = counts_shape[0] * counts_shape[1];\nuint c = i < cells ? counts[i] : 0u;\nuint before = simd_prefix_exclusive_sum(c);\nif (i < cells) {\n    offsets[i] = before;\n}\n";
+    let r = check_radix(&radix_with("scan", local));
+    assert!(!r.passed && r.findings.is_empty(), "{}", human(&r));
+    let why = &r.explanations;
+    assert!(why[0].starts_with("stage 2 (scan) is wrong in `Radix Pass (Book)`"), "{why:?}");
+    assert!(why[0].contains("stage 1 (histogram), which matched"), "{why:?}");
+    assert!(why[1].starts_with("offsets[32] is 0, expected "), "{why:?}");
+}
+
+#[test]
+fn radix_unstable_scatter_is_caught() {
+    // The classic bug: ranks from an atomic counter per digit, started at
+    // the block's offsets. Every key lands in its digit's range, but equal
+    // digits come out in the order the atomics ran.
+    let atomic = "threadgroup atomic_uint next[BINS];\nuint i = thread_position_in_grid.x;\nuint local_i = thread_position_in_threadgroup.x;\nuint block = threadgroup_position_in_grid.x;\nuint n = keys_shape[0];\nuint blocks = (n + BLOCK - 1) / BLOCK;\nif (local_i < BINS) {\n    atomic_store_explicit(&next[local_i], offsets[local_i * blocks + block], memory_order_relaxed);\n}\nthreadgroup_barrier(mem_flags::mem_threadgroup);\nif (i < n) {\n    uint key = keys[i];\n    uint pos = atomic_fetch_add_explicit(&next[(key >> SHIFT) & (BINS - 1)], 1u, memory_order_relaxed);\n    out[pos] = key;\n}\n";
+    let r = check_radix(&radix_with("scatter", atomic));
+    assert!(!r.passed && r.findings.is_empty(), "{}", human(&r));
+    let why = &r.explanations;
+    assert!(why[0].starts_with("stage 3 (scatter) is wrong in `Radix Pass (Book)`"), "{why:?}");
+    assert!(why[0].contains("stages 1 (histogram), 2 (scan), which matched"), "{why:?}");
+    assert!(
+        why[1].contains("keys with equal digits are out of their input order") && why[1].contains("the scatter is not stable"),
+        "{why:?}"
+    );
+    // A scatter that ignores the digit and keeps the keys where they were
+    // is wrong too, but not for stability.
+    let copy = "uint i = thread_position_in_grid.x;\nif (i < uint(keys_shape[0])) {\n    out[i] = keys[i];\n}\n";
+    let r = check_radix(&radix_with("scatter", copy));
+    assert!(r.explanations[0].starts_with("stage 3 (scatter) is wrong"), "{:?}", r.explanations);
+    assert!(!r.explanations[1].contains("not stable"), "{:?}", r.explanations);
+    // Ranks counted from device memory instead of threadgroup memory:
+    // right, but a read of every earlier key.
+    let serial = "uint i = thread_position_in_grid.x;\nuint block = threadgroup_position_in_grid.x;\nuint n = keys_shape[0];\nuint blocks = (n + BLOCK - 1) / BLOCK;\nif (i < n) {\n    uint key = keys[i];\n    uint d = (key >> SHIFT) & (BINS - 1);\n    uint rank = 0;\n    for (uint j = block * BLOCK; j < i; j++) {\n        rank += ((keys[j] >> SHIFT) & (BINS - 1)) == d ? 1u : 0u;\n    }\n    out[offsets[d * blocks + block] + rank] = key;\n}\n";
+    let r = check_radix(&radix_with("scatter", serial));
+    assert_over_target(&r, "Kernel 3 of 3 (scatter): Global Reads: 65 per thread, target ≤ 2");
+}
+
+#[test]
+fn radix_digit_without_the_mask_fails_on_wide_keys() {
+    // `key >> SHIFT` alone is the digit only for keys below 256.
+    let body = solution("radix_pass").replace("(keys[i] >> SHIFT) & (BINS - 1)", "keys[i] >> SHIFT");
+    let r = check_radix(&radix_file(&body));
+    assert!(!r.passed, "{}", human(&r));
+    assert!(r.first_failure().unwrap().name.starts_with("Radix Pass (Edges)"), "{}", human(&r));
+    assert!(r.findings.iter().any(|f| f.finding.kind.name() == "out-of-bounds"), "{:?}", kinds(&r));
+}
+
+#[test]
+fn cdist_shortcut_through_the_norms_is_caught() {
+    // |a|^2 + |b|^2 - 2 a.b: exact on the diagonal of the first test, close
+    // enough for points near the origin, but it loses small distances
+    // between points far from it.
+    let body = solution("cdist").replace(
+        "    float s = 0.0f;\n    for (uint k = 0; k < dims; k++) {\n        float d = a[i * dims + k] - b[j * dims + k];\n        s += d * d;\n    }\n    out[i * m + j] = sqrt(s);",
+        "    float aa = 0.0f;\n    float bb = 0.0f;\n    float ab = 0.0f;\n    for (uint k = 0; k < dims; k++) {\n        float x = a[i * dims + k];\n        float y = b[j * dims + k];\n        aa += x * x;\n        bb += y * y;\n        ab += x * y;\n    }\n    out[i * m + j] = sqrt(max(aa + bb - 2.0f * ab, 0.0f));",
+    );
+    assert!(body.contains("2.0f * ab"), "{body}");
+    let r = check("cdist", &body);
+    assert!(!r.passed && r.findings.is_empty(), "{}", human(&r));
+    assert_eq!(r.first_failure().unwrap().name, "cdist (Far from the origin)");
+    assert!(!r.explanations.is_empty());
+}

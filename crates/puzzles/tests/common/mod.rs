@@ -23,7 +23,7 @@ pub fn kinds(r: &CheckResult) -> Vec<&'static str> {
     r.findings.iter().map(|f| f.finding.kind.name()).collect()
 }
 
-pub const SOLUTIONS: [(&str, &str); 28] = [
+pub const SOLUTIONS: [(&str, &str); 29] = [
     (
         "map",
         r#"
@@ -543,10 +543,76 @@ if (i < uint(a_shape[0])) {
 }
 "#,
     ),
+    (
+        "radix_pass",
+        r#"// ---- kernel histogram ----
+threadgroup atomic_uint bins[BINS];
+uint i = thread_position_in_grid.x;
+uint local_i = thread_position_in_threadgroup.x;
+uint block = threadgroup_position_in_grid.x;
+uint n = keys_shape[0];
+uint blocks = (n + BLOCK - 1) / BLOCK;
+if (local_i < BINS) {
+    atomic_store_explicit(&bins[local_i], 0u, memory_order_relaxed);
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (i < n) {
+    atomic_fetch_add_explicit(&bins[(keys[i] >> SHIFT) & (BINS - 1)], 1u, memory_order_relaxed);
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (local_i < BINS) {
+    counts[local_i * blocks + block] = atomic_load_explicit(&bins[local_i], memory_order_relaxed);
+}
+
+// ---- kernel scan ----
+threadgroup uint totals[8];
+uint i = thread_position_in_threadgroup.x;
+uint lane = thread_index_in_simdgroup;
+uint simdgroup = simdgroup_index_in_threadgroup;
+uint cells = counts_shape[0] * counts_shape[1];
+uint c = i < cells ? counts[i] : 0u;
+uint before = simd_prefix_exclusive_sum(c);
+if (lane == 31) {
+    totals[simdgroup] = before + c;
+}
+threadgroup_barrier(mem_flags::mem_threadgroup);
+uint base = 0;
+for (uint k = 0; k < simdgroup; k++) {
+    base += totals[k];
+}
+if (i < cells) {
+    offsets[i] = base + before;
+}
+
+// ---- kernel scatter ----
+threadgroup uint digits[BLOCK];
+uint i = thread_position_in_grid.x;
+uint local_i = thread_position_in_threadgroup.x;
+uint block = threadgroup_position_in_grid.x;
+uint n = keys_shape[0];
+uint blocks = (n + BLOCK - 1) / BLOCK;
+uint key = i < n ? keys[i] : 0u;
+uint d = i < n ? (key >> SHIFT) & (BINS - 1) : BINS;
+digits[local_i] = d;
+threadgroup_barrier(mem_flags::mem_threadgroup);
+if (i < n) {
+    uint rank = 0;
+    for (uint j = 0; j < local_i; j++) {
+        rank += digits[j] == d ? 1u : 0u;
+    }
+    out[offsets[d * blocks + block] + rank] = key;
+}
+"#,
+    ),
 ];
 
 /// Puzzle 28's three kernels, one section each.
 pub const GRID_SCAN: &str = SOLUTIONS[27].1;
+
+/// Puzzle 29's three kernels (the whole file: its header, then one section each).
+pub fn radix_file(sections: &str) -> String {
+    file_with("radix_pass", sections)
+}
 
 pub fn solution(slug: &str) -> &'static str {
     SOLUTIONS.iter().find(|(s, _)| *s == slug).expect("solution").1

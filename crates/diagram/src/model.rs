@@ -2,7 +2,7 @@
 //! threads read and wrote each cell, and the value-flow arcs.
 
 use crate::{grid_shape, DiagramSpec, Role, MAX_ARCS, MAX_COLS, MAX_INTERVALS, MAX_PANELS, MAX_ROWS};
-use gpu::trace::Trace;
+use gpu::trace::{ExchangeKind, Trace};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A drawn cell: (table, copy, row, col). `copy` is the barrier interval for
@@ -26,6 +26,12 @@ pub(crate) struct Panel {
     /// Read events per cell (repeated reads count).
     pub read_counts: BTreeMap<Pos, u32>,
     pub writes: BTreeMap<Pos, BTreeSet<u32>>,
+    /// Threads that ran an atomic operation on each cell (drawn apart
+    /// from plain reads and writes).
+    pub atomics: BTreeMap<Pos, BTreeSet<u32>>,
+    /// SIMD-group functions, one row per function call site, in the order
+    /// they first ran.
+    pub exchanges: Vec<ExchangeRow>,
     /// (thread, source, destination).
     pub arcs: BTreeSet<(u32, Pos, Pos)>,
     /// Threadgroup-memory values at the end of each interval (last store;
@@ -33,6 +39,22 @@ pub(crate) struct Panel {
     pub tg_values: BTreeMap<Pos, String>,
     pub threads: BTreeSet<u32>,
 }
+
+/// One SIMD-group function call site in a panel, over every time it ran.
+pub(crate) struct ExchangeRow {
+    pub name: String,
+    pub kind: ExchangeKind,
+    pub span: msl::source::Span,
+    /// Times one SIMD-group ran it.
+    pub runs: u32,
+    /// Lanes (threadgroup-local) that took part.
+    pub lanes: BTreeSet<u32>,
+    /// Shuffles: (source lane, destination lane).
+    pub moves: BTreeSet<(u32, u32)>,
+}
+
+/// Most SIMD-group function rows drawn per panel.
+pub(crate) const MAX_EXCHANGE_ROWS: usize = 4;
 
 pub(crate) struct Model {
     pub tables: Vec<TableGeom>,
@@ -150,16 +172,22 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
         if elems.iter().any(|&(ti, _, _)| is_tg[ti]) {
             intervals = intervals.max(iv + 1);
         }
+        if e.atomic {
+            // One mark for the read and the write of an atomic operation.
+            for &(ti, r, c) in elems {
+                p.atomics.entry((ti, copy_of(ti, iv), r, c)).or_default().insert(th);
+            }
+        }
         if !e.write {
             last_read.insert((e.threadgroup, th, e.cell), iv);
-            for &(ti, r, c) in elems {
+            for &(ti, r, c) in elems.iter().filter(|_| !e.atomic) {
                 let pos = (ti, copy_of(ti, iv), r, c);
                 p.reads.entry(pos).or_default().insert(th);
                 *p.read_counts.entry(pos).or_default() += 1;
             }
             continue;
         }
-        for &(ti, r, c) in elems {
+        for &(ti, r, c) in elems.iter().filter(|_| !e.atomic) {
             p.writes.entry((ti, copy_of(ti, iv), r, c)).or_default().insert(th);
         }
         if let (Some(&(ti, r, c)), Some((s, bits))) = (elems.first(), e.value) {
@@ -187,6 +215,33 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
                 }
             }
         }
+    }
+    for x in &trace.exchanges {
+        let Some(&pi) = panel_of.get(&x.threadgroup) else { continue };
+        let p = &mut panels[pi];
+        let row = match p.exchanges.iter().position(|r| r.name == x.name && r.span == x.span) {
+            Some(k) => k,
+            None if p.exchanges.len() < MAX_EXCHANGE_ROWS => {
+                p.exchanges.push(ExchangeRow {
+                    name: x.name.clone(),
+                    kind: x.kind,
+                    span: x.span,
+                    runs: 0,
+                    lanes: BTreeSet::new(),
+                    moves: BTreeSet::new(),
+                });
+                p.exchanges.len() - 1
+            }
+            None => {
+                truncated = true;
+                continue;
+            }
+        };
+        let r = &mut p.exchanges[row];
+        r.runs += 1;
+        r.lanes.extend(x.lanes.iter().copied());
+        r.moves.extend(x.moves.iter().copied());
+        p.threads.extend(x.lanes.iter().copied());
     }
     for p in &mut panels {
         for copy in 1..intervals {

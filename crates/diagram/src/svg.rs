@@ -2,7 +2,7 @@
 
 use crate::model::{build, local_pos, Model, Pos};
 use crate::{hex, thread_color, DiagramSpec, Role};
-use gpu::trace::Trace;
+use gpu::trace::{ExchangeKind, Trace};
 use std::fmt::Write;
 
 const CELL: f64 = 30.0;
@@ -25,6 +25,10 @@ const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 const ARC_DIP: f64 = 9.0;
 /// The legend's explanation of arcs.
 const FLOW_TEXT: &str = "value flow: source cell → written cell";
+/// The legend's explanation of atomics.
+const ATOMIC_TEXT: &str = "atomic operation on the cell: dashed outline in the thread's colour (not counted as a read or write)";
+/// The legend's explanation of the SIMD-group band.
+const SIMD_TEXT: &str = "SIMD-group function: lanes share values (arc: shuffle source → lane; bracket: reduction; ramp: prefix scan)";
 /// Most read dots drawn in one cell (5 a row, 3 rows).
 const MAX_DOTS: usize = 15;
 /// Most write outlines drawn in one cell.
@@ -77,6 +81,48 @@ struct Layout {
     blocks: Vec<Block>,
     w: f64,
     h: f64,
+    /// The SIMD-group functions band under the tables, when any ran.
+    band: Option<Band>,
+}
+
+/// Where a panel draws its SIMD-group functions: one row per call site,
+/// a label then one dot per lane.
+struct Band {
+    /// Top of the band's title, relative to the panel.
+    y: f64,
+    /// Left edge of lane 0.
+    lanes_x: f64,
+    /// Lanes drawn (threadgroup-local 0..lanes).
+    lanes: u32,
+    /// Lanes that took part in any row (more than `lanes` when capped).
+    all_lanes: u32,
+}
+
+/// Horizontal step between lanes in the SIMD-group band.
+const LANE_DX: f64 = 7.0;
+/// Height of one row of the band.
+const EXCHANGE_ROW_H: f64 = 30.0;
+/// Most lanes drawn in the band (two SIMD-groups).
+const MAX_BAND_LANES: u32 = 64;
+/// Most shuffle arcs drawn per row.
+const MAX_MOVES: usize = 128;
+
+/// A band row's label: the function and how often a SIMD-group ran it.
+fn exchange_label(r: &crate::model::ExchangeRow) -> String {
+    if r.runs == 1 {
+        r.name.clone()
+    } else {
+        format!("{} ×{}", r.name, r.runs)
+    }
+}
+
+/// The band's title.
+fn band_title(b: &Band) -> String {
+    if b.all_lanes > b.lanes {
+        format!("SIMD-group functions (lanes 0–{} of {})", b.lanes - 1, b.all_lanes)
+    } else {
+        "SIMD-group functions".to_string()
+    }
 }
 
 fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
@@ -107,7 +153,16 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
         }
     }
     let row_w = |r: &[Block]| r.iter().map(|b| b.w).sum::<f64>() + TABLE_GAP * (r.len().saturating_sub(1)) as f64;
-    let inner_w = rows.iter().map(|r| row_w(r)).fold(160.0, f64::max);
+    let mut inner_w = rows.iter().map(|r| row_w(r)).fold(160.0, f64::max);
+    // The band: as many rows as the busiest panel, lanes after the longest label.
+    let band_rows = m.panels.iter().map(|p| p.exchanges.len()).max().unwrap_or(0);
+    let all_lanes = m.panels.iter().flat_map(|p| p.exchanges.iter()).filter_map(|r| r.lanes.last()).map(|&l| l + 1).max().unwrap_or(0);
+    let label_w = m.panels.iter().flat_map(|p| p.exchanges.iter()).map(|r| text_width(&exchange_label(r), 10.0)).fold(0.0, f64::max);
+    let mut band = (band_rows > 0).then(|| Band { y: 0.0, lanes_x: PAD + label_w + 12.0, lanes: all_lanes.min(MAX_BAND_LANES), all_lanes });
+    if let Some(b) = &band {
+        let title_w = text_width(&band_title(b), 12.0);
+        inner_w = inner_w.max(label_w + 12.0 + b.lanes as f64 * LANE_DX).max(title_w);
+    }
     let mut y = PANEL_TITLE;
     let mut blocks = Vec::new();
     for mut row in rows {
@@ -122,7 +177,99 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
         blocks.extend(row);
         y += LABEL_H + h + ROW_GAP;
     }
-    Layout { blocks, w: inner_w + 2.0 * PAD, h: y - ROW_GAP + PAD }
+    if let Some(b) = &mut band {
+        b.y = y;
+        y += LABEL_H + band_rows as f64 * EXCHANGE_ROW_H + ROW_GAP;
+    }
+    Layout { blocks, w: inner_w + 2.0 * PAD, h: y - ROW_GAP + PAD, band }
+}
+
+/// One panel's SIMD-group band: a title, then per call site its label and
+/// the lanes that ran it (dots in their thread's colour), with a bracket
+/// under the lanes of a reduction, a ramp under a prefix scan, a box
+/// around a matrix multiply and an arc from source to destination lane
+/// for each shuffle.
+fn draw_band(s: &mut String, b: &Band, p: &crate::model::Panel) {
+    if p.exchanges.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, r#"<g class="simd-band">"#);
+    let _ = writeln!(
+        s,
+        r##"<text class="band-title" x="{PAD}" y="{}" font-size="12" font-weight="bold" fill="#222">{}</text>"##,
+        f(b.y + LABEL_H - 5.0),
+        esc(&band_title(b))
+    );
+    let lane_x = |l: u32| b.lanes_x + l as f64 * LANE_DX + LANE_DX / 2.0;
+    for (k, r) in p.exchanges.iter().enumerate() {
+        let top = b.y + LABEL_H + k as f64 * EXCHANGE_ROW_H;
+        let cy = top + 15.0;
+        let kind = match r.kind {
+            ExchangeKind::Reduce => "reduce",
+            ExchangeKind::Scan => "scan",
+            ExchangeKind::Shuffle => "shuffle",
+            ExchangeKind::Matrix => "matrix",
+        };
+        let _ = writeln!(s, r#"<g class="simd-exchange" data-name="{}" data-kind="{kind}" data-runs="{}">"#, esc(&r.name), r.runs);
+        let _ = writeln!(
+            s,
+            r##"<text class="exchange-label" x="{PAD}" y="{}" font-size="10" fill="#333">{}</text>"##,
+            f(cy + 3.5),
+            esc(&exchange_label(r))
+        );
+        // Per SIMD-group (32 lanes): the span of its lanes that took part.
+        let mut groups: Vec<(u32, u32)> = Vec::new();
+        for &l in r.lanes.iter().filter(|&&l| l < b.lanes) {
+            match groups.last_mut() {
+                Some((_, last)) if l / 32 == *last / 32 => *last = l,
+                _ => groups.push((l, l)),
+            }
+        }
+        for &(first, last) in &groups {
+            let (x0, x1) = (lane_x(first) - 3.0, lane_x(last) + 3.0);
+            let shape = match r.kind {
+                ExchangeKind::Reduce => {
+                    format!("M{} {} L{} {} L{} {} L{} {}", f(x0), f(cy + 4.0), f(x0), f(cy + 8.0), f(x1), f(cy + 8.0), f(x1), f(cy + 4.0))
+                }
+                ExchangeKind::Scan => format!("M{} {} L{} {} L{} {} Z", f(x0), f(cy + 9.0), f(x1), f(cy + 9.0), f(x1), f(cy + 4.0)),
+                ExchangeKind::Matrix => {
+                    format!("M{} {} L{} {} L{} {} L{} {} Z", f(x0), f(cy - 5.0), f(x1), f(cy - 5.0), f(x1), f(cy + 5.0), f(x0), f(cy + 5.0))
+                }
+                ExchangeKind::Shuffle => continue,
+            };
+            let fill = if r.kind == ExchangeKind::Scan { "#9aa3ad" } else { "none" };
+            let _ = writeln!(
+                s,
+                r##"<path class="exchange-shape" d="{shape}" fill="{fill}" fill-opacity="0.5" stroke="#59616b" stroke-width="1.2"/>"##
+            );
+        }
+        for &(from, to) in r.moves.iter().filter(|(a, c)| *a < b.lanes && *c < b.lanes).take(MAX_MOVES) {
+            let (x1, x2) = (lane_x(from), lane_x(to));
+            let lift = ((x2 - x1).abs() / 3.0).clamp(4.0, 11.0);
+            let _ = writeln!(
+                s,
+                r#"<path class="exchange-move" data-from="{from}" data-to="{to}" d="M{} {} Q{} {} {} {}" fill="none" stroke="{}" stroke-width="1" stroke-opacity="0.8"/>"#,
+                f(x1),
+                f(cy - 3.0),
+                f((x1 + x2) / 2.0),
+                f(cy - 3.0 - lift),
+                f(x2),
+                f(cy - 3.0),
+                hex(thread_color(to))
+            );
+        }
+        for &l in r.lanes.iter().filter(|&&l| l < b.lanes) {
+            let _ = writeln!(
+                s,
+                r#"<circle class="lane" data-thread="{l}" cx="{}" cy="{}" r="2.4" fill="{}"/>"#,
+                f(lane_x(l)),
+                f(cy),
+                hex(thread_color(l))
+            );
+        }
+        let _ = writeln!(s, "</g>");
+    }
+    let _ = writeln!(s, "</g>");
 }
 
 /// The bottom edge of the drawn table holding a cell, relative to its panel.
@@ -216,7 +363,16 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     let note_x = 156.0 + text_width(FLOW_TEXT, 10.0) + 24.0;
     let note_inline = note_x + text_width(TG_NOTE, 10.0) <= width - 2.0 * MARGIN;
     let note_line = if has_tg && !note_inline { 18.0 } else { 0.0 };
-    let height = legend_y + ky + 18.0 + note_line;
+    // Lines for the marks only some diagrams have: atomics, SIMD-group functions.
+    let mut extra_marks: Vec<(&str, &str)> = Vec::new();
+    if m.panels.iter().any(|p| !p.atomics.is_empty()) {
+        extra_marks.push(("atomic", ATOMIC_TEXT));
+    }
+    if l.band.is_some() && m.panels.iter().any(|p| !p.exchanges.is_empty()) {
+        extra_marks.push(("simd", SIMD_TEXT));
+    }
+    let width = extra_marks.iter().map(|(_, t)| 20.0 + text_width(t, 10.0) + 2.0 * MARGIN).fold(width, f64::max);
+    let height = legend_y + ky + 18.0 + note_line + 18.0 * extra_marks.len() as f64;
 
     let mut s = String::new();
     let _ = writeln!(
@@ -380,6 +536,45 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
             }
         }
 
+        // Atomics: a dashed outline per thread and a diamond in the corner.
+        for (&pos, threads) in &p.atomics {
+            let Some((x, y)) = cell_xy(&l, &m, pos) else {
+                continue;
+            };
+            for (k, &th) in threads.iter().take(MAX_OUTLINES).enumerate() {
+                let inset = 1.5 + 2.5 * k as f64;
+                let _ = writeln!(
+                    s,
+                    r#"<rect class="atomic" data-thread="{th}" data-cell="{}" x="{}" y="{}" width="{}" height="{}" fill="none" stroke="{}" stroke-width="2" stroke-dasharray="3 2"/>"#,
+                    pos_id(spec, pos),
+                    f(x + inset),
+                    f(y + inset),
+                    f(CELL - 2.0 * inset),
+                    f(CELL - 2.0 * inset),
+                    hex(thread_color(th))
+                );
+            }
+            let first = threads.iter().next().copied().unwrap_or(0);
+            let (dx, dy) = (x + CELL - 6.0, y + 6.0);
+            let _ = writeln!(
+                s,
+                r#"<path class="atomic-mark" d="M{} {} L{} {} L{} {} L{} {} Z" fill="{}"/>"#,
+                f(dx),
+                f(dy - 4.0),
+                f(dx + 4.0),
+                f(dy),
+                f(dx),
+                f(dy + 4.0),
+                f(dx - 4.0),
+                f(dy),
+                hex(thread_color(first))
+            );
+        }
+
+        if let Some(b) = &l.band {
+            draw_band(&mut s, b, p);
+        }
+
         // Reads: a dot per reading thread.
         for (&pos, readers) in &p.reads {
             let Some((x, y)) = cell_xy(&l, &m, pos) else {
@@ -446,6 +641,34 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
         y2 = f(ky - 6.0),
         y3 = f(ky - 9.0)
     );
+    for (k, (what, text)) in extra_marks.iter().enumerate() {
+        let y = ky + note_line + 18.0 * (k + 1) as f64;
+        let mark = if *what == "atomic" {
+            format!(
+                r##"<rect class="legend-atomic" x="0" y="{}" width="12" height="12" fill="none" stroke="#555" stroke-width="1.6" stroke-dasharray="3 2"/><path d="M12 {} L15 {} L12 {} L9 {} Z" fill="#555"/>"##,
+                f(y - 6.0),
+                f(y - 9.0),
+                f(y - 6.0),
+                f(y - 3.0),
+                f(y - 6.0)
+            )
+        } else {
+            format!(
+                r##"<path d="M2 {} Q7 {} 12 {}" fill="none" stroke="#555" stroke-width="1"/><circle cx="2" cy="{}" r="2.2" fill="#555"/><circle cx="12" cy="{}" r="2.2" fill="#555"/>"##,
+                f(y - 1.0),
+                f(y - 9.0),
+                f(y - 1.0),
+                f(y + 1.0),
+                f(y + 1.0)
+            )
+        };
+        let _ = writeln!(
+            s,
+            r##"<g class="legend-{what}" font-size="10" fill="#333">{mark}<text x="20" y="{}">{}</text></g>"##,
+            f(y + 3.5),
+            esc(text)
+        );
+    }
     let _ = writeln!(s, "</g>");
     s.push_str("</svg>\n");
     s

@@ -606,6 +606,22 @@ impl<'k> Machine<'k> {
         self.trace_access_value(reg, None, write, p, size, l, at);
     }
 
+    /// Tell the tracer about a SIMD-group function run by one SIMD-group.
+    pub(crate) fn trace_exchange(
+        &mut self,
+        name: String,
+        kind: crate::trace::ExchangeKind,
+        lanes: Vec<u32>,
+        moves: Vec<(u32, u32)>,
+        at: AccessId,
+    ) {
+        let tg = self.geo.tg_pos;
+        let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
+        if let Some(t) = self.tracer.as_mut() {
+            t.exchange(name, kind, lanes, moves, tg, span);
+        }
+    }
+
     /// [`Self::trace_access`] for a store whose value is known.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn trace_access_value(
@@ -1317,9 +1333,9 @@ impl<'k> Machine<'k> {
                 }
                 self.barrier(*simdgroup, *at, mask)
             }
-            Inst::Lane { op, quad, ty, dst, a, arg, fill, .. } => {
+            Inst::Lane { op, quad, ty, dst, a, arg, fill, at } => {
                 self.count_lanes(mask, |c| c.simd_ops += 1);
-                self.lane_op(*op, *quad, *ty, *dst, *a, *arg, *fill, mask)
+                self.lane_op(*op, *quad, *ty, *dst, (*a, *arg, *fill), *at, mask)
             }
             Inst::Matrix { op, ty, dst, args, mats, space, at } => {
                 self.count_lanes(mask, |c| c.simd_ops += 1);

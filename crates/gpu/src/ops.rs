@@ -752,6 +752,9 @@ impl Machine<'_> {
         if op != AtomicOp::CompareExchange && !self.tracing() && self.atomic_block(op, ty, dst, ptr, a, at, mask) {
             return;
         }
+        if let Some(t) = self.tracer.as_mut() {
+            t.atomic = true;
+        }
         let mut done = Mask::empty();
         for l in self.atomic_lanes(mask) {
             let p = self.get_pub(ptr, l);
@@ -795,6 +798,9 @@ impl Machine<'_> {
                     self.trace_access(Some(a), true, p, size, l, at);
                 }
             }
+        }
+        if let Some(t) = self.tracer.as_mut() {
+            t.atomic = false;
         }
         // Atomics never race with each other, so recording them after the
         // loop, in lane order, finds exactly what recording each in turn would.
@@ -917,17 +923,29 @@ impl Machine<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn lane_op(&mut self, op: LaneOp, quad: bool, ty: Scalar, dst: Reg, a: Reg, arg: Reg, fill: Reg, mask: &Mask) {
+    pub(crate) fn lane_op(
+        &mut self,
+        op: LaneOp,
+        quad: bool,
+        ty: Scalar,
+        dst: Reg,
+        (a, arg, fill): (Reg, Reg, Reg),
+        at: AccessId,
+        mask: &Mask,
+    ) {
         let g = if quad { 4 } else { 32 };
         let n = self.n;
         let mut result = vec![0u64; n];
         let mut written = Mask::empty();
+        let tracing = self.tracing();
         for start in (0..n).step_by(g) {
             let end = (start + g).min(n);
             let active: Vec<usize> = (start..end).filter(|&l| mask.get(l)).collect();
             if active.is_empty() {
                 continue;
             }
+            // (source lane, destination lane) of shuffles, for the trace.
+            let mut moves: Vec<(usize, usize)> = Vec::new();
             let val = |m: &Self, l: usize| m.get_pub(a, l);
             match op {
                 LaneOp::Sum | LaneOp::Product | LaneOp::Min | LaneOp::Max | LaneOp::And | LaneOp::Or | LaneOp::Xor => {
@@ -960,12 +978,18 @@ impl Machine<'_> {
                     for &l in &active {
                         let src = start + (self.get_pub(arg, l) as usize % g);
                         result[l] = if src < end { val(self, src) } else { val(self, l) };
+                        if tracing && src < end {
+                            moves.push((src, l));
+                        }
                     }
                 }
                 LaneOp::BroadcastFirst => {
                     let v = val(self, active[0]);
                     for &l in &active {
                         result[l] = v;
+                        if tracing {
+                            moves.push((active[0], l));
+                        }
                     }
                 }
                 LaneOp::ShuffleXor
@@ -988,26 +1012,22 @@ impl Machine<'_> {
                             LaneOp::ShuffleAndFillUp => i.checked_sub(d),
                             _ => Some(i + d),
                         };
-                        result[l] = match (op, src) {
-                            (_, Some(s)) if s < width => val(self, start + s),
-                            (LaneOp::ShuffleAndFillUp, _) => {
-                                let s = (i + g - d % g) % g;
-                                if s < width {
-                                    self.get_pub(fill, start + s)
-                                } else {
-                                    val(self, l)
-                                }
-                            }
-                            (LaneOp::ShuffleAndFillDown, _) => {
-                                let s = (i + d) % g;
-                                if s < width {
-                                    self.get_pub(fill, start + s)
-                                } else {
-                                    val(self, l)
-                                }
-                            }
+                        let from = match (op, src) {
+                            (_, Some(s)) if s < width => Some((start + s, false)),
+                            (LaneOp::ShuffleAndFillUp, _) => Some(((i + g - d % g) % g, true)),
+                            (LaneOp::ShuffleAndFillDown, _) => Some(((i + d) % g, true)),
+                            _ => None,
+                        };
+                        result[l] = match from {
+                            Some((s, false)) => val(self, s),
+                            Some((s, true)) if s < width => self.get_pub(fill, start + s),
                             _ => val(self, l),
                         };
+                        match from {
+                            Some((s, false)) if tracing => moves.push((s, l)),
+                            Some((s, true)) if tracing && s < width => moves.push((start + s, l)),
+                            _ => {}
+                        }
                     }
                 }
                 LaneOp::All | LaneOp::Any => {
@@ -1037,6 +1057,11 @@ impl Machine<'_> {
             }
             for &l in &active {
                 written.set(l, true);
+            }
+            if let (Some(kind), true) = (crate::trace::exchange_kind(op), tracing) {
+                let moves = moves.into_iter().filter(|(a, b)| a != b).map(|(a, b)| (a as u32, b as u32)).collect();
+                let lanes = active.iter().map(|&l| l as u32).collect();
+                self.trace_exchange(crate::trace::lane_op_name(op, quad), kind, lanes, moves, at);
             }
         }
         if self.is_full(mask) {
@@ -1087,6 +1112,11 @@ impl Machine<'_> {
                     result = Some([gpu_math::round_to(k, v); 64]);
                 }
                 MatrixOp::Multiply | MatrixOp::MultiplyAccumulate => {
+                    if self.tracing() {
+                        let name = if op == MatrixOp::Multiply { "simdgroup_multiply" } else { "simdgroup_multiply_accumulate" };
+                        let lanes = (start..end).filter(|&l| mask.get(l)).map(|l| l as u32).collect();
+                        self.trace_exchange(name.to_string(), crate::trace::ExchangeKind::Matrix, lanes, Vec::new(), at);
+                    }
                     let a = read_mat(self, &mats[0]);
                     let b = read_mat(self, &mats[1]);
                     let c = if op == MatrixOp::MultiplyAccumulate { read_mat(self, &mats[2]) } else { [0f32; 64] };

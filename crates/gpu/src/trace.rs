@@ -44,12 +44,78 @@ pub struct TraceEvent {
     /// For plain stores: the value written (its type and register bits).
     pub value: Option<(msl::types::Scalar, u64)>,
     pub span: Span,
+    /// Part of an atomic operation (its read and its write are both marked).
+    pub atomic: bool,
+}
+
+/// How a SIMD-group function moves values between lanes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ExchangeKind {
+    /// Every lane's value into one result for all (`simd_sum`, `simd_max`, `simd_ballot`…).
+    Reduce,
+    /// Each lane gets the combination of the lanes before it (`simd_prefix_*`).
+    Scan,
+    /// Each lane gets one other lane's value (`simd_shuffle*`, `simd_broadcast*`).
+    Shuffle,
+    /// An 8x8 matrix spread over the SIMD-group is multiplied (`simdgroup_multiply*`).
+    Matrix,
+}
+
+/// One SIMD-group (or quad) function run by one SIMD-group: which lanes took
+/// part and, for shuffles, which lane's value went where.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaneExchange {
+    pub threadgroup: [u32; 3],
+    pub interval: u32,
+    /// The function as written in Metal: `simd_sum`, `quad_shuffle_xor`…
+    pub name: String,
+    pub kind: ExchangeKind,
+    /// Threadgroup-local indices of the lanes that took part.
+    pub lanes: Vec<u32>,
+    /// Shuffles and broadcasts: (source lane, destination lane), where they differ.
+    pub moves: Vec<(u32, u32)>,
+    pub span: Span,
+}
+
+/// The Metal name of a lane function (`simd_prefix_inclusive_sum`).
+pub fn lane_op_name(op: crate::ir::LaneOp, quad: bool) -> String {
+    let mut name = String::from(if quad { "quad" } else { "simd" });
+    for ch in format!("{op:?}").chars() {
+        if ch.is_ascii_uppercase() {
+            name.push('_');
+        }
+        name.push(ch.to_ascii_lowercase());
+    }
+    name
+}
+
+/// How `op` moves values between lanes (`None`: it reads no other lane's value).
+pub fn exchange_kind(op: crate::ir::LaneOp) -> Option<ExchangeKind> {
+    use crate::ir::LaneOp as L;
+    match op {
+        L::Sum | L::Product | L::Min | L::Max | L::And | L::Or | L::Xor | L::All | L::Any | L::Ballot => Some(ExchangeKind::Reduce),
+        L::PrefixInclusiveSum | L::PrefixExclusiveSum | L::PrefixInclusiveProduct | L::PrefixExclusiveProduct => Some(ExchangeKind::Scan),
+        L::Broadcast
+        | L::BroadcastFirst
+        | L::Shuffle
+        | L::ShuffleXor
+        | L::ShuffleUp
+        | L::ShuffleDown
+        | L::ShuffleRotateUp
+        | L::ShuffleRotateDown
+        | L::ShuffleAndFillUp
+        | L::ShuffleAndFillDown => Some(ExchangeKind::Shuffle),
+        L::ActiveMask | L::IsFirst => None,
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Trace {
     pub cells: Vec<CellInfo>,
     pub events: Vec<TraceEvent>,
+    /// SIMD-group functions, in the order they ran (at most as many as
+    /// the event limit).
+    pub exchanges: Vec<LaneExchange>,
     /// Set when the event limit was reached and later events were dropped.
     pub truncated: bool,
 }
@@ -69,6 +135,8 @@ pub struct Tracer {
     /// Provenance of private memory bytes: (lane, alloc slot, offset) → cells.
     private: HashMap<(usize, u32, i64), Vec<u32>>,
     pub interval: u32,
+    /// Set while an atomic operation's accesses are recorded.
+    pub atomic: bool,
 }
 
 impl Tracer {
@@ -82,6 +150,7 @@ impl Tracer {
             taint64: vec![Vec::new(); n64 * stride],
             private: HashMap::new(),
             interval: 0,
+            atomic: false,
         }
     }
 
@@ -143,7 +212,8 @@ impl Tracer {
         let Some(c) = self.cell(p, size) else { return };
         *self.slot(dst, l) = vec![c];
         let interval = self.interval;
-        self.push(TraceEvent { thread, threadgroup: tg, interval, write: false, cell: c, sources: Vec::new(), value: None, span });
+        let atomic = self.atomic;
+        self.push(TraceEvent { thread, threadgroup: tg, interval, write: false, cell: c, sources: Vec::new(), value: None, span, atomic });
     }
 
     /// A store of `src` by lane `l`.
@@ -166,7 +236,18 @@ impl Tracer {
         }
         let Some(c) = self.cell(p, size) else { return };
         let interval = self.interval;
-        self.push(TraceEvent { thread, threadgroup: tg, interval, write: true, cell: c, sources, value, span });
+        let atomic = self.atomic;
+        self.push(TraceEvent { thread, threadgroup: tg, interval, write: true, cell: c, sources, value, span, atomic });
+    }
+
+    /// A SIMD-group function run by `lanes` of threadgroup `tg`.
+    pub fn exchange(&mut self, name: String, kind: ExchangeKind, lanes: Vec<u32>, moves: Vec<(u32, u32)>, tg: [u32; 3], span: Span) {
+        if self.trace.exchanges.len() >= self.limit {
+            self.trace.truncated = true;
+            return;
+        }
+        let interval = self.interval;
+        self.trace.exchanges.push(LaneExchange { threadgroup: tg, interval, name, kind, lanes, moves, span });
     }
 
     /// Propagate provenance through a register instruction for the lanes that ran it.

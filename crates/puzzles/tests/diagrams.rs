@@ -173,7 +173,8 @@ fn boxes(svg: &str) -> (f64, f64, Vec<Boxed>) {
             let (x, y) = (num(tag, "x").unwrap_or(0.0) + dx, num(tag, "y").unwrap_or(0.0) + dy);
             let (w, h) = (num(tag, "width").unwrap(), num(tag, "height").unwrap());
             let kind = match class.as_str() {
-                "background" | "write" => None,
+                // Write and atomic outlines are drawn inside their cell.
+                "background" | "write" | "atomic" => None,
                 "cell" => Some(Kind::Cell),
                 _ if attr(tag, "rx").as_deref() == Some("8") => Some(Kind::Panel),
                 _ => Some(Kind::Swatch),
@@ -308,4 +309,43 @@ fn the_geometry_check_sees_overlaps_and_oversize() {
     assert!(geometry_problems(&outside).iter().any(|e| e.contains("sticks out")));
     let big = ok.replace(r#"width="200""#, r#"width="2500""#);
     assert!(geometry_problems(&big).iter().any(|e| e.contains("over 2400")));
+}
+
+/// The diagram of a puzzle's first test drawn from `body`.
+fn svg_of(slug: &str, body: &str) -> String {
+    let p = puzzles::find(slug).unwrap();
+    let shown = puzzles::show::trace_test(p, &p.file_name(), &file_with(slug, body), 0, None).expect("traced run");
+    diagram::render_svg(&shown.spec, &shown.trace)
+}
+
+#[test]
+fn atomics_and_simd_group_exchanges_are_drawn_apart() {
+    // Histogram: threadgroup and device atomics get dashed outlines and
+    // their legend line, not read dots or write outlines.
+    let doc = svg_of("histogram", solution("histogram"));
+    assert!(doc.contains(r#"class="atomic" data-thread="#) && doc.contains(r#"class="atomic-mark""#), "no atomics drawn");
+    assert!(doc.contains(r#"class="legend-atomic""#));
+    let out_cells =
+        |class: &str| doc.lines().filter(|l| l.contains(&format!(r#"class="{class}""#)) && l.contains(r#"data-cell="out["#)).count();
+    assert!(out_cells("atomic") > 0 && out_cells("write") == 0 && out_cells("read") == 0);
+    assert!(geometry_problems(&doc).is_empty(), "{:?}", geometry_problems(&doc));
+    // A reduction: one bracket per SIMD-group under its 32 lanes.
+    let doc = svg_of("simd_sum", solution("simd_sum"));
+    assert!(doc.contains(r#"data-name="simd_sum" data-kind="reduce""#), "{doc}");
+    assert_eq!(doc.matches(r#"class="lane" "#).count(), 32);
+    assert!(doc.contains(r#"class="legend-simd""#) && !doc.contains("legend-atomic"));
+    // A prefix scan, a shuffle tree (arcs from source lane to lane), a matrix multiply.
+    assert!(svg_of("simd_scan", solution("simd_scan")).contains(r#"data-kind="scan""#));
+    let tree = "uint i = thread_position_in_grid.x;\nuint lane = thread_index_in_simdgroup;\n\
+float s = i < uint(a_shape[0]) ? a[i] : 0.0f;\n\
+for (ushort d = 16; d > 0; d /= 2) { s += simd_shuffle_xor(s, d); }\n\
+if (lane == 0 && i < uint(a_shape[0])) { out[i / 32] = s; }\n";
+    let doc = svg_of("simd_sum", tree);
+    // One call site run 5 times; lane 0 gets lane 16's value (xor 16), among others.
+    assert!(doc.contains(r#"data-name="simd_shuffle_xor" data-kind="shuffle" data-runs="5""#), "{doc}");
+    assert!(doc.contains(r#"class="exchange-move" data-from="16" data-to="0""#));
+    assert!(svg_of("simd_matmul", solution("simd_matmul")).contains(r#"data-kind="matrix""#));
+    // Book one's diagrams have neither.
+    let doc = svg_of("map", solution("map"));
+    assert!(!doc.contains("simd-band") && !doc.contains("legend-atomic"));
 }

@@ -16,16 +16,31 @@ fn pad(s: &str, visible: usize, to: usize) -> String {
     format!("{s}{}", " ".repeat(to.saturating_sub(visible)))
 }
 
-fn cell_text(writers: Option<&BTreeSet<u32>>, cw: usize, color: bool) -> String {
+fn cell_text(writers: Option<&BTreeSet<u32>>, atomics: Option<&BTreeSet<u32>>, cw: usize, color: bool) -> String {
     let inner = cw - 1;
-    let Some(w) = writers.filter(|w| !w.is_empty()) else {
-        let dot = format!("{:>inner$}", "·");
-        return if color { format!("\x1b[2m{dot}\x1b[0m ") } else { format!("{dot} ") };
+    // A cell only atomics updated: its first thread and `*`.
+    let (w, atomic) = match (writers.filter(|w| !w.is_empty()), atomics.filter(|a| !a.is_empty())) {
+        (Some(w), _) => (w, false),
+        (None, Some(a)) => (a, true),
+        (None, None) => {
+            let dot = format!("{:>inner$}", "·");
+            return if color { format!("\x1b[2m{dot}\x1b[0m ") } else { format!("{dot} ") };
+        }
     };
     let first = *w.iter().next().unwrap();
-    let mut t = if w.len() == 1 { first.to_string() } else { format!("{first}+") };
+    let mut t = match (atomic, w.len()) {
+        (true, _) => format!("{first}*"),
+        (false, 1) => first.to_string(),
+        (false, _) => format!("{first}+"),
+    };
     if t.chars().count() > inner {
-        t = if w.len() == 1 { "#".repeat(inner) } else { "+".repeat(inner) };
+        t = if atomic {
+            "*".repeat(inner)
+        } else if w.len() == 1 {
+            "#".repeat(inner)
+        } else {
+            "+".repeat(inner)
+        };
     }
     let t = format!("{t:>inner$}");
     if color {
@@ -66,11 +81,48 @@ fn grid_block(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, st
                 line.push_str(&" ".repeat(cw));
                 continue;
             }
-            line.push_str(&cell_text(p.writes.get(&(ti, copy, r, c)), cw, color));
+            let pos = (ti, copy, r, c);
+            line.push_str(&cell_text(p.writes.get(&pos), p.atomics.get(&pos), cw, color));
         }
         lines.push(pad(&line, grid_w, w));
     }
     Block { lines, width: w }
+}
+
+/// `  out: 40 atomics on 4/4 cells by 32 threads` for a table atomics touched.
+fn atomic_line(spec: &DiagramSpec, p: &Panel, ti: usize, copy: u32) -> Option<String> {
+    let t = &spec.tables[ti];
+    let mut cells = 0usize;
+    let mut threads = BTreeSet::new();
+    for (_, th) in p.atomics.range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX)) {
+        cells += 1;
+        threads.extend(th.iter().copied());
+    }
+    if cells == 0 {
+        return None;
+    }
+    let name = if t.role == Role::Threadgroup { format!("{} @ interval {copy}", t.name) } else { t.name.clone() };
+    Some(format!(
+        "  {name}: atomics on {cells} cell{} by {} thread{} (*)",
+        if cells == 1 { "" } else { "s" },
+        threads.len(),
+        if threads.len() == 1 { "" } else { "s" }
+    ))
+}
+
+/// `  SIMD-group functions: simd_sum ×2 (64 lanes), …` within `width`.
+fn exchange_lines(p: &Panel, width: usize) -> Vec<String> {
+    if p.exchanges.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec!["  SIMD-group functions:".to_string()];
+    for r in &p.exchanges {
+        let runs = if r.runs == 1 { String::new() } else { format!(" ×{}", r.runs) };
+        let moves = if r.moves.is_empty() { String::new() } else { format!(", {} lane-to-lane moves", r.moves.len()) };
+        let line = format!("    {}{runs} ({} lanes{moves})", r.name, r.lanes.len());
+        lines.push(line.chars().take(width).collect());
+    }
+    lines
 }
 
 fn read_line(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, width: usize) -> Option<String> {
@@ -156,7 +208,7 @@ pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: us
         for &ti in &order {
             let t = &spec.tables[ti];
             let copies = if t.role == Role::Threadgroup { m.intervals } else { 1 };
-            let written = p.writes.keys().any(|k| k.0 == ti);
+            let written = p.writes.keys().chain(p.atomics.keys()).any(|k| k.0 == ti);
             if t.role == Role::Output || written {
                 let blocks: Vec<Block> =
                     (0..copies).map(|c| grid_block(spec, &m, p, ti, c, Style { cw, width: width - 2, color })).collect();
@@ -196,12 +248,19 @@ pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: us
                 flush(&mut row, &mut out);
             }
             for c in 0..copies {
-                if let Some(l) = read_line(spec, &m, p, ti, c, width) {
+                for l in [read_line(spec, &m, p, ti, c, width), atomic_line(spec, p, ti, c)].into_iter().flatten() {
                     out.push_str(&l);
                     out.push('\n');
                 }
             }
         }
+        for l in exchange_lines(p, width) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    if m.panels.iter().any(|p| !p.atomics.is_empty()) {
+        out.push_str("(*: updated by atomic operations; the number is the first thread that did)\n");
     }
     if spec.tables.iter().any(|t| t.role == Role::Threadgroup) {
         out.push_str("(interval k: threadgroup memory after k barriers; one grid per interval)\n");

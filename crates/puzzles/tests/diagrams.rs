@@ -349,3 +349,20 @@ if (lane == 0 && i < uint(a_shape[0])) { out[i / 32] = s; }\n";
     let doc = svg_of("map", solution("map"));
     assert!(!doc.contains("simd-band") && !doc.contains("legend-atomic"));
 }
+
+#[test]
+fn the_terminal_diagram_lists_atomics_and_simd_group_functions() {
+    let text = |slug: &str, body: &str| {
+        let p = puzzles::find(slug).unwrap();
+        let shown = puzzles::show::trace_test(p, &p.file_name(), &file_with(slug, body), 0, None).expect("traced run");
+        diagram::render_terminal(&shown.spec, &shown.trace, false, 100)
+    };
+    let t = text("matvec", solution("matvec"));
+    // Lane 0 adds the chunk's sum to out[0] with a device atomic.
+    assert!(t.contains("  out: atomics on 1 cell by 1 thread (*)"), "{t}");
+    assert!(t.contains("0*"), "{t}");
+    assert!(t.contains("  SIMD-group functions:\n    simd_sum (32 lanes)"), "{t}");
+    assert!(t.contains("(*: updated by atomic operations"), "{t}");
+    let t = text("map", solution("map"));
+    assert!(!t.contains("SIMD-group") && !t.contains("atomic"), "{t}");
+}

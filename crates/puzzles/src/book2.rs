@@ -653,8 +653,8 @@ atomics and writes `counts[d][g]` (16 rows, one column per block; flat index `d 
 the flattened counts (`np.cumsum(counts) - counts`): where the keys of digit d from block g start \
 in the output. `scatter`: each key goes to `offsets[d][g]` plus its rank, the number of keys of the \
 same digit before it in its block. Each kernel is checked against its own reference, so a wrong \
-stage is named. No order of atomics is promised: the book applies the atomics of the threads of a \
-SIMD-group in reverse, so ranks taken from an atomic counter come out in the wrong order. At most \
+stage is named. No order of atomics is promised: the book applies the atomics that the threads of a \
+threadgroup run together last thread first, so ranks taken from an atomic counter come out reversed. At most \
 1024 keys (16 blocks); the last block is short. Exact comparison.",
         input_names: &["keys"],
         output_name: "out",

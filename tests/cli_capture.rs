@@ -125,6 +125,9 @@ fn check_capture_holds_the_failing_test() {
     let r = bin(d.path(), &["replay", "zip.mpcapture"]);
     assert_eq!(r.status.code(), Some(0), "{}{}", out(&r), err(&r));
     insta::assert_snapshot!("replay_check", out(&r));
+    // The book's order of atomics is part of the run, so it is recorded.
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(d.path().join("zip.mpcapture")).unwrap()).unwrap();
+    assert_eq!(doc["options"]["atomics_last_lane_first"], true);
     let g = bin(d.path(), &["debug", "zip.mpcapture", "--thread", "1", "--print", "2: i, a[i], b[3 - i]"]);
     assert_eq!(g.status.code(), Some(0), "{}", err(&g));
     insta::assert_snapshot!("debug_check_capture", out(&g));

@@ -158,6 +158,9 @@ pub struct Options {
     /// Worker threads (0: the simulator picks); racy kernels give the same
     /// result for the same number.
     pub threads: usize,
+    /// Atomics applied last lane first (the puzzle book's order).
+    #[serde(default)]
+    pub atomics_last_lane_first: bool,
 }
 
 /// An array: dtype, shape and the data as base64 (`null` when it was over

@@ -211,8 +211,12 @@ pub fn from_mlx(
         template: call.template.iter().map(|(n, v)| (n.clone(), template_value(v))).collect(),
         init_value: call.init_value.map(|v| format!("{v:?}")),
     };
-    let options =
-        Options { check: check_name(call.check).to_string(), budget: call.budget.unwrap_or(gpu::RunOptions::default().budget), threads: 0 };
+    let options = Options {
+        check: check_name(call.check).to_string(),
+        budget: call.budget.unwrap_or(gpu::RunOptions::default().budget),
+        threads: 0,
+        atomics_last_lane_first: call.atomics_last_lane_first,
+    };
     let mut c = new_capture(origin, title, compile_record(&kernel.compile_options, &result.sources), program, options);
     let outs: Vec<(&str, &Array)> = kernel.output_names.iter().map(String::as_str).zip(&result.outputs).collect();
     record_outputs(&mut c, &mut budget, &outs);
@@ -254,7 +258,12 @@ pub fn from_source(run: &SourceRun, origin: &str, title: String, limit: usize) -
         .to_string(),
         arguments: run.arguments.iter().map(|(n, a, w)| ArrayRecord::new(n, a, *w, true)).collect(),
     };
-    let options = Options { check: check_name(run.options.check).to_string(), budget: run.options.budget, threads: run.options.threads };
+    let options = Options {
+        check: check_name(run.options.check).to_string(),
+        budget: run.options.budget,
+        threads: run.options.threads,
+        atomics_last_lane_first: run.options.atomics_last_lane_first,
+    };
     let mut c = new_capture(origin, title, compile_record(run.compile_options, run.sources), program, options);
     let outs: Vec<(&str, &Array)> = run.outputs.iter().map(|(n, a)| (n.as_str(), a)).collect();
     record_outputs(&mut c, &mut budget, &outs);

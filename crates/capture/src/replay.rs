@@ -79,6 +79,7 @@ fn run_options(c: &Capture, o: &ReplayOptions) -> gpu::RunOptions {
         check: check_level(&c.options.check),
         budget: c.options.budget,
         threads: c.options.threads,
+        atomics_last_lane_first: c.options.atomics_last_lane_first,
         profile: o.profile,
         probe: o.probe,
         log: o.log,
@@ -211,6 +212,7 @@ pub fn mlx_parts(c: &Capture) -> Result<(mlx::MetalKernel, mlx::Call), ReplayErr
     };
     call.check = check_level(&c.options.check);
     call.budget = Some(c.options.budget);
+    call.atomics_last_lane_first = c.options.atomics_last_lane_first;
     Ok((kernel, call))
 }
 

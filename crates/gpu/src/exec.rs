@@ -241,6 +241,8 @@ pub struct Machine<'k> {
     pub profiler: Option<Box<crate::profile::Profiler>>,
     /// The debugger's watched thread, when debugging.
     pub probe: Option<Box<crate::probe::ProbeRecorder>>,
+    /// The interactive debugger's watched thread, stop by stop.
+    pub stops: Option<Box<crate::stops::StopRecorder>>,
     /// Shader log messages, when kept.
     pub logger: Option<Box<crate::log::LogRecorder>>,
     /// Whether any of the three observers above is attached (one test per
@@ -285,6 +287,7 @@ impl<'k> Machine<'k> {
             tracer: None,
             profiler: None,
             probe: None,
+            stops: None,
             logger: None,
             observers: false,
             scratch: Vec::new(),
@@ -313,6 +316,9 @@ impl<'k> Machine<'k> {
         if let Some(p) = self.probe.as_mut() {
             p.start_threadgroup(&geo);
         }
+        if let Some(p) = self.stops.as_mut() {
+            p.start_threadgroup(&geo);
+        }
         self.budget = self.budget_total;
         self.alive = Mask::first(self.n);
         self.returned_at.clear();
@@ -328,11 +334,14 @@ impl<'k> Machine<'k> {
 
     /// Recompute `observers` after attaching or removing one.
     pub fn update_observing(&mut self) {
-        self.observers = self.tracer.is_some() || self.profiler.is_some() || self.probe.is_some();
+        self.observers = self.tracer.is_some() || self.profiler.is_some() || self.probe.is_some() || self.stops.is_some();
     }
 
     /// Tell the attached observers about an instruction the lanes in `mask` ran.
     fn observe_inst(&mut self, inst: &Inst, mask: &Mask) {
+        if self.stops.is_some() {
+            self.stop_access(inst, mask);
+        }
         if let Some(p) = self.profiler.as_mut() {
             p.instruction(inst, mask);
         }
@@ -341,6 +350,65 @@ impl<'k> Machine<'k> {
             if let Some(t) = self.tracer.as_mut() {
                 t.propagate(inst, &lanes);
             }
+        }
+    }
+
+    /// The lane whose probes are recorded, if it is in `mask`.
+    fn watched_lane(&self, mask: &Mask) -> Option<usize> {
+        self.probe.as_ref().and_then(|p| p.lane_in(mask)).or_else(|| self.stops.as_ref().and_then(|p| p.lane_in(mask)))
+    }
+
+    /// The interactive debugger's stop `site`: the watched thread's locals.
+    fn stop(&mut self, site: u32, mask: &Mask) {
+        let Some(lane) = self.stops.as_ref().and_then(|p| p.lane_in(mask)) else { return };
+        if !self.stops.as_mut().is_some_and(|p| p.room()) {
+            return;
+        }
+        let Some(site) = self.k.stop_sites.get(site as usize) else { return };
+        let vars_omitted = site.vars.len().saturating_sub(crate::stops::MAX_VARS);
+        let vars = site
+            .vars
+            .iter()
+            .take(crate::stops::MAX_VARS)
+            .map(|v| {
+                let text = match &v.home {
+                    crate::stops::Home::Regs(r) => crate::stops::regs_text(&v.layout, r, &|reg| self.get(reg, lane)),
+                    crate::stops::Home::Memory(p) => crate::stops::memory_text(&v.layout, &self.mem, *p, lane),
+                };
+                (v.name.clone(), text)
+            })
+            .collect();
+        let (simd_active, simd_width) = crate::stops::simd_bits(mask, lane, self.n);
+        let record = crate::stops::StopRecord {
+            span: site.span,
+            depth: site.depth,
+            func: site.func.clone(),
+            vars,
+            vars_omitted,
+            simd_active,
+            simd_width,
+            accesses: Vec::new(),
+            accesses_omitted: 0,
+        };
+        if let Some(p) = self.stops.as_mut() {
+            p.push(record);
+        }
+    }
+
+    /// A load or store about to run: the watched thread's cell and its neighbours.
+    fn stop_access(&mut self, inst: &Inst, mask: &Mask) {
+        let (ty, ptr, value, write) = match inst {
+            Inst::Load { ty, ptr, .. } => (*ty, *ptr, None, false),
+            Inst::Store { src, ty, ptr, .. } => (*ty, *ptr, Some(*src), true),
+            _ => return,
+        };
+        let Some(lane) = self.stops.as_ref().and_then(|p| p.lane_in(mask)) else { return };
+        let p = self.get(ptr, lane);
+        let Some(name) = crate::stops::alloc_name(self.k, p) else { return };
+        let bits = value.map(|r| self.get(r, lane));
+        let a = crate::stops::access_of(&self.mem, name, write, ty, p, bits, lane);
+        if let Some(s) = self.stops.as_mut() {
+            s.access(a);
         }
     }
 
@@ -1213,7 +1281,7 @@ impl<'k> Machine<'k> {
                 // All the active lanes evaluate it, as they would the same
                 // code in the kernel (SIMD-group functions see their group),
                 // but only when the watched thread is among them.
-                if self.probe.as_ref().and_then(|p| p.lane_in(mask)).is_none() {
+                if self.watched_lane(mask).is_none() {
                     return;
                 }
                 let mut lanes = *mask;
@@ -1390,6 +1458,7 @@ impl<'k> Machine<'k> {
                     p.statement(*at, mask, n);
                 }
             }
+            Inst::Stop { site } => self.stop(*site, mask),
             Inst::Log { format, level, args } => {
                 if let Some(mut logger) = self.logger.take() {
                     let kinds: Vec<crate::probe::ProbeKind> = args.iter().map(|a| a.0).collect();
@@ -1399,10 +1468,14 @@ impl<'k> Machine<'k> {
                 }
             }
             Inst::Probe { probe, slot, kind, regs } => {
-                if let Some(l) = self.probe.as_ref().and_then(|p| p.lane_in(mask)) {
-                    let bits = regs.iter().map(|&r| self.get(r, l)).collect();
+                if let Some(l) = self.watched_lane(mask) {
+                    let bits: Vec<u64> = regs.iter().map(|&r| self.get(r, l)).collect();
+                    let hit = crate::probe::ProbeHit { probe: *probe, slot: *slot, kind: *kind, bits };
+                    if let Some(p) = self.stops.as_mut() {
+                        p.probe(hit.clone());
+                    }
                     if let Some(p) = self.probe.as_mut() {
-                        p.record(crate::probe::ProbeHit { probe: *probe, slot: *slot, kind: *kind, bits });
+                        p.record(hit);
                     }
                 }
             }

@@ -332,6 +332,11 @@ pub enum Inst {
     Probing {
         body: Block,
     },
+    /// A statement starts (only in kernels lowered for the interactive
+    /// debugger): `site` indexes `Kernel::stop_sites` (see `stops.rs`).
+    Stop {
+        site: u32,
+    },
     /// A debugger probe: expression `slot` of probe `probe` (see `probe.rs`).
     Probe {
         probe: u32,
@@ -364,6 +369,8 @@ pub struct Kernel {
     pub device_atomics: bool,
     /// Whether the kernel logs (`os_log`): logging then runs its threadgroups in order.
     pub logs: bool,
+    /// The statements `Inst::Stop` names (empty unless lowered for the debugger).
+    pub stop_sites: Vec<crate::stops::StopSite>,
     pub span: Span,
 }
 

@@ -16,6 +16,7 @@ mod parallel;
 pub mod probe;
 pub mod profile;
 pub mod sanitizer;
+pub mod stops;
 pub mod trace;
 
 pub use findings::{Finding, FindingKind};
@@ -108,6 +109,9 @@ pub struct RunOptions {
     pub profile: bool,
     /// Record the probes of this thread, keeping at most this many values.
     pub probe: Option<([u32; 3], usize)>,
+    /// Record this thread stop by stop, at most this many stops (the
+    /// kernel should be lowered with `lower::LowerOptions::debug_stops`).
+    pub stops: Option<([u32; 3], usize)>,
     /// Keep the messages of shader logging (`RunReport::logs`; `None`: drop them).
     pub log: Option<log::LogOptions>,
     /// Stop early when this is cancelled.
@@ -133,6 +137,7 @@ impl Default for RunOptions {
             threads: 0,
             profile: false,
             probe: None,
+            stops: None,
             log: None,
             cancel: None,
             atomics_last_lane_first: false,
@@ -154,6 +159,8 @@ pub struct RunReport {
     pub profile: Option<profile::Profile>,
     /// What the watched thread's probes saw (when asked for).
     pub probes: Option<probe::ProbeLog>,
+    /// The watched thread stop by stop (when asked for).
+    pub stops: Option<stops::StopLog>,
     /// Shader log messages (when asked for and the kernel logs).
     pub logs: Option<log::LogOutput>,
     /// The run was cancelled through [`RunOptions::cancel`]: it stopped
@@ -315,6 +322,9 @@ pub(crate) fn run_part<'a>(
     if let Some((thread, limit)) = opts.probe {
         m.probe = Some(Box::new(probe::ProbeRecorder::new(thread, limit)));
     }
+    if let Some((thread, limit)) = opts.stops {
+        m.stops = Some(Box::new(stops::StopRecorder::new(thread, limit)));
+    }
     if let (Some(o), true) = (opts.log, kernel.logs) {
         m.logger = Some(Box::new(log::LogRecorder::new(o)));
     }
@@ -360,6 +370,7 @@ pub(crate) fn run_part<'a>(
     report.trace = m.tracer.take().map(|t| t.trace);
     report.profile = m.profiler.take().map(|p| p.finish(kernel));
     report.probes = m.probe.take().map(|p| p.log);
+    report.stops = m.stops.take().map(|p| p.log);
     report.logs = m.logger.take().map(|l| l.out);
     report.max_counts = m.san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
     Part {

@@ -38,6 +38,7 @@ pub(crate) fn workers(kernel: &Kernel, opts: &RunOptions, groups: u64, lanes: us
         || opts.trace.is_some()
         || opts.profile
         || opts.probe.is_some()
+        || opts.stops.is_some()
         || (opts.log.is_some() && kernel.logs)
         || !opts.uninitialized_buffers.is_empty()
     {

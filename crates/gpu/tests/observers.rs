@@ -68,7 +68,7 @@ fn profile_counts_per_site() {
     let c = msl::compile("t.metal", SRC, &Default::default());
     let p = c.program.as_ref().expect("program");
     let (id, _) = p.kernel("k").expect("kernel");
-    let k = gpu::lower::lower_kernel_with(p, id, gpu::lower::LowerOptions { statement_marks: true }).expect("lower");
+    let k = gpu::lower::lower_kernel_with(p, id, gpu::lower::LowerOptions { statement_marks: true, ..Default::default() }).expect("lower");
     assert!(contains_mark(&k.body));
     let o = RunOptions { profile: true, ..opts(CheckLevel::None) };
     let r = run(&k, &threads([64, 1, 1], [64, 1, 1]), &mut bufs(vec![(0, f32s(&[0.0; 64]))]), &o);
@@ -88,4 +88,77 @@ fn profile_counts_per_site() {
     assert_eq!((l11.device_writes, l11.device_bytes), (40, 160));
     // Line 8 (`v += 1`) runs i times for thread i: 0 + 1 + … + 63.
     assert_eq!(line(8).executions, 63 * 64 / 2);
+}
+
+const STOPS_SRC: &str = "#include <metal_stdlib>
+using namespace metal;
+float twice(float x) {
+    float y = x * 2;
+    return y;
+}
+kernel void k(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
+    threadgroup float tile[4];
+    tile[l] = a[i];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float s = 0;
+    for (uint k = 0; k < 2; k++) {
+        s += tile[k];
+    }
+    if (l % 2 == 0) {
+        out[i] = twice(s);
+    }
+}
+";
+
+fn stops_kernel() -> (gpu::Kernel, msl::source::SourceMap) {
+    let c = msl::compile("t.metal", STOPS_SRC, &Default::default());
+    let p = c.program.as_ref().expect("program");
+    let (id, _) = p.kernel("k").expect("kernel");
+    let k = gpu::lower::lower_kernel_with(p, id, gpu::lower::LowerOptions { debug_stops: true, ..Default::default() }).expect("lower");
+    (k, c.sources)
+}
+
+#[test]
+fn stops_record_lines_locals_masks_and_cells() {
+    let (k, sources) = stops_kernel();
+    let a = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+    let mut plain = bufs(vec![(0, a.clone()), (1, f32s(&[0.0; 8]))]);
+    run(&k, &threads([8, 1, 1], [4, 1, 1]), &mut plain, &opts(CheckLevel::All));
+    let mut watched = bufs(vec![(0, a), (1, f32s(&[0.0; 8]))]);
+    let o = RunOptions { stops: Some(([4, 0, 0], 100)), ..opts(CheckLevel::All) };
+    let r = run(&k, &threads([8, 1, 1], [4, 1, 1]), &mut watched, &o);
+    assert_eq!(plain, watched, "watching changes nothing");
+    let log = r.stops.expect("stops");
+    assert!(log.thread_ran && !log.truncated);
+    assert_eq!((log.threadgroup, log.local), ([1, 0, 0], [0, 0, 0]));
+    let lines: Vec<u32> = log.stops.iter().map(|s| sources.line_col(s.span).0).collect();
+    // tile, its write, barrier, s, for (init and 3 tests), body ×2, if, out, helper ×2.
+    assert_eq!(lines, [9, 10, 11, 12, 13, 13, 14, 13, 14, 13, 16, 17, 4, 5]);
+    let first = &log.stops[1];
+    let names: Vec<&str> = first.vars.iter().map(|v| v.0.as_str()).collect();
+    assert_eq!(names, ["a", "out", "i", "l", "tile"]);
+    assert_eq!(first.vars[2].1, "4");
+    assert_eq!(first.simd_width, 4);
+    assert_eq!(first.simd_active, 0b1111);
+    // The first statement reads a[4] and writes tile[0].
+    let acc: Vec<(bool, &str, i64, &str)> = first.accesses.iter().map(|a| (a.write, a.name.as_str(), a.index, a.value.as_str())).collect();
+    assert_eq!(acc, [(false, "a", 4, "5"), (true, "tile", 0, "5")]);
+    // After the barrier the tile is full; inside the loop `k` is in scope.
+    let loop_body = &log.stops[8];
+    let vars: std::collections::HashMap<&str, &str> = loop_body.vars.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    assert_eq!(vars["tile"], "[5, 6, 7, 8]");
+    assert_eq!(vars["k"], "1");
+    assert_eq!(vars["s"], "5");
+    // Only even lanes enter the `if`; the helper is one call deeper with its own locals.
+    assert_eq!(log.stops[11].simd_active, 0b0101);
+    let helper = &log.stops[12];
+    assert_eq!((helper.depth, helper.func.as_str()), (2, "twice"));
+    assert_eq!(helper.vars.iter().map(|v| v.0.as_str()).collect::<Vec<_>>(), ["x"]);
+    assert_eq!(log.stops[13].vars[1], ("y".to_string(), "22".to_string()));
+    // Capped: a clear flag, never more than the limit.
+    let o = RunOptions { stops: Some(([4, 0, 0], 3)), ..opts(CheckLevel::All) };
+    let r = run(&k, &threads([8, 1, 1], [4, 1, 1]), &mut bufs(vec![(0, f32s(&[0.0; 8])), (1, f32s(&[0.0; 8]))]), &o);
+    let log = r.stops.expect("stops");
+    assert!(log.truncated && log.stops.len() == 3);
 }

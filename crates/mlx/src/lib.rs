@@ -192,6 +192,9 @@ pub struct Call {
     pub profile: bool,
     /// Record the debugger probes of this thread, at most this many values.
     pub probe: Option<([u32; 3], usize)>,
+    /// Record this thread stop by stop for the interactive debugger, at
+    /// most this many stops (`report.stops`, spans in the user's files).
+    pub stops: Option<([u32; 3], usize)>,
     /// Keep shader log messages (`report.logs`).
     pub log: Option<gpu::log::LogOptions>,
     /// Stop the run early when this is cancelled (see `gpu::Cancel`).
@@ -225,6 +228,7 @@ impl Call {
             budget: None,
             profile: false,
             probe: None,
+            stops: None,
             log: None,
             cancel: None,
             atomics_last_lane_first: false,
@@ -598,6 +602,7 @@ impl MetalKernel {
             budget: call.budget.unwrap_or(RunOptions::default().budget),
             profile: call.profile,
             probe: call.probe,
+            stops: call.stops,
             log: call.log,
             cancel: call.cancel.clone(),
             atomics_last_lane_first: call.atomics_last_lane_first,
@@ -627,6 +632,11 @@ impl MetalKernel {
         if let Some(p) = report.profile.as_mut() {
             for (span, _) in &mut p.sites {
                 *span = remap.span(*span).0;
+            }
+        }
+        if let Some(s) = report.stops.as_mut() {
+            for stop in &mut s.stops {
+                stop.span = remap.span(stop.span).0;
             }
         }
         let mut outputs = Vec::new();
@@ -666,7 +676,7 @@ impl MetalKernel {
             .note("this should not happen; please report it with the generated source (verbose=True)");
             return Err(MlxError::Compile { sources, diagnostics: vec![d], generated: Box::new(generated.clone()) });
         };
-        let lower_options = gpu::lower::LowerOptions { statement_marks: call.profile };
+        let lower_options = gpu::lower::LowerOptions { statement_marks: call.profile, debug_stops: call.stops.is_some() };
         match gpu::lower::lower_kernel_with(program, kid, lower_options) {
             Ok(kernel) => Ok(Compiled { sources, diagnostics, kernel, remap }),
             Err(e) => {

@@ -776,7 +776,7 @@ impl<'p> Lowerer<'p> {
             Some((s, n)) => Some(Place::Regs((0..n).map(|_| self.reg_for(s)).collect())),
             None => Some(self.temp_mem(ret_ty, span)),
         };
-        self.frames.push(Frame { func, locals: vec![Storage::Unset; callee.locals.len()], ret: ret.clone() });
+        self.frames.push(Frame { func, locals: vec![Storage::Unset; callee.locals.len()], visible: Vec::new(), ret: ret.clone() });
         let mut body = Vec::new();
         for (p, (v, _)) in callee.params.iter().zip(vals) {
             let place = self.declare_local(p.local, span)?;

@@ -86,6 +86,8 @@ enum Storage {
 struct Frame {
     func: FuncId,
     locals: Vec<Storage>,
+    /// Locals in scope, in declaration order (for the debugger's stops).
+    visible: Vec<LocalId>,
     /// Where `return value` goes.
     ret: Option<Place>,
 }
@@ -110,6 +112,7 @@ pub struct Lowerer<'p> {
     /// Cache of constant registers by (bits, wide).
     const_cache: HashMap<(u64, bool), Reg>,
     options: LowerOptions,
+    stop_sites: Vec<crate::stops::StopSite>,
 }
 
 /// Choices about the instructions the lowering emits.
@@ -118,6 +121,9 @@ pub struct LowerOptions {
     /// Emit `Inst::Mark` at every statement, for the profiler (costs time,
     /// so only kernels run with `--profile` have them).
     pub statement_marks: bool,
+    /// Emit `Inst::Stop` at every statement with the locals in scope, for
+    /// the interactive debugger (`stops.rs`).
+    pub debug_stops: bool,
 }
 
 /// Lower kernel `id` of `prog`.
@@ -145,11 +151,12 @@ pub fn lower_kernel_with(prog: &hir::Program, id: FuncId, options: LowerOptions)
         pending_consts: Vec::new(),
         const_cache: HashMap::new(),
         options,
+        stop_sites: Vec::new(),
     };
     let f = prog.function(id);
     let mut body = Vec::new();
     let mut params = Vec::new();
-    let mut frame = Frame { func: id, locals: vec![Storage::Unset; f.locals.len()], ret: None };
+    let mut frame = Frame { func: id, locals: vec![Storage::Unset; f.locals.len()], visible: Vec::new(), ret: None };
     let mut next_buffer = 0u32;
     let used: HashSet<u32> = f
         .params
@@ -236,6 +243,7 @@ pub fn lower_kernel_with(prog: &hir::Program, id: FuncId, options: LowerOptions)
             Binding::Argument => return err(local.span, "kernel parameter without a binding"),
         }
     }
+    frame.visible = f.params.iter().map(|p| p.local).filter(|p| !matches!(frame.locals[p.0 as usize], Storage::Unset)).collect();
     l.frames.push(frame);
     l.compute_addr_taken(id);
     l.lower_constants()?;
@@ -257,6 +265,7 @@ pub fn lower_kernel_with(prog: &hir::Program, id: FuncId, options: LowerOptions)
         uses_lanes: l.uses_lanes,
         device_atomics: l.device_atomics,
         logs: !prog.log_formats.is_empty(),
+        stop_sites: l.stop_sites,
         span: f.span,
     })
 }
@@ -508,10 +517,39 @@ impl<'p> Lowerer<'p> {
 
     fn stmts(&mut self, stmts: &[hir::Stmt]) -> LResult<Block> {
         let mut out = Vec::new();
+        // Locals declared in this block go out of scope at its end.
+        let scope = self.frame().visible.len();
         for s in stmts {
             self.stmt(s, &mut out)?;
         }
+        if let Some(f) = self.frames.last_mut() {
+            f.visible.truncate(scope);
+        }
         Ok(out)
+    }
+
+    /// A debugger stop before the statement at `span` (see `stops.rs`).
+    fn stop_here(&mut self, span: Span, out: &mut Block) {
+        let vars = self.frame().visible.iter().filter_map(|&id| self.var_view(id)).collect();
+        let site = crate::stops::StopSite { span, depth: self.frames.len() as u32, func: self.func().name.clone(), vars };
+        self.stop_sites.push(site);
+        out.push(Inst::Stop { site: self.stop_sites.len() as u32 - 1 });
+    }
+
+    /// Where local `id` lives and how to read it, for the debugger.
+    fn var_view(&self, id: LocalId) -> Option<crate::stops::VarView> {
+        use crate::stops::{Home, VarView};
+        let local = self.func().local(id);
+        if local.name.is_empty() || crate::probe::probe_ids(&local.name).is_some() {
+            return None;
+        }
+        let home = match &self.frame().locals[id.0 as usize] {
+            Storage::Regs(r) => Home::Regs(r.clone()),
+            Storage::Private(v) => Home::Memory(ptr_bits(AllocId::private(*v), 0)),
+            Storage::Threadgroup(v) => Home::Memory(ptr_bits(AllocId::threadgroup(*v), 0)),
+            Storage::Unset => return None,
+        };
+        Some(VarView { name: local.name.clone(), home, layout: layout_of(&local.ty, self.tables, 0) })
     }
 
     fn stmt(&mut self, s: &hir::Stmt, out: &mut Block) -> LResult<()> {
@@ -521,6 +559,9 @@ impl<'p> Lowerer<'p> {
         if self.options.statement_marks && !is_probe && !matches!(s.kind, StmtKind::Block(_) | StmtKind::Loop { .. }) {
             let at = self.access(s.span, "statement");
             out.push(Inst::Mark { at });
+        }
+        if self.options.debug_stops && !is_probe && !matches!(s.kind, StmtKind::Block(_) | StmtKind::Loop { .. }) {
+            self.stop_here(s.span, out);
         }
         match &s.kind {
             StmtKind::Expr(e) => {
@@ -553,6 +594,9 @@ impl<'p> Lowerer<'p> {
                 if self.options.statement_marks {
                     let at = self.access(s.span, "statement");
                     cond_block.push(Inst::Mark { at });
+                }
+                if self.options.debug_stops {
+                    self.stop_here(s.span, &mut cond_block);
                 }
                 let c = match cond {
                     Some(c) => Some(self.scalar(c, &mut cond_block)?),
@@ -648,6 +692,9 @@ impl<'p> Lowerer<'p> {
         let _ = span;
         let frame = self.frames.last_mut().expect("frame");
         frame.locals[id.0 as usize] = storage;
+        if !frame.visible.contains(&id) {
+            frame.visible.push(id);
+        }
         self.local_place(id, span)
     }
 
@@ -710,6 +757,36 @@ pub(crate) fn const_bits(v: ConstValue, s: Scalar) -> u64 {
         Scalar::Long | Scalar::ULong => v.as_i64() as u64,
         // Narrow integers are kept sign- or zero-extended to 32 bits.
         _ => (v.as_i64() as u32) as u64,
+    }
+}
+
+/// How the debugger reads a value of type `t` (`stops::Layout`); `depth`
+/// bounds nesting so a deep type cannot blow the stack.
+fn layout_of(t: &Type, tables: &TypeTables, depth: u32) -> crate::stops::Layout {
+    use crate::stops::Layout;
+    if depth > 8 {
+        return Layout::Opaque(tables.display(t));
+    }
+    match t {
+        Type::Scalar(s) | Type::Atomic(s) => Layout::Scalar(*s),
+        Type::Enum(id) => Layout::Scalar(tables.enum_def(*id).underlying),
+        Type::Pointer { .. } | Type::NullPtr => Layout::Pointer,
+        Type::Vector { elem, len, .. } => Layout::Vector { elem: *elem, n: *len as u32, name: tables.display(t) },
+        Type::Matrix { elem, cols, rows } => Layout::Vector { elem: *elem, n: (*cols as u32) * (*rows as u32), name: tables.display(t) },
+        Type::Array { elem, len } => Layout::Array {
+            elem: Box::new(layout_of(elem, tables, depth + 1)),
+            len: *len,
+            stride: tables.size_of(elem).min(u32::MAX as u64) as u32,
+        },
+        Type::Struct(id) => Layout::Struct {
+            fields: tables
+                .struct_def(*id)
+                .fields
+                .iter()
+                .map(|f| (f.name.clone(), f.offset, layout_of(&f.ty, tables, depth + 1)))
+                .collect(),
+        },
+        _ => Layout::Opaque(tables.display(t)),
     }
 }
 

@@ -1,0 +1,373 @@
+//! Stop-by-stop recording of one thread, for the interactive debugger.
+//!
+//! A kernel lowered with `LowerOptions::debug_stops` has an `Inst::Stop`
+//! before every statement (and at every test of a loop's condition). Each
+//! names a `StopSite`: the statement, the inlined call depth, the function,
+//! and where every local in scope lives (registers or memory) with a layout
+//! to read it by. When the watched thread is active at a stop, the
+//! `StopRecorder` writes down the values of those locals as MSL spells them,
+//! its SIMD-group's active lanes, and then the memory the statement touches.
+//! Everything is capped: stops, values per stop, text per value, accesses.
+
+use crate::exec::Mask;
+use crate::ir::Reg;
+use crate::memory::{ptr_alloc, ptr_offset, read_le, AllocKind, Memory};
+use crate::probe::{ProbeHit, ProbeKind};
+use msl::source::Span;
+use msl::types::Scalar;
+
+/// Locals shown per stop (the rest are counted in a note).
+pub const MAX_VARS: usize = 64;
+/// Characters of one value's text.
+pub const MAX_VALUE_CHARS: usize = 240;
+/// Elements of an array shown (then `…`).
+pub const MAX_ELEMENTS: u32 = 64;
+/// Memory accesses recorded per stop.
+pub const MAX_ACCESSES: usize = 16;
+/// Elements shown on each side of an accessed cell.
+pub const AROUND: i64 = 3;
+
+/// How to read a value of some type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Layout {
+    /// A scalar (in memory: its own size).
+    Scalar(Scalar),
+    /// A vector or matrix of `n` components, spelled `name(c0, c1, …)`.
+    Vector { elem: Scalar, n: u32, name: String },
+    Pointer,
+    Array { elem: Box<Layout>, len: u32, stride: u32 },
+    Struct { fields: Vec<(String, u32, Layout)> },
+    /// Something the debugger does not spell out (a simdgroup matrix…).
+    Opaque(String),
+}
+
+/// Where a local lives.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Home {
+    /// One register per component.
+    Regs(Vec<Reg>),
+    /// Memory at this pointer (private memory is per lane).
+    Memory(u64),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarView {
+    pub name: String,
+    pub home: Home,
+    pub layout: Layout,
+}
+
+/// A statement the debugger can stop at, as the lowering saw it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StopSite {
+    pub span: Span,
+    /// Inlined call depth (1: the kernel itself).
+    pub depth: u32,
+    /// The function the statement is in.
+    pub func: String,
+    pub vars: Vec<VarView>,
+}
+
+/// One memory access by the watched thread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemAccess {
+    pub write: bool,
+    /// What was accessed: the buffer parameter or threadgroup variable.
+    pub name: String,
+    /// Element index (the offset in elements of the accessed size).
+    pub index: i64,
+    /// The value read, or the value written.
+    pub value: String,
+    /// The cells around it at the time: (index, value), the accessed one
+    /// showing the value read or written.
+    pub around: Vec<(i64, String)>,
+}
+
+/// One stop of the watched thread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StopRecord {
+    pub span: Span,
+    pub depth: u32,
+    pub func: String,
+    /// (name, value) of the locals in scope, in declaration order.
+    pub vars: Vec<(String, String)>,
+    /// Locals left out (over `MAX_VARS`).
+    pub vars_omitted: usize,
+    /// Active lanes of the watched thread's SIMD-group (bit i: lane i).
+    pub simd_active: u32,
+    /// Lanes the SIMD-group has (the last one of a threadgroup may be short).
+    pub simd_width: u32,
+    /// Memory the statement accessed (after this stop, before the next).
+    pub accesses: Vec<MemAccess>,
+    pub accesses_omitted: usize,
+}
+
+/// A debugger probe's value, and how many stops were recorded before it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StopProbe {
+    pub after_stops: usize,
+    pub hit: ProbeHit,
+}
+
+/// What the watched thread did, stop by stop.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StopLog {
+    pub stops: Vec<StopRecord>,
+    pub probes: Vec<StopProbe>,
+    /// More stops happened than the limit allowed.
+    pub truncated: bool,
+    pub thread_ran: bool,
+    /// The thread's threadgroup (position in the grid of threadgroups).
+    pub threadgroup: [u32; 3],
+    /// The thread's position in its threadgroup.
+    pub local: [u32; 3],
+}
+
+/// The observer: records the watched thread's stops, at most `limit`.
+#[derive(Debug)]
+pub struct StopRecorder {
+    pub thread: [u32; 3],
+    limit: usize,
+    lane: Option<usize>,
+    pub log: StopLog,
+}
+
+impl StopRecorder {
+    pub fn new(thread: [u32; 3], limit: usize) -> StopRecorder {
+        StopRecorder { thread, limit: limit.max(1), lane: None, log: StopLog::default() }
+    }
+
+    pub fn start_threadgroup(&mut self, geo: &crate::exec::Geometry) {
+        self.lane = None;
+        let t = self.thread;
+        let inside = (0..3).all(|d| {
+            let lo = geo.tg_pos[d] as u64 * geo.requested_tg[d] as u64;
+            (t[d] as u64) >= lo && (t[d] as u64) < lo + geo.tg_size[d] as u64
+        });
+        if inside {
+            let local = [0, 1, 2].map(|d| t[d] - geo.tg_pos[d] * geo.requested_tg[d]);
+            self.lane = Some((local[0] + geo.tg_size[0] * (local[1] + geo.tg_size[1] * local[2])) as usize);
+            self.log.thread_ran = true;
+            self.log.threadgroup = geo.tg_pos;
+            self.log.local = local;
+        }
+    }
+
+    /// The watched thread's lane, when it is in `mask` and recording goes on.
+    pub fn lane_in(&self, mask: &Mask) -> Option<usize> {
+        self.lane.filter(|&l| mask.get(l) && !self.log.truncated)
+    }
+
+    /// Whether another stop may be recorded (marks the log truncated if not).
+    pub fn room(&mut self) -> bool {
+        if self.log.stops.len() >= self.limit {
+            self.log.truncated = true;
+        }
+        !self.log.truncated
+    }
+
+    pub fn push(&mut self, stop: StopRecord) {
+        self.log.stops.push(stop);
+    }
+
+    pub fn probe(&mut self, hit: ProbeHit) {
+        if self.log.probes.len() < self.limit.saturating_mul(4) {
+            self.log.probes.push(StopProbe { after_stops: self.log.stops.len(), hit });
+        }
+    }
+
+    pub fn access(&mut self, a: MemAccess) {
+        if let Some(s) = self.log.stops.last_mut() {
+            if s.accesses.len() < MAX_ACCESSES {
+                s.accesses.push(a);
+            } else {
+                s.accesses_omitted += 1;
+            }
+        }
+    }
+}
+
+/// The active lanes of `lane`'s SIMD-group in `mask` of a threadgroup of `n` lanes.
+pub fn simd_bits(mask: &Mask, lane: usize, n: usize) -> (u32, u32) {
+    let first = lane / 32 * 32;
+    let width = n.saturating_sub(first).min(32);
+    let bits = (0..width).filter(|&i| mask.get(first + i)).fold(0u32, |b, i| b | 1 << i);
+    (bits, width as u32)
+}
+
+/// A value in registers (`get(reg)` reads the watched lane).
+pub fn regs_text(layout: &Layout, regs: &[Reg], get: &dyn Fn(Reg) -> u64) -> String {
+    let bits: Vec<u64> = regs.iter().map(|&r| get(r)).collect();
+    let text = match layout {
+        Layout::Pointer => bits.first().map(|&b| ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Pointer, bits: vec![b] }.text()),
+        Layout::Scalar(s) => bits.first().map(|&b| scalar_text(*s, b)),
+        Layout::Vector { elem, name, .. } => {
+            Some(format!("{name}({})", bits.iter().map(|&b| scalar_text(*elem, b)).collect::<Vec<_>>().join(", ")))
+        }
+        Layout::Opaque(what) => Some(format!("<{what}>")),
+        _ => None,
+    };
+    cap(text.unwrap_or_else(|| "?".into()))
+}
+
+/// A value in memory at pointer `p`, as `lane` sees it.
+pub fn memory_text(layout: &Layout, mem: &Memory, p: u64, lane: usize) -> String {
+    let Some((bytes, off)) = mem.region(p, lane) else { return "<not readable>".into() };
+    let mut out = String::new();
+    write_value(layout, bytes, off, &mut out);
+    cap(out)
+}
+
+fn write_value(layout: &Layout, bytes: &[u8], off: i64, out: &mut String) {
+    if out.len() > MAX_VALUE_CHARS {
+        return;
+    }
+    match layout {
+        Layout::Scalar(s) => out.push_str(&read_scalar(*s, bytes, off)),
+        Layout::Pointer => match read_le(bytes, off, 8) {
+            Some(b) => out.push_str(&ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Pointer, bits: vec![b] }.text()),
+            None => out.push('?'),
+        },
+        Layout::Vector { elem, n, name } => {
+            let parts: Vec<String> = (0..*n).map(|i| read_scalar(*elem, bytes, off + (i * elem.size()) as i64)).collect();
+            out.push_str(&format!("{name}({})", parts.join(", ")));
+        }
+        Layout::Array { elem, len, stride } => {
+            out.push('[');
+            for i in 0..(*len).min(MAX_ELEMENTS) {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(elem, bytes, off + i as i64 * *stride as i64, out);
+                if out.len() > MAX_VALUE_CHARS {
+                    break;
+                }
+            }
+            if *len > MAX_ELEMENTS {
+                out.push_str(", …");
+            }
+            out.push(']');
+        }
+        Layout::Struct { fields } => {
+            out.push('{');
+            for (i, (name, at, l)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(name);
+                out.push_str(": ");
+                write_value(l, bytes, off + *at as i64, out);
+            }
+            out.push('}');
+        }
+        Layout::Opaque(what) => out.push_str(&format!("<{what}>")),
+    }
+}
+
+fn read_scalar(s: Scalar, bytes: &[u8], off: i64) -> String {
+    match read_le(bytes, off, s.size() as usize) {
+        Some(raw) => scalar_text(s, crate::ops::from_memory(s, raw)),
+        None => "?".into(),
+    }
+}
+
+/// Register bits of scalar type `s` as MSL would print them.
+pub fn scalar_text(s: Scalar, bits: u64) -> String {
+    ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Value(s), bits: vec![bits] }.text()
+}
+
+fn cap(mut s: String) -> String {
+    if s.chars().count() > MAX_VALUE_CHARS {
+        s = s.chars().take(MAX_VALUE_CHARS).collect();
+        s.push('…');
+    }
+    s
+}
+
+/// The accessed cell `p` (of scalar type `ty`) and its neighbours.
+pub fn access_of(mem: &Memory, name: String, write: bool, ty: Scalar, p: u64, value_bits: Option<u64>, lane: usize) -> MemAccess {
+    let size = ty.size().max(1) as i64;
+    let off = ptr_offset(p);
+    let index = off.div_euclid(size);
+    let mut around = Vec::new();
+    let mut value = value_bits.map(|b| scalar_text(ty, b)).unwrap_or_default();
+    if let Some((bytes, _)) = mem.region(p, lane) {
+        let base = off - index * size;
+        for i in (index - AROUND).max(0)..=index + AROUND {
+            let Some(raw) = read_le(bytes, base + i * size, size as usize) else { continue };
+            let mut text = scalar_text(ty, crate::ops::from_memory(ty, raw));
+            if i == index {
+                if write {
+                    text = value.clone();
+                } else {
+                    value = text.clone();
+                }
+            }
+            around.push((i, text));
+        }
+    }
+    if value.is_empty() {
+        value = "out of bounds".into();
+    }
+    MemAccess { write, name, index, value, around }
+}
+
+/// A name for the allocation `p` points into (`out`, `tile`), given the
+/// kernel's buffer and threadgroup variable names.
+pub fn alloc_name(k: &crate::ir::Kernel, p: u64) -> Option<String> {
+    match ptr_alloc(p).kind() {
+        AllocKind::Buffer(i) => k
+            .params
+            .iter()
+            .find(|q| matches!(q.kind, crate::ir::ParamKind::Buffer { index, .. } if index == i))
+            .map(|q| q.name.clone())
+            .or(Some(format!("buffer({i})"))),
+        AllocKind::ThreadgroupBuffer(i) => k
+            .params
+            .iter()
+            .find(|q| matches!(q.kind, crate::ir::ParamKind::ThreadgroupBuffer { index, .. } if index == i))
+            .map(|q| q.name.clone()),
+        AllocKind::Threadgroup(i) => k.threadgroup_vars.get(i as usize).map(|v| v.name.clone()),
+        // Per-thread and program-scope memory are shown as locals, not cells.
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simd_bits_of_a_short_last_group() {
+        let mut m = Mask::empty();
+        for l in [32, 33, 35] {
+            m.set(l, true);
+        }
+        assert_eq!(simd_bits(&m, 34, 36), (0b1011, 4));
+        assert_eq!(simd_bits(&m, 3, 36), (0, 32));
+    }
+
+    #[test]
+    fn arrays_and_structs_in_memory_are_spelled_out() {
+        let bytes: Vec<u8> = [1.5f32, 2.0, 3.0].iter().flat_map(|f| f.to_le_bytes()).collect();
+        let arr = Layout::Array { elem: Box::new(Layout::Scalar(Scalar::Float)), len: 3, stride: 4 };
+        let mut out = String::new();
+        write_value(&arr, &bytes, 0, &mut out);
+        assert_eq!(out, "[1.5, 2, 3]");
+        let st = Layout::Struct {
+            fields: vec![("x".into(), 0, Layout::Scalar(Scalar::Float)), ("y".into(), 4, Layout::Scalar(Scalar::Int))],
+        };
+        let mut out = String::new();
+        write_value(&st, &bytes, 0, &mut out);
+        assert_eq!(out, format!("{{x: 1.5, y: {}}}", 2.0f32.to_bits() as i32));
+    }
+
+    #[test]
+    fn long_values_are_capped() {
+        let bytes = vec![0u8; 4 * 1000];
+        let arr = Layout::Array { elem: Box::new(Layout::Scalar(Scalar::Float)), len: 1000, stride: 4 };
+        let mut out = String::new();
+        write_value(&arr, &bytes, 0, &mut out);
+        assert!(cap(out).chars().count() <= MAX_VALUE_CHARS + 1);
+    }
+}

@@ -23,6 +23,8 @@ use std::path::PathBuf;
 
 /// Values recorded per run by default (`--limit`).
 pub const DEFAULT_LIMIT: usize = 1000;
+/// Stops the interactive debugger records per run by default (`--limit`).
+pub const DEFAULT_STOP_LIMIT: usize = 10_000;
 
 #[derive(Args)]
 #[command(trailing_var_arg = true)]
@@ -37,9 +39,11 @@ pub struct DebugArgs {
     /// A puzzle: which test to run (counting from 1; default 1).
     #[arg(long, value_name = "N")]
     pub test: Option<usize>,
-    /// Most values recorded (later ones are dropped with a note).
-    #[arg(long, default_value_t = DEFAULT_LIMIT)]
-    pub limit: usize,
+    /// Most values recorded with --print (default 1000), or stops recorded
+    /// by the interactive debugger (default 10000); later ones are dropped
+    /// with a note.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
     /// What to debug: PUZZLE [--dir DIR], FILE.metal --kernel K … (run's
     /// arguments), BODY.metal --output … (mlx's arguments) or a capture
     /// FILE.mpcapture (written by --capture or MTL_CAPTURE_ENABLED=1).
@@ -52,6 +56,16 @@ pub struct DebugArgs {
 pub struct PrintSpec {
     pub line: u32,
     pub exprs: Vec<String>,
+    /// Placed before every line with a statement (`line` unused), except
+    /// the lines in `skip` (the interactive debugger's watches).
+    pub everywhere: bool,
+    pub skip: Vec<u32>,
+}
+
+impl PrintSpec {
+    pub fn at(line: u32, exprs: Vec<String>) -> PrintSpec {
+        PrintSpec { line, exprs, everywhere: false, skip: Vec::new() }
+    }
 }
 
 /// What the debugger was asked to watch.
@@ -60,6 +74,55 @@ pub struct Request {
     pub thread: [u32; 3],
     pub prints: Vec<PrintSpec>,
     pub limit: usize,
+    /// Set by the interactive debugger: record the thread stop by stop and
+    /// hand the outcome back here instead of printing.
+    pub interactive: Option<Sink>,
+}
+
+/// Where an interactive run leaves what it found.
+pub type Sink = std::rc::Rc<std::cell::RefCell<Outcome>>;
+
+/// One run of the target for the interactive debugger.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub stops: Option<gpu::stops::StopLog>,
+    pub sources: Option<SourceMap>,
+    pub placed: Vec<Placed>,
+    /// Sanitizer findings, rendered (no colour).
+    pub findings: Vec<String>,
+    /// The kernel did not compile: the rendered errors, and where they are
+    /// (file name, byte offset) so probes that cause them can be dropped.
+    pub failure: Option<String>,
+    pub error_spots: Vec<(String, usize, String)>,
+    /// Threads in the grid, threads per threadgroup, and what ran.
+    pub grid: [u32; 3],
+    pub threadgroup: [u32; 3],
+    pub what: String,
+}
+
+impl Outcome {
+    /// Record a compile failure (diagnostics of `sources`).
+    pub fn failed(&mut self, sources: &SourceMap, diags: &[msl::diag::Diagnostic], placed: &[Placed]) {
+        let mut text = msl::diag::render(sources, diags, false);
+        if !placed.is_empty() {
+            text.push_str(&placed_note(placed));
+        }
+        self.failure = Some(text);
+        self.error_spots = diags
+            .iter()
+            .filter(|d| d.severity == msl::diag::Severity::Error)
+            .map(|d| (sources.file(d.span.file).name.clone(), d.span.lo as usize, d.message.clone()))
+            .collect();
+        self.placed = placed.to_vec();
+    }
+
+    /// Record a finished run.
+    pub fn finished(&mut self, report: &gpu::RunReport, sources: &SourceMap, placed: &[Placed]) {
+        self.stops = report.stops.clone();
+        self.findings = report.findings.iter().map(|f| msl::diag::render(sources, &[f.to_diagnostic()], false)).collect();
+        self.sources = Some(sources.clone());
+        self.placed = placed.to_vec();
+    }
 }
 
 pub fn parse_print(s: &str) -> Result<PrintSpec, String> {
@@ -72,7 +135,7 @@ pub fn parse_print(s: &str) -> Result<PrintSpec, String> {
     if let Some(e) = exprs.iter().find(|e| e.contains(['\n', ';', '{', '}'])) {
         return Err(format!("--print expression `{e}` must be one expression on one line (no `;`, braces or line breaks)"));
     }
-    Ok(PrintSpec { line, exprs })
+    Ok(PrintSpec::at(line, exprs))
 }
 
 /// Split at the commas that are not inside brackets (`a[min(i, 3)], b`).
@@ -106,11 +169,22 @@ impl Request {
             return Err("--print 'LINE: expr, …' is required: what to show each time the thread reaches LINE".into());
         }
         let prints = a.prints.iter().map(|p| parse_print(p)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Request { thread, prints, limit: a.limit.max(1) })
+        Ok(Request { thread, prints, limit: a.limit.unwrap_or(DEFAULT_LIMIT).max(1), interactive: None })
     }
 
+    /// The probe recorder's settings (the non-interactive form).
     pub fn probe(&self) -> Option<([u32; 3], usize)> {
-        Some((self.thread, self.limit))
+        self.interactive.is_none().then_some((self.thread, self.limit))
+    }
+
+    /// The stop recorder's settings (the interactive form).
+    pub fn stops(&self) -> Option<([u32; 3], usize)> {
+        self.interactive.is_some().then_some((self.thread, self.limit))
+    }
+
+    /// Whether the kernel must be lowered with debugger stops.
+    pub fn wants_stops(req: Option<&Request>) -> bool {
+        req.is_some_and(|r| r.interactive.is_some())
     }
 
     /// The error for a thread outside the grid (threads per dimension).
@@ -240,10 +314,41 @@ fn line_of(file_prefix_lines: u32, text: &str, offset: usize) -> u32 {
 }
 
 /// One `--print` placed in the source.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Placed {
     pub line: u32,
     pub exprs: Vec<String>,
+    /// Which `PrintSpec` it came from.
+    pub spec: usize,
+    /// The text inserted for it in the edited source (byte ranges, the
+    /// probe itself first), to tell which probe a compile error is in and
+    /// to show the source as written.
+    pub edits: Vec<(usize, usize)>,
+}
+
+impl Placed {
+    /// Move the ranges by `by` bytes (the edited text starts that far into its file).
+    fn shifted(mut self, by: usize) -> Placed {
+        self.edits.iter_mut().for_each(|r| *r = (r.0 + by, r.1 + by));
+        self
+    }
+}
+
+/// `text` with the inserted probes of `placed` taken out again.
+pub fn without_probes(text: &str, placed: &[Placed]) -> String {
+    let mut ranges: Vec<(usize, usize)> = placed.iter().flat_map(|p| p.edits.iter().copied()).collect();
+    ranges.sort();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (lo, hi) in ranges {
+        if lo < at || hi > text.len() || !text.is_char_boundary(lo) || !text.is_char_boundary(hi) {
+            continue;
+        }
+        out.push_str(&text[at..lo]);
+        at = hi;
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// Insert the probes of `prints` into `text` (the editable part of file
@@ -256,37 +361,74 @@ fn instrument(
     prints: &[PrintSpec],
 ) -> Result<(String, Vec<Placed>), String> {
     let mut edits: Vec<(usize, String)> = Vec::new();
-    let mut placed = Vec::new();
-    for (p, spec) in prints.iter().enumerate() {
-        let stop = stops.iter().filter(|s| line_of(prefix_lines, text, s.start) == spec.line).min_by_key(|s| s.start);
+    // (indices of the probe's edits, its spec and line)
+    let mut placed_at: Vec<(Vec<usize>, usize, u32)> = Vec::new();
+    // One placement per (spec, line): every line with a statement for `everywhere`.
+    let mut wanted: Vec<(usize, u32)> = Vec::new();
+    for (i, spec) in prints.iter().enumerate() {
+        if spec.everywhere {
+            let mut lines: Vec<u32> = stops.iter().map(|s| line_of(prefix_lines, text, s.start)).collect();
+            lines.sort();
+            lines.dedup();
+            wanted.extend(lines.into_iter().filter(|l| !spec.skip.contains(l)).map(|l| (i, l)));
+        } else {
+            wanted.push((i, spec.line));
+        }
+    }
+    for (p, &(spec_index, line)) in wanted.iter().enumerate() {
+        let spec = &prints[spec_index];
+        let stop = stops.iter().filter(|s| line_of(prefix_lines, text, s.start) == line).min_by_key(|s| s.start);
         let Some(stop) = stop else {
             let mut lines: Vec<u32> = stops.iter().map(|s| line_of(prefix_lines, text, s.start)).collect();
             lines.sort();
             lines.dedup();
             let near: Vec<String> = {
                 let mut by_distance = lines.clone();
-                by_distance.sort_by_key(|&l| (l.abs_diff(spec.line), l));
+                by_distance.sort_by_key(|&l| (l.abs_diff(line), l));
                 let mut n: Vec<u32> = by_distance.into_iter().take(5).collect();
                 n.sort();
                 n.iter().map(|l| l.to_string()).collect()
             };
             return Err(format!(
                 "line {} of `{file_name}` has no statement of the kernel to stop at; lines with statements near it: {}",
-                spec.line,
+                line,
                 if near.is_empty() { "(none)".to_string() } else { near.join(", ") }
             ));
         };
         let decls: Vec<String> = spec.exprs.iter().enumerate().map(|(s, e)| format!("auto {PROBE_PREFIX}{p}_{s} = ({e});")).collect();
         let probe = format!("{{ {} }}", decls.join(" "));
         match stop.spot {
-            Spot::Before(at) => edits.push((at, format!("{probe} "))),
+            Spot::Before(at) => {
+                placed_at.push((vec![edits.len()], spec_index, line));
+                edits.push((at, format!("{probe} ")));
+            }
             Spot::Wrap(start, end) => {
+                placed_at.push((vec![edits.len(), edits.len() + 1], spec_index, line));
                 edits.push((start, format!("{{ {probe} ")));
                 edits.push((end, " }".to_string()));
             }
         }
-        placed.push(Placed { line: spec.line, exprs: spec.exprs.clone() });
     }
+    // Where each edit lands: shifted by every edit before it (edits at the
+    // same offset end up in their order).
+    let mut by_place: Vec<usize> = (0..edits.len()).collect();
+    by_place.sort_by_key(|&i| (edits[i].0, i));
+    let mut shift = vec![0usize; edits.len()];
+    let mut total = 0;
+    for &i in &by_place {
+        shift[i] = total;
+        total += edits[i].1.len();
+    }
+    let final_start = |i: usize| edits[i].0 + shift[i];
+    let placed: Vec<Placed> = placed_at
+        .iter()
+        .map(|(es, spec, line)| Placed {
+            line: *line,
+            exprs: prints[*spec].exprs.clone(),
+            spec: *spec,
+            edits: es.iter().map(|&e| (final_start(e), final_start(e) + edits[e].1.len())).collect(),
+        })
+        .collect();
     // Apply from the end so earlier offsets stay valid (stable for equal offsets).
     let mut order: Vec<usize> = (0..edits.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse((edits[i].0, i)));
@@ -319,6 +461,7 @@ pub fn instrument_file(name: &str, text: &str, opts: &msl::CompileOptions, req: 
 /// lines into the user's file.
 pub fn instrument_body(
     body: &str,
+    body_offset: usize,
     prefix_lines: u32,
     file_name: &str,
     g: &mlx::Generated,
@@ -330,7 +473,8 @@ pub fn instrument_body(
     let unit = parse_unit(&mut sources, file, opts);
     let (lo, hi) = (g.source_offset + g.body_range.start, g.source_offset + g.body_range.end);
     let to_offset = |s: Span| (s.file == file && (lo..=hi).contains(&(s.lo as usize))).then(|| s.lo as usize - lo);
-    instrument(body, prefix_lines, file_name, &stops(&unit, &to_offset), &req.prints)
+    let (text, placed) = instrument(body, prefix_lines, file_name, &stops(&unit, &to_offset), &req.prints)?;
+    Ok((text, placed.into_iter().map(|p| p.shifted(body_offset)).collect()))
 }
 
 /// The table of what the watched thread saw (`tg`: threads per threadgroup,
@@ -414,7 +558,7 @@ fn take_own_flags(args: &DebugArgs) -> Result<(DebugArgs, Vec<String>), String> 
             "--thread" => own.thread = Some(value),
             "--print" => own.prints.push(value),
             "--test" => own.test = Some(value.parse().map_err(|_| format!("--test `{value}` is not a test number (1, 2, …)"))?),
-            _ => own.limit = value.parse().map_err(|_| format!("--limit `{value}` is not a whole number"))?,
+            _ => own.limit = Some(value.parse().map_err(|_| format!("--limit `{value}` is not a whole number"))?),
         }
     }
     Ok((own, rest))
@@ -425,6 +569,15 @@ pub fn run(args: &DebugArgs) -> u8 {
         Ok(x) => x,
         Err(e) => return exit_code(Err(e), false),
     };
+    if args.prints.is_empty() {
+        // No --print: the interactive debugger.
+        let thread = match args.thread.as_deref().map(|t| parse_dims0(t, "--thread")).transpose() {
+            Ok(t) => t.unwrap_or([0, 0, 0]),
+            Err(e) => return exit_code(Err(e), false),
+        };
+        let target = Target { argv: target, test: args.test };
+        return crate::debug_tui::run(target, thread, args.limit.unwrap_or(DEFAULT_STOP_LIMIT).max(1));
+    }
     let req = match Request::from_args(&args) {
         Ok(r) => r,
         Err(e) => return exit_code(Err(e), false),
@@ -433,7 +586,7 @@ pub fn run(args: &DebugArgs) -> u8 {
         return exit_code(crate::captures::debug(std::path::Path::new(file), &target[1..], &req), false);
     }
     let target = &target;
-    let has = |flag: &str| target.iter().any(|t| t == flag || t.starts_with(&format!("{flag}=")));
+    let has = |flag: &str| has_flag(target, flag);
     let argv = std::iter::once("metal-puzzles debug".to_string()).chain(target.iter().cloned());
     if has("--kernel") {
         let cmd = crate::run::RunArgs::augment_args(clap::Command::new("debug"));
@@ -457,6 +610,48 @@ pub fn run(args: &DebugArgs) -> u8 {
     match cmd.try_get_matches_from(argv).and_then(|m| PuzzleTarget::from_arg_matches(&m)) {
         Ok(p) => exit_code(debug_puzzle(&p, args.test, &req), false),
         Err(e) => usage(e),
+    }
+}
+
+fn has_flag(argv: &[String], flag: &str) -> bool {
+    argv.iter().any(|t| t == flag || t.starts_with(&format!("{flag}=")))
+}
+
+/// What to debug, as given on the command line (after the debugger's own
+/// flags): re-resolved on every run, so a restart sees the file as saved.
+/// A new target form (a capture file, say) is one more branch in `record`.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub argv: Vec<String>,
+    /// A puzzle's test (counting from 1).
+    pub test: Option<usize>,
+}
+
+impl Target {
+    /// Run the target once with `req` (its thread and probes), recording
+    /// the thread stop by stop. `Err` is a problem with the arguments;
+    /// a kernel that does not compile is an `Outcome` with `failure`.
+    pub fn record(&self, req: &Request) -> Result<Outcome, String> {
+        let sink: Sink = Default::default();
+        let req = Request { interactive: Some(sink.clone()), ..req.clone() };
+        let argv = std::iter::once("metal-puzzles debug".to_string()).chain(self.argv.iter().cloned());
+        let usage = |e: clap::Error| e.render().to_string().trim_end().to_string();
+        if has_flag(&self.argv, "--kernel") {
+            let cmd = crate::run::RunArgs::augment_args(clap::Command::new("debug"));
+            let mut a = cmd.try_get_matches_from(argv).and_then(|m| crate::run::RunArgs::from_arg_matches(&m)).map_err(usage)?;
+            a.debug = Some(req);
+            crate::run::run_inner(&a)?;
+        } else if has_flag(&self.argv, "--output") {
+            let cmd = crate::mlx_cmd::MlxArgs::augment_args(clap::Command::new("debug"));
+            let mut a = cmd.try_get_matches_from(argv).and_then(|m| crate::mlx_cmd::MlxArgs::from_arg_matches(&m)).map_err(usage)?;
+            a.debug = Some(req);
+            crate::mlx_cmd::run_inner(&a)?;
+        } else {
+            let cmd = PuzzleTarget::augment_args(clap::Command::new("debug"));
+            let p = cmd.try_get_matches_from(argv).and_then(|m| PuzzleTarget::from_arg_matches(&m)).map_err(usage)?;
+            debug_puzzle(&p, self.test, &req)?;
+        }
+        Ok(sink.take())
     }
 }
 
@@ -492,17 +687,30 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
     req.check_thread(case.grid)?;
     let mut call = puzzles::check::book_call(puzzle, case, &inputs);
     call.probe = req.probe();
+    call.stops = req.stops();
     let (header, body) = puzzles::split_source(&file_text);
     let body_offset = file_text.len() - body.len();
     let prefix_lines = file_text[..body_offset].bytes().filter(|&b| b == b'\n').count() as u32;
     let original = puzzles::check::book_kernel(puzzle, &file_name, &file_text).map_err(|e| e.to_string())?;
     let g = original.generate_for(&call).map_err(|e| e.to_string())?;
-    let (new_body, placed) = instrument_body(&body, prefix_lines, &file_name, &g, &msl::CompileOptions::default(), req)?;
+    let (new_body, placed) = instrument_body(&body, body_offset, prefix_lines, &file_name, &g, &msl::CompileOptions::default(), req)?;
     let new_text = format!("{}{new_body}", &file_text[..body_offset]);
     let _ = header;
     let kernel = puzzles::check::book_kernel(puzzle, &file_name, &new_text).map_err(|e| e.to_string())?;
     let color = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    match kernel.call_with(&call, &mut |_| {}) {
+    let result = kernel.call_with(&call, &mut |_| {});
+    if let Some(sink) = &req.interactive {
+        let mut o = sink.borrow_mut();
+        match &result {
+            Ok(r) => o.finished(&r.report, &r.sources, &placed),
+            Err(mlx::MlxError::Compile { sources, diagnostics, .. }) => o.failed(sources, diagnostics, &placed),
+            Err(mlx::MlxError::Argument(m)) => return Err(m.clone()),
+        }
+        (o.grid, o.threadgroup) = (case.grid, case.threadgroup);
+        o.what = format!("puzzle {} ({}), test {n} `{test_name}`", puzzle.number, puzzle.title);
+        return Ok(EXIT_OK);
+    }
+    match result {
         Ok(r) => {
             let [gx, gy, gz] = case.grid;
             let [tx, ty, tz] = case.threadgroup;

@@ -3,6 +3,8 @@
 mod book;
 mod captures;
 mod debug;
+mod debug_model;
+mod debug_tui;
 mod lint;
 mod logs;
 mod mlx_cmd;
@@ -54,7 +56,7 @@ enum Command {
     Reset(book::PuzzleArgs),
     /// Draw which thread read and wrote which cell (terminal, SVG, PNG).
     Show(book::ShowArgs),
-    /// Watch one thread: print expressions each time it reaches a line.
+    /// Step through one thread interactively, or print expressions each time it reaches a line (--print).
     Debug(debug::DebugArgs),
     /// Run a capture file again and say whether it reproduces its outputs and findings.
     Replay(captures::ReplayArgs),

@@ -135,7 +135,7 @@ fn parse_output(spec: &str) -> Result<(String, DType, Vec<usize>), String> {
     Ok((name, dtype, shape))
 }
 
-fn run_inner(args: &MlxArgs) -> Result<u8, String> {
+pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     let text = read_source(&args.body)?;
     let body_name = args.body.display().to_string();
     let name = match &args.name {
@@ -228,6 +228,7 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         budget: None,
         profile: args.profile,
         probe: args.debug.as_ref().and_then(|r| r.probe()),
+        stops: args.debug.as_ref().and_then(|r| r.stops()),
         log: args.logging.options()?,
         cancel: None,
         atomics_last_lane_first: false,
@@ -242,7 +243,7 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         req.check_thread(grid)?;
         let g = kernel.generate_for(&call).map_err(|e| e.to_string())?;
         let prefix_lines = source_file.text[..source_file.offset.min(source_file.text.len())].matches('\n').count() as u32;
-        let (new_source, p) = crate::debug::instrument_body(&source, prefix_lines, &body_name, &g, &pp, req)?;
+        let (new_source, p) = crate::debug::instrument_body(&source, source_file.offset, prefix_lines, &body_name, &g, &pp, req)?;
         placed = p;
         let new_text = format!("{}{new_source}", &source_file.text[..source_file.offset.min(source_file.text.len())]);
         let new_file = UserFile { text: new_text.clone(), ..source_file.clone() };
@@ -262,7 +263,8 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         return Ok(EXIT_OK);
     }
 
-    let verbose = args.verbose || mlx::verbose_env();
+    // (Nothing on stdout under the interactive debugger's screen.)
+    let verbose = (args.verbose || mlx::verbose_env()) && !crate::debug::Request::wants_stops(args.debug.as_ref());
     let json = args.json;
     let result = kernel.call_with(&call, &mut |g| {
         if verbose {
@@ -275,10 +277,15 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         }
     });
     let color = std::io::stderr().is_terminal();
+    let sink = args.debug.as_ref().and_then(|r| r.interactive.clone());
     let r = match result {
         Ok(r) => r,
         Err(MlxError::Argument(m)) => return Err(m),
         Err(MlxError::Compile { sources, diagnostics, .. }) => {
+            if let Some(sink) = &sink {
+                sink.borrow_mut().failed(&sources, &diagnostics, &placed);
+                return Ok(EXIT_BAD_RESULT);
+            }
             if json {
                 let d: Vec<serde_json::Value> = diagnostics.iter().map(|d| msl::diag::to_json(&sources, d)).collect();
                 println!("{}", serde_json::json!({"diagnostics": d, "findings": [], "outputs": {}}));
@@ -291,6 +298,13 @@ fn run_inner(args: &MlxArgs) -> Result<u8, String> {
             return Ok(EXIT_BAD_RESULT);
         }
     };
+    if let Some(sink) = &sink {
+        let mut o = sink.borrow_mut();
+        o.finished(&r.report, &r.sources, &placed);
+        (o.grid, o.threadgroup) = (grid, threadgroup);
+        o.what = format!("MLX kernel `{name}`");
+        return Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK });
+    }
     if let (Some(logs), false) = (&r.report.logs, json) {
         print!("{}", crate::logs::text(logs));
     }

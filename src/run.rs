@@ -126,7 +126,7 @@ pub fn run(args: &RunArgs) -> u8 {
     exit_code(run_inner(args), args.json)
 }
 
-fn run_inner(args: &RunArgs) -> Result<u8, String> {
+pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let text = read_source(&args.file)?;
     let name = args.file.display().to_string();
     let grid = parse_dims(&args.grid, "--grid")?;
@@ -147,11 +147,16 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         None => (text, Vec::new()),
     };
     let c = msl::compile(&name, &text, &pp);
+    let sink = args.debug.as_ref().and_then(|r| r.interactive.clone());
     let color = std::io::stderr().is_terminal();
     let diag_json = |c: &msl::Compilation| -> Vec<serde_json::Value> {
         c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect()
     };
     let Some(program) = c.program.as_ref() else {
+        if let Some(sink) = &sink {
+            sink.borrow_mut().failed(&c.sources, &c.diagnostics.items, &placed);
+            return Ok(EXIT_BAD_RESULT);
+        }
         if args.json {
             println!("{}", serde_json::json!({"diagnostics": diag_json(&c), "findings": [], "outputs": {}}));
         } else {
@@ -162,7 +167,7 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         }
         return Ok(EXIT_BAD_RESULT);
     };
-    if !args.json && !c.diagnostics.items.is_empty() {
+    if !args.json && sink.is_none() && !c.diagnostics.items.is_empty() {
         eprint!("{}", c.render(color));
     }
     crate::lint::check_constants_exist(&args.pp, program)?;
@@ -175,10 +180,17 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
             if names.is_empty() { "(none)".into() } else { names.join(", ") }
         ));
     };
-    let kernel = match gpu::lower::lower_kernel_with(program, kid, gpu::lower::LowerOptions { statement_marks: args.profile }) {
+    let kernel = match gpu::lower::lower_kernel_with(program, kid, gpu::lower::LowerOptions {
+        statement_marks: args.profile,
+        debug_stops: crate::debug::Request::wants_stops(args.debug.as_ref()),
+    }) {
         Ok(k) => k,
         Err(e) => {
             let d = e.to_diagnostic();
+            if let Some(sink) = &sink {
+                sink.borrow_mut().failed(&c.sources, &[d], &placed);
+                return Ok(EXIT_BAD_RESULT);
+            }
             if args.json {
                 println!("{}", serde_json::json!({"diagnostics": [msl::diag::to_json(&c.sources, &d)], "findings": [], "outputs": {}}));
             } else {
@@ -272,6 +284,7 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
         threads: args.threads,
         profile: args.profile,
         probe: args.debug.as_ref().and_then(|r| r.probe()),
+        stops: args.debug.as_ref().and_then(|r| r.stops()),
         log: args.logging.options()?,
         ..Default::default()
     };
@@ -279,7 +292,7 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
     gpu::validate(&kernel, &dispatch, &opts).map_err(|e| format!("cannot dispatch this kernel: {e}"))?;
     let inputs = if args.bench.is_some() { Some(buffers.clone()) } else { None };
     let started = Instant::now();
-    let show_progress = std::io::stderr().is_terminal() && !args.json;
+    let show_progress = std::io::stderr().is_terminal() && !args.json && sink.is_none();
     let mut last_draw = Instant::now();
     let mut progress = |done: u64, total: u64| {
         if show_progress && started.elapsed().as_secs_f64() > 1.0 && last_draw.elapsed().as_millis() > 100 {
@@ -292,6 +305,17 @@ fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let report = gpu::run_with_progress(&kernel, &dispatch, &mut buffers, &opts, &mut progress);
     if show_progress && started.elapsed().as_secs_f64() > 1.0 {
         eprint!("\r{}\r", " ".repeat(60));
+    }
+    if let Some(sink) = &sink {
+        let mut o = sink.borrow_mut();
+        o.finished(&report, &c.sources, &placed);
+        o.grid = match args.dispatch {
+            DispatchKind::Threads => grid,
+            DispatchKind::Threadgroups => [0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])),
+        };
+        o.threadgroup = tg;
+        o.what = format!("kernel `{}` of {name}", args.kernel);
+        return Ok(if report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK });
     }
     if let (Some(reps), Some(inputs)) = (args.bench, inputs) {
         let mut times = Vec::new();

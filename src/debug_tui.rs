@@ -1,0 +1,380 @@
+//! The interactive debugger's screen (`metal-puzzles debug TARGET` without
+//! `--print`): draws a `debug_model::Debugger` with ratatui and turns keys
+//! and typed commands into `Command`s. All the stepping logic is in the
+//! model; this file only draws and reads keys.
+
+use crate::debug::Target;
+use crate::debug_model::{parse_command, record, Command, Debugger, Effect, Failed, Recording};
+use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::{execute, terminal};
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::{Frame, Terminal};
+use std::io::IsTerminal;
+
+/// The key bar (the full list is in `help`).
+const KEYS: &str = "s step  n next  f finish  c continue  p back  P rev-cont  b break  r run to  ↑↓ line  t thread  m simd  g group  w watch  : cmd  R restart  ? help  q quit";
+
+/// Restores the terminal even if drawing fails or panics.
+struct Screen;
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        let _ = terminal::disable_raw_mode();
+        let _ = execute!(std::io::stdout(), terminal::LeaveAlternateScreen, crossterm::cursor::Show);
+    }
+}
+
+/// What the bottom line is doing.
+enum Input {
+    Keys,
+    /// A command being typed (the text after `:`).
+    Typing(String),
+}
+
+pub fn run(target: Target, thread: [u32; 3], limit: usize) -> u8 {
+    // Resolve and run the target first, so a bad one is an ordinary error.
+    let first = match record(&target, thread, &[], limit) {
+        Ok(r) => r,
+        Err(Failed::Usage(e)) => {
+            eprintln!("error: {e}");
+            return EXIT_CANNOT_START;
+        }
+        Err(Failed::Kernel(e)) => {
+            eprint!("{e}");
+            return EXIT_BAD_RESULT;
+        }
+    };
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!(
+            "error: the interactive debugger needs a terminal; for scripts, print values with `--thread X,Y,Z --print 'LINE: expr, …'`"
+        );
+        return EXIT_CANNOT_START;
+    }
+    let mut dbg = Debugger::new(thread);
+    dbg.load(first);
+    dbg.message = opening_message(&dbg.rec);
+    match interact(&target, &mut dbg, limit) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: the terminal failed: {e}");
+            EXIT_CANNOT_START
+        }
+    }
+}
+
+fn opening_message(rec: &Recording) -> String {
+    if !rec.thread_ran {
+        return "this thread is not in the dispatch: pick another with `t`".into();
+    }
+    if rec.stops.is_empty() {
+        return "the thread ran no statement".into();
+    }
+    "s steps, n steps over calls, c continues to a breakpoint (b sets one on the marked line); ? for all commands".into()
+}
+
+fn interact(target: &Target, dbg: &mut Debugger, limit: usize) -> std::io::Result<()> {
+    terminal::enable_raw_mode()?;
+    let _screen = Screen;
+    execute!(std::io::stdout(), terminal::EnterAlternateScreen, crossterm::cursor::Hide)?;
+    let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let mut input = Input::Keys;
+    loop {
+        term.draw(|f| draw(f, dbg, &input))?;
+        let Event::Key(key) = event::read()? else { continue };
+        if key.kind != KeyEventKind::Press {
+            continue;
+        }
+        let cmd = match &mut input {
+            Input::Typing(text) => match key.code {
+                KeyCode::Enter => {
+                    let typed = std::mem::take(text);
+                    input = Input::Keys;
+                    match parse_command(&typed) {
+                        Ok(c) => Some(c),
+                        Err(e) => {
+                            dbg.message = e;
+                            None
+                        }
+                    }
+                }
+                KeyCode::Esc => {
+                    input = Input::Keys;
+                    None
+                }
+                KeyCode::Backspace => {
+                    text.pop();
+                    None
+                }
+                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    input = Input::Keys;
+                    None
+                }
+                KeyCode::Char(ch) if text.len() < 400 => {
+                    text.push(ch);
+                    None
+                }
+                _ => None,
+            },
+            Input::Keys => match key_command(dbg, key) {
+                KeyAction::Run(c) => Some(c),
+                KeyAction::Type(prefill) => {
+                    input = Input::Typing(prefill.to_string());
+                    None
+                }
+                KeyAction::Nothing => None,
+            },
+        };
+        let Some(cmd) = cmd else { continue };
+        let before = dbg.settings();
+        match dbg.apply(cmd) {
+            Effect::None => {}
+            Effect::Quit => return Ok(()),
+            Effect::Rerun => {
+                let said = std::mem::replace(&mut dbg.message, "running the kernel…".into());
+                term.draw(|f| draw(f, dbg, &input))?;
+                match record(target, dbg.thread, &dbg.probes(), limit) {
+                    Ok(rec) => {
+                        dbg.load(rec);
+                        dbg.message = if dbg.rec.thread_ran { said } else { opening_message(&dbg.rec) };
+                    }
+                    Err(e) => {
+                        dbg.restore(before);
+                        dbg.message = first_line(e.text());
+                    }
+                }
+            }
+        }
+    }
+}
+
+enum KeyAction {
+    Run(Command),
+    /// Open the command line with this text.
+    Type(&'static str),
+    Nothing,
+}
+
+fn key_command(dbg: &mut Debugger, key: KeyEvent) -> KeyAction {
+    use KeyAction::{Nothing, Run, Type};
+    let lines = dbg.rec.files.get(dbg.shown_file()).map(|f| f.lines.len() as u32).unwrap_or(1).max(1);
+    let mut move_cursor = |delta: i64| {
+        dbg.cursor = (dbg.cursor as i64 + delta).clamp(1, lines as i64) as u32;
+        Nothing
+    };
+    match key.code {
+        KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => Run(Command::Quit),
+        KeyCode::Char('s') | KeyCode::F(11) => Run(Command::Step),
+        KeyCode::Char('n') | KeyCode::F(10) => Run(Command::Next),
+        KeyCode::Char('f') => Run(Command::Finish),
+        KeyCode::Char('c') | KeyCode::F(5) => Run(Command::Continue),
+        KeyCode::Char('p') | KeyCode::Left => Run(Command::Back),
+        KeyCode::Char('P') => Run(Command::ReverseContinue),
+        KeyCode::Right => Run(Command::Step),
+        KeyCode::Char('b') => {
+            let line = dbg.cursor;
+            if dbg.breakpoints.iter().any(|b| b.line == line) {
+                Run(Command::Clear(line))
+            } else {
+                Run(Command::Break { line, thread: None, condition: None })
+            }
+        }
+        KeyCode::Char('r') => Run(Command::RunTo(dbg.cursor)),
+        KeyCode::Char('R') => Run(Command::Restart),
+        KeyCode::Char('t') => Type("thread "),
+        KeyCode::Char('m') => Type("simd "),
+        KeyCode::Char('g') => Type("group "),
+        KeyCode::Char('w') => Type("watch "),
+        KeyCode::Char(':') => Type(""),
+        KeyCode::Char('?') | KeyCode::Char('h') => Run(Command::Help),
+        KeyCode::Char('q') | KeyCode::Esc => Run(Command::Quit),
+        KeyCode::Up | KeyCode::Char('k') => move_cursor(-1),
+        KeyCode::Down | KeyCode::Char('j') => move_cursor(1),
+        KeyCode::PageUp => move_cursor(-10),
+        KeyCode::PageDown => move_cursor(10),
+        _ => Nothing,
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
+}
+
+// ----- drawing ----------------------------------------------------------------
+
+fn draw(f: &mut Frame, dbg: &Debugger, input: &Input) {
+    let area = f.area();
+    let rows = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(2),
+        Constraint::Min(3),
+        Constraint::Length(1),
+        Constraint::Length(if area.width < 120 { 2 } else { 1 }),
+    ])
+    .split(area);
+    f.render_widget(Paragraph::new(title_line(dbg)).style(Style::new().add_modifier(Modifier::BOLD)), rows[0]);
+    f.render_widget(Paragraph::new(thread_lines(dbg)), rows[1]);
+    let cols = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).split(rows[2]);
+    draw_source(f, dbg, cols[0]);
+    draw_state(f, dbg, cols[1]);
+    let status = Paragraph::new(dbg.message.clone()).style(Style::new().fg(Color::Yellow));
+    f.render_widget(status, rows[3]);
+    let bottom = match input {
+        Input::Typing(t) => Paragraph::new(format!(":{t}█")),
+        Input::Keys => Paragraph::new(KEYS).wrap(Wrap { trim: true }).style(Style::new().fg(Color::DarkGray)),
+    };
+    f.render_widget(bottom, rows[4]);
+}
+
+fn title_line(dbg: &Debugger) -> String {
+    let n = dbg.rec.stops.len();
+    let at = if dbg.finished() { "finished".to_string() } else { format!("stop {}/{n}{}", dbg.pos + 1, if dbg.rec.truncated { "+" } else { "" }) };
+    format!("metal-puzzles debug · {} · {at}", dbg.rec.what)
+}
+
+fn thread_lines(dbg: &Debugger) -> Vec<Line<'static>> {
+    let rec = &dbg.rec;
+    let mut first = rec.thread_text();
+    let (lane, group) = rec.simd_position();
+    first.push_str(&format!(", lane {lane} of SIMD-group {group}"));
+    let mask = match dbg.stop() {
+        Some(s) => {
+            let mut spans = vec![Span::raw(format!("active lanes {:>2}/{:<2} ", s.simd_active.count_ones(), s.simd_width))];
+            for l in 0..s.simd_width {
+                let on = s.simd_active >> l & 1 == 1;
+                let (ch, style) = match (l == lane, on) {
+                    (true, _) => ("◆", Style::new().fg(Color::Cyan)),
+                    (false, true) => ("●", Style::new().fg(Color::Green)),
+                    (false, false) => ("·", Style::new().fg(Color::DarkGray)),
+                };
+                spans.push(Span::styled(ch, style));
+            }
+            Line::from(spans)
+        }
+        None => Line::from(if rec.thread_ran { "the thread has finished" } else { "this thread did not run" }),
+    };
+    vec![Line::from(first), mask]
+}
+
+impl Debugger {
+    /// The file the source pane shows: the current stop's, else the user's.
+    pub fn shown_file(&self) -> usize {
+        self.stop().map(|s| s.file).unwrap_or(self.rec.main_file)
+    }
+}
+
+fn draw_source(f: &mut Frame, dbg: &Debugger, area: Rect) {
+    let file = dbg.shown_file();
+    let Some(src) = dbg.rec.files.get(file) else {
+        f.render_widget(Paragraph::new("(no source: the thread never stopped)").block(Block::bordered()), area);
+        return;
+    };
+    let current = dbg.stop().map(|s| s.line);
+    let height = area.height.saturating_sub(2) as usize;
+    // Keep the cursor (which follows the current line) in the middle.
+    let focus = dbg.cursor.max(1) as usize;
+    let top = focus.saturating_sub(height / 2).max(1).min(src.lines.len().saturating_sub(height).max(1));
+    let width = src.lines.len().to_string().len().max(2);
+    let main = file == dbg.rec.main_file;
+    let mut lines = Vec::new();
+    for n in top..(top + height).min(src.lines.len() + 1) {
+        let text = src.lines.get(n - 1).cloned().unwrap_or_default().replace('\t', "    ");
+        let bp = main && dbg.breakpoints.iter().any(|b| b.line == n as u32);
+        let here = current == Some(n as u32);
+        let mark = match (bp, here) {
+            (true, true) => "●▶",
+            (true, false) => "● ",
+            (false, true) => " ▶",
+            (false, false) if n as u32 == dbg.cursor => " ›",
+            _ => "  ",
+        };
+        let style = if here {
+            Style::new().bg(Color::Blue).fg(Color::White).add_modifier(Modifier::BOLD)
+        } else if n as u32 == dbg.cursor {
+            Style::new().add_modifier(Modifier::UNDERLINED)
+        } else {
+            Style::new()
+        };
+        let gutter_style = if bp { Style::new().fg(Color::Red) } else { Style::new().fg(Color::DarkGray) };
+        lines.push(Line::from(vec![Span::styled(format!("{mark}{n:>width$} "), gutter_style), Span::styled(text, style)]));
+    }
+    let func = dbg.stop().map(|s| format!(" · in `{}`", s.func)).unwrap_or_default();
+    let block = Block::bordered().title(format!(" {}{func} ", src.name));
+    f.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+fn draw_state(f: &mut Frame, dbg: &Debugger, area: Rect) {
+    let mut lines: Vec<Line> = Vec::new();
+    let head = |t: &str| Line::styled(t.to_string(), Style::new().add_modifier(Modifier::BOLD).fg(Color::Cyan));
+    match dbg.stop() {
+        Some(s) => {
+            lines.push(head(&format!("Locals (line {}, call depth {})", s.line, s.depth)));
+            for (name, value) in &s.vars {
+                lines.push(Line::from(format!("  {name} = {value}")));
+            }
+            if s.vars_omitted > 0 {
+                lines.push(Line::from(format!("  … {} more", s.vars_omitted)));
+            }
+            if !dbg.watches.is_empty() {
+                lines.push(head("Watches"));
+                for (i, w) in dbg.watches.iter().enumerate() {
+                    let v = dbg.watch_value(w).unwrap_or("— (not evaluated here)");
+                    lines.push(Line::from(format!("  {} {w} = {v}", i + 1)));
+                }
+            }
+            lines.push(head("Memory this line accesses"));
+            if s.accesses.is_empty() {
+                lines.push(Line::from("  (none)"));
+            }
+            for a in &s.accesses {
+                let verb = if a.write { "write" } else { "read " };
+                lines.push(Line::from(format!("  {verb} {}[{}] = {}", a.name, a.index, a.value)));
+                let mut cells = vec![Span::raw("    ")];
+                for (i, v) in &a.around {
+                    let style = if *i == a.index { Style::new().add_modifier(Modifier::REVERSED) } else { Style::new() };
+                    cells.push(Span::styled(format!("[{i}]{v}"), style));
+                    cells.push(Span::raw(" "));
+                }
+                lines.push(Line::from(cells));
+            }
+            if s.accesses_omitted > 0 {
+                lines.push(Line::from(format!("  … {} more accesses", s.accesses_omitted)));
+            }
+        }
+        None => {
+            lines.push(head("Finished"));
+            lines.push(Line::from(if dbg.rec.truncated {
+                "  recording stopped at the limit (--limit N records more)"
+            } else {
+                "  p steps back, R restarts"
+            }));
+        }
+    }
+    if !dbg.breakpoints.is_empty() {
+        lines.push(head("Breakpoints"));
+        for b in &dbg.breakpoints {
+            let mut t = format!("  line {}", b.line);
+            if let Some([x, y, z]) = b.thread {
+                t.push_str(&format!(" thread ({x}, {y}, {z})"));
+            }
+            if let Some(c) = &b.condition {
+                t.push_str(&format!(" if {c}"));
+            }
+            lines.push(Line::from(t));
+        }
+    }
+    if !dbg.rec.findings.is_empty() {
+        lines.push(head(&format!("Findings of this run ({})", dbg.rec.findings.len())));
+        for fnd in dbg.rec.findings.iter().take(3) {
+            lines.push(Line::from(format!("  {}", first_line(fnd))));
+        }
+    }
+    for n in &dbg.rec.notes {
+        lines.push(Line::styled(format!("note: {n}"), Style::new().fg(Color::Yellow)));
+    }
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(Block::bordered()), area);
+}

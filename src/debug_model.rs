@@ -178,7 +178,8 @@ pub fn parse_command(text: &str) -> Result<Command, String> {
 
 /// `LINE [thread X,Y,Z] [if EXPR]`.
 fn parse_break(rest: &str) -> Result<Command, String> {
-    let (head, condition) = match rest.split_once(" if ") {
+    let padded = format!(" {rest} ");
+    let (head, condition) = match padded.split_once(" if ") {
         Some((h, c)) if !c.trim().is_empty() => (h.trim(), Some(c.trim().to_string())),
         Some(_) => return Err("`break LINE if EXPR` needs an expression after `if`".into()),
         None => (rest.trim(), None),

@@ -1,1 +1,341 @@
+//! The debugger model against real kernels: each test records a thread
+//! through the same path as the screen (`record` on a `Target`) and drives
+//! the `Debugger` with commands.
 
+use super::*;
+use crate::debug::Target;
+
+/// A loop, a helper call, an unbraced if/else (divergence), a barrier and
+/// threadgroup memory.
+const SCAN: &str = "#include <metal_stdlib>
+using namespace metal;
+
+float twice(float x) {
+    float y = x * 2;
+    return y;
+}
+
+kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
+    threadgroup float tile[4];
+    tile[l] = a[i];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float acc = 0;
+    for (uint k = 0; k <= l; k++) {
+        acc += tile[k];
+    }
+    if (i % 2 == 0)
+        out[i] = twice(acc);
+    else
+        out[i] = -acc;
+}
+";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    target: Target,
+}
+
+fn fixture(src: &str) -> Fixture {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("scan.metal");
+    std::fs::write(&file, src).expect("write");
+    let argv = [file.to_str().expect("utf-8 path"), "--kernel", "scan", "--grid", "8", "--threadgroup", "4"]
+        .into_iter()
+        .chain(["--arg", "a=arange(8):f32", "--arg", "out=zeros(8):f32"])
+        .map(String::from)
+        .collect();
+    Fixture { _dir: dir, target: Target { argv, test: None } }
+}
+
+/// A debugger on `thread`, after its first recording.
+fn start(fx: &Fixture, thread: [u32; 3]) -> Debugger {
+    let mut d = Debugger::new(thread);
+    d.load(record(&fx.target, thread, &[], 10_000).expect("records"));
+    d
+}
+
+/// Apply a command, re-recording when it asks to.
+fn apply(fx: &Fixture, d: &mut Debugger, c: Command) {
+    if d.apply(c) == Effect::Rerun {
+        let rec = record(&fx.target, d.thread, &d.probes(), 10_000).expect("records");
+        d.load(rec);
+    }
+}
+
+fn var<'a>(d: &'a Debugger, name: &str) -> Option<&'a str> {
+    d.stop()?.vars.iter().find(|v| v.0 == name).map(|v| v.1.as_str())
+}
+
+fn line(d: &Debugger) -> Option<u32> {
+    d.stop().map(|s| s.line)
+}
+
+#[test]
+fn steps_through_a_loop_line_by_line() {
+    let fx = fixture(SCAN);
+    let mut d = start(&fx, [5, 0, 0]);
+    assert_eq!(d.rec.thread_text(), "thread (5, 0, 0) in the grid, (1, 0, 0) in threadgroup (1, 0, 0)");
+    let mut seen = vec![line(&d).unwrap()];
+    while !d.finished() {
+        d.apply(Command::Step);
+        if let Some(l) = line(&d) {
+            seen.push(l);
+        }
+    }
+    // Thread 5 is odd, local 1: two iterations, then the else branch.
+    assert_eq!(seen, [11, 12, 13, 14, 15, 16, 15, 16, 15, 18, 21]);
+    assert_eq!(d.message, "the thread finished the kernel");
+}
+
+#[test]
+fn locals_are_those_in_scope_with_their_values() {
+    let fx = fixture(SCAN);
+    let mut d = start(&fx, [5, 0, 0]);
+    assert_eq!(var(&d, "i"), Some("5"));
+    assert_eq!(var(&d, "tile"), None, "declared on this line: not yet in scope");
+    d.apply(Command::RunTo(16));
+    assert_eq!((var(&d, "k"), var(&d, "acc")), (Some("0"), Some("0")));
+    d.apply(Command::RunTo(16));
+    assert_eq!((var(&d, "k"), var(&d, "acc")), (Some("1"), Some("4")));
+    // The statement's memory: tile[1] read, with its neighbours.
+    let a = &d.stop().unwrap().accesses[0];
+    assert_eq!((a.write, a.name.as_str(), a.index, a.value.as_str()), (false, "tile", 1, "5"));
+    assert_eq!(a.around.len(), 4);
+    d.apply(Command::RunTo(18));
+    assert_eq!(var(&d, "k"), None, "the loop's variable is out of scope after it");
+}
+
+#[test]
+fn threadgroup_memory_before_and_after_the_barrier() {
+    let fx = fixture(SCAN);
+    let mut d = start(&fx, [5, 0, 0]);
+    d.apply(Command::RunTo(12));
+    assert_eq!(var(&d, "tile"), Some("[0, 0, 0, 0]"));
+    let acc: Vec<(bool, &str, i64)> = d.stop().unwrap().accesses.iter().map(|a| (a.write, a.name.as_str(), a.index)).collect();
+    assert_eq!(acc, [(false, "a", 5), (true, "tile", 1)]);
+    d.apply(Command::Step);
+    assert_eq!(line(&d), Some(13));
+    // The threadgroup stores in lockstep: every lane's cell is written.
+    assert_eq!(var(&d, "tile"), Some("[4, 5, 6, 7]"));
+}
+
+#[test]
+fn the_active_mask_shows_divergence() {
+    let fx = fixture(SCAN);
+    let mut d = start(&fx, [5, 0, 0]);
+    assert_eq!(d.stop().unwrap().simd_active, 0b1111);
+    assert_eq!(d.stop().unwrap().simd_width, 4);
+    d.apply(Command::RunTo(21));
+    // Only the odd threads of the group take the else branch.
+    assert_eq!(d.stop().unwrap().simd_active, 0b1010);
+    d.apply(Command::Thread([4, 0, 0]));
+    let rec = record(&fx.target, d.thread, &[], 10_000).unwrap();
+    d.load(rec);
+    d.apply(Command::RunTo(19));
+    assert_eq!(d.stop().unwrap().simd_active, 0b0101);
+}
+
+#[test]
+fn step_enters_a_helper_next_steps_over_it_finish_leaves_it() {
+    let fx = fixture(SCAN);
+    let mut d = start(&fx, [4, 0, 0]);
+    d.apply(Command::RunTo(19));
+    let at_call = d.pos;
+    d.apply(Command::Step);
+    let s = d.stop().unwrap();
+    assert_eq!((s.line, s.depth, s.func.as_str()), (5, 2, "twice"));
+    assert_eq!(var(&d, "x"), Some("4"));
+    assert_eq!(var(&d, "i"), None, "the caller's locals are not the helper's");
+    d.apply(Command::Step);
+    assert_eq!((line(&d), var(&d, "y")), (Some(6), Some("8")));
+    d.apply(Command::Finish);
+    assert!(d.finished(), "the call was the kernel's last statement");
+    d.pos = at_call;
+    d.apply(Command::Next);
+    assert!(d.finished(), "next steps over the call");
+    d.pos = 0;
+    d.apply(Command::Finish);
+    assert!(d.message.contains("already in the kernel"), "{}", d.message);
+}
+
+#[test]
+fn step_back_and_reverse_continue_replay_earlier_stops() {
+    let fx = fixture(SCAN);
+    let mut d = start(&fx, [5, 0, 0]);
+    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(16));
+    let second = d.pos;
+    d.apply(Command::Step);
+    assert_eq!(line(&d), Some(15));
+    d.apply(Command::Back);
+    assert_eq!((d.pos, var(&d, "k")), (second, Some("1")));
+    d.apply(Command::Break { line: 14, thread: None, condition: None });
+    d.apply(Command::ReverseContinue);
+    assert_eq!(line(&d), Some(14));
+    d.apply(Command::Back);
+    d.apply(Command::Back);
+    d.apply(Command::Back);
+    d.apply(Command::Back);
+    assert_eq!((d.pos, d.message.as_str()), (0, "at the first stop already"));
+}
+
+#[test]
+fn breakpoints_stop_continue_including_conditions_on_values_and_threads() {
+    let fx = fixture(SCAN);
+    let mut d = start(&fx, [7, 0, 0]);
+    d.apply(Command::Break { line: 16, thread: None, condition: None });
+    d.apply(Command::Continue);
+    assert_eq!((line(&d), var(&d, "k")), (Some(16), Some("0")));
+    d.apply(Command::Continue);
+    assert_eq!(var(&d, "k"), Some("1"));
+    // A condition on a value: an MSL expression evaluated at the line.
+    apply(&fx, &mut d, Command::Break { line: 16, thread: None, condition: Some("k == 2 && acc > 8".into()) });
+    assert_eq!(var(&d, "k"), Some("1"), "a rerun keeps the place");
+    d.pos = 0;
+    d.apply(Command::Continue);
+    assert_eq!((var(&d, "k"), var(&d, "acc")), (Some("2"), Some("9")));
+    d.apply(Command::Continue);
+    assert!(d.finished() && d.message.contains("no breakpoint on the way"), "{}", d.message);
+    // A condition on the thread: ignored while watching another.
+    d.apply(Command::Break { line: 16, thread: Some([6, 0, 0]), condition: None });
+    d.pos = 0;
+    d.apply(Command::Continue);
+    assert!(d.finished());
+    apply(&fx, &mut d, Command::Thread([6, 0, 0]));
+    d.pos = 0;
+    d.apply(Command::Continue);
+    assert_eq!((d.rec.thread, line(&d)), ([6, 0, 0], Some(16)));
+    d.apply(Command::Clear(16));
+    d.apply(Command::Continue);
+    assert!(d.finished());
+}
+
+#[test]
+fn a_condition_that_does_not_compile_is_ignored_with_a_note() {
+    let fx = fixture(SCAN);
+    let mut d = start(&fx, [5, 0, 0]);
+    apply(&fx, &mut d, Command::Break { line: 16, thread: None, condition: Some("nope == 1".into()) });
+    assert!(d.rec.notes.iter().any(|n| n.contains("`nope == 1`") && n.contains("ignored")), "{:?}", d.rec.notes);
+    d.apply(Command::Continue);
+    assert!(d.finished(), "never true");
+}
+
+#[test]
+fn watches_are_evaluated_where_they_compile() {
+    let fx = fixture(SCAN);
+    let mut d = start(&fx, [6, 0, 0]);
+    apply(&fx, &mut d, Command::Watch("tile[k] * 10".into()));
+    apply(&fx, &mut d, Command::Watch("i + 1".into()));
+    assert_eq!(d.watch_value("tile[k] * 10"), None, "k is not in scope on the first line");
+    assert_eq!(d.watch_value("i + 1"), Some("7"));
+    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(16));
+    assert_eq!(d.watch_value("tile[k] * 10"), Some("50"));
+    // The loop's own line sees `k` at each iteration start.
+    d.apply(Command::Step);
+    assert_eq!((line(&d), d.watch_value("tile[k] * 10")), (Some(15), Some("60")));
+    assert!(d.rec.notes.iter().any(|n| n.starts_with("watch `tile[k] * 10` does not compile at lines")), "{:?}", d.rec.notes);
+    d.apply(Command::Unwatch(1));
+    assert_eq!(d.watches, ["i + 1"]);
+}
+
+#[test]
+fn switching_thread_simd_group_and_threadgroup_keeps_the_place() {
+    let fx = fixture(SCAN);
+    let mut d = start(&fx, [5, 0, 0]);
+    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(16));
+    apply(&fx, &mut d, Command::Thread([7, 0, 0]));
+    assert_eq!(d.rec.thread_text(), "thread (7, 0, 0) in the grid, (3, 0, 0) in threadgroup (1, 0, 0)");
+    assert_eq!((line(&d), var(&d, "k")), (Some(16), Some("1")), "the same visit of the same line");
+    apply(&fx, &mut d, Command::Group([0, 0, 0]));
+    assert_eq!(d.rec.thread, [3, 0, 0]);
+    assert_eq!(var(&d, "tile"), Some("[0, 1, 2, 3]"));
+    apply(&fx, &mut d, Command::Simd(0));
+    assert_eq!(d.rec.thread, [3, 0, 0], "the only SIMD-group of a 4-thread group");
+    assert_eq!(d.apply(Command::Simd(1)), Effect::None);
+    assert!(d.message.contains("no SIMD-group 1"), "{}", d.message);
+    assert_eq!(d.apply(Command::Thread([8, 0, 0])), Effect::None);
+    assert!(d.message.contains("outside the grid of 8x1x1"), "{}", d.message);
+}
+
+#[test]
+fn recordings_are_capped_with_a_clear_message() {
+    let fx = fixture(SCAN);
+    let mut d = Debugger::new([7, 0, 0]);
+    d.load(record(&fx.target, [7, 0, 0], &[], 5).unwrap());
+    assert!(d.rec.truncated && d.rec.stops.len() == 5);
+    d.apply(Command::Continue);
+    assert!(d.message.contains("recording stopped after 5 stops"), "{}", d.message);
+}
+
+#[test]
+fn compile_errors_and_bad_arguments_are_failures_not_recordings() {
+    let fx = fixture(&SCAN.replace("acc += tile[k];", "acc += tile[q];"));
+    match record(&fx.target, [0, 0, 0], &[], 100) {
+        Err(Failed::Kernel(text)) => assert!(text.contains("scan.metal:16"), "{text}"),
+        other => panic!("expected a compile failure, got {other:?}"),
+    }
+    let fx = fixture(SCAN);
+    match record(&fx.target, [9, 0, 0], &[], 100) {
+        Err(Failed::Usage(text)) => assert!(text.contains("outside the grid"), "{text}"),
+        other => panic!("expected a usage error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_puzzle_and_an_mlx_body_are_targets_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = puzzles::workspace::Workspace::new(dir.path().join("ws"));
+    ws.init().unwrap();
+    let puzzle = puzzles::find("1").unwrap();
+    let text = ws.read(puzzle).unwrap();
+    let (_, body) = puzzles::split_source(&text);
+    let header = &text[..text.len() - body.len()];
+    let body_line = header.lines().count() as u32 + 2;
+    std::fs::write(ws.path(puzzle), format!("{header}uint local_i = thread_position_in_grid.x;\nout[local_i] = a[local_i] + 10;\n")).unwrap();
+    let target = Target { argv: vec!["1".into(), "--dir".into(), dir.path().join("ws").display().to_string()], test: None };
+    let mut d = Debugger::new([2, 0, 0]);
+    d.load(record(&target, [2, 0, 0], &[ProbeFor::Watch("a[local_i]".into())], 100).unwrap());
+    assert!(d.rec.what.starts_with("puzzle 1 (Map), test 1"), "{}", d.rec.what);
+    d.apply(Command::RunTo(body_line));
+    assert_eq!(var(&d, "local_i"), Some("2"));
+    let file = &d.rec.files[d.stop().unwrap().file];
+    assert_eq!(file.lines[body_line as usize - 1], "out[local_i] = a[local_i] + 10;", "shown without the probes");
+    let w = d.stop().unwrap().values.clone();
+    assert_eq!(w.len(), 1);
+
+    let body = dir.path().join("body.metal");
+    std::fs::write(&body, "uint i = thread_position_in_grid.x;\nout[i] = inp[i] * 2;\n").unwrap();
+    let argv = [body.to_str().unwrap(), "--input", "inp=arange(4):f32", "--output", "out:float32:4", "--grid", "4", "--threadgroup", "4"];
+    let target = Target { argv: argv.iter().map(|s| s.to_string()).collect(), test: None };
+    let mut d = Debugger::new([3, 0, 0]);
+    d.load(record(&target, [3, 0, 0], &[], 100).unwrap());
+    d.apply(Command::RunTo(2));
+    assert_eq!(var(&d, "i"), Some("3"));
+    let a: Vec<(bool, &str, &str)> = d.stop().unwrap().accesses.iter().map(|a| (a.write, a.name.as_str(), a.value.as_str())).collect();
+    assert_eq!(a, [(false, "inp", "3"), (true, "out", "6")]);
+}
+
+#[test]
+fn typed_commands_parse_and_errors_teach() {
+    assert_eq!(parse_command("s"), Ok(Command::Step));
+    assert_eq!(parse_command(":next"), Ok(Command::Next));
+    assert_eq!(parse_command("until 12"), Ok(Command::RunTo(12)));
+    assert_eq!(
+        parse_command("break 12 thread 3,1 if i == 3"),
+        Ok(Command::Break { line: 12, thread: Some([3, 1, 0]), condition: Some("i == 3".into()) })
+    );
+    assert_eq!(parse_command("b 7"), Ok(Command::Break { line: 7, thread: None, condition: None }));
+    assert_eq!(parse_command("b"), Ok(Command::Back));
+    assert_eq!(parse_command("watch a[min(i, 3)]"), Ok(Command::Watch("a[min(i, 3)]".into())));
+    assert_eq!(parse_command("thread 7"), Ok(Command::Thread([7, 0, 0])));
+    assert_eq!(parse_command("group 1,0,0"), Ok(Command::Group([1, 0, 0])));
+    assert_eq!(parse_command("simd 1"), Ok(Command::Simd(1)));
+    assert!(parse_command("break x").unwrap_err().contains("needs a line number"));
+    assert!(parse_command("break 3 if ").unwrap_err().contains("needs an expression"));
+    assert!(parse_command("thread 1,2,3,4").unwrap_err().contains("X[,Y[,Z]]"));
+    assert!(parse_command("frobnicate").unwrap_err().contains("unknown command `frobnicate`"));
+    assert!(parse_command("step 3").unwrap_err().contains("takes no arguments"));
+}

@@ -115,7 +115,11 @@ pub enum Command {
     ReverseContinue,
     /// Forwards to the next stop on this line.
     RunTo(u32),
-    Break { line: u32, thread: Option<[u32; 3]>, condition: Option<String> },
+    Break {
+        line: u32,
+        thread: Option<[u32; 3]>,
+        condition: Option<String>,
+    },
     /// Remove the breakpoints on this line.
     Clear(u32),
     Watch(String),
@@ -422,10 +426,8 @@ impl Debugger {
                 let reached = self.rec.stops.iter().any(|s| s.file == self.rec.main_file && s.line == line);
                 let rerun = condition.is_some();
                 self.breakpoints.push(Breakpoint { line, thread, condition });
-                self.message = format!(
-                    "breakpoint at line {line}{}",
-                    if reached { String::new() } else { " (this thread never stops there)".into() }
-                );
+                self.message =
+                    format!("breakpoint at line {line}{}", if reached { String::new() } else { " (this thread never stops there)".into() });
                 if rerun {
                     self.anchor = self.anchor_here();
                     return Effect::Rerun;
@@ -600,7 +602,9 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
                 ProbeFor::Condition { line, expr } => {
                     if !off[i] {
                         off[i] = true;
-                        notes.push(format!("condition `{expr}` of the breakpoint on line {line} does not compile there ({message}); it is ignored"));
+                        notes.push(format!(
+                            "condition `{expr}` of the breakpoint on line {line} does not compile there ({message}); it is ignored"
+                        ));
                     }
                 }
             }

@@ -232,18 +232,22 @@ fn draw(f: &mut Frame, dbg: &Debugger, input: &Input) {
 
 fn title_line(dbg: &Debugger) -> String {
     let n = dbg.rec.stops.len();
-    let at = if dbg.finished() { "finished".to_string() } else { format!("stop {}/{n}{}", dbg.pos + 1, if dbg.rec.truncated { "+" } else { "" }) };
+    let at = if dbg.finished() {
+        "finished".to_string()
+    } else {
+        format!("stop {}/{n}{}", dbg.pos + 1, if dbg.rec.truncated { "+" } else { "" })
+    };
     format!("metal-puzzles debug · {} · {at}", dbg.rec.what)
 }
 
 fn thread_lines(dbg: &Debugger) -> Vec<Line<'static>> {
     let rec = &dbg.rec;
-    let mut first = rec.thread_text();
+    let first = rec.thread_text();
     let (lane, group) = rec.simd_position();
-    first.push_str(&format!(", lane {lane} of SIMD-group {group}"));
     let mask = match dbg.stop() {
         Some(s) => {
-            let mut spans = vec![Span::raw(format!("active lanes {:>2}/{:<2} ", s.simd_active.count_ones(), s.simd_width))];
+            let mut spans =
+                vec![Span::raw(format!("SIMD-group {group}, lane {lane}: {}/{} active ", s.simd_active.count_ones(), s.simd_width))];
             for l in 0..s.simd_width {
                 let on = s.simd_active >> l & 1 == 1;
                 let (ch, style) = match (l == lane, on) {

@@ -180,10 +180,11 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             if names.is_empty() { "(none)".into() } else { names.join(", ") }
         ));
     };
-    let kernel = match gpu::lower::lower_kernel_with(program, kid, gpu::lower::LowerOptions {
-        statement_marks: args.profile,
-        debug_stops: crate::debug::Request::wants_stops(args.debug.as_ref()),
-    }) {
+    let kernel = match gpu::lower::lower_kernel_with(
+        program,
+        kid,
+        gpu::lower::LowerOptions { statement_marks: args.profile, debug_stops: crate::debug::Request::wants_stops(args.debug.as_ref()) },
+    ) {
         Ok(k) => k,
         Err(e) => {
             let d = e.to_diagnostic();

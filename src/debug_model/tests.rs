@@ -294,7 +294,8 @@ fn a_puzzle_and_an_mlx_body_are_targets_too() {
     let (_, body) = puzzles::split_source(&text);
     let header = &text[..text.len() - body.len()];
     let body_line = header.lines().count() as u32 + 2;
-    std::fs::write(ws.path(puzzle), format!("{header}uint local_i = thread_position_in_grid.x;\nout[local_i] = a[local_i] + 10;\n")).unwrap();
+    std::fs::write(ws.path(puzzle), format!("{header}uint local_i = thread_position_in_grid.x;\nout[local_i] = a[local_i] + 10;\n"))
+        .unwrap();
     let target = Target { argv: vec!["1".into(), "--dir".into(), dir.path().join("ws").display().to_string()], test: None };
     let mut d = Debugger::new([2, 0, 0]);
     d.load(record(&target, [2, 0, 0], &[ProbeFor::Watch("a[local_i]".into())], 100).unwrap());

@@ -33,10 +33,20 @@ pub enum Layout {
     /// A scalar (in memory: its own size).
     Scalar(Scalar),
     /// A vector or matrix of `n` components, spelled `name(c0, c1, …)`.
-    Vector { elem: Scalar, n: u32, name: String },
+    Vector {
+        elem: Scalar,
+        n: u32,
+        name: String,
+    },
     Pointer,
-    Array { elem: Box<Layout>, len: u32, stride: u32 },
-    Struct { fields: Vec<(String, u32, Layout)> },
+    Array {
+        elem: Box<Layout>,
+        len: u32,
+        stride: u32,
+    },
+    Struct {
+        fields: Vec<(String, u32, Layout)>,
+    },
     /// Something the debugger does not spell out (a simdgroup matrix…).
     Opaque(String),
 }
@@ -354,9 +364,8 @@ mod tests {
         let mut out = String::new();
         write_value(&arr, &bytes, 0, &mut out);
         assert_eq!(out, "[1.5, 2, 3]");
-        let st = Layout::Struct {
-            fields: vec![("x".into(), 0, Layout::Scalar(Scalar::Float)), ("y".into(), 4, Layout::Scalar(Scalar::Int))],
-        };
+        let st =
+            Layout::Struct { fields: vec![("x".into(), 0, Layout::Scalar(Scalar::Float)), ("y".into(), 4, Layout::Scalar(Scalar::Int))] };
         let mut out = String::new();
         write_value(&st, &bytes, 0, &mut out);
         assert_eq!(out, format!("{{x: 1.5, y: {}}}", 2.0f32.to_bits() as i32));

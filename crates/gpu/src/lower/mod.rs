@@ -779,12 +779,7 @@ fn layout_of(t: &Type, tables: &TypeTables, depth: u32) -> crate::stops::Layout 
             stride: tables.size_of(elem).min(u32::MAX as u64) as u32,
         },
         Type::Struct(id) => Layout::Struct {
-            fields: tables
-                .struct_def(*id)
-                .fields
-                .iter()
-                .map(|f| (f.name.clone(), f.offset, layout_of(&f.ty, tables, depth + 1)))
-                .collect(),
+            fields: tables.struct_def(*id).fields.iter().map(|f| (f.name.clone(), f.offset, layout_of(&f.ty, tables, depth + 1))).collect(),
         },
         _ => Layout::Opaque(tables.display(t)),
     }

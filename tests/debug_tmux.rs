@@ -1,0 +1,241 @@
+//! The interactive debugger end to end: the real binary in a real terminal
+//! (tmux, on its own socket), driven with send-keys and read with
+//! capture-pane. Skipped (with a note) only when tmux is not installed.
+//!
+//! Timeouts are generous upper bounds for a loaded machine, never
+//! measurements: each step polls the screen until it shows what it must.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+const SCAN: &str = "#include <metal_stdlib>
+using namespace metal;
+
+float twice(float x) {
+    float y = x * 2;
+    return y;
+}
+
+kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
+    threadgroup float tile[4];
+    tile[l] = a[i];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float acc = 0;
+    for (uint k = 0; k <= l; k++) {
+        acc += tile[k];
+    }
+    if (i % 2 == 0)
+        out[i] = twice(acc);
+    else
+        out[i] = -acc;
+}
+";
+
+fn have_tmux() -> bool {
+    Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success())
+}
+
+/// One tmux server running `metal-puzzles debug` on SCAN; killed when dropped.
+struct Screen {
+    socket: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Screen {
+    fn start(name: &str, cols: u16, rows: u16, thread: &str) -> Screen {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("scan.metal"), SCAN).unwrap();
+        std::fs::write(dir.path().join("tmux.conf"), "set -g status off\n").unwrap();
+        let screen = Screen { socket: format!("mp-debug-{name}-{}", std::process::id()), _dir: dir };
+        let bin = env!("CARGO_BIN_EXE_metal-puzzles");
+        let cmd = format!(
+            "{bin} debug scan.metal --kernel scan --grid 8 --threadgroup 4 --arg 'a=arange(8):f32' --arg 'out=zeros(8):f32' --thread {thread}"
+        );
+        let ok = Command::new("tmux")
+            .args(["-L", &screen.socket, "-f"])
+            .arg(screen._dir.path().join("tmux.conf"))
+            .args(["new-session", "-d", "-s", "dbg", "-x", &cols.to_string(), "-y", &rows.to_string(), "-c"])
+            .arg(screen._dir.path())
+            .arg(cmd)
+            .status()
+            .expect("tmux runs")
+            .success();
+        assert!(ok, "tmux new-session failed");
+        screen
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let o = Command::new("tmux").args(["-L", &self.socket]).args(args).output().expect("tmux runs");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "dbg"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Type a command on the `:` line.
+    fn command(&self, text: &str) {
+        self.keys(&[":"]);
+        self.wait_for("the command line", |s| s.lines().any(|l| l.starts_with(':')));
+        self.keys(&["-l", text]);
+        self.keys(&["Enter"]);
+    }
+
+    fn alive(&self) -> bool {
+        Command::new("tmux").args(["-L", &self.socket, "has-session", "-t", "dbg"]).output().is_ok_and(|o| o.status.success())
+    }
+
+    /// Poll until the whole screen (title on top) satisfies `ok`.
+    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.tmux(&["capture-pane", "-p", "-t", "dbg"]);
+            if s.starts_with("metal-puzzles debug") && ok(&s) {
+                return s;
+            }
+            if start.elapsed() > TIMEOUT {
+                panic!("the screen never showed {what} within {TIMEOUT:?}; it shows:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
+    }
+}
+
+/// The source pane's current line (marked `▶`).
+fn current_line(s: &str) -> Option<u32> {
+    s.lines().find_map(|l| {
+        let at = l.find('▶')?;
+        l[at + '▶'.len_utf8()..].split_whitespace().next()?.parse().ok()
+    })
+}
+
+fn fits(s: &str, cols: usize) {
+    assert!(s.lines().all(|l| l.chars().count() <= cols), "a line is wider than {cols}:\n{s}");
+}
+
+#[test]
+fn stepping_and_breakpoints_at_80x24() {
+    if !have_tmux() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let t = Screen::start("step", 80, 24, "5");
+    let s = t.wait_for("the first stop", |s| s.contains("stop 1/"));
+    fits(&s, 80);
+    assert!(s.contains("thread (5, 0, 0) in the grid, (1, 0, 0) in threadgroup (1, 0, 0)"), "{s}");
+    assert_eq!(current_line(&s), Some(11), "{s}");
+    assert!(s.contains("i = 5") && s.contains("s step") && s.contains("q quit"), "{s}");
+    // Step: the store into threadgroup memory, then the barrier with the tile full.
+    t.keys(&["s"]);
+    let s = t.wait_for("line 12", |s| current_line(s) == Some(12));
+    assert!(s.contains("read  a[5] = 5") && s.contains("write tile[1] = 5"), "{s}");
+    t.keys(&["s"]);
+    let s = t.wait_for("line 13", |s| current_line(s) == Some(13));
+    assert!(s.contains("tile = [4, 5, 6, 7]"), "{s}");
+    // A conditional breakpoint, then continue to it.
+    t.command("break 16 if k == 1");
+    t.wait_for("the breakpoint listed", |s| s.contains("line 16 if k == 1"));
+    t.keys(&["c"]);
+    let s = t.wait_for("the breakpoint hit", |s| s.contains("breakpoint at line 16"));
+    assert_eq!(current_line(&s), Some(16));
+    assert!(s.contains("k = 1") && s.contains("acc = 4"), "{s}");
+    assert!(s.contains("●▶"), "the breakpoint marker on the current line:\n{s}");
+    // Continue again: no more hits, the thread finishes; step back replays.
+    t.keys(&["c"]);
+    t.wait_for("the end", |s| s.contains("· finished") && s.contains("no breakpoint on the way"));
+    t.keys(&["p"]);
+    let s = t.wait_for("a step back", |s| s.contains("stepped back"));
+    assert_eq!(current_line(&s), Some(21), "the else branch of an odd thread:\n{s}");
+    t.keys(&["q"]);
+    let start = Instant::now();
+    while t.alive() && start.elapsed() < TIMEOUT {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!t.alive(), "q quits");
+}
+
+#[test]
+fn switching_threads_and_watching_at_160x50() {
+    if !have_tmux() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let t = Screen::start("switch", 160, 50, "4");
+    t.wait_for("the first stop", |s| s.contains("stop 1/"));
+    // Run to the helper call with the cursor (↓ moves it, r runs to it).
+    for _ in 0..8 {
+        t.keys(&["Down"]);
+    }
+    t.wait_for("the cursor on line 19", |s| s.lines().any(|l| l.contains("›19")));
+    t.keys(&["r"]);
+    t.wait_for("line 19", |s| current_line(s) == Some(19));
+    // Step into the helper: its own locals, one call deeper.
+    t.keys(&["s"]);
+    let s = t.wait_for("the helper", |s| current_line(s) == Some(5));
+    assert!(s.contains("in `twice`") && s.contains("x = 4") && s.contains("call depth 2"), "{s}");
+    // Watch an expression over the helper's locals.
+    t.keys(&["w"]);
+    t.wait_for("the watch prompt", |s| s.contains(":watch "));
+    t.keys(&["-l", "x + 100"]);
+    t.keys(&["Enter"]);
+    t.wait_for("the watch", |s| s.contains("1 x + 100 = 104"));
+    // Another thread: the same visit of the same line, re-run deterministically.
+    t.keys(&["t"]);
+    t.wait_for("the thread prompt", |s| s.contains(":thread "));
+    t.keys(&["-l", "6"]);
+    t.keys(&["Enter"]);
+    let s = t.wait_for("thread 6", |s| s.contains("thread (6, 0, 0) in the grid, (2, 0, 0) in threadgroup (1, 0, 0)"));
+    assert_eq!(current_line(&s), Some(5));
+    assert!(s.contains("x = 15") && s.contains("1 x + 100 = 115"), "{s}");
+    // Another threadgroup, same position in it.
+    t.command("group 0");
+    let s = t.wait_for("threadgroup 0", |s| s.contains("thread (2, 0, 0) in the grid, (2, 0, 0) in threadgroup (0, 0, 0)"));
+    assert!(s.contains("x = 3"), "{s}");
+    // A thread outside the grid is refused with the reason; nothing changes.
+    t.command("thread 99");
+    let s = t.wait_for("the refusal", |s| s.contains("outside the grid of 8x1x1 threads"));
+    assert!(s.contains("thread (2, 0, 0) in the grid"), "{s}");
+    // The divergent branch: only the even lanes are active.
+    t.keys(&["p"]);
+    let s = t.wait_for("back at the call", |s| current_line(s) == Some(19));
+    assert!(s.contains("2/4 active ●·◆·"), "{s}");
+    fits(&s, 160);
+}
+
+#[test]
+fn without_a_terminal_it_says_how_to_script_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("scan.metal"), SCAN).unwrap();
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_metal-puzzles")).current_dir(dir.path()).args(args).output().expect("runs");
+    let target = ["debug", "scan.metal", "--kernel", "scan", "--grid", "8", "--threadgroup", "4"];
+    let mut args = target.to_vec();
+    args.extend(["--arg", "a=arange(8):f32", "--arg", "out=zeros(8):f32"]);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("needs a terminal") && err.contains("--print"), "{err}");
+    // A bad target is reported before that, as usual.
+    let mut args = target.to_vec();
+    args.extend(["--arg", "a=arange(8):f32"]);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("needs a value for its buffer parameter `out`"));
+    // A kernel that does not compile: its errors and exit status 1.
+    std::fs::write(dir.path().join("scan.metal"), SCAN.replace("tile[k]", "tile[q]")).unwrap();
+    let mut args = target.to_vec();
+    args.extend(["--arg", "a=arange(8):f32", "--arg", "out=zeros(8):f32"]);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("scan.metal:16"), "{}", String::from_utf8_lossy(&o.stderr));
+}

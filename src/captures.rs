@@ -133,7 +133,7 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
             let offset = source_file.offset.min(source_file.text.len());
             let prefix = source_file.text[..offset].to_string();
             let prefix_lines = prefix.matches('\n').count() as u32;
-            let (new_source, placed) = instrument_body(source, prefix_lines, &source_file.name, &g, &opts, req)?;
+            let (new_source, placed) = instrument_body(source, offset, prefix_lines, &source_file.name, &g, &opts, req)?;
             let new_text = format!("{prefix}{new_source}");
             if let Some(h) = header_file.as_mut().filter(|h| h.name == source_file.name) {
                 h.text = new_text.clone();

@@ -358,8 +358,8 @@ impl Debugger {
     fn end_message(&self) -> String {
         if self.rec.truncated {
             format!(
-                "recording stopped after {} stops (the limit); `--limit N` records more. Earlier stops can still be visited.",
-                self.rec.limit
+                "recording stopped after {} stops (the limit, or 32 MiB of values); `--limit N` records more. Earlier stops can still be visited.",
+                self.rec.stops.len()
             )
         } else {
             "the thread finished the kernel".to_string()
@@ -386,7 +386,7 @@ impl Debugger {
                 match hit {
                     Some(i) => {
                         self.go(i);
-                        self.message = format!("breakpoint at line {}", self.rec.stops[i].line);
+                        self.message = format!("stopped at the breakpoint on line {}", self.rec.stops[i].line);
                     }
                     None => {
                         self.go(self.rec.stops.len());
@@ -426,8 +426,10 @@ impl Debugger {
                 let reached = self.rec.stops.iter().any(|s| s.file == self.rec.main_file && s.line == line);
                 let rerun = condition.is_some();
                 self.breakpoints.push(Breakpoint { line, thread, condition });
-                self.message =
-                    format!("breakpoint at line {line}{}", if reached { String::new() } else { " (this thread never stops there)".into() });
+                self.message = format!(
+                    "breakpoint set on line {line}{}",
+                    if reached { String::new() } else { " (this thread never stops there)".into() }
+                );
                 if rerun {
                     self.anchor = self.anchor_here();
                     return Effect::Rerun;
@@ -581,7 +583,7 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
                     lines.sort();
                     let shown: Vec<String> = lines.iter().take(8).map(|l| l.to_string()).collect();
                     let more = if lines.len() > 8 { ", …" } else { "" };
-                    rec.notes.push(format!("watch `{e}` does not compile at lines {}{more} (not in scope there)", shown.join(", ")));
+                    rec.notes.push(format!("watch `{e}` skips lines {}{more} (does not compile there)", shown.join(", ")));
                 }
             }
             return Ok(rec);

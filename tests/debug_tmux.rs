@@ -147,7 +147,7 @@ fn stepping_and_breakpoints_at_80x24() {
     t.command("break 16 if k == 1");
     t.wait_for("the breakpoint listed", |s| s.contains("line 16 if k == 1"));
     t.keys(&["c"]);
-    let s = t.wait_for("the breakpoint hit", |s| s.contains("breakpoint at line 16"));
+    let s = t.wait_for("the breakpoint hit", |s| s.contains("stopped at the breakpoint on line 16"));
     assert_eq!(current_line(&s), Some(16));
     assert!(s.contains("k = 1") && s.contains("acc = 4"), "{s}");
     assert!(s.contains("●▶"), "the breakpoint marker on the current line:\n{s}");

@@ -235,7 +235,7 @@ fn watches_are_evaluated_where_they_compile() {
     // The loop's own line sees `k` at each iteration start.
     d.apply(Command::Step);
     assert_eq!((line(&d), d.watch_value("tile[k] * 10")), (Some(15), Some("60")));
-    assert!(d.rec.notes.iter().any(|n| n.starts_with("watch `tile[k] * 10` does not compile at lines")), "{:?}", d.rec.notes);
+    assert!(d.rec.notes.iter().any(|n| n.starts_with("watch `tile[k] * 10` skips lines")), "{:?}", d.rec.notes);
     d.apply(Command::Unwatch(1));
     assert_eq!(d.watches, ["i + 1"]);
 }

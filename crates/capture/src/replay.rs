@@ -108,7 +108,8 @@ fn replay_source(c: &Capture, o: &ReplayOptions) -> Result<Replayed, ReplayError
     let Some((kid, _)) = program.kernel(kname) else {
         return Err(invalid(format!("the captured source has no kernel named `{kname}`")));
     };
-    let lowered = gpu::lower::lower_kernel_with(program, kid, gpu::lower::LowerOptions { statement_marks: o.profile });
+    let lowered =
+        gpu::lower::lower_kernel_with(program, kid, gpu::lower::LowerOptions { statement_marks: o.profile, ..Default::default() });
     let kernel = match lowered {
         Ok(k) => k,
         Err(e) => return Err(ReplayError::Compile { sources: comp.sources, diagnostics: vec![e.to_diagnostic()] }),

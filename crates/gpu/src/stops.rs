@@ -26,6 +26,8 @@ pub const MAX_ELEMENTS: u32 = 64;
 pub const MAX_ACCESSES: usize = 16;
 /// Elements shown on each side of an accessed cell.
 pub const AROUND: i64 = 3;
+/// Bytes of recorded text per run (names and values), whatever the limit.
+pub const MAX_BYTES: usize = 32 << 20;
 
 /// How to read a value of some type.
 #[derive(Clone, Debug, PartialEq)]
@@ -139,12 +141,14 @@ pub struct StopRecorder {
     pub thread: [u32; 3],
     limit: usize,
     lane: Option<usize>,
+    /// Text recorded so far (see `MAX_BYTES`).
+    bytes: usize,
     pub log: StopLog,
 }
 
 impl StopRecorder {
     pub fn new(thread: [u32; 3], limit: usize) -> StopRecorder {
-        StopRecorder { thread, limit: limit.max(1), lane: None, log: StopLog::default() }
+        StopRecorder { thread, limit: limit.max(1), lane: None, bytes: 0, log: StopLog::default() }
     }
 
     pub fn start_threadgroup(&mut self, geo: &crate::exec::Geometry) {
@@ -170,13 +174,14 @@ impl StopRecorder {
 
     /// Whether another stop may be recorded (marks the log truncated if not).
     pub fn room(&mut self) -> bool {
-        if self.log.stops.len() >= self.limit {
+        if self.log.stops.len() >= self.limit || self.bytes > MAX_BYTES {
             self.log.truncated = true;
         }
         !self.log.truncated
     }
 
     pub fn push(&mut self, stop: StopRecord) {
+        self.bytes += stop.vars.iter().map(|(n, v)| n.len() + v.len() + 48).sum::<usize>() + 128;
         self.log.stops.push(stop);
     }
 
@@ -189,6 +194,7 @@ impl StopRecorder {
     pub fn access(&mut self, a: MemAccess) {
         if let Some(s) = self.log.stops.last_mut() {
             if s.accesses.len() < MAX_ACCESSES {
+                self.bytes += a.name.len() + a.value.len() + a.around.iter().map(|c| c.1.len() + 8).sum::<usize>() + 64;
                 s.accesses.push(a);
             } else {
                 s.accesses_omitted += 1;

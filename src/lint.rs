@@ -86,7 +86,9 @@ pub fn run(args: &LintArgs) -> u8 {
         }
     };
     let name = args.file.display().to_string();
-    let c = msl::compile(&name, &text, &compile_options(&args.pp, Some(&args.file)));
+    let mut opts = compile_options(&args.pp, Some(&args.file));
+    opts.diagnostics_only = true;
+    let c = msl::compile(&name, &text, &opts);
     if args.json {
         let diags: Vec<serde_json::Value> = c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect();
         println!("{}", serde_json::json!({ "diagnostics": diags }));

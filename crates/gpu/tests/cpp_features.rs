@@ -452,3 +452,137 @@ kernel void k({KERNEL_OUT}) {{
     let out = run_out(&src, 4);
     assert_eq!(out, vec![21.0, 19.0, 21.0, 19.0]);
 }
+
+#[test]
+fn member_template_calls_with_explicit_arguments() {
+    // `obj.template f<N>(…)` in a template, `obj.f<N>(…)` outside one; the
+    // member template reads a static member declared after it.
+    let src = format!(
+        r#"
+template <typename U>
+struct Scaler {{
+  template <int N>
+  U many(U x) thread {{ return x * N + bias; }}
+  static constexpr constant U bias = U(100);
+}};
+struct Plain {{
+  template <int N, typename T>
+  T pick(T a, T b) const thread {{ return N == 0 ? a : b; }}
+}};
+template <typename T, typename Op, int N>
+T apply(T x) {{
+  Op op;
+  return op.template many<N>(x);
+}}
+kernel void k({KERNEL_OUT}) {{
+  Plain p;
+  float a = apply<float, Scaler<float>, 3>(float(i));
+  out[i] = a + p.pick<1>(0.5f, 1000.0f) + p.pick<0, float>(0.25f, 2000.0f);
+}}
+"#
+    );
+    let out = run_out(&src, 3);
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(*v, 3.0 * i as f32 + 100.0 + 1000.0 + 0.25, "thread {i}");
+    }
+}
+
+#[test]
+fn casts_and_conditions_through_constructors_and_conversion_operators() {
+    let src = format!(
+        r#"
+template <typename T>
+struct cx {{
+  T re;
+  T im;
+  constexpr cx(T a, T b) thread : re(a), im(b) {{}}
+  template <typename U, typename = enable_if_t<is_convertible_v<U, T>>>
+  constexpr cx(U x) thread : re(static_cast<T>(x)), im(static_cast<T>(0)) {{}}
+}};
+struct Mask {{
+  int on;
+  constexpr operator bool() const thread {{ return on != 0; }}
+}};
+template <typename U, typename T>
+U cast_to(T v) {{ return static_cast<U>(v); }}
+kernel void k({KERNEL_OUT}) {{
+  cx<float> a = static_cast<cx<float>>(i);   // constructor template
+  cx<float> b = cast_to<cx<float>>(true);
+  cx<float> c = (cx<float>)2.5f;
+  Mask m{{int(i % 2)}};
+  float f = float(m);                       // operator bool, then bool -> float
+  float r = a.re + 10.0f * b.re + 100.0f * c.re + 1000.0f * f;
+  if (!m) {{
+    r += 0.5f;
+  }}
+  if (m) {{
+    r += 0.25f;
+  }}
+  out[i] = r;
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let odd = i % 2 == 1;
+        let expect = i as f32 + 10.0 + 250.0 + if odd { 1000.25 } else { 0.5 };
+        assert_eq!(*v, expect, "thread {i}");
+    }
+}
+
+#[test]
+fn string_literals_and_constexpr_constructed_constants() {
+    // A string literal is a `constant char` array (its bytes and a zero);
+    // program-scope objects are built by `constexpr` constructors at compile
+    // time, including one declared only for `constant` objects.
+    let src = format!(
+        r#"
+namespace lib {{
+struct logger {{
+  constexpr logger(constant char*, constant char*) constant {{}}
+  template <typename... Args>
+  void note(constant char*, Args...) const thread {{}}
+  template <typename... Args>
+  void note(constant char*, Args...) const constant {{}}
+}};
+}}
+struct Pair {{
+  float a;
+  int b;
+  constexpr Pair(float x, int y) thread : a(x * 2), b(y + 1) {{}}
+}};
+constant lib::logger log_obj("lib", "tests");
+constant Pair pair(1.5f, 3);
+int length(constant char* s) {{
+  int n = 0;
+  while (s[n] != 0) {{
+    n++;
+  }}
+  return n;
+}}
+kernel void k({KERNEL_OUT}) {{
+  log_obj.note("value %d", 7);
+  constant char* word = "metal";
+  out[i] = pair.a + 10.0f * pair.b + 100.0f * length("hello!") + 1000.0f * float(word[i] == 'e');
+}}
+"#
+    );
+    let out = run_out(&src, 3);
+    assert_eq!(out, vec![643.0, 1643.0, 643.0]);
+}
+
+#[test]
+fn meta_traits_and_coherent_buffers() {
+    let src = r#"
+template <typename T>
+constexpr constant bool is_small_int = _disjunction<is_same<T, char>, is_same<T, short>>::value;
+template <typename T>
+constexpr constant bool is_plain_float = conjunction<is_floating_point<T>, negation<is_same<T, half>>>::value;
+kernel void k(volatile coherent(device) device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = float(is_small_int<short>) + 10.0f * float(is_small_int<int>) + 100.0f * float(is_plain_float<float>)
+         + 1000.0f * float(is_plain_float<half>);
+}
+"#;
+    let out = run_out(src, 1);
+    assert_eq!(out, vec![101.0]);
+}

@@ -264,10 +264,13 @@ pub enum ExprKind {
         index: Box<Expr>,
     },
     /// `base.name` or `base->name` (`arrow`); swizzles are members too.
+    /// `targs` holds explicit template arguments of a member function
+    /// template (`op.template reduce<4>(…)`).
     Member {
         base: Box<Expr>,
         name: Ident,
         arrow: bool,
+        targs: Option<Vec<TemplateArg>>,
     },
     /// Casts and constructions. For `Functional` with several arguments or
     /// braces, `args` holds them all; for other kinds `args` has one element.
@@ -563,7 +566,7 @@ pub fn with_member_inits(f: &Function, inits: &[(Ident, Vec<Expr>)]) -> Function
         for (member, args) in inits {
             let span = member.span;
             let this = Expr { kind: ExprKind::This, span };
-            let lhs = Expr { kind: ExprKind::Member { base: Box::new(this), name: member.clone(), arrow: true }, span };
+            let lhs = Expr { kind: ExprKind::Member { base: Box::new(this), name: member.clone(), arrow: true, targs: None }, span };
             let rhs = if args.len() == 1 { args[0].clone() } else { Expr { kind: ExprKind::InitList(args.clone()), span } };
             let assign = Expr { kind: ExprKind::Assign { op: None, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
             pre.push(Stmt { kind: StmtKind::Expr(assign), span });

@@ -61,7 +61,11 @@ pub fn compile_file(mut sources: SourceMap, file: FileId, opts: &CompileOptions)
     drop(tokens);
     // A syntax error leaves holes in the tree; checking it would mostly
     // produce follow-on noise, so stop at the first stage with errors.
-    let program = if diagnostics.has_errors() { None } else { check::check(&unit, &opts.function_constants, &mut diagnostics) };
+    let program = if diagnostics.has_errors() {
+        None
+    } else {
+        check::check_with(&unit, &opts.function_constants, !opts.diagnostics_only, &mut diagnostics)
+    };
     diagnostics.sort();
     Compilation { sources, file, program, diagnostics }
 }

@@ -678,7 +678,7 @@ impl<'a> Parser<'a> {
         let Some(name) = self.tok(0).ident() else {
             return self.at(Punct::ColonColon) && self.path_names_type();
         };
-        if matches!(name, "const" | "volatile" | "typename" | "decltype") || addr_space_of(name).is_some() {
+        if matches!(name, "const" | "volatile" | "typename" | "decltype") || addr_space_of(name).is_some() || self.at_coherent() {
             return true;
         }
         if Self::is_reserved(name) {
@@ -1110,6 +1110,12 @@ impl<'a> Parser<'a> {
             *addr = Some(a);
         } else if base.is_some() {
             return false;
+        } else if self.at_coherent() {
+            // `coherent(device)`, `coherent(system)`: memory coherence of a
+            // buffer. The simulator's memory is always coherent.
+            self.bump();
+            self.skip_balanced();
+            return true;
         } else if name == "typename" {
             self.bump();
             let path = self.parse_path();
@@ -1150,6 +1156,11 @@ impl<'a> Parser<'a> {
         }
         self.bump();
         true
+    }
+
+    /// At the qualifier `coherent(scope)`.
+    fn at_coherent(&self) -> bool {
+        self.at_kw("coherent") && self.at_n(1, Punct::LParen) && self.tok(2).ident().is_some() && self.at_n(3, Punct::RParen)
     }
 
     fn named(&self, path: Path) -> TypeExpr {
@@ -1445,15 +1456,33 @@ impl<'a> Parser<'a> {
                 }
                 TokenKind::Punct(p @ (Punct::Dot | Punct::Arrow)) => {
                     self.bump();
-                    self.eat_kw("template");
+                    let template = self.eat_kw("template");
                     let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
                         self.error_here("a member name");
                         return e;
                     };
                     let nsp = self.bump();
-                    let span = e.span.to(nsp);
+                    // `x.template f<4>(…)`; without `template`, `x.f<4>(…)`
+                    // is a member template call when the arguments parse
+                    // and a call follows.
+                    let targs = if self.at(Punct::Lt) {
+                        if template {
+                            Some(self.parse_template_args())
+                        } else {
+                            self.attempt(|p| {
+                                let a = p.parse_template_args();
+                                if !p.at(Punct::LParen) {
+                                    p.tentative_failed = true;
+                                }
+                                a
+                            })
+                        }
+                    } else {
+                        None
+                    };
+                    let span = e.span.to(self.prev_span());
                     e = Expr {
-                        kind: ExprKind::Member { base: Box::new(e), name: Ident { name, span: nsp }, arrow: p == Punct::Arrow },
+                        kind: ExprKind::Member { base: Box::new(e), name: Ident { name, span: nsp }, arrow: p == Punct::Arrow, targs },
                         span,
                     };
                 }
@@ -2756,7 +2785,9 @@ impl<'a> Parser<'a> {
         self.pop_scope();
         let span = start.to(self.prev_span());
         Some(match ctor.pop() {
-            Some(Member { kind: MemberKind::Constructor { func, inits }, .. }) => {
+            // Constructor templates for objects in another address space are
+            // not kept (objects are built in thread memory).
+            Some(Member { kind: MemberKind::Constructor { func, inits }, .. }) if func.object_space.is_none() => {
                 let mut func = with_member_inits(&func, &inits);
                 func.name = simple_path("$ctor", func.name.span);
                 let item = Item { kind: ItemKind::Function(func), span };
@@ -2869,13 +2900,16 @@ impl<'a> Parser<'a> {
             let name = simple_path(sname, nsp);
             let params = self.parse_params();
             // `S() thread`, `S() threadgroup const`: the address space of the
-            // object constructed. Objects are built in thread memory here, so
-            // only those constructors are kept.
+            // object constructed. Objects are built in thread memory here:
+            // constructors for `threadgroup`, `device` or `constant` objects
+            // are kept (marked) for structs that have no other kind.
             let mut other_space = false;
+            let mut object_space = None;
             while let Some(kw) = self.tok(0).ident() {
                 match kw {
                     "thread" => {}
-                    "threadgroup" | "device" | "constant" | "threadgroup_imageblock" | "ray_data" | "object_data" => other_space = true,
+                    "threadgroup" | "device" | "constant" => object_space = addr_space_of(kw),
+                    "threadgroup_imageblock" | "ray_data" | "object_data" => other_space = true,
                     "const" | "noexcept" => {}
                     _ => break,
                 }
@@ -2887,7 +2921,7 @@ impl<'a> Parser<'a> {
                 self.bump();
                 self.bump();
                 self.expect_semi("constructor declaration");
-                if defaulted && params.is_empty() && !other_space {
+                if defaulted && params.is_empty() && !other_space && object_space.is_none() {
                     out.push(Member { kind: MemberKind::DefaultedConstructor, span: start.to(self.prev_span()) });
                 }
                 return;
@@ -2951,7 +2985,7 @@ impl<'a> Parser<'a> {
                 name,
                 params,
                 is_const_method: false,
-                object_space: None,
+                object_space,
                 body,
                 span: start.to(self.prev_span()),
             };
@@ -3819,7 +3853,7 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
                 (inner.clone(), inner.clone())
                     .prop_map(|(a, i)| Expr { kind: ExprKind::Index { base: Box::new(a), index: Box::new(i) }, span: sp() }),
                 (inner.clone(), prop::sample::select(vec!["x", "xy", "len"]), any::<bool>()).prop_map(|(e, n, arrow)| {
-                    Expr { kind: ExprKind::Member { base: Box::new(e), name: ident(n, sp()), arrow }, span: sp() }
+                    Expr { kind: ExprKind::Member { base: Box::new(e), name: ident(n, sp()), arrow, targs: None }, span: sp() }
                 }),
                 (arb_type(), inner.clone()).prop_map(|(t, e)| Expr {
                     kind: ExprKind::Cast { kind: CastKind::CStyle, ty: t, args: vec![e], braces: false },

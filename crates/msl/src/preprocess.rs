@@ -45,6 +45,11 @@ pub struct PreprocessOptions {
     /// Headers as text (a replayed capture): when set, `#include` is
     /// answered from these only and the disk is never read.
     pub captured_headers: Option<std::sync::Arc<crate::include::CapturedHeaders>>,
+    /// Only the diagnostics and the kernel list are wanted (`lint`): the
+    /// checker drops each function's checked body once it is done with it
+    /// (a `constexpr` function's stays, for compile-time calls). Files that
+    /// instantiate thousands of kernels then need no memory for them.
+    pub diagnostics_only: bool,
 }
 
 impl Default for PreprocessOptions {
@@ -56,6 +61,7 @@ impl Default for PreprocessOptions {
             include_dirs: Vec::new(),
             function_constants: Vec::new(),
             captured_headers: None,
+            diagnostics_only: false,
         }
     }
 }

@@ -349,10 +349,23 @@ fn expr(s: &mut String, e: &Expr) {
             expr(s, index);
             s.push(']');
         }
-        ExprKind::Member { base, name, arrow } => {
+        ExprKind::Member { base, name, arrow, targs } => {
             postfix_base(s, base);
             s.push_str(if *arrow { "->" } else { "." });
-            s.push_str(&name.name);
+            if let Some(targs) = targs {
+                s.push_str("template ");
+                s.push_str(&name.name);
+                s.push('<');
+                for (j, a) in targs.iter().enumerate() {
+                    if j > 0 {
+                        s.push_str(", ");
+                    }
+                    template_arg(s, a);
+                }
+                s.push_str(" >");
+            } else {
+                s.push_str(&name.name);
+            }
         }
         ExprKind::Cast { kind, ty: t, args: a, braces } => match kind {
             CastKind::CStyle => {
@@ -576,6 +589,10 @@ impl Printer {
         head.push(')');
         if f.is_const_method {
             head.push_str(" const");
+        }
+        if let Some(space) = f.object_space {
+            head.push(' ');
+            head.push_str(space.keyword());
         }
         if let Some(inits) = ctor_inits {
             if !inits.is_empty() {
@@ -903,9 +920,10 @@ pub fn erase_expr_spans(e: &mut Expr) {
             erase_expr_spans(base);
             erase_expr_spans(index);
         }
-        ExprKind::Member { base, name, .. } => {
+        ExprKind::Member { base, name, targs, .. } => {
             erase_expr_spans(base);
             name.span = Span::default();
+            targs.iter_mut().flatten().for_each(erase_targ);
         }
         ExprKind::Cast { ty, args, .. } => {
             erase_type_spans(ty);

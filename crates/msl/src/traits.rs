@@ -24,7 +24,28 @@ pub const VALUE_TRAITS: &[&str] = &[
     "is_convertible_v",
     "is_const_v",
     "vec_elements_v",
+    "disjunction_v",
+    "conjunction_v",
+    "negation_v",
+    "_disjunction_v",
+    "_conjunction_v",
 ];
+
+/// Value traits whose arguments are traits themselves (`disjunction<is_same<T,
+/// int>, is_same<T, uint>>`): each argument's `::value` is asked.
+pub const META_TRAITS: &[&str] = &["disjunction_v", "conjunction_v", "negation_v", "_disjunction_v", "_conjunction_v"];
+
+/// The result of a meta trait from its arguments' values.
+pub fn meta(name: &str, values: &[bool]) -> Result<ConstValue, String> {
+    match name {
+        "disjunction_v" | "_disjunction_v" => Ok(ConstValue::Bool(values.iter().any(|v| *v))),
+        "conjunction_v" | "_conjunction_v" => Ok(ConstValue::Bool(values.iter().all(|v| *v))),
+        _ => match values {
+            [v] => Ok(ConstValue::Bool(!v)),
+            _ => Err("`negation` takes one trait".into()),
+        },
+    }
+}
 
 /// Traits whose result is a type (spelled with `_t`).
 pub const TYPE_TRAITS: &[&str] = &[

@@ -626,7 +626,9 @@ pub fn implicit_conversion(from: &Type, to: &Type) -> Option<ConvRank> {
         }
         (Type::NullPtr, Type::Pointer { .. }) => Some(ConvRank::Conversion),
         (Type::Pointer { pointee: pa, space: sa, is_const: ca }, Type::Pointer { pointee: pb, space: sb, is_const: cb }) => {
-            if sa != sb || (*ca && !*cb) {
+            // `constant` memory is read-only whatever the pointer says, so
+            // `constant T*` and `constant const T*` are the same thing.
+            if sa != sb || (*ca && !*cb && *sa != AddressSpace::Constant) {
                 return None;
             }
             if pa == pb {

@@ -38,7 +38,7 @@ impl<'a> Checker<'a, '_> {
             return h;
         }
         match &callee.kind {
-            A::Member { base, name, arrow } => {
+            A::Member { base, name, arrow, targs } => {
                 let b = self.expr(base)?;
                 let b = if *arrow {
                     match b.ty.clone() {
@@ -51,8 +51,12 @@ impl<'a> Checker<'a, '_> {
                 } else {
                     b
                 };
+                let explicit = match targs {
+                    Some(t) => Some(self.template_args(t)?),
+                    None => None,
+                };
                 let hargs = self.args(args)?;
-                self.method_call(b, name, hargs, span)
+                self.method_call_targs(b, name, explicit, hargs, span)
             }
             A::Name(path) => self.named_call(path, args, span),
             _ => {
@@ -909,6 +913,20 @@ impl<'a> Checker<'a, '_> {
     // ----- member functions ---------------------------------------------------
 
     pub(crate) fn method_call(&mut self, obj: hir::Expr, name: &ast::Ident, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+        self.method_call_targs(obj, name, None, args, span)
+    }
+
+    /// A member function call; `explicit` holds template arguments written
+    /// after the name (`obj.template f<4>(…)`), which only member function
+    /// templates take.
+    pub(crate) fn method_call_targs(
+        &mut self,
+        obj: hir::Expr,
+        name: &ast::Ident,
+        explicit: Option<Vec<TArg>>,
+        args: Vec<hir::Expr>,
+        span: Span,
+    ) -> Option<hir::Expr> {
         let Type::Struct(sid) = obj.ty.clone() else {
             let n = self.ty_name(&obj.ty);
             self.error(name.span, format!("`{n}` has no member function `{}`", name.name));
@@ -918,7 +936,7 @@ impl<'a> Checker<'a, '_> {
             .methods
             .iter()
             .enumerate()
-            .filter(|(_, (f, _))| *f.name.last().ident.name == *name.name)
+            .filter(|(_, (f, _))| explicit.is_none() && *f.name.last().ident.name == *name.name)
             .map(|(i, _)| i)
             .collect();
         // Member function templates and static member functions.
@@ -942,7 +960,7 @@ impl<'a> Checker<'a, '_> {
             }
         }
         let n_methods = cands.len();
-        cands.extend(self.candidates(&member_fns, None, &args));
+        cands.extend(self.candidates(&member_fns, explicit.as_ref(), &args));
         if cands.is_empty() {
             let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
             self.error(name.span, format!("no member function `{}` can be called with ({})", name.name, shown.join(", ")));

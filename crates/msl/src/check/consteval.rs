@@ -20,14 +20,50 @@ const MAX_CALL_DEPTH: u32 = 64;
 
 /// Evaluate `func(args)` at compile time; `None` if it is not a constant.
 pub(crate) fn call(c: &Checker, func: FuncId, args: &[ConstValue]) -> Option<ConstValue> {
-    let mut ev = Eval { c, steps: 0, depth: 0 };
+    let mut ev = Eval { c, steps: 0, depth: 0, object: None };
     ev.call(func, args)
+}
+
+/// Run the `constexpr` constructor `func` at compile time on an object of
+/// struct type `sid`: `args` are the constructor's arguments after `this`
+/// (`None` for one that is not a scalar constant; reading it makes the call
+/// not a constant). Returns the value of every field, or `None` when a field
+/// is left unset, is not a scalar, or the body does anything else.
+pub(crate) fn construct(c: &Checker, func: FuncId, sid: crate::types::StructId, args: &[Option<ConstValue>]) -> Option<Vec<ConstValue>> {
+    if !c.constexpr_fns.contains(&func) {
+        return None;
+    }
+    let f = c.functions.get(func.0 as usize)?.as_ref()?;
+    let (this, rest) = f.params.split_first()?;
+    if rest.len() != args.len() {
+        return None;
+    }
+    let def = c.tables.struct_def(sid);
+    let field_scalars: Vec<Scalar> = def.fields.iter().map(|fd| scalar_of(&fd.ty)).collect::<Option<_>>()?;
+    let mut frame = Frame { func: f, locals: vec![None; f.locals.len()] };
+    for (p, v) in rest.iter().zip(args) {
+        let s = scalar_of(&f.local(p.local).ty);
+        frame.locals[p.local.0 as usize] = match (s, v) {
+            (Some(s), Some(v)) => Some(v.cast(s)),
+            _ => None,
+        };
+    }
+    let mut ev = Eval { c, steps: 0, depth: 1, object: Some((this.local, vec![None; field_scalars.len()])) };
+    match ev.stmts(&mut frame, &f.body)? {
+        Flow::Next | Flow::Return(None) => {}
+        _ => return None,
+    }
+    let (_, fields) = ev.object?;
+    fields.into_iter().zip(field_scalars).map(|(v, s)| v.map(|v| v.cast(s))).collect()
 }
 
 struct Eval<'c, 'a, 'd> {
     c: &'c Checker<'a, 'd>,
     steps: u32,
     depth: u32,
+    /// While a constructor runs (`construct`): its `this` parameter and the
+    /// fields stored so far.
+    object: Option<(LocalId, Vec<Option<ConstValue>>)>,
 }
 
 /// How a statement finished.
@@ -70,7 +106,10 @@ impl Eval<'_, '_, '_> {
             frame.locals[p.local.0 as usize] = Some(v.cast(s));
         }
         self.depth += 1;
+        // A called function never sees the caller's object under construction.
+        let object = self.object.take();
         let flow = self.stmts(&mut frame, &f.body);
+        self.object = object;
         self.depth -= 1;
         match flow? {
             Flow::Return(Some(v)) => Some(v.cast(scalar_of(&f.ret)?)),
@@ -160,7 +199,20 @@ impl Eval<'_, '_, '_> {
         }
     }
 
+    /// `this->field` of the object under construction: the field's index.
+    fn this_field(&self, place: &hir::Expr) -> Option<usize> {
+        let (this, _) = self.object.as_ref()?;
+        let H::Field { base, field } = &place.kind else { return None };
+        let H::Deref(p) = &base.kind else { return None };
+        (Self::local_of(p)? == *this).then_some(*field as usize)
+    }
+
     fn store(&mut self, fr: &mut Frame, place: &hir::Expr, v: ConstValue) -> Option<ConstValue> {
+        if let Some(i) = self.this_field(place) {
+            let v = v.cast(scalar_of(&place.ty)?);
+            *self.object.as_mut()?.1.get_mut(i)? = Some(v);
+            return Some(v);
+        }
         let id = Self::local_of(place)?;
         let v = v.cast(scalar_of(&place.ty)?);
         fr.locals[id.0 as usize] = Some(v);
@@ -169,6 +221,9 @@ impl Eval<'_, '_, '_> {
 
     fn expr(&mut self, fr: &mut Frame, e: &hir::Expr) -> Option<ConstValue> {
         self.tick()?;
+        if let Some(i) = self.this_field(e) {
+            return *self.object.as_ref()?.1.get(i)?;
+        }
         match &e.kind {
             H::Local(id) => *fr.locals.get(id.0 as usize)?,
             H::Assign { place, value } => {

@@ -382,6 +382,9 @@ impl<'a> Checker<'a, '_> {
         }
         let fs = std::mem::replace(&mut self.fs, old_fs).expect("function state");
         self.env.this_struct = old_this;
+        // Compile-time calls run `constexpr` bodies; nothing else reads a
+        // body during checking.
+        let stmts = if self.keep_bodies || f.is_constexpr { stmts } else { Vec::new() };
         self.functions[id.0 as usize] = Some(hir::Function {
             name,
             host_name,
@@ -634,8 +637,9 @@ impl<'a> Checker<'a, '_> {
             super::packs::bind_targ(&mut map, &p.name.name, a.clone());
         }
         env.targs = Rc::new(map);
-        // A template may refer to itself (e.g. a struct template's methods).
-        env.visible = d + 1;
+        // A template may refer to itself (e.g. a struct template's methods);
+        // a member template sees every member of its struct (see `struct_item`).
+        env.visible = env.visible.max(d + 1);
         env
     }
 
@@ -754,6 +758,8 @@ impl<'a> Checker<'a, '_> {
         // the struct's own scope, named after the struct (instances included).
         self.env.scope.push(Rc::from(display.as_str()));
         self.structs[sid.0 as usize].scope = self.env.scope.clone();
+        let first_member_decl = self.decls.len();
+        let mut other_space_ctors: Vec<super::Ctor> = Vec::new();
         let mut statics_fns = Vec::new();
         let mut fields: Vec<(String, Type)> = Vec::new();
         let mut field_spans: Vec<Span> = Vec::new();
@@ -783,7 +789,8 @@ impl<'a> Checker<'a, '_> {
                         self.error(v.span, "a static data member needs an initializer here");
                         continue;
                     };
-                    if let Some(h) = self.initializer(init, &q.ty, v.span) {
+                    let mut ty = q.ty.clone();
+                    if let Some(h) = self.constant_initializer(init, &mut ty, v.span) {
                         // Visible unqualified in nested structs too.
                         self.add_decl(v.name.name.clone(), DeclKind::Constant(h.clone()), v.name.span);
                         self.structs[sid.0 as usize].statics.push((v.name.name.clone(), q.ty, h));
@@ -802,10 +809,23 @@ impl<'a> Checker<'a, '_> {
                 }
                 ast::MemberKind::Nested(item) => self.nested_item(sid, item),
                 ast::MemberKind::DefaultedConstructor => self.structs[sid.0 as usize].defaulted_ctor = true,
+                ast::MemberKind::Constructor { func, inits } if func.object_space.is_some() => {
+                    other_space_ctors.push((func, inits.clone(), self.env.clone()));
+                }
                 ast::MemberKind::Constructor { func, inits } => {
                     let env = self.env.clone();
                     self.structs[sid.0 as usize].ctors.push((func, inits.clone(), env));
                 }
+            }
+        }
+        // Objects are built in thread memory and copied where they live: a
+        // struct whose constructors are all for another address space
+        // (`S(…) constant`, for program-scope constants) is built with those
+        // of one space (the first declared).
+        let info = &mut self.structs[sid.0 as usize];
+        if info.ctors.is_empty() && !info.defaulted_ctor {
+            if let Some(space) = other_space_ctors.first().and_then(|c| c.0.object_space) {
+                info.ctors.extend(other_space_ctors.into_iter().filter(|c| c.0.object_space == Some(space)));
             }
         }
         let (laid, size, align) = self.tables.layout_struct(fields);
@@ -818,7 +838,14 @@ impl<'a> Checker<'a, '_> {
         for f in statics_fns {
             self.function_item(f);
         }
-        // Member function bodies see every member, whatever its order.
+        // Member function bodies see every member, whatever its order:
+        // member function templates included (C++'s complete-class context).
+        let end = self.decls.len();
+        for d in first_member_decl..end {
+            if matches!(self.decls[d].kind, DeclKind::FunctionTemplate { .. }) && self.decls[d].scope == self.env.scope {
+                self.decls[d].env.visible = end;
+            }
+        }
         let env = self.env.clone();
         let info = &mut self.structs[sid.0 as usize];
         info.methods.iter_mut().for_each(|m| m.1 = env.clone());
@@ -1042,7 +1069,7 @@ impl<'a> Checker<'a, '_> {
             return;
         };
         let mut ty = q.ty.clone();
-        let Some(h) = self.initializer_fixing_len(init, &mut ty, v.span) else { return };
+        let Some(h) = self.constant_initializer(init, &mut ty, v.span) else { return };
         if !self.is_constant_expr(&h) {
             self.error(v.span, format!("the initializer of program-scope constant `{}` must be a compile-time constant", v.name.name));
             return;
@@ -1051,6 +1078,31 @@ impl<'a> Checker<'a, '_> {
         let h = self.fold_tree(h);
         self.globals.push(hir::Global { name: v.name.name.to_string(), ty, init: h, span: v.name.span });
         self.add_decl(v.name.name.clone(), DeclKind::Global(gid), v.name.span);
+    }
+
+    /// The initializer of a program-scope constant or a static data member.
+    /// Outside a function it is checked in a scratch function (a constructor
+    /// call needs a temporary), and an object built by a `constexpr`
+    /// constructor is evaluated into its field values here.
+    pub(crate) fn constant_initializer(&mut self, init: &ast::Init, ty: &mut Type, span: Span) -> Option<hir::Expr> {
+        let scratch = self.fs.is_none().then(|| FnState::new(super::SCRATCH_FN, Type::Void, false));
+        let saved = scratch.map(|s| self.fs.replace(s));
+        let h = self.initializer_fixing_len(init, ty, span);
+        if let Some(saved) = saved {
+            self.fs = saved;
+        }
+        let h = h?;
+        use hir::ExprKind as H;
+        let (H::Comma { lhs, rhs }, Type::Struct(sid)) = (&h.kind, &h.ty) else { return Some(h) };
+        let (H::Call { func, args }, H::Local(_)) = (&lhs.kind, &rhs.kind) else { return Some(h) };
+        let vals: Vec<Option<ConstValue>> = args.iter().skip(1).map(|a| self.const_value(a)).collect();
+        let Some(fields) = super::consteval::construct(self, *func, *sid, &vals) else { return Some(h) };
+        let parts = fields
+            .into_iter()
+            .zip(&self.tables.struct_def(*sid).fields)
+            .map(|(v, fd)| hir::Expr { kind: H::Const(v), ty: fd.ty.clone(), span: h.span })
+            .collect();
+        Some(hir::Expr { kind: H::Aggregate(parts), ty: h.ty.clone(), span: h.span })
     }
 
     /// Whether an expression can be evaluated without running a thread.

@@ -53,11 +53,7 @@ impl<'a> Checker<'a, '_> {
             }
             A::BoolLit(b) => Some(mk(H::Const(ConstValue::Bool(*b)), Type::BOOL, span)),
             A::CharLit(c) => Some(mk(H::Const(ConstValue::Int(*c as i64)), Type::Scalar(Scalar::Char), span)),
-            A::StrLit(_) => {
-                self.error(span, "string literals can only be used in attributes such as `[[host_name(\"...\")]]`")
-                    .note("Metal kernels have no strings or printing");
-                None
-            }
+            A::StrLit(text) => Some(self.string_literal(text, span)),
             A::Null => Some(mk(H::Zero, Type::NullPtr, span)),
             A::This => {
                 let Some(l) = self.fs.as_ref().and_then(|f| f.this_local) else {
@@ -102,8 +98,13 @@ impl<'a> Checker<'a, '_> {
                 }
                 self.index(b, i, span)
             }
-            A::Member { base, name, arrow } => {
+            A::Member { base, name, arrow, targs } => {
                 let b = self.expr(base)?;
+                if targs.is_some() {
+                    self.error(span, format!("`{}` with template arguments names a member function template: call it", name.name))
+                        .help(format!("write `{}<…>(…)`", name.name));
+                    return None;
+                }
                 self.member(b, name, *arrow, span)
             }
             A::Cast { kind, ty, args, braces } => {
@@ -484,6 +485,9 @@ impl<'a> Checker<'a, '_> {
             match op {
                 AU::Neg => return self.overloaded("-", vec![x], span),
                 AU::Plus => return self.overloaded("+", vec![x], span),
+                // Without an `operator!`, `!x` converts `x` to `bool`
+                // (through `operator bool`), as C++ does.
+                AU::Not if !self.declares_operator(&x.ty, "operator!") => {}
                 AU::Not => return self.overloaded("!", vec![x], span),
                 AU::BitNot => return self.overloaded("~", vec![x], span),
                 AU::PreInc | AU::PreDec => return self.overloaded_incdec(x, op == AU::PreInc, false, span),
@@ -1064,6 +1068,19 @@ impl<'a> Checker<'a, '_> {
         if h.ty == *ty {
             return Some(hir::Expr { span, ..h });
         }
+        // To or from a class: its constructors and conversion operators.
+        if (Self::is_class(&h.ty) || Self::is_class(ty)) && h.ty != *ty {
+            if let Some(c) = self.user_conversion(h.clone(), ty) {
+                return Some(hir::Expr { span, ..c });
+            }
+            // `float(mask)` with only `operator bool()`: the user-defined
+            // conversion, then the standard one.
+            if ty.is_scalar() {
+                if let Some(c) = self.conversion_to_scalar(h.clone()) {
+                    return self.explicit_convert(kind, c, ty, span);
+                }
+            }
+        }
         let ok = match (&h.ty, ty) {
             (Type::Scalar(_) | Type::Enum(_), Type::Scalar(_) | Type::Enum(_)) => true,
             (Type::Scalar(_), Type::Vector { .. }) => true,
@@ -1396,6 +1413,35 @@ impl<'a> Checker<'a, '_> {
     /// Whether a struct declares constructors (or constructor templates).
     pub(crate) fn has_constructors(&self, sid: crate::types::StructId) -> bool {
         !self.structs[sid.0 as usize].ctors.is_empty() || !self.lookup_member_decls(sid, super::calls::CTOR_TEMPLATE).is_empty()
+    }
+
+    /// A string literal: in Metal an array of `constant char` ending in a
+    /// zero byte, which decays to `constant char*` (`os_log` objects and
+    /// helpers taking `constant char*` receive these). Each distinct text is
+    /// one program-scope constant.
+    pub(crate) fn string_literal(&mut self, text: &std::rc::Rc<str>, span: Span) -> hir::Expr {
+        let len = text.len() as u32 + 1;
+        let ty = Type::Array { elem: Box::new(Type::Scalar(Scalar::Char)), len };
+        let gid = match self.string_globals.get(text) {
+            Some(&g) => g,
+            None => {
+                let elems = text
+                    .bytes()
+                    .chain(std::iter::once(0))
+                    .map(|b| mk(H::Const(ConstValue::Int(b as i8 as i64)), Type::Scalar(Scalar::Char), span))
+                    .collect();
+                let gid = hir::GlobalId(self.globals.len() as u32);
+                self.globals.push(hir::Global {
+                    name: format!("string literal {:?}", &**text),
+                    ty: ty.clone(),
+                    init: mk(H::Aggregate(elems), ty.clone(), span),
+                    span,
+                });
+                self.string_globals.insert(text.clone(), gid);
+                gid
+            }
+        };
+        mk(H::Global(gid), ty, span)
     }
 
     pub(crate) fn record_call(&mut self, callee: hir::FuncId, span: Span) {

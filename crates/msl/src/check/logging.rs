@@ -96,7 +96,7 @@ impl<'a> Checker<'a, '_> {
     /// `logger.log(format, args…)` and the other levels; `None` when the
     /// call is not a logging call.
     pub(crate) fn log_call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<Option<hir::Expr>> {
-        let A::Member { base, name, arrow: false } = &callee.kind else { return None };
+        let A::Member { base, name, arrow: false, targs: None } = &callee.kind else { return None };
         let A::Name(path) = &base.kind else { return None };
         let logger = path.plain_name();
         let logger = logger.strip_prefix("metal::").unwrap_or(&logger).to_string();

@@ -33,8 +33,20 @@ use std::rc::Rc;
 
 /// Check a parsed unit. Returns the program when there were no errors.
 pub fn check(unit: &ast::TranslationUnit, constants: &[(String, String)], diags: &mut Diagnostics) -> Option<hir::Program> {
+    check_with(unit, constants, true, diags)
+}
+
+/// Like [`check`]; without `keep_bodies` the program's functions have empty
+/// bodies (the diagnostics are the same): for `lint`, which needs no code.
+pub fn check_with(
+    unit: &ast::TranslationUnit,
+    constants: &[(String, String)],
+    keep_bodies: bool,
+    diags: &mut Diagnostics,
+) -> Option<hir::Program> {
     let mut c = Checker::new(diags);
     c.fc_given = constants.to_vec();
+    c.keep_bodies = keep_bodies;
     c.run(unit);
     for d in c.pending.take() {
         c.diags.push(d);
@@ -312,6 +324,11 @@ pub(crate) struct Checker<'a, 'd> {
     pub function_constants: Vec<hir::FunctionConstant>,
     /// Shader logging: declared `os_log` objects and the formats of log calls.
     pub loggers: Vec<String>,
+    /// Whether checked function bodies are kept (see `check_with`).
+    pub keep_bodies: bool,
+    /// String literals used as values: each text once, as a program-scope
+    /// `constant char[N]` (see `string_literal`).
+    pub string_globals: HashMap<Rc<str>, hir::GlobalId>,
     pub log_formats: Vec<hir::LogFormat>,
 }
 
@@ -352,6 +369,8 @@ impl<'a, 'd> Checker<'a, 'd> {
             fn_specs: HashMap::new(),
             function_constants: Vec::new(),
             loggers: Vec::new(),
+            keep_bodies: true,
+            string_globals: HashMap::new(),
             log_formats: Vec::new(),
         }
     }

@@ -119,6 +119,40 @@ impl Checker<'_, '_> {
         None
     }
 
+    /// `h` (a struct) through its first conversion operator to a scalar
+    /// type, if it has one (quiet otherwise).
+    pub(crate) fn conversion_to_scalar(&mut self, h: hir::Expr) -> Option<hir::Expr> {
+        let Type::Struct(sid) = h.ty.clone() else { return None };
+        let span = h.span;
+        let named: Vec<(usize, std::rc::Rc<str>)> = self.structs[sid.0 as usize]
+            .methods
+            .iter()
+            .enumerate()
+            .map(|(i, (f, _))| (i, f.name.last().ident.name.clone()))
+            .filter(|(_, n)| is_conversion_name(n))
+            .collect();
+        for (i, name) in named {
+            let mark = self.diag_mark();
+            let ret = self.method_instance(sid, i, AddressSpace::Thread, span).map(|(_, sig)| sig.ret);
+            self.diag_rollback(mark);
+            if ret.is_some_and(|r| r.is_scalar()) {
+                return self.method_call(h, &ast::Ident { name, span }, Vec::new(), span);
+            }
+        }
+        None
+    }
+
+    /// Whether `name` (e.g. `operator!`) is declared for a value of type
+    /// `ty`: as a member (function or template) or as a free function.
+    pub(crate) fn declares_operator(&self, ty: &Type, name: &str) -> bool {
+        if let Type::Struct(sid) = ty {
+            if self.has_method(*sid, name) || self.lookup_member_decls(*sid, name).iter().any(|d| self.is_function_decl(*d)) {
+                return true;
+            }
+        }
+        self.lookup_global(name).into_iter().any(|d| self.is_function_decl(d))
+    }
+
     /// Whether a struct type declares the member `name` (e.g. `operator=`).
     pub(crate) fn has_member_operator(&self, ty: &Type, name: &str) -> bool {
         match ty {

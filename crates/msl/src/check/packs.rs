@@ -310,7 +310,10 @@ pub(crate) fn walk_expr(e: &mut ast::Expr, f: &mut dyn FnMut(&mut Rc<str>)) {
             walk_expr(base, f);
             walk_expr(index, f);
         }
-        A::Member { base, .. } => walk_expr(base, f),
+        A::Member { base, targs, .. } => {
+            walk_expr(base, f);
+            targs.iter_mut().flatten().for_each(|a| walk_targ(a, f));
+        }
         A::Cast { ty, args, .. } => {
             walk_type(ty, f);
             args.iter_mut().for_each(|a| walk_expr(a, f));

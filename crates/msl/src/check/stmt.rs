@@ -259,6 +259,19 @@ impl<'a> Checker<'a, '_> {
                     .help(format!("use `all(...)` or `any(...)` to reduce a vector of {len} conditions"));
                 None
             }
+            Type::Struct(_) => {
+                // Contextual conversion to `bool`: the struct's `operator bool`.
+                let span = h.span;
+                let n = self.ty_name(&h.ty);
+                match self.user_conversion(h, &Type::BOOL) {
+                    Some(b) => Some(b),
+                    None => {
+                        self.error(span, format!("{what} must be a `bool`, but this has type `{n}`"))
+                            .help(format!("give `{n}` an `operator bool()` or compare one of its members"));
+                        None
+                    }
+                }
+            }
             t => {
                 let n = self.ty_name(t);
                 self.error(h.span, format!("{what} must be a `bool`, but this has type `{n}`"));
@@ -426,9 +439,14 @@ impl<'a> Checker<'a, '_> {
         }
         let init = match (&v.init, space) {
             (Some(_), AddressSpace::Threadgroup) => {
-                self.error(v.span, "threadgroup variables cannot have an initializer").help(
-                    "declare it without a value, then have the threads write it and call `threadgroup_barrier(mem_flags::mem_threadgroup)`",
-                );
+                // Metal's compiler accepts this (MLX's kernels do it), but a
+                // threadgroup variable is one object for the whole group and
+                // Metal does not say which thread would initialize it, or when.
+                self.warn(v.span, "the simulator does not apply the initializer of a threadgroup variable")
+                    .note("its memory starts uninitialized here; reading it before a thread writes it is reported")
+                    .help(
+                        "drop the initializer and have the threads write it, then call `threadgroup_barrier(mem_flags::mem_threadgroup)`",
+                    );
                 None
             }
             (Some(init), _) => {

@@ -37,6 +37,41 @@ impl Checker<'_, '_> {
         }
     }
 
+    /// `disjunction<A, B>::value` and friends: each argument is a trait
+    /// (or any type with a static `value`), asked for `A::value`.
+    fn meta_trait(&mut self, name: &str, args: &[ast::TemplateArg], span: Span) -> Option<hir::Expr> {
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            // `is_same<T, int>` reads as a type or (a trait is no type
+            // here) as a name with template arguments.
+            let (path, at) = match a {
+                ast::TemplateArg::Type(ast::TypeExpr { kind: ast::TypeExprKind::Named { path, .. }, span }) => (path, *span),
+                ast::TemplateArg::Expr(ast::Expr { kind: ast::ExprKind::Name(path), span }) => (path, *span),
+                _ => {
+                    let shown = &name[..name.len() - 2];
+                    self.error(span, format!("the arguments of `{shown}` must be traits such as `is_same<T, int>`"));
+                    return None;
+                }
+            };
+            let mut p = path.clone();
+            p.segments.push(ast::PathSegment { ident: ast::Ident { name: "value".into(), span: at }, template_args: None });
+            let e = ast::Expr { kind: ast::ExprKind::Name(p), span: at };
+            let h = self.expr(&e)?;
+            let Some(v) = self.const_value(&h) else {
+                self.error(at, "this trait's `value` is not a compile-time constant");
+                return None;
+            };
+            values.push(v.is_true());
+        }
+        match traits::meta(name, &values) {
+            Ok(v) => Some(mk(H::Const(v), Type::BOOL, span)),
+            Err(e) => {
+                self.error(span, e);
+                None
+            }
+        }
+    }
+
     /// `Some(result)` when `path` is a value trait (`is_same_v<A, B>` or
     /// `is_same<A, B>::value`) not shadowed by a user declaration.
     pub(crate) fn value_trait_path(&mut self, path: &ast::Path, span: Span) -> Option<Option<hir::Expr>> {
@@ -51,6 +86,9 @@ impl Checker<'_, '_> {
             return None;
         }
         let args = seg.template_args.as_ref()?;
+        if traits::META_TRAITS.contains(&name.as_str()) {
+            return Some(self.meta_trait(&name, args, span));
+        }
         let Some(targs) = self.trait_args(args) else { return Some(None) };
         Some(match traits::value(&name, &targs)? {
             Ok(v) => {

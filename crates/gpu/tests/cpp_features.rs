@@ -586,3 +586,24 @@ kernel void k(volatile coherent(device) device float* out [[buffer(0)]], uint i 
     let out = run_out(src, 1);
     assert_eq!(out, vec![101.0]);
 }
+
+#[test]
+fn braced_lists_for_templates_with_written_arguments() {
+    // Two overloads of one template: only the `uint3` one takes a list of
+    // three; the template argument is written, so nothing is deduced.
+    let src = format!(
+        r#"
+template <typename IdxT = long>
+IdxT flat(IdxT e, int n) {{ return e * n; }}
+template <typename IdxT = long>
+IdxT flat(uint3 e, int n) {{ return IdxT(e.x) + IdxT(e.y) * n + IdxT(e.z) * n * n; }}
+kernel void k({KERNEL_OUT}) {{
+  int a = flat<int>({{i, 2u, 1u}}, 10);
+  long b = flat({{1u, i, 0u}}, 10);
+  out[i] = float(a) + 1000.0f * float(b);
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    assert_eq!(out, vec![1120.0, 11121.0]);
+}

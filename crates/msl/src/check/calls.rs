@@ -160,8 +160,12 @@ impl<'a> Checker<'a, '_> {
         };
         let funcs: Vec<usize> = decls.iter().copied().filter(|&d| self.is_function_decl(d)).collect();
         if !funcs.is_empty() {
-            if last.template_args.is_none() && args.iter().any(|a| matches!(a.kind, A::InitList(_))) {
-                return self.call_with_braced_args(name, &funcs, args, span, last.ident.span);
+            if args.iter().any(|a| matches!(a.kind, A::InitList(_))) {
+                let explicit = match &last.template_args {
+                    Some(t) => Some(self.template_args(t)?),
+                    None => None,
+                };
+                return self.call_with_braced_args(name, &funcs, explicit, args, span, last.ident.span);
             }
             let hargs = self.args(args)?;
             let explicit = match &last.template_args {
@@ -246,18 +250,46 @@ impl<'a> Checker<'a, '_> {
         None
     }
 
-    /// `f({a, b})`: a braced list takes its type from the parameter, so
-    /// the call needs exactly one non-template overload of that arity.
-    fn call_with_braced_args(&mut self, name: &str, funcs: &[usize], args: &[ast::Expr], span: Span, name_span: Span) -> Option<hir::Expr> {
-        let fitting: Vec<(FuncId, Vec<Type>)> = funcs
-            .iter()
-            .filter_map(|&d| match &self.decls[d].kind {
-                DeclKind::Function { id, params, .. } if params.len() == args.len() => Some((*id, params.clone())),
+    /// `f({a, b})`: a braced list takes its type from the parameter (C++
+    /// deduces nothing from it). The overloads of that arity are those
+    /// functions, and the templates whose arguments are all written or
+    /// defaulted (`elem_to_loc<IdxT>({x, y, z}, …)`); of these, the one call
+    /// whose braced lists all initialize their parameters is made.
+    fn call_with_braced_args(
+        &mut self,
+        name: &str,
+        funcs: &[usize],
+        explicit: Option<Vec<TArg>>,
+        args: &[ast::Expr],
+        span: Span,
+        name_span: Span,
+    ) -> Option<hir::Expr> {
+        let mut fitting: Vec<(FuncId, Vec<Type>)> = Vec::new();
+        for &d in funcs {
+            let mark = self.diag_mark();
+            let cand = match self.decls[d].kind.clone() {
+                DeclKind::Function { id, params, .. } if explicit.is_none() && params.len() == args.len() => Some((id, params)),
+                DeclKind::FunctionTemplate { ast: f, .. } if f.params.len() == args.len() => self
+                    .complete_targs(d, explicit.clone().unwrap_or_default(), span)
+                    .and_then(|targs| self.instantiate_function(d, targs, span, None, None))
+                    .map(|(id, sig)| (id, sig.params)),
                 _ => None,
-            })
-            .collect();
+            };
+            let fits = cand.as_ref().is_some_and(|(_, params)| {
+                args.iter().zip(params).all(|(a, p)| match (&a.kind, p) {
+                    (A::InitList(_), Type::Reference { referee, .. }) => self.coerce_ast(a, referee, "the argument").is_some(),
+                    (A::InitList(_), _) => self.coerce_ast(a, p, "the argument").is_some(),
+                    _ => true,
+                })
+            });
+            self.diag_rollback(mark);
+            if let (true, Some(c)) = (fits, cand) {
+                fitting.push(c);
+            }
+        }
         let [(func, params)] = fitting.as_slice() else {
-            self.error(name_span, format!("cannot tell which `{name}` a braced list `{{...}}` argument is for"))
+            let why = if fitting.is_empty() { "no overload of" } else { "more than one overload of" };
+            self.error(name_span, format!("{why} `{name}` takes a braced list `{{...}}` here"))
                 .help("write the argument's type in front of the braces, e.g. `uint4{a, b, c, d}`");
             return None;
         };

@@ -2,6 +2,10 @@
 //! kernels and helper functions with loops, vectors, threadgroup memory,
 //! atomics, SIMD reductions, structs, templates and macros.
 //!
+//! Also a kernel library in the style of MLX's (functors, kernel templates,
+//! registration macros: 1,600 explicit instantiations), as `lint` sees it
+//! and as `run` does.
+//!
 //! cargo bench -p msl --bench lint -- --warm-up-time 1 --measurement-time 5
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
@@ -179,5 +183,89 @@ fn stage_breakdown(src: &str) {
     );
 }
 
-criterion_group!(benches, bench);
+/// A kernel library in the style of the big production ones: functor
+/// structs with templated `operator()`, kernel templates, and registration
+/// macros that expand to thousands of explicit instantiations
+/// (`template [[host_name("…")]] [[kernel]] decltype(k<…>) k<…>;`).
+pub fn generate_templated_library(ops: usize) -> String {
+    let mut s = String::from(
+        r#"#include <metal_stdlib>
+using namespace metal;
+
+template <typename T, typename U, typename Op>
+[[kernel]] void map_ss(device const T* a [[buffer(0)]], device const T* b [[buffer(1)]], device U* c [[buffer(2)]],
+                       uint i [[thread_position_in_grid]]) {
+  c[i] = Op()(a[0], b[0]);
+}
+template <typename T, typename U, typename Op, int N = 1>
+[[kernel]] void map_vv(device const T* a [[buffer(0)]], device const T* b [[buffer(1)]], device U* c [[buffer(2)]],
+                       constant uint& n [[buffer(3)]], uint i [[thread_position_in_grid]]) {
+  uint base = i * N;
+  for (int k = 0; k < N && base + k < n; ++k) {
+    c[base + k] = Op()(a[base + k], b[base + k]);
+  }
+}
+template <typename T, typename U, typename Op, typename IdxT = long>
+[[kernel]] void map_g(device const T* a [[buffer(0)]], device const T* b [[buffer(1)]], device U* c [[buffer(2)]],
+                      constant const int* shape [[buffer(3)]], constant const long* sa [[buffer(4)]],
+                      constant const long* sb [[buffer(5)]], constant int& ndim [[buffer(6)]],
+                      uint3 index [[thread_position_in_grid]], uint3 grid [[threads_per_grid]]) {
+  IdxT ia = 0;
+  IdxT ib = 0;
+  IdxT e = IdxT(index.x) + IdxT(grid.x) * (IdxT(index.y) + IdxT(grid.y) * IdxT(index.z));
+  for (int d = ndim - 1; d >= 0; --d) {
+    IdxT q = e % shape[d];
+    ia += q * IdxT(sa[d]);
+    ib += q * IdxT(sb[d]);
+    e /= shape[d];
+  }
+  auto r = Op()(a[ia], b[ib]);
+  c[IdxT(index.x) + IdxT(grid.x) * IdxT(index.y)] = static_cast<U>(r);
+}
+
+#define register_kernel(name, func, ...)   template [[host_name(name)]] [[kernel]] decltype(func<__VA_ARGS__>) func<__VA_ARGS__>;
+
+#define register_op_type(op, tname, T, U)                           register_kernel("ss_" #op #tname, map_ss, T, U, op)                register_kernel("vv_" #op #tname, map_vv, T, U, op)                register_kernel("vv4_" #op #tname, map_vv, T, U, op, 4)            register_kernel("g_" #op #tname, map_g, T, U, op)                  register_kernel("g32_" #op #tname, map_g, T, U, op, int)
+
+#define register_op(op)                              register_op_type(op, float32, float, float)        register_op_type(op, float16, half, half)          register_op_type(op, bfloat16, bfloat, bfloat)     register_op_type(op, int32, int, int)              register_op_type(op, uint32, uint, uint)           register_op_type(op, int16, short, short)          register_op_type(op, uint8, uchar, uchar)          register_op_type(op, int64, long, long)
+"#,
+    );
+    for i in 0..ops {
+        let body = match i % 4 {
+            0 => format!("return x * T({}) + y;", i + 1),
+            1 => "return x > y ? x - y : y - x;".to_string(),
+            2 => "return metal::max(x, y);".to_string(),
+            _ => "T t = x; t += y; return t;".to_string(),
+        };
+        write!(
+            s,
+            "
+struct Op{i} {{
+  template <typename T>
+  T operator()(T x, T y) thread {{ {body} }}
+}};
+register_op(Op{i})
+"
+        )
+        .unwrap();
+    }
+    s
+}
+
+fn bench_templated(c: &mut Criterion) {
+    let src = generate_templated_library(40);
+    let first = msl::compile("library.metal", &src, &msl::CompileOptions::default());
+    assert!(!first.has_errors(), "{}", first.render(false));
+    let kernels = first.program.as_ref().unwrap().kernels().count();
+    eprintln!("templated library input: {} lines, {kernels} kernels", src.lines().count());
+    let lint = msl::CompileOptions { diagnostics_only: true, ..Default::default() };
+    c.bench_function(&format!("lint_templated_library_{kernels}_kernels"), |b| {
+        b.iter(|| msl::compile("library.metal", black_box(&src), &lint))
+    });
+    c.bench_function(&format!("compile_templated_library_{kernels}_kernels"), |b| {
+        b.iter(|| msl::compile("library.metal", black_box(&src), &msl::CompileOptions::default()))
+    });
+}
+
+criterion_group!(benches, bench, bench_templated);
 criterion_main!(benches);

@@ -463,7 +463,19 @@ pub struct Struct {
     /// The arguments of an explicit specialization: `template <> struct
     /// Limits<float> {...}` has `Some([float])`.
     pub specialization: Option<Vec<TemplateArg>>,
+    /// Base classes in declaration order: `struct D : B, private C<T>`.
+    pub bases: Vec<BaseSpec>,
     pub attrs: Vec<Attribute>,
+    pub span: Span,
+}
+
+/// One base class of a struct.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BaseSpec {
+    pub ty: TypeExpr,
+    /// `private` or `protected` (access is not checked: every base is
+    /// treated as public, which accepts all valid code).
+    pub access: Option<Ident>,
     pub span: Span,
 }
 

@@ -2696,13 +2696,17 @@ impl<'a> Parser<'a> {
         let specialization = if self.at(Punct::Lt) { Some(self.parse_template_args()) } else { None };
         if self.at(Punct::Semi) {
             self.bump();
-            return Some(Struct { name, members: vec![], is_forward: true, specialization, attrs, span: start.to(self.prev_span()) });
+            return Some(Struct {
+                name,
+                members: vec![],
+                is_forward: true,
+                specialization,
+                bases: Vec::new(),
+                attrs,
+                span: start.to(self.prev_span()),
+            });
         }
-        if self.at(Punct::Colon) {
-            let sp = self.tok(0).span;
-            self.report(Diagnostic::error(sp, "inheritance is not supported by this simulator yet"));
-            return None;
-        }
+        let bases = if self.at(Punct::Colon) { self.parse_base_specs()? } else { Vec::new() };
         let open = self.tok(0).span;
         if !self.expect(Punct::LBrace) {
             return None;
@@ -2730,7 +2734,45 @@ impl<'a> Parser<'a> {
         if typedef_name.is_none() {
             self.expect_semi("struct definition");
         }
-        Some(Struct { name, members, is_forward: false, specialization, attrs, span: start.to(self.prev_span()) })
+        Some(Struct { name, members, is_forward: false, specialization, bases, attrs, span: start.to(self.prev_span()) })
+    }
+
+    /// `: public B, private C<T>` after a struct's name. `virtual` bases
+    /// are refused as unsupported.
+    fn parse_base_specs(&mut self) -> Option<Vec<BaseSpec>> {
+        self.bump();
+        let mut out = Vec::new();
+        loop {
+            let start = self.tok(0).span;
+            let mut access = None;
+            loop {
+                match self.tok(0).ident() {
+                    Some("virtual") => {
+                        let sp = self.tok(0).span;
+                        self.report(
+                            Diagnostic::error(sp, "virtual inheritance is not supported by this simulator")
+                                .label("virtual inheritance")
+                                .help("inherit without `virtual` (Metal has no virtual functions, so a plain base is enough)"),
+                        );
+                        return None;
+                    }
+                    Some(kw @ ("public" | "private" | "protected")) => {
+                        access = Some(Ident { name: Rc::from(kw), span: self.tok(0).span });
+                        self.bump();
+                    }
+                    _ => break,
+                }
+            }
+            let ty = self.parse_type();
+            if self.silent {
+                return None;
+            }
+            out.push(BaseSpec { ty, access, span: start.to(self.prev_span()) });
+            if !self.eat(Punct::Comma) {
+                break;
+            }
+        }
+        Some(out)
     }
 
     /// At `Name<...>(`: a constructor spelled with the struct's template
@@ -2950,11 +2992,22 @@ impl<'a> Parser<'a> {
             let mut inits = Vec::new();
             if self.eat(Punct::Colon) {
                 loop {
-                    let Some(fname) = self.tok(0).ident().map(Rc::<str>::from) else {
+                    let Some(mut fname) = self.tok(0).ident().map(Rc::<str>::from) else {
                         self.error_here("a member name");
                         break;
                     };
-                    let fsp = self.bump();
+                    let mut fsp = self.bump();
+                    // A base class initializer may be qualified and carry
+                    // template arguments (`ns::Base<T>(x)`): the checker
+                    // finds the base by its last name.
+                    while self.at(Punct::ColonColon) && self.tok(1).ident().is_some() {
+                        self.bump();
+                        fname = Rc::from(self.tok(0).ident().unwrap_or_default());
+                        fsp = self.bump();
+                    }
+                    if self.at(Punct::Lt) {
+                        let _ = self.parse_template_args();
+                    }
                     let args = if self.at(Punct::LParen) || self.at(Punct::LBrace) {
                         let braces = self.at(Punct::LBrace);
                         let open = self.bump();

@@ -801,6 +801,14 @@ fn item_head(it: &Item, p: &mut Printer) -> Option<String> {
             if s.is_forward {
                 return Some(format!("{head};"));
             }
+            for (i, b) in s.bases.iter().enumerate() {
+                head.push_str(if i == 0 { " : " } else { ", " });
+                if let Some(a) = &b.access {
+                    head.push_str(&a.name);
+                    head.push(' ');
+                }
+                ty(&mut head, &b.ty);
+            }
             p.line(&format!("{head} {{"));
             p.indent += 1;
             for m in &s.members {
@@ -1089,6 +1097,13 @@ fn erase_item(i: &mut Item) {
             s.name.span = Span::default();
             s.attrs.iter_mut().for_each(erase_attr);
             s.specialization.iter_mut().flatten().for_each(erase_targ);
+            for b in &mut s.bases {
+                b.span = Span::default();
+                erase_type_spans(&mut b.ty);
+                if let Some(a) = &mut b.access {
+                    a.span = Span::default();
+                }
+            }
             for m in &mut s.members {
                 m.span = Span::default();
                 match &mut m.kind {

@@ -220,3 +220,49 @@ fn unsigned_loop_condition_that_never_fails() {
     let text = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  for (uint s = 4; s >= 0; s /= 2) { out[i] += 1.0f; }\n  int j = 3;\n  while (j >= 0) { j--; }\n}\n";
     insta::assert_snapshot!(render("loop.metal", text));
 }
+
+case!(
+    inheritance_ambiguous_member,
+    r#"
+struct A { float v; };
+struct B { float v; };
+struct D : A, B { };
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  D d;
+  out[i] = d.v;
+}
+"#
+);
+
+case!(
+    inheritance_base_not_a_struct,
+    r#"
+struct D : float { float x; };
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0.0f;
+}
+"#
+);
+
+case!(
+    inheritance_virtual_base_unsupported,
+    r#"
+struct A { float v; };
+struct D : public virtual A { };
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0.0f;
+}
+"#
+);
+
+case!(
+    inheritance_missing_member_lists_base_fields_not_hidden_ones,
+    r#"
+struct A { float value; };
+struct D : A { float other; };
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  D d;
+  out[i] = d.valeu;
+}
+"#
+);

@@ -153,6 +153,15 @@ impl<'a> Checker<'a, '_> {
             if found.is_empty() {
                 let prefix_path = ast::Path { global: false, segments: prefix.to_vec(), span: path.span };
                 if let Some(Type::Struct(sid)) = self.resolve_named_type_quiet(&prefix_path) {
+                    // `Base::f(...)` in a member function: `f` of this
+                    // object's `Base` subobject (no virtual dispatch).
+                    let this_sid = self.env.this_struct.filter(|&t| t == sid || self.is_base_of(sid, t));
+                    if this_sid.is_some() && self.has_method(sid, name) && last.template_args.is_none() {
+                        if let Some(obj) = self.this_as(sid, span) {
+                            let hargs = self.args(args)?;
+                            return self.method_call(obj, &last.ident, hargs, span);
+                        }
+                    }
                     found = self.lookup_member_decls(sid, name);
                 }
             }
@@ -331,8 +340,11 @@ impl<'a> Checker<'a, '_> {
     /// Whether struct `sid` has a member function (or member function
     /// template) called `name` that takes `this`.
     pub(crate) fn has_method(&self, sid: crate::types::StructId, name: &str) -> bool {
-        self.structs[sid.0 as usize].methods.iter().any(|(f, _)| *f.name.last().ident.name == *name)
-            || self.lookup_member_decls(sid, name).iter().any(|d| self.method_templates.contains_key(d))
+        let own = |c: &Self, s: crate::types::StructId| {
+            c.structs[s.0 as usize].methods.iter().any(|(f, _)| *f.name.last().ident.name == *name)
+                || c.own_member_decls(s, name).iter().any(|d| c.method_templates.contains_key(d))
+        };
+        own(self, sid) || !matches!(self.find_in_bases(sid, &own), super::inherit::Found::None)
     }
 
     fn find_local_pub(&self, name: &str) -> Option<hir::LocalId> {
@@ -443,12 +455,14 @@ impl<'a> Checker<'a, '_> {
             .zip(args)
             .map(|(p, a)| match p {
                 Type::Reference { referee, space, is_const } => {
-                    if a.is_place() && a.ty == **referee {
+                    let to_base = a.is_place() && self.derived_to_base(&a.ty, referee);
+                    if a.is_place() && (a.ty == **referee || to_base) {
                         let (s, c) = self.place_info(a);
                         // `constant` memory is read-only, so a `constant T&`
                         // is const whether or not it says so.
                         let binds_const = *is_const || *space == AddressSpace::Constant;
-                        (s == *space && (!c || binds_const)).then_some(ConvRank::Exact)
+                        let rank = if to_base { ConvRank::Conversion } else { ConvRank::Exact };
+                        (s == *space && (!c || binds_const)).then_some(rank)
                     } else if *is_const {
                         implicit_conversion(&a.ty, referee)
                     } else {
@@ -468,7 +482,9 @@ impl<'a> Checker<'a, '_> {
                         }
                         t => t.clone(),
                     };
-                    implicit_conversion(&from, p).or_else(|| self.may_convert_user_defined(&a.ty, p).then_some(ConvRank::UserDefined))
+                    implicit_conversion(&from, p)
+                        .or_else(|| self.derived_to_base(&from, p).then_some(ConvRank::Conversion))
+                        .or_else(|| self.may_convert_user_defined(&a.ty, p).then_some(ConvRank::UserDefined))
                 }
             })
             .collect()
@@ -727,6 +743,8 @@ impl<'a> Checker<'a, '_> {
             match p {
                 Type::Reference { referee, space, is_const } => {
                     let pty = Type::Pointer { pointee: referee.clone(), space: *space, is_const: *is_const };
+                    // A derived object binds to a reference to its base.
+                    let a = if a.is_place() { self.upcast(a, referee).unwrap_or_else(|a| a) } else { a };
                     if a.is_place() && a.ty == **referee {
                         out.push(mk(H::AddrOf(Box::new(a)), pty, span));
                     } else {
@@ -881,9 +899,10 @@ impl<'a> Checker<'a, '_> {
                                 ]
                             }
                             _ => match ty {
-                                Type::Struct(sid) => match self.struct_instance_of.get(sid) {
-                                    Some((d, args)) if *self.decls[*d].name == *name => targs.iter().zip(args.iter().cloned()).collect(),
-                                    _ => return true,
+                                // A class derived from an instance deduces from that base.
+                                Type::Struct(sid) => match self.instance_or_base_of(*sid, name) {
+                                    Some(args) => targs.iter().zip(args).collect(),
+                                    None => return true,
                                 },
                                 _ => return true,
                             },
@@ -972,7 +991,13 @@ impl<'a> Checker<'a, '_> {
             .map(|(i, _)| i)
             .collect();
         // Member function templates and static member functions.
-        let member_fns: Vec<usize> = self.lookup_member_decls(sid, &name.name).into_iter().filter(|&d| self.is_function_decl(d)).collect();
+        let member_fns: Vec<usize> = self.own_member_decls(sid, &name.name).into_iter().filter(|&d| self.is_function_decl(d)).collect();
+        // Declared in a base: call it on the base subobject.
+        if indices.is_empty() && member_fns.is_empty() {
+            if let Some(base) = self.method_base(obj.clone(), sid, name) {
+                return self.method_call(base?, name, args, span);
+            }
+        }
         if indices.is_empty() && member_fns.is_empty() {
             let sname = self.tables.struct_def(sid).name.clone();
             let methods: Vec<String> =

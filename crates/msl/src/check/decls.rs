@@ -7,7 +7,6 @@ use crate::ast::{self, AddressSpace, ItemKind};
 use crate::hir::{self, Binding, ConstValue, FuncId, LocalId, ThreadAttr};
 use crate::source::Span;
 use crate::types::{EnumDef, EnumId, Scalar, StructDef, StructId, Type};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 /// A function's checked signature.
@@ -578,12 +577,14 @@ impl<'a> Checker<'a, '_> {
                 }
             }
         }
-        // Convert value arguments to the parameter's declared type.
+        // Convert value arguments to the parameter's declared type (which
+        // may name an earlier parameter: `template <class T, T v>`).
+        let bound = targs.clone();
         for (p, a) in params.iter().zip(targs.iter_mut()) {
             match (&p.kind, &*a) {
                 (ast::TemplateParamKind::Value { ty, .. }, TArg::Value(v, _)) => {
-                    let saved = self.env.clone();
-                    self.env = Env { targs: Rc::new(HashMap::new()), ..self.decls[d].env.clone() };
+                    let env = self.template_env(d, params, &bound);
+                    let saved = std::mem::replace(&mut self.env, env);
                     let t = self.resolve_type(ty).map(|q| q.ty);
                     self.env = saved;
                     if let Some(t) = t {
@@ -761,8 +762,9 @@ impl<'a> Checker<'a, '_> {
         let first_member_decl = self.decls.len();
         let mut other_space_ctors: Vec<super::Ctor> = Vec::new();
         let mut statics_fns = Vec::new();
-        let mut fields: Vec<(String, Type)> = Vec::new();
-        let mut field_spans: Vec<Span> = Vec::new();
+        // Base classes come first in the layout, as hidden members.
+        let mut fields: Vec<(String, Type)> = self.declare_bases(sid, &s.bases);
+        let mut field_spans: Vec<Span> = s.bases.iter().map(|b| b.span).take(fields.len()).collect();
         for m in &s.members {
             match &m.kind {
                 ast::MemberKind::Field(v) => {
@@ -986,7 +988,9 @@ impl<'a> Checker<'a, '_> {
                 span: f.span,
             });
             self.instance_sigs.insert(id, sig.params.clone());
-            // Member initializers run first, then the body.
+            // Member initializers run first (base classes before members),
+            // then the body.
+            let inits = self.with_base_inits(sid, &inits, f.name.span);
             let fbody = ast::with_member_inits(f, &inits);
             self.function_body(&fbody, id, &sig, name, None, Some((sid, AddressSpace::Thread, false)));
             (id, sig)

@@ -175,16 +175,15 @@ impl<'a> Checker<'a, '_> {
     }
 
     /// `this->field` for a bare field name inside a member function.
+    /// A field of a base class is reached through its base subobject.
     fn this_field(&self, name: &str, span: Span) -> Option<hir::Expr> {
         let sid = self.env.this_struct?;
         let this = self.fs.as_ref()?.this_local?;
-        let def = self.tables.struct_def(sid);
-        let idx = def.fields.iter().position(|f| f.name == name)?;
-        let fty = def.fields[idx].ty.clone();
+        let (path, _) = self.this_member_path(sid, name)?;
         let this_e = self.local_expr(this, span);
         let Type::Pointer { pointee, .. } = &this_e.ty else { return None };
         let obj = mk(H::Deref(bx(this_e.clone())), (**pointee).clone(), span);
-        Some(mk(H::Field { base: bx(obj), field: idx as u32 }, fty, span))
+        Some(self.subobject(obj, &path))
     }
 
     fn name_expr(&mut self, path: &ast::Path, span: Span) -> Option<hir::Expr> {
@@ -213,8 +212,7 @@ impl<'a> Checker<'a, '_> {
                 return Some(e);
             }
             if let Some(sid) = self.env.this_struct {
-                if let Some((_, _, h)) = self.structs[sid.0 as usize].statics.iter().find(|(n, _, _)| **n == *name) {
-                    let mut h = h.clone();
+                if let Some(mut h) = self.find_static(sid, name) {
                     h.span = span;
                     return Some(h);
                 }
@@ -277,10 +275,17 @@ impl<'a> Checker<'a, '_> {
             self.error(name.span, format!("`{shown}` is not a struct, so it has no member `{}`", name.name));
             return None;
         };
-        if let Some((_, _, h)) = self.structs[sid.0 as usize].statics.iter().find(|(n, _, _)| **n == *name.name) {
-            let mut h = h.clone();
+        if let Some(mut h) = self.find_static(*sid, &name.name) {
             h.span = span;
             return Some(h);
+        }
+        // `Base::field` inside a member function of a struct derived from it.
+        if let Some(this_sid) = self.env.this_struct {
+            if (this_sid == *sid || self.is_base_of(*sid, this_sid)) && self.this_member_path(*sid, &name.name).is_some() {
+                if let Some(obj) = self.this_as(*sid, span) {
+                    return self.member(obj, name, false, span);
+                }
+            }
         }
         let sname = self.tables.struct_def(*sid).name.clone();
         self.error(name.span, format!("`{sname}` has no static member `{}`", name.name));
@@ -329,7 +334,9 @@ impl<'a> Checker<'a, '_> {
         let mut candidates: Vec<String> = self.visible_names().iter().map(|s| s.to_string()).collect();
         candidates.extend(crate::builtins::names().map(|s| s.to_string()));
         if let Some(sid) = self.env.this_struct {
-            candidates.extend(self.tables.struct_def(sid).fields.iter().map(|f| f.name.clone()));
+            candidates.extend(
+                self.tables.struct_def(sid).fields.iter().filter(|f| !super::inherit::is_hidden_member(&f.name)).map(|f| f.name.clone()),
+            );
         }
         let suggestion = suggest(name, candidates.iter().map(|s| s.as_str())).map(|s| s.to_string());
         let mut d = self.error(span, format!("use of undeclared identifier `{name}`")).label("not found in this scope");
@@ -416,6 +423,9 @@ impl<'a> Checker<'a, '_> {
         };
         if implicit_conversion(&from, to).is_some() {
             return Some(self.convert(h, to.clone()));
+        }
+        if let Some(b) = self.convert_to_base(&h, to) {
+            return Some(b);
         }
         if matches!(h.ty, Type::Struct(_)) || matches!(to, Type::Struct(_)) {
             if let Some(c) = self.user_conversion(h.clone(), to) {
@@ -936,7 +946,7 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
-    fn member(&mut self, b: hir::Expr, name: &ast::Ident, arrow: bool, span: Span) -> Option<hir::Expr> {
+    pub(crate) fn member(&mut self, b: hir::Expr, name: &ast::Ident, arrow: bool, span: Span) -> Option<hir::Expr> {
         let b = if arrow {
             match b.ty.clone() {
                 Type::Pointer { pointee, .. } => {
@@ -968,8 +978,12 @@ impl<'a> Checker<'a, '_> {
                     h.span = span;
                     return Some(h);
                 }
+                if let Some(found) = self.member_in_bases(b.clone(), sid, name, span) {
+                    return found;
+                }
+                let def = self.tables.struct_def(sid);
                 let sname = def.name.clone();
-                let mut names: Vec<String> = def.fields.iter().map(|f| f.name.clone()).collect();
+                let mut names = self.visible_field_names(sid);
                 names.extend(self.structs[sid.0 as usize].methods.iter().map(|(f, _)| f.name.last().ident.name.to_string()));
                 let has_method = self.structs[sid.0 as usize].methods.iter().any(|(f, _)| *f.name.last().ident.name == *name.name);
                 let mut d = if has_method {

@@ -13,6 +13,7 @@ mod consteval;
 mod decls;
 mod expr;
 mod fnconst;
+mod inherit;
 mod intrinsics;
 pub mod logging;
 mod operators;
@@ -196,6 +197,9 @@ pub(crate) struct StructInfo<'a> {
     pub defaulted_ctor: bool,
     /// Conversion operator templates (`template <class U> operator U()`).
     pub conversion_templates: Vec<DeclId>,
+    /// Base classes in declaration order: (base, index of the hidden
+    /// member holding it).
+    pub bases: Vec<(StructId, u32)>,
 }
 
 /// One block scope: its locals in declaration order, plus an index so that
@@ -330,6 +334,9 @@ pub(crate) struct Checker<'a, 'd> {
     /// `constant char[N]` (see `string_literal`).
     pub string_globals: HashMap<Rc<str>, hir::GlobalId>,
     pub log_formats: Vec<hir::LogFormat>,
+    /// Scopes of structs with base classes → the struct (unqualified names
+    /// in member functions are looked up in the bases too).
+    pub base_scopes: HashMap<Vec<Rc<str>>, StructId>,
 }
 
 /// Instantiation depth beyond which we assume runaway template recursion.
@@ -372,6 +379,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             keep_bodies: true,
             string_globals: HashMap::new(),
             log_formats: Vec::new(),
+            base_scopes: HashMap::new(),
         }
     }
 
@@ -436,6 +444,12 @@ impl<'a, 'd> Checker<'a, 'd> {
             if !found.is_empty() {
                 return found;
             }
+            if depth > 0 && !self.base_scopes.is_empty() {
+                let inherited = self.lookup_in_base_scopes(prefix, name);
+                if !inherited.is_empty() {
+                    return inherited;
+                }
+            }
         }
         Vec::new()
     }
@@ -443,7 +457,17 @@ impl<'a, 'd> Checker<'a, 'd> {
     /// Declarations named `name` in the scope of struct `sid` (visible from
     /// anywhere: a template instance's members are declared when it is
     /// instantiated, after the code that names them).
+    /// Members of base classes are found when `sid` declares none.
     pub fn lookup_member_decls(&self, sid: StructId, name: &str) -> Vec<DeclId> {
+        let own = self.own_member_decls(sid, name);
+        if own.is_empty() {
+            return self.member_decls_in_bases(sid, name);
+        }
+        own
+    }
+
+    /// Declarations named `name` in struct `sid`'s own scope.
+    pub fn own_member_decls(&self, sid: StructId, name: &str) -> Vec<DeclId> {
         let Some(all) = self.by_name.get(name) else { return Vec::new() };
         let scope = &self.structs[sid.0 as usize].scope;
         all.iter().copied().filter(|&d| self.decls[d].scope == *scope).collect()

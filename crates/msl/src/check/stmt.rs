@@ -21,6 +21,7 @@ impl<'a> Checker<'a, '_> {
     /// `return x;` in a function returning `space T&`: return x's address.
     fn return_reference(&mut self, v: &ast::Expr, referee: &Type, space: AddressSpace, is_const: bool) -> Option<hir::Expr> {
         let h = self.expr(v)?;
+        let h = if h.is_place() { self.upcast(h, referee).unwrap_or_else(|h| h) } else { h };
         let want = self.ty_name(&Type::Reference { referee: Box::new(referee.clone()), space, is_const });
         if !h.is_place() || h.ty != *referee {
             let have = self.ty_name(&h.ty);
@@ -552,6 +553,7 @@ impl<'a> Checker<'a, '_> {
             return None;
         };
         let h = self.expr(e)?;
+        let h = if h.is_place() { self.upcast(h, referee).unwrap_or_else(|h| h) } else { h };
         if !h.is_place() || h.ty != *referee {
             let n = self.ty_name(referee);
             self.error(e.span, format!("a `{n}&` reference must refer to a variable of type `{n}`"));

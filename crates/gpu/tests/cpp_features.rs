@@ -635,19 +635,17 @@ fn inheritance_corpus_kernel_matches_reference() {
 fn inheritance_layout_puts_bases_first_in_device_buffers() {
     // A derived struct read from a device buffer: the base's fields come
     // first, then the derived ones; an empty base takes no bytes.
-    let src = format!(
-        r#"
-struct Empty {{ static constexpr constant int tag = 5; }};
-struct A {{ float a; }};
-struct B {{ float b0; float b1; }};
-struct D : Empty, A, B {{ float d; }};
-kernel void k(device float* out [[buffer(0)]], const device D* in [[buffer(1)]], uint i [[thread_position_in_grid]]) {{
+    let src = r#"
+struct Empty { static constexpr constant int tag = 5; };
+struct A { float a; };
+struct B { float b0; float b1; };
+struct D : Empty, A, B { float d; };
+kernel void k(device float* out [[buffer(0)]], const device D* in [[buffer(1)]], uint i [[thread_position_in_grid]]) {
   const device D& x = in[i];
   const device B& asb = x;
   out[i] = x.a * 1000.0f + asb.b0 * 100.0f + x.b1 * 10.0f + x.d + float(sizeof(D)) * 10000.0f + D::tag * 100000.0f;
-}}
-"#
-    );
+}
+"#;
     let full = format!("{PRELUDE}{src}");
     let k = compile(&full, "k");
     let input: Vec<f32> = (0..8).map(|x| x as f32).collect();
@@ -689,5 +687,52 @@ kernel void k({KERNEL_OUT}) {{
     let out = run_out(&src, 4);
     for (i, v) in out.iter().enumerate() {
         assert_eq!(*v, 200.0 + 10.0 + i as f32 + 0.5 + 7000.0, "thread {i}");
+    }
+}
+
+#[test]
+fn metal_integral_constants_using_directives_and_injected_class_names() {
+    // `<metal_type_traits>`'s integral_constant family as base classes and
+    // tags, `__is_empty`, declarations added to namespace `metal`, `using
+    // namespace` at program scope and in a body, and a template naming
+    // itself without arguments inside its own definition.
+    let src = r#"
+namespace lib {
+namespace inner {
+struct Unit {};
+struct Pair { float a; float b; };
+template <typename T>
+struct Cell {
+  T v;
+  using self = Cell;
+  self twice() const { return self{v * 2}; }
+};
+float half_of(float x) { return x * 0.5f; }
+}
+}
+namespace metal {
+template <typename T>
+struct is_unit : bool_constant<__is_empty(T)> {};
+}
+using namespace lib::inner;
+template <typename T>
+float tagged(T x, metal::true_type) { return x + 1000.0f; }
+template <typename T>
+float tagged(T x, metal::false_type) { return x; }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  using namespace metal;
+  Cell<float> c{float(i)};
+  Pair p{1.0f, 2.0f};
+  constexpr bool u = metal::is_unit<Unit>::value;
+  constexpr bool n = is_unit<Pair>::value;
+  int seven = integral_constant<int, 7>{};
+  out[i] = c.twice().v + half_of(p.b) + (u ? 100.0f : 0.0f) + (n ? 10000.0f : 0.0f)
+      + tagged(0.5f, is_unit<Unit>{}) + tagged(0.25f, false_type{}) + float(seven) + float(true_type::value);
+}
+"#;
+    let out = run_out(src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let expect = 2.0 * i as f32 + 1.0 + 100.0 + 1000.5 + 0.25 + 7.0 + 1.0;
+        assert_eq!(*v, expect, "thread {i}");
     }
 }

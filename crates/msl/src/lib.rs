@@ -57,6 +57,12 @@ pub fn compile(name: &str, text: &str, opts: &CompileOptions) -> Compilation {
 pub fn compile_file(mut sources: SourceMap, file: FileId, opts: &CompileOptions) -> Compilation {
     let mut diagnostics = Diagnostics::new();
     let tokens = preprocess::preprocess(&mut sources, file, opts, &mut diagnostics);
+    // Without a header the simulator does not have, parsing would only
+    // report what that header declares as missing: the refusal is the answer.
+    if diagnostics.items.iter().any(|d| d.is_error() && d.message.starts_with("unsupported header")) {
+        diagnostics.sort();
+        return Compilation { sources, file, program: None, diagnostics };
+    }
     let unit = parse::parse(&tokens, &mut diagnostics);
     drop(tokens);
     // A syntax error leaves holes in the tree; checking it would mostly

@@ -1901,6 +1901,14 @@ impl<'a> Parser<'a> {
                 let (cond, message) = self.parse_static_assert();
                 return StmtKind::StaticAssert { cond, message };
             }
+            // `using namespace mlx::steel;` changes nothing lookup needs.
+            "using" if self.tok(1).is_ident("namespace") => {
+                while !self.at(Punct::Semi) && !self.at_eof() {
+                    self.bump();
+                }
+                self.expect_semi("using directive");
+                return StmtKind::Empty;
+            }
             "using" | "typedef" if !(name == "using" && self.tok(1).is_ident("namespace")) => {
                 return match self.parse_alias() {
                     Some(a) => StmtKind::Alias(a),

@@ -130,6 +130,27 @@ impl Hasher for FxHasher {
 type MacroMap = HashMap<Rc<str>, Rc<Macro>, BuildHasherDefault<FxHasher>>;
 
 /// Headers the Metal compiler provides; `#include` of these produces nothing.
+/// The name the built-in declarations are shown under in messages.
+const BUILTIN_DECLS_NAME: &str = "<metal_type_traits>";
+
+/// What `<metal_type_traits>` declares as C++ templates (the traits that
+/// answer questions about types are built into the checker instead).
+const BUILTIN_DECLS: &str = "\
+namespace metal {
+template <typename T, T v>
+struct integral_constant {
+  static constexpr constant T value = v;
+  using value_type = T;
+  constexpr operator value_type() const thread { return value; }
+  constexpr value_type operator()() const thread { return value; }
+};
+template <bool B>
+using bool_constant = integral_constant<bool, B>;
+using true_type = bool_constant<true>;
+using false_type = bool_constant<false>;
+}
+";
+
 fn is_builtin_header(name: &str) -> bool {
     name.starts_with("metal_") && unsupported_header(name).is_none()
 }
@@ -1403,6 +1424,7 @@ impl Pp<'_, '_> {
                 return;
             }
             if is_builtin_header(&header) {
+                self.builtin_declarations(span);
                 return;
             }
         }
@@ -1504,6 +1526,21 @@ impl Pp<'_, '_> {
             return;
         }
         let toks = lex::lex(file, &self.sources.file(file).text, self.diags);
+        let reader = std::mem::replace(&mut self.reader, Reader::new(toks));
+        self.includes.push(IncludeFrame { reader, conds_len: self.conds.len() });
+    }
+
+    /// The part of Metal's headers that is ordinary C++ (`integral_constant`
+    /// and friends), read once, the first time a built-in header is
+    /// included, as a header file of its own.
+    fn builtin_declarations(&mut self, span: Span) {
+        let key = PathBuf::from(BUILTIN_DECLS_NAME);
+        if self.loaded.contains_key(&key) {
+            return;
+        }
+        let f = self.sources.add_included(BUILTIN_DECLS_NAME, BUILTIN_DECLS, span);
+        self.loaded.insert(key, f);
+        let toks = lex::lex(f, &self.sources.file(f).text, self.diags);
         let reader = std::mem::replace(&mut self.reader, Reader::new(toks));
         self.includes.push(IncludeFrame { reader, conds_len: self.conds.len() });
     }

@@ -61,6 +61,7 @@ pub const TYPE_TRAITS: &[&str] = &[
     "make_signed_t",
     "remove_pointer_t",
     "type_identity_t",
+    "remove_addrspace_t",
 ];
 
 /// Every trait name in both spellings (for the parser: these take `<...>`).

@@ -266,3 +266,17 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 }
 "#
 );
+
+// A Metal 4 tensor header is refused by name, and nothing after it is
+// checked (its absence would only show up as a cascade of unknown names).
+case!(
+    metal4_tensor_header_is_refused_first,
+    r#"
+#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
+using namespace mpp::tensor_ops;
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  matmul2d<desc> op;
+  out[i] = undeclared_thing;
+}
+"#
+);

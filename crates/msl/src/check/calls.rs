@@ -110,6 +110,9 @@ impl<'a> Checker<'a, '_> {
             let hargs = self.args(args)?;
             return self.builtin_call(name, ns.or(Some(Namespace::Metal)), last.template_args.as_deref(), hargs, span, last.ident.span);
         }
+        if prefix.is_empty() && name == "__is_empty" {
+            return self.is_empty_intrinsic(args, span);
+        }
         if prefix.is_empty() && name == "is_function_constant_defined" {
             return self.is_function_constant_defined(args, span);
         }

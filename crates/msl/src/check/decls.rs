@@ -42,21 +42,47 @@ impl<'a> Checker<'a, '_> {
                     self.add_decl(n.name.clone(), DeclKind::Namespace, n.span);
                     self.env.scope.push(n.name.clone());
                 }
+                // A `using namespace` inside the block ends with it.
+                let usings = self.env.usings.clone();
                 for i in items {
                     self.item(i);
                 }
+                self.env.usings = usings;
                 if name.is_some() {
                     self.env.scope.pop();
                 }
             }
-            // Lookup always sees the standard library and enclosing scopes,
-            // so `using` directives change nothing we need to model.
-            ItemKind::UsingNamespace(_) | ItemKind::Empty => {}
+            ItemKind::UsingNamespace(path) => self.using_namespace(path),
+            ItemKind::Empty => {}
             ItemKind::UsingDecl(path) => self.using_decl(path),
             ItemKind::Template { params, item: inner } => self.template_item(params, inner, item.span),
             ItemKind::ExplicitInstantiation { attrs, name, .. } => self.explicit_instantiation(attrs, name, item.span),
             ItemKind::StaticAssert { cond, message } => self.static_assert(cond, message.as_deref()),
         }
+    }
+
+    /// `using namespace a::b;`: names in `a::b` become visible to lookup
+    /// (after the enclosing scopes). The standard library is always visible.
+    fn using_namespace(&mut self, path: &ast::Path) {
+        let names: Vec<Rc<str>> = path.segments.iter().map(|s| s.ident.name.clone()).collect();
+        if names.first().is_some_and(|n| &**n == "metal") {
+            return;
+        }
+        let cur = self.env.scope.clone();
+        let start = if path.global { 0 } else { cur.len() };
+        for depth in (0..=start).rev() {
+            let mut full: Vec<Rc<str>> = cur[..depth].to_vec();
+            full.extend(names.iter().cloned());
+            let (last, parent) = full.split_last().expect("a namespace name");
+            let exists = self.lookup_in(parent, last).iter().any(|&d| matches!(self.decls[d].kind, DeclKind::Namespace));
+            if exists {
+                if !self.env.usings.contains(&full) {
+                    Rc::make_mut(&mut self.env.usings).push(full);
+                }
+                return;
+            }
+        }
+        self.error(path.span, format!("no namespace named `{}` is declared above", path.plain_name()));
     }
 
     /// `using ns::name;` makes `name` visible here: re-declare what it names.

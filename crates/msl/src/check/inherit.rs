@@ -369,6 +369,26 @@ impl<'a> Checker<'a, '_> {
         self.struct_instance_of.get(&at).map(|(_, args)| args.clone())
     }
 
+    /// `__is_empty(T)`: whether `T` is a struct with no data (its bases
+    /// empty too), as a `bool` constant.
+    pub(crate) fn is_empty_intrinsic(&mut self, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let [arg] = args else {
+            self.error(span, "`__is_empty` takes one type");
+            return None;
+        };
+        let ast::ExprKind::Name(path) = &arg.kind else {
+            self.error(arg.span, "`__is_empty` takes a type");
+            return None;
+        };
+        let te = ast::TypeExpr {
+            kind: ast::TypeExprKind::Named { path: path.clone(), is_const: false, is_volatile: false, addr_space: None },
+            span: arg.span,
+        };
+        let q = self.resolve_type(&te)?;
+        let empty = matches!(q.ty, Type::Struct(s) if self.tables.struct_def(s).size == 0);
+        Some(mk(H::Const(hir::ConstValue::Bool(empty)), Type::BOOL, span))
+    }
+
     /// Bases whose constructor a member initializer `name(...)` names:
     /// the base struct and its hidden member, if `name` is a base's name.
     pub(crate) fn base_named(&mut self, sid: StructId, name: &ast::Ident) -> Option<(StructId, u32)> {

@@ -166,6 +166,8 @@ pub(crate) struct Env {
     pub targs: Rc<HashMap<Rc<str>, TArg>>,
     /// The struct whose member function body we are in.
     pub this_struct: Option<StructId>,
+    /// Namespaces named by `using namespace` directives in force (full paths).
+    pub usings: Rc<Vec<Vec<Rc<str>>>>,
 }
 
 /// A specialization of a variable template: its own template parameters,
@@ -451,7 +453,22 @@ impl<'a, 'd> Checker<'a, 'd> {
                 }
             }
         }
-        Vec::new()
+        // Namespaces named by `using namespace` directives.
+        for ns in self.env.usings.iter() {
+            let found: Vec<DeclId> =
+                all.iter().copied().filter(|&d| d < self.env.visible && self.decls[d].scope.as_slice() == ns.as_slice()).collect();
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        // Namespace `metal` is always visible (as if by `using namespace
+        // metal;`): its C++ declarations and any the program adds to it.
+        let in_metal: Vec<DeclId> = all
+            .iter()
+            .copied()
+            .filter(|&d| d < self.env.visible && self.decls[d].scope.len() == 1 && &*self.decls[d].scope[0] == "metal")
+            .collect();
+        in_metal
     }
 
     /// Declarations named `name` in the scope of struct `sid` (visible from
@@ -494,8 +511,11 @@ impl<'a, 'd> Checker<'a, 'd> {
             }
         }
         out.extend(self.env.targs.keys().cloned());
+        // Names in namespace `metal` are the library's, not suggestions.
         for d in &self.decls[..self.env.visible.min(self.decls.len())] {
-            out.push(d.name.clone());
+            if d.scope.first().is_none_or(|s| &**s != "metal") {
+                out.push(d.name.clone());
+            }
         }
         // Hidden names (pack elements `args#0`, `$ctor`) are never suggested.
         out.retain(|n| n.chars().all(|c| c.is_alphanumeric() || c == '_'));

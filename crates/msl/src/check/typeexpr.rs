@@ -148,6 +148,10 @@ impl<'a> Checker<'a, '_> {
                 }
             }
             if in_metal {
+                let decls = self.lookup_in(&[std::rc::Rc::from("metal")], name);
+                if !decls.is_empty() {
+                    return self.type_from_decls(&decls, seg, path.span);
+                }
                 self.error(seg.ident.span, format!("no type named `{name}` in namespace `metal`"));
                 return None;
             }
@@ -250,6 +254,13 @@ impl<'a> Checker<'a, '_> {
                 self.alias_instance(d, targs, span)
             }
             DeclKind::StructTemplate { .. } => {
+                // Inside an instance, the template's own name means that
+                // instance (the injected class name).
+                if seg.template_args.is_none() {
+                    if let Some(sid) = self.env.this_struct.filter(|s| self.struct_instance_of.get(s).is_some_and(|(t, _)| *t == d)) {
+                        return Some(Type::Struct(sid));
+                    }
+                }
                 let Some(args) = &seg.template_args else {
                     self.error(span, format!("`{name}` is a template: give its arguments, e.g. `{name}<float>`"));
                     return None;

@@ -736,3 +736,30 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
         assert_eq!(*v, expect, "thread {i}");
     }
 }
+
+#[test]
+fn const_and_non_const_member_overloads() {
+    // `at()` and `at() const` with the same parameters: a non-const object
+    // gets the non-const one (which returns a writable reference), a const
+    // reference the const one.
+    let src = r#"
+struct Tile {
+  float v[4];
+  thread float& at(short k) thread { return v[k]; }
+  const thread float& at(short k) const thread { return v[k]; }
+  float tag() const { return 1.0f; }
+  float tag() { return 2.0f; }
+};
+float read_const(const thread Tile& t) { return t.at(1) + t.tag() * 100.0f; }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  Tile t;
+  for (short k = 0; k < 4; ++k) { t.at(k) = float(i) + k; }
+  out[i] = read_const(t) + t.tag() * 1000.0f + t.at(3);
+}
+"#;
+    let out = run_out(src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        assert_eq!(*v, (x + 1.0) + 100.0 + 2000.0 + (x + 3.0), "thread {i}");
+    }
+}

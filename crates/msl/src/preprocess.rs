@@ -1976,6 +1976,15 @@ mod tests {
         s
     }
 
+    /// `src` preprocessed, without the built-in declarations that the
+    /// first `<metal_*>` include brings in front.
+    fn ok_user(src: &str) -> String {
+        let builtins = ok("#include <metal_stdlib>");
+        let all = ok(src);
+        assert!(!builtins.is_empty() && all.starts_with(&builtins), "{all}");
+        all[builtins.len()..].trim_start().to_string()
+    }
+
     fn errors(d: &Diagnostics) -> Vec<String> {
         d.items.iter().filter(|x| x.severity == Severity::Error).map(|x| x.message.clone()).collect()
     }
@@ -2113,7 +2122,10 @@ mod tests {
             ok("#pragma unroll\n#pragma clang loop unroll(full)\n#pragma METAL internals : enable\n#\n#line 10\nx _Pragma(\"unroll\") y"),
             "x y"
         );
-        assert_eq!(ok("#include <metal_stdlib>\n#include <metal_simdgroup_matrix>\nusing namespace metal;"), "using namespace metal ;");
+        assert_eq!(
+            ok_user("#include <metal_stdlib>\n#include <metal_simdgroup_matrix>\nusing namespace metal;"),
+            "using namespace metal ;"
+        );
         let (s, d) = pp("#include \"utils.h\"\nx");
         assert_eq!(s, "x");
         let e = &d.items[0];
@@ -2434,7 +2446,7 @@ int NAME(add, float32);
 instantiate_kernel("copy_" #x, copy, float, 4)
 "#;
         assert_eq!(
-            ok(src),
+            ok_user(src),
             "static constant constexpr const int n = 4 ; for ( ; ; ) { } int k_add_float32 ; \
              template [ [ host_name ( \"copy_\" # x ) ] ] [ [ kernel ] ] decltype ( copy < float , 4 > ) copy < float , 4 > ;"
         );

@@ -1012,12 +1012,25 @@ impl<'a> Checker<'a, '_> {
             drop(d);
             return None;
         }
+        // `f() const` beside `f()` with the same parameters: a const object
+        // calls the const one, any other object the non-const one.
+        let obj_const = obj.is_place() && self.place_info(&obj).1;
         let (this_ptr, space) = self.this_pointer(obj, span)?;
-        let mut cands = Vec::new();
+        let mut ready: Vec<(bool, FuncId, Vec<Type>)> = Vec::new();
         for i in indices {
             if let Some((id, sig)) = self.method_instance(sid, i, space, span) {
-                cands.push(Candidate::Ready(id, sig.params));
+                ready.push((self.structs[sid.0 as usize].methods[i].0.is_const_method, id, sig.params));
             }
+        }
+        let preferred = |r: &(bool, FuncId, Vec<Type>)| r.0 == obj_const;
+        let cands_ready: Vec<(FuncId, Vec<Type>)> = ready
+            .iter()
+            .filter(|r| preferred(r) || !ready.iter().any(|o| preferred(o) && o.2 == r.2))
+            .map(|r| (r.1, r.2.clone()))
+            .collect();
+        let mut cands = Vec::new();
+        for (id, params) in cands_ready {
+            cands.push(Candidate::Ready(id, params));
         }
         let n_methods = cands.len();
         cands.extend(self.candidates(&member_fns, explicit.as_ref(), &args));

@@ -30,6 +30,11 @@ pub struct RunArgs {
     /// Bind a kernel parameter: NAME=@file.npy, NAME=VALUE:DTYPE, NAME=zeros(SHAPE):DTYPE, ...
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
+    /// Size of a `[[threadgroup(N)]]` buffer parameter, in bytes, as the
+    /// host's `setThreadgroupMemoryLength:atIndex:` would give it:
+    /// `--threadgroup-memory 0=4096` (repeatable).
+    #[arg(long = "threadgroup-memory", value_name = "INDEX=BYTES")]
+    pub threadgroup_memory: Vec<String>,
     /// Write every output buffer as DIR/NAME.npy.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -231,15 +236,20 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
                         if *by_reference { "VALUE:DTYPE" } else { "zeros(N):DTYPE" }
                     ));
                 };
-                if *by_reference && a.len() != 1 {
+                let bytes = buffer_bytes(&p.name, &a, pointee, *pointee_size, &program.types)?;
+                // A reference (`constant long2&`, `constant Params&`) is one
+                // value: a scalar, or the elements (or raw bytes) of one
+                // vector, array or struct.
+                if *by_reference && bytes.len() != *pointee_size as usize {
                     return Err(format!(
-                        "parameter `{}` is a single `{}`, but {} values were given",
+                        "parameter `{}` is a single `{}` ({} bytes), but {} values ({} bytes) were given",
                         p.name,
                         program.types.display(pointee),
-                        a.len()
+                        pointee_size,
+                        a.len(),
+                        bytes.len()
                     ));
                 }
-                buffer_bytes(&p.name, &a, pointee, *pointee_size, &program.types)?;
                 bound.push(Bound { name: p.name.clone(), index: *index, array: a, output: *writable });
             }
             ParamKind::ThreadgroupBuffer { .. } => {}
@@ -274,7 +284,9 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             DispatchKind::Threadgroups => DispatchMode::Threadgroups,
         },
     };
+    let threadgroup_buffers = threadgroup_buffer_sizes(&args.threadgroup_memory, &kernel)?;
     let opts = RunOptions {
+        threadgroup_buffers,
         check: match args.check {
             Check::None => CheckLevel::None,
             Check::Memory => CheckLevel::Memory,
@@ -436,4 +448,43 @@ pub fn counts_json(m: &gpu::sanitizer::Counts) -> serde_json::Value {
 pub fn counts_table(m: &gpu::sanitizer::Counts) -> String {
     let score = puzzles::check::score_of(m);
     puzzles::render::counts_table(score, &puzzles::render::counts_columns(score))
+}
+
+/// `--threadgroup-memory INDEX=BYTES` values, checked against the kernel's
+/// `[[threadgroup(N)]]` parameters: every one needs a size, and every size
+/// names one of them.
+fn threadgroup_buffer_sizes(specs: &[String], kernel: &gpu::Kernel) -> Result<BTreeMap<u32, u32>, String> {
+    let declared: Vec<(u32, &str)> = kernel
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamKind::ThreadgroupBuffer { index, .. } => Some((*index, p.name.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut sizes = BTreeMap::new();
+    for spec in specs {
+        let parsed = spec.split_once('=').and_then(|(i, b)| Some((i.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?)));
+        let Some((index, bytes)) = parsed else {
+            return Err(format!("--threadgroup-memory `{spec}` must look like INDEX=BYTES, e.g. `0=4096`"));
+        };
+        if !declared.iter().any(|&(i, _)| i == index) {
+            let have: Vec<String> = declared.iter().map(|(i, n)| format!("{i} (`{n}`)")).collect();
+            return Err(format!(
+                "--threadgroup-memory {index}=…: kernel `{}` has no `[[threadgroup({index})]]` parameter{}",
+                kernel.name,
+                if have.is_empty() { String::new() } else { format!("; it has: {}", have.join(", ")) }
+            ));
+        }
+        if sizes.insert(index, bytes).is_some() {
+            return Err(format!("--threadgroup-memory gives index {index} twice"));
+        }
+    }
+    if let Some((index, name)) = declared.iter().find(|(i, _)| !sizes.contains_key(i)) {
+        return Err(format!(
+            "kernel `{}` has a threadgroup buffer parameter `{name}` [[threadgroup({index})]]: give its size with --threadgroup-memory {index}=BYTES",
+            kernel.name
+        ));
+    }
+    Ok(sizes)
 }

@@ -813,8 +813,12 @@ impl<'a> Parser<'a> {
             } else {
                 None
             };
+            // A built-in type name is never a scope: in `void ::ns::f<T>(…)`
+            // (an explicit instantiation of a qualified template) the `::`
+            // starts the next name.
+            let is_scope = !(template_args.is_none() && is_builtin_type(&name));
             segments.push(PathSegment { ident: Ident { name, span: sp }, template_args });
-            if self.at(Punct::ColonColon) && (self.tok(1).ident().is_some()) {
+            if is_scope && self.at(Punct::ColonColon) && (self.tok(1).ident().is_some()) {
                 self.bump();
                 self.eat_kw("template");
                 continue;
@@ -3058,9 +3062,7 @@ impl<'a> Parser<'a> {
         if self.silent {
             return;
         }
-        let is_static_const = specs.is_static
-            || specs.is_constexpr
-            || matches!(&specs.ty.kind, TypeExprKind::Named { addr_space: Some(AddressSpace::Constant), .. });
+        let is_static_or_constexpr = specs.is_static || specs.is_constexpr;
         match self.parse_decl_after_specs(specs, Some(sname)) {
             Some(ItemKind::Function(f)) if f.object_space.is_none() => {
                 out.push(Member { kind: MemberKind::Method(f), span: start.to(self.prev_span()) });
@@ -3068,7 +3070,11 @@ impl<'a> Parser<'a> {
             Some(ItemKind::Vars(vars)) => {
                 for v in vars {
                     let span = v.span;
-                    let kind = if is_static_const { MemberKind::StaticConst(v) } else { MemberKind::Field(v) };
+                    // `constant T x = …;` is a constant of the struct, but
+                    // `constant T* p;` and `constant T& r;` are members that
+                    // point into constant memory.
+                    let in_constant = matches!(&v.ty.kind, TypeExprKind::Named { addr_space: Some(AddressSpace::Constant), .. });
+                    let kind = if is_static_or_constexpr || in_constant { MemberKind::StaticConst(v) } else { MemberKind::Field(v) };
                     out.push(Member { kind, span });
                 }
             }

@@ -1092,6 +1092,7 @@ impl<'a> Checker<'a, '_> {
     ) -> Option<hir::Expr> {
         match name {
             "as_type" => return self.as_type(targs, args, span),
+            "declval" => return self.declval(targs, args, span),
             "make_filled_simdgroup_matrix" => return self.make_filled(targs, args, span),
             _ => {}
         }
@@ -1226,6 +1227,31 @@ impl<'a> Checker<'a, '_> {
             return None;
         }
         Some(mk(H::BitCast(Box::new(x)), to.clone(), span))
+    }
+
+    /// `declval<T>()`: a value of type `T` that is never computed, only
+    /// allowed inside `decltype(…)` (as in C++, where using it elsewhere
+    /// fails to link).
+    fn declval(&mut self, targs: Option<&[ast::TemplateArg]>, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+        let t = self.single_type_arg(targs, "declval", span)?;
+        let [TArg::Type(ty)] = t.as_slice() else {
+            self.error(span, "`declval` takes one type argument: `declval<T>()`");
+            return None;
+        };
+        if !args.is_empty() {
+            self.error(span, "`declval<T>()` takes no arguments");
+            return None;
+        }
+        if self.unevaluated == 0 {
+            self.error(span, "`declval<T>()` can only be used where its value is never computed")
+                .help("use it inside `decltype(…)` to name the type of an expression");
+            return None;
+        }
+        let ty = match ty {
+            Type::Reference { referee, .. } => (**referee).clone(),
+            t => t.clone(),
+        };
+        Some(mk(H::Zero, ty, span))
     }
 
     fn make_filled(&mut self, targs: Option<&[ast::TemplateArg]>, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {

@@ -52,7 +52,7 @@ impl<'a> Checker<'a, '_> {
                     self.env.scope.pop();
                 }
             }
-            ItemKind::UsingNamespace(path) => self.using_namespace(path),
+            ItemKind::UsingNamespace(path) => self.using_directive(path),
             ItemKind::Empty => {}
             ItemKind::UsingDecl(path) => self.using_decl(path),
             ItemKind::Template { params, item: inner } => self.template_item(params, inner, item.span),
@@ -61,28 +61,35 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
-    /// `using namespace a::b;`: names in `a::b` become visible to lookup
-    /// (after the enclosing scopes). The standard library is always visible.
-    fn using_namespace(&mut self, path: &ast::Path) {
+    /// `using namespace a::b;`: names of the user namespace `a::b` become
+    /// visible to unqualified lookup (the standard library's `metal` is
+    /// always visible, so naming it changes nothing).
+    fn using_directive(&mut self, path: &ast::Path) {
         let names: Vec<Rc<str>> = path.segments.iter().map(|s| s.ident.name.clone()).collect();
-        if names.first().is_some_and(|n| &**n == "metal") {
-            return;
-        }
-        let cur = self.env.scope.clone();
-        let start = if path.global { 0 } else { cur.len() };
-        for depth in (0..=start).rev() {
-            let mut full: Vec<Rc<str>> = cur[..depth].to_vec();
-            full.extend(names.iter().cloned());
-            let (last, parent) = full.split_last().expect("a namespace name");
-            let exists = self.lookup_in(parent, last).iter().any(|&d| matches!(self.decls[d].kind, DeclKind::Namespace));
-            if exists {
-                if !self.env.usings.contains(&full) {
-                    Rc::make_mut(&mut self.env.usings).push(full);
-                }
+        let Some((last, parent)) = names.split_last() else { return };
+        let here = self.env.scope.clone();
+        // Relative names are looked up from the innermost enclosing namespace out.
+        let starts: Vec<usize> = if path.global { vec![0] } else { (0..=here.len()).rev().collect() };
+        let target = starts.into_iter().find_map(|depth| {
+            let mut full: Vec<Rc<str>> = here[..depth].to_vec();
+            full.extend(parent.iter().cloned());
+            let exists = self.by_name.get(last).is_some_and(|ds| {
+                ds.iter().any(|&d| matches!(self.decls[d].kind, DeclKind::Namespace) && self.decls[d].scope == full)
+            });
+            exists.then(|| {
+                full.push(last.clone());
+                full
+            })
+        });
+        let Some(target) = target else {
+            if names.first().is_some_and(|n| &**n == "metal") {
                 return;
             }
-        }
-        self.error(path.span, format!("no namespace named `{}` is declared above", path.plain_name()));
+            self.error(path.span, format!("no namespace named `{}` is declared above this line", names.join("::")));
+            return;
+        };
+        let common: Vec<Rc<str>> = here.iter().zip(&target).take_while(|(a, b)| a == b).map(|(a, _)| a.clone()).collect();
+        Rc::make_mut(&mut self.env.usings).push(super::UsingDirective { written_in: here, common, target });
     }
 
     /// `using ns::name;` makes `name` visible here: re-declare what it names.

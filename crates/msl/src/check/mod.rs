@@ -166,8 +166,19 @@ pub(crate) struct Env {
     pub targs: Rc<HashMap<Rc<str>, TArg>>,
     /// The struct whose member function body we are in.
     pub this_struct: Option<StructId>,
-    /// Namespaces named by `using namespace` directives in force (full paths).
-    pub usings: Rc<Vec<Vec<Rc<str>>>>,
+    /// `using namespace` directives in force (see `UsingDirective`).
+    pub usings: Rc<Vec<UsingDirective>>,
+}
+
+/// `using namespace target;` written in namespace `written_in`: while code
+/// is inside `written_in`, unqualified lookup sees `target`'s names as if
+/// they were declared in `common` (the innermost namespace enclosing both),
+/// as C++ specifies.
+#[derive(Clone, Debug)]
+pub(crate) struct UsingDirective {
+    pub written_in: Vec<Rc<str>>,
+    pub common: Vec<Rc<str>>,
+    pub target: Vec<Rc<str>>,
 }
 
 /// A specialization of a variable template: its own template parameters,
@@ -339,6 +350,9 @@ pub(crate) struct Checker<'a, 'd> {
     /// Scopes of structs with base classes → the struct (unqualified names
     /// in member functions are looked up in the bases too).
     pub base_scopes: HashMap<Vec<Rc<str>>, StructId>,
+    /// Depth of operands whose value is never computed (`decltype(…)`),
+    /// where `declval<T>()` may stand for a value of type `T`.
+    pub unevaluated: u32,
 }
 
 /// Instantiation depth beyond which we assume runaway template recursion.
@@ -382,6 +396,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             string_globals: HashMap::new(),
             log_formats: Vec::new(),
             base_scopes: HashMap::new(),
+            unevaluated: 0,
         }
     }
 
@@ -439,10 +454,19 @@ impl<'a, 'd> Checker<'a, 'd> {
     pub fn lookup_global(&self, name: &str) -> Vec<DeclId> {
         let Some(all) = self.by_name.get(name) else { return Vec::new() };
         let scope = &self.env.scope;
+        let usings: Vec<&UsingDirective> = self.env.usings.iter().filter(|u| scope.starts_with(&u.written_in)).collect();
         for depth in (0..=scope.len()).rev() {
             let prefix = &scope[..depth];
-            let found: Vec<DeclId> =
-                all.iter().copied().filter(|&d| d < self.env.visible && self.decls[d].scope.as_slice() == prefix).collect();
+            let found: Vec<DeclId> = all
+                .iter()
+                .copied()
+                .filter(|&d| {
+                    d < self.env.visible && {
+                        let ds = self.decls[d].scope.as_slice();
+                        ds == prefix || usings.iter().any(|u| u.common.as_slice() == prefix && u.target.as_slice() == ds)
+                    }
+                })
+                .collect();
             if !found.is_empty() {
                 return found;
             }
@@ -451,14 +475,6 @@ impl<'a, 'd> Checker<'a, 'd> {
                 if !inherited.is_empty() {
                     return inherited;
                 }
-            }
-        }
-        // Namespaces named by `using namespace` directives.
-        for ns in self.env.usings.iter() {
-            let found: Vec<DeclId> =
-                all.iter().copied().filter(|&d| d < self.env.visible && self.decls[d].scope.as_slice() == ns.as_slice()).collect();
-            if !found.is_empty() {
-                return found;
             }
         }
         // Namespace `metal` is always visible (as if by `using namespace

@@ -534,6 +534,11 @@ impl<'a> Checker<'a, '_> {
     /// A hidden local for temporaries (constructor results, rvalue `this`).
     pub(crate) fn temp_local(&mut self, ty: Type, span: Span) -> Option<LocalId> {
         self.temp_count += 1;
+        if self.fs.is_none() && self.unevaluated > 0 {
+            // Inside `decltype(…)` at program scope only the type matters:
+            // the expression is never lowered, so no storage is needed.
+            return Some(LocalId(0));
+        }
         let Some(fs) = self.fs.as_mut() else {
             self.error(
                 span,

@@ -26,7 +26,10 @@ impl<'a> Checker<'a, '_> {
                 Some(QualType { ty, is_const: *is_const, space: *addr_space })
             }
             TypeExprKind::Decltype { expr, is_const, addr_space } => {
-                let e = self.expr(expr)?;
+                self.unevaluated += 1;
+                let e = self.expr(expr);
+                self.unevaluated -= 1;
+                let e = e?;
                 Some(QualType { ty: e.ty, is_const: *is_const, space: *addr_space })
             }
             TypeExprKind::Pointer { pointee, is_const } => {

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""Run instantiated kernels of third-party Metal libraries and compare with NumPy.
+
+Usage: tools/run_library_kernels.py [--candle DIR] [--pytorch ROOT] [--bin PATH]
+
+--candle is candle's `candle-metal-kernels/src/metal_src` folder; --pytorch is
+a folder laid out like the PyTorch repository (it holds
+`aten/src/ATen/native/mps/kernels/*.metal` and `c10/metal/*.h`, and is given
+to `run` as `-I`). The libraries' sources are read from those folders, never
+from this repository. What this file holds is ours: for each kernel, the
+arguments a host would bind (sizes, strides, generated inputs), the dispatch,
+and a NumPy reference of what the kernel computes. Needs numpy.
+
+Prints one table row per kernel (library, kernel, what it computes, the
+largest difference from NumPy, verdict) and exits 1 if any kernel fails.
+"""
+import argparse
+import math
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+RNG = np.random.default_rng(7)
+
+
+def u64(x):
+    return np.asarray(x, dtype=np.uint64)
+
+
+def i64(x):
+    return np.asarray(x, dtype=np.int64)
+
+
+def scalar(v, dtype):
+    return np.asarray([v], dtype=dtype)
+
+
+def per_thread(dtype, n):
+    """candle's elementwise kernels: each thread handles ceil(8 / sizeof(T))
+    elements, `step` apart, so the grid is ceil(n / W) threads."""
+    w = math.ceil(8 / np.dtype(dtype).itemsize)
+    return math.ceil(n / w)
+
+
+class Case:
+    def __init__(self, lib, file, kernel, what, grid, tg, args, outputs, ref, tol=(1e-5, 1e-6), flags=()):
+        self.lib, self.file, self.kernel, self.what = lib, file, kernel, what
+        self.grid, self.tg, self.args, self.outputs = grid, tg, args, outputs
+        self.ref, self.tol, self.flags = ref, tol, list(flags)
+
+
+def candle_cases():
+    n = 37
+    x = RNG.standard_normal(n).astype(np.float32)
+    y = RNG.standard_normal(n).astype(np.float32)
+    cases = []
+    cases.append(Case("candle", "unary.metal", "exp_f32", "unary exp (functor template, W elements per thread)",
+                      [per_thread(np.float32, n)], [8],
+                      {"dim": u64([n]), "input": x, "output": np.zeros(n, np.float32)},
+                      ["output"], lambda a: [np.exp(a["input"])]))
+    xt = RNG.standard_normal((5, 6)).astype(np.float32)
+    cases.append(Case("candle", "unary.metal", "neg_f32_strided", "unary neg on a transposed view",
+                      [30], [16],
+                      {"dim": u64([30]), "num_dims": u64([2]), "dims": u64([6, 5]), "strides": u64([1, 6]),
+                       "input": xt, "output": np.zeros(30, np.float32)},
+                      ["output"], lambda a: [-(a["input"].T.reshape(-1))]))
+    cases.append(Case("candle", "binary.metal", "badd_f32", "binary add",
+                      [per_thread(np.float32, n)], [8],
+                      {"dim": u64([n]), "left": x, "right": y, "output": np.zeros(n, np.float32)},
+                      ["output"], lambda a: [a["left"] + a["right"]]))
+    cases.append(Case("candle", "binary.metal", "bmul_f32", "binary mul",
+                      [per_thread(np.float32, n)], [8],
+                      {"dim": u64([n]), "left": x, "right": y, "output": np.zeros(n, np.float32)},
+                      ["output"], lambda a: [a["left"] * a["right"]]))
+    cases.append(Case("candle", "affine.metal", "affine_f32", "affine x*mul+add",
+                      [per_thread(np.float32, n)], [8],
+                      {"dim": u64([n]), "mul": scalar(1.5, np.float32), "add": scalar(-0.25, np.float32),
+                       "input": x, "output": np.zeros(n, np.float32)},
+                      ["output"], lambda a: [a["input"] * np.float32(1.5) + np.float32(-0.25)]))
+    cases.append(Case("candle", "cast.metal", "cast_f32_f16", "cast float32 -> float16",
+                      [per_thread(np.float32, n)], [8],
+                      {"dim": u64([n]), "input": x, "output": np.zeros(n, np.float16)},
+                      ["output"], lambda a: [a["input"].astype(np.float16)], tol=(0, 0)))
+    src = RNG.standard_normal((3, 7, 4)).astype(np.float32)
+    ids = np.array([6, 0, 3, 3, 1], np.uint32)
+    cases.append(Case("candle", "indexing.metal", "is_u32_f32", "index_select along dim 1",
+                      [3 * 5 * 4], [32],
+                      {"dst_size": u64([60]), "left_size": u64([3]), "src_dim_size": u64([7]), "right_size": u64([4]),
+                       "ids_size": u64([5]), "contiguous": np.array([True]), "src_dims": u64([3, 7, 4]),
+                       "src_strides": u64([28, 4, 1]), "input": src, "input_ids": ids,
+                       "output": np.zeros((3, 5, 4), np.float32)},
+                      ["output"], lambda a: [np.take(a["input"], a["input_ids"].astype(np.int64), axis=1)], tol=(0, 0)))
+    gids = RNG.integers(0, 7, size=(3, 5, 4)).astype(np.uint32)
+    cases.append(Case("candle", "indexing.metal", "gather_u32_f32", "gather along dim 1",
+                      [60], [32],
+                      {"dst_size": u64([60]), "left_size": u64([3]), "src_dim_size": u64([7]), "right_size": u64([4]),
+                       "ids_size": u64([5]), "input": src, "input_ids": gids, "output": np.zeros((3, 5, 4), np.float32)},
+                      ["output"], lambda a: [np.take_along_axis(a["input"], a["input_ids"].astype(np.int64), axis=1)],
+                      tol=(0, 0)))
+    rows, ncols, pad = 3, 13, 16
+    xs = RNG.permutation(rows * ncols).astype(np.float32).reshape(rows, ncols)
+    cases.append(Case("candle", "sort.metal", "asort_asc_f32", "argsort (bitonic, threadgroup buffer)",
+                      [pad, rows], [pad, 1],
+                      {"x": xs, "dst": np.zeros((rows, ncols), np.uint32), "ncols": i64([ncols]), "ncols_pad": i64([pad])},
+                      ["dst"], lambda a: [np.argsort(a["x"], axis=1).astype(np.uint32)], tol=(0, 0),
+                      flags=["--threadgroup-memory", f"0={pad * 4}"]))
+    cases.append(Case("candle", "fill.metal", "fill_f32", "fill",
+                      [n], [16],
+                      {"out": np.zeros(n, np.float32), "value": scalar(2.5, np.float32), "numel": u64([n])},
+                      ["out"], lambda a: [np.full(n, 2.5, np.float32)], tol=(0, 0)))
+    cond = (RNG.random(n) > 0.5).astype(np.uint8)
+    cases.append(Case("candle", "ternary.metal", "where_u8_f32", "where (function constants for contiguity)",
+                      [per_thread(np.float32, n)], [8],
+                      {"numel": u64([n]), "num_dims": u64([1]), "dims": u64([n]), "strides": u64([1]),
+                       "strides_t": u64([1]), "strides_f": u64([1]), "ids": cond, "t": x, "f": y,
+                       "out": np.zeros(n, np.float32)},
+                      ["out"], lambda a: [np.where(a["ids"] != 0, a["t"], a["f"])], tol=(0, 0),
+                      flags=["--constant", "IDS_CONTIGUOUS=true", "--constant", "T_CONTIGUOUS=true",
+                             "--constant", "F_CONTIGUOUS=true"]))
+    img = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
+
+    def up_ref(a):
+        out = np.zeros((2, 3, 8, 10), np.float32)
+        for w in range(8):
+            for h in range(10):
+                sw = min(int(np.float32(w) * np.float32(0.5)), 3)
+                sh = min(int(np.float32(h) * np.float32(0.5)), 4)
+                out[:, :, w, h] = a["src"][:, :, sw, sh]
+        return [out]
+
+    cases.append(Case("candle", "conv.metal", "upsample_nearest2d_f32", "nearest upsampling x2",
+                      [2 * 3 * 8 * 10], [64],
+                      {"w_out": u64([8]), "h_out": u64([10]), "w_scale": scalar(0.5, np.float32),
+                       "h_scale": scalar(0.5, np.float32), "dims": u64([2, 3, 4, 5]), "strides": u64([60, 20, 5, 1]),
+                       "src": img, "dst": np.zeros((2, 3, 8, 10), np.float32)},
+                      ["dst"], up_ref, tol=(0, 0)))
+    return cases
+
+
+def pytorch_cases():
+    k = "aten/src/ATen/native/mps/kernels/"
+    cases = []
+    n = 21
+    cases.append(Case("pytorch", k + "RangeFactories.metal", "arange_float_i32", "arange (constant array<float, 2>&)",
+                      [n], [8],
+                      {"out": np.zeros(n, np.float32), "se": np.array([-2.0, 0.25], np.float32), "stride": scalar(1, np.int32)},
+                      ["out"], lambda a: [np.float32(-2.0) + np.float32(0.25) * np.arange(n, dtype=np.float32)]))
+    cases.append(Case("pytorch", k + "RangeFactories.metal", "linspace_float_i64", "linspace, both ends exact",
+                      [n], [8],
+                      {"out": np.zeros(n, np.float32), "v": np.array([1.0, 0.15, 4.0], np.float32),
+                       "p": np.array([n, 1], np.int64)},
+                      ["out"], lambda a: [np.linspace(1.0, 4.0, n).astype(np.float32)]))
+    cases.append(Case("pytorch", k + "Eye.metal", "eye_float", "eye (2-D grid)",
+                      [5, 4], [5, 4],
+                      {"output": np.full((4, 5), 7, np.float32), "stride0": i64([5]), "stride1": i64([1])},
+                      ["output"], lambda a: [np.eye(4, 5, dtype=np.float32)], tol=(0, 0)))
+    cases.append(Case("pytorch", k + "ConstantKernel.metal", "fill_scalar_dense_int", "fill",
+                      [n], [8],
+                      {"out": np.zeros(n, np.int32), "fill_val": scalar(-9, np.int32)},
+                      ["out"], lambda a: [np.full(n, -9, np.int32)], tol=(0, 0)))
+    m = np.arange(12, dtype=np.float32).reshape(3, 4) * 1.5
+
+    def strided_fill_ref(a):
+        out = a["out"].copy()
+        out[:, ::2] = 3.5
+        return [out]
+
+    cases.append(Case("pytorch", k + "ConstantKernel.metal", "fill_scalar_strided_float", "fill every other column",
+                      [2, 3], [2, 3],
+                      {"out": m.copy(), "fill_val": scalar(3.5, np.float32), "sizes": i64([3, 2]),
+                       "strides": i64([4, 2]), "ndim": scalar(2, np.uint32)},
+                      ["out"], strided_fill_ref, tol=(0, 0)))
+    r = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+    cases.append(Case("pytorch", k + "Roll.metal", "roll_float", "roll over two dims",
+                      [60], [32],
+                      {"input": r, "output": np.zeros((3, 4, 5), np.float32), "sizes": i64([3, 4, 5]),
+                       "in_strides": i64([20, 5, 1]), "out_strides": i64([20, 5, 1]), "shifts": i64([1, 0, 2]),
+                       "ndim": scalar(3, np.uint32), "numel": np.array([60], np.uint64)},
+                      ["output"], lambda a: [np.roll(a["input"], (1, 2), axis=(0, 2))], tol=(0, 0)))
+    r2 = RNG.standard_normal((4, 6)).astype(np.float32)
+    cases.append(Case("pytorch", k + "Roll.metal", "roll_2d_float", "roll 2-D (constant long2&)",
+                      [6, 4], [6, 4],
+                      {"input": r2, "output": np.zeros((4, 6), np.float32), "sizes": i64([4, 6]), "shifts": i64([3, 1])},
+                      ["output"], lambda a: [np.roll(a["input"], (3, 1), axis=(0, 1))], tol=(0, 0)))
+    v = RNG.standard_normal(n).astype(np.float32)
+    cases.append(Case("pytorch", k + "Copy.metal", "copy_neg_dense_float_float", "unary functor via REGISTER_UNARY_OP",
+                      [n], [8],
+                      {"output": np.zeros(n, np.float32), "input": v},
+                      ["output"], lambda a: [-a["input"]], tol=(0, 0)))
+    t = RNG.integers(-50, 50, size=(4, 5)).astype(np.int32)
+    cases.append(Case("pytorch", k + "Copy.metal", "copy_identity_strided_int_int", "strided copy = transpose",
+                      [20], [8],
+                      {"output": np.zeros((4, 5), np.int32), "input": t, "sizes": i64([4, 5]),
+                       "input_strides": i64([1, 4]), "output_strides": i64([5, 1]), "ndim": scalar(2, np.uint32)},
+                      ["output"], lambda a: [a["input"].reshape(5, 4).T], tol=(0, 0)))
+    c = RNG.standard_normal((n, 2)).astype(np.float32)
+    cases.append(Case("pytorch", k + "Copy.metal", "copy_conj_dense_float2_float2", "complex conj (enable_if on is_complex_v)",
+                      [n], [8],
+                      {"output": np.zeros((n, 2), np.float32), "input": c},
+                      ["output"], lambda a: [a["input"] * np.array([1, -1], np.float32)], tol=(0, 0)))
+    h = RNG.standard_normal(n).astype(np.float16)
+    cases.append(Case("pytorch", k + "Copy.metal", "copy_neg_dense_half_half", "unary functor on half",
+                      [n], [8],
+                      {"output": np.zeros(n, np.float16), "input": h},
+                      ["output"], lambda a: [-a["input"]], tol=(0, 0)))
+    return cases
+
+
+def run_case(case, root, bin_path, includes, tmp):
+    inputs = {}
+    cmd = [bin_path, "run", str(root / case.file), "--kernel", case.kernel,
+           "--grid", ",".join(map(str, case.grid)), "--threadgroup", ",".join(map(str, case.tg)),
+           "--out", str(tmp)] + case.flags
+    for inc in includes:
+        cmd += ["-I", str(inc)]
+    for name, arr in case.args.items():
+        path = tmp / f"in_{name}.npy"
+        np.save(path, arr)
+        inputs[name] = arr
+        cmd += ["--arg", f"{name}=@{path}"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        lines = [l for l in (p.stderr or p.stdout).splitlines() if l.strip()]
+        return None, "exit %d: %s" % (p.returncode, lines[0][:150] if lines else "")
+    worst = 0.0
+    for name, want in zip(case.outputs, case.ref(inputs)):
+        got = np.load(tmp / f"{name}.npy")
+        want = np.asarray(want)
+        if got.shape != want.shape or got.dtype != want.dtype:
+            got = got.reshape(want.shape).astype(want.dtype) if got.size == want.size else got
+        if got.size != want.size:
+            return None, f"`{name}` has {got.size} elements, expected {want.size}"
+        diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        worst = max(worst, float(diff.max()) if diff.size else 0.0)
+        rtol, atol = case.tol
+        if not np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol):
+            return worst, f"`{name}` differs from NumPy (max |diff| {worst:.3g})"
+    return worst, None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--candle", type=pathlib.Path)
+    ap.add_argument("--pytorch", type=pathlib.Path)
+    ap.add_argument("--bin", default="target/release/metal-puzzles")
+    args = ap.parse_args()
+    plan = []
+    if args.candle:
+        plan += [(c, args.candle, []) for c in candle_cases()]
+    if args.pytorch:
+        plan += [(c, args.pytorch, [args.pytorch]) for c in pytorch_cases()]
+    if not plan:
+        ap.error("give --candle DIR and/or --pytorch ROOT")
+    print("| library | kernel | what | max abs diff | result |")
+    print("|---|---|---|---:|---|")
+    failed = 0
+    for case, root, inc in plan:
+        with tempfile.TemporaryDirectory() as d:
+            worst, err = run_case(case, root, args.bin, inc, pathlib.Path(d))
+        verdict = "matches NumPy" if err is None else "FAIL: " + err
+        failed += err is not None
+        shown = "—" if worst is None else f"{worst:.3g}"
+        print(f"| {case.lib} | `{case.kernel}` | {case.what} | {shown} | {verdict} |")
+    print(f"\n{len(plan) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -73,9 +73,10 @@ impl<'a> Checker<'a, '_> {
         let target = starts.into_iter().find_map(|depth| {
             let mut full: Vec<Rc<str>> = here[..depth].to_vec();
             full.extend(parent.iter().cloned());
-            let exists = self.by_name.get(last).is_some_and(|ds| {
-                ds.iter().any(|&d| matches!(self.decls[d].kind, DeclKind::Namespace) && self.decls[d].scope == full)
-            });
+            let exists = self
+                .by_name
+                .get(last)
+                .is_some_and(|ds| ds.iter().any(|&d| matches!(self.decls[d].kind, DeclKind::Namespace) && self.decls[d].scope == full));
             exists.then(|| {
                 full.push(last.clone());
                 full
@@ -814,6 +815,11 @@ impl<'a> Checker<'a, '_> {
                     }
                     if q.space.is_some() {
                         self.error(v.ty.span, "struct members cannot have an address space (only pointer members can point into one)");
+                    }
+                    if matches!(q.ty, Type::Reference { .. }) {
+                        self.error(v.ty.span, "reference members (`T& name;` in a struct) are not supported by this simulator yet")
+                            .help("hold a pointer instead (`constant T* name;`) and dereference it");
+                        continue;
                     }
                     fields.push((v.name.name.to_string(), q.ty));
                     field_spans.push(v.name.span);

@@ -206,6 +206,17 @@ def pytorch_cases():
                       [n], [8],
                       {"output": np.zeros(n, np.float16), "input": h},
                       ["output"], lambda a: [-a["input"]], tol=(0, 0)))
+    cases.append(Case("pytorch", k + "TriangularOps.metal", "triu_indices_long", "triu_indices(5, 5)",
+                      [15], [8],
+                      {"tensor": np.zeros((2, 15), np.int64), "col_offset": i64([0]), "m_first_row": i64([5]),
+                       "col": i64([5]), "rectangle_size": i64([0]), "triu_size": i64([15])},
+                      ["tensor"], lambda a: [np.stack(np.triu_indices(5)).astype(np.int64)], tol=(0, 0)))
+    reps = np.array([2, 0, 3, 1], np.int32)
+    cases.append(Case("pytorch", k + "Repeat.metal", "repeat_interleave_int32_t", "repeat_interleave",
+                      [4], [4],
+                      {"repeat_ptr": reps, "cumsum_ptr": np.cumsum(reps).astype(np.int64),
+                       "result_ptr": np.zeros(6, np.int32)},
+                      ["result_ptr"], lambda a: [np.repeat(np.arange(4, dtype=np.int32), a["repeat_ptr"])], tol=(0, 0)))
     return cases
 
 

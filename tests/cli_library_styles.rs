@@ -166,6 +166,14 @@ template <typename T>
   y[tg.y * cols + t.x] = row[cols - 1 - t.x];
 }
 
+// C's out-parameter form of frexp: the exponent through a `thread int*`.
+template <typename T>
+[[kernel]] void split_exp(device const T *x, device T *mant, device int *e, uint i [[thread_position_in_grid]]) {
+  int k;
+  mant[i] = frexp(x[i], &k);
+  e[i] = k;
+}
+
 #define instantiate(name, func, ...) \
   template [[host_name(name)]] [[kernel]] decltype(func<__VA_ARGS__>) func<__VA_ARGS__>;
 
@@ -173,6 +181,7 @@ instantiate("affine_f32", scale_shift, float, affine_op)
 instantiate("affine_f16", scale_shift, half, affine_op)
 instantiate("copy_view_f32", copy_view, float)
 instantiate("reverse_rows_f32", reverse_rows, float)
+instantiate("split_exp_f32", split_exp, float)
 "#;
 
 struct Scratch(PathBuf);
@@ -316,6 +325,21 @@ fn candle_style_instantiations_structs_of_pointers_and_threadgroup_buffers() {
     let got = run(&s, &k, "reverse_rows_f32", "5,3", "5,1", &extra, "y").to_f64_vec();
     let want: Vec<f64> = (0..15).map(|i| r[(i / 5) * 5 + 4 - i % 5]).collect();
     assert_eq!(got, want);
+}
+
+#[test]
+fn frexp_takes_its_exponent_through_a_pointer_too() {
+    let s = Scratch::new("frexp");
+    let k = s.file("kernels.metal", CANDLE_STYLE);
+    let x = [8.0, -0.75, 1.0, 3.0];
+    let mut extra = Vec::new();
+    extra.extend(arg("x", s.npy("x.npy", &Array::from_f64(DType::F32, &[4], &x).unwrap())));
+    extra.extend(arg("mant", s.npy("m.npy", &Array::zeros(DType::F32, &[4]))));
+    extra.extend(arg("e", s.npy("e.npy", &Array::zeros(DType::I32, &[4]))));
+    let mant = run(&s, &k, "split_exp_f32", "4", "4", &extra, "mant").to_f64_vec();
+    let e = Array::read_npy(s.0.join("out-split_exp_f32").join("e.npy")).unwrap().to_f64_vec();
+    assert_eq!(mant, vec![0.5, -0.75, 0.5, 0.75]);
+    assert_eq!(e, vec![4.0, 0.0, 1.0, 2.0]);
 }
 
 #[test]

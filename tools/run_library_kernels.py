@@ -217,6 +217,16 @@ def pytorch_cases():
                       {"repeat_ptr": reps, "cumsum_ptr": np.cumsum(reps).astype(np.int64),
                        "result_ptr": np.zeros(6, np.int32)},
                       ["result_ptr"], lambda a: [np.repeat(np.arange(4, dtype=np.int32), a["repeat_ptr"])], tol=(0, 0)))
+    fx = np.array([8.0, -0.75, 1.0, 3.0, 0.0, 1e-3, -96.5], np.float32)
+
+    def frexp_ref(a):
+        m, e = np.frexp(a["input"])
+        return [m.astype(np.float32), e.astype(np.int32)]
+
+    cases.append(Case("pytorch", k + "Frexp.metal", "frexp_kernel_float", "frexp (exponent through a pointer)",
+                      [7], [7],
+                      {"input": fx, "mantissa": np.zeros(7, np.float32), "exponent": np.zeros(7, np.int32)},
+                      ["mantissa", "exponent"], frexp_ref, tol=(0, 0)))
     return cases
 
 

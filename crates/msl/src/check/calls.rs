@@ -1100,6 +1100,17 @@ impl<'a> Checker<'a, '_> {
             self.error(name_span, format!("`{name}` does not take template arguments"));
             return None;
         }
+        // `frexp(x, &e)` / `modf(x, &i)`: Metal also accepts the out
+        // parameter as a `thread` pointer (C's form); it is the place it
+        // points to.
+        let mut args = args;
+        if matches!(name, "frexp" | "modf") && args.len() == 2 {
+            if let Type::Pointer { pointee, space: AddressSpace::Thread, is_const: false } = args[1].ty.clone() {
+                let p = args.pop().expect("two arguments");
+                let sp = p.span;
+                args.push(mk(H::Deref(Box::new(p)), *pointee, sp));
+            }
+        }
         let infos = self.arg_infos(&args);
         let qualified = match ns {
             Some(Namespace::Fast) => format!("metal::fast::{name}"),

@@ -368,7 +368,7 @@ fn threadgroup_memory_and_vector_constants_are_checked() {
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("no `[[threadgroup(1)]]` parameter"), "{}", err(&o));
     // A `long2` needs exactly two int64 values.
-    let mut e = arg("shape", s.npy("bad.npy", &Array::from_f64(DType::I64, &[3], &[3.0, 5.0, 1.0]).unwrap())).to_vec();
+    let mut e = arg("shape", s.npy("bad.npy", &Array::from_f64(DType::I64, &[4], &[3.0, 5.0, 1.0, 1.0]).unwrap())).to_vec();
     e.extend(["--threadgroup-memory".into(), "0=20".into()]);
     let o = base(&e);
     assert_eq!(o.status.code(), Some(2));

@@ -143,8 +143,21 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
             placed
         }
     };
-    let o = ReplayOptions { probe: req.probe(), ..Default::default() };
-    let r = match capture::replay(&c, &o) {
+    let o = ReplayOptions { probe: req.probe(), stops: req.stops(), ..Default::default() };
+    let replayed = capture::replay(&c, &o);
+    if let Some(sink) = &req.interactive {
+        // The interactive debugger: hand the recording over, print nothing.
+        let mut out = sink.borrow_mut();
+        match &replayed {
+            Ok(r) => out.finished(&r.report, &r.sources, &placed),
+            Err(ReplayError::Compile { sources, diagnostics }) => out.failed(sources, diagnostics, &placed),
+            Err(ReplayError::Invalid(m)) => return Err(m.clone()),
+        }
+        (out.grid, out.threadgroup) = (grid_threads, tg);
+        out.what = format!("capture `{}` ({})", path.display(), c.title);
+        return Ok(EXIT_OK);
+    }
+    let r = match replayed {
         Ok(r) => r,
         Err(e) => return compile_failed(e, &placed),
     };

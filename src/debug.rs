@@ -636,11 +636,9 @@ impl Target {
         let req = Request { interactive: Some(sink.clone()), ..req.clone() };
         let argv = std::iter::once("metal-puzzles debug".to_string()).chain(self.argv.iter().cloned());
         let usage = |e: clap::Error| e.render().to_string().trim_end().to_string();
-        if self.argv.first().is_some_and(|t| crate::captures::is_capture(t)) {
-            return Err(
-                "the interactive debugger does not open captures yet; print values from one with `--thread X,Y,Z --print 'LINE: expr, …'`"
-                    .into(),
-            );
+        if let Some(file) = self.argv.first().filter(|t| crate::captures::is_capture(t)) {
+            crate::captures::debug(std::path::Path::new(file), &self.argv[1..], &req)?;
+            return Ok(sink.take());
         }
         if has_flag(&self.argv, "--kernel") {
             let cmd = crate::run::RunArgs::augment_args(clap::Command::new("debug"));

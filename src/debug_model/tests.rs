@@ -340,3 +340,35 @@ fn typed_commands_parse_and_errors_teach() {
     assert!(parse_command("frobnicate").unwrap_err().contains("unknown command `frobnicate`"));
     assert!(parse_command("step 3").unwrap_err().contains("takes no arguments"));
 }
+
+#[test]
+fn a_capture_is_a_target_and_steps_like_its_source() {
+    use clap::{Args, FromArgMatches};
+    let fx = fixture(SCAN);
+    let dir = fx._dir.path();
+    let cap = dir.join("scan.mpcapture");
+    let argv = std::iter::once("run".to_string()).chain(fx.target.argv.iter().cloned()).chain([
+        "--capture".to_string(),
+        cap.display().to_string(),
+        "--out".into(),
+        dir.join("out").display().to_string(),
+    ]);
+    let cmd = crate::run::RunArgs::augment_args(clap::Command::new("run"));
+    let args = crate::run::RunArgs::from_arg_matches(&cmd.try_get_matches_from(argv).expect("run's arguments")).expect("run's arguments");
+    crate::run::run(&args);
+    assert!(cap.exists(), "run --capture wrote the capture");
+    // The capture holds the source: the debugger no longer needs the file.
+    std::fs::remove_file(dir.join("scan.metal")).unwrap();
+    let target = Target { argv: vec![cap.display().to_string()], test: None };
+    let mut d = Debugger::new([5, 0, 0]);
+    d.load(record(&target, [5, 0, 0], &[], 10_000).expect("records"));
+    assert!(d.rec.what.starts_with("capture `"), "{}", d.rec.what);
+    let mut seen = vec![line(&d).unwrap()];
+    while !d.finished() {
+        d.apply(Command::Step);
+        if let Some(l) = line(&d) {
+            seen.push(l);
+        }
+    }
+    assert_eq!(seen, [11, 12, 13, 14, 15, 16, 15, 16, 15, 18, 21]);
+}

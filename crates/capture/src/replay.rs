@@ -15,6 +15,9 @@ use std::sync::Arc;
 pub struct ReplayOptions {
     /// Record the debugger probes of this thread (at most this many values).
     pub probe: Option<([u32; 3], usize)>,
+    /// Record this thread stop by stop for the interactive debugger (at most
+    /// this many stops); the kernel is then lowered with debugger stops.
+    pub stops: Option<([u32; 3], usize)>,
     pub profile: bool,
     pub log: Option<gpu::log::LogOptions>,
 }
@@ -82,6 +85,7 @@ fn run_options(c: &Capture, o: &ReplayOptions) -> gpu::RunOptions {
         atomics_last_lane_first: c.options.atomics_last_lane_first,
         profile: o.profile,
         probe: o.probe,
+        stops: o.stops,
         log: o.log,
         ..Default::default()
     }
@@ -108,8 +112,11 @@ fn replay_source(c: &Capture, o: &ReplayOptions) -> Result<Replayed, ReplayError
     let Some((kid, _)) = program.kernel(kname) else {
         return Err(invalid(format!("the captured source has no kernel named `{kname}`")));
     };
-    let lowered =
-        gpu::lower::lower_kernel_with(program, kid, gpu::lower::LowerOptions { statement_marks: o.profile, ..Default::default() });
+    let lowered = gpu::lower::lower_kernel_with(
+        program,
+        kid,
+        gpu::lower::LowerOptions { statement_marks: o.profile, debug_stops: o.stops.is_some() },
+    );
     let kernel = match lowered {
         Ok(k) => k,
         Err(e) => return Err(ReplayError::Compile { sources: comp.sources, diagnostics: vec![e.to_diagnostic()] }),
@@ -148,6 +155,7 @@ fn replay_mlx(c: &Capture, o: &ReplayOptions) -> Result<Replayed, ReplayError> {
     let (kernel, mut call) = mlx_parts(c)?;
     call.profile = o.profile;
     call.probe = o.probe;
+    call.stops = o.stops;
     call.log = o.log;
     match kernel.call_with(&call, &mut |_| {}) {
         Ok(r) => Ok(Replayed {

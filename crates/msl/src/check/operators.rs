@@ -9,7 +9,7 @@ use crate::ast;
 use crate::ast::AddressSpace;
 use crate::hir::{self, ExprKind as H};
 use crate::source::Span;
-use crate::types::Type;
+use crate::types::{StructId, Type};
 
 impl Checker<'_, '_> {
     /// Whether a value of this type makes an operator look for overloads.
@@ -64,20 +64,8 @@ impl Checker<'_, '_> {
     pub(crate) fn user_conversion(&mut self, h: hir::Expr, to: &Type) -> Option<hir::Expr> {
         let span = h.span;
         if let Type::Struct(sid) = h.ty.clone() {
-            let named: Vec<(usize, std::rc::Rc<str>)> = self.structs[sid.0 as usize]
-                .methods
-                .iter()
-                .enumerate()
-                .map(|(i, (f, _))| (i, f.name.last().ident.name.clone()))
-                .filter(|(_, n)| is_conversion_name(n))
-                .collect();
-            for (i, name) in named {
-                let mark = self.diag_mark();
-                let ret = self.method_instance(sid, i, AddressSpace::Thread, span).map(|(_, sig)| sig.ret);
-                self.diag_rollback(mark);
-                if ret.as_ref() == Some(to) {
-                    return self.method_call(h, &ast::Ident { name, span }, Vec::new(), span);
-                }
+            if let Some(name) = self.conversion_operator(sid, span, |r| r == to) {
+                return self.method_call(h, &ast::Ident { name, span }, Vec::new(), span);
             }
             for d in self.structs[sid.0 as usize].conversion_templates.clone() {
                 let DeclKind::FunctionTemplate { ast: f, params } = self.decls[d].kind.clone() else { continue };
@@ -124,6 +112,14 @@ impl Checker<'_, '_> {
     pub(crate) fn conversion_to_scalar(&mut self, h: hir::Expr) -> Option<hir::Expr> {
         let Type::Struct(sid) = h.ty.clone() else { return None };
         let span = h.span;
+        let name = self.conversion_operator(sid, span, Type::is_scalar)?;
+        self.method_call(h, &ast::Ident { name, span }, Vec::new(), span)
+    }
+
+    /// The first (non-template) conversion operator of struct `sid` whose
+    /// result type satisfies `wanted` (quiet: failed instantiations leave
+    /// no diagnostics).
+    fn conversion_operator(&mut self, sid: StructId, span: Span, wanted: impl Fn(&Type) -> bool) -> Option<std::rc::Rc<str>> {
         let named: Vec<(usize, std::rc::Rc<str>)> = self.structs[sid.0 as usize]
             .methods
             .iter()
@@ -135,8 +131,8 @@ impl Checker<'_, '_> {
             let mark = self.diag_mark();
             let ret = self.method_instance(sid, i, AddressSpace::Thread, span).map(|(_, sig)| sig.ret);
             self.diag_rollback(mark);
-            if ret.is_some_and(|r| r.is_scalar()) {
-                return self.method_call(h, &ast::Ident { name, span }, Vec::new(), span);
+            if ret.is_some_and(|r| wanted(&r)) {
+                return Some(name);
             }
         }
         None

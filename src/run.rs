@@ -27,7 +27,8 @@ pub struct RunArgs {
     /// Threads per threadgroup: X[,Y[,Z]].
     #[arg(long)]
     pub threadgroup: String,
-    /// Bind a kernel parameter: NAME=@file.npy, NAME=VALUE:DTYPE, NAME=zeros(SHAPE):DTYPE, ...
+    /// Bind a kernel parameter: NAME=@file.npy, NAME=VALUE:DTYPE, NAME=zeros(SHAPE):DTYPE,
+    /// NAME={"field": VALUE, ...} or NAME=@file.json (a struct, vector or array, laid out as Metal does), ...
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
     /// Size of a `[[threadgroup(N)]]` buffer parameter, in bytes, as the
@@ -120,6 +121,27 @@ pub fn name_seed(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
 }
 
+/// A `--arg` value before it meets its parameter: JSON is laid out only
+/// once the parameter's type is known.
+enum Given {
+    Array(Array),
+    Json(serde_json::Value),
+}
+
+/// JSON files for arguments are small; refuse anything that could exhaust memory.
+const MAX_JSON_BYTES: u64 = 64 << 20;
+
+fn read_json(path: &str) -> Result<serde_json::Value, String> {
+    let len = std::fs::metadata(path).map_err(|e| format!("cannot read `{path}`: {e}"))?.len();
+    if len > MAX_JSON_BYTES {
+        return Err(format!(
+            "`{path}` is {len} bytes; JSON arguments are limited to {MAX_JSON_BYTES} bytes (use a .npy for large buffers)"
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("`{path}` is not valid JSON: {e}"))
+}
+
 struct Bound {
     name: String,
     index: u32,
@@ -208,16 +230,20 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
     };
 
     // Bind arguments by parameter name.
-    let mut given: BTreeMap<String, Array> = BTreeMap::new();
+    let mut given: BTreeMap<String, Given> = BTreeMap::new();
     for a in &args.args {
         let (pname, spec) = a.split_once('=').ok_or_else(|| format!("--arg `{a}` must look like NAME=VALUE"))?;
         let pname = pname.trim();
-        let array = if let Some(path) = spec.strip_prefix('@') {
-            Array::read_npy(path).map_err(|e| format!("parameter `{pname}`: cannot load `{path}`: {e}"))?
+        let value = if spec.trim_start().starts_with(['{', '[']) {
+            Given::Json(serde_json::from_str(spec).map_err(|e| format!("parameter `{pname}`: `{spec}` is not valid JSON: {e}"))?)
+        } else if let Some(path) = spec.strip_prefix('@').filter(|p| p.ends_with(".json")) {
+            Given::Json(read_json(path).map_err(|e| format!("parameter `{pname}`: {e}"))?)
+        } else if let Some(path) = spec.strip_prefix('@') {
+            Given::Array(Array::read_npy(path).map_err(|e| format!("parameter `{pname}`: cannot load `{path}`: {e}"))?)
         } else {
-            arrays::parse_value(spec, name_seed(pname)).map_err(|e| format!("parameter `{pname}`: {e}"))?
+            Given::Array(arrays::parse_value(spec, name_seed(pname)).map_err(|e| format!("parameter `{pname}`: {e}"))?)
         };
-        if given.insert(pname.to_string(), array).is_some() {
+        if given.insert(pname.to_string(), value).is_some() {
             return Err(format!("parameter `{pname}` is bound twice"));
         }
     }
@@ -225,7 +251,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
     for p in &kernel.params {
         match &p.kind {
             ParamKind::Buffer { index, pointee, pointee_size, writable, by_reference, .. } => {
-                let Some(a) = given.remove(&p.name) else {
+                let Some(value) = given.remove(&p.name) else {
                     return Err(format!(
                         "kernel `{}` needs a value for its buffer parameter `{}` (`{}`): add --arg {}=@file.npy or {}={}",
                         args.kernel,
@@ -235,6 +261,13 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
                         p.name,
                         if *by_reference { "VALUE:DTYPE" } else { "zeros(N):DTYPE" }
                     ));
+                };
+                let a = match value {
+                    Given::Array(a) => a,
+                    Given::Json(v) => {
+                        let bytes = mlx::json_args::json_to_bytes(&v, pointee, &program.types, !*by_reference, &p.name)?;
+                        Array::from_bytes(arrays::DType::U8, &[bytes.len()], bytes)?
+                    }
                 };
                 let bytes = buffer_bytes(&p.name, &a, pointee, *pointee_size, &program.types)?;
                 // A reference (`constant long2&`, `constant Params&`) is one

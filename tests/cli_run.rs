@@ -112,6 +112,15 @@ kernel void add10(const device float* a [[buffer(0)]], device float* out [[buffe
   if (i < n) out[i] = a[i] + 10.0f;
 }
 
+struct Affine { uint n; float3 scale; bool flip; int offsets[2]; };
+
+kernel void affine(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                   constant Affine& p [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  if (i >= p.n) return;
+  uint j = p.flip ? p.n - 1 - i : i;
+  out[i] = x[j] * p.scale.z + float(p.offsets[i % 2]);
+}
+
 kernel void oob(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
   out[i + 1] = 1.0f;
 }
@@ -212,6 +221,36 @@ fn float4_buffers_as_n_by_4_and_structs_as_bytes() {
         assert_eq!(f[2 * i], 100.0 + i as f32);
         assert_eq!(f[2 * i + 1], i as f32 + 1.0);
     }
+}
+
+#[test]
+fn struct_constants_from_json_inline_or_file() {
+    let s = Scratch::new();
+    let src = s.file("k.metal", KERNELS);
+    let out = s.path("out");
+    let x: Vec<f64> = (0..6).map(|i| i as f64).collect();
+    let xa = s.npy("x.npy", &Array::from_f64(DType::F32, &[6], &x).unwrap());
+    let params = r#"{"n": 5, "scale": [0, 0, 2], "flip": true, "offsets": [100, -100]}"#;
+    let json_file = s.file("p.json", params);
+    for given in [params.to_string(), format!("@{}", json_file.display())] {
+        let mut args = run_args(&src, "affine", "6", "2");
+        args.extend(arg("x", &xa));
+        args.extend(arg("out", "zeros(6):f32"));
+        args.extend(arg("p", &given));
+        args.extend(["--out".into(), out.display().to_string()]);
+        let o = exec(args, &[]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        // x reversed over the first n=5, doubled, +100/-100 alternating; out[5] untouched.
+        assert_eq!(read(&out.join("out.npy")).to_f64_vec(), vec![108.0, -94.0, 104.0, -98.0, 100.0, 0.0]);
+    }
+    // A mistake names the parameter and the field.
+    let mut args = run_args(&src, "affine", "6", "2");
+    args.extend(arg("x", &xa));
+    args.extend(arg("out", "zeros(6):f32"));
+    args.extend(arg("p", r#"{"n": 5, "scale": [0, 0, 2], "flip": true}"#));
+    let o = exec(args, &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("`p`: field `offsets` of `Affine` is missing (its fields: n, scale, flip, offsets)"), "{}", stderr(&o));
 }
 
 #[test]

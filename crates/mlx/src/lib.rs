@@ -8,6 +8,7 @@
 //! header, not into the generated text.
 
 mod gen;
+pub mod json_args;
 pub mod shader;
 
 pub use gen::{kernel_name, Generated, InputSlots, InputSpec, ATTRIBUTES, MAX_CONSTANT_ARRAY_SIZE};

@@ -148,6 +148,11 @@ pub fn buffer_bytes(name: &str, a: &Array, pointee: &Type, pointee_size: u32, ta
 }
 
 impl Library {
+    /// The struct and enum tables the kernels' types refer to.
+    pub fn types(&self) -> &TypeTables {
+        &self.program.types
+    }
+
     /// The names kernels are called by (their `[[host_name]]` or function name).
     pub fn kernel_names(&self) -> Vec<String> {
         self.program.kernels().filter_map(|(_, f)| f.host_name.clone()).collect()

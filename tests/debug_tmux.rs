@@ -10,29 +10,8 @@ use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
-const SCAN: &str = "#include <metal_stdlib>
-using namespace metal;
-
-float twice(float x) {
-    float y = x * 2;
-    return y;
-}
-
-kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
-                 uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
-    threadgroup float tile[4];
-    tile[l] = a[i];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    float acc = 0;
-    for (uint k = 0; k <= l; k++) {
-        acc += tile[k];
-    }
-    if (i % 2 == 0)
-        out[i] = twice(acc);
-    else
-        out[i] = -acc;
-}
-";
+/// The debugger model's test kernel: a loop, a helper call, divergence, a barrier.
+const SCAN: &str = include_str!("fixtures/debug_scan.metal");
 
 fn have_tmux() -> bool {
     Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success())

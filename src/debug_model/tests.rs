@@ -7,29 +7,7 @@ use crate::debug::Target;
 
 /// A loop, a helper call, an unbraced if/else (divergence), a barrier and
 /// threadgroup memory.
-const SCAN: &str = "#include <metal_stdlib>
-using namespace metal;
-
-float twice(float x) {
-    float y = x * 2;
-    return y;
-}
-
-kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
-                 uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
-    threadgroup float tile[4];
-    tile[l] = a[i];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    float acc = 0;
-    for (uint k = 0; k <= l; k++) {
-        acc += tile[k];
-    }
-    if (i % 2 == 0)
-        out[i] = twice(acc);
-    else
-        out[i] = -acc;
-}
-";
+const SCAN: &str = include_str!("../../tests/fixtures/debug_scan.metal");
 
 struct Fixture {
     _dir: tempfile::TempDir,

@@ -130,6 +130,19 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// Where global thread `t` sits in this threadgroup: its position in
+    /// the threadgroup and its lane (linear index), or None if it is not here.
+    pub fn local_lane(&self, t: [u32; 3]) -> Option<([u32; 3], usize)> {
+        let inside = (0..3).all(|d| {
+            let lo = self.tg_pos[d] as u64 * self.requested_tg[d] as u64;
+            (t[d] as u64) >= lo && (t[d] as u64) < lo + self.tg_size[d] as u64
+        });
+        inside.then(|| {
+            let local = [0, 1, 2].map(|d| t[d] - self.tg_pos[d] * self.requested_tg[d]);
+            (local, (local[0] + self.tg_size[0] * (local[1] + self.tg_size[1] * local[2])) as usize)
+        })
+    }
+
     /// The threadgroup numbered `linear` (x fastest) of this dispatch;
     /// edge threadgroups of `dispatchThreads` are partial.
     pub fn for_group(&self, linear: u64) -> Geometry {

@@ -153,14 +153,8 @@ impl StopRecorder {
 
     pub fn start_threadgroup(&mut self, geo: &crate::exec::Geometry) {
         self.lane = None;
-        let t = self.thread;
-        let inside = (0..3).all(|d| {
-            let lo = geo.tg_pos[d] as u64 * geo.requested_tg[d] as u64;
-            (t[d] as u64) >= lo && (t[d] as u64) < lo + geo.tg_size[d] as u64
-        });
-        if inside {
-            let local = [0, 1, 2].map(|d| t[d] - geo.tg_pos[d] * geo.requested_tg[d]);
-            self.lane = Some((local[0] + geo.tg_size[0] * (local[1] + geo.tg_size[1] * local[2])) as usize);
+        if let Some((local, lane)) = geo.local_lane(self.thread) {
+            self.lane = Some(lane);
             self.log.thread_ran = true;
             self.log.threadgroup = geo.tg_pos;
             self.log.local = local;

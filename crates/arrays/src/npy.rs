@@ -237,7 +237,11 @@ impl Array {
         let get = |k: &str| dict.iter().find(|(n, _)| n == k).map(|(_, v)| v);
         let dtype = match get("descr") {
             Some(Lit::Str(s)) => descr_dtype(s)?,
-            Some(Lit::List) => return Err("structured (record) arrays are not supported".into()),
+            Some(Lit::List) => {
+                return Err("structured (record) arrays are not supported: give a struct argument as JSON \
+                     (`NAME={\"field\": value, ...}` or `NAME=@file.json`, laid out at the struct's offsets) or as raw uint8 bytes"
+                    .into())
+            }
             _ => return bad("header has no 'descr' string".into()),
         };
         let fortran = match get("fortran_order") {

@@ -28,7 +28,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub threadgroup: String,
     /// Bind a kernel parameter: NAME=@file.npy, NAME=VALUE:DTYPE, NAME=zeros(SHAPE):DTYPE,
-    /// NAME={"field": VALUE, ...} or NAME=@file.json (a struct, vector or array, laid out as Metal does), ...
+    /// NAME={"field": VALUE, ...}, NAME=@file.json or a NumPy record array (a struct, vector or
+    /// array, laid out as Metal does), ...
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
     /// Size of a `[[threadgroup(N)]]` buffer parameter, in bytes, as the
@@ -239,7 +240,14 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         } else if let Some(path) = spec.strip_prefix('@').filter(|p| p.ends_with(".json")) {
             Given::Json(read_json(path).map_err(|e| format!("parameter `{pname}`: {e}"))?)
         } else if let Some(path) = spec.strip_prefix('@') {
-            Given::Array(Array::read_npy(path).map_err(|e| format!("parameter `{pname}`: cannot load `{path}`: {e}"))?)
+            let cannot = |e: String| format!("parameter `{pname}`: cannot load `{path}`: {e}");
+            let bytes = std::fs::read(path).map_err(|e| cannot(e.to_string()))?;
+            if arrays::is_record_npy(&bytes) {
+                // A NumPy record array: its fields are matched to the struct's by name.
+                Given::Json(arrays::records_from_npy_bytes(&bytes).map_err(cannot)?)
+            } else {
+                Given::Array(Array::from_npy_bytes(&bytes).map_err(cannot)?)
+            }
         } else {
             Given::Array(arrays::parse_value(spec, name_seed(pname)).map_err(|e| format!("parameter `{pname}`: {e}"))?)
         };

@@ -224,7 +224,7 @@ fn float4_buffers_as_n_by_4_and_structs_as_bytes() {
 }
 
 #[test]
-fn struct_constants_from_json_inline_or_file() {
+fn struct_constants_from_json_or_a_numpy_record_array() {
     let s = Scratch::new();
     let src = s.file("k.metal", KERNELS);
     let out = s.path("out");
@@ -243,6 +243,34 @@ fn struct_constants_from_json_inline_or_file() {
         // x reversed over the first n=5, doubled, +100/-100 alternating; out[5] untouched.
         assert_eq!(read(&out.join("out.npy")).to_f64_vec(), vec![108.0, -94.0, 104.0, -98.0, 100.0, 0.0]);
     }
+    // A NumPy record array (np.save of np.array((5, (0, 0, 2), True, (100, -100)), dtype=[('n', '<u4'),
+    // ('scale', '<f4', (3,)), ('flip', '?'), ('offsets', '<i4', (2,))])): packed, so its offsets
+    // differ from Metal's (float3 is 16-byte aligned); fields are matched by name.
+    let header = "{'descr': [('n', '<u4'), ('scale', '<f4', (3,)), ('flip', '|b1'), ('offsets', '<i4', (2,))], 'fortran_order': False, 'shape': (), }";
+    let mut h = header.to_string();
+    while (11 + h.len()) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut file = b"\x93NUMPY\x01\x00".to_vec();
+    file.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    file.extend_from_slice(h.as_bytes());
+    for v in [5u32.to_le_bytes(), 0f32.to_le_bytes(), 0f32.to_le_bytes(), 2f32.to_le_bytes()] {
+        file.extend_from_slice(&v);
+    }
+    file.push(1);
+    file.extend_from_slice(&100i32.to_le_bytes());
+    file.extend_from_slice(&(-100i32).to_le_bytes());
+    let rec = s.path("p.npy");
+    std::fs::write(&rec, file).unwrap();
+    let mut args = run_args(&src, "affine", "6", "2");
+    args.extend(arg("x", &xa));
+    args.extend(arg("out", "zeros(6):f32"));
+    args.extend(arg("p", &format!("@{}", rec.display())));
+    args.extend(["--out".into(), out.display().to_string()]);
+    let o = exec(args, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(read(&out.join("out.npy")).to_f64_vec(), vec![108.0, -94.0, 104.0, -98.0, 100.0, 0.0]);
     // A mistake names the parameter and the field.
     let mut args = run_args(&src, "affine", "6", "2");
     args.extend(arg("x", &xa));

@@ -13,12 +13,12 @@ const ALIGN: usize = 64;
 
 /// A parsed header value (the subset of Python literals `.npy` headers use).
 #[derive(Debug, Clone, PartialEq)]
-enum Lit {
+pub(crate) enum Lit {
     Str(String),
     Bool(bool),
     Int(u128),
     Tuple(Vec<Lit>),
-    List,
+    List(Vec<Lit>),
     Dict(Vec<(String, Lit)>),
 }
 
@@ -78,8 +78,7 @@ impl HeaderParser<'_> {
             }
             Some(b'[') => {
                 self.i += 1;
-                self.seq(b']')?;
-                Lit::List
+                Lit::List(self.seq(b']')?)
             }
             Some(b'{') => {
                 self.i += 1;
@@ -151,7 +150,7 @@ impl HeaderParser<'_> {
     }
 }
 
-fn descr_dtype(descr: &str) -> Result<DType, String> {
+pub(crate) fn descr_dtype(descr: &str) -> Result<DType, String> {
     if descr.len() < 2 {
         return Err(format!("unsupported dtype descr '{descr}'"));
     }
@@ -198,46 +197,53 @@ fn descr_dtype(descr: &str) -> Result<DType, String> {
     Ok(dtype)
 }
 
+/// The header dictionary of a `.npy` file and where its data starts.
+pub(crate) fn parse_header(bytes: &[u8]) -> Result<(Vec<(String, Lit)>, usize), String> {
+    let bad = |m: String| Err(format!("not a valid .npy file: {m}"));
+    if bytes.len() < 10 || &bytes[..6] != MAGIC {
+        return bad("missing the \\x93NUMPY magic string".into());
+    }
+    let (major, minor) = (bytes[6], bytes[7]);
+    let (hlen, hstart) = match major {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10usize),
+        2 | 3 => {
+            if bytes.len() < 12 {
+                return bad("truncated header".into());
+            }
+            (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
+        }
+        _ => return bad(format!("unsupported format version {major}.{minor}")),
+    };
+    let hend = match hstart.checked_add(hlen) {
+        Some(e) if e <= bytes.len() => e,
+        _ => return bad(format!("truncated header (header says {hlen} bytes, file has {})", bytes.len() - hstart)),
+    };
+    let header = &bytes[hstart..hend];
+    if major < 3 && !header.is_ascii() {
+        return bad("header is not ASCII".into());
+    }
+    let mut p = HeaderParser { s: header, i: 0, depth: 0 };
+    let dict = match p.value() {
+        Ok(Lit::Dict(d)) => d,
+        Ok(_) => return bad("header is not a dictionary".into()),
+        Err(e) => return bad(format!("bad header: {e}")),
+    };
+    if p.peek().is_some() {
+        return bad("trailing characters after the header dictionary".into());
+    }
+    Ok((dict, hend))
+}
+
 impl Array {
     /// Parses the bytes of a `.npy` file. Never panics; never allocates more
     /// than the input size.
     pub fn from_npy_bytes(bytes: &[u8]) -> Result<Array, String> {
         let bad = |m: String| Err(format!("not a valid .npy file: {m}"));
-        if bytes.len() < 10 || &bytes[..6] != MAGIC {
-            return bad("missing the \\x93NUMPY magic string".into());
-        }
-        let (major, minor) = (bytes[6], bytes[7]);
-        let (hlen, hstart) = match major {
-            1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10usize),
-            2 | 3 => {
-                if bytes.len() < 12 {
-                    return bad("truncated header".into());
-                }
-                (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
-            }
-            _ => return bad(format!("unsupported format version {major}.{minor}")),
-        };
-        let hend = match hstart.checked_add(hlen) {
-            Some(e) if e <= bytes.len() => e,
-            _ => return bad(format!("truncated header (header says {hlen} bytes, file has {})", bytes.len() - hstart)),
-        };
-        let header = &bytes[hstart..hend];
-        if major < 3 && !header.is_ascii() {
-            return bad("header is not ASCII".into());
-        }
-        let mut p = HeaderParser { s: header, i: 0, depth: 0 };
-        let dict = match p.value() {
-            Ok(Lit::Dict(d)) => d,
-            Ok(_) => return bad("header is not a dictionary".into()),
-            Err(e) => return bad(format!("bad header: {e}")),
-        };
-        if p.peek().is_some() {
-            return bad("trailing characters after the header dictionary".into());
-        }
+        let (dict, hend) = parse_header(bytes)?;
         let get = |k: &str| dict.iter().find(|(n, _)| n == k).map(|(_, v)| v);
         let dtype = match get("descr") {
             Some(Lit::Str(s)) => descr_dtype(s)?,
-            Some(Lit::List) => {
+            Some(Lit::List(_)) => {
                 return Err("structured (record) arrays are not supported: give a struct argument as JSON \
                      (`NAME={\"field\": value, ...}` or `NAME=@file.json`, laid out at the struct's offsets) or as raw uint8 bytes"
                     .into())

@@ -248,7 +248,7 @@ fn struct_constants_from_json_or_a_numpy_record_array() {
     // differ from Metal's (float3 is 16-byte aligned); fields are matched by name.
     let header = "{'descr': [('n', '<u4'), ('scale', '<f4', (3,)), ('flip', '|b1'), ('offsets', '<i4', (2,))], 'fortran_order': False, 'shape': (), }";
     let mut h = header.to_string();
-    while (11 + h.len()) % 64 != 0 {
+    while !(11 + h.len()).is_multiple_of(64) {
         h.push(' ');
     }
     h.push('\n');

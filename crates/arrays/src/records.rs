@@ -192,7 +192,7 @@ mod tests {
     /// A `.npy` file with this header dictionary and data (format 1.0).
     fn npy(header: &str, data: &[u8]) -> Vec<u8> {
         let mut h = header.to_string();
-        while (10 + h.len() + 1) % 64 != 0 {
+        while !(10 + h.len() + 1).is_multiple_of(64) {
             h.push(' ');
         }
         h.push('\n');

@@ -763,3 +763,55 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
         assert_eq!(*v, (x + 1.0) + 100.0 + 2000.0 + (x + 3.0), "thread {i}");
     }
 }
+
+/// The corpus kernel `features/matrices.metal` against the same products
+/// computed here on column-major arrays.
+#[test]
+fn matrix_arithmetic_matches_reference() {
+    let src = include_str!("../../msl/tests/kernels/features/matrices.metal");
+    let k = compile(src, "matrices_kernel");
+    let cols = [[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]];
+    // float3x3 columns take 16 bytes each; then float2 shift at offset 48.
+    let mut xf: Vec<f32> = cols.iter().flat_map(|c| [c[0], c[1], c[2], 0.0]).collect();
+    xf.extend([5.0, -1.0, 0.0, 0.0]);
+    let n = 4usize;
+    let mut b = bufs(vec![(0, f32s(&xf)), (1, f32s(&vec![0.0; n * 16]))]);
+    let r = run(&k, &threads([n as u32, 1, 1], [n as u32, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let out = to_f32(&b[&1]);
+    let el = |c: usize, r: usize| cols[c][r];
+    for i in 0..n {
+        let v = [i as f32, 1.0, -2.0];
+        let mv: Vec<f32> = (0..3).map(|r| (0..3).map(|c| el(c, r) * v[c]).sum()).collect();
+        let vm: Vec<f32> = (0..3).map(|c| (0..3).map(|r| v[r] * el(c, r)).sum()).collect();
+        // (m * mᵀ)(c, r) = Σ_t m(t, r) · m(t, c).
+        let mmt = |c: usize, r: usize| (0..3).map(|t| el(t, r) * el(t, c)).sum::<f32>();
+        let mm = |c: usize, r: usize| mmt(c, r) + if c == r { 2.0 } else { 0.0 } - el(c, r) * 0.5;
+        // r = (column 0, column 2); sq = rᵀ r, sq(c, r') = column c · column r'.
+        let picked = [cols[0], cols[2]];
+        let sq = |c: usize, rr: usize| (0..3).map(|t| picked[c][t] * picked[rr][t]).sum::<f32>();
+        let det3 = el(0, 0) * (el(1, 1) * el(2, 2) - el(2, 1) * el(1, 2)) - el(1, 0) * (el(0, 1) * el(2, 2) - el(2, 1) * el(0, 2))
+            + el(2, 0) * (el(0, 1) * el(1, 2) - el(1, 1) * el(0, 2));
+        // Upper-triangular 4x4: the product of its diagonal, 2·3·1·4; float2x2(1,2,3,4): 1·4 − 3·2.
+        let det = 24.0 + (4.0 - 6.0);
+        let want = [
+            mv[0],
+            mv[1],
+            mv[2],
+            vm[0],
+            vm[1],
+            vm[2],
+            mm(1, 2),
+            mm(0, 0),
+            sq(1, 0),
+            sq(1, 1),
+            v[0] + 5.0,
+            v[1] - 1.0,
+            2.0 * i as f32 + 4.0,
+            vm[2],
+            det3,
+            det,
+        ];
+        assert_eq!(&out[i * 16..i * 16 + 16], &want, "thread {i}");
+    }
+}

@@ -98,6 +98,9 @@ impl<'p> Lowerer<'p> {
         if let Some(op) = atomic_op(name) {
             return self.atomic(op, args, ret, span, out);
         }
+        if matches!(name, "__matrix_multiply" | "transpose" | "determinant") {
+            return self.linalg(name, args, span, out);
+        }
         if name.starts_with("simdgroup_") || name == "make_filled_simdgroup_matrix" {
             return self.matrix(name, args, ret, span, out);
         }

@@ -473,7 +473,15 @@ impl<'p> Lowerer<'p> {
                         if is_matrix {
                             // Column `i` of a matrix in memory.
                             let Place::Mem { ptr, space, .. } = b else {
-                                return err(span, "matrix columns in registers are not supported yet");
+                                // A matrix value in registers (a parameter or a
+                                // temporary): a constant column is its registers.
+                                if let (Place::Regs(regs), H::Const(c)) = (&b, &index.kind) {
+                                    let (k, rows) = (c.as_i64(), *len as usize);
+                                    if let Some(col) = usize::try_from(k).ok().and_then(|k| regs.get(k * rows..(k + 1) * rows)) {
+                                        return Ok(Place::Regs(col.to_vec()));
+                                    }
+                                }
+                                return err(span, "a column chosen at run time of a matrix parameter or temporary is not supported yet; copy the matrix into a local variable first");
                             };
                             let col = Type::vector(*elem, *len);
                             let dst = self.reg64();

@@ -4,6 +4,7 @@
 
 mod builtins;
 mod expr;
+mod linalg;
 
 use crate::ir::*;
 use crate::memory::{ptr_bits, AllocId};
@@ -499,10 +500,11 @@ impl<'p> Lowerer<'p> {
                     set.insert(l);
                 }
             }
-            // Dynamic indexing of a vector/array local needs memory too.
+            // Indexing an array local needs memory too, and so does taking a
+            // column of a matrix local (a column is a place of its own).
             if let H::Index { base, .. } = &e.kind {
                 if let Some(l) = root_local(base) {
-                    if matches!(base.ty, Type::Array { .. }) {
+                    if matches!(base.ty, Type::Array { .. } | Type::Matrix { .. }) {
                         set.insert(l);
                     }
                 }

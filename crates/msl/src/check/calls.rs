@@ -223,7 +223,10 @@ impl<'a> Checker<'a, '_> {
                 }
                 return hargs.pop();
             }
-            if builtins::lookup(name).is_some() || matches!(name, "as_type" | "make_filled_simdgroup_matrix") {
+            if builtins::lookup(name).is_some()
+                || matches!(name, "as_type" | "make_filled_simdgroup_matrix")
+                || super::matrix::MATRIX_FUNCTIONS.contains(&name)
+            {
                 let hargs = self.args(args)?;
                 return self.builtin_call(name, None, last.template_args.as_deref(), hargs, span, last.ident.span);
             }
@@ -981,6 +984,14 @@ impl<'a> Checker<'a, '_> {
         args: Vec<hir::Expr>,
         span: Span,
     ) -> Option<hir::Expr> {
+        // `metal::array<T, N>`'s size queries (compile-time constants).
+        if let (Type::Array { len, .. }, true) = (obj.ty.strip_ref(), args.is_empty() && explicit.is_none()) {
+            match &*name.name {
+                "size" | "max_size" => return Some(mk(H::Const(ConstValue::UInt(*len as u64)), Type::Scalar(Scalar::ULong), span)),
+                "empty" => return Some(mk(H::Const(ConstValue::Bool(*len == 0)), Type::BOOL, span)),
+                _ => {}
+            }
+        }
         let Type::Struct(sid) = obj.ty.clone() else {
             let n = self.ty_name(&obj.ty);
             self.error(name.span, format!("`{n}` has no member function `{}`", name.name));
@@ -1094,6 +1105,7 @@ impl<'a> Checker<'a, '_> {
             "as_type" => return self.as_type(targs, args, span),
             "declval" => return self.declval(targs, args, span),
             "make_filled_simdgroup_matrix" => return self.make_filled(targs, args, span),
+            "determinant" | "transpose" if targs.is_none() => return self.matrix_function(name, args, span, name_span),
             _ => {}
         }
         if targs.is_some() {

@@ -691,6 +691,9 @@ impl<'a> Checker<'a, '_> {
                 }
             }
         }
+        if matches!(l.ty, Type::Matrix { .. }) || matches!(r.ty, Type::Matrix { .. }) {
+            return self.matrix_binary(op, l, r, span);
+        }
         let l = self.arith_operand_keep(l, op.as_str())?;
         let r = self.arith_operand_keep(r, op.as_str())?;
         let mut oty = self.operand_type(op.as_str(), &l.ty, &r.ty, span)?;
@@ -876,6 +879,15 @@ impl<'a> Checker<'a, '_> {
                 // Type-check `l op r` as an ordinary binary expression.
                 let probe = mk(H::Zero, ty.clone(), l.span);
                 let b = self.binary(op, probe, r, span)?;
+                if let H::Builtin { name: "__matrix_multiply", mut args, .. } = b.kind {
+                    // `v *= m`, `m *= m2`: the product's type must be the place's.
+                    if b.ty != ty {
+                        self.error(span, format!("cannot assign a `{}` result to `{}`", self.ty_name(&b.ty), self.ty_name(&ty)));
+                        return None;
+                    }
+                    let r = args.pop()?;
+                    return self.matrix_compound_product(l, r, span);
+                }
                 let H::Binary { rhs: value, lhs: lconv, .. } = b.kind else { return None };
                 let op_ty = lconv.ty.clone();
                 if b.ty.vector_len() != ty.vector_len() && !ty.is_vector() {
@@ -1185,8 +1197,16 @@ impl<'a> Checker<'a, '_> {
                     let parts = parts.into_iter().map(|p| self.convert(p, Type::Scalar(*elem))).collect();
                     return Some(mk(H::Construct(parts), ty.clone(), span));
                 }
-                self.error(span, format!("cannot build a `{}` from these values", self.ty_name(ty)))
-                    .help(format!("give {cols} column vectors of {rows} components, or {} scalars", cols * rows));
+                if parts.len() == 1 && parts[0].ty.is_scalar() {
+                    return self.matrix_diagonal(parts.pop()?, ty, span);
+                }
+                if parts.len() == 1 && parts[0].ty == *ty {
+                    return parts.pop();
+                }
+                self.error(span, format!("cannot build a `{}` from these values", self.ty_name(ty))).help(format!(
+                    "give {cols} column vectors of {rows} components, {} scalars, or one scalar for the diagonal",
+                    cols * rows
+                ));
                 None
             }
             Type::Struct(sid) if self.has_constructors(*sid) => {

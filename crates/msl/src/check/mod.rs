@@ -16,6 +16,7 @@ mod fnconst;
 mod inherit;
 mod intrinsics;
 pub mod logging;
+mod matrix;
 mod operators;
 mod ordering;
 mod packs;

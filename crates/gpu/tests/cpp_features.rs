@@ -815,3 +815,24 @@ fn matrix_arithmetic_matches_reference() {
         assert_eq!(&out[i * 16..i * 16 + 16], &want, "thread {i}");
     }
 }
+
+/// Designated array initializers: `[i] = v` moves the position, GNU's
+/// `[a ... b] = v` fills a range (both ends), the rest are zero.
+#[test]
+fn designated_array_initializers() {
+    let src = format!(
+        r#"
+constant constexpr int Q = 4;
+kernel void k({KERNEL_OUT}) {{
+  float s[Q] = {{ [0 ... Q - 1] = 0.5h }};
+  int a[7] = {{ [1] = 7, 8, [4 ... 5] = -1 }};
+  out[i] = s[i] + float(a[i]) * 10.0f + float(a[i + 3]) * 1000.0f;
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    let a = [0.0f32, 7.0, 8.0, 0.0, -1.0, -1.0, 0.0];
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(*v, 0.5 + a[i] * 10.0 + a[i + 3] * 1000.0, "thread {i}");
+    }
+}

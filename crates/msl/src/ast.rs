@@ -285,6 +285,12 @@ pub enum ExprKind {
     AlignofType(TypeExpr),
     /// `{a, b, c}` in an initializer or argument.
     InitList(Vec<Expr>),
+    /// An item of an initializer list that names its place: `[2] = v`,
+    /// GNU's `[0 ... 3] = v` (both ends included), or `.field = v`.
+    Designated {
+        designator: Designator,
+        value: Box<Expr>,
+    },
     /// `pattern...` in an argument or initializer list: the pattern once per
     /// element of the parameter packs it names.
     PackExpansion(Box<Expr>),
@@ -308,6 +314,14 @@ pub enum ExprKind {
         init: Option<Box<Expr>>,
         left: bool,
     },
+}
+
+/// Where a designated initializer puts its value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Designator {
+    Index(Box<Expr>),
+    Range(Box<Expr>, Box<Expr>),
+    Field(Ident),
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1509,7 +1509,13 @@ impl<'a> Parser<'a> {
         if !self.at(close) {
             loop {
                 let before = self.pos;
-                let e = if self.at(Punct::LBrace) { self.parse_init_list() } else { self.parse_assign() };
+                let e = if close == Punct::RBrace && (self.at(Punct::LBracket) || self.at(Punct::Dot)) {
+                    self.parse_designated()
+                } else if self.at(Punct::LBrace) {
+                    self.parse_init_list()
+                } else {
+                    self.parse_assign()
+                };
                 let e = if self.at(Punct::Ellipsis) {
                     let dots = self.bump();
                     let span = e.span.to(dots);
@@ -1604,6 +1610,33 @@ impl<'a> Parser<'a> {
         self.no_gt = save;
         self.expect_close(Punct::RParen, open);
         Expr { span: open.to(self.prev_span()), ..e }
+    }
+
+    /// `[i] = v`, `[a ... b] = v` or `.name = v` inside braces.
+    fn parse_designated(&mut self) -> Expr {
+        let start = self.tok(0).span;
+        let designator = if self.eat(Punct::Dot) {
+            let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
+                self.error_here("a field name after `.`");
+                return error_expr(start);
+            };
+            let span = self.bump();
+            Designator::Field(Ident { name, span })
+        } else {
+            let open = self.bump();
+            let first = self.parse_assign();
+            let d = if self.eat(Punct::Ellipsis) {
+                Designator::Range(Box::new(first), Box::new(self.parse_assign()))
+            } else {
+                Designator::Index(Box::new(first))
+            };
+            self.expect_close(Punct::RBracket, open);
+            d
+        };
+        self.expect(Punct::Eq);
+        let value = if self.at(Punct::LBrace) { self.parse_init_list() } else { self.parse_assign() };
+        let span = start.to(self.prev_span());
+        Expr { kind: ExprKind::Designated { designator, value: Box::new(value) }, span }
     }
 
     fn parse_init_list(&mut self) -> Expr {

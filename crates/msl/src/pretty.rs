@@ -416,6 +416,27 @@ fn expr(s: &mut String, e: &Expr) {
             args(s, a);
             s.push('}');
         }
+        ExprKind::Designated { designator, value } => {
+            match designator {
+                Designator::Index(i) => {
+                    s.push('[');
+                    expr(s, i);
+                    s.push(']');
+                }
+                Designator::Range(a, b) => {
+                    s.push('[');
+                    expr(s, a);
+                    s.push_str(" ... ");
+                    expr(s, b);
+                    s.push(']');
+                }
+                Designator::Field(f) => {
+                    let _ = write!(s, ".{}", f.name);
+                }
+            }
+            s.push_str(" = ");
+            expr(s, value);
+        }
         ExprKind::PackExpansion(x) => {
             postfix_base(s, x);
             s.push_str("...");
@@ -940,6 +961,17 @@ pub fn erase_expr_spans(e: &mut Expr) {
         ExprKind::SizeofType(t) | ExprKind::AlignofType(t) => erase_type_spans(t),
         ExprKind::SizeofExpr(x) => erase_expr_spans(x),
         ExprKind::InitList(a) => a.iter_mut().for_each(erase_expr_spans),
+        ExprKind::Designated { designator, value } => {
+            match designator {
+                Designator::Index(i) => erase_expr_spans(i),
+                Designator::Range(a, b) => {
+                    erase_expr_spans(a);
+                    erase_expr_spans(b);
+                }
+                Designator::Field(f) => f.span = Span::default(),
+            }
+            erase_expr_spans(value);
+        }
         ExprKind::PackExpansion(x) => erase_expr_spans(x),
         ExprKind::SizeofPack(n) => n.span = Span::default(),
         ExprKind::TypeMember { ty, name } => {

@@ -129,6 +129,13 @@ impl<'a> Checker<'a, '_> {
                 let q = self.resolve_type(t)?;
                 Some(mk(H::Const(ConstValue::UInt(self.tables.align_of(&q.ty))), Type::ULONG, span))
             }
+            A::Designated { .. } => {
+                self.error(
+                    span,
+                    "a designated initializer (`[i] = v`, `.field = v`) is only allowed inside braces that initialize an array or struct",
+                );
+                None
+            }
             A::InitList(_) => {
                 self.error(span, "a braced list `{...}` needs a known type here")
                     .help("write the type in front of it, e.g. `float2{1, 2}`");
@@ -1285,6 +1292,21 @@ impl<'a> Checker<'a, '_> {
     pub(crate) fn list_init(&mut self, items: &[ast::Expr], ty: &Type, span: Span) -> Option<hir::Expr> {
         let items = self.expand_exprs(items)?;
         let items = &*items;
+        if let Some(d) = items.iter().find(|i| matches!(i.kind, A::Designated { .. })) {
+            return match (ty, &d.kind) {
+                (Type::Array { elem, len }, _) => self.designated_array(items, elem, *len, ty, span),
+                (Type::Struct(_), A::Designated { designator: ast::Designator::Field(_), .. }) => {
+                    self.error(d.span, "designated initializers of struct fields (`.name = v`) are not supported by this simulator yet")
+                        .help("list the values in field order instead");
+                    None
+                }
+                _ => {
+                    let n = self.ty_name(ty);
+                    self.error(d.span, format!("a `{n}` cannot be initialized with a designator; `[i] = v` initializes array elements"));
+                    None
+                }
+            };
+        }
         match ty {
             Type::Array { elem, len } => {
                 if items.len() > *len as usize {
@@ -1348,6 +1370,70 @@ impl<'a> Checker<'a, '_> {
                     None
                 }
             },
+        }
+    }
+
+    /// `{[2] = a, b, [4 ... 7] = c}` for an array: each designator moves the
+    /// position (a range fills every element from its first to its last
+    /// index), plain values go to the next position, the rest are zero.
+    fn designated_array(&mut self, items: &[ast::Expr], elem: &Type, len: u32, ty: &Type, span: Span) -> Option<hir::Expr> {
+        /// Past this, a designated array initializer would build a huge HIR.
+        const MAX_DESIGNATED: u32 = 1 << 16;
+        if len > MAX_DESIGNATED {
+            self.error(
+                span,
+                format!("designated initializers of arrays over {MAX_DESIGNATED} elements are not supported by this simulator yet"),
+            );
+            return None;
+        }
+        let mut slots: Vec<Option<hir::Expr>> = vec![None; len as usize];
+        let mut next = 0i64;
+        for it in items {
+            let (first, last, value) = match &it.kind {
+                A::Designated { designator: ast::Designator::Index(i), value } => {
+                    let k = self.designator_index(i)?;
+                    (k, k, &**value)
+                }
+                A::Designated { designator: ast::Designator::Range(a, b), value } => {
+                    let (a, b) = (self.designator_index(a)?, self.designator_index(b)?);
+                    if b < a {
+                        self.error(it.span, format!("the range `[{a} ... {b}]` is empty: its last index is below its first"));
+                        return None;
+                    }
+                    (a, b, &**value)
+                }
+                A::Designated { designator: ast::Designator::Field(f), .. } => {
+                    self.error(f.span, format!("`.{}` names a struct field, but this initializes an array", f.name));
+                    return None;
+                }
+                _ => (next, next, it),
+            };
+            if first < 0 || last >= len as i64 {
+                self.error(
+                    it.span,
+                    format!("index {} is outside the array, which has {len} elements", if first < 0 { first } else { last }),
+                );
+                return None;
+            }
+            let h = self.list_item(value, elem)?;
+            for k in first..=last {
+                slots[k as usize] = Some(h.clone());
+            }
+            next = last + 1;
+        }
+        let out = slots.into_iter().map(|s| s.unwrap_or_else(|| mk(H::Zero, elem.clone(), span))).collect();
+        Some(mk(H::Aggregate(out), ty.clone(), span))
+    }
+
+    /// A designator's index: an integer constant expression.
+    fn designator_index(&mut self, e: &ast::Expr) -> Option<i64> {
+        let h = self.expr(e)?;
+        match self.const_value(&h) {
+            Some(v) if h.ty.elem_scalar().is_some_and(|s| s.is_integer()) => Some(v.as_i64()),
+            _ => {
+                self.error(e.span, "an array designator needs a whole-number constant (e.g. `[3]` or `[0 ... N - 1]`)");
+                None
+            }
         }
     }
 

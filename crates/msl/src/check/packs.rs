@@ -321,6 +321,17 @@ pub(crate) fn walk_expr(e: &mut ast::Expr, f: &mut dyn FnMut(&mut Rc<str>)) {
         A::SizeofType(t) | A::AlignofType(t) | A::TypeMember { ty: t, .. } => walk_type(t, f),
         A::SizeofExpr(x) => walk_expr(x, f),
         A::InitList(items) => items.iter_mut().for_each(|a| walk_expr(a, f)),
+        A::Designated { designator, value } => {
+            match designator {
+                ast::Designator::Index(i) => walk_expr(i, f),
+                ast::Designator::Range(a, b) => {
+                    walk_expr(a, f);
+                    walk_expr(b, f);
+                }
+                ast::Designator::Field(_) => {}
+            }
+            walk_expr(value, f);
+        }
         A::SizeofPack(n) => f(&mut n.name),
         A::PackExpansion(_) | A::Fold { .. } => {}
         A::IntLit { .. } | A::FloatLit { .. } | A::BoolLit(_) | A::CharLit(_) | A::StrLit(_) | A::Null | A::This => {}

@@ -810,7 +810,8 @@ fn matrix_arithmetic_matches_reference() {
             2.0 * i as f32 + 4.0,
             vm[2],
             det3,
-            det,
+            // Column i % 3 of mᵀ, row 1: element (1, i % 3) of m.
+            det + 100.0 * el(1, i % 3),
         ];
         assert_eq!(&out[i * 16..i * 16 + 16], &want, "thread {i}");
     }

@@ -472,16 +472,26 @@ impl<'p> Lowerer<'p> {
                         let b = self.place_or_temp(base, out)?;
                         if is_matrix {
                             // Column `i` of a matrix in memory.
-                            let Place::Mem { ptr, space, .. } = b else {
-                                // A matrix value in registers (a parameter or a
-                                // temporary): a constant column is its registers.
-                                if let (Place::Regs(regs), H::Const(c)) = (&b, &index.kind) {
-                                    let (k, rows) = (c.as_i64(), *len as usize);
-                                    if let Some(col) = usize::try_from(k).ok().and_then(|k| regs.get(k * rows..(k + 1) * rows)) {
-                                        return Ok(Place::Regs(col.to_vec()));
+                            // A matrix value in registers (a temporary): a
+                            // constant column is its registers; for a column
+                            // chosen at run time it is stored to memory first.
+                            let b = match b {
+                                Place::Regs(regs) => {
+                                    if let H::Const(c) = &index.kind {
+                                        let (k, rows) = (c.as_i64(), *len as usize);
+                                        if let Some(col) = usize::try_from(k).ok().and_then(|k| regs.get(k * rows..(k + 1) * rows)) {
+                                            return Ok(Place::Regs(col.to_vec()));
+                                        }
                                     }
+                                    let tmp = self.temp_mem(&base.ty, span);
+                                    let at = self.access(span, "(temporary)");
+                                    self.write(&tmp, &Val::Regs(regs), &base.ty, at, out)?;
+                                    tmp
                                 }
-                                return err(span, "a column chosen at run time of a matrix parameter or temporary is not supported yet; copy the matrix into a local variable first");
+                                other => other,
+                            };
+                            let Place::Mem { ptr, space, .. } = b else {
+                                return err(span, "internal error: a matrix that is neither in registers nor in memory");
                             };
                             let col = Type::vector(*elem, *len);
                             let dst = self.reg64();

@@ -1,7 +1,7 @@
 // FEATURE: matrix arithmetic — a float3x3 read from a device buffer (its
 // float3 columns are 16 bytes apart), matrix × vector, vector × matrix,
 // matrix × matrix of different shapes, sums, scaling, the diagonal
-// constructor, columns by index, `*=` by a matrix, transpose and
+// constructor, columns by index (also a run-time column of a temporary), `*=` by a matrix, transpose and
 // determinant, and half matrices.
 // KERNEL: matrices_kernel
 // GRID: 4,1,1
@@ -40,5 +40,5 @@ kernel void matrices_kernel(const device Xform* xf [[buffer(0)]], device float* 
   o[12] = float(hv.y);
   o[13] = acc.z;
   o[14] = determinant(m);
-  o[15] = determinant(tri) + determinant(float2x2(1, 2, 3, 4));
+  o[15] = determinant(tri) + determinant(float2x2(1, 2, 3, 4)) + 100.0f * transpose(m)[i % 3][1];
 }

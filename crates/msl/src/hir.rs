@@ -447,6 +447,17 @@ pub enum ExprKind {
     Aggregate(Vec<Expr>),
     /// The zero value of `ty` (`T{}`, missing aggregate members).
     Zero,
+    /// No value: the memory keeps what it had. Only an item of `Aggregate`
+    /// or `ArrayInit` (a member a default-initialized struct leaves unset, so
+    /// the sanitizer still reports reading it before a write).
+    Uninit,
+    /// An array whose first elements are `items` and every later element is
+    /// `rest` (evaluated once per element): `S a[8];` or `S a[8] = {x}` when
+    /// S has default member initializers.
+    ArrayInit {
+        items: Vec<Expr>,
+        rest: Box<Expr>,
+    },
 
     /// Call of a user function; argument `k` is converted to parameter `k`'s
     /// type, or is a place for a reference parameter.
@@ -471,7 +482,11 @@ impl Expr {
     pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
         match &self.kind {
-            ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Global(_) | ExprKind::Zero => {}
+            ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Global(_) | ExprKind::Zero | ExprKind::Uninit => {}
+            ExprKind::ArrayInit { items, rest } => {
+                items.iter().for_each(|x| x.visit(f));
+                rest.visit(f);
+            }
             ExprKind::Deref(x)
             | ExprKind::AddrOf(x)
             | ExprKind::Convert(x)

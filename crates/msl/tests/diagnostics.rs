@@ -280,3 +280,11 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 }
 "#
 );
+
+// A threadgroup variable's initializer (and its type's default member
+// initializers) are accepted, as Metal's compiler does, but not applied:
+// Metal does not initialize threadgroup memory.
+case!(
+    threadgroup_initializers_are_not_applied,
+    "struct Acc { float sum = 0.0f; };\nkernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_threadgroup]]) {\n  threadgroup float buf[32] = {0};\n  threadgroup Acc acc;\n  buf[i] = 1.0f;\n  acc.sum = 2.0f;\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  out[i] = buf[i] + acc.sum;\n}\n"
+);

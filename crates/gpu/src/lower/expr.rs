@@ -84,6 +84,15 @@ impl<'p> Lowerer<'p> {
                 }
                 Ok(())
             }
+            // Static storage starts zeroed: a member left unset stays zero.
+            (H::Uninit, _) => Ok(()),
+            (H::ArrayInit { items, rest }, Type::Array { elem, len }) => {
+                let es = self.tables.size_of(elem) as usize;
+                for i in 0..*len as usize {
+                    self.const_into(items.get(i).unwrap_or(rest), elem, buf, at + i * es)?;
+                }
+                Ok(())
+            }
             (H::Global(g), _) => {
                 let (_, bytes) = &self.constants[g.0 as usize];
                 let n = bytes.len().min(buf.len().saturating_sub(at));
@@ -353,7 +362,10 @@ impl<'p> Lowerer<'p> {
                 }
                 Ok(Val::Regs(regs))
             }
-            H::Aggregate(_) => {
+            // Only an aggregate item (handled by `store_expr_into`); as a
+            // value it is some value of its type.
+            H::Uninit => self.zero_value(&e.ty, span, out),
+            H::Aggregate(_) | H::ArrayInit { .. } => {
                 let tmp = self.temp_mem(&e.ty, span);
                 self.store_expr_into(&tmp, e, out)?;
                 let Place::Mem { ptr, space, .. } = tmp else { unreachable!() };
@@ -723,6 +735,16 @@ impl<'p> Lowerer<'p> {
                     _ => err(e.span, "internal error: aggregate of a non-aggregate type"),
                 }
             }
+            (H::ArrayInit { items, rest }, Place::Mem { ptr, space, ty: Type::Array { elem, len } }) => {
+                let (elem, len) = ((**elem).clone(), *len);
+                let es = self.tables.size_of(&elem) as i64;
+                for i in 0..len as usize {
+                    let sub = self.offset_place(*ptr, *space, &elem, i as i64 * es, out);
+                    self.store_expr_into(&sub, items.get(i).unwrap_or(rest), out)?;
+                }
+                Ok(())
+            }
+            (H::Uninit, _) => Ok(()),
             (H::Zero, Place::Mem { ty, .. }) if components(ty, self.tables).is_none() => {
                 let ty = ty.clone();
                 self.zero_fill(p, &ty, out)

@@ -368,7 +368,11 @@ fn visit_stmts(stmts: &[hir::Stmt], f: &mut dyn FnMut(&hir::Expr)) {
 
 fn visit_children(e: &hir::Expr, f: &mut dyn FnMut(&hir::Expr)) {
     match &e.kind {
-        H::Const(_) | H::Local(_) | H::Global(_) | H::Zero => {}
+        H::Const(_) | H::Local(_) | H::Global(_) | H::Zero | H::Uninit => {}
+        H::ArrayInit { items, rest } => {
+            items.iter().for_each(&mut *f);
+            f(rest)
+        }
         H::Deref(x)
         | H::Field { base: x, .. }
         | H::Swizzle { base: x, .. }

@@ -821,6 +821,10 @@ impl<'a> Checker<'a, '_> {
                             .help("hold a pointer instead (`constant T* name;`) and dereference it");
                         continue;
                     }
+                    if let Some(init) = &v.init {
+                        let field = fields.len() as u32;
+                        self.structs[sid.0 as usize].member_defaults.push(super::meminit::MemberDefault { field, init, reported: false });
+                    }
                     fields.push((v.name.name.to_string(), q.ty));
                     field_spans.push(v.name.span);
                 }
@@ -869,6 +873,8 @@ impl<'a> Checker<'a, '_> {
                 info.ctors.extend(other_space_ctors.into_iter().filter(|c| c.0.object_space == Some(space)));
             }
         }
+        let has_defaults = !self.structs[sid.0 as usize].member_defaults.is_empty();
+        self.structs[sid.0 as usize].needs_init = self.struct_needs_init(&fields, has_defaults);
         let (laid, size, align) = self.tables.layout_struct(fields);
         let def = &mut self.tables.structs[sid.0 as usize];
         def.fields = laid;
@@ -891,6 +897,7 @@ impl<'a> Checker<'a, '_> {
         let info = &mut self.structs[sid.0 as usize];
         info.methods.iter_mut().for_each(|m| m.1 = env.clone());
         info.ctors.iter_mut().for_each(|c| c.2 = env.clone());
+        info.init_env = Some(env.clone());
         // Check the methods of ordinary structs now, so their errors show even
         // if nothing calls them.
         let n_methods = self.structs[sid.0 as usize].methods.len();
@@ -1030,6 +1037,7 @@ impl<'a> Checker<'a, '_> {
             // Member initializers run first (base classes before members),
             // then the body.
             let inits = self.with_base_inits(sid, &inits, f.name.span);
+            let inits = self.with_member_defaults(sid, inits, f.name.span);
             let fbody = ast::with_member_inits(f, &inits);
             self.function_body(&fbody, id, &sig, name, None, Some((sid, AddressSpace::Thread, false)));
             (id, sig)
@@ -1152,7 +1160,8 @@ impl<'a> Checker<'a, '_> {
     pub(crate) fn is_constant_expr(&self, e: &hir::Expr) -> bool {
         use hir::ExprKind as K;
         match &e.kind {
-            K::Const(_) | K::Zero => true,
+            K::Const(_) | K::Zero | K::Uninit => true,
+            K::ArrayInit { items, rest } => items.iter().all(|x| self.is_constant_expr(x)) && self.is_constant_expr(rest),
             K::Global(_) => true,
             K::Convert(x) | K::BitCast(x) => self.is_constant_expr(x),
             K::Unary { operand, .. } => self.is_constant_expr(operand),

@@ -1180,7 +1180,7 @@ impl<'a> Checker<'a, '_> {
                     return self.ctor_call(*sid, Vec::new(), span);
                 }
             }
-            return Some(mk(H::Zero, ty.clone(), span));
+            return Some(self.value_init(ty, span));
         }
         match ty {
             Type::Vector { elem, len, .. } => {
@@ -1316,6 +1316,12 @@ impl<'a> Checker<'a, '_> {
                 let mut out = Vec::with_capacity(items.len());
                 for it in items {
                     out.push(self.list_item(it, elem)?);
+                }
+                // Elements without a value are value-initialized: S's
+                // default member initializers apply to each.
+                if out.len() < *len as usize && self.needs_member_init(elem) {
+                    let rest = Box::new(self.value_init(elem, span));
+                    return Some(mk(H::ArrayInit { items: out, rest }, ty.clone(), span));
                 }
                 Some(mk(H::Aggregate(out), ty.clone(), span))
             }
@@ -1457,6 +1463,10 @@ impl<'a> Checker<'a, '_> {
             let fty = fields[out.len()].clone();
             let _ = i;
             out.push(self.list_item(it, &fty)?);
+        }
+        if let Type::Struct(sid) = ty {
+            let rest = self.member_values_after(*sid, out.len(), span);
+            out.extend(rest);
         }
         Some(mk(H::Aggregate(out), ty.clone(), span))
     }

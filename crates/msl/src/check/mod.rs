@@ -17,6 +17,7 @@ mod inherit;
 mod intrinsics;
 pub mod logging;
 mod matrix;
+mod meminit;
 mod operators;
 mod ordering;
 mod packs;
@@ -214,6 +215,13 @@ pub(crate) struct StructInfo<'a> {
     /// Base classes in declaration order: (base, index of the hidden
     /// member holding it).
     pub bases: Vec<(StructId, u32)>,
+    /// Default member initializers, in declaration order.
+    pub member_defaults: Vec<meminit::MemberDefault<'a>>,
+    /// Some member (at any depth) has a default initializer or a user
+    /// default constructor: building an S without values runs code.
+    pub needs_init: bool,
+    /// The environment default member initializers are checked in.
+    pub init_env: Option<Env>,
 }
 
 /// One block scope: its locals in declaration order, plus an index so that

@@ -440,14 +440,7 @@ impl<'a> Checker<'a, '_> {
         }
         let init = match (&v.init, space) {
             (Some(_), AddressSpace::Threadgroup) => {
-                // Metal's compiler accepts this (MLX's kernels do it), but a
-                // threadgroup variable is one object for the whole group and
-                // Metal does not say which thread would initialize it, or when.
-                self.warn(v.span, "the simulator does not apply the initializer of a threadgroup variable")
-                    .note("its memory starts uninitialized here; reading it before a thread writes it is reported")
-                    .help(
-                        "drop the initializer and have the threads write it, then call `threadgroup_barrier(mem_flags::mem_threadgroup)`",
-                    );
+                self.threadgroup_init_warning(v.span, "initializer");
                 None
             }
             (Some(init), _) => {
@@ -481,14 +474,17 @@ impl<'a> Checker<'a, '_> {
                     self.error(v.span, "an array without a size needs an initializer list to count its elements");
                     return None;
                 }
-                // `S s;` runs S's default constructor when it declares one.
-                match &ty {
-                    Type::Struct(sid)
-                        if space == AddressSpace::Thread && self.has_constructors(*sid) && !self.structs[sid.0 as usize].defaulted_ctor =>
-                    {
-                        Some(self.construct(&ty.clone(), &[], v.span, false)?)
+                // `S s;` runs S's default constructor when it declares one,
+                // and its default member initializers (also for arrays of S).
+                if self.needs_member_init(&ty) {
+                    if space == AddressSpace::Threadgroup {
+                        self.threadgroup_init_warning(v.span, "default member initialization");
+                        None
+                    } else {
+                        Some(self.default_init(&ty.clone(), v.span)?)
                     }
-                    _ => None,
+                } else {
+                    None
                 }
             }
         };
@@ -513,6 +509,19 @@ impl<'a> Checker<'a, '_> {
             self.ref_locals_insert(id);
         }
         Some(hir::Stmt { kind: hir::StmtKind::Local { local: id, init }, span: v.span })
+    }
+
+    /// A threadgroup variable is one object for the whole threadgroup.
+    /// Metal's compiler accepts an initializer on it (MLX's layer_norm has
+    /// `threadgroup float buf[32] = {0};`), but gives it no meaning: the
+    /// specification says nothing of which thread would run it, or when, and
+    /// on Apple GPUs such an initializer does not fill the memory (WebKit's
+    /// WGSL compiler had to add explicit stores for this reason). So it is not
+    /// applied here either, and reads before a write are reported.
+    fn threadgroup_init_warning(&self, span: Span, what: &str) {
+        self.warn(span, format!("the {what} of a threadgroup variable is not applied: Metal does not initialize threadgroup memory"))
+            .note("the memory starts uninitialized, on a GPU as here; reading it before a thread writes it is reported")
+            .help("have the threads write it (e.g. each thread one element), then call `threadgroup_barrier(mem_flags::mem_threadgroup)`");
     }
 
     /// Add a local to the current scope, rejecting redefinitions.

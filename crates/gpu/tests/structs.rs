@@ -171,3 +171,124 @@ kernel void k({KERNEL_OUT}) {{
     let clean = format!("struct S {{ int a = 3; float unset; }};\nkernel void k({KERNEL_OUT}) {{ S s; out[i] = float(s.a); }}");
     assert_eq!(run_out(&clean, 1), vec![3.0]);
 }
+
+// ------------------------------------------------------------------- unions
+
+#[test]
+fn union_members_share_bytes_and_reading_another_reinterprets_them() {
+    let src = format!(
+        r#"
+union bits {{
+  uint u;
+  float f;
+  uchar4 b;
+}};
+union wide {{
+  uint2 val;
+  uchar4 bytes[2];
+}};
+union flags {{
+  bool4 b;
+  uint i;
+}};
+kernel void k({KERNEL_OUT}) {{
+  bits x;
+  x.f = float(i) + 1.0f;
+  uint u = x.u;                      // the float's bit pattern
+  bits y = {{0x40490fdbu}};          // braces set the first member
+  wide w;
+  w.val = uint2(0x04030201u, 0x08070605u);
+  flags fl;
+  fl.b = bool4(true, false, true, i == 1);
+  bits z{{}};
+  out[i] = (u == as_type<uint>(float(i) + 1.0f) ? 1.0f : 0.0f) + y.f * 10.0f + float(x.b.w) * 1000.0f
+         + float(w.bytes[1].z) * 100.0f + float(fl.i) * 0.001f + z.f + float(sizeof(wide) + sizeof(bits)) * 10000.0f;
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    for (i, v) in out.iter().enumerate() {
+        let f = i as f32 + 1.0;
+        let top_byte = (f.to_bits() >> 24) as f32;
+        let flags = (1u32 | (1 << 16) | if i == 1 { 1 << 24 } else { 0 }) as f32;
+        let expect = 1.0 + f32::from_bits(0x40490fdb) * 10.0 + top_byte * 1000.0 + 7.0 * 100.0 + flags * 0.001 + 12.0 * 10000.0;
+        assert_eq!(*v, expect, "thread {i}");
+    }
+}
+
+#[test]
+fn anonymous_unions_and_structs_in_buffer_blocks() {
+    // The layout of quantized blocks: a scale pair readable as two halves or
+    // one half2, then the quants.
+    let src = r#"
+#define QK 8
+typedef struct {
+  union {
+    struct {
+      half d;
+      half m;
+    };
+    half2 dm;
+  };
+  uint8_t qs[QK / 2];
+} block_q;
+static_assert(sizeof(block_q) == 2 * sizeof(half) + QK / 2, "block size");
+
+template <typename T>
+union packed {
+  T val[4 / sizeof(T)];
+  uint bits;
+};
+
+kernel void k(device const block_q* blocks [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  device const block_q* b = blocks + i;
+  float2 dm = float2(b->dm);
+  float sum = 0.0f;
+  for (int j = 0; j < QK / 2; j++) {
+    sum += float(b->qs[j] & 0xF) * float(b->d) + float(b->m);
+  }
+  block_q copy = *b;
+  packed<ushort> p;
+  p.bits = 0x00020001u;
+  out[i] = sum + (dm.x == float(copy.d) && dm.y == float(copy.m) ? 1000.0f : 0.0f) + float(p.val[1]) * 10000.0f;
+}
+"#;
+    let full = format!("{PRELUDE}{src}");
+    let k = compile(&full, "k");
+    // Two blocks: d, m as halves, then four quant bytes.
+    let mut blocks = Vec::new();
+    let ds = [(0.5f32, 1.0f32), (2.0, -1.0)];
+    for (d, m) in ds {
+        blocks.extend(half::f16::from_f32(d).to_le_bytes());
+        blocks.extend(half::f16::from_f32(m).to_le_bytes());
+        blocks.extend([0x21u8, 0x43, 0x05, 0xF0]);
+    }
+    let mut b = bufs(vec![(0, blocks), (1, f32s(&[0.0; 2]))]);
+    let r = run(&k, &threads([2, 1, 1], [2, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let out = to_f32(&b[&1]);
+    for (i, (d, m)) in ds.iter().enumerate() {
+        let sum: f32 = [1.0f32, 3.0, 5.0, 0.0].iter().map(|q| q * d + m).sum();
+        assert_eq!(out[i], sum + 1000.0 + 20000.0, "block {i}");
+    }
+}
+
+#[test]
+fn a_union_member_written_short_leaves_the_rest_unset() {
+    let src = format!(
+        r#"
+union hu {{
+  half h;
+  uint u;
+}};
+kernel void k({KERNEL_OUT}) {{
+  hu x;
+  x.h = half(1.0h);
+  out[i] = float(x.u);   // two of its bytes were never written
+}}
+"#
+    );
+    let (_, findings) = run_with_findings(&src, 1);
+    assert!(findings.iter().any(|f| f.kind == FindingKind::UninitializedRead), "{findings:?}");
+}

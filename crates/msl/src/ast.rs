@@ -460,6 +460,9 @@ pub enum MemberKind {
     Nested(Box<Item>),
     /// `S() = default;`: the implicit default constructor, declared.
     DefaultedConstructor,
+    /// An anonymous union or struct member (`union { half2 dm; struct {
+    /// half d, m; }; };`): its members are members of the enclosing struct.
+    Anonymous(Box<Struct>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -471,6 +474,8 @@ pub struct Member {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Struct {
     pub name: Ident,
+    /// `union U {...}`: every member starts at offset 0.
+    pub is_union: bool,
     pub members: Vec<Member>,
     /// `struct S;` forward declaration.
     pub is_forward: bool,

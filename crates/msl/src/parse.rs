@@ -118,6 +118,8 @@ struct Parser<'a> {
     namespace_aliases: HashMap<Rc<str>, Vec<PathSegment>>,
     /// Set while parsing the item after `template <...>`.
     declaring_template: bool,
+    /// Anonymous unions and structs read so far (each gets a unique name).
+    anonymous_count: u32,
 }
 
 const BUILTIN_TYPE_TEMPLATES: &[&str] =
@@ -322,6 +324,7 @@ impl<'a> Parser<'a> {
             not_a_type_arg: HashSet::new(),
             template_depth: 0,
             declaring_template: false,
+            anonymous_count: 0,
         }
     }
 
@@ -2249,7 +2252,10 @@ impl<'a> Parser<'a> {
                 self.expect_semi("using-declaration");
                 return Some(ItemKind::UsingDecl(p));
             }
-            "typedef" if self.tok(1).is_ident("struct") && (self.at_n(2, Punct::LBrace) || self.at_n(3, Punct::LBrace)) => {
+            "typedef"
+                if (self.tok(1).is_ident("struct") || self.tok(1).is_ident("union"))
+                    && (self.at_n(2, Punct::LBrace) || self.at_n(3, Punct::LBrace)) =>
+            {
                 return self.parse_typedef_struct();
             }
             "using" | "typedef" => return self.parse_alias().map(ItemKind::Alias),
@@ -2258,18 +2264,14 @@ impl<'a> Parser<'a> {
                 let (cond, message) = self.parse_static_assert();
                 return Some(ItemKind::StaticAssert { cond, message });
             }
-            "struct" | "class"
+            "struct" | "class" | "union"
                 if self.tok(1).ident().is_some()
                     && matches!(self.tok(2).kind, TokenKind::Ident(_) | TokenKind::Punct(Punct::Star | Punct::Amp)) => {}
-            "struct" | "class" => {
+            "struct" | "class" | "union" => {
                 let s = self.parse_struct(Vec::new())?;
                 return Some(ItemKind::Struct(s));
             }
             "enum" => return self.parse_enum().map(ItemKind::Enum),
-            "union" => {
-                self.report(Diagnostic::error(t.span, "unions are not supported by this simulator yet"));
-                return None;
-            }
             _ => {}
         }
         if let Some(msg) = unsupported_keyword(name) {
@@ -2709,6 +2711,7 @@ impl<'a> Parser<'a> {
     /// `struct Name {...};`, or with `typedef_name`, the struct of `typedef
     /// struct [Tag] {...} Name;` (the caller reads `Name;`).
     fn parse_struct_named(&mut self, mut attrs: Vec<Attribute>, typedef_name: Option<Ident>) -> Option<Struct> {
+        let is_union = self.tok(0).is_ident("union");
         let start = self.bump();
         loop {
             if self.at_attr() {
@@ -2743,6 +2746,7 @@ impl<'a> Parser<'a> {
             self.bump();
             return Some(Struct {
                 name,
+                is_union,
                 members: vec![],
                 is_forward: true,
                 specialization,
@@ -2779,7 +2783,7 @@ impl<'a> Parser<'a> {
         if typedef_name.is_none() {
             self.expect_semi("struct definition");
         }
-        Some(Struct { name, members, is_forward: false, specialization, bases, attrs, span: start.to(self.prev_span()) })
+        Some(Struct { name, is_union, members, is_forward: false, specialization, bases, attrs, span: start.to(self.prev_span()) })
     }
 
     /// `: public B, private C<T>` after a struct's name. `virtual` bases
@@ -2887,6 +2891,50 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// `union { … };` (an anonymous member: its members belong to the
+    /// enclosing struct) or `union { … } name;` (a member of an unnamed type).
+    fn parse_anonymous_member(&mut self, out: &mut Vec<Member>) {
+        let start = self.tok(0).span;
+        let kw = self.tok(0).ident().unwrap_or("struct").to_string();
+        self.anonymous_count += 1;
+        let tag = Ident { name: Rc::from(format!("(anonymous {kw} #{})", self.anonymous_count)), span: start };
+        let Some(s) = self.parse_struct_named(Vec::new(), Some(tag.clone())) else { return };
+        if self.eat(Punct::Semi) {
+            out.push(Member { kind: MemberKind::Anonymous(Box::new(s)), span: start.to(self.prev_span()) });
+            return;
+        }
+        out.push(Member {
+            kind: MemberKind::Nested(Box::new(Item { kind: ItemKind::Struct(s), span: start.to(self.prev_span()) })),
+            span: start,
+        });
+        // The declarators after `}`: members of the unnamed type.
+        loop {
+            let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
+                self.error_here("a member name or `;`");
+                return;
+            };
+            let nsp = self.bump();
+            let path = Path { global: false, segments: vec![PathSegment { ident: tag.clone(), template_args: None }], span: nsp };
+            let ty = TypeExpr { kind: TypeExprKind::Named { path, is_const: false, is_volatile: false, addr_space: None }, span: nsp };
+            let ty = self.parse_array_dims(ty);
+            let v = VarDecl {
+                name: Ident { name: n, span: nsp },
+                ty,
+                init: None,
+                attrs: Vec::new(),
+                is_constexpr: false,
+                is_static: false,
+                specialization: None,
+                span: nsp,
+            };
+            out.push(Member { kind: MemberKind::Field(v), span: nsp });
+            if !self.eat(Punct::Comma) {
+                break;
+            }
+        }
+        self.expect_semi("member declaration");
+    }
+
     fn parse_member(&mut self, sname: &Rc<str>, out: &mut Vec<Member>) {
         let start = self.tok(0).span;
         let t = self.tok(0).clone();
@@ -2912,6 +2960,10 @@ impl<'a> Parser<'a> {
                 out.extend(m);
                 return;
             }
+        }
+        if matches!(name, "struct" | "union") && self.at_n(1, Punct::LBrace) {
+            self.parse_anonymous_member(out);
+            return;
         }
         // Nested types and member templates: parsed as items, declared in the
         // struct's scope by the checker. `struct S s;` is still a field.

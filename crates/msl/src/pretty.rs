@@ -808,7 +808,7 @@ fn item_head(it: &Item, p: &mut Printer) -> Option<String> {
             None
         }
         ItemKind::Struct(s) => {
-            let mut head = String::from("struct ");
+            let mut head = String::from(if s.is_union { "union " } else { "struct " });
             for a in &s.attrs {
                 head.push_str(&attr(a));
                 head.push(' ');
@@ -818,7 +818,12 @@ fn item_head(it: &Item, p: &mut Printer) -> Option<String> {
                 segments: vec![PathSegment { ident: s.name.clone(), template_args: s.specialization.clone() }],
                 span: s.name.span,
             };
-            path(&mut head, &name_path);
+            // Anonymous unions and structs get a name no one can write.
+            if !s.name.name.starts_with('(') {
+                path(&mut head, &name_path);
+            } else {
+                head.pop();
+            }
             if s.is_forward {
                 return Some(format!("{head};"));
             }
@@ -841,6 +846,7 @@ fn item_head(it: &Item, p: &mut Printer) -> Option<String> {
                     MemberKind::Alias(a) => p.line(&alias(a)),
                     MemberKind::Nested(item) => p.item(item),
                     MemberKind::DefaultedConstructor => p.line(&format!("{}() = default;", s.name.name)),
+                    MemberKind::Anonymous(inner) => p.item(&Item { kind: ItemKind::Struct((**inner).clone()), span: m.span }),
                 }
             }
             p.indent -= 1;
@@ -1151,6 +1157,13 @@ fn erase_item(i: &mut Item) {
                     MemberKind::Alias(a) => erase_alias(a),
                     MemberKind::Nested(item) => erase_item(item),
                     MemberKind::DefaultedConstructor => {}
+                    MemberKind::Anonymous(inner) => {
+                        let mut item = Item { kind: ItemKind::Struct((**inner).clone()), span: Span::default() };
+                        erase_item(&mut item);
+                        if let ItemKind::Struct(s) = item.kind {
+                            **inner = s;
+                        }
+                    }
                 }
             }
         }

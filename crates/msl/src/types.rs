@@ -301,6 +301,9 @@ pub struct StructDef {
     pub fields: Vec<StructField>,
     pub size: u32,
     pub align: u32,
+    /// A union: every field at offset 0, one object's bytes seen as any
+    /// member (reading another member reinterprets them, as on the GPU).
+    pub is_union: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -379,6 +382,20 @@ impl TypeTables {
             align = align.max(a);
         }
         let size = offset.div_ceil(align) * align;
+        (out, size.min(u32::MAX as u64) as u32, align as u32)
+    }
+
+    /// Lay out a union's fields, all at offset 0; returns (fields, size, align).
+    pub fn layout_union(&self, fields: Vec<(String, Type)>) -> (Vec<StructField>, u32, u32) {
+        let mut size: u64 = 0;
+        let mut align: u64 = 1;
+        let mut out = Vec::with_capacity(fields.len());
+        for (name, ty) in fields {
+            size = size.max(self.size_of(&ty));
+            align = align.max(self.align_of(&ty).max(1));
+            out.push(StructField { name, ty, offset: 0 });
+        }
+        let size = size.div_ceil(align) * align;
         (out, size.min(u32::MAX as u64) as u32, align as u32)
     }
 

@@ -721,6 +721,20 @@ impl<'p> Lowerer<'p> {
                         }
                         Ok(())
                     }
+                    // A union's members share its bytes: store the values
+                    // given (one, or a default member initializer), zero all
+                    // when none is.
+                    Type::Struct(sid) if self.tables.struct_def(*sid).is_union => {
+                        if items.is_empty() {
+                            return self.zero_fill(p, &ty, out);
+                        }
+                        let fields = self.tables.struct_def(*sid).fields.clone();
+                        for (f, it) in fields.iter().zip(items) {
+                            let sub = self.offset_place(*ptr, *space, &f.ty, 0, out);
+                            self.store_expr_into(&sub, it, out)?;
+                        }
+                        Ok(())
+                    }
                     Type::Struct(sid) => {
                         let fields = self.tables.struct_def(*sid).fields.clone();
                         for (i, f) in fields.iter().enumerate() {

@@ -777,7 +777,7 @@ impl<'a> Checker<'a, '_> {
             Some((_, targs)) => format!("{}{}", s.name.name, self.targs_display(targs)),
             None => s.name.name.to_string(),
         };
-        self.tables.structs.push(StructDef { name: display.clone(), fields: Vec::new(), size: 0, align: 1 });
+        self.tables.structs.push(StructDef { name: display.clone(), fields: Vec::new(), size: 0, align: 1, is_union: s.is_union });
         self.structs.push(StructInfo::default());
         match instance {
             Some(key) => {
@@ -854,6 +854,16 @@ impl<'a> Checker<'a, '_> {
                 }
                 ast::MemberKind::Nested(item) => self.nested_item(sid, item),
                 ast::MemberKind::DefaultedConstructor => self.structs[sid.0 as usize].defaulted_ctor = true,
+                ast::MemberKind::Anonymous(inner) => {
+                    // Laid out as a hidden member; its members are found
+                    // through it, as the members of a base are.
+                    if let Some(isid) = self.struct_item(inner, None) {
+                        let idx = fields.len() as u32;
+                        fields.push((super::inherit::anonymous_field_name(idx as usize), Type::Struct(isid)));
+                        field_spans.push(inner.span);
+                        self.structs[sid.0 as usize].bases.push((isid, idx));
+                    }
+                }
                 ast::MemberKind::Constructor { func, inits } if func.object_space.is_some() => {
                     other_space_ctors.push((func, inits.clone(), self.env.clone()));
                 }
@@ -875,7 +885,7 @@ impl<'a> Checker<'a, '_> {
         }
         let has_defaults = !self.structs[sid.0 as usize].member_defaults.is_empty();
         self.structs[sid.0 as usize].needs_init = self.struct_needs_init(&fields, has_defaults);
-        let (laid, size, align) = self.tables.layout_struct(fields);
+        let (laid, size, align) = if s.is_union { self.tables.layout_union(fields) } else { self.tables.layout_struct(fields) };
         let def = &mut self.tables.structs[sid.0 as usize];
         def.fields = laid;
         def.size = size;

@@ -1333,7 +1333,10 @@ impl<'a> Checker<'a, '_> {
                 self.ctor_call(*sid, hs, span)
             }
             Type::Struct(sid) => {
-                let fields: Vec<Type> = self.tables.struct_def(*sid).fields.iter().map(|f| f.ty.clone()).collect();
+                let def = self.tables.struct_def(*sid);
+                // Braces initialize a union's first member.
+                let n = if def.is_union { def.fields.len().min(1) } else { def.fields.len() };
+                let fields: Vec<Type> = def.fields[..n].iter().map(|f| f.ty.clone()).collect();
                 // `S s = {other_s}` copies.
                 if items.len() == 1 && !matches!(items[0].kind, A::InitList(_)) {
                     let h = self.expr(&items[0])?;

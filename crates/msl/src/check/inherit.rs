@@ -23,6 +23,12 @@ pub(crate) fn base_field_name(i: usize) -> String {
     format!("$base{i}")
 }
 
+/// The hidden member that holds the anonymous union or struct declared as
+/// member number `i`.
+pub(crate) fn anonymous_field_name(i: usize) -> String {
+    format!("$anon{i}")
+}
+
 /// Whether a member name is one of the hidden base members.
 pub(crate) fn is_hidden_member(name: &str) -> bool {
     name.starts_with('$')

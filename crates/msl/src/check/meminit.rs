@@ -92,14 +92,19 @@ impl<'a> Checker<'a, '_> {
     /// Values for members `from..to` of `sid` that were given none: their
     /// default initializers, else what their own type needs.
     pub(crate) fn member_values_after(&mut self, sid: StructId, from: usize, span: Span) -> Vec<hir::Expr> {
-        let n = self.tables.struct_def(sid).fields.len();
-        if !self.structs[sid.0 as usize].needs_init {
+        let def = self.tables.struct_def(sid);
+        let n = def.fields.len();
+        // A union given a value holds that value.
+        if !self.structs[sid.0 as usize].needs_init || (def.is_union && from > 0) {
             return Vec::new();
         }
         self.member_values(sid, from, n, span, Rest::Zero)
     }
 
     fn member_values(&mut self, sid: StructId, from: usize, to: usize, span: Span, rest: Rest) -> Vec<hir::Expr> {
+        // A union holds one member: only one with a default initializer
+        // gets a value (the others share its bytes).
+        let rest = if self.tables.struct_def(sid).is_union { Rest::Unset } else { rest };
         let mut out = Vec::with_capacity(to.saturating_sub(from));
         for i in from..to {
             let fty = self.tables.struct_def(sid).fields[i].ty.clone();

@@ -292,3 +292,46 @@ kernel void k({KERNEL_OUT}) {{
     let (_, findings) = run_with_findings(&src, 1);
     assert!(findings.iter().any(|f| f.kind == FindingKind::UninitializedRead), "{findings:?}");
 }
+
+// ------------------------------------------------- types declared in functions
+
+#[test]
+fn structs_unions_and_enums_declared_inside_functions() {
+    let src = format!(
+        r#"
+struct P {{ float unused; }};   // a program-scope P, hidden by the local one
+template <typename T, int N>
+T gather(thread const T* src) {{
+  typedef struct {{
+    T w[N];
+  }} vec_w;
+  struct P {{
+    T x;
+    T y = T(1);
+    T sum() const {{ return x + y; }}
+  }};
+  enum Mode {{ Plain = 2, Doubled }};
+  union word {{ uint u; float f; }};
+  vec_w local;
+  for (int j = 0; j < N; j++) {{
+    local.w[j] = src[j];
+  }}
+  P p;
+  p.x = local.w[N - 1];
+  word wd;
+  wd.f = 1.0f;
+  return p.sum() + T(Doubled) + (wd.u == 0x3f800000u ? T(100) : T(0));
+}}
+kernel void k({KERNEL_OUT}) {{
+  float a[3] = {{float(i), 2.0f, 5.0f}};
+  int b[2] = {{int(i), 7}};
+  out[i] = gather<float, 3>(a) + float(gather<int, 2>(b)) * 1000.0f;
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    for (i, v) in out.iter().enumerate() {
+        // float: 5 + 1 + 3 + 100; int: 7 + 1 + 3 + 100.
+        assert_eq!(*v, 109.0 + 111.0 * 1000.0, "thread {i}");
+    }
+}

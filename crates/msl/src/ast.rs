@@ -395,6 +395,9 @@ pub enum StmtKind {
     Return(Option<Expr>),
     /// A local `typedef`/`using` alias.
     Alias(TypeAlias),
+    /// A struct, union or enum declared inside a function (`typedef struct
+    /// { … } name;` or `struct P { … };`): visible to the rest of the body.
+    LocalType(Box<Item>),
     /// `static_assert(cond, "msg");`
     StaticAssert {
         cond: Expr,

@@ -1949,6 +1949,32 @@ impl<'a> Parser<'a> {
                 self.expect_semi("using directive");
                 return StmtKind::Empty;
             }
+            "typedef"
+                if (self.tok(1).is_ident("struct") || self.tok(1).is_ident("union"))
+                    && (self.at_n(2, Punct::LBrace) || self.at_n(3, Punct::LBrace)) =>
+            {
+                let start = t.span;
+                return match self.parse_typedef_struct() {
+                    Some(kind) => StmtKind::LocalType(Box::new(Item { kind, span: start.to(self.prev_span()) })),
+                    None => StmtKind::Empty,
+                };
+            }
+            "struct" | "class" | "union" | "enum"
+                if self.at_n(1, Punct::LBrace)
+                    || self.tok(1).ident().is_some_and(|n| !Self::is_reserved(n) && n != "class")
+                        && (self.at_n(2, Punct::LBrace) || self.at_n(2, Punct::Colon) && name != "enum") =>
+            {
+                let start = t.span;
+                let kind = if name == "enum" {
+                    self.parse_enum().map(ItemKind::Enum)
+                } else {
+                    self.parse_struct(Vec::new()).map(ItemKind::Struct)
+                };
+                return match kind {
+                    Some(kind) => StmtKind::LocalType(Box::new(Item { kind, span: start.to(self.prev_span()) })),
+                    None => StmtKind::Empty,
+                };
+            }
             "using" | "typedef" if !(name == "using" && self.tok(1).is_ident("namespace")) => {
                 return match self.parse_alias() {
                     Some(a) => StmtKind::Alias(a),
@@ -1966,8 +1992,11 @@ impl<'a> Parser<'a> {
             }
             "struct" | "class" | "union" | "enum" | "namespace" | "template" => {
                 self.report(
-                    Diagnostic::error(t.span, format!("`{name}` declarations inside functions are not supported by this simulator yet"))
-                        .help("move the declaration to program scope"),
+                    Diagnostic::error(
+                        t.span,
+                        format!("this `{name}` declaration inside a function is not supported by this simulator yet"),
+                    )
+                    .help("move the declaration to program scope"),
                 );
                 return StmtKind::Empty;
             }

@@ -564,6 +564,7 @@ impl Printer {
                 None => self.line("return;"),
             },
             StmtKind::Alias(a) => self.line(&alias(a)),
+            StmtKind::LocalType(item) => self.item(item),
             StmtKind::StaticAssert { cond, message } => self.line(&static_assert(cond, message.as_deref())),
             StmtKind::Empty => self.line(";"),
         }
@@ -1095,6 +1096,7 @@ pub fn erase_stmt_spans(s: &mut Stmt) {
             }
         }
         StmtKind::Alias(a) => erase_alias(a),
+        StmtKind::LocalType(item) => erase_item(item),
         StmtKind::StaticAssert { cond, .. } => erase_expr_spans(cond),
         StmtKind::Default | StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
     }

@@ -405,7 +405,9 @@ impl<'a> Checker<'a, '_> {
         }
         let _ = bindings_ok;
         let errors_before = self.pending.borrow().iter().filter(|d| d.is_error()).count();
+        let scope_depth = self.env.scope.len();
         let stmts = self.block_stmts(body);
+        self.env.scope.truncate(scope_depth);
         // A `return` whose expression failed is missing from `stmts`: no
         // second message about it.
         let body_failed = self.pending.borrow().iter().filter(|d| d.is_error()).count() > errors_before;

@@ -15,6 +15,7 @@ mod expr;
 mod fnconst;
 mod inherit;
 mod intrinsics;
+mod localtypes;
 pub mod logging;
 mod matrix;
 mod meminit;
@@ -269,6 +270,9 @@ pub(crate) struct FnState {
     pub poisoned: std::collections::HashSet<LocalId>,
     /// Function parameter packs: name → number of elements.
     pub packs: HashMap<Rc<str>, usize>,
+    /// A local type was declared: the body pushed a scope of its own onto
+    /// the environment (popped when the body ends).
+    pub has_type_scope: bool,
 }
 
 /// The id of scratch function states (a trailing `decltype`, a program-scope
@@ -291,6 +295,7 @@ impl FnState {
             const_locals: Default::default(),
             poisoned: Default::default(),
             packs: Default::default(),
+            has_type_scope: false,
         }
     }
 }
@@ -362,6 +367,10 @@ pub(crate) struct Checker<'a, 'd> {
     /// Depth of operands whose value is never computed (`decltype(…)`),
     /// where `declval<T>()` may stand for a value of type `T`.
     pub unevaluated: u32,
+    /// The unit being checked, and its types declared inside function
+    /// bodies by span (collected at the first one met).
+    pub unit: Option<&'a ast::TranslationUnit>,
+    pub local_types: Option<HashMap<Span, &'a ast::Item>>,
 }
 
 /// Instantiation depth beyond which we assume runaway template recursion.
@@ -406,10 +415,13 @@ impl<'a, 'd> Checker<'a, 'd> {
             log_formats: Vec::new(),
             base_scopes: HashMap::new(),
             unevaluated: 0,
+            unit: None,
+            local_types: None,
         }
     }
 
     fn run(&mut self, unit: &'a ast::TranslationUnit) {
+        self.unit = Some(unit);
         for item in &unit.items {
             self.item(item);
         }

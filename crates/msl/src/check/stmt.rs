@@ -223,9 +223,34 @@ impl<'a> Checker<'a, '_> {
                     self.add_decl(a.name.name.clone(), super::DeclKind::Alias(q.ty), a.name.span);
                 }
             }
+            StmtKind::LocalType(item) => self.local_type(item),
             StmtKind::StaticAssert { cond, message } => self.static_assert(cond, message.as_deref()),
             StmtKind::Empty => {}
         }
+    }
+
+    /// A struct, union or enum declared in a function body. It is declared
+    /// in a scope of the function's own (entered at its first local type and
+    /// left with the body), so it neither leaks to program scope nor clashes
+    /// with the same declaration in another instance of a function template.
+    fn local_type(&mut self, item: &ast::Item) {
+        // Declarations keep references into the parsed unit: find this one
+        // there (a constructor's body is checked from a rewritten copy).
+        let Some(item) = self.unit_local_type(item.span) else {
+            self.error(
+                item.span,
+                "this declaration inside a function is not supported by this simulator yet (it was not found in the source)",
+            )
+            .help("move the declaration to program scope");
+            return;
+        };
+        let fs = self.fs.as_mut().expect("in function");
+        if !fs.has_type_scope {
+            fs.has_type_scope = true;
+            self.temp_count += 1;
+            self.env.scope.push(Rc::from(format!("$fn{}", self.temp_count)));
+        }
+        self.item(item);
     }
 
     fn loop_body(&mut self, body: &ast::Stmt) -> Vec<hir::Stmt> {

@@ -40,6 +40,7 @@ const MAX_TEMPLATE_NESTING: u32 = 10;
 
 /// Nesting limit for expressions, statements and types together.
 const MAX_DEPTH: u32 = 256;
+const MAX_STRUCT_DEPTH: u32 = 32;
 
 /// Parse a preprocessed token stream (ends with Eof) into a translation unit.
 /// Never panics; collects errors and recovers.
@@ -120,6 +121,8 @@ struct Parser<'a> {
     declaring_template: bool,
     /// Anonymous unions and structs read so far (each gets a unique name).
     anonymous_count: u32,
+    /// Structs being read, innermost last (bounded by MAX_STRUCT_DEPTH).
+    struct_depth: u32,
 }
 
 const BUILTIN_TYPE_TEMPLATES: &[&str] =
@@ -325,6 +328,7 @@ impl<'a> Parser<'a> {
             template_depth: 0,
             declaring_template: false,
             anonymous_count: 0,
+            struct_depth: 0,
         }
     }
 
@@ -1953,27 +1957,14 @@ impl<'a> Parser<'a> {
                 if (self.tok(1).is_ident("struct") || self.tok(1).is_ident("union"))
                     && (self.at_n(2, Punct::LBrace) || self.at_n(3, Punct::LBrace)) =>
             {
-                let start = t.span;
-                return match self.parse_typedef_struct() {
-                    Some(kind) => StmtKind::LocalType(Box::new(Item { kind, span: start.to(self.prev_span()) })),
-                    None => StmtKind::Empty,
-                };
+                return self.parse_local_type(true);
             }
             "struct" | "class" | "union" | "enum"
                 if self.at_n(1, Punct::LBrace)
                     || self.tok(1).ident().is_some_and(|n| !Self::is_reserved(n) && n != "class")
                         && (self.at_n(2, Punct::LBrace) || self.at_n(2, Punct::Colon) && name != "enum") =>
             {
-                let start = t.span;
-                let kind = if name == "enum" {
-                    self.parse_enum().map(ItemKind::Enum)
-                } else {
-                    self.parse_struct(Vec::new()).map(ItemKind::Struct)
-                };
-                return match kind {
-                    Some(kind) => StmtKind::LocalType(Box::new(Item { kind, span: start.to(self.prev_span()) })),
-                    None => StmtKind::Empty,
-                };
+                return self.parse_local_type(false);
             }
             "using" | "typedef" if !(name == "using" && self.tok(1).is_ident("namespace")) => {
                 return match self.parse_alias() {
@@ -2733,13 +2724,52 @@ impl<'a> Parser<'a> {
         Some(Enum { name, scoped, underlying, enumerators, span: start.to(self.prev_span()) })
     }
 
+    /// A struct, union or enum declared in a function body (`typedef` form
+    /// when `typedef`). Kept out of `parse_stmt` so its stack frame stays
+    /// small for deeply nested statements.
+    #[inline(never)]
+    fn parse_local_type(&mut self, typedef: bool) -> StmtKind {
+        let start = self.tok(0).span;
+        let kind = if typedef {
+            self.parse_typedef_struct()
+        } else if self.tok(0).is_ident("enum") {
+            self.parse_enum().map(ItemKind::Enum)
+        } else {
+            self.parse_struct(Vec::new()).map(ItemKind::Struct)
+        };
+        match kind {
+            Some(kind) => StmtKind::LocalType(Box::new(Item { kind, span: start.to(self.prev_span()) })),
+            None => StmtKind::Empty,
+        }
+    }
+
     fn parse_struct(&mut self, attrs: Vec<Attribute>) -> Option<Struct> {
         self.parse_struct_named(attrs, None)
     }
 
     /// `struct Name {...};`, or with `typedef_name`, the struct of `typedef
     /// struct [Tag] {...} Name;` (the caller reads `Name;`).
-    fn parse_struct_named(&mut self, mut attrs: Vec<Attribute>, typedef_name: Option<Ident>) -> Option<Struct> {
+    fn parse_struct_named(&mut self, attrs: Vec<Attribute>, typedef_name: Option<Ident>) -> Option<Struct> {
+        // Structs nest (members, anonymous unions, types in method bodies),
+        // each level through many parser frames: a limit of their own keeps
+        // the stack bounded.
+        if self.struct_depth >= MAX_STRUCT_DEPTH {
+            let sp = self.tok(0).span;
+            self.report(
+                Diagnostic::error(sp, "structs nested too deeply")
+                    .note(format!("this parser allows at most {MAX_STRUCT_DEPTH} levels of struct nesting")),
+            );
+            self.pos = self.toks.len().saturating_sub(1);
+            self.split = None;
+            return None;
+        }
+        self.struct_depth += 1;
+        let s = self.parse_struct_body(attrs, typedef_name);
+        self.struct_depth -= 1;
+        s
+    }
+
+    fn parse_struct_body(&mut self, mut attrs: Vec<Attribute>, typedef_name: Option<Ident>) -> Option<Struct> {
         let is_union = self.tok(0).is_ident("union");
         let start = self.bump();
         loop {

@@ -343,6 +343,17 @@ impl<'a> Checker<'a, '_> {
         })
     }
 
+    /// `m.thread_elements()`: the two elements of SIMD-group matrix `m`
+    /// this thread holds, as a `vec<T, 2>` place aliasing the matrix (a
+    /// thread's share of a matrix is laid out exactly so).
+    fn thread_elements(&mut self, m: hir::Expr, elem: crate::types::Scalar, span: Span) -> Option<hir::Expr> {
+        let (ptr, _) = self.this_pointer(m, span)?;
+        let Type::Pointer { space, is_const, .. } = ptr.ty else { return None };
+        let vty = Type::vector(elem, 2);
+        let vptr = Type::Pointer { pointee: Box::new(vty.clone()), space, is_const };
+        Some(mk(H::Deref(Box::new(mk(H::PtrCast(Box::new(ptr)), vptr, span))), vty, span))
+    }
+
     /// Whether struct `sid` has a member function (or member function
     /// template) called `name` that takes `this`.
     pub(crate) fn has_method(&self, sid: crate::types::StructId, name: &str) -> bool {
@@ -378,6 +389,15 @@ impl<'a> Checker<'a, '_> {
         !user.iter().any(|u| at_least_as_good(u))
     }
 
+    /// Whether some function of `funcs` can take `args` (quiet: deduction
+    /// and instantiation leave no diagnostics).
+    pub(crate) fn has_viable_overload(&mut self, funcs: &[usize], args: &[hir::Expr]) -> bool {
+        let saved = self.diag_mark();
+        let cands = self.candidates(funcs, None, args);
+        self.diag_rollback(saved);
+        cands.iter().any(|c| self.score(c.params(), args).is_some())
+    }
+
     /// Build the candidate list (deducing template arguments).
     fn candidates(&mut self, funcs: &[usize], explicit: Option<&Vec<TArg>>, args: &[hir::Expr]) -> Vec<Candidate> {
         let mut out = Vec::new();
@@ -397,7 +417,7 @@ impl<'a> Checker<'a, '_> {
                 }
                 DeclKind::FunctionTemplate { ast, params } => {
                     let arg_tys: Vec<Type> = args.iter().map(|a| a.ty.clone()).collect();
-                    let Some(targs) = self.deduce(params, ast, &arg_tys, explicit.cloned().unwrap_or_default()) else { continue };
+                    let Some(targs) = self.deduce_for(d, &arg_tys, explicit.cloned().unwrap_or_default()) else { continue };
                     let span = ast.name.span;
                     let saved = self.diag_mark();
                     let Some(targs) = self.complete_targs(d, targs, span) else {
@@ -528,11 +548,11 @@ impl<'a> Checker<'a, '_> {
         if cands.is_empty() {
             // Explain the most likely reason.
             if let Some(&d) = funcs.first() {
-                if let DeclKind::FunctionTemplate { params, ast } = self.decls[d].kind.clone() {
+                if let DeclKind::FunctionTemplate { .. } = self.decls[d].kind {
                     let arg_tys: Vec<Type> = args.iter().map(|a| a.ty.clone()).collect();
-                    if self.deduce(params, ast, &arg_tys, explicit.clone().unwrap_or_default()).is_some() {
+                    if self.deduce_for(d, &arg_tys, explicit.clone().unwrap_or_default()).is_some() {
                         // Deduction worked but defaults failed: report that.
-                        let targs = self.deduce(params, ast, &arg_tys, explicit.unwrap_or_default())?;
+                        let targs = self.deduce_for(d, &arg_tys, explicit.unwrap_or_default())?;
                         if self.complete_targs(d, targs, span).is_some() {
                             // The types were deduced, but a parameter or the
                             // return type does not exist for them (SFINAE).
@@ -771,6 +791,18 @@ impl<'a> Checker<'a, '_> {
         Some(out)
     }
 
+    /// `deduce` for function template `d`, looking names up (alias
+    /// templates in its parameter types) where the template was declared.
+    pub(crate) fn deduce_for(&mut self, d: super::DeclId, arg_tys: &[Type], explicit: Vec<TArg>) -> Option<Vec<TArg>> {
+        let DeclKind::FunctionTemplate { ast, params } = self.decls[d].kind.clone() else { return None };
+        let mut env = self.decls[d].env.clone();
+        env.visible = env.visible.max(d + 1);
+        let saved = std::mem::replace(&mut self.env, env);
+        let got = self.deduce(params, ast, arg_tys, explicit);
+        self.env = saved;
+        got
+    }
+
     /// Unify a function template's parameters with argument types.
     pub(crate) fn deduce(
         &self,
@@ -882,10 +914,12 @@ impl<'a> Checker<'a, '_> {
         };
         match &te.kind {
             ast::TypeExprKind::Named { path, .. } => {
-                if path.segments.len() != 1 {
-                    return true;
-                }
-                let seg = &path.segments[0];
+                // `metal::vec<T, N>` is `vec<T, N>`.
+                let segs = match path.segments.as_slice() {
+                    [m, rest @ ..] if !rest.is_empty() && &*m.ident.name == "metal" => rest,
+                    all => all,
+                };
+                let [seg] = segs else { return true };
                 match &seg.template_args {
                     None => {
                         if let Some(i) = find(&seg.ident.name) {
@@ -897,12 +931,23 @@ impl<'a> Checker<'a, '_> {
                     }
                     Some(targs) => {
                         let name = &*seg.ident.name;
+                        let int = |n: u8| TArg::Value(ConstValue::Int(n as i64), Type::INT);
                         let pairs: Vec<(&ast::TemplateArg, TArg)> = match (name, ty) {
                             ("vec", Type::Vector { elem, len, .. }) if targs.len() == 2 => {
-                                vec![
-                                    (&targs[0], TArg::Type(Type::Scalar(*elem))),
-                                    (&targs[1], TArg::Value(ConstValue::Int(*len as i64), Type::INT)),
-                                ]
+                                vec![(&targs[0], TArg::Type(Type::Scalar(*elem))), (&targs[1], int(*len))]
+                            }
+                            ("simdgroup_matrix", Type::SimdMatrix { elem, rows, cols }) if targs.len() == 3 => {
+                                vec![(&targs[0], TArg::Type(Type::Scalar(*elem))), (&targs[1], int(*rows)), (&targs[2], int(*cols))]
+                            }
+                            // An alias template is transparent: deduce
+                            // through the type it names.
+                            _ if segs.len() == 1 && self.alias_template_named(name).is_some() => {
+                                let Some((aparams, aliased)) = self.alias_template_named(name) else { return true };
+                                let mut inner: Vec<Option<TArg>> = vec![None; aparams.len()];
+                                if !self.unify(aparams, aliased, ty, &mut inner) {
+                                    return false;
+                                }
+                                targs.iter().zip(inner).filter_map(|(ta, v)| Some((ta, v?))).collect()
                             }
                             _ => match ty {
                                 // A class derived from an instance deduces from that base.
@@ -913,31 +958,7 @@ impl<'a> Checker<'a, '_> {
                                 _ => return true,
                             },
                         };
-                        for (ta, v) in pairs {
-                            let pname = match ta {
-                                ast::TemplateArg::Type(t) => match &t.kind {
-                                    ast::TypeExprKind::Named { path, .. } if path.segments.len() == 1 => {
-                                        Some(path.segments[0].ident.name.clone())
-                                    }
-                                    _ => None,
-                                },
-                                ast::TemplateArg::Expr(ast::Expr { kind: A::Name(p), .. }) if p.segments.len() == 1 => {
-                                    Some(p.segments[0].ident.name.clone())
-                                }
-                                _ => None,
-                            };
-                            if let Some(i) = pname.and_then(|n| find(&n)) {
-                                let v = match (&params[i].kind, v) {
-                                    (ast::TemplateParamKind::Value { .. }, TArg::Value(c, t)) => TArg::Value(c, t),
-                                    (ast::TemplateParamKind::Type { .. }, TArg::Type(t)) => TArg::Type(t),
-                                    _ => return false,
-                                };
-                                if !bind(map, i, v) {
-                                    return false;
-                                }
-                            }
-                        }
-                        true
+                        pairs.into_iter().all(|(ta, v)| self.unify_targ(params, ta, v, map))
                     }
                 }
             }
@@ -967,6 +988,53 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
+    /// Deduce from one template argument of a pattern (`T`, `N`, or a
+    /// type built from parameters such as `vec<T, 2>`) given its value.
+    fn unify_targ(&self, params: &[ast::TemplateParam], ta: &ast::TemplateArg, v: TArg, map: &mut [Option<TArg>]) -> bool {
+        let pname = match ta {
+            ast::TemplateArg::Type(t) => match &t.kind {
+                ast::TypeExprKind::Named { path, .. } if path.segments.len() == 1 && path.segments[0].template_args.is_none() => {
+                    Some(&path.segments[0].ident.name)
+                }
+                _ => None,
+            },
+            ast::TemplateArg::Expr(ast::Expr { kind: A::Name(p), .. }) if p.segments.len() == 1 => Some(&p.segments[0].ident.name),
+            _ => None,
+        };
+        if let Some(i) = pname.and_then(|n| params.iter().position(|p| p.name.name == *n)) {
+            let v = match (&params[i].kind, v) {
+                (ast::TemplateParamKind::Value { .. }, v @ TArg::Value(..)) | (ast::TemplateParamKind::Type { .. }, v @ TArg::Type(_)) => v,
+                _ => return false,
+            };
+            return match &map[i] {
+                Some(existing) => *existing == v,
+                None => {
+                    map[i] = Some(v);
+                    true
+                }
+            };
+        }
+        match (ta, v) {
+            (ast::TemplateArg::Type(te), TArg::Type(t)) => self.unify(params, te, &t, map),
+            _ => true,
+        }
+    }
+
+    /// The parameters and aliased type of the alias template `name` seen
+    /// from here (also as a member of the struct whose code this is).
+    pub(crate) fn alias_template_named(&self, name: &str) -> Option<(&'a [ast::TemplateParam], &'a ast::TypeExpr)> {
+        let mut decls = self.lookup_global(name);
+        if decls.is_empty() {
+            if let Some(sid) = self.env.this_struct {
+                decls = self.lookup_member_decls(sid, name);
+            }
+        }
+        match self.decls[*decls.last()?].kind {
+            DeclKind::AliasTemplate { ast, params } => Some((params, &ast.ty)),
+            _ => None,
+        }
+    }
+
     // ----- member functions ---------------------------------------------------
 
     pub(crate) fn method_call(&mut self, obj: hir::Expr, name: &ast::Ident, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
@@ -991,6 +1059,9 @@ impl<'a> Checker<'a, '_> {
                 "empty" => return Some(mk(H::Const(ConstValue::Bool(*len == 0)), Type::BOOL, span)),
                 _ => {}
             }
+        }
+        if let (Type::SimdMatrix { elem, .. }, "thread_elements", None, true) = (&obj.ty, &*name.name, &explicit, args.is_empty()) {
+            return self.thread_elements(obj.clone(), *elem, span);
         }
         let Type::Struct(sid) = obj.ty.clone() else {
             let n = self.ty_name(&obj.ty);

@@ -201,7 +201,9 @@ impl<'a> Checker<'a, '_> {
             let scope: Vec<Rc<str>> = name.segments[..name.segments.len() - 1].iter().map(|s| s.ident.name.clone()).collect();
             self.lookup_in(&scope, &seg.ident.name)
         };
-        let Some(&d) = decls.iter().rev().find(|&&d| matches!(self.decls[d].kind, DeclKind::FunctionTemplate { .. })) else {
+        let templates: Vec<DeclId> =
+            decls.iter().rev().copied().filter(|&d| matches!(self.decls[d].kind, DeclKind::FunctionTemplate { .. })).collect();
+        let Some(&last) = templates.first() else {
             self.error(seg.ident.span, format!("`{}` is not a function template declared above", name.plain_name()));
             return;
         };
@@ -212,7 +214,17 @@ impl<'a> Checker<'a, '_> {
         let Some(targs) = self.template_args(args) else { return };
         let host = host_name(attrs);
         let is_kernel = attrs.iter().any(|a| &*a.name.name == "kernel");
-        let Some(targs) = self.complete_targs(d, targs, span) else { return };
+        // Overloaded templates (same name, different template parameter
+        // lists): the latest one these arguments fit is instantiated.
+        let fitting = templates.iter().find_map(|&d| self.complete_targs_quiet(d, &targs, span).map(|t| (d, t)));
+        let (d, targs) = match fitting {
+            Some(found) => found,
+            None => {
+                // None fits: report against the latest template.
+                let Some(t) = self.complete_targs(last, targs, span) else { return };
+                (last, t)
+            }
+        };
         self.instantiate_function(d, targs, span, host.map(|h| (h, is_kernel)), None);
     }
 
@@ -288,6 +300,10 @@ impl<'a> Checker<'a, '_> {
             }
         };
         if f.body.is_some() {
+            if let Some(waiting) = &mut self.deferred_bodies {
+                waiting.push((f, id, sig));
+                return;
+            }
             let host = if f.is_kernel { Some(host_name(&f.attrs).unwrap_or_else(|| name.name.to_string())) } else { None };
             self.function_body(f, id, &sig, name.name.to_string(), host, None);
         }
@@ -666,6 +682,16 @@ impl<'a> Checker<'a, '_> {
         Some(targs)
     }
 
+    /// `complete_targs` leaving no diagnostics when the arguments don't fit.
+    pub(crate) fn complete_targs_quiet(&mut self, d: DeclId, targs: &[TArg], span: Span) -> Option<Vec<TArg>> {
+        let mark = self.diag_mark();
+        let got = self.complete_targs(d, targs.to_vec(), span);
+        if got.is_none() {
+            self.diag_rollback(mark);
+        }
+        got
+    }
+
     /// The environment for a template's body with the given arguments.
     pub(crate) fn template_env(&self, d: DeclId, params: &[ast::TemplateParam], targs: &[TArg]) -> Env {
         let mut env = self.decls[d].env.clone();
@@ -722,6 +748,9 @@ impl<'a> Checker<'a, '_> {
             None => f,
         };
         let saved_env = std::mem::replace(&mut self.env, env);
+        // The caller's locals are not in scope in the template (a kernel
+        // parameter `K` must not hide the template parameter `K`).
+        let saved_fs = self.fs.take();
         self.inst_depth += 1;
         let is_kernel = f.is_kernel || kernel.as_ref().is_some_and(|k| k.1);
         let mut fcopy_kernel = None;
@@ -762,6 +791,7 @@ impl<'a> Checker<'a, '_> {
             (id, sig)
         });
         self.inst_depth -= 1;
+        self.fs = saved_fs;
         self.env = saved_env;
         result
     }
@@ -894,8 +924,15 @@ impl<'a> Checker<'a, '_> {
         def.align = align;
         // Static member functions are ordinary functions in the struct's
         // scope; checked once the layout is known.
+        // All are declared before any body is checked, so one may call
+        // another declared after it.
+        let outer = self.deferred_bodies.replace(Vec::new());
         for f in statics_fns {
             self.function_item(f);
+        }
+        let waiting = std::mem::replace(&mut self.deferred_bodies, outer).unwrap_or_default();
+        for (f, id, sig) in waiting {
+            self.function_body(f, id, &sig, f.name.last().ident.name.to_string(), None, None);
         }
         // Member function bodies see every member, whatever its order:
         // member function templates included (C++'s complete-class context).

@@ -70,7 +70,7 @@ impl<'a> Checker<'a, '_> {
                 let r = self.expr(rhs);
                 let (l, r) = (l?, r?);
                 if Self::is_class(&l.ty) || Self::is_class(&r.ty) {
-                    return self.overloaded(op.as_str(), vec![l, r], span);
+                    return self.binary_on_class(*op, l, r, span);
                 }
                 self.binary(*op, l, r, span)
             }
@@ -114,6 +114,10 @@ impl<'a> Checker<'a, '_> {
                 // `(void)x;` evaluates `x` and discards it (silences "unused").
                 if q.ty == Type::Void && args.len() == 1 {
                     return self.expr(&args[0]);
+                }
+                if let (Type::Reference { referee, space, is_const }, [arg]) = (&q.ty, args) {
+                    let h = self.expr(arg)?;
+                    return self.cast_to_reference(*kind, h, referee, *space, *is_const, span);
                 }
                 self.cast(*kind, &q.ty, args, *braces, span)
             }
@@ -497,7 +501,21 @@ impl<'a> Checker<'a, '_> {
     // ----- operators -----------------------------------------------------------
 
     fn unary(&mut self, op: AU, operand: &ast::Expr, span: Span) -> Option<hir::Expr> {
-        let x = self.expr(operand)?;
+        let mut x = self.expr(operand)?;
+        // Without a fitting overload, `-x`, `+x`, `~x` apply to `x`'s
+        // conversion to a scalar, as C++'s built-in candidates do.
+        let builtin_sym = match op {
+            AU::Neg => Some("-"),
+            AU::Plus => Some("+"),
+            AU::BitNot => Some("~"),
+            _ => None,
+        };
+        if let Some(sym) = builtin_sym.filter(|_| Self::is_class(&x.ty)) {
+            let args = [x];
+            let converted = if self.user_operator_fits(sym, &args) { None } else { self.operands_as_scalars(&args) };
+            let [orig] = args;
+            x = converted.and_then(|v| v.into_iter().next()).unwrap_or(orig);
+        }
         if Self::is_class(&x.ty) {
             match op {
                 AU::Neg => return self.overloaded("-", vec![x], span),
@@ -860,7 +878,7 @@ impl<'a> Checker<'a, '_> {
     fn assign(&mut self, op: Option<BinaryOp>, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Option<hir::Expr> {
         let l = self.expr(lhs);
         let sym = op.map(|o| format!("{}=", o.as_str())).unwrap_or_else(|| "=".into());
-        let l = l?;
+        let mut l = l?;
         if let (Some(op), true) = (op, Self::is_class(&l.ty)) {
             let r = self.expr(rhs)?;
             return self.overloaded(&format!("{}=", op.as_str()), vec![l, r], span);
@@ -877,7 +895,19 @@ impl<'a> Checker<'a, '_> {
                 Some(mk(H::Assign { place: bx(l), value: bx(v) }, ty, span))
             }
             Some(op) => {
-                let r = self.expr(rhs)?;
+                let mut r = self.expr(rhs)?;
+                // `p += Int<1>{}`: a free `operator+=` if one fits, else the
+                // struct's conversion to a scalar.
+                if Self::is_class(&r.ty) {
+                    let args = vec![l, r];
+                    if self.user_operator_fits(&sym, &args) {
+                        return self.overloaded(&sym, args, span);
+                    }
+                    let converted = self.operands_as_scalars(&args);
+                    let [l0, r0] = <[hir::Expr; 2]>::try_from(converted.unwrap_or(args)).ok()?;
+                    l = l0;
+                    r = r0;
+                }
                 if ty.is_pointer() && matches!(op, BinaryOp::Add | BinaryOp::Sub) {
                     let probe = mk(H::Zero, ty.clone(), l.span);
                     self.pointer_binary(op, probe, r.clone(), span)?;
@@ -1093,6 +1123,47 @@ impl<'a> Checker<'a, '_> {
         };
         let h = self.expr(arg)?;
         self.explicit_convert(kind, h, ty, span)
+    }
+
+    /// `reinterpret_cast<thread T&>(x)` (or `static_cast`, C-style): the
+    /// object `x` names, seen as a `T` — the same place, another type.
+    fn cast_to_reference(
+        &mut self,
+        kind: CastKind,
+        h: hir::Expr,
+        referee: &Type,
+        space: AddressSpace,
+        is_const: bool,
+        span: Span,
+    ) -> Option<hir::Expr> {
+        let t = self.ty_name(&Type::Reference { referee: Box::new(referee.clone()), space, is_const });
+        if !h.is_place() {
+            self.error(h.span, format!("a cast to the reference `{t}` needs an object (a variable, element or member), not a temporary value"));
+            return None;
+        }
+        let (from_space, from_const) = self.place_info(&h);
+        if from_space != space {
+            self.error(span, format!("cannot cast an object in `{}` memory to the reference `{t}`", from_space.keyword()))
+                .note("Metal references never change address space");
+            return None;
+        }
+        if from_const && !is_const && kind != CastKind::Const && kind != CastKind::CStyle {
+            self.error(span, format!("this cast to `{t}` drops `const`")).help("cast to a `const` reference, or use `const_cast`");
+            return None;
+        }
+        if h.ty == *referee {
+            return Some(hir::Expr { span, ..h });
+        }
+        if matches!(kind, CastKind::Static | CastKind::Const | CastKind::Functional) {
+            let from = self.ty_name(&h.ty);
+            self.error(span, format!("`static_cast` cannot view a `{from}` as `{t}`"))
+                .help("use `reinterpret_cast` to reinterpret the object's memory");
+            return None;
+        }
+        let from = Type::Pointer { pointee: Box::new(h.ty.clone()), space, is_const: from_const };
+        let to = Type::Pointer { pointee: Box::new(referee.clone()), space, is_const: is_const || from_const };
+        let addr = mk(H::AddrOf(bx(h)), from, span);
+        Some(mk(H::Deref(bx(mk(H::PtrCast(bx(addr)), to, span))), referee.clone(), span))
     }
 
     /// An explicit conversion (`static_cast`, C-style, `T(x)`).

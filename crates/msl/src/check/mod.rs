@@ -371,7 +371,13 @@ pub(crate) struct Checker<'a, 'd> {
     /// bodies by span (collected at the first one met).
     pub unit: Option<&'a ast::TranslationUnit>,
     pub local_types: Option<HashMap<Span, &'a ast::Item>>,
+    /// While a struct's static member functions are declared, their bodies
+    /// wait here so each body sees all of them (C++'s complete-class context).
+    pub deferred_bodies: Option<Vec<DeferredBody<'a>>>,
 }
+
+/// A function body to check once its siblings are declared.
+pub(crate) type DeferredBody<'a> = (&'a ast::Function, FuncId, decls::Signature);
 
 /// Instantiation depth beyond which we assume runaway template recursion.
 pub(crate) const MAX_INSTANTIATION_DEPTH: u32 = 64;
@@ -392,6 +398,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             calls: Vec::new(),
             kernel_names: HashMap::new(),
             inst_depth: 0,
+            deferred_bodies: None,
             env: Env::default(),
             fs: None,
             undefined_calls: Vec::new(),

@@ -28,7 +28,7 @@ impl Checker<'_, '_> {
                 return self.method_call(obj, &ast::Ident { name, span }, args, span);
             }
         }
-        let funcs: Vec<usize> = self.lookup_global(&name).into_iter().filter(|&d| self.is_function_decl(d)).collect();
+        let funcs = self.free_operator_candidates(&name, &args);
         if !funcs.is_empty() {
             return self.user_call(&name, &funcs, None, args, span, span);
         }
@@ -36,6 +36,69 @@ impl Checker<'_, '_> {
         self.error(span, format!("no operator `{sym}` for {}", shown.join(" and ")))
             .help(format!("declare `{name}` for these types (as a member function or a free function) before this line"));
         None
+    }
+
+    /// `a @ b` where an operand is a struct. C++ puts the built-in
+    /// operators in the overload set too: when no user `operator@` fits,
+    /// struct operands convert through their conversion operators to
+    /// scalars and the built-in operator applies (`short * Int<2>{}` with
+    /// `Int`'s `operator int()` and an `operator*` only for two `Int`s).
+    pub(crate) fn binary_on_class(&mut self, op: ast::BinaryOp, l: hir::Expr, r: hir::Expr, span: Span) -> Option<hir::Expr> {
+        let args = vec![l, r];
+        if !self.user_operator_fits(op.as_str(), &args) {
+            if let Some([l, r]) = self.operands_as_scalars(&args).as_deref() {
+                return self.binary(op, l.clone(), r.clone(), span);
+            }
+        }
+        self.overloaded(op.as_str(), args, span)
+    }
+
+    /// Whether a user `operator{sym}` (member or free) could take `args`.
+    /// A member operator is taken as fitting (it is called as before).
+    pub(crate) fn user_operator_fits(&mut self, sym: &str, args: &[hir::Expr]) -> bool {
+        let name = format!("operator{sym}");
+        if let Some(Type::Struct(sid)) = args.first().map(|a| a.ty.clone()) {
+            if self.has_method(sid, &name) || self.lookup_member_decls(sid, &name).iter().any(|d| self.is_function_decl(*d)) {
+                return true;
+            }
+        }
+        let funcs = self.free_operator_candidates(&name, args);
+        !funcs.is_empty() && self.has_viable_overload(&funcs, args)
+    }
+
+    /// The free functions `name` (e.g. `operator*`) an operator call may
+    /// use: those visible here, and, as C++'s argument-dependent lookup
+    /// adds, those declared where a struct operand's type was declared
+    /// (`complex_t`'s `operator*` from inside namespace `mlx::steel`,
+    /// whose own `operator*` hides the global one).
+    fn free_operator_candidates(&self, name: &str, args: &[hir::Expr]) -> Vec<usize> {
+        let mut funcs: Vec<usize> = self.lookup_global(name);
+        for a in args {
+            if let Type::Struct(sid) = a.ty.strip_ref() {
+                let scope = &self.structs[sid.0 as usize].scope;
+                let home = &scope[..scope.len().saturating_sub(1)];
+                for d in self.lookup_in(home, name) {
+                    if !funcs.contains(&d) {
+                        funcs.push(d);
+                    }
+                }
+            }
+        }
+        funcs.retain(|&d| self.is_function_decl(d));
+        funcs.sort_unstable();
+        funcs
+    }
+
+    /// Each struct operand through its conversion operator to a scalar
+    /// (others unchanged); None (quietly) if one has none.
+    pub(crate) fn operands_as_scalars(&mut self, args: &[hir::Expr]) -> Option<Vec<hir::Expr>> {
+        let mark = self.diag_mark();
+        let out: Option<Vec<hir::Expr>> =
+            args.iter().map(|a| if Self::is_class(&a.ty) { self.conversion_to_scalar(a.clone()) } else { Some(a.clone()) }).collect();
+        if out.is_none() {
+            self.diag_rollback(mark);
+        }
+        out
     }
 
     /// A struct value called like a function: its `operator()`.

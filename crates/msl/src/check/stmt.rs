@@ -463,6 +463,18 @@ impl<'a> Checker<'a, '_> {
             self.error(v.span, "a variable cannot have type `void`");
             return None;
         }
+        // Naming `simdgroup_matrix<bool, 8, 8>` (in a typedef) is fine; an
+        // object of it is not (Metal only has float, half and bfloat ones).
+        let mut inner = &ty;
+        while let Type::Array { elem, .. } = inner {
+            inner = elem;
+        }
+        if let Type::SimdMatrix { elem, .. } = inner {
+            if !matches!(elem, crate::types::Scalar::Float | crate::types::Scalar::Half | crate::types::Scalar::BFloat) {
+                self.error(v.ty.span, "SIMD-group matrices are 8x8 of float, half or bfloat");
+                return None;
+            }
+        }
         let init = match (&v.init, space) {
             (Some(_), AddressSpace::Threadgroup) => {
                 self.threadgroup_init_warning(v.span, "initializer");

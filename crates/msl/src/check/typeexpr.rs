@@ -399,7 +399,10 @@ impl<'a> Checker<'a, '_> {
             "simdgroup_matrix" => {
                 let s = scalar_arg(self, 0)?;
                 let (r, c) = (int_arg(self, 1)?, int_arg(self, 2)?);
-                if r != 8 || c != 8 || !matches!(s, Scalar::Float | Scalar::Half | Scalar::BFloat) {
+                // Other element types may be named (MLX's fragment traits
+                // name `simdgroup_matrix<bool, 8, 8>` and never use it);
+                // declaring one is refused (see `local_decl`).
+                if r != 8 || c != 8 {
                     self.error(span, "SIMD-group matrices are 8x8 of float, half or bfloat");
                     return None;
                 }

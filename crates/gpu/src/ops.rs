@@ -1094,13 +1094,15 @@ impl Machine<'_> {
             if !(start..end).any(|l| mask.get(l)) {
                 continue;
             }
-            // Element e of the 8x8 matrix lives in lane e / 2, slot e % 2.
+            // Element e of the 8x8 matrix lives in the lane and slot
+            // `matrix_lane_slot` says.
             let read_mat = |m: &Self, regs: &[Reg]| -> [f32; 64] {
                 let mut out = [0f32; 64];
                 for (e, o) in out.iter_mut().enumerate() {
-                    let l = start + e / 2;
+                    let (lane, slot) = matrix_lane_slot(e);
+                    let l = start + lane;
                     if l < end {
-                        *o = f(m.get_pub(regs[e % 2], l) as u32);
+                        *o = f(m.get_pub(regs[slot], l) as u32);
                     }
                 }
                 out
@@ -1142,7 +1144,8 @@ impl Machine<'_> {
                         for c in 0..8i64 {
                             let (row, col) = if transpose { (oy + c, ox + r) } else { (oy + r, ox + c) };
                             let p = ptr_add(base, (row * stride + col) * es);
-                            let lane = start + ((r * 8 + c) as usize / 2).min(end - start - 1);
+                            let (lane, slot) = matrix_lane_slot((r * 8 + c) as usize);
+                            let lane = start + lane.min(end - start - 1);
                             if is_load {
                                 match self.mem.region(p, lane).and_then(|(b, off)| read_le(b, off, es as usize)) {
                                     Some(raw) => d[(r * 8 + c) as usize] = f(from_memory(ty, raw) as u32),
@@ -1151,7 +1154,7 @@ impl Machine<'_> {
                                 self.observe_lane_read(p, es as usize, at, lane, space);
                                 // Element e lands in register slot e % 2 of its lane.
                                 if self.tracing() {
-                                    self.trace_access(dst.get((r * 8 + c) as usize % 2).copied(), false, p, es as usize, lane, at);
+                                    self.trace_access(dst.get(slot).copied(), false, p, es as usize, lane, at);
                                 }
                             } else {
                                 let v = to_memory(ty, d[(r * 8 + c) as usize].to_bits() as u64);
@@ -1164,7 +1167,7 @@ impl Machine<'_> {
                                 } else {
                                     self.observe_lane_write(p, es as usize, at, lane, space);
                                     if self.tracing() {
-                                        let src = mats.first().and_then(|m| m.get((r * 8 + c) as usize % 2)).copied();
+                                        let src = mats.first().and_then(|m| m.get(slot)).copied();
                                         self.trace_access(src, true, p, es as usize, lane, at);
                                     }
                                 }
@@ -1181,7 +1184,7 @@ impl Machine<'_> {
                 for (slot, &reg) in dst.iter().enumerate().take(2) {
                     self.expand_pub(reg);
                     for l in start..end {
-                        let e = (l - start) * 2 + slot;
+                        let e = matrix_element(l - start, slot);
                         self.set_lane_pub(reg, l, m[e].to_bits() as u64);
                     }
                 }
@@ -1380,5 +1383,47 @@ fn words_from_bytes(out: &mut [u32], src: &[u8]) {
 fn bytes_from_words(dst: &mut [u8], words: &[u32]) {
     for (i, w) in words.iter().enumerate() {
         dst[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// The lane of a SIMD-group holding element `e` (row-major) of an 8x8
+/// SIMD-group matrix, and which of its two slots (`thread_elements()[slot]`).
+/// This is Apple GPUs' layout, the one MLX's steel kernels rely on when they
+/// fill fragments through `thread_elements()`: lane `l` holds row
+/// `(l / 16) * 4 + (l / 2) % 4`, columns `c` and `c + 1` with
+/// `c = ((l / 8) % 2) * 4 + (l % 2) * 2`.
+pub fn matrix_lane_slot(e: usize) -> (usize, usize) {
+    let (r, c) = (e / 8, e % 8);
+    ((r / 4) * 16 + (c / 4) * 8 + (r % 4) * 2 + (c % 4) / 2, c % 2)
+}
+
+/// The element (row-major index) lane `lane` holds in `slot`: the inverse
+/// of `matrix_lane_slot`.
+pub fn matrix_element(lane: usize, slot: usize) -> usize {
+    let row = (lane / 16) * 4 + (lane / 2) % 4;
+    let col = ((lane / 8) % 2) * 4 + (lane % 2) * 2 + slot;
+    row * 8 + col
+}
+
+#[cfg(test)]
+mod matrix_layout_tests {
+    use super::{matrix_element, matrix_lane_slot};
+
+    #[test]
+    fn layout_is_a_bijection_matching_apples_coordinates() {
+        let mut seen = [false; 64];
+        for lane in 0..32 {
+            // The coordinates MLX computes for a lane (its `get_coord`).
+            let qid = lane / 4;
+            let fm = (qid & 4) + (lane / 2) % 4;
+            let fn_ = (qid & 2) * 2 + (lane % 2) * 2;
+            for slot in 0..2 {
+                let e = matrix_element(lane, slot);
+                assert_eq!(e, fm * 8 + fn_ + slot);
+                assert!(!seen[e]);
+                seen[e] = true;
+                assert_eq!(matrix_lane_slot(e), (lane, slot));
+            }
+        }
     }
 }

@@ -310,9 +310,9 @@ kernel void k(device const float* a [[buffer(0)]], device float* out [[buffer(1)
     let out = |e: &&gpu::trace::TraceEvent| matches!(t.cells[e.cell as usize].alloc, gpu::trace::CellAlloc::Buffer(1));
     let writes: Vec<_> = t.events.iter().filter(|e| e.write).filter(out).collect();
     assert_eq!(writes.len(), 64, "every element of the stored tile");
-    // Element 5 (row 0, column 5) is lane 2's second slot: loaded from a[5].
+    // Element 5 (row 0, column 5) is lane 8's second slot in Apple's layout: loaded from a[5].
     let w = writes.iter().find(|e| t.cells[e.cell as usize].offset == 20).expect("out[5]");
-    assert_eq!(w.thread, [2, 0, 0]);
+    assert_eq!(w.thread, [8, 0, 0]);
     assert_eq!(
         w.sources.iter().map(|&c| (t.cells[c as usize].alloc, t.cells[c as usize].offset)).collect::<Vec<_>>(),
         [(gpu::trace::CellAlloc::Buffer(0), 20)]

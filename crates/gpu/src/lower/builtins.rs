@@ -371,20 +371,30 @@ impl<'p> Lowerer<'p> {
                     },
                     None => false,
                 };
+                let mat_ty = args[0].ty.strip_ref().clone();
+                // A matrix in memory (an array element, a struct member, one
+                // whose address was taken) goes through registers.
                 let regs = match &mat_place {
                     Place::Regs(r) => r.clone(),
-                    _ => return err(span, "matrix must be a local variable"),
+                    _ if load => vec![self.reg_for(elem), self.reg_for(elem)],
+                    _ => match self.read(&mat_place, &mat_ty, at, out)? {
+                        Val::Regs(r) => r,
+                        _ => return err(span, "internal error: matrix not readable"),
+                    },
                 };
                 if load {
                     out.push(Inst::Matrix {
                         op: MatrixOp::Load { transpose },
                         ty: elem,
-                        dst: regs,
+                        dst: regs.clone(),
                         args: vec![ptr, stride, ox, oy],
                         mats: Vec::new(),
                         space,
                         at,
                     });
+                    if !matches!(mat_place, Place::Regs(_)) {
+                        self.write(&mat_place, &Val::Regs(regs), &mat_ty, at, out)?;
+                    }
                 } else {
                     out.push(Inst::Matrix {
                         op: MatrixOp::Store { transpose },
@@ -400,7 +410,6 @@ impl<'p> Lowerer<'p> {
             }
             "simdgroup_multiply" | "simdgroup_multiply_accumulate" => {
                 let d = self.place(&args[0], out)?;
-                let Place::Regs(dregs) = d else { return err(span, "matrix must be a local variable") };
                 let Type::SimdMatrix { elem, .. } = args[0].ty.strip_ref().clone() else { return err(span, "bad matrix") };
                 let mut mats = Vec::new();
                 for a in &args[1..] {
@@ -409,9 +418,8 @@ impl<'p> Lowerer<'p> {
                 let tmp = vec![self.reg32(), self.reg32()];
                 let op = if name == "simdgroup_multiply" { MatrixOp::Multiply } else { MatrixOp::MultiplyAccumulate };
                 out.push(Inst::Matrix { op, ty: elem, dst: tmp.clone(), args: Vec::new(), mats, space: AddressSpace::Thread, at });
-                for (d, s) in dregs.iter().zip(&tmp) {
-                    out.push(Inst::Assign { dst: *d, src: *s });
-                }
+                let mat_ty = args[0].ty.strip_ref().clone();
+                self.write(&d, &Val::Regs(tmp), &mat_ty, at, out)?;
                 Ok(Val::Regs(Vec::new()))
             }
             _ => err(span, format!("`{name}` is not implemented by the simulator yet")),

@@ -551,7 +551,7 @@ impl<'p> Lowerer<'p> {
         match p {
             Place::Regs(r) => Ok(Val::Regs(r.clone())),
             Place::Mem { ptr, space, .. } => match components(ty, self.tables) {
-                Some((s, n)) if !matches!(ty, Type::SimdMatrix { .. }) => {
+                Some((s, n)) => {
                     let es = s.size() as i64;
                     let mut regs = Vec::with_capacity(n);
                     for k in 0..n {
@@ -609,6 +609,8 @@ impl<'p> Lowerer<'p> {
                 let col = self.tables.size_of(&Type::vector(*elem, *rows)) as usize;
                 ((k / *rows as usize) * col + (k % *rows as usize) * elem.size() as usize) as u32
             }
+            // A thread's share of a SIMD-group matrix: two elements, as `vec<T, 2>`.
+            Type::SimdMatrix { elem, .. } => (k as u32) * elem.size(),
             t => (k as u32) * scalar_of(t, self.tables).map(|s| s.size()).unwrap_or(8),
         }
     }

@@ -862,3 +862,69 @@ fn steel_style_gemm_matches_reference() {
         }
     }
 }
+
+/// Operators on a struct with a conversion operator when no user operator
+/// fits (C++'s built-in candidates), and operators found by
+/// argument-dependent lookup from inside a namespace that hides them.
+#[test]
+fn builtin_operators_through_conversions_and_adl() {
+    let src = format!(
+        r#"
+template <typename T, T v>
+struct ic {{
+  constexpr operator T() const thread {{ return v; }}
+}};
+template <typename T, T a, typename U, U b>
+constexpr ic<T, a + b> operator+(ic<T, a>, ic<U, b>) {{ return {{}}; }}
+struct V {{ float x; }};
+V operator*(V a, V b) {{ return V{{a.x * b.x}}; }}
+namespace inner {{
+struct W {{ float w; }};
+// Hides the global `operator*` for unqualified lookup inside `inner`.
+W operator*(W a, W b) {{ return W{{a.w + b.w}}; }}
+template <typename T, int K>
+float use(T s, device float* p) {{
+  V v = V{{3.0f}};
+  V sq = v * v;              // the global operator, found through V
+  short i = 2;
+  int prod = i * s;          // built-in `*` on ic's conversion to int
+  int neg = -s;              // built-in unary `-`
+  p += ic<int, 1>{{}};       // pointer += converted constant
+  int sum = ic<int, 2>{{}} + ic<int, K>{{}};  // the user operator
+  return sq.x + float(prod) * 10.0f + float(neg) * 100.0f + p[0] * 1000.0f + float(sum) * 10000.0f;
+}}
+}}
+kernel void k({KERNEL_OUT}) {{
+  if (i == 0) {{
+    out[1] = 7.0f;
+    out[0] = inner::use<ic<int, 4>, 5>(ic<int, 4>{{}}, out);
+  }}
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    assert_eq!(out[0], 9.0 + 80.0 - 400.0 + 7000.0 + 70000.0);
+}
+
+/// A template's signature is resolved where the template was declared: the
+/// caller's kernel parameter `K` does not hide the template parameter `K`.
+#[test]
+fn caller_locals_do_not_hide_template_parameters() {
+    let src = r#"
+template <typename T, int R, int C>
+struct Tile { T v[R * C]; };
+template <typename T, int M, int N, int K>
+float mm(thread Tile<T, M, N>& d, thread Tile<T, M, K>& a, thread Tile<T, K, N>& b) {
+  return float(M * 100 + N * 10 + K) + d.v[0] + a.v[0] + b.v[0];
+}
+kernel void k(device float* K [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  Tile<float, 2, 3> d = {}; Tile<float, 2, 4> a = {}; Tile<float, 4, 3> b = {};
+  K[i] = mm(d, a, b);
+}
+"#;
+    let k = compile(&format!("{PRELUDE}{src}"), "k");
+    let mut b = bufs(vec![(0, f32s(&[0.0]))]);
+    let r = run(&k, &threads([1, 1, 1], [1, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert_eq!(to_f32(&b[&0]), vec![234.0]);
+}

@@ -1138,7 +1138,10 @@ impl<'a> Checker<'a, '_> {
     ) -> Option<hir::Expr> {
         let t = self.ty_name(&Type::Reference { referee: Box::new(referee.clone()), space, is_const });
         if !h.is_place() {
-            self.error(h.span, format!("a cast to the reference `{t}` needs an object (a variable, element or member), not a temporary value"));
+            self.error(
+                h.span,
+                format!("a cast to the reference `{t}` needs an object (a variable, element or member), not a temporary value"),
+            );
             return None;
         }
         let (from_space, from_const) = self.place_info(&h);

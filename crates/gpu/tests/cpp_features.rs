@@ -928,3 +928,31 @@ kernel void k(device float* K [[buffer(0)]], uint i [[thread_position_in_grid]])
     assert!(r.findings.is_empty(), "{:?}", r.findings);
     assert_eq!(to_f32(&b[&0]), vec![234.0]);
 }
+
+/// A struct converts implicitly to a scalar through a conversion operator
+/// to another scalar followed by a standard conversion (MLX's `_NoMask`
+/// assigned to a `half` scale through `operator bool`).
+#[test]
+fn conversion_operator_then_standard_conversion() {
+    let src = format!(
+        r#"
+struct NoMask {{
+  char x;
+  constexpr operator bool() const device {{ return true; }}
+  constexpr operator bool() const thread {{ return true; }}
+}};
+kernel void k({KERNEL_OUT}, const device NoMask* m [[buffer(1)]]) {{
+  half scale = m[i];
+  NoMask n;
+  n.x = 0;
+  float f = n;
+  out[i] = float(scale) * 10.0f + f;
+}}
+"#
+    );
+    let k = compile(&format!("{PRELUDE}{src}"), "k");
+    let mut b = bufs(vec![(0, f32s(&[0.0, 0.0])), (1, vec![0u8, 0u8])]);
+    let r = run(&k, &threads([2, 1, 1], [2, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert_eq!(to_f32(&b[&0]), vec![11.0, 11.0]);
+}

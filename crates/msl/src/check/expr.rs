@@ -442,6 +442,17 @@ impl<'a> Checker<'a, '_> {
             if let Some(c) = self.user_conversion(h.clone(), to) {
                 return Some(c);
             }
+            // A conversion operator to another scalar, then a standard
+            // conversion (`half s = mask;` through `operator bool()`).
+            if to.is_scalar() {
+                let mark = self.diag_mark();
+                if let Some(c) = self.conversion_to_scalar(h.clone()) {
+                    if implicit_conversion(&c.ty, to).is_some() {
+                        return Some(self.convert(c, to.clone()));
+                    }
+                }
+                self.diag_rollback(mark);
+            }
         }
         let (fname, tname) = (self.ty_name(&h.ty), self.ty_name(to));
         let mut d = self.error(h.span, format!("cannot convert {what} from `{fname}` to `{tname}`")).label(format!("this is `{fname}`"));

@@ -835,6 +835,8 @@ kernel void k({KERNEL_OUT}) {{
     let a = [0.0f32, 7.0, 8.0, 0.0, -1.0, -1.0, 0.0];
     for (i, v) in out.iter().enumerate() {
         assert_eq!(*v, 0.5 + a[i] * 10.0 + a[i + 3] * 1000.0, "thread {i}");
+    }
+}
 
 /// The corpus kernel `features/steel_style_gemm.metal` (a tile GEMM in the
 /// style of MLX's steel: fragments filled through `thread_elements()`,

@@ -958,3 +958,30 @@ kernel void k({KERNEL_OUT}, const device NoMask* m [[buffer(1)]]) {{
     assert!(r.findings.is_empty(), "{:?}", r.findings);
     assert_eq!(to_f32(&b[&0]), vec![11.0, 11.0]);
 }
+
+/// Array members with default initializers, kept by constructors that do
+/// not name them (steel's `frag_type val_frags[N] = {frag_type(0)};`):
+/// the given elements, the rest value-initialized.
+#[test]
+fn array_member_defaults_in_constructors() {
+    let src = format!(
+        r#"
+struct Frag {{ float v; Frag() = default; Frag(float x) : v(x) {{}} }};
+struct Tile {{
+  Frag frags[4] = {{Frag(7)}};
+  float w[3] = {{1.0f, 2.0f}};
+  int n;
+  Tile(int k) : n(k) {{}}
+}};
+template <int N> struct Acc {{ float a[N] = {{0}}; Acc() {{}} }};
+kernel void k({KERNEL_OUT}) {{
+  Tile t(int(i));
+  Acc<3> acc;
+  acc.a[1] += 5.0f;
+  out[i] = t.frags[i % 4].v + t.w[0] * 10.0f + t.w[1] * 100.0f + t.w[2] * 1000.0f + float(t.n) + acc.a[0] + acc.a[1] * 10000.0f;
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    assert_eq!(out, vec![50217.0, 50211.0, 50212.0, 50213.0]);
+}

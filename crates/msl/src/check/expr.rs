@@ -898,6 +898,15 @@ impl<'a> Checker<'a, '_> {
             let r = self.expr(rhs)?;
             return self.overloaded("=", vec![l, r], span);
         }
+        // A constructor's member initializer of an array member (`T v[N] =
+        // {…};` or `: v{…}`), which with_member_inits spells `this->v = {…}`:
+        // initialization, not the array assignment C++ forbids.
+        let member_init = matches!(&lhs.kind, A::Member { base, arrow: true, .. } if matches!(base.kind, A::This));
+        if op.is_none() && member_init && matches!(l.ty, Type::Array { .. }) && matches!(rhs.kind, A::InitList(_)) {
+            let ty = l.ty.clone();
+            let v = self.coerce_ast(rhs, &ty, "the initializer")?;
+            return Some(mk(H::Assign { place: bx(l), value: bx(v) }, ty, span));
+        }
         self.check_assignable(&l, lhs.span, &sym)?;
         let ty = l.ty.clone();
         match op {

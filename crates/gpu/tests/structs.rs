@@ -335,3 +335,24 @@ kernel void k({KERNEL_OUT}) {{
         assert_eq!(*v, 109.0 + 111.0 * 1000.0, "thread {i}");
     }
 }
+
+#[test]
+fn array_members_with_default_initializers_in_structs_with_constructors() {
+    let src = format!(
+        r#"
+struct Frag {{ float v; }};
+struct Tile {{
+  float vals[4] = {{1.0f, 2.0f}};
+  Frag frags[2] = {{Frag{{5.0f}}}};
+  float scale;
+  Tile(float s) : scale(s) {{}}
+}};
+kernel void k({KERNEL_OUT}) {{
+  Tile t(float(i));
+  out[i] = t.vals[0] + t.vals[1] + t.vals[2] + t.vals[3] + t.frags[0].v + t.frags[1].v + t.scale;
+}}
+"#
+    );
+    let out = run_out(&src, 2);
+    assert_eq!(out, vec![8.0, 9.0]);
+}

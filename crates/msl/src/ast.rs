@@ -575,6 +575,9 @@ pub enum ItemKind {
         attrs: Vec<Attribute>,
         ty: TypeExpr,
         name: Path,
+        /// The parameter list when written (`template void f(int);`): the
+        /// template arguments are then deduced from it.
+        params: Option<Vec<Param>>,
     },
     StaticAssert {
         cond: Expr,

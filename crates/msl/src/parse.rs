@@ -2678,11 +2678,9 @@ impl<'a> Parser<'a> {
             }
         }
         let name = self.parse_path();
-        if self.at(Punct::LParen) {
-            let _ = self.parse_params();
-        }
+        let params = if self.at(Punct::LParen) { Some(self.parse_params()) } else { None };
         self.expect_semi("explicit instantiation");
-        Some(ItemKind::ExplicitInstantiation { attrs: specs.attrs, ty, name })
+        Some(ItemKind::ExplicitInstantiation { attrs: specs.attrs, ty, name, params })
     }
 
     fn parse_enum(&mut self) -> Option<Enum> {

@@ -908,7 +908,7 @@ fn item_head(it: &Item, p: &mut Printer) -> Option<String> {
             p.item(item);
             None
         }
-        ItemKind::ExplicitInstantiation { attrs, ty: t, name } => {
+        ItemKind::ExplicitInstantiation { attrs, ty: t, name, params } => {
             let mut s = String::from("template ");
             for a in attrs {
                 s.push_str(&attr(a));
@@ -917,6 +917,12 @@ fn item_head(it: &Item, p: &mut Printer) -> Option<String> {
             ty(&mut s, t);
             s.push(' ');
             path(&mut s, name);
+            if let Some(ps) = params {
+                let shown: Vec<String> = ps.iter().map(param).collect();
+                s.push('(');
+                s.push_str(&shown.join(", "));
+                s.push(')');
+            }
             s.push(';');
             Some(s)
         }
@@ -1112,19 +1118,21 @@ fn erase_function(f: &mut Function) {
     f.attrs.iter_mut().for_each(erase_attr);
     erase_type_spans(&mut f.ret);
     erase_path(&mut f.name);
-    for p in &mut f.params {
-        p.span = Span::default();
-        erase_type_spans(&mut p.ty);
-        if let Some(n) = &mut p.name {
-            n.span = Span::default();
-        }
-        p.attrs.iter_mut().for_each(erase_attr);
-        if let Some(d) = &mut p.default {
-            erase_expr_spans(d);
-        }
-    }
+    f.params.iter_mut().for_each(erase_param);
     if let Some(b) = &mut f.body {
         erase_block(b);
+    }
+}
+
+fn erase_param(p: &mut Param) {
+    p.span = Span::default();
+    erase_type_spans(&mut p.ty);
+    if let Some(n) = &mut p.name {
+        n.span = Span::default();
+    }
+    p.attrs.iter_mut().for_each(erase_attr);
+    if let Some(d) = &mut p.default {
+        erase_expr_spans(d);
     }
 }
 
@@ -1213,10 +1221,11 @@ fn erase_item(i: &mut Item) {
             }
             erase_item(item);
         }
-        ItemKind::ExplicitInstantiation { attrs, ty, name } => {
+        ItemKind::ExplicitInstantiation { attrs, ty, name, params } => {
             attrs.iter_mut().for_each(erase_attr);
             erase_type_spans(ty);
             erase_path(name);
+            params.iter_mut().flatten().for_each(erase_param);
         }
         ItemKind::StaticAssert { cond, .. } => erase_expr_spans(cond),
         ItemKind::Empty => {}

@@ -56,7 +56,9 @@ impl<'a> Checker<'a, '_> {
             ItemKind::Empty => {}
             ItemKind::UsingDecl(path) => self.using_decl(path),
             ItemKind::Template { params, item: inner } => self.template_item(params, inner, item.span),
-            ItemKind::ExplicitInstantiation { attrs, name, .. } => self.explicit_instantiation(attrs, name, item.span),
+            ItemKind::ExplicitInstantiation { attrs, ty, name, params } => {
+                self.explicit_instantiation(attrs, ty, name, params.as_deref(), item.span)
+            }
             ItemKind::StaticAssert { cond, message } => self.static_assert(cond, message.as_deref()),
         }
     }
@@ -193,7 +195,14 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
-    fn explicit_instantiation(&mut self, attrs: &[ast::Attribute], name: &ast::Path, span: Span) {
+    fn explicit_instantiation(
+        &mut self,
+        attrs: &[ast::Attribute],
+        ret: &ast::TypeExpr,
+        name: &ast::Path,
+        params: Option<&[ast::Param]>,
+        span: Span,
+    ) {
         let seg = name.last();
         let decls = if name.segments.len() == 1 {
             self.lookup_global(&seg.ident.name)
@@ -207,11 +216,46 @@ impl<'a> Checker<'a, '_> {
             self.error(seg.ident.span, format!("`{}` is not a function template declared above", name.plain_name()));
             return;
         };
-        let Some(args) = &seg.template_args else {
-            self.error(span, "an explicit instantiation needs template arguments, e.g. `k<float>`");
-            return;
+        let explicit = match &seg.template_args {
+            Some(args) => match self.template_args(args) {
+                Some(t) => t,
+                None => return,
+            },
+            None => Vec::new(),
         };
-        let Some(targs) = self.template_args(args) else { return };
+        let (d, targs) = match params {
+            // `template void k(float x);`: the template whose signature this
+            // is, with its arguments deduced from the parameter types.
+            Some(params) => {
+                let Some(own) = self.declared_signature(ret, params) else { return };
+                let templates: Vec<DeclId> =
+                    decls.iter().copied().filter(|&d| matches!(self.decls[d].kind, DeclKind::FunctionTemplate { .. })).collect();
+                let found = self.templates_for_signature(&templates, &explicit, &own, false, seg.ident.span);
+                match found.into_iter().next() {
+                    Some(x) => x,
+                    None => {
+                        let shown: Vec<String> = own.params.iter().map(|t| self.ty_name(t)).collect();
+                        self.error(
+                            seg.ident.span,
+                            format!(
+                                "no template `{}` declared above takes ({}) and returns `{}`, so this cannot instantiate one",
+                                name.plain_name(),
+                                shown.join(", "),
+                                self.ty_name(&own.ret)
+                            ),
+                        )
+                        .secondary(self.decls[d].span, "a template of that name")
+                        .help("the parameter and return types must be the template's, with its parameters replaced by the arguments");
+                        return;
+                    }
+                }
+            }
+            None if seg.template_args.is_none() => {
+                self.error(span, "an explicit instantiation needs template arguments, e.g. `k<float>`, or the function's parameter list");
+                return;
+            }
+            None => (d, explicit),
+        };
         let host = host_name(attrs);
         let is_kernel = attrs.iter().any(|a| &*a.name.name == "kernel");
         // Overloaded templates (same name, different template parameter
@@ -307,6 +351,20 @@ impl<'a> Checker<'a, '_> {
             let host = if f.is_kernel { Some(host_name(&f.attrs).unwrap_or_else(|| name.name.to_string())) } else { None };
             self.function_body(f, id, &sig, name.name.to_string(), host, None);
         }
+    }
+
+    /// The signature written in a declaration without a body (an explicit
+    /// instantiation's `void k(const device float* in, uint i)`).
+    fn declared_signature(&mut self, ret: &ast::TypeExpr, params: &[ast::Param]) -> Option<Signature> {
+        let ret = self.resolve_type(ret)?.ty;
+        let mut out = Vec::new();
+        for p in params {
+            out.push(param_type(self.resolve_type(&p.ty)?));
+        }
+        if out.len() == 1 && out[0] == Type::Void && params[0].name.is_none() {
+            out.clear();
+        }
+        Some(Signature { params: out, ret })
     }
 
     /// Resolve parameter and return types. `this_struct` is set for methods.

@@ -76,36 +76,103 @@ impl<'a> Checker<'a, '_> {
     }
 
     /// `template <> R f<Args>(...) {...}`: used whenever `f<Args>` is.
+    /// Like C++, it specializes the visible template of that name whose
+    /// signature, once its arguments are deduced from the specialization's
+    /// parameter types, is the specialization's own (return type included:
+    /// of two `enable_if`-constrained overloads only one survives), the
+    /// more specialised one if several do.
     pub(crate) fn function_specialization(&mut self, f: &'a ast::Function) {
         let last = f.name.last();
-        let Some(d) = self.primary_template(&last.ident, "function", |k| matches!(k, DeclKind::FunctionTemplate { .. })) else { return };
-        let DeclKind::FunctionTemplate { ast: primary_ast, params } = self.decls[d].kind.clone() else { return };
-        let targs = match &last.template_args {
-            Some(args) => self.template_args(args),
-            None => {
-                // Deduce the arguments from the specialization's parameter types.
-                let mut ptys = Vec::new();
-                for p in &f.params {
-                    let Some(q) = self.resolve_type(&p.ty) else { return };
-                    ptys.push(q.ty);
-                }
-                let found = self.deduce(params, primary_ast, &ptys, Vec::new());
-                if found.is_none() {
-                    self.error(
-                        last.ident.span,
-                        format!(
-                            "cannot tell which `{}` this specializes: give the arguments, e.g. `{}<float>`",
-                            last.ident.name, last.ident.name
-                        ),
-                    );
-                }
-                found
-            }
+        let Some(latest) = self.primary_template(&last.ident, "function", |k| matches!(k, DeclKind::FunctionTemplate { .. })) else {
+            return;
         };
-        let Some(targs) = targs else { return };
-        let Some(targs) = self.complete_targs(d, targs, last.ident.span) else { return };
+        let explicit = match &last.template_args {
+            Some(args) => match self.template_args(args) {
+                Some(t) => t,
+                None => return,
+            },
+            None => Vec::new(),
+        };
+        let Some(own) = self.signature_any_ret(f) else { return };
+        let templates: Vec<DeclId> = self.lookup_global(&last.ident.name);
+        let found = self.templates_for_signature(&templates, &explicit, &own, is_auto(&f.ret), last.ident.span);
+        let Some((d, targs)) = found.into_iter().next() else {
+            self.error(
+                last.ident.span,
+                format!(
+                    "no template `{}` declared above has this signature, so this cannot specialize one: give the arguments, e.g. `{}<float>`, and match the template's parameter and return types",
+                    last.ident.name, last.ident.name
+                ),
+            )
+            .secondary(self.decls[latest].span, "the latest template of that name");
+            return;
+        };
         let env = Env { visible: self.decls.len(), ..self.env.clone() };
         self.fn_specs.insert((d, targs), (f, env));
+    }
+
+    /// The function templates among `decls` that, with their arguments
+    /// deduced from `own`'s parameter types (after `explicit` ones), have
+    /// exactly the signature `own` (its return type unless `own_ret_auto`),
+    /// with those arguments; the most specialised ones when several do.
+    pub(crate) fn templates_for_signature(
+        &mut self,
+        decls: &[DeclId],
+        explicit: &[TArg],
+        own: &super::decls::Signature,
+        own_ret_auto: bool,
+        span: Span,
+    ) -> Vec<(DeclId, Vec<TArg>)> {
+        let mut found: Vec<(DeclId, Vec<TArg>)> = Vec::new();
+        for &d in decls {
+            let DeclKind::FunctionTemplate { ast: primary, params } = self.decls[d].kind.clone() else { continue };
+            let Some(targs) = self.deduce(params, primary, &own.params, explicit.to_vec()) else { continue };
+            let mark = self.diag_mark();
+            let sig = self.complete_targs(d, targs, span).and_then(|targs| {
+                let sig = self.template_signature(d, &targs)?;
+                Some((targs, sig))
+            });
+            self.diag_rollback(mark);
+            let Some((targs, sig)) = sig else { continue };
+            let ret_matches = own_ret_auto || is_auto(&primary.ret) || sig.ret == own.ret;
+            if sig.params == own.params && ret_matches {
+                found.push((d, targs));
+            }
+        }
+        if found.len() > 1 {
+            let nargs = own.params.len();
+            let ds: Vec<DeclId> = found.iter().map(|x| x.0).collect();
+            found.retain(|(d, _)| ds.iter().all(|&e| e == *d || self.more_specialized(*d, e, nargs)));
+        }
+        found
+    }
+
+    /// The signature of function template `d` for `targs` (`None` when a
+    /// type does not exist for them, e.g. a failed `enable_if_t`).
+    fn template_signature(&mut self, d: DeclId, targs: &[TArg]) -> Option<super::decls::Signature> {
+        let DeclKind::FunctionTemplate { ast: f, params } = self.decls[d].kind.clone() else { return None };
+        let env = self.template_env(d, params, targs);
+        let saved = std::mem::replace(&mut self.env, env);
+        let saved_fs = self.fs.take();
+        let sig = self.signature_any_ret(f);
+        self.fs = saved_fs;
+        self.env = saved;
+        sig
+    }
+
+    /// `f`'s signature; an `auto` return type (deduced from the body) is
+    /// left as `void`, since only the parameters can tell overloads apart.
+    fn signature_any_ret(&mut self, f: &ast::Function) -> Option<super::decls::Signature> {
+        if is_auto(&f.ret) {
+            let mut g = f.clone();
+            let span = f.ret.span;
+            let void = ast::PathSegment { ident: ast::Ident { name: Rc::from("void"), span }, template_args: None };
+            let path = ast::Path { global: false, segments: vec![void], span };
+            g.ret = ast::TypeExpr { kind: ast::TypeExprKind::Named { path, is_const: false, is_volatile: false, addr_space: None }, span };
+            self.signature(&g, None)
+        } else {
+            self.signature(f, None)
+        }
     }
 
     /// The type an alias template names for these arguments.
@@ -247,4 +314,9 @@ impl<'a> Checker<'a, '_> {
 /// `gparams`) match every argument list the pattern `special` matches?
 fn pattern_covers(gparams: &[ast::TemplateParam], general: &[ast::TemplateArg], special: &[ast::TemplateArg]) -> bool {
     general.len() == special.len() && super::ordering::template_args_match(general, special, gparams)
+}
+
+/// `auto` as a return type (deduced from the body).
+fn is_auto(t: &ast::TypeExpr) -> bool {
+    matches!(&t.kind, ast::TypeExprKind::Named { path, .. } if path.plain_name() == "auto")
 }

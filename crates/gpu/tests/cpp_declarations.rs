@@ -1,0 +1,120 @@
+//! Declarations of real kernel libraries that name an existing template or
+//! struct from outside it: explicit specializations of member function
+//! templates, explicit instantiations written with a parameter list, and
+//! out-of-class member definitions. Each kernel is run and its output
+//! compared with values computed here.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+
+const KERNEL_OUT: &str = "device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]";
+
+/// Compile `src` (after the prelude), run kernel `name` over `n` threads in
+/// one threadgroup with `bufs`, return buffer 0 as floats.
+fn run_kernel(src: &str, name: &str, n: u32, mut b: BTreeMap<u32, Vec<u8>>) -> Vec<f32> {
+    let full = format!("{PRELUDE}{src}");
+    let k = compile(&full, name);
+    let r = run(&k, &threads([n, 1, 1], [n, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    to_f32(&b[&0])
+}
+
+fn run_out(src: &str, n: u32) -> Vec<f32> {
+    run_kernel(src, "k", n, bufs(vec![(0, f32s(&vec![0.0; n as usize]))]))
+}
+
+/// `template <> R operator()(C, C)` inside a struct whose two primary
+/// templates are `enable_if`-constrained: it specializes the one whose
+/// return type exists for `C` (the other's body would not compile for `C`).
+#[test]
+fn member_template_specialization_picks_the_viable_primary() {
+    let src = format!(
+        r#"
+struct Cplx {{ float re; float im; }};
+struct Power {{
+  template <typename T>
+  enable_if_t<!is_integral_v<T>, T> operator()(T a, T b) thread {{ return metal::pow(a, b); }}
+  template <typename T>
+  enable_if_t<is_integral_v<T>, T> operator()(T a, T b) thread {{
+    T r = 1;
+    for (T e = 0; e < b; ++e) r *= a;
+    return r;
+  }}
+  template <>
+  Cplx operator()(Cplx a, Cplx b) thread {{ return Cplx{{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}}; }}
+}};
+kernel void k({KERNEL_OUT}) {{
+  Power p;
+  Cplx z = p(Cplx{{float(i), 1.0f}}, Cplx{{2.0f, 0.5f}});
+  out[i] = z.re * 1000.0f + z.im * 100.0f + p(2.0f, float(i)) + float(p(3, int(i)));
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        let (re, im) = (x * 2.0 - 0.5, x * 0.5 + 2.0);
+        let expect = re * 1000.0 + im * 100.0 + 2f32.powf(x) + 3f32.powi(i as i32);
+        assert!((v - expect).abs() < 1e-3, "thread {i}: {v} vs {expect}");
+    }
+}
+
+/// A free function template's explicit specialization chooses among
+/// overloads by the whole signature too.
+#[test]
+fn free_function_specialization_matches_by_signature() {
+    let src = format!(
+        r#"
+template <typename T> T twice(T v) {{ return v * T(2); }}
+template <typename T> T twice(device T* p) {{ return *p * T(2); }}
+template <> float twice(float v) {{ return v * 3.0f; }}
+template <> int twice<int>(int v) {{ return v * 5; }}
+kernel void k({KERNEL_OUT}) {{
+  out[i] = twice(float(i)) + float(twice(int(i))) * 10.0f + float(twice(uint(i))) * 100.0f;
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        assert_eq!(*v, x * 3.0 + x * 50.0 + x * 200.0, "thread {i}");
+    }
+}
+
+/// MLX's conv.metal form: `template [[host_name("…")]] [[kernel]] void
+/// k(params…);` without template arguments; they are deduced from the
+/// parameter types, non-type ones included (`Params<N>`).
+#[test]
+fn explicit_instantiation_by_parameter_list() {
+    let src = r#"
+template <int N> struct Params { int shape[N]; };
+template <typename T, int N>
+[[kernel]] void scale(device float* out [[buffer(0)]], const device T* in [[buffer(1)]],
+                      const constant Params<N>* p [[buffer(2)]], const constant int& k [[buffer(3)]],
+                      uint i [[thread_position_in_grid]]) {
+  out[i] = float(in[i]) * float(k) + float(N * 100 + p->shape[N - 1]);
+}
+template <typename T>
+[[kernel]] void scale(device float* out [[buffer(0)]], const device T* in [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+  out[i] = -float(in[i]);
+}
+#define inst(name, T, n)                                                      \
+  template [[host_name("scale_" #name "_" #n)]] [[kernel]] void scale(        \
+      device float* out [[buffer(0)]], const device T* in [[buffer(1)]],       \
+      const constant Params<n>* p [[buffer(2)]], const constant int& k [[buffer(3)]], \
+      uint i [[thread_position_in_grid]]);
+inst(f32, float, 1)
+inst(i32, int, 2)
+template [[host_name("neg_f32")]] [[kernel]] void scale(device float* out, const device float* in, uint i);
+"#;
+    let zeros = || f32s(&[0.0; 4]);
+    let out =
+        run_kernel(src, "scale_f32_1", 4, bufs(vec![(0, zeros()), (1, f32s(&[1.0, 2.0, 3.0, 4.0])), (2, i32s(&[7])), (3, i32s(&[3]))]));
+    assert_eq!(out, vec![110.0, 113.0, 116.0, 119.0]);
+    let out = run_kernel(src, "scale_i32_2", 4, bufs(vec![(0, zeros()), (1, i32s(&[1, 2, 3, 4])), (2, i32s(&[7, 9])), (3, i32s(&[2]))]));
+    assert_eq!(out, vec![211.0, 213.0, 215.0, 217.0]);
+    let out = run_kernel(src, "neg_f32", 4, bufs(vec![(0, zeros()), (1, f32s(&[1.0, 2.0, 3.0, 4.0]))]));
+    assert_eq!(out, vec![-1.0, -2.0, -3.0, -4.0]);
+}

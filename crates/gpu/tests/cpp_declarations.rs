@@ -118,3 +118,30 @@ template [[host_name("neg_f32")]] [[kernel]] void scale(device float* out, const
     let out = run_kernel(src, "neg_f32", 4, bufs(vec![(0, zeros()), (1, f32s(&[1.0, 2.0, 3.0, 4.0]))]));
     assert_eq!(out, vec![-1.0, -2.0, -3.0, -4.0]);
 }
+
+/// MLX's fence.metal: a program-scope constant of an enum type initialized
+/// by `static_cast` (a compile-time constant), declared inside namespace
+/// `metal` and named as `metal::…`.
+#[test]
+fn enum_casts_are_program_scope_constants_and_programs_extend_namespace_metal() {
+    let src = format!(
+        r#"
+enum class Level : int {{ low = 1, mid = 2, high = 3 }};
+namespace metal {{
+constexpr constant metal::thread_scope my_scope = static_cast<thread_scope>(2);
+constexpr constant int lanes = 4;
+}}
+constexpr constant Level level = static_cast<Level>(3);
+constexpr constant int level_plus = static_cast<int>(level) + 10;
+kernel void k({KERNEL_OUT}) {{
+  metal::atomic_thread_fence(metal::mem_flags::mem_device, metal::memory_order_seq_cst, metal::my_scope);
+  out[i] = float(static_cast<int>(level)) + float(level_plus) * 10.0f + float(metal::lanes * int(i)) * 1000.0f
+      + (level == Level::high ? 0.5f : 0.0f);
+}}
+"#
+    );
+    let out = run_out(&src, 3);
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(*v, 3.0 + 130.0 + 4000.0 * i as f32 + 0.5, "thread {i}");
+    }
+}

@@ -1271,6 +1271,9 @@ impl<'a> Checker<'a, '_> {
             K::ArrayInit { items, rest } => items.iter().all(|x| self.is_constant_expr(x)) && self.is_constant_expr(rest),
             K::Global(_) => true,
             K::Convert(x) | K::BitCast(x) => self.is_constant_expr(x),
+            // `static_cast<thread_scope>(3)`, `static_cast<E>(2)`: a cast to
+            // an enum keeps the value.
+            K::PtrCast(x) if matches!(e.ty, Type::Enum(_) | Type::BuiltinEnum(_)) => self.is_constant_expr(x),
             K::Unary { operand, .. } => self.is_constant_expr(operand),
             K::Binary { lhs, rhs, .. } | K::Logical { lhs, rhs, .. } => self.is_constant_expr(lhs) && self.is_constant_expr(rhs),
             K::Conditional { cond, then, els } => self.is_constant_expr(cond) && self.is_constant_expr(then) && self.is_constant_expr(els),
@@ -1286,7 +1289,7 @@ impl<'a> Checker<'a, '_> {
     /// constant (program-scope initializers reach the executor as data).
     pub(crate) fn fold_tree(&self, e: hir::Expr) -> hir::Expr {
         use hir::ExprKind as K;
-        if e.ty.is_scalar() || matches!(e.ty, Type::Enum(_)) {
+        if e.ty.is_scalar() || matches!(e.ty, Type::Enum(_) | Type::BuiltinEnum(_)) {
             if let Some(v) = self.const_value(&e) {
                 return hir::Expr { kind: K::Const(v), ..e };
             }

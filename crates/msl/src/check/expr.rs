@@ -262,8 +262,10 @@ impl<'a> Checker<'a, '_> {
                 return Some(e);
             }
         }
-        if prefix.iter().all(|s| s.template_args.is_none()) && !in_metal {
-            let scope: Vec<std::rc::Rc<str>> = prefix.iter().map(|s| s.ident.name.clone()).collect();
+        if prefix.iter().all(|s| s.template_args.is_none()) {
+            // A program may add its own names to namespace `metal`.
+            let metal = in_metal.then(|| std::rc::Rc::<str>::from("metal"));
+            let scope: Vec<std::rc::Rc<str>> = metal.into_iter().chain(prefix.iter().map(|s| s.ident.name.clone())).collect();
             if let Some(d) = self.lookup_qualified(&scope, name) {
                 return self.decl_value(d, name, span);
             }

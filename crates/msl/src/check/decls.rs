@@ -223,41 +223,36 @@ impl<'a> Checker<'a, '_> {
             },
             None => Vec::new(),
         };
-        let (d, targs) = match params {
-            // `template void k(float x);`: the template whose signature this
-            // is, with its arguments deduced from the parameter types.
-            Some(params) => {
-                let Some(own) = self.declared_signature(ret, params) else { return };
-                let templates: Vec<DeclId> =
-                    decls.iter().copied().filter(|&d| matches!(self.decls[d].kind, DeclKind::FunctionTemplate { .. })).collect();
-                let found = self.templates_for_signature(&templates, &explicit, &own, false, seg.ident.span);
-                match found.into_iter().next() {
-                    Some(x) => x,
-                    None => {
-                        let shown: Vec<String> = own.params.iter().map(|t| self.ty_name(t)).collect();
-                        self.error(
-                            seg.ident.span,
-                            format!(
-                                "no template `{}` declared above takes ({}) and returns `{}`, so this cannot instantiate one",
-                                name.plain_name(),
-                                shown.join(", "),
-                                self.ty_name(&own.ret)
-                            ),
-                        )
-                        .secondary(self.decls[d].span, "a template of that name")
-                        .help("the parameter and return types must be the template's, with its parameters replaced by the arguments");
-                        return;
-                    }
-                }
-            }
-            None if seg.template_args.is_none() => {
-                self.error(span, "an explicit instantiation needs template arguments, e.g. `k<float>`, or the function's parameter list");
-                return;
-            }
-            None => (d, explicit),
-        };
         let host = host_name(attrs);
         let is_kernel = attrs.iter().any(|a| &*a.name.name == "kernel");
+        if let Some(params) = params {
+            // `template void k(float x);`: the template whose signature this
+            // is, with its arguments deduced from the parameter types.
+            let Some(own) = self.declared_signature(ret, params) else { return };
+            let found = self.templates_for_signature(&templates, &explicit, &own, false, seg.ident.span);
+            let Some((d, targs)) = found.into_iter().next() else {
+                let shown: Vec<String> = own.params.iter().map(|t| self.ty_name(t)).collect();
+                self.error(
+                    seg.ident.span,
+                    format!(
+                        "no template `{}` declared above takes ({}) and returns `{}`, so this cannot instantiate one",
+                        name.plain_name(),
+                        shown.join(", "),
+                        self.ty_name(&own.ret)
+                    ),
+                )
+                .secondary(self.decls[last].span, "a template of that name")
+                .help("the parameter and return types must be the template's, with its parameters replaced by the arguments");
+                return;
+            };
+            self.instantiate_function(d, targs, span, host.map(|h| (h, is_kernel)), None);
+            return;
+        }
+        if seg.template_args.is_none() {
+            self.error(span, "an explicit instantiation needs template arguments, e.g. `k<float>`, or the function's parameter list");
+            return;
+        }
+        let targs = explicit;
         // Overloaded templates (same name, different template parameter
         // lists): the latest one these arguments fit is instantiated.
         let fitting = templates.iter().find_map(|&d| self.complete_targs_quiet(d, &targs, span).map(|t| (d, t)));

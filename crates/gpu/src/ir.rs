@@ -92,8 +92,14 @@ pub enum LaneOp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatrixOp {
     Fill,
-    Load { transpose: bool },
-    Store { transpose: bool },
+    /// `simdgroup_matrix<T, 8, 8>(d)`: d on the diagonal, zero elsewhere.
+    Diagonal,
+    Load {
+        transpose: bool,
+    },
+    Store {
+        transpose: bool,
+    },
     Multiply,
     MultiplyAccumulate,
 }

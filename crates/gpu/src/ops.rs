@@ -1113,6 +1113,14 @@ impl Machine<'_> {
                     let v = f(self.get_pub(args[0], start) as u32);
                     result = Some([gpu_math::round_to(k, v); 64]);
                 }
+                MatrixOp::Diagonal => {
+                    let v = gpu_math::round_to(k, f(self.get_pub(args[0], start) as u32));
+                    let mut d = [0f32; 64];
+                    for i in 0..8 {
+                        d[i * 8 + i] = v;
+                    }
+                    result = Some(d);
+                }
                 MatrixOp::Multiply | MatrixOp::MultiplyAccumulate => {
                     if self.tracing() {
                         let name = if op == MatrixOp::Multiply { "simdgroup_multiply" } else { "simdgroup_multiply_accumulate" };

@@ -985,3 +985,27 @@ kernel void k({KERNEL_OUT}) {{
     let out = run_out(&src, 4);
     assert_eq!(out, vec![50217.0, 50211.0, 50212.0, 50213.0]);
 }
+
+/// `simdgroup_matrix<T, 8, 8>(d)` is a diagonal matrix (candle's
+/// mlx_gemm zeroes its accumulators this way); stored and compared here.
+#[test]
+fn simdgroup_matrix_scalar_constructor_is_diagonal() {
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], uint lane [[thread_index_in_simdgroup]]) {
+  simdgroup_matrix<float, 8, 8> d = simdgroup_matrix<float, 8, 8>(3);
+  simdgroup_float8x8 z = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+  simdgroup_multiply_accumulate(z, d, d, z);
+  simdgroup_store(z, out, 8);
+}
+"#;
+    let k = compile(src, "k");
+    let mut b = bufs(vec![(0, f32s(&[-1.0; 64]))]);
+    let r = run(&k, &threads([32, 1, 1], [32, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let out = to_f32(&b[&0]);
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(*v, if i / 8 == i % 8 { 9.0 } else { 0.0 }, "element {i}");
+    }
+}

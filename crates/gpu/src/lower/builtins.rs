@@ -101,7 +101,7 @@ impl<'p> Lowerer<'p> {
         if matches!(name, "__matrix_multiply" | "transpose" | "determinant") {
             return self.linalg(name, args, span, out);
         }
-        if name.starts_with("simdgroup_") || name == "make_filled_simdgroup_matrix" {
+        if name.starts_with("simdgroup_") || matches!(name, "make_filled_simdgroup_matrix" | "__simdgroup_diagonal") {
             return self.matrix(name, args, ret, span, out);
         }
         if let Some((op, quad)) = lane_op(name) {
@@ -320,12 +320,12 @@ impl<'p> Lowerer<'p> {
         self.uses_lanes = true;
         let at = self.access(span, name);
         match name {
-            "make_filled_simdgroup_matrix" => {
+            "make_filled_simdgroup_matrix" | "__simdgroup_diagonal" => {
                 let Type::SimdMatrix { elem, .. } = ret else { return err(span, "bad matrix type") };
                 let v = self.scalar(&args[0], out)?;
                 let dst = vec![self.reg32(), self.reg32()];
                 out.push(Inst::Matrix {
-                    op: MatrixOp::Fill,
+                    op: if name == "__simdgroup_diagonal" { MatrixOp::Diagonal } else { MatrixOp::Fill },
                     ty: *elem,
                     dst: dst.clone(),
                     args: vec![v],

@@ -1286,6 +1286,16 @@ impl<'a> Checker<'a, '_> {
                 }
                 self.vector_construct(*elem, *len, ty, parts, span)
             }
+            // `simdgroup_matrix<T, 8, 8>(d)`: a diagonal matrix of d.
+            Type::SimdMatrix { elem, .. } if args.len() == 1 => {
+                let x = self.expr(&args[0])?;
+                if !x.ty.is_scalar() {
+                    return self.explicit_convert(CastKind::Functional, x, ty, span);
+                }
+                let x = self.coerce(x, &Type::Scalar(*elem), "the diagonal value")?;
+                let param_types = vec![Type::Scalar(*elem)];
+                Some(mk(H::Builtin { name: "__simdgroup_diagonal", fast: false, args: vec![x], param_types }, ty.clone(), span))
+            }
             Type::Matrix { elem, cols, rows } => {
                 let mut parts = Vec::new();
                 for a in args {

@@ -184,6 +184,108 @@ instantiate("reverse_rows_f32", reverse_rows, float)
 instantiate("split_exp_f32", split_exp, float)
 "#;
 
+/// A reduction header, PyTorch MPS style: the accumulation type is an alias
+/// template written with a *relative* qualified name (`detail::Accum<T>`
+/// inside `mini::metal`), and `group_sum`'s first parameter
+/// `threadgroup accum_t<T>*` is a non-deduced context, so `T` comes from
+/// the second argument only.
+const REDUCE_H: &str = r#"#pragma once
+#include <metal_stdlib>
+
+namespace mini {
+namespace metal {
+constant constexpr unsigned lanes = 32;
+
+namespace detail {
+template <typename T>
+struct Accum {
+  using type = T;
+};
+template <>
+struct Accum<half> {
+  using type = float;
+};
+} // namespace detail
+
+template <typename T>
+using accum_t = typename detail::Accum<T>::type;
+
+// Sum over a whole threadgroup of up to 32 simdgroups.
+template <typename T>
+accum_t<T> group_sum(threadgroup accum_t<T>* scratch, T v, uint tid, uint n) {
+  auto s = ::metal::simd_sum(static_cast<accum_t<T>>(v));
+  if (tid % lanes == 0) {
+    scratch[tid / lanes] = s;
+  }
+  ::metal::threadgroup_barrier(::metal::mem_flags::mem_threadgroup);
+  if (tid == 0) {
+    accum_t<T> total = 0;
+    for (uint i = 0; i < (n + lanes - 1) / lanes; ++i) {
+      total += scratch[i];
+    }
+    scratch[0] = total;
+  }
+  ::metal::threadgroup_barrier(::metal::mem_flags::mem_threadgroup);
+  return scratch[0];
+}
+
+template <typename I = uint>
+struct RowParams {
+  I cols;
+  I rows;
+};
+} // namespace metal
+} // namespace mini
+"#;
+
+/// One simdgroup per row divides each row by its sum (half in, float
+/// accumulation); one threadgroup sums a whole vector.
+const REDUCE_METAL: &str = r#"#include <mini/metal/reduce.h>
+using namespace metal;
+
+template <typename T, typename I>
+[[max_total_threads_per_threadgroup(64)]] [[kernel]] void
+row_normalize(
+    constant T* x,
+    device T* y,
+    constant mini::metal::RowParams<I>& p,
+    uint tgid [[threadgroup_position_in_grid]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint sg [[simdgroup_index_in_threadgroup]],
+    uint tptg [[threads_per_threadgroup]]) {
+  const I row = I(tgid) * (tptg / mini::metal::lanes) + sg;
+  if (row >= p.rows) {
+    return;
+  }
+  mini::metal::accum_t<T> s = 0;
+  for (I c = lane; c < p.cols; c += mini::metal::lanes) {
+    s += x[row * p.cols + c];
+  }
+  s = simd_sum(s);
+  for (I c = lane; c < p.cols; c += mini::metal::lanes) {
+    y[row * p.cols + c] = static_cast<T>(x[row * p.cols + c] / s);
+  }
+}
+
+template <typename T>
+kernel void total(
+    constant T* x [[buffer(0)]],
+    device float* out [[buffer(1)]],
+    uint tid [[thread_position_in_threadgroup]],
+    uint n [[threads_per_threadgroup]]) {
+  threadgroup float scratch[32];
+  const float s = mini::metal::group_sum(scratch, x[tid], tid, n);
+  if (tid == 0) {
+    out[0] = s;
+  }
+}
+
+template [[host_name("row_normalize_half_u32")]] [[kernel]] void
+row_normalize<half, uint>(
+    constant half*, device half*, constant mini::metal::RowParams<uint>&, uint, uint, uint, uint);
+template [[host_name("total_half")]] kernel void total<half>(constant half*, device float*, uint, uint);
+"#;
+
 struct Scratch(PathBuf);
 
 impl Scratch {
@@ -373,4 +475,39 @@ fn threadgroup_memory_and_vector_constants_are_checked() {
     let o = base(&e);
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("is a single `long2` (16 bytes)"), "{}", err(&o));
+}
+
+#[test]
+fn pytorch_style_reductions_resolve_relative_qualified_aliases() {
+    let s = Scratch::new("reduce");
+    s.file("lib/mini/metal/reduce.h", REDUCE_H);
+    let k = s.file("kernels/Reduce.metal", REDUCE_METAL);
+    let inc = ["-I".to_string(), s.0.join("lib").display().to_string()];
+
+    // Three rows of 40 (more than one simdgroup's width) with two rows
+    // per threadgroup of 64 threads.
+    let (rows, cols) = (3usize, 40usize);
+    let x: Vec<f64> = (0..rows * cols).map(|i| 0.25 + (i % 7) as f64 * 0.5).collect();
+    let mut extra = inc.to_vec();
+    extra.extend(arg("x", s.npy("x.npy", &Array::from_f64(DType::F16, &[rows, cols], &x).unwrap())));
+    extra.extend(arg("y", s.npy("y.npy", &Array::zeros(DType::F16, &[rows, cols]))));
+    extra.extend(arg("p", s.npy("p.npy", &Array::from_f64(DType::U32, &[2], &[cols as f64, rows as f64]).unwrap())));
+    let got = run(&s, &k, "row_normalize_half_u32", "128", "64", &extra, "y").to_f64_vec();
+    for r in 0..rows {
+        let row = &x[r * cols..(r + 1) * cols];
+        let sum: f64 = row.iter().sum();
+        for c in 0..cols {
+            let want = row[c] / sum;
+            let g = got[r * cols + c];
+            assert!((g - want).abs() <= 1e-3 * want.abs() + 1e-5, "row {r} col {c}: {g} vs {want}");
+        }
+    }
+
+    // A 100-thread threadgroup: four simdgroups, the last one partial.
+    let v: Vec<f64> = (0..100).map(|i| (i as f64) * 0.125 - 3.0).collect();
+    let mut extra = inc.to_vec();
+    extra.extend(arg("x", s.npy("v.npy", &Array::from_f64(DType::F16, &[100], &v).unwrap())));
+    extra.extend(arg("out", s.npy("t.npy", &Array::zeros(DType::F32, &[1]))));
+    let got = run(&s, &k, "total_half", "100", "100", &extra, "out").to_f64_vec();
+    assert_eq!(got, vec![v.iter().sum::<f64>()]);
 }

@@ -227,6 +227,48 @@ def pytorch_cases():
                       [7], [7],
                       {"input": fx, "mantissa": np.zeros(7, np.float32), "exponent": np.zeros(7, np.int32)},
                       ["mantissa", "exponent"], frexp_ref, tol=(0, 0)))
+    cases += softmax_cases(k)
+    return cases
+
+
+def softmax_params(dim_size, num_rows, inner_size, sizes, strides, dim):
+    """SoftMax.h's SoftmaxParams<uint>: five index fields, ndim, dim, then
+    sizes and strides padded to max_ndim (16), all 32-bit."""
+    p = np.zeros(5 + 2 + 32, np.uint32)
+    p[0:5] = [dim_size, num_rows, inner_size, 0, 0]
+    p[5:7] = [len(sizes), dim]
+    p[7:7 + len(sizes)] = sizes
+    p[23:23 + len(strides)] = strides
+    return p
+
+
+def softmax_ref(x, axis, log):
+    m = x.max(axis=axis, keepdims=True)
+    e = np.exp(x.astype(np.float64) - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return (x - m - np.log(s) if log else e / s).astype(x.dtype)
+
+
+def softmax_cases(k):
+    cases = []
+    # Contiguous rows: one simdgroup per row, two rows per threadgroup of 64.
+    x = RNG.standard_normal((5, 37)).astype(np.float32)
+    cases.append(Case("pytorch", k + "SoftMax.metal", "softmax_row_float_u32", "softmax over rows (simd_max/simd_sum)",
+                      [192], [64],
+                      {"input": x, "output": np.zeros_like(x), "params": softmax_params(37, 5, 1, [5, 37], [37, 1], 1)},
+                      ["output"], lambda a: [softmax_ref(a["input"], 1, False)]))
+    h = RNG.standard_normal((3, 50)).astype(np.float16)
+    cases.append(Case("pytorch", k + "SoftMax.metal", "log_softmax_row_half_u32", "log_softmax over rows, half",
+                      [128], [64],
+                      {"input": h, "output": np.zeros_like(h), "params": softmax_params(50, 3, 1, [3, 50], [50, 1], 1)},
+                      ["output"], lambda a: [softmax_ref(a["input"].astype(np.float32), 1, True).astype(np.float16)],
+                      tol=(2e-3, 2e-3)))
+    # dim 0 of a (6, 10) array: the general kernel, tree reduction in threadgroup memory.
+    y = RNG.standard_normal((6, 10)).astype(np.float32)
+    cases.append(Case("pytorch", k + "SoftMax.metal", "softmax_float_u32", "softmax over dim 0 (strided, threadgroup tree)",
+                      [16, 8], [16, 8],
+                      {"input": y, "output": np.zeros_like(y), "params": softmax_params(6, 10, 10, [6, 10], [10, 1], 0)},
+                      ["output"], lambda a: [softmax_ref(a["input"], 0, False)]))
     return cases
 
 
@@ -272,7 +314,9 @@ def main():
     if args.candle:
         plan += [(c, args.candle, []) for c in candle_cases()]
     if args.pytorch:
-        plan += [(c, args.pytorch, [args.pytorch]) for c in pytorch_cases()]
+        # PyTorch compiles its kernels with both the repository root (for
+        # <c10/metal/…>) and aten/src (for <ATen/native/mps/kernels/…>).
+        plan += [(c, args.pytorch, [args.pytorch, args.pytorch / "aten" / "src"]) for c in pytorch_cases()]
     if not plan:
         ap.error("give --candle DIR and/or --pytorch ROOT")
     print("| library | kernel | what | max abs diff | result |")

@@ -307,15 +307,23 @@ impl<'a> Checker<'a, '_> {
 
     /// Look up `scope::name` relative to the current namespace, innermost first.
     pub(crate) fn lookup_qualified(&self, scope: &[std::rc::Rc<str>], name: &str) -> Option<usize> {
+        self.lookup_qualified_all(scope, name).last().copied()
+    }
+
+    /// Every declaration `scope::name` names from the current namespace: a
+    /// qualified name is looked up in the innermost enclosing namespace
+    /// that has it (`detail::X` inside `ns` means `ns::detail::X` first).
+    pub(crate) fn lookup_qualified_all(&self, scope: &[std::rc::Rc<str>], name: &str) -> Vec<usize> {
         let cur = self.env.scope.clone();
         for depth in (0..=cur.len()).rev() {
             let mut full: Vec<std::rc::Rc<str>> = cur[..depth].to_vec();
             full.extend(scope.iter().cloned());
-            if let Some(&d) = self.lookup_in(&full, name).last() {
-                return Some(d);
+            let found = self.lookup_in(&full, name);
+            if !found.is_empty() {
+                return found;
             }
         }
-        None
+        Vec::new()
     }
 
     fn decl_value(&mut self, d: usize, name: &str, span: Span) -> Option<hir::Expr> {

@@ -174,13 +174,14 @@ impl<'a> Checker<'a, '_> {
         }
         let scope: Vec<std::rc::Rc<str>> = prefix.iter().map(|s| s.ident.name.clone()).collect();
         if prefix.iter().all(|s| s.template_args.is_none()) {
-            let decls = self.lookup_in(&scope, &last.ident.name);
+            let decls =
+                if path.global { self.lookup_in(&scope, &last.ident.name) } else { self.lookup_qualified_all(&scope, &last.ident.name) };
             if !decls.is_empty() {
                 return self.type_from_decls(&decls, last, path.span);
             }
         }
         // `Struct::Alias`
-        let prefix_path = ast::Path { global: false, segments: prefix.to_vec(), span: path.span };
+        let prefix_path = ast::Path { global: path.global, segments: prefix.to_vec(), span: path.span };
         if let Some(Type::Struct(sid)) = self.resolve_named_type_quiet(&prefix_path) {
             let info = &self.structs[sid.0 as usize];
             if let Some((_, t)) = info.aliases.iter().find(|(n, _)| **n == *last.ident.name) {

@@ -228,6 +228,42 @@ def pytorch_cases():
                       {"input": fx, "mantissa": np.zeros(7, np.float32), "exponent": np.zeros(7, np.int32)},
                       ["mantissa", "exponent"], frexp_ref, tol=(0, 0)))
     cases += softmax_cases(k)
+    cases += search_and_count_cases(k)
+    return cases
+
+
+def search_and_count_cases(k):
+    cases = []
+    bd = np.sort(RNG.standard_normal(9)).astype(np.float32)
+    q = np.concatenate([RNG.standard_normal(20), bd[[0, 4, 8]]]).astype(np.float32)
+    for right, side in ((0, "left"), (1, "right")):
+        cases.append(Case("pytorch", k + "Bucketization.metal", "searchsorted_float_long",
+                          f"searchsorted, side={side} (binary search)",
+                          [32, 1], [32, 1],
+                          {"data_in": q, "data_bd": bd, "data_out": np.zeros(q.size, np.int64),
+                           "idim_in": i64([q.size]), "idim_bd": i64([bd.size]), "numel_in": i64([q.size]),
+                           "right": i64([right]), "is_1d_boundaries": i64([1])},
+                          ["data_out"], lambda a, side=side: [np.searchsorted(a["data_bd"], a["data_in"], side=side)],
+                          tol=(0, 0)))
+    u = RNG.standard_normal((7, 3)).astype(np.float32)
+    w = RNG.standard_normal((7, 3)).astype(np.float32)
+    cases.append(Case("pytorch", k + "CrossKernel.metal", "cross_dense_float", "cross product of rows",
+                      [7], [8],
+                      {"out": np.zeros((7, 3), np.float32), "input": u, "other": w, "dim_stride": scalar(1, np.uint32)},
+                      ["out"], lambda a: [np.cross(a["input"], a["other"])], tol=(1e-6, 1e-6)))
+    idx = RNG.integers(0, 6, size=40).astype(np.int32)
+    cases.append(Case("pytorch", k + "Bincount.metal", "bincount_unweighted_int", "bincount (device atomics)",
+                      [40], [16],
+                      {"indices": idx, "counts": np.zeros(6, np.uint32), "indices_stride": i64([1])},
+                      ["counts"], lambda a: [np.bincount(a["indices"], minlength=6).astype(np.uint32)], tol=(0, 0)))
+    wt = RNG.standard_normal(40).astype(np.float32)
+    cases.append(Case("pytorch", k + "Bincount.metal", "bincount_weighted_float_long", "weighted bincount (atomic float)",
+                      [40], [16],
+                      {"indices": idx.astype(np.int64), "weights": wt, "output": np.zeros(6, np.float32),
+                       "indices_stride": i64([1]), "weights_stride": i64([1])},
+                      ["output"],
+                      lambda a: [np.bincount(a["indices"], weights=a["weights"].astype(np.float64), minlength=6).astype(np.float32)],
+                      tol=(1e-5, 1e-5)))
     return cases
 
 

@@ -229,6 +229,147 @@ def pytorch_cases():
                       ["mantissa", "exponent"], frexp_ref, tol=(0, 0)))
     cases += softmax_cases(k)
     cases += search_and_count_cases(k)
+    cases += cat_and_amp_cases(k)
+    cases += im2col_renorm_cases(k)
+    return cases
+
+
+def im2col_ref(x, kh, kw, ph, pw, sh, sw, dh, dw):
+    n, c, h, w = x.shape
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, c * kh * kw, oh * ow), x.dtype)
+    for ci in range(c):
+        for ky in range(kh):
+            for kx in range(kw):
+                row = (ci * kh + ky) * kw + kx
+                for oy in range(oh):
+                    for ox in range(ow):
+                        iy, ix = oy * sh - ph + ky * dh, ox * sw - pw + kx * dw
+                        if 0 <= iy < h and 0 <= ix < w:
+                            out[:, row, oy * ow + ox] = x[:, ci, iy, ix]
+    return out
+
+
+def im2col_renorm_cases(k):
+    cases = []
+    # torch.nn.functional.unfold: 2x3 kernel, padding (1, 0), stride (1, 2), dilation 1.
+    x = RNG.standard_normal((2, 2, 4, 5)).astype(np.float32)
+    kh, kw, ph, pw, sh, sw = 2, 3, 1, 0, 1, 2
+    oh, ow = (4 + 2 * ph - kh) // sh + 1, (5 + 2 * pw - kw) // sw + 1
+    rows, length = 2 * kh * kw, oh * ow
+    cases.append(Case("pytorch", k + "Im2Col.metal", "im2col_float", "im2col / unfold with padding and stride",
+                      [length, 2, 2], [length, 2, 1],
+                      {"inputData": x, "outputData": np.full((2, rows, length), 9.0, np.float32),
+                       "kernel_dilation": np.array([kw, kh, 1, 1], np.uint32),
+                       "padding_stride": np.array([pw, ph, sw, sh], np.int32),
+                       "input_strides": np.array([1, 5, 20, 40], np.uint64),
+                       "output_strides": np.array([1, length, rows * length, ow], np.uint64),
+                       "input_sizes": np.array([5, 4, 2, 2], np.int64)},
+                      ["outputData"], lambda a: [im2col_ref(a["inputData"], kh, kw, ph, pw, sh, sw, 1, 1)], tol=(0, 0)))
+    # torch.nn.functional.fold of the same geometry sums overlapping patches.
+    cols = RNG.standard_normal((2, rows, length)).astype(np.float32)
+
+    def fold_ref(a):
+        img = np.zeros((2, 2, 4, 5), np.float64)
+        for ci in range(2):
+            for ky in range(kh):
+                for kx in range(kw):
+                    row = (ci * kh + ky) * kw + kx
+                    for oy in range(oh):
+                        for ox in range(ow):
+                            iy, ix = oy * sh - ph + ky, ox * sw - pw + kx
+                            if 0 <= iy < 4 and 0 <= ix < 5:
+                                img[:, ci, iy, ix] += a["data_col"][:, row, oy * ow + ox]
+        return [img.astype(np.float32)]
+
+    cases.append(Case("pytorch", k + "Col2Im.metal", "col2im_kernel_float", "col2im / fold (sums overlaps)",
+                      [5, 4, 4], [5, 4, 1],
+                      {"data_col": cols, "data_im": np.zeros((2, 2, 4, 5), np.float32),
+                       "col_batch_stride": scalar(rows * length, np.uint32), "channels": scalar(2, np.uint32),
+                       "im_hw": np.array([4, 5], np.uint32), "kernel_hw": np.array([kh, kw], np.uint32),
+                       "pad_hw": np.array([ph, pw], np.uint32), "stride_hw": np.array([sh, sw], np.uint32),
+                       "dilation_hw": np.array([1, 1], np.uint32), "col_hw": np.array([oh, ow], np.uint32),
+                       "im_batch_stride": scalar(40, np.uint32)},
+                      ["data_im"], fold_ref, tol=(1e-5, 1e-6)))
+    # x.unfold(0, size=4, step=3) of a length-14 x has 4 windows; its
+    # backward adds each window's gradient back where the window came from.
+    size, step, n = 4, 3, 14
+    windows = (n - size) // step + 1
+    gin = RNG.standard_normal((windows, size)).astype(np.float32)
+
+    def unfold_bwd_ref(a):
+        out = np.zeros(n, np.float64)
+        for w in range(windows):
+            out[w * step:w * step + size] += a["grad_in"][w]
+        return [out.astype(np.float32)]
+
+    cases.append(Case("pytorch", k + "UnfoldBackward.metal", "unfold_backward_float", "unfold backward (overlapping windows)",
+                      [n], [8],
+                      {"grad_in": gin, "grad_out": np.zeros(n, np.float32), "input_strides": i64([size, 1]),
+                       "output_sizes": i64([n]), "output_strides": i64([1]),
+                       "dim_size_step_ndim": np.array([0, size, step, 1], np.uint32)},
+                      ["grad_out"], unfold_bwd_ref, tol=(1e-6, 1e-6)))
+    # Row i of out gets sum_j in[i, j] * coeff[i, j] added; offsets are in bytes.
+    m, kk = 6, 5
+    lin = RNG.standard_normal((m, kk)).astype(np.float32)
+    coeff = RNG.standard_normal((m, kk)).astype(np.float32)
+    base = RNG.standard_normal(m).astype(np.float32)
+    cases.append(Case("pytorch", k + "FunctionOfAMatrixUtils.metal", "compute_linear_combination_float_u32",
+                      "linear combination through void* byte offsets",
+                      [m], [8],
+                      {"out_ptr": base.view(np.uint8), "in_ptr": lin.view(np.uint8), "coeff_ptr": coeff.view(np.uint8),
+                       "sizes": i64([m]),
+                       "out_strides": i64([4]), "in_strides": i64([4 * kk]), "coeff_strides": i64([4 * kk]),
+                       "params": np.array([1, 1, kk, 1], np.int32)},
+                      ["out_ptr"],
+                      lambda a: [(a["out_ptr"].view(np.float32)
+                                  + (a["in_ptr"].view(np.float32).reshape(m, kk).astype(np.float64)
+                                     * a["coeff_ptr"].view(np.float32).reshape(m, kk)).sum(axis=1)).astype(np.float32)],
+                      tol=(1e-5, 1e-5)))
+    norms = np.abs(RNG.standard_normal(10)).astype(np.float32) * 2
+    cases.append(Case("pytorch", k + "RenormKernel.metal", "renorm_float", "renorm scale factors",
+                      [10], [8],
+                      {"norm": norms, "factor": np.zeros(10, np.float32), "maxnorm": scalar(1.5, np.float32)},
+                      ["factor"],
+                      lambda a: [np.where(a["norm"] > 1.5, np.float32(1.5) / (a["norm"] + np.float32(1e-7)), 1).astype(np.float32)],
+                      tol=(1e-6, 0)))
+    return cases
+
+
+def cat_and_amp_cases(k):
+    cases = []
+    # torch.cat([a, b], dim=1) launches `cat` once per input; this is b's
+    # launch, writing columns 3..4 of the (2, 5) output that a's launch
+    # already filled.
+    a = RNG.standard_normal((2, 3)).astype(np.float32)
+    b = RNG.standard_normal((2, 2)).astype(np.float32)
+    out = np.full((2, 5), -7.0, np.float32)
+    out[:, :3] = a
+    shared_t = np.dtype([("ndim", np.int32), ("cat_dim", np.int32),
+                         ("output_strides", np.int64, (16,)), ("output_sizes", np.int64, (16,))])
+    input_t = np.dtype([("cat_dim_offset", np.int64), ("input_element_offset", np.int64),
+                        ("input_strides", np.int64, (16,)), ("input_sizes", np.int64, (16,))])
+    shared = np.zeros(1, shared_t)
+    shared["ndim"], shared["cat_dim"] = 2, 1
+    shared["output_strides"][0, :2] = [5, 1]
+    shared["output_sizes"][0, :2] = [2, 5]
+    inp = np.zeros(1, input_t)
+    inp["cat_dim_offset"], inp["input_element_offset"] = 3, 0
+    inp["input_strides"][0, :2] = [2, 1]
+    inp["input_sizes"][0, :2] = [2, 2]
+    cases.append(Case("pytorch", k + "Shape.metal", "cat_int64_t_float_float", "cat along dim 1 (second input's launch)",
+                      [4], [4],
+                      {"input": b, "output": out, "shared_params": shared, "input_params": inp},
+                      ["output"], lambda _a, a=a, b=b: [np.concatenate([a, b], axis=1)], tol=(0, 0)))
+    g = RNG.standard_normal(24).astype(np.float32)
+    g[5] = np.inf
+    cases.append(Case("pytorch", k + "Amp.metal", "ampNonFiniteCheckAndUnscaleSingle_float", "AMP unscale + non-finite flag",
+                      [24], [8],
+                      {"data": g, "foundInf": np.zeros(1, np.float32), "invScale": scalar(0.125, np.float32)},
+                      ["data", "foundInf"],
+                      lambda a: [a["data"] * np.float32(0.125), np.array([float(not np.isfinite(a["data"]).all())], np.float32)],
+                      tol=(0, 0)))
     return cases
 
 
@@ -305,6 +446,15 @@ def softmax_cases(k):
                       [16, 8], [16, 8],
                       {"input": y, "output": np.zeros_like(y), "params": softmax_params(6, 10, 10, [6, 10], [10, 1], 0)},
                       ["output"], lambda a: [softmax_ref(a["input"], 0, False)]))
+    gout = RNG.standard_normal(30).astype(np.float32)
+    keep = RNG.random(30) < 0.7
+    cases.append(Case("pytorch", k + "Dropout.metal", "dropout_bwd_float", "dropout backward (bool mask)",
+                      [30], [16],
+                      {"grad_input": np.zeros(30, np.float32), "grad_output": gout, "mask": keep,
+                       "scale": scalar(1 / 0.7, np.float32)},
+                      ["grad_input"],
+                      lambda a: [np.where(a["mask"], a["grad_output"] * np.float32(1 / 0.7), 0).astype(np.float32)],
+                      tol=(0, 0)))
     return cases
 
 
@@ -328,11 +478,15 @@ def run_case(case, root, bin_path, includes, tmp):
     for name, want in zip(case.outputs, case.ref(inputs)):
         got = np.load(tmp / f"{name}.npy")
         want = np.asarray(want)
+        if got.dtype == np.uint8 and want.dtype != np.uint8:
+            # A `void*` buffer is bound and written back as raw bytes.
+            got = got.view(want.dtype)
         if got.shape != want.shape or got.dtype != want.dtype:
             got = got.reshape(want.shape).astype(want.dtype) if got.size == want.size else got
         if got.size != want.size:
             return None, f"`{name}` has {got.size} elements, expected {want.size}"
-        diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        g64, w64 = got.astype(np.float64), want.astype(np.float64)
+        diff = np.where(g64 == w64, 0.0, np.abs(g64 - w64))
         worst = max(worst, float(diff.max()) if diff.size else 0.0)
         rtol, atol = case.tol
         if not np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol):

@@ -401,7 +401,7 @@ impl<'a> Checker<'a, '_> {
                 return None;
             }
         };
-        let (place_space, _) = if h.is_place() { self.place_info(&h) } else { (AddressSpace::Thread, false) };
+        let (place_space, place_const) = if h.is_place() { self.place_info(&h) } else { (AddressSpace::Thread, false) };
         let mut pointer_space = None;
         let deduced = match (&h.ty, &v.ty.kind) {
             (Type::Array { elem, .. }, ast::TypeExprKind::Named { .. }) => {
@@ -427,6 +427,11 @@ impl<'a> Checker<'a, '_> {
                 *space = pointer_space.unwrap_or(place_space);
             }
             _ => {}
+        }
+        // `auto&` keeps the referent's constness, as C++ deduces `const T`
+        // from a const lvalue (`constant auto& s = params.sizes;`).
+        if let Type::Reference { is_const, space, .. } = &mut q.ty {
+            *is_const |= place_const || *space == AddressSpace::Constant;
         }
         Some(q)
     }

@@ -327,6 +327,26 @@ def im2col_renorm_cases(k):
                                   + (a["in_ptr"].view(np.float32).reshape(m, kk).astype(np.float64)
                                      * a["coeff_ptr"].view(np.float32).reshape(m, kk)).sum(axis=1)).astype(np.float32)],
                       tol=(1e-5, 1e-5)))
+    # torch.histogram: each thread adds its element's weight to its own row
+    # of `local_out` (the host sums the rows afterwards).
+    edges = np.array([-2.0, -1.0, -0.25, 0.5, 1.5, 3.0], np.float32)
+    hx = np.array([-1.7, 0.1, 2.2, -0.6, 0.7, 1.1, -3.5, 0.4, 2.9, -0.9], np.float32)
+    hw = RNG.random(hx.size).astype(np.float32)
+    nb = edges.size - 1
+
+    def hist_rows_ref(a):
+        rows = [np.histogram(a["input_"][i:i + 1], bins=a["bin_seq"], weights=a["weight"][i:i + 1])[0]
+                for i in range(hx.size)]
+        return [np.asarray(rows, np.float32).reshape(-1)]
+
+    cases.append(Case("pytorch", k + "HistogramKernel.metal", "histogramdd_float", "weighted histogram, binary search",
+                      [hx.size], [8],
+                      {"input_": hx, "weight": hw, "local_out": np.zeros(hx.size * nb, np.float32),
+                       "offsets": np.arange(hx.size, dtype=np.uint32), "num_dims": np.array([1], np.uint64),
+                       "bin_seq": edges, "num_bin_edges": i64([edges.size]), "leftmost_edge": edges[:1].copy(),
+                       "rightmost_edge": edges[-1:].copy(), "local_out_strides": i64([nb, 1]),
+                       "algorithm": np.array([2], np.uint8), "has_weight": np.array([1], np.uint8)},
+                      ["local_out"], hist_rows_ref, tol=(0, 0)))
     norms = np.abs(RNG.standard_normal(10)).astype(np.float32) * 2
     cases.append(Case("pytorch", k + "RenormKernel.metal", "renorm_float", "renorm scale factors",
                       [10], [8],

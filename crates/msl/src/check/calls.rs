@@ -905,6 +905,16 @@ impl<'a> Checker<'a, '_> {
         let find = |name: &str| params.iter().position(|p| *p.name.name == *name);
         let bind = |map: &mut [Option<TArg>], i: usize, v: TArg| -> bool {
             match &map[i] {
+                // A value deduced from an array bound (an `int`) agrees with
+                // the same value given explicitly as the parameter's own type
+                // (`short N`): template values compare by value.
+                Some(TArg::Value(a, _)) if matches!(&v, TArg::Value(..)) => {
+                    let TArg::Value(b, _) = &v else { return false };
+                    match (a, b) {
+                        (ConstValue::Float(_), _) | (_, ConstValue::Float(_)) => a == b,
+                        _ => a.as_i64() == b.as_i64(),
+                    }
+                }
                 Some(existing) => *existing == v,
                 None => {
                     map[i] = Some(v);

@@ -347,6 +347,17 @@ def im2col_renorm_cases(k):
                        "rightmost_edge": edges[-1:].copy(), "local_out_strides": i64([nb, 1]),
                        "algorithm": np.array([2], np.uint8), "has_weight": np.array([1], np.uint8)},
                       ["local_out"], hist_rows_ref, tol=(0, 0)))
+    # One threadgroup of 16 threads per row, 4 reads each.
+    rx = RNG.standard_normal((3, 40)).astype(np.float32)
+    rw = RNG.standard_normal(40).astype(np.float32)
+    cases.append(Case("pytorch", k + "RMSNorm.metal", "rms_norm_float", "RMS norm of rows (simd_sum + threadgroup)",
+                      [48], [16],
+                      {"x": rx, "w": rw, "out": np.zeros_like(rx), "eps": scalar(1e-5, np.float32),
+                       "axis_size": scalar(40, np.uint32), "w_stride": scalar(1, np.uint32)},
+                      ["out"],
+                      lambda a: [(a["w"] * a["x"] / np.sqrt((a["x"].astype(np.float64) ** 2).mean(1, keepdims=True) + 1e-5))
+                                 .astype(np.float32)],
+                      tol=(1e-5, 1e-6)))
     norms = np.abs(RNG.standard_normal(10)).astype(np.float32) * 2
     cases.append(Case("pytorch", k + "RenormKernel.metal", "renorm_float", "renorm scale factors",
                       [10], [8],
@@ -506,7 +517,8 @@ def run_case(case, root, bin_path, includes, tmp):
         if got.size != want.size:
             return None, f"`{name}` has {got.size} elements, expected {want.size}"
         g64, w64 = got.astype(np.float64), want.astype(np.float64)
-        diff = np.where(g64 == w64, 0.0, np.abs(g64 - w64))
+        with np.errstate(invalid="ignore"):  # inf - inf where both are inf
+            diff = np.where(g64 == w64, 0.0, np.abs(g64 - w64))
         worst = max(worst, float(diff.max()) if diff.size else 0.0)
         rtol, atol = case.tol
         if not np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol):

@@ -145,3 +145,83 @@ kernel void k({KERNEL_OUT}) {{
         assert_eq!(*v, 3.0 + 130.0 + 4000.0 * i as f32 + 0.5, "thread {i}");
     }
 }
+
+/// MLX's unary_ops.h: `R S::operator()(…) thread {…}` defines an operator
+/// declared in the struct, its body using structs declared after `S`;
+/// a call made before the definition gets the body too.
+#[test]
+fn out_of_class_member_definitions() {
+    let src = format!(
+        r#"
+struct Cx {{ float re; float im; }};
+struct Twice;
+struct Mag {{
+  float operator()(Cx z) thread;
+  float scaled(float s, Cx z) const thread;
+  float scaled(float s, float t) const thread {{ return s * t; }}
+}};
+float early(Cx z) {{ return Mag{{}}(z); }}
+struct Twice {{
+  float operator()(float x) thread {{ return 2.0f * x; }}
+}};
+float Mag::operator()(Cx z) thread {{
+  return Twice{{}}(z.re * z.re + z.im * z.im);
+}}
+float Mag::scaled(float s, Cx z) const thread {{ return s * z.re; }}
+kernel void k({KERNEL_OUT}) {{
+  Mag m;
+  Cx z = Cx{{float(i), 1.0f}};
+  out[i] = early(z) + m.scaled(10.0f, z) * 100.0f + m.scaled(2.0f, 3.0f) * 10000.0f;
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        assert_eq!(*v, 2.0 * (x * x + 1.0) + 10.0 * x * 100.0 + 60000.0, "thread {i}");
+    }
+}
+
+/// MLX's fft/readwrite.h: `template <> R S<float, float2>::f() const
+/// thread {…}` replaces the in-class body for that instance only, and
+/// `template <class U> R S<U>::g(…) {…}` defines a member of every
+/// instance (made before or after the definition).
+#[test]
+fn member_definitions_of_struct_templates() {
+    let src = format!(
+        r#"
+template <typename T, typename U>
+struct Rw {{
+  T v;
+  float load() const thread {{ return float(v); }}
+  float scale(float s) const thread;
+}};
+float early() {{ Rw<int, int> r{{7}}; return r.scale(2.0f); }}
+template <>
+float Rw<float, float2>::load() const thread {{ return float(v) * 100.0f; }}
+template <typename A, typename B>
+float Rw<A, B>::scale(float s) const thread {{ return float(v) * s + float(sizeof(B)); }}
+kernel void k({KERNEL_OUT}) {{
+  Rw<float, float2> a{{float(i)}};
+  Rw<float, float> b{{float(i)}};
+  out[i] = a.load() + b.load() * 1000.0f + a.scale(3.0f) * 10000.0f + early() * 1000000.0f;
+}}
+"#
+    );
+    let out = run_out(&src, 3);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        let expect = x * 100.0 + x * 1000.0 + (x * 3.0 + 8.0) * 10000.0 + (14.0 + 4.0) * 1000000.0;
+        assert_eq!(*v, expect, "thread {i}");
+    }
+}
+
+/// A qualified name that names no member is the user's error, said so.
+#[test]
+fn a_definition_of_an_undeclared_member_is_reported() {
+    let src = format!("{PRELUDE}struct S {{ float f(float x) thread; }};\nfloat S::g(float x) thread {{ return x; }}\nkernel void k({KERNEL_OUT}) {{ out[i] = 0; }}\n");
+    let c = msl::compile("t.metal", &src, &Default::default());
+    let text = c.render(false);
+    assert!(text.contains("`S` declares no member function `g`"), "{text}");
+    assert!(text.contains("t.metal:4:"), "{text}");
+}

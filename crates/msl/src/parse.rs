@@ -2338,7 +2338,16 @@ impl<'a> Parser<'a> {
             self.error_here("a name");
             return None;
         }
-        let name = self.parse_path();
+        let mut name = self.parse_path();
+        // `R S::operator()(…) thread {…}`: an out-of-class operator definition.
+        if name.segments.len() > 1 && &*name.last().ident.name == "operator" && name.last().template_args.is_none() {
+            let op = name.segments.pop().expect("checked above");
+            let op_name = self.parse_operator_symbol(op.ident.span)?;
+            name.segments.push(op_name.segments.into_iter().next().expect("one segment"));
+            name.span = name.span.to(self.prev_span());
+            let f = self.parse_function_rest(&specs, ty, name);
+            return Some(ItemKind::Function(f));
+        }
         // `T name("text", 1)` declares a variable (`constant os_log log("sub", "cat");`):
         // a parameter list cannot start with a literal.
         let literal_first =
@@ -2363,6 +2372,11 @@ impl<'a> Parser<'a> {
     /// how the checker looks it up. The current token is `operator`.
     fn parse_operator_name(&mut self) -> Option<Path> {
         let start = self.bump();
+        self.parse_operator_symbol(start)
+    }
+
+    /// The operator after `operator` (already read, at `start`).
+    fn parse_operator_symbol(&mut self, start: Span) -> Option<Path> {
         let t = self.tok(0).clone();
         let spelled = match &t.kind {
             TokenKind::Punct(Punct::LParen) if self.at_n(1, Punct::RParen) => {

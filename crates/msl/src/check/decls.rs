@@ -170,6 +170,8 @@ impl<'a> Checker<'a, '_> {
                 self.add_decl(a.name.name.clone(), DeclKind::AliasTemplate { ast: a, params }, a.name.span);
                 return;
             }
+            // `template <> R S<float>::f(…) {…}`, `template <class T> R S<T>::f(…) {…}`.
+            ItemKind::Function(f) if f.name.segments.len() > 1 && self.member_definition(f, Some(params)) => return,
             ItemKind::Function(f) if params.is_empty() => {
                 self.function_specialization(f);
                 return;
@@ -271,8 +273,10 @@ impl<'a> Checker<'a, '_> {
 
     fn function_item(&mut self, f: &'a ast::Function) {
         if f.name.segments.len() > 1 {
-            self.error(f.name.span, "out-of-line member function definitions are not supported by the simulator")
-                .help("define the member function inside its struct");
+            if !self.member_definition(f, None) {
+                self.error(f.name.span, format!("`{}` does not name a member of a struct declared above", f.name.plain_name()))
+                    .help("a qualified function name defines a member declared in its struct; declare the struct first");
+            }
             return;
         }
         let Some(sig) = self.signature(f, None) else {
@@ -1000,6 +1004,7 @@ impl<'a> Checker<'a, '_> {
         info.methods.iter_mut().for_each(|m| m.1 = env.clone());
         info.ctors.iter_mut().for_each(|c| c.2 = env.clone());
         info.init_env = Some(env.clone());
+        self.apply_template_member_defs(sid);
         // Check the methods of ordinary structs now, so their errors show even
         // if nothing calls them.
         let n_methods = self.structs[sid.0 as usize].methods.len();

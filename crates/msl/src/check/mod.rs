@@ -18,6 +18,7 @@ mod intrinsics;
 mod localtypes;
 pub mod logging;
 mod matrix;
+mod members;
 mod meminit;
 mod operators;
 mod ordering;
@@ -338,6 +339,9 @@ pub(crate) struct Checker<'a, 'd> {
     /// Functions returning a reference: their HIR return type is a pointer
     /// and every call is dereferenced, so the call is an lvalue.
     pub ref_returns: std::collections::HashSet<FuncId>,
+    /// Out-of-class member definitions of struct templates (`template
+    /// <class T> R S<T>::f(…) {…}`), by template.
+    pub template_member_defs: HashMap<DeclId, Vec<members::TemplateMemberDef<'a>>>,
     /// Member function templates (not static): declaration → its struct.
     pub method_templates: HashMap<DeclId, StructId>,
     /// Function template instances: instance → (template, arguments).
@@ -404,6 +408,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             undefined_calls: Vec::new(),
             instance_sigs: HashMap::new(),
             struct_instance_of: HashMap::new(),
+            template_member_defs: HashMap::new(),
             temp_count: 0,
             struct_specs: HashMap::new(),
             struct_partial_specs: HashMap::new(),

@@ -225,3 +225,48 @@ fn a_definition_of_an_undeclared_member_is_reported() {
     assert!(text.contains("`S` declares no member function `g`"), "{text}");
     assert!(text.contains("t.metal:4:"), "{text}");
 }
+
+/// candle's sdpa.metal (MLX's integral_constant.h): operators declared with
+/// an `auto` return type and no trailing type, deduced from the `return`
+/// (a struct, a scalar, through a variadic recursion, a member function).
+#[test]
+fn auto_return_types_are_deduced_from_the_body() {
+    let src = format!(
+        r#"
+template <int val> using Int = integral_constant<int, val>;
+template <typename T, T tv, typename U, U uv>
+constexpr auto operator+(integral_constant<T, tv>, integral_constant<U, uv>) {{
+  constexpr auto res = tv + uv;
+  return integral_constant<decltype(res), res>{{}};
+}}
+template <typename T> constexpr T sum(T x) {{ return x; }}
+template <typename T, typename... Us> constexpr auto sum(T x, Us... us) {{ return x + sum(us...); }}
+auto half_of(float x) {{ return x * 0.5f; }}
+auto nothing(device float* p, uint j) {{ p[j] = 0.0f; }}
+struct Acc {{
+  float v;
+  auto twice() const thread {{ return v * 2.0f; }}
+}};
+kernel void k({KERNEL_OUT}) {{
+  auto c = Int<3>{{}} + Int<4>{{}};
+  nothing(out, i);
+  out[i] = float(decltype(c)::value) + sum(1.0f, 2.0f, float(i)) * 10.0f + half_of(8.0f) * 1000.0f
+      + Acc{{float(i)}}.twice() * 10000.0f;
+}}
+"#
+    );
+    let out = run_out(&src, 3);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        assert_eq!(*v, 7.0 + (3.0 + x) * 10.0 + 4000.0 + 2.0 * x * 10000.0, "thread {i}");
+    }
+}
+
+/// A braced list cannot give an `auto` return type: said so.
+#[test]
+fn auto_return_from_a_braced_list_is_an_error() {
+    let src = format!("{PRELUDE}auto f() {{ return {{1, 2}}; }}\nkernel void k({KERNEL_OUT}) {{ out[i] = 0; }}\n");
+    let c = msl::compile("t.metal", &src, &Default::default());
+    let text = c.render(false);
+    assert!(text.contains("cannot be deduced from a braced list"), "{text}");
+}

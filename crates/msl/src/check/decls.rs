@@ -398,7 +398,11 @@ impl<'a> Checker<'a, '_> {
 
     /// A function's return type (a `decltype` sees the parameters).
     pub(crate) fn signature_ret(&mut self, f: &ast::Function) -> Option<Type> {
-        if matches!(f.ret.kind, ast::TypeExprKind::Decltype { .. }) {
+        if super::templates::is_auto(&f.ret) {
+            // Deduced from the body's `return`s (see `function_body`); the
+            // placeholder is what a use before the body sees.
+            Some(Type::Void)
+        } else if matches!(f.ret.kind, ast::TypeExprKind::Decltype { .. }) {
             self.trailing_decltype(f)
         } else {
             self.resolve_type(&f.ret).map(|q| q.ty)
@@ -441,6 +445,8 @@ impl<'a> Checker<'a, '_> {
             self.constexpr_fns.insert(id);
         }
         let mut fs = FnState::new(id, sig.ret.clone(), f.is_kernel);
+        let ret_auto = super::templates::is_auto(&f.ret);
+        fs.ret_undeduced = ret_auto;
         let Some(fparams) = self.expanded_params(f) else { return };
         fs.packs.extend(self.param_pack_lens(f, &fparams));
         let mut params = Vec::new();
@@ -484,7 +490,11 @@ impl<'a> Checker<'a, '_> {
         // A `return` whose expression failed is missing from `stmts`: no
         // second message about it.
         let body_failed = self.pending.borrow().iter().filter(|d| d.is_error()).count() > errors_before;
-        if sig.ret != Type::Void && !body_failed && !stmt_always_returns(&stmts) {
+        let ret = match &self.fs {
+            Some(fs) if ret_auto => fs.ret.clone(),
+            _ => sig.ret.clone(),
+        };
+        if ret != Type::Void && !body_failed && !stmt_always_returns(&stmts) {
             self.warn(body.span.after(), format!("`{name}` may reach its end without returning a value"))
                 .help("add a `return` at the end of the function");
         }
@@ -498,11 +508,21 @@ impl<'a> Checker<'a, '_> {
             host_name,
             is_kernel: f.is_kernel,
             params,
-            ret: self.hir_ret(id, &sig.ret),
+            ret: self.hir_ret(id, &ret),
             locals: fs.locals,
             body: stmts,
             span: f.span,
         });
+    }
+
+    /// `sig` with an `auto` return type replaced by the one its body deduced.
+    fn deduced_signature(&self, f: &ast::Function, id: FuncId, mut sig: Signature) -> Signature {
+        if super::templates::is_auto(&f.ret) {
+            if let Some(func) = &self.functions[id.0 as usize] {
+                sig.ret = func.ret.clone();
+            }
+        }
+        sig
     }
 
     /// The HIR return type: a function returning a reference returns the
@@ -845,7 +865,7 @@ impl<'a> Checker<'a, '_> {
             }
             let fref = fcopy_kernel.as_ref().unwrap_or(f);
             self.function_body(fref, id, &sig, display, host, this.map(|(sid, space)| (sid, space, false)));
-            (id, sig)
+            (id, self.deduced_signature(fref, id, sig))
         });
         self.inst_depth -= 1;
         self.fs = saved_fs;
@@ -1096,7 +1116,7 @@ impl<'a> Checker<'a, '_> {
             });
             self.instance_sigs.insert(id, sig.params.clone());
             self.function_body(f, id, &sig, name, None, Some((sid, space, false)));
-            (id, sig)
+            (id, self.deduced_signature(f, id, sig))
         });
         self.inst_depth -= 1;
         self.fs = saved_fs;

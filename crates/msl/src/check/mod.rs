@@ -256,6 +256,9 @@ pub(crate) struct FnState {
     /// Block scopes: name → local.
     pub scopes: Vec<Scope>,
     pub ret: Type,
+    /// The function returns `auto` and no `return` has fixed `ret` yet:
+    /// the first `return` deduces it.
+    pub ret_undeduced: bool,
     pub loop_depth: u32,
     pub switch_depth: u32,
     /// The implicit `this` pointer parameter of a method.
@@ -287,6 +290,7 @@ impl FnState {
             locals: Vec::new(),
             scopes: vec![Scope::default()],
             ret,
+            ret_undeduced: false,
             loop_depth: 0,
             switch_depth: 0,
             this_local: None,

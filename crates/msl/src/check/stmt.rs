@@ -177,6 +177,25 @@ impl<'a> Checker<'a, '_> {
                     push(out, hir::StmtKind::Continue);
                 }
             }
+            // The first `return` of an `auto` function fixes its return type.
+            StmtKind::Return(value) if self.fs.as_ref().is_some_and(|f| f.ret_undeduced) => {
+                let h = match value {
+                    Some(v) if matches!(v.kind, ast::ExprKind::InitList(_)) => {
+                        self.error(v.span, "an `auto` return type cannot be deduced from a braced list")
+                            .help("name the type: `return T{…};`, or declare the return type");
+                        return;
+                    }
+                    Some(v) => match self.expr(v) {
+                        Some(h) => Some(self.decay(h)),
+                        None => return,
+                    },
+                    None => None,
+                };
+                let fs = self.fs.as_mut().expect("in function");
+                fs.ret = h.as_ref().map_or(Type::Void, |h| h.ty.clone());
+                fs.ret_undeduced = false;
+                push(out, hir::StmtKind::Return(h));
+            }
             StmtKind::Return(value) => {
                 let ret = self.fs.as_ref().expect("in function").ret.clone();
                 match (value, &ret) {

@@ -317,6 +317,6 @@ fn pattern_covers(gparams: &[ast::TemplateParam], general: &[ast::TemplateArg], 
 }
 
 /// `auto` as a return type (deduced from the body).
-fn is_auto(t: &ast::TypeExpr) -> bool {
+pub(crate) fn is_auto(t: &ast::TypeExpr) -> bool {
     matches!(&t.kind, ast::TypeExprKind::Named { path, .. } if path.plain_name() == "auto")
 }

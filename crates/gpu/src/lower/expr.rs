@@ -615,6 +615,20 @@ impl<'p> Lowerer<'p> {
         }
     }
 
+    /// Fresh registers holding copies of `regs` (same widths).
+    pub(super) fn copy_regs(&mut self, regs: &[Reg], out: &mut Block) -> Vec<Reg> {
+        regs.iter()
+            .map(|&src| {
+                let dst = match src {
+                    Reg::W32(_) => self.reg32(),
+                    Reg::W64(_) => self.reg64(),
+                };
+                out.push(Inst::Copy { dst, src });
+                dst
+            })
+            .collect()
+    }
+
     /// Write a value into a place of type `ty`.
     pub(super) fn write(&mut self, p: &Place, v: &Val, ty: &Type, at: AccessId, out: &mut Block) -> LResult<()> {
         // A value read from the very registers being written (`d.yw = d.wy`)
@@ -624,18 +638,7 @@ impl<'p> Lowerer<'p> {
             (Place::Regs(_) | Place::Swizzle { .. } | Place::DynElem { .. }, Val::Regs(src))
                 if src.iter().any(|r| place_regs(p).contains(r)) =>
             {
-                let tmp: Vec<Reg> = src
-                    .iter()
-                    .map(|r| {
-                        let d = match r {
-                            Reg::W32(_) => self.reg32(),
-                            Reg::W64(_) => self.reg64(),
-                        };
-                        out.push(Inst::Copy { dst: d, src: *r });
-                        d
-                    })
-                    .collect();
-                copied = Val::Regs(tmp);
+                copied = Val::Regs(self.copy_regs(src, out));
                 &copied
             }
             _ => v,

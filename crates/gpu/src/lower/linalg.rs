@@ -25,8 +25,8 @@ impl Lowerer<'_> {
             "transpose" => {
                 let Some((_, cols, rows)) = shape(&args[0].ty) else { return err(span, "internal error: transpose of a non-matrix") };
                 // Element (c, r) of the result is element (r, c) of the argument.
-                let res = (0..rows).flat_map(|c| (0..cols).map(move |r| r * rows + c)).map(|k| a[k]).collect();
-                Ok(Val::Regs(self.copies(res, out)))
+                let res: Vec<Reg> = (0..rows).flat_map(|c| (0..cols).map(move |r| r * rows + c)).map(|k| a[k]).collect();
+                Ok(Val::Regs(self.copy_regs(&res, out)))
             }
             "determinant" => {
                 let Some((elem, n, _)) = shape(&args[0].ty) else { return err(span, "internal error: determinant of a non-matrix") };
@@ -58,19 +58,6 @@ impl Lowerer<'_> {
                 Ok(Val::Regs(res))
             }
         }
-    }
-
-    fn copies(&mut self, regs: Vec<Reg>, out: &mut Block) -> Vec<Reg> {
-        regs.into_iter()
-            .map(|src| {
-                let dst = match src {
-                    Reg::W32(_) => self.reg32(),
-                    Reg::W64(_) => self.reg64(),
-                };
-                out.push(Inst::Copy { dst, src });
-                dst
-            })
-            .collect()
     }
 
     fn op(&mut self, op: BinaryOp, ty: Scalar, a: Reg, b: Reg, at: AccessId, out: &mut Block) -> Reg {

@@ -16,6 +16,12 @@ mod watch;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+// The front end allocates many small, short-lived nodes (types, expressions,
+// template environments); glibc's allocator spent about a quarter of lint
+// time on them. mimalloc halves that.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Exit statuses of every sub-command (see the Usage section of README.md).
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_BAD_RESULT: u8 = 1;

@@ -10,30 +10,10 @@ use crate::ast::*;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::source::Span;
 use crate::token::{Punct, Token, TokenKind};
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
-/// FNV-1a: names are short, so this beats SipHash for the scope lookups.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-type NameSet = HashSet<Rc<str>, BuildHasherDefault<Fnv>>;
+type NameSet = HashSet<Rc<str>>;
 
 /// Deepest nesting of template argument lists (`a<b<c<...>>>`).
 const MAX_TEMPLATE_NESTING: u32 = 10;
@@ -323,8 +303,8 @@ impl<'a> Parser<'a> {
             no_gt: 0,
             scopes: vec![(false, NameSet::default())],
             templates,
-            namespace_aliases: HashMap::new(),
-            not_a_type_arg: HashSet::new(),
+            namespace_aliases: HashMap::default(),
+            not_a_type_arg: HashSet::default(),
             template_depth: 0,
             declaring_template: false,
             anonymous_count: 0,

@@ -18,10 +18,9 @@ use crate::include::{read_header, IncludeRoots, Lookup};
 use crate::lex;
 use crate::source::{FileId, IncludeEdge, SourceMap, Span};
 use crate::token::{IntSuffix, Punct, Token, TokenKind};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cell::Cell;
-use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -87,47 +86,7 @@ const MAX_WARNINGS: usize = 100;
 /// Longest token made by `#` or `##`, in bytes.
 const MAX_SYNTH_LEN: usize = 65_536;
 
-/// A small fast hasher for macro names (FxHash-style); SipHash dominated
-/// the profile of macro-heavy input.
-#[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
-
-impl FxHasher {
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(c);
-            self.add(u64::from_le_bytes(b));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut b = [0u8; 8];
-            b[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(b));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.add(i as u64);
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type MacroMap = HashMap<Rc<str>, Rc<Macro>, BuildHasherDefault<FxHasher>>;
+type MacroMap = HashMap<Rc<str>, Rc<Macro>>;
 
 /// Headers the Metal compiler provides; `#include` of these produces nothing.
 /// The name the built-in declarations are shown under in messages.
@@ -221,7 +180,7 @@ pub fn preprocess(sources: &mut SourceMap, file: FileId, opts: &PreprocessOption
                 .help("check the path given with `-I`"),
         );
     }
-    let mut file_dirs = HashMap::new();
+    let mut file_dirs = HashMap::default();
     if let Some(dir) = opts.main_dir.as_ref().and_then(|d| d.canonicalize().ok()) {
         file_dirs.insert(file, dir);
     }
@@ -248,8 +207,8 @@ pub fn preprocess(sources: &mut SourceMap, file: FileId, opts: &PreprocessOption
         includes: Vec::new(),
         roots,
         file_dirs,
-        loaded: HashMap::new(),
-        once: HashSet::new(),
+        loaded: HashMap::default(),
+        once: HashSet::default(),
         included_bytes: 0,
         captured: opts.captured_headers.clone(),
     };

@@ -28,8 +28,8 @@ pub use sig::Signature;
 
 use crate::ast::AddressSpace;
 use crate::types::{implicit_conversion, ConvRank, Scalar, Type};
+use rustc_hash::FxHashMap as HashMap;
 use sig::{Elem, Pat, Space, Width};
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// `metal::`, `metal::fast::`, `metal::precise::`.
@@ -93,7 +93,7 @@ fn registry() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
         let mut funcs: Vec<BuiltinFunction> = Vec::new();
-        let mut by_name = HashMap::new();
+        let mut by_name = HashMap::default();
         for &(name, kind, ns, decls) in table::TABLE {
             let fast = ns == table::Ns::Mfp;
             let idx = *by_name.entry(name).or_insert_with(|| {

@@ -6,13 +6,13 @@
 use super::Checker;
 use crate::ast::{self, ItemKind, MemberKind, StmtKind};
 use crate::source::Span;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 impl<'a> Checker<'a, '_> {
     /// The local type declaration at `span` in the unit being checked.
     pub(crate) fn unit_local_type(&mut self, span: Span) -> Option<&'a ast::Item> {
         if self.local_types.is_none() {
-            let mut found = HashMap::new();
+            let mut found = HashMap::default();
             if let Some(unit) = self.unit {
                 unit.items.iter().for_each(|i| collect_item(i, &mut found));
             }

@@ -33,7 +33,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::hir::{self, ConstValue, FuncId, LocalId};
 use crate::source::Span;
 use crate::types::{EnumId, StructId, Type, TypeTables};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 /// Check a parsed unit. Returns the program when there were no errors.
@@ -266,12 +266,12 @@ pub(crate) struct FnState {
     pub is_kernel: bool,
     pub id: FuncId,
     /// Locals that are references: stored as pointers, dereferenced on use.
-    pub ref_locals: std::collections::HashSet<LocalId>,
+    pub ref_locals: rustc_hash::FxHashSet<LocalId>,
     /// `const`/`constexpr` locals with constant values (usable in array
     /// sizes, template arguments, `case` labels).
     pub const_locals: HashMap<LocalId, ConstValue>,
     /// Locals whose declaration failed: uses stay silent (no cascades).
-    pub poisoned: std::collections::HashSet<LocalId>,
+    pub poisoned: rustc_hash::FxHashSet<LocalId>,
     /// Function parameter packs: name → number of elements.
     pub packs: HashMap<Rc<str>, usize>,
     /// A local type was declared: the body pushed a scope of its own onto
@@ -339,10 +339,10 @@ pub(crate) struct Checker<'a, 'd> {
     /// Hidden temporaries count (for names).
     pub temp_count: u32,
     /// Functions declared `constexpr` (callable at compile time).
-    pub constexpr_fns: std::collections::HashSet<FuncId>,
+    pub constexpr_fns: rustc_hash::FxHashSet<FuncId>,
     /// Functions returning a reference: their HIR return type is a pointer
     /// and every call is dereferenced, so the call is an lvalue.
-    pub ref_returns: std::collections::HashSet<FuncId>,
+    pub ref_returns: rustc_hash::FxHashSet<FuncId>,
     /// Out-of-class member definitions of struct templates (`template
     /// <class T> R S<T>::f(…) {…}`), by template.
     pub template_member_defs: HashMap<DeclId, Vec<members::TemplateMemberDef<'a>>>,
@@ -399,37 +399,37 @@ impl<'a, 'd> Checker<'a, 'd> {
             functions: Vec::new(),
             globals: Vec::new(),
             decls: Vec::new(),
-            by_name: HashMap::new(),
+            by_name: HashMap::default(),
             structs: Vec::new(),
-            fn_instances: HashMap::new(),
-            struct_instances: HashMap::new(),
+            fn_instances: HashMap::default(),
+            struct_instances: HashMap::default(),
             calls: Vec::new(),
-            kernel_names: HashMap::new(),
+            kernel_names: HashMap::default(),
             inst_depth: 0,
             deferred_bodies: None,
             env: Env::default(),
             fs: None,
             undefined_calls: Vec::new(),
-            instance_sigs: HashMap::new(),
-            struct_instance_of: HashMap::new(),
-            template_member_defs: HashMap::new(),
+            instance_sigs: HashMap::default(),
+            struct_instance_of: HashMap::default(),
+            template_member_defs: HashMap::default(),
             temp_count: 0,
-            struct_specs: HashMap::new(),
-            struct_partial_specs: HashMap::new(),
+            struct_specs: HashMap::default(),
+            struct_partial_specs: HashMap::default(),
             constexpr_fns: Default::default(),
             ref_returns: Default::default(),
             method_templates: Default::default(),
             fn_origin: Default::default(),
             fc_given: Vec::new(),
-            var_specs: HashMap::new(),
-            var_instances: HashMap::new(),
-            fn_specs: HashMap::new(),
+            var_specs: HashMap::default(),
+            var_instances: HashMap::default(),
+            fn_specs: HashMap::default(),
             function_constants: Vec::new(),
             loggers: Vec::new(),
             keep_bodies: true,
-            string_globals: HashMap::new(),
+            string_globals: HashMap::default(),
             log_formats: Vec::new(),
-            base_scopes: HashMap::new(),
+            base_scopes: HashMap::default(),
             unevaluated: 0,
             unit: None,
             local_types: None,

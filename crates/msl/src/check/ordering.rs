@@ -13,7 +13,7 @@
 use super::{Checker, DeclId, DeclKind};
 use crate::ast::{self, TemplateArg, TypeExprKind};
 use crate::pretty::{expr_to_string, type_to_string};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 impl Checker<'_, '_> {
     /// Is template `f` more specialised than template `g` for a call with
@@ -53,7 +53,7 @@ fn param_for(f: &ast::Function, i: usize) -> Option<&ast::Param> {
 /// Can `g`'s parameters (templated by `gparams`) accept every argument
 /// position of `f` that a call of `nargs` arguments uses?
 fn at_least_as_specialized(f: &ast::Function, g: &ast::Function, gparams: &[ast::TemplateParam], nargs: usize) -> bool {
-    let mut bound: HashMap<&str, String> = HashMap::new();
+    let mut bound: HashMap<&str, String> = HashMap::default();
     for i in 0..nargs {
         let (Some(pf), Some(pg)) = (param_for(f, i), param_for(g, i)) else { return false };
         // A pack in `f` against a single parameter in `g`: `g` is narrower.
@@ -179,6 +179,6 @@ fn targ_key(a: &TemplateArg) -> String {
 /// Does each pattern argument in `general` (templated by `params`) match
 /// the corresponding argument of `special`, with consistent bindings?
 pub(crate) fn template_args_match(general: &[TemplateArg], special: &[TemplateArg], params: &[ast::TemplateParam]) -> bool {
-    let mut bound: HashMap<&str, String> = HashMap::new();
+    let mut bound: HashMap<&str, String> = HashMap::default();
     general.iter().zip(special).all(|(g, s)| matches_arg(g, s, params, &mut bound))
 }

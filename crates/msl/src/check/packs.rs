@@ -17,8 +17,8 @@
 use super::{Checker, TArg};
 use crate::ast::{self, ExprKind as A, TemplateArg, TypeExprKind};
 use crate::source::Span;
+use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 /// A visitor of the names a pattern mentions (`walk_expr` and friends).

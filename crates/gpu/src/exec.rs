@@ -1465,6 +1465,18 @@ impl<'k> Machine<'k> {
                 }
             }
             Inst::Nop => {}
+            Inst::RecursionTooDeep { at, limit } => {
+                if let Some(l) = mask.lanes().next() {
+                    self.stopped = true;
+                    let what = self.k.accesses.get(*at as usize).map(|a| a.what.clone()).unwrap_or_default();
+                    self.report_lane(
+                        FindingKind::RunawayKernel,
+                        *at,
+                        l,
+                        format!("{what} recursed more than {limit} calls deep and the kernel was stopped: does the recursion reach its base case?"),
+                    );
+                }
+            }
             Inst::Mark { at } => {
                 let n = self.n;
                 if let Some(p) = self.profiler.as_mut() {

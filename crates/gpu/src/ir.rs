@@ -320,8 +320,14 @@ pub enum Inst {
     Scope {
         body: Block,
     },
-    /// Report a run-time error such as integer division by zero.
+    /// Does nothing.
     Nop,
+    /// A recursive call deeper than the lowering unrolled (`at` is the
+    /// call): reached by any lane, the run stops with a runaway finding.
+    RecursionTooDeep {
+        at: AccessId,
+        limit: u32,
+    },
     /// A statement starts (only in kernels lowered for profiling).
     Mark {
         at: AccessId,

@@ -835,6 +835,26 @@ impl<'p> Lowerer<'p> {
             Some((s, n)) => Some(Place::Regs((0..n).map(|_| self.reg_for(s)).collect())),
             None => Some(self.temp_mem(ret_ty, span)),
         };
+        // Recursion is unrolled: each level is inlined again, up to a depth
+        // and a total that keep the emitted code small. A call past them
+        // becomes a run-time stop, reported only if a thread reaches it.
+        if self.frames.iter().any(|f| f.func == func) {
+            let depth = self.frames.iter().filter(|f| f.func == func).count() as u32;
+            if self.recursive_inlines >= super::MAX_RECURSIVE_INLINES {
+                self.recursion_overflowed = true;
+            }
+            if depth >= self.recursion_depth || self.recursion_overflowed {
+                let at = self.access(span, format!("`{}`", callee.name));
+                out.push(Inst::RecursionTooDeep { at, limit: self.recursion_depth });
+                return Ok(match ret {
+                    None => Val::Regs(Vec::new()),
+                    Some(Place::Regs(r)) => Val::Regs(r),
+                    Some(Place::Mem { ptr, space, .. }) => Val::Mem { ptr, space },
+                    Some(_) => return err(span, "internal error: return slot"),
+                });
+            }
+            self.recursive_inlines += 1;
+        }
         self.frames.push(Frame { func, locals: vec![Storage::Unset; callee.locals.len()], visible: Vec::new(), ret: ret.clone() });
         let mut body = Vec::new();
         for (p, (v, _)) in callee.params.iter().zip(vals) {

@@ -114,7 +114,21 @@ pub struct Lowerer<'p> {
     const_cache: HashMap<(u64, bool), Reg>,
     options: LowerOptions,
     stop_sites: Vec<crate::stops::StopSite>,
+    /// How many times a function may be inlined inside itself.
+    recursion_depth: u32,
+    /// Inlined calls of a function already on the call stack, so far.
+    recursive_inlines: u32,
+    /// Unrolled recursion hit `MAX_RECURSIVE_INLINES`: the kernel is lowered
+    /// again with a smaller `recursion_depth`.
+    recursion_overflowed: bool,
 }
+
+/// Recursion depths tried, deepest first: a function that calls itself more
+/// than once per level grows exponentially with the depth, so the lowering
+/// settles on the deepest one whose unrolled code stays within bounds.
+const RECURSION_DEPTHS: [u32; 6] = [16, 10, 7, 5, 3, 1];
+/// How many recursive inlinings one kernel may have in all.
+pub(crate) const MAX_RECURSIVE_INLINES: u32 = 256;
 
 /// Choices about the instructions the lowering emits.
 #[derive(Clone, Copy, Debug, Default)]
@@ -135,6 +149,20 @@ pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
 /// [`lower_kernel`] with options.
 pub fn lower_kernel_with(prog: &hir::Program, id: FuncId, options: LowerOptions) -> LResult<Kernel> {
     required_constants_given(prog, id)?;
+    let mut kernel = None;
+    for depth in RECURSION_DEPTHS {
+        let (k, overflowed) = lower_once(prog, id, options, depth)?;
+        kernel = Some(k);
+        if !overflowed {
+            break;
+        }
+    }
+    Ok(kernel.expect("at least one depth is tried"))
+}
+
+/// One lowering with recursion unrolled to `recursion_depth`; true when the
+/// unrolling ran out of its budget somewhere.
+fn lower_once(prog: &hir::Program, id: FuncId, options: LowerOptions, recursion_depth: u32) -> LResult<(Kernel, bool)> {
     let mut l = Lowerer {
         prog,
         tables: &prog.types,
@@ -153,6 +181,9 @@ pub fn lower_kernel_with(prog: &hir::Program, id: FuncId, options: LowerOptions)
         const_cache: HashMap::new(),
         options,
         stop_sites: Vec::new(),
+        recursion_depth,
+        recursive_inlines: 0,
+        recursion_overflowed: false,
     };
     let f = prog.function(id);
     let mut body = Vec::new();
@@ -253,7 +284,8 @@ pub fn lower_kernel_with(prog: &hir::Program, id: FuncId, options: LowerOptions)
     let mut prologue = std::mem::take(&mut l.pending_consts);
     prologue.push(Inst::Scope { body });
     let body = prologue;
-    Ok(Kernel {
+    let overflowed = l.recursion_overflowed;
+    let kernel = Kernel {
         name: f.host_name.clone().unwrap_or_else(|| f.name.clone()),
         body,
         n32: l.n32,
@@ -268,7 +300,8 @@ pub fn lower_kernel_with(prog: &hir::Program, id: FuncId, options: LowerOptions)
         logs: !prog.log_formats.is_empty(),
         stop_sites: l.stop_sites,
         span: f.span,
-    })
+    };
+    Ok((kernel, overflowed))
 }
 
 /// Whether a kernel parameter was declared as a reference (`constant T&`):

@@ -319,7 +319,6 @@ impl<'a> Checker<'a, '_> {
             hargs.push(h);
         }
         let hargs = self.bind_args(&params, hargs)?;
-        self.record_call(func, span);
         if self.functions[func.0 as usize].as_ref().is_some_and(|f| f.span == Span::default()) {
             self.undefined_calls.push((func, span));
         }
@@ -589,7 +588,6 @@ impl<'a> Checker<'a, '_> {
         let nargs = args.len();
         let mut hargs = self.bind_args(&params, args)?;
         self.default_args(func, nargs, funcs, &mut hargs)?;
-        self.record_call(func, span);
         if self.functions[func.0 as usize].as_ref().is_some_and(|f| f.span == Span::default()) {
             self.undefined_calls.push((func, span));
         }
@@ -1144,7 +1142,6 @@ impl<'a> Checker<'a, '_> {
         let mut hargs = if takes_this { vec![this_ptr] } else { Vec::new() };
         hargs.extend(self.bind_args(&params, args)?);
         self.default_args(func, nargs, &member_fns, &mut hargs)?;
-        self.record_call(func, span);
         self.call_expr(func, hargs, span)
     }
 

@@ -120,7 +120,7 @@ impl<'a> Checker<'a, '_> {
     pub(crate) fn static_assert(&mut self, cond: &ast::Expr, message: Option<&str>) {
         // At program scope the condition is checked in a scratch function,
         // where temporaries (objects built by constructors) can live.
-        let scratch = self.fs.is_none().then(|| FnState::new(super::SCRATCH_FN, Type::Void, false));
+        let scratch = self.fs.is_none().then(|| FnState::new(Type::Void, false));
         let saved = scratch.map(|s| self.fs.replace(s));
         let h = self.expr(cond);
         if let Some(saved) = saved {
@@ -416,7 +416,7 @@ impl<'a> Checker<'a, '_> {
         for p in fparams.iter() {
             ptys.push(param_type(self.resolve_type(&p.ty)?));
         }
-        let mut fs = FnState::new(super::SCRATCH_FN, Type::Void, false);
+        let mut fs = FnState::new(Type::Void, false);
         fs.packs.extend(self.param_pack_lens(f, &fparams));
         let saved = self.fs.replace(fs);
         for (p, ty) in fparams.iter().zip(&ptys) {
@@ -444,7 +444,7 @@ impl<'a> Checker<'a, '_> {
         if f.is_constexpr {
             self.constexpr_fns.insert(id);
         }
-        let mut fs = FnState::new(id, sig.ret.clone(), f.is_kernel);
+        let mut fs = FnState::new(sig.ret.clone(), f.is_kernel);
         let ret_auto = super::templates::is_auto(&f.ret);
         fs.ret_undeduced = ret_auto;
         let Some(fparams) = self.expanded_params(f) else { return };
@@ -1263,7 +1263,7 @@ impl<'a> Checker<'a, '_> {
     /// call needs a temporary), and an object built by a `constexpr`
     /// constructor is evaluated into its field values here.
     pub(crate) fn constant_initializer(&mut self, init: &ast::Init, ty: &mut Type, span: Span) -> Option<hir::Expr> {
-        let scratch = self.fs.is_none().then(|| FnState::new(super::SCRATCH_FN, Type::Void, false));
+        let scratch = self.fs.is_none().then(|| FnState::new(Type::Void, false));
         let saved = scratch.map(|s| self.fs.replace(s));
         let h = self.initializer_fixing_len(init, ty, span);
         if let Some(saved) = saved {

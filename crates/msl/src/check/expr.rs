@@ -1652,7 +1652,6 @@ impl<'a> Checker<'a, '_> {
         let this = mk(H::AddrOf(bx(place.clone())), Type::pointer(ty.clone(), AddressSpace::Thread, false), span);
         let mut all = vec![this];
         all.extend(args);
-        self.record_call(func, span);
         let call = mk(H::Call { func, args: all }, Type::Void, span);
         Some(mk(H::Comma { lhs: bx(call), rhs: bx(place) }, ty, span))
     }
@@ -1691,11 +1690,6 @@ impl<'a> Checker<'a, '_> {
         mk(H::Global(gid), ty, span)
     }
 
-    pub(crate) fn record_call(&mut self, callee: hir::FuncId, span: Span) {
-        if let Some(fs) = self.fs.as_ref().filter(|fs| fs.id != super::SCRATCH_FN) {
-            self.calls.push((fs.id, callee, span));
-        }
-    }
 }
 
 fn ty_pointee(t: &Type) -> &Type {

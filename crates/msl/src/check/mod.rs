@@ -264,7 +264,6 @@ pub(crate) struct FnState {
     /// The implicit `this` pointer parameter of a method.
     pub this_local: Option<LocalId>,
     pub is_kernel: bool,
-    pub id: FuncId,
     /// Locals that are references: stored as pointers, dereferenced on use.
     pub ref_locals: rustc_hash::FxHashSet<LocalId>,
     /// `const`/`constexpr` locals with constant values (usable in array
@@ -279,13 +278,9 @@ pub(crate) struct FnState {
     pub has_type_scope: bool,
 }
 
-/// The id of scratch function states (a trailing `decltype`, a program-scope
-/// `static_assert`): their calls are not edges of the call graph.
-pub(crate) const SCRATCH_FN: FuncId = FuncId(u32::MAX);
-
 impl FnState {
-    /// The state at the start of function `id`'s body: one empty scope.
-    pub fn new(id: FuncId, ret: Type, is_kernel: bool) -> FnState {
+    /// The state at the start of a function body: one empty scope.
+    pub fn new(ret: Type, is_kernel: bool) -> FnState {
         FnState {
             locals: Vec::new(),
             scopes: vec![Scope::default()],
@@ -295,7 +290,6 @@ impl FnState {
             switch_depth: 0,
             this_local: None,
             is_kernel,
-            id,
             ref_locals: Default::default(),
             const_locals: Default::default(),
             poisoned: Default::default(),
@@ -318,8 +312,6 @@ pub(crate) struct Checker<'a, 'd> {
     pub structs: Vec<StructInfo<'a>>,
     pub fn_instances: HashMap<(DeclId, Vec<TArg>), FuncId>,
     pub struct_instances: HashMap<(DeclId, Vec<TArg>), StructId>,
-    /// Call edges for the recursion check: (caller, callee, call site).
-    pub calls: Vec<(FuncId, FuncId, Span)>,
     /// Kernel host names seen (for the "kernels cannot be overloaded" rule).
     pub kernel_names: HashMap<String, Span>,
     /// Nesting of template instantiation (bounded).
@@ -403,7 +395,6 @@ impl<'a, 'd> Checker<'a, 'd> {
             structs: Vec::new(),
             fn_instances: HashMap::default(),
             struct_instances: HashMap::default(),
-            calls: Vec::new(),
             kernel_names: HashMap::default(),
             inst_depth: 0,
             deferred_bodies: None,
@@ -441,7 +432,6 @@ impl<'a, 'd> Checker<'a, 'd> {
         for item in &unit.items {
             self.item(item);
         }
-        self.check_recursion();
         for (id, span) in std::mem::take(&mut self.undefined_calls) {
             if self.functions[id.0 as usize].as_ref().is_some_and(|f| f.body.is_empty() && f.span == Span::default()) {
                 self.error(span, "this function is declared but never defined")
@@ -584,49 +574,6 @@ impl<'a, 'd> Checker<'a, 'd> {
     pub fn new_function_slot(&mut self) -> FuncId {
         self.functions.push(None);
         FuncId(self.functions.len() as u32 - 1)
-    }
-
-    // ----- recursion ------------------------------------------------------
-
-    fn check_recursion(&mut self) {
-        let n = self.functions.len();
-        let mut adj: Vec<Vec<(usize, Span)>> = vec![Vec::new(); n];
-        for &(a, b, span) in &self.calls {
-            adj[a.0 as usize].push((b.0 as usize, span));
-        }
-        // Iterative DFS with colours; report the edge that closes a cycle.
-        let mut colour = vec![0u8; n];
-        let mut reported = Vec::new();
-        for start in 0..n {
-            if colour[start] != 0 {
-                continue;
-            }
-            let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
-            colour[start] = 1;
-            while let Some(&mut (node, ref mut next)) = stack.last_mut() {
-                if *next < adj[node].len() {
-                    let (to, span) = adj[node][*next];
-                    *next += 1;
-                    match colour[to] {
-                        0 => {
-                            colour[to] = 1;
-                            stack.push((to, 0));
-                        }
-                        1 => reported.push((span, to)),
-                        _ => {}
-                    }
-                } else {
-                    colour[node] = 2;
-                    stack.pop();
-                }
-            }
-        }
-        for (span, callee) in reported {
-            let name = self.functions[callee].as_ref().map(|f| f.name.clone()).unwrap_or_default();
-            self.error(span, format!("recursive call to `{name}` is not supported by the simulator"))
-                .note("the simulator inlines every function call, so a function cannot call itself, directly or through others")
-                .help("rewrite the recursion as a loop (with an explicit stack array if needed)");
-        }
     }
 }
 

@@ -150,7 +150,6 @@ impl Checker<'_, '_> {
                     self.diag_rollback(mark);
                     continue;
                 };
-                self.record_call(func, span);
                 return self.call_expr(func, vec![this_ptr], span);
             }
         }

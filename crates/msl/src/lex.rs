@@ -179,14 +179,8 @@ impl Lexer<'_, '_> {
         let raw: String = self.text[lo..self.pos].chars().filter(|&c| c != '\'').collect();
         match parse_number(&raw, is_hex, is_bin) {
             Ok(k) => k,
-            Err(msg) => {
-                self.diags.push(
-                    Diagnostic::error(self.span(lo), format!("invalid numeric literal `{raw}`: {msg}"))
-                        .code("E0003")
-                        .label("cannot read this number"),
-                );
-                TokenKind::Int { value: 0, suffix: IntSuffix::default(), decimal: true }
-            }
+            // Reported by the preprocessor if it survives macro expansion.
+            Err(msg) => TokenKind::BadNumber { raw: Rc::from(raw.as_str()), problem: Rc::from(msg.as_str()) },
         }
     }
 
@@ -480,11 +474,23 @@ mod tests {
 
     #[test]
     fn unterminated_things_are_errors_not_panics() {
-        for src in ["/* abc", "\"abc", "'a", "0x", "1e+", "@", "\u{1F600}"] {
+        for src in ["/* abc", "\"abc", "'a", "@", "\u{1F600}"] {
             let mut d = Diagnostics::new();
             let toks = lex(FileId(0), src, &mut d);
             assert!(d.has_errors(), "{src}");
             assert_eq!(toks.last().unwrap().kind, TokenKind::Eof);
+        }
+    }
+
+    /// Numbers that are no literal stay preprocessing numbers: macros may
+    /// paste or stringify them; the preprocessor reports any that are left.
+    #[test]
+    fn malformed_numbers_are_kept_as_preprocessing_numbers() {
+        for src in ["0x", "1e+", "8bit", "3.5.2"] {
+            let mut d = Diagnostics::new();
+            let toks = lex(FileId(0), src, &mut d);
+            assert!(!d.has_errors(), "{src}");
+            assert!(matches!(&toks[0].kind, TokenKind::BadNumber { raw, .. } if &**raw == src), "{src}: {:?}", toks[0].kind);
         }
     }
 

@@ -419,7 +419,12 @@ impl Pp<'_, '_> {
                 out.push(Token::new(TokenKind::Eof, Span::new(self.main, end, end)));
                 break;
             }
-            out.push(t.tok);
+            let mut tok = t.tok;
+            if let TokenKind::BadNumber { raw, problem } = &tok.kind {
+                self.emit(bad_number(tok.span, raw, problem));
+                tok.kind = TokenKind::Int { value: 0, suffix: Default::default(), decimal: true };
+            }
+            out.push(tok);
         }
         out
     }
@@ -1865,6 +1870,12 @@ impl Eval<'_> {
         match &t.kind {
             TokenKind::Int { value, .. } => Ok(*value as i64),
             TokenKind::Char(c) => Ok(*c as i64),
+            TokenKind::BadNumber { raw, problem } => {
+                if self.err.is_none() {
+                    self.err = Some(bad_number(t.span, raw, problem));
+                }
+                Err(())
+            }
             TokenKind::Ident(name) => {
                 if self.peek().is_some_and(|u| u.is_punct(Punct::LParen)) {
                     self.fail(
@@ -1906,6 +1917,14 @@ impl Eval<'_> {
             }
         }
     }
+}
+
+/// The error for a preprocessing number that is not a valid literal.
+fn bad_number(span: Span, raw: &str, problem: &str) -> Diagnostic {
+    Diagnostic::error(span, format!("invalid numeric literal `{raw}`: {problem}"))
+        .code("E0003")
+        .label("cannot read this number")
+        .help("a number may only end in a suffix such as `u`, `l`, `f`, `h`; to build a name, start it with a letter (macro arguments like `8bit` are fine when pasted into one)")
 }
 
 #[cfg(test)]
@@ -1994,6 +2013,10 @@ mod tests {
         assert_eq!(ok("#define CAT(a, b) a ## b\n#define foobar 99\nCAT(foo, bar)"), "99");
         assert_eq!(ok("#define CAT(a, b) a##b\n#define X 1\nCAT(X, 2)"), "X2");
         assert_eq!(ok("#define CAT3(a, b, c) a##b##c\nCAT3(x, 1, y)"), "x1y");
+        // A preprocessing number that is no literal is a fine argument.
+        assert_eq!(ok("#define N(op, s) op##_##s\n#define S(x) #x\nN(load, 8bit) S(16bit)"), "load_8bit \"16bit\"");
+        let (_, d) = pp("#define I(x) x\nI(8bit)");
+        assert!(errors(&d)[0].contains("invalid numeric literal `8bit`"), "{:?}", d.items);
         assert_eq!(ok("#define H(x) x##.5f\nH(1)"), "1.5f");
         assert_eq!(ok("#define AB a ## b\n#define ab 5\nAB"), "5");
         // Placemarkers: empty arguments around `##`.

@@ -151,6 +151,13 @@ pub enum TokenKind {
     Char(u32),
     Str(Rc<str>),
     Punct(Punct),
+    /// A preprocessing number that is no valid literal (`8bit`): fine as a
+    /// macro argument that is pasted or stringified, an error (`problem`)
+    /// once it reaches the parser or an `#if`.
+    BadNumber {
+        raw: Rc<str>,
+        problem: Rc<str>,
+    },
     /// End of input; always the last token.
     Eof,
 }
@@ -223,6 +230,7 @@ impl fmt::Display for TokenKind {
             },
             TokenKind::Str(s) => write!(f, "{:?}", s.as_ref()),
             TokenKind::Punct(p) => write!(f, "{}", p.as_str()),
+            TokenKind::BadNumber { raw, .. } => write!(f, "{raw}"),
             TokenKind::Eof => write!(f, "end of file"),
         }
     }

@@ -1689,7 +1689,6 @@ impl<'a> Checker<'a, '_> {
         };
         mk(H::Global(gid), ty, span)
     }
-
 }
 
 fn ty_pointee(t: &Type) -> &Type {

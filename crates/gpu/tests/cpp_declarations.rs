@@ -270,3 +270,36 @@ fn auto_return_from_a_braced_list_is_an_error() {
     let text = c.render(false);
     assert!(text.contains("cannot be deduced from a braced list"), "{text}");
 }
+
+/// A function template declared twice (as two headers do, one naming its
+/// parameter `U`) and defined after a template that calls it is one
+/// template: calls are not ambiguous, and the definition sees `helper`,
+/// declared after the first declarations.
+#[test]
+fn function_template_redeclarations_are_one_template() {
+    let src = format!(
+        r#"
+template <typename T> inline float twice_plus(const T);
+template <typename U> inline float twice_plus(const U);
+template <typename T> float use(T v) {{ return twice_plus(v) + 1.0f; }}
+inline float helper(float x) {{ return x * 2.0f; }}
+template <typename V> inline float twice_plus(const V x) {{ return helper(float(x)) + 0.5f; }}
+kernel void k({KERNEL_OUT}) {{ out[i] = use(float(i)) + twice_plus(int(i)) * 10.0f; }}
+"#
+    );
+    let out = run_out(&src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        assert_eq!(*v, (2.0 * x + 1.5) + (2.0 * x + 0.5) * 10.0, "thread {i}");
+    }
+}
+
+/// Defining the same function template twice is an error that points at
+/// both definitions.
+#[test]
+fn function_template_redefinition_is_an_error() {
+    let src = format!("{PRELUDE}template <typename T> T f(T x) {{ return x; }}\ntemplate <typename U> U f(U y) {{ return y; }}\n");
+    let c = msl::compile("t.metal", &src, &Default::default());
+    let text = c.render(false);
+    assert!(text.contains("redefinition of the function template `f`") && text.contains("first defined here"), "{text}");
+}

@@ -185,6 +185,9 @@ impl<'a> Checker<'a, '_> {
         }
         match &inner.kind {
             ItemKind::Function(f) => {
+                if self.function_template_redeclared(params, f) {
+                    return;
+                }
                 let name = f.name.last().ident.clone();
                 self.add_decl(name.name, DeclKind::FunctionTemplate { ast: f, params }, name.span);
             }

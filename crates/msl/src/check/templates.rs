@@ -1,6 +1,7 @@
 //! Templates beyond functions and structs: alias templates, variable
-//! templates with their partial and explicit specializations, and explicit
-//! specializations of function templates.
+//! templates with their partial and explicit specializations, explicit
+//! specializations of function templates, and redeclarations of function
+//! templates.
 
 use super::{Checker, DeclId, DeclKind, Env, TArg};
 use crate::ast;
@@ -10,6 +11,37 @@ use crate::types::Type;
 use std::rc::Rc;
 
 impl<'a> Checker<'a, '_> {
+    /// A function template declared again in the same scope with the same
+    /// signature (a forward declaration, then the definition — PyTorch's
+    /// headers declare `log_gamma` in two of them) is one template, not
+    /// overloads that make every call ambiguous. The definition takes the
+    /// declaration's place, with the names visible where it stands. True
+    /// when `f` was merged into an earlier declaration.
+    pub(crate) fn function_template_redeclared(&mut self, params: &'a [ast::TemplateParam], f: &'a ast::Function) -> bool {
+        let name = &f.name.last().ident.name;
+        let key = template_signature(params, f);
+        let scope = self.env.scope.clone();
+        let earlier = self.lookup_in(&scope, name).into_iter().rev().find(|&d| match &self.decls[d].kind {
+            DeclKind::FunctionTemplate { ast, params } => template_signature(params, ast) == key,
+            _ => false,
+        });
+        let Some(d) = earlier else { return false };
+        let DeclKind::FunctionTemplate { ast: prev, .. } = self.decls[d].kind else { return false };
+        match (&prev.body, &f.body) {
+            (_, None) => true,
+            (None, Some(_)) => {
+                self.decls[d].kind = DeclKind::FunctionTemplate { ast: f, params };
+                self.decls[d].env = Env { visible: self.decls.len(), ..self.env.clone() };
+                true
+            }
+            (Some(_), Some(_)) => {
+                self.error(f.name.span, format!("redefinition of the function template `{name}`"))
+                    .secondary(self.decls[d].span, "first defined here");
+                true
+            }
+        }
+    }
+
     /// `template <...> constexpr T name = ...;`, or a specialization of one
     /// (`name<Args>` after the name).
     pub(crate) fn var_template_item(&mut self, params: &'a [ast::TemplateParam], v: &'a ast::VarDecl) {
@@ -319,4 +351,55 @@ fn pattern_covers(gparams: &[ast::TemplateParam], general: &[ast::TemplateArg], 
 /// `auto` as a return type (deduced from the body).
 pub(crate) fn is_auto(t: &ast::TypeExpr) -> bool {
     matches!(&t.kind, ast::TypeExprKind::Named { path, .. } if path.plain_name() == "auto")
+}
+
+/// What makes two function template declarations the same template: the
+/// template parameter list and the return and parameter types, with the
+/// template parameters numbered instead of named (`template <class T> f(T)`
+/// and `template <class U> f(U x)` declare one template).
+fn template_signature(params: &[ast::TemplateParam], f: &ast::Function) -> String {
+    let rename = |text: String| -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut String| {
+            match params.iter().position(|p| *p.name.name == **word) {
+                Some(i) => out.push_str(&format!("${i}")),
+                None => out.push_str(word),
+            }
+            word.clear();
+        };
+        for c in text.chars() {
+            if c.is_alphanumeric() || c == '_' {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut word, &mut out);
+        out
+    };
+    let mut key = String::new();
+    for p in params {
+        key.push_str(match (&p.kind, p.is_pack) {
+            (ast::TemplateParamKind::Type { .. }, false) => "type,",
+            (ast::TemplateParamKind::Type { .. }, true) => "type...,",
+            (ast::TemplateParamKind::Value { .. }, false) => "value,",
+            (ast::TemplateParamKind::Value { .. }, true) => "value...,",
+        });
+        if let ast::TemplateParamKind::Value { ty, .. } = &p.kind {
+            key.push_str(&rename(crate::pretty::type_to_string(ty)));
+        }
+    }
+    key.push('|');
+    key.push_str(&rename(crate::pretty::type_to_string(&f.ret)));
+    for p in &f.params {
+        key.push('|');
+        key.push_str(&rename(crate::pretty::type_to_string(&p.ty)));
+        if p.is_pack {
+            key.push_str("...");
+        }
+    }
+    key.push_str(if f.is_const_method { "|const" } else { "|" });
+    key
 }

@@ -356,3 +356,43 @@ kernel void k({KERNEL_OUT}) {{
     let out = run_out(&src, 2);
     assert_eq!(out, vec![8.0, 9.0]);
 }
+
+/// A variable of an unnamed union or struct declared in a function body
+/// (`union { uint i; uchar b[4]; } v;`, as PyTorch's c10/metal/atomic.h
+/// writes), in a function template instantiated twice, two variables of one
+/// unnamed struct, and braces setting the first member.
+#[test]
+fn variables_of_unnamed_local_unions_and_structs() {
+    let src = format!(
+        r#"
+template <typename T>
+uint bump_byte(uint word, uint which) {{
+  constexpr uint n = sizeof(uint) / sizeof(T);
+  union {{
+    uint i;
+    T t[n];
+  }} v;
+  v.i = word;
+  v.t[which % n] += T(1);
+  return v.i;
+}}
+kernel void k({KERNEL_OUT}) {{
+  struct {{ float a; int b; }} p, q;
+  p.a = float(i);
+  p.b = 2;
+  q = p;
+  q.b += 1;
+  union {{ float f; uint u; }} bits = {{1.0f}};
+  out[i] = float(bump_byte<uchar>(0x01010101u, i)) + float(bump_byte<ushort>(0x00010001u, i)) * 0.5f
+         + q.a * float(q.b) + float(bits.u >> 23);
+}}
+"#
+    );
+    let out = run_out(&src, 6);
+    for (i, v) in out.iter().enumerate() {
+        let bytes = 0x0101_0101u32 + (1u32 << (8 * (i % 4)));
+        let halves = 0x0001_0001u32 + (1u32 << (16 * (i % 2)));
+        let expect = bytes as f32 + halves as f32 * 0.5 + i as f32 * 3.0 + (1.0f32.to_bits() >> 23) as f32;
+        assert_eq!(*v, expect, "thread {i}");
+    }
+}

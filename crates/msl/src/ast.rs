@@ -397,7 +397,8 @@ pub enum StmtKind {
     Alias(TypeAlias),
     /// A struct, union or enum declared inside a function (`typedef struct
     /// { … } name;` or `struct P { … };`): visible to the rest of the body.
-    LocalType(Box<Item>),
+    /// The variables declared with it follow (`union { … } v;`).
+    LocalType(Box<Item>, Vec<VarDecl>),
     /// `static_assert(cond, "msg");`
     StaticAssert {
         cond: Expr,

@@ -2722,6 +2722,9 @@ impl<'a> Parser<'a> {
     #[inline(never)]
     fn parse_local_type(&mut self, typedef: bool) -> StmtKind {
         let start = self.tok(0).span;
+        if !typedef && !self.tok(0).is_ident("enum") && self.at_n(1, Punct::LBrace) {
+            return self.parse_local_unnamed_struct();
+        }
         let kind = if typedef {
             self.parse_typedef_struct()
         } else if self.tok(0).is_ident("enum") {
@@ -2730,9 +2733,43 @@ impl<'a> Parser<'a> {
             self.parse_struct(Vec::new()).map(ItemKind::Struct)
         };
         match kind {
-            Some(kind) => StmtKind::LocalType(Box::new(Item { kind, span: start.to(self.prev_span()) })),
+            Some(kind) => StmtKind::LocalType(Box::new(Item { kind, span: start.to(self.prev_span()) }), Vec::new()),
             None => StmtKind::Empty,
         }
+    }
+
+    /// `union { uint i; T t[N]; } val;` in a function body: a type without
+    /// a name (given an internal one) and the variables declared with it.
+    fn parse_local_unnamed_struct(&mut self) -> StmtKind {
+        let start = self.tok(0).span;
+        let kw = self.tok(0).ident().unwrap_or("struct").to_string();
+        self.anonymous_count += 1;
+        let tag = Ident { name: Rc::from(format!("(unnamed {kw} #{})", self.anonymous_count)), span: start };
+        let Some(s) = self.parse_struct_named(Vec::new(), Some(tag.clone())) else { return StmtKind::Empty };
+        let item = Box::new(Item { kind: ItemKind::Struct(s), span: start.to(self.prev_span()) });
+        if self.at(Punct::Semi) {
+            let sp = self.bump();
+            self.report(
+                Diagnostic::error(start.to(sp), format!("an anonymous {kw} in a function body is not supported by the simulator yet"))
+                    .help(format!("name a variable of it: `{kw} {{ … }} v;` and use `v.member`")),
+            );
+            return StmtKind::Empty;
+        }
+        let path = Path { global: false, segments: vec![PathSegment { ident: tag, template_args: None }], span: start };
+        let ty = TypeExpr { kind: TypeExprKind::Named { path, is_const: false, is_volatile: false, addr_space: None }, span: start };
+        let specs = Specs {
+            attrs: Vec::new(),
+            is_kernel: false,
+            is_inline: false,
+            is_static: false,
+            is_constexpr: false,
+            is_typedef: false,
+            ty,
+            span: start,
+        };
+        let vars = self.parse_declarators(&specs, None);
+        self.expect_semi("declaration");
+        StmtKind::LocalType(item, vars)
     }
 
     fn parse_struct(&mut self, attrs: Vec<Attribute>) -> Option<Struct> {

@@ -564,7 +564,13 @@ impl Printer {
                 None => self.line("return;"),
             },
             StmtKind::Alias(a) => self.line(&alias(a)),
-            StmtKind::LocalType(item) => self.item(item),
+            StmtKind::LocalType(item, vars) => {
+                self.item(item);
+                if !vars.is_empty() {
+                    let t = var_decls(vars);
+                    self.line(&format!("{t};"));
+                }
+            }
             StmtKind::StaticAssert { cond, message } => self.line(&static_assert(cond, message.as_deref())),
             StmtKind::Empty => self.line(";"),
         }
@@ -1102,7 +1108,10 @@ pub fn erase_stmt_spans(s: &mut Stmt) {
             }
         }
         StmtKind::Alias(a) => erase_alias(a),
-        StmtKind::LocalType(item) => erase_item(item),
+        StmtKind::LocalType(item, vars) => {
+            erase_item(item);
+            vars.iter_mut().for_each(erase_var);
+        }
         StmtKind::StaticAssert { cond, .. } => erase_expr_spans(cond),
         StmtKind::Default | StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
     }

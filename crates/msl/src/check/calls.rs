@@ -15,6 +15,9 @@ use std::rc::Rc;
 /// scope (the struct's own name must keep naming the type there).
 pub(crate) const CTOR_TEMPLATE: &str = "$ctor";
 
+/// Alias templates deduction looks through inside one another at most.
+const MAX_ALIAS_DEPTH: u32 = 32;
+
 /// A candidate function for overload resolution.
 enum Candidate {
     Ready(FuncId, Vec<Type>),
@@ -927,6 +930,9 @@ impl<'a> Checker<'a, '_> {
                     [m, rest @ ..] if !rest.is_empty() && &*m.ident.name == "metal" => rest,
                     all => all,
                 };
+                // `metal::array<T, N>` names Metal's own type, never a
+                // program's alias of the same name (c10's `array`).
+                let metal_qualified = segs.len() != path.segments.len();
                 let [seg] = segs else { return true };
                 match &seg.template_args {
                     None => {
@@ -940,19 +946,32 @@ impl<'a> Checker<'a, '_> {
                     Some(targs) => {
                         let name = &*seg.ident.name;
                         let int = |n: u8| TArg::Value(ConstValue::Int(n as i64), Type::INT);
+                        let int_arg = |n: u32| TArg::Value(ConstValue::Int(n as i64), Type::INT);
                         let pairs: Vec<(&ast::TemplateArg, TArg)> = match (name, ty) {
                             ("vec", Type::Vector { elem, len, .. }) if targs.len() == 2 => {
                                 vec![(&targs[0], TArg::Type(Type::Scalar(*elem))), (&targs[1], int(*len))]
+                            }
+                            // `metal::array<T, N>` is an array type here.
+                            ("array", Type::Array { elem, len })
+                                if targs.len() == 2 && (metal_qualified || self.alias_template_named(name).is_none()) =>
+                            {
+                                vec![(&targs[0], TArg::Type((**elem).clone())), (&targs[1], int_arg(*len))]
                             }
                             ("simdgroup_matrix", Type::SimdMatrix { elem, rows, cols }) if targs.len() == 3 => {
                                 vec![(&targs[0], TArg::Type(Type::Scalar(*elem))), (&targs[1], int(*rows)), (&targs[2], int(*cols))]
                             }
                             // An alias template is transparent: deduce
                             // through the type it names.
-                            _ if segs.len() == 1 && self.alias_template_named(name).is_some() => {
+                            _ if !metal_qualified
+                                && self.alias_unify_depth.get() < MAX_ALIAS_DEPTH
+                                && self.alias_template_named(name).is_some() =>
+                            {
                                 let Some((aparams, aliased)) = self.alias_template_named(name) else { return true };
                                 let mut inner: Vec<Option<TArg>> = vec![None; aparams.len()];
-                                if !self.unify(aparams, aliased, ty, &mut inner) {
+                                self.alias_unify_depth.set(self.alias_unify_depth.get() + 1);
+                                let fits = self.unify(aparams, aliased, ty, &mut inner);
+                                self.alias_unify_depth.set(self.alias_unify_depth.get() - 1);
+                                if !fits {
                                     return false;
                                 }
                                 targs.iter().zip(inner).filter_map(|(ta, v)| Some((ta, v?))).collect()

@@ -51,7 +51,7 @@ fn collect_function<'a>(f: &'a ast::Function, out: &mut HashMap<Span, &'a ast::I
 
 fn collect_stmt<'a>(s: &'a ast::Stmt, out: &mut HashMap<Span, &'a ast::Item>) {
     match &s.kind {
-        StmtKind::LocalType(item) => {
+        StmtKind::LocalType(item, _) => {
             out.insert(item.span, item);
             collect_item(item, out);
         }

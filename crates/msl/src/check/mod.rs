@@ -303,6 +303,9 @@ pub(crate) struct Checker<'a, 'd> {
     pub diags: &'d mut Diagnostics,
     /// Diagnostics of this run; a RefCell so reporting needs only `&self`.
     pub pending: std::cell::RefCell<Vec<Diagnostic>>,
+    /// Alias templates being looked through by deduction (`unify`), so an
+    /// alias that names itself cannot recurse without end.
+    pub alias_unify_depth: std::cell::Cell<u32>,
     pub tables: TypeTables,
     pub functions: Vec<Option<hir::Function>>,
     pub globals: Vec<hir::Global>,
@@ -387,6 +390,7 @@ impl<'a, 'd> Checker<'a, 'd> {
         Checker {
             diags,
             pending: Default::default(),
+            alias_unify_depth: Default::default(),
             tables: TypeTables::default(),
             functions: Vec::new(),
             globals: Vec::new(),

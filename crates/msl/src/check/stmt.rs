@@ -242,7 +242,14 @@ impl<'a> Checker<'a, '_> {
                     self.add_decl(a.name.name.clone(), super::DeclKind::Alias(q.ty), a.name.span);
                 }
             }
-            StmtKind::LocalType(item) => self.local_type(item),
+            StmtKind::LocalType(item, vars) => {
+                self.local_type(item);
+                for v in vars {
+                    if let Some(st) = self.local_decl(v) {
+                        out.push(st);
+                    }
+                }
+            }
             StmtKind::StaticAssert { cond, message } => self.static_assert(cond, message.as_deref()),
             StmtKind::Empty => {}
         }

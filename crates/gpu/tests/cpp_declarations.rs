@@ -303,3 +303,40 @@ fn function_template_redefinition_is_an_error() {
     let text = c.render(false);
     assert!(text.contains("redefinition of the function template `f`") && text.contains("first defined here"), "{text}");
 }
+
+/// `metal::array<T, N>` is a class: a parameter of that type takes a copy
+/// (changing it leaves the caller's array alone), deduces `T` and `N`, and
+/// is also reached through an alias template of the same name, as
+/// PyTorch's c10 headers declare one. A plain C array parameter still
+/// decays to a pointer that writes through.
+#[test]
+fn metal_array_parameters_are_copies() {
+    let src = format!(
+        r#"
+namespace c10 {{ namespace metal {{
+template <typename T, size_t N> using array = ::metal::array<T, N>;
+}} }}
+template <typename T, size_t N>
+T sum_and_clobber(metal::array<T, N> a) {{
+  T s = 0;
+  for (size_t k = 0; k < N; ++k) {{ s += a[k]; a[k] = T(100); }}
+  return s;
+}}
+float first_of(c10::metal::array<float, 3> a) {{ a[0] += 1.0f; return a[0]; }}
+void bump(thread float b[3]) {{ b[1] += 10.0f; }}
+kernel void k({KERNEL_OUT}) {{
+  metal::array<float, 3> a = {{float(i), 2.0f, 3.0f}};
+  float s = sum_and_clobber(a);
+  float f = first_of(a);
+  float c[3] = {{0.0f, 1.0f, 2.0f}};
+  bump(c);
+  out[i] = s * 1000.0f + f * 100.0f + a[0] * 10.0f + c[1];
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        assert_eq!(*v, (x + 5.0) * 1000.0 + (x + 1.0) * 100.0 + x * 10.0 + 11.0, "thread {i}");
+    }
+}

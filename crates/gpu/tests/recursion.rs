@@ -57,7 +57,7 @@ kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]
     };
     for (i, v) in out.iter().enumerate() {
         let i = i as u32;
-        assert_eq!(*v, fib(i % 7) * 10 + u32::from((i % 5) % 2 == 0), "thread {i}");
+        assert_eq!(*v, fib(i % 7) * 10 + u32::from((i % 5).is_multiple_of(2)), "thread {i}");
     }
 }
 

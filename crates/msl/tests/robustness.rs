@@ -251,9 +251,8 @@ fn a_struct_holding_an_array_of_itself_is_an_error() {
 #[test]
 fn alias_templates_that_name_themselves() {
     let c10_style = "#include <metal_stdlib>\nnamespace c10 { namespace metal {\ntemplate <typename T, size_t N> using array = ::metal::array<T, N>;\ntemplate <typename T> T first(array<T, 3> a) { return a[0]; }\n}}\nkernel void k(device float* o [[buffer(0)]]) { c10::metal::array<float, 3> a = {1.0f, 2.0f, 3.0f}; o[0] = c10::metal::first(a); }\n".to_string();
-    // Finishing is the point here (deducing through the alias of an array
-    // argument is another matter).
-    let _ = compile_small_stack(c10_style);
+    let (errors, text) = compile_small_stack(c10_style);
+    assert!(!errors, "{text}");
     let selfish = "template <typename T> using A = A<T>;\ntemplate <typename T> T f(A<T> x) { return x; }\nkernel void k(device float* o [[buffer(0)]]) { o[0] = f(1.0f); }\n".to_string();
     let (errors, _) = compile_small_stack(selfish);
     assert!(errors);

@@ -440,12 +440,7 @@ impl<'a> Checker<'a, '_> {
                     };
                     for p in fparams.iter() {
                         match self.resolve_type(&p.ty) {
-                            Some(q) => ptys.push(match q.ty {
-                                Type::Array { elem, .. } => {
-                                    Type::Pointer { pointee: elem, space: q.space.unwrap_or(AddressSpace::Thread), is_const: q.is_const }
-                                }
-                                t => t,
-                            }),
+                            Some(q) => ptys.push(super::decls::param_type(q, &p.ty)),
                             None => ok = false,
                         }
                     }
@@ -812,6 +807,21 @@ impl<'a> Checker<'a, '_> {
         arg_tys: &[Type],
         explicit: Vec<TArg>,
     ) -> Option<Vec<TArg>> {
+        self.deduce_from(params, f, arg_tys, None, explicit)
+    }
+
+    /// [`Self::deduce`], also from the return type `ret` when given: an
+    /// explicit specialization names the template by its whole function
+    /// type (`template <> half2 to_float(bool)` of `template <class T> T
+    /// to_float(bool)`).
+    pub(crate) fn deduce_from(
+        &self,
+        params: &[ast::TemplateParam],
+        f: &ast::Function,
+        arg_tys: &[Type],
+        ret: Option<&Type>,
+        explicit: Vec<TArg>,
+    ) -> Option<Vec<TArg>> {
         let explicit = super::packs::gather_pack(params, explicit);
         if explicit.len() > params.len() {
             return None;
@@ -820,9 +830,18 @@ impl<'a> Checker<'a, '_> {
         for (i, a) in explicit.into_iter().enumerate() {
             map[i] = Some(a);
         }
-        // By-value parameters see decayed arguments.
+        if let Some(ret) = ret {
+            if !self.unify(params, &f.ret, ret, &mut map) {
+                return None;
+            }
+        }
+        // By-value parameters see decayed arguments, except class template
+        // types (`metal::array<T, N>` or an alias of it takes the array).
         let decayed = |p: &ast::Param, t: &Type| match t {
-            Type::Array { elem, .. } if !matches!(p.ty.kind, ast::TypeExprKind::Reference { .. }) => {
+            Type::Array { elem, .. }
+                if !matches!(&p.ty.kind, ast::TypeExprKind::Reference { .. })
+                    && !matches!(&p.ty.kind, ast::TypeExprKind::Named { path, .. } if path.last().template_args.is_some()) =>
+            {
                 Type::Pointer { pointee: elem.clone(), space: AddressSpace::Thread, is_const: false }
             }
             t => t.clone(),

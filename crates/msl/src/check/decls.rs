@@ -361,7 +361,7 @@ impl<'a> Checker<'a, '_> {
         let ret = self.resolve_type(ret)?.ty;
         let mut out = Vec::new();
         for p in params {
-            out.push(param_type(self.resolve_type(&p.ty)?));
+            out.push(param_type(self.resolve_type(&p.ty)?, &p.ty));
         }
         if out.len() == 1 && out[0] == Type::Void && params[0].name.is_none() {
             out.clear();
@@ -388,7 +388,7 @@ impl<'a> Checker<'a, '_> {
         let fparams = self.expanded_params(f)?;
         for p in fparams.iter() {
             match self.resolve_type(&p.ty) {
-                Some(q) => params.push(param_type(q)),
+                Some(q) => params.push(param_type(q, &p.ty)),
                 None => ok = false,
             }
         }
@@ -417,7 +417,7 @@ impl<'a> Checker<'a, '_> {
         let mut ptys = Vec::new();
         let fparams = self.expanded_params(f)?;
         for p in fparams.iter() {
-            ptys.push(param_type(self.resolve_type(&p.ty)?));
+            ptys.push(param_type(self.resolve_type(&p.ty)?, &p.ty));
         }
         let mut fs = FnState::new(Type::Void, false);
         fs.packs.extend(self.param_pack_lens(f, &fparams));
@@ -1144,7 +1144,7 @@ impl<'a> Checker<'a, '_> {
         let mut ok = true;
         for p in &f.params {
             match self.resolve_type(&p.ty) {
-                Some(q) => params.push(param_type(q)),
+                Some(q) => params.push(param_type(q, &p.ty)),
                 None => ok = false,
             }
         }
@@ -1340,8 +1340,13 @@ pub(crate) fn host_name(attrs: &[ast::Attribute]) -> Option<String> {
     })
 }
 
-fn param_type(q: QualType) -> Type {
+/// The type of a parameter declared as `te`.
+pub(crate) fn param_type(q: QualType, te: &ast::TypeExpr) -> Type {
     match q.ty {
+        // `metal::array<T, N>` (an array type here) is a class passed by value.
+        Type::Array { elem, len } if matches!(&te.kind, ast::TypeExprKind::Named { path, .. } if path.last().template_args.is_some()) => {
+            Type::Array { elem, len }
+        }
         Type::Array { elem, .. } => {
             // Array parameters decay to pointers (thread space by default).
             Type::Pointer { pointee: elem, space: q.space.unwrap_or(AddressSpace::Thread), is_const: q.is_const }

@@ -1180,7 +1180,8 @@ impl<'a> Checker<'a, '_> {
                 .note("Metal references never change address space");
             return None;
         }
-        if from_const && !is_const && kind != CastKind::Const && kind != CastKind::CStyle {
+        // `constant` memory is read-only, so no cast into it drops `const`.
+        if from_const && !is_const && space != AddressSpace::Constant && kind != CastKind::Const && kind != CastKind::CStyle {
             self.error(span, format!("this cast to `{t}` drops `const`")).help("cast to a `const` reference, or use `const_cast`");
             return None;
         }

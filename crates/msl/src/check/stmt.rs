@@ -649,6 +649,9 @@ impl<'a> Checker<'a, '_> {
             );
             return None;
         }
+        // `constant` memory is read-only: a `constant T&` is const whether
+        // or not it says so.
+        let is_const = is_const || space == AddressSpace::Constant;
         if pconst && !is_const {
             self.error(e.span, "a non-const reference cannot refer to a const variable").help("declare the reference `const`");
             return None;

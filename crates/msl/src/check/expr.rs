@@ -740,6 +740,9 @@ impl<'a> Checker<'a, '_> {
         if matches!(l.ty, Type::Matrix { .. }) || matches!(r.ty, Type::Matrix { .. }) {
             return self.matrix_binary(op, l, r, span);
         }
+        if op == Mul && matches!(l.ty, Type::SimdMatrix { .. }) && matches!(r.ty, Type::SimdMatrix { .. }) {
+            return self.simdgroup_product(l, r, span);
+        }
         let l = self.arith_operand_keep(l, op.as_str())?;
         let r = self.arith_operand_keep(r, op.as_str())?;
         let mut oty = self.operand_type(op.as_str(), &l.ty, &r.ty, span)?;
@@ -1477,6 +1480,12 @@ impl<'a> Checker<'a, '_> {
                         self.check_narrowing(&h, &Type::Scalar(*elem));
                     }
                     parts.push(h);
+                }
+                // Braces may leave out trailing components, which are zero
+                // (`uint4 k = {a, b, c};`), as for any aggregate.
+                let given: u32 = parts.iter().map(|p| if let Type::Vector { len, .. } = p.ty { len as u32 } else { 1 }).sum();
+                for _ in given..*len as u32 {
+                    parts.push(mk(H::Zero, Type::Scalar(*elem), span));
                 }
                 self.vector_construct(*elem, *len, ty, parts, span)
             }

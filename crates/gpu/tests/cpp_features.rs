@@ -1165,12 +1165,47 @@ kernel void k(const device float* A [[buffer(0)]], const device float* B [[buffe
     let mut b = bufs(vec![(0, f32s(&a)), (1, f32s(&bm)), (2, f32s(&[0.0; 64])), (3, u32s(&[7; 32]))]);
     let r = run(&k, &threads([32, 1, 1], [32, 1, 1]), &mut b, &opts(CheckLevel::All));
     assert!(r.findings.is_empty(), "{:?}", r.findings);
-    let mul = |x: &[f32], y: &[f32]| -> Vec<f32> {
-        (0..64).map(|e| (0..8).map(|t| x[(e / 8) * 8 + t] * y[t * 8 + e % 8]).sum()).collect()
-    };
+    let mul = |x: &[f32], y: &[f32]| -> Vec<f32> { (0..64).map(|e| (0..8).map(|t| x[(e / 8) * 8 + t] * y[t * 8 + e % 8]).sum()).collect() };
     assert_eq!(to_f32(&b[&2]), mul(&mul(&a, &bm), &a));
     let v = to_u32(&b[&3]);
     for (lane, x) in v.iter().enumerate() {
         assert_eq!(*x, lane as u32 + 320, "lane {lane}");
+    }
+}
+
+/// A range-based `for` over a struct with `begin()`/`end()` member
+/// functions walks its iterators (here pointers into a thread array, given
+/// to the struct by braces, where the array decays), by value and by
+/// reference.
+#[test]
+fn range_for_over_begin_and_end() {
+    let src = format!(
+        r#"
+struct Window {{
+  thread float* first;
+  int n;
+  thread float* begin() const {{ return first; }}
+  thread float* end() const {{ return first + n; }}
+}};
+kernel void k({KERNEL_OUT}) {{
+  float vals[5] = {{1.0f, 2.0f, 3.0f, 4.0f, 5.0f}};
+  Window w = Window{{vals, int(i % 5) + 1}};
+  float sum = 0.0f;
+  for (float v : w) {{
+    sum += v;
+  }}
+  for (auto& v : w) {{
+    v = -v;
+  }}
+  out[i] = sum + 100.0f * (vals[0] + vals[4]);
+}}
+"#
+    );
+    let out = run_out(&src, 6);
+    for (i, v) in out.iter().enumerate() {
+        let n = i % 5 + 1;
+        let sum: f32 = (1..=n).map(|x| x as f32).sum();
+        let last = if n == 5 { -5.0 } else { 5.0 };
+        assert_eq!(*v, sum + 100.0 * (-1.0 + last), "thread {i}");
     }
 }

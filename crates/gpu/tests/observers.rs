@@ -193,8 +193,13 @@ kernel void k(device const float* a [[buffer(0)]], device float* out [[buffer(1)
     let log = r.stops.expect("stops");
     assert!(log.stops.iter().all(|s| s.vars.iter().all(|v| !v.0.starts_with('$'))));
     // The body's stops see `v` as each element in turn.
-    let body: Vec<&str> =
-        log.stops.iter().filter(|s| c.sources.line_col(s.span).0 == 10).filter_map(|s| s.vars.iter().find(|v| v.0 == "v")).map(|v| v.1.as_str()).collect();
+    let body: Vec<&str> = log
+        .stops
+        .iter()
+        .filter(|s| c.sources.line_col(s.span).0 == 10)
+        .filter_map(|s| s.vars.iter().find(|v| v.0 == "v"))
+        .map(|v| v.1.as_str())
+        .collect();
     assert_eq!(body, ["1", "2", "3", "4"]);
     let reads: Vec<(&str, i64)> =
         log.stops.iter().flat_map(|s| &s.accesses).filter(|a| !a.write && a.name == "tile").map(|a| (a.name.as_str(), a.index)).collect();

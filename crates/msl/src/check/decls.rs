@@ -1297,7 +1297,7 @@ impl<'a> Checker<'a, '_> {
         if !same {
             let (t, d) = (self.ty_name(&q.ty), self.ty_name(&declared));
             self.error(v.ty.span, format!("this definition of `{member}` has type `{t}`, but the member is declared as `{d}`"))
-                .help(format!("write the member's type: `constant constexpr {d} {member};`"));
+                .help(format!("give it the type the struct declares (`{d}`), or leave the definition out: the struct defines the member"));
             return;
         }
         if v.init.is_some() {

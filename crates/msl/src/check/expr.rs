@@ -1460,6 +1460,17 @@ impl<'a> Checker<'a, '_> {
                     if h.ty == *ty {
                         return Some(h);
                     }
+                    // Otherwise it is the first field's value, converted
+                    // like any other (an array decays for a pointer field).
+                    let h = match fields.first() {
+                        Some(f) => {
+                            if h.ty.is_scalar() {
+                                self.check_narrowing(&h, f);
+                            }
+                            self.coerce(h, f, "the initializer")?
+                        }
+                        None => h,
+                    };
                     return self.struct_list_rest(ty, &fields, vec![h], &items[1..], span);
                 }
                 self.struct_list_rest(ty, &fields, Vec::new(), items, span)

@@ -3,7 +3,8 @@
 //! `transpose` / `determinant` library functions. Sums, differences and
 //! scaling are component-wise on the column-major elements, so they stay
 //! ordinary binary expressions; products become the `__matrix_multiply`
-//! builtin, which the simulator lowers to multiply-adds.
+//! builtin, which the simulator lowers to multiply-adds. The product of two
+//! SIMD-group matrices is `simdgroup_multiply` into a temporary.
 
 use super::expr::mk;
 use super::Checker;

@@ -1209,3 +1209,44 @@ kernel void k({KERNEL_OUT}) {{
         assert_eq!(*v, sum + 100.0 * (-1.0 + last), "thread {i}");
     }
 }
+
+/// The corpus kernels `features/range_for.metal` and
+/// `features/static_member_definitions.metal`, run and compared with the
+/// same computations here.
+#[test]
+fn range_for_and_static_member_corpus_kernels_match_reference() {
+    let src = include_str!("../../msl/tests/kernels/features/range_for.metal");
+    let k = compile(src, "range_for_kernel");
+    let mut b = bufs(vec![(0, u32s(&[0; 8]))]);
+    let r = run(&k, &threads([8, 1, 1], [8, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let shifts = [[1u32, 2, 3], [4, 5, 6]];
+    let mut total = 0;
+    'rows: for row in &shifts {
+        for &s in row {
+            if s == 2 {
+                continue;
+            }
+            if s == 5 {
+                break 'rows;
+            }
+            total += s;
+        }
+    }
+    for (tid, v) in to_u32(&b[&0]).iter().enumerate() {
+        let tid = tid as u32;
+        let acc = shifts[tid as usize % 2].iter().fold(tid, |acc, &s| acc + ((acc << s) & 0xFF));
+        let last = 2 * (tid + 3);
+        assert_eq!(*v, acc + total + (7 + last) + (9 + last), "thread {tid}");
+    }
+
+    let src = include_str!("../../msl/tests/kernels/features/static_member_definitions.metal");
+    let k = compile(src, "static_member_definitions_kernel");
+    let mut b = bufs(vec![(0, f32s(&[0.0; 6]))]);
+    let r = run(&k, &threads([6, 1, 1], [6, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let w = [[0.5f32, 1.0, 1.5], [2.0, 2.5, 3.0]];
+    for (tid, v) in to_f32(&b[&0]).iter().enumerate() {
+        assert_eq!(*v, w[tid / 3 % 2][tid % 3], "thread {tid}");
+    }
+}

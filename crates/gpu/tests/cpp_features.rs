@@ -1142,7 +1142,8 @@ kernel void k({KERNEL_OUT}) {{
 }
 
 /// `a * b` on SIMD-group matrices is their product (MLX's Winograd
-/// transforms), `uint4 k = {a, b, c}` leaves the last component zero.
+/// transforms); braces that leave out a vector's trailing components make
+/// them zero (`uint4 k = {a, b, c}`, `uint2 v = {5}` is (5, 0)).
 #[test]
 fn simdgroup_matrix_product_operator_and_short_vector_braces() {
     let src = r#"
@@ -1156,7 +1157,8 @@ kernel void k(const device float* A [[buffer(0)]], const device float* B [[buffe
   simdgroup_float8x8 c = (a * b) * a;
   simdgroup_store(c, out, 8);
   uint4 k = {lane, 2u, 3u};
-  v[lane] = k.x + 10 * k.y + 100 * k.z + 1000 * k.w;
+  uint2 one = {5u};
+  v[lane] = k.x + 10 * k.y + 100 * k.z + 1000 * k.w + 10000 * one.y + 100000 * (one.x == 5 ? 1 : 0);
 }
 "#;
     let a: Vec<f32> = (0..64).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
@@ -1169,7 +1171,7 @@ kernel void k(const device float* A [[buffer(0)]], const device float* B [[buffe
     assert_eq!(to_f32(&b[&2]), mul(&mul(&a, &bm), &a));
     let v = to_u32(&b[&3]);
     for (lane, x) in v.iter().enumerate() {
-        assert_eq!(*x, lane as u32 + 320, "lane {lane}");
+        assert_eq!(*x, lane as u32 + 320 + 100000, "lane {lane}");
     }
 }
 

@@ -1476,14 +1476,6 @@ impl<'a> Checker<'a, '_> {
                 self.struct_list_rest(ty, &fields, Vec::new(), items, span)
             }
             Type::Vector { elem, len, .. } => {
-                if items.len() == 1 {
-                    let h = self.expr(&items[0])?;
-                    if h.ty.is_vector() {
-                        return self.coerce(h, ty, "the initializer");
-                    }
-                    self.check_narrowing(&h, &Type::Scalar(*elem));
-                    return Some(self.convert(h, ty.clone()));
-                }
                 let mut parts = Vec::new();
                 for it in items {
                     let h = self.expr(it)?;
@@ -1492,8 +1484,17 @@ impl<'a> Checker<'a, '_> {
                     }
                     parts.push(h);
                 }
+                if let [h] = &parts[..] {
+                    if h.ty.is_vector() {
+                        return self.coerce(parts.remove(0), ty, "the initializer");
+                    }
+                    if !h.ty.is_scalar() {
+                        return Some(self.convert(parts.remove(0), ty.clone()));
+                    }
+                }
                 // Braces may leave out trailing components, which are zero
-                // (`uint4 k = {a, b, c};`), as for any aggregate.
+                // (`uint4 k = {a, b, c};`, `float4 v = {1}` is (1, 0, 0, 0)),
+                // as for any aggregate; `float4(1)` is the one that splats.
                 let given: u32 = parts.iter().map(|p| if let Type::Vector { len, .. } = p.ty { len as u32 } else { 1 }).sum();
                 for _ in given..*len as u32 {
                     parts.push(mk(H::Zero, Type::Scalar(*elem), span));

@@ -293,7 +293,7 @@ fn stmt_stops(s: &Stmt, in_block: bool, to_offset: &dyn Fn(Span) -> Option<usize
         }
         // A loop line stops at the start of every iteration, where its
         // variables are in scope.
-        StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } => {
+        StmtKind::For { body, .. } | StmtKind::RangeFor { body, .. } | StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } => {
             if let (Some(start), Some(spot)) = (start, body_spot(body, to_offset)) {
                 out.push(Stop { start, spot });
             }

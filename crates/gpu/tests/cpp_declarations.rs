@@ -340,3 +340,57 @@ kernel void k({KERNEL_OUT}) {{
         assert_eq!(*v, (x + 5.0) * 1000.0 + (x + 1.0) * 100.0 + x * 10.0 + 11.0, "thread {i}");
     }
 }
+
+/// MLX's conv.metal: a specialization of a struct template holds
+/// `constexpr constant` tables, which are then defined again outside the
+/// struct without a value (C++ allows it; it adds nothing). The tables read
+/// as before, through an alias of the specialization too.
+#[test]
+fn out_of_class_definitions_of_static_data_members() {
+    let src = format!(
+        r#"
+template <int R, int C> struct Table {{}};
+template <> struct Table<2, 3> {{
+  static constant constexpr const float cells[2][3] = {{{{1.0f, 2.0f, 3.0f}}, {{4.0f, 5.0f, 6.0f}}}};
+  static constant constexpr const int bias = 7;
+}};
+constant constexpr const float Table<2, 3>::cells[2][3];
+constant constexpr const int Table<2, 3>::bias;
+struct Plain {{ static constant constexpr float scale = 0.5f; }};
+constexpr constant float Plain::scale;
+template <int R> float read(int r, int c) {{
+  using T = Table<R, 3>;
+  return T::cells[r][c] * 10.0f + T::bias;
+}}
+kernel void k({KERNEL_OUT}) {{
+  out[i] = read<2>(i / 3, i % 3) * Plain::scale;
+}}
+"#
+    );
+    let out = run_out(&src, 6);
+    let cells = [[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    for (i, v) in out.iter().enumerate() {
+        let expect = (cells[i / 3][i % 3] * 10.0 + 7.0) * 0.5;
+        assert_eq!(*v, expect, "thread {i}");
+    }
+}
+
+/// An out-of-class definition must name a static data member of that
+/// struct, with its type; otherwise the message names the member.
+#[test]
+fn out_of_class_static_member_definitions_are_checked() {
+    let cases = [
+        ("constant constexpr const float S::missing;", "`S` has no static data member `missing`"),
+        ("constant constexpr const int S::table[4];", "this definition of `S::table` has type `int[4]`"),
+        ("constant constexpr const float S::table[4] = {1};", "`S::table` already has its value in the struct"),
+    ];
+    for (def, message) in cases {
+        let src = format!(
+            "{PRELUDE}struct S {{ static constant constexpr const float table[4] = {{1, 2, 3, 4}}; }};\n{def}\nkernel void k({KERNEL_OUT}) {{ out[i] = S::table[i]; }}\n"
+        );
+        let c = msl::compile("t.metal", &src, &Default::default());
+        let text = c.render(false);
+        assert!(text.contains(message), "{def}: {text}");
+        assert!(text.contains("t.metal:4:"), "{text}");
+    }
+}

@@ -1009,3 +1009,246 @@ kernel void k(device float* out [[buffer(0)]], uint lane [[thread_index_in_simdg
         assert_eq!(*v, if i / 8 == i % 8 { 9.0 } else { 0.0 }, "element {i}");
     }
 }
+
+/// MLX's random.metal: a range-based `for` over a row of a `constant` 2-D
+/// table (by value, by `const auto&`, with an explicit element type), and
+/// nested over the whole table by reference to each row.
+#[test]
+fn range_for_reads_rows_of_a_constant_table() {
+    let src = format!(
+        r#"
+static constexpr constant uint table[3][4] = {{{{1, 2, 3, 4}}, {{10, 20, 30, 40}}, {{100, 200, 300, 400}}}};
+kernel void k({KERNEL_OUT}) {{
+  uint row = 0;
+  for (auto v : table[i % 3]) {{
+    row = row * 2 + v;
+  }}
+  uint all = 0;
+  for (const auto& r : table) {{
+    for (float v : r) {{
+      all += uint(v);
+    }}
+  }}
+  out[i] = float(row) + 10000.0f * float(all);
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    let table = [[1u32, 2, 3, 4], [10, 20, 30, 40], [100, 200, 300, 400]];
+    let all: u32 = table.iter().flatten().sum();
+    for (i, v) in out.iter().enumerate() {
+        let row = table[i % 3].iter().fold(0u32, |acc, &x| acc * 2 + x);
+        assert_eq!(*v, row as f32 + 10000.0 * all as f32, "thread {i}");
+    }
+}
+
+/// `auto&` binds each element in place, so the body modifies a thread
+/// array (C array and `metal::array`, rows of a 2-D array too); a copy
+/// (`auto`) leaves the array alone.
+#[test]
+fn range_for_modifies_elements_through_a_reference() {
+    let src = format!(
+        r#"
+kernel void k({KERNEL_OUT}) {{
+  float a[4] = {{1.0f, 2.0f, 3.0f, 4.0f}};
+  for (auto& x : a) {{
+    x = x * float(i + 2);
+  }}
+  for (auto x : a) {{
+    x = 0.0f;
+  }}
+  metal::array<int, 3> b = {{5, 6, 7}};
+  for (thread int& x : b) {{
+    x += int(i);
+  }}
+  int m[2][2] = {{{{1, 2}}, {{3, 4}}}};
+  for (auto& r : m) {{
+    for (auto& x : r) {{
+      x *= 10;
+    }}
+  }}
+  out[i] = a[0] + a[1] + a[2] + a[3] + 100.0f * float(b[0] + b[1] + b[2]) + 1000.0f * float(m[1][1]);
+}}
+"#
+    );
+    let out = run_out(&src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        let a: f32 = [1.0f32, 2.0, 3.0, 4.0].iter().map(|e| e * (x + 2.0)).sum();
+        let b = (5 + 6 + 7 + 3 * i) as f32;
+        assert_eq!(*v, a + 100.0 * b + 1000.0 * 40.0, "thread {i}");
+    }
+}
+
+/// `break` leaves a range-based `for`, `continue` goes on with the next
+/// element (the hidden index still advances).
+#[test]
+fn range_for_break_and_continue() {
+    let src = format!(
+        r#"
+constant int values[8] = {{3, -1, 4, -1, 5, 9, -2, 6}};
+kernel void k({KERNEL_OUT}) {{
+  int sum = 0;
+  int seen = 0;
+  for (int v : values) {{
+    seen++;
+    if (v < 0) continue;
+    if (v > int(i) + 4) break;
+    sum += v;
+  }}
+  out[i] = float(sum) + 100.0f * float(seen);
+}}
+"#
+    );
+    let out = run_out(&src, 6);
+    let values = [3, -1, 4, -1, 5, 9, -2, 6];
+    for (i, v) in out.iter().enumerate() {
+        let (mut sum, mut seen) = (0, 0);
+        for &x in &values {
+            seen += 1;
+            if x < 0 {
+                continue;
+            }
+            if x > i as i32 + 4 {
+                break;
+            }
+            sum += x;
+        }
+        assert_eq!(*v, (sum + 100 * seen) as f32, "thread {i}");
+    }
+}
+
+/// The elements a range-based `for` reads are ordinary indexed accesses:
+/// the sanitizer reports the read of an element never written.
+#[test]
+fn range_for_reads_are_sanitized() {
+    let src = format!(
+        r#"{PRELUDE}
+kernel void k({KERNEL_OUT}) {{
+  threadgroup float tile[4];
+  tile[i] = float(i);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  float s = 0.0f;
+  for (float v : tile) {{ s += v; }}
+  out[i] = s;
+}}
+"#
+    );
+    let k = compile(&src, "k");
+    // Only three threads write the four-element tile.
+    let mut b = bufs(vec![(0, f32s(&[0.0; 3]))]);
+    let r = run(&k, &threads([3, 1, 1], [3, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.iter().any(|f| f.kind == FindingKind::UninitializedRead), "{:?}", r.findings);
+}
+
+/// `a * b` on SIMD-group matrices is their product (MLX's Winograd
+/// transforms); braces that leave out a vector's trailing components make
+/// them zero (`uint4 k = {a, b, c}`, `uint2 v = {5}` is (5, 0)).
+#[test]
+fn simdgroup_matrix_product_operator_and_short_vector_braces() {
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(const device float* A [[buffer(0)]], const device float* B [[buffer(1)]], device float* out [[buffer(2)]],
+              device uint* v [[buffer(3)]], uint lane [[thread_index_in_simdgroup]]) {
+  simdgroup_float8x8 a, b;
+  simdgroup_load(a, A, 8);
+  simdgroup_load(b, B, 8);
+  simdgroup_float8x8 c = (a * b) * a;
+  simdgroup_store(c, out, 8);
+  uint4 k = {lane, 2u, 3u};
+  uint2 one = {5u};
+  v[lane] = k.x + 10 * k.y + 100 * k.z + 1000 * k.w + 10000 * one.y + 100000 * (one.x == 5 ? 1 : 0);
+}
+"#;
+    let a: Vec<f32> = (0..64).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
+    let bm: Vec<f32> = (0..64).map(|i| ((i * 3) % 4) as f32 - 1.0).collect();
+    let k = compile(src, "k");
+    let mut b = bufs(vec![(0, f32s(&a)), (1, f32s(&bm)), (2, f32s(&[0.0; 64])), (3, u32s(&[7; 32]))]);
+    let r = run(&k, &threads([32, 1, 1], [32, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let mul = |x: &[f32], y: &[f32]| -> Vec<f32> { (0..64).map(|e| (0..8).map(|t| x[(e / 8) * 8 + t] * y[t * 8 + e % 8]).sum()).collect() };
+    assert_eq!(to_f32(&b[&2]), mul(&mul(&a, &bm), &a));
+    let v = to_u32(&b[&3]);
+    for (lane, x) in v.iter().enumerate() {
+        assert_eq!(*x, lane as u32 + 320 + 100000, "lane {lane}");
+    }
+}
+
+/// A range-based `for` over a struct with `begin()`/`end()` member
+/// functions walks its iterators (here pointers into a thread array, given
+/// to the struct by braces, where the array decays), by value and by
+/// reference.
+#[test]
+fn range_for_over_begin_and_end() {
+    let src = format!(
+        r#"
+struct Window {{
+  thread float* first;
+  int n;
+  thread float* begin() const {{ return first; }}
+  thread float* end() const {{ return first + n; }}
+}};
+kernel void k({KERNEL_OUT}) {{
+  float vals[5] = {{1.0f, 2.0f, 3.0f, 4.0f, 5.0f}};
+  Window w = Window{{vals, int(i % 5) + 1}};
+  float sum = 0.0f;
+  for (float v : w) {{
+    sum += v;
+  }}
+  for (auto& v : w) {{
+    v = -v;
+  }}
+  out[i] = sum + 100.0f * (vals[0] + vals[4]);
+}}
+"#
+    );
+    let out = run_out(&src, 6);
+    for (i, v) in out.iter().enumerate() {
+        let n = i % 5 + 1;
+        let sum: f32 = (1..=n).map(|x| x as f32).sum();
+        let last = if n == 5 { -5.0 } else { 5.0 };
+        assert_eq!(*v, sum + 100.0 * (-1.0 + last), "thread {i}");
+    }
+}
+
+/// The corpus kernels `features/range_for.metal` and
+/// `features/static_member_definitions.metal`, run and compared with the
+/// same computations here.
+#[test]
+fn range_for_and_static_member_corpus_kernels_match_reference() {
+    let src = include_str!("../../msl/tests/kernels/features/range_for.metal");
+    let k = compile(src, "range_for_kernel");
+    let mut b = bufs(vec![(0, u32s(&[0; 8]))]);
+    let r = run(&k, &threads([8, 1, 1], [8, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let shifts = [[1u32, 2, 3], [4, 5, 6]];
+    let mut total = 0;
+    'rows: for row in &shifts {
+        for &s in row {
+            if s == 2 {
+                continue;
+            }
+            if s == 5 {
+                break 'rows;
+            }
+            total += s;
+        }
+    }
+    for (tid, v) in to_u32(&b[&0]).iter().enumerate() {
+        let tid = tid as u32;
+        let acc = shifts[tid as usize % 2].iter().fold(tid, |acc, &s| acc + ((acc << s) & 0xFF));
+        let last = 2 * (tid + 3);
+        assert_eq!(*v, acc + total + (7 + last) + (9 + last), "thread {tid}");
+    }
+
+    let src = include_str!("../../msl/tests/kernels/features/static_member_definitions.metal");
+    let k = compile(src, "static_member_definitions_kernel");
+    let mut b = bufs(vec![(0, f32s(&[0.0; 6]))]);
+    let r = run(&k, &threads([6, 1, 1], [6, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let w = [[0.5f32, 1.0, 1.5], [2.0, 2.5, 3.0]];
+    for (tid, v) in to_f32(&b[&0]).iter().enumerate() {
+        assert_eq!(*v, w[tid / 3 % 2][tid % 3], "thread {tid}");
+    }
+}

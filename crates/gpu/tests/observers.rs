@@ -162,3 +162,46 @@ fn stops_record_lines_locals_masks_and_cells() {
     let log = r.stops.expect("stops");
     assert!(log.truncated && log.stops.len() == 3);
 }
+
+/// A range-based `for` is an ordinary loop to the debugger: its variable is
+/// in scope in the body, each element read is an access of the array, and
+/// the hidden index and range are not shown.
+#[test]
+fn stops_in_a_range_for_show_the_element_reads() {
+    let src = "#include <metal_stdlib>
+using namespace metal;
+kernel void k(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+    threadgroup float tile[4];
+    tile[i] = a[i];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float s = 0;
+    for (float v : tile) {
+        s += v;
+    }
+    out[i] = s;
+}
+";
+    let c = msl::compile("t.metal", src, &Default::default());
+    let p = c.program.as_ref().expect("program");
+    let (id, _) = p.kernel("k").expect("kernel");
+    let k = gpu::lower::lower_kernel_with(p, id, gpu::lower::LowerOptions { debug_stops: true, ..Default::default() }).expect("lower");
+    let o = RunOptions { stops: Some(([1, 0, 0], 100)), ..opts(CheckLevel::All) };
+    let mut b = bufs(vec![(0, f32s(&[1.0, 2.0, 3.0, 4.0])), (1, f32s(&[0.0; 4]))]);
+    let r = run(&k, &threads([4, 1, 1], [4, 1, 1]), &mut b, &o);
+    assert_eq!(to_f32(&b[&1]), [10.0; 4]);
+    let log = r.stops.expect("stops");
+    assert!(log.stops.iter().all(|s| s.vars.iter().all(|v| !v.0.starts_with('$'))));
+    // The body's stops see `v` as each element in turn.
+    let body: Vec<&str> = log
+        .stops
+        .iter()
+        .filter(|s| c.sources.line_col(s.span).0 == 10)
+        .filter_map(|s| s.vars.iter().find(|v| v.0 == "v"))
+        .map(|v| v.1.as_str())
+        .collect();
+    assert_eq!(body, ["1", "2", "3", "4"]);
+    let reads: Vec<(&str, i64)> =
+        log.stops.iter().flat_map(|s| &s.accesses).filter(|a| !a.write && a.name == "tile").map(|a| (a.name.as_str(), a.index)).collect();
+    assert_eq!(reads, [("tile", 0), ("tile", 1), ("tile", 2), ("tile", 3)]);
+}

@@ -343,6 +343,9 @@ pub struct VarDecl {
     /// `template <class T> constexpr bool v<S<T>> = ...;`: the arguments of
     /// a (partial) specialization of a variable template.
     pub specialization: Option<Vec<TemplateArg>>,
+    /// `T S<…>::x;` at program scope: the class whose static data member
+    /// this out-of-class definition names.
+    pub owner: Option<Path>,
     pub span: Span,
 }
 
@@ -374,6 +377,13 @@ pub enum StmtKind {
         init: Option<Box<Stmt>>,
         cond: Option<Expr>,
         step: Option<Expr>,
+        body: Box<Stmt>,
+    },
+    /// `for (decl : range) body`: `var` has no initializer (the checker
+    /// gives it each element in turn).
+    RangeFor {
+        var: Box<VarDecl>,
+        range: Expr,
         body: Box<Stmt>,
     },
     While {

@@ -2034,10 +2034,9 @@ impl<'a> Parser<'a> {
         } else {
             let sp = self.tok(0).span;
             let kind = if self.stmt_is_decl() {
-                let d = self.parse_var_decl_list(false);
+                let mut d = self.parse_var_decl_list(false);
                 if self.at(Punct::Colon) {
-                    let sp = self.tok(0).span;
-                    self.report(Diagnostic::error(sp, "range-based `for` loops are not supported by this simulator yet"));
+                    return self.parse_range_for(lp, d.pop().filter(|v| d.is_empty() && v.init.is_none()));
                 }
                 StmtKind::Decl(d)
             } else {
@@ -2054,6 +2053,35 @@ impl<'a> Parser<'a> {
         self.pop_scope();
         let _ = kw;
         StmtKind::For { init, cond, step, body }
+    }
+
+    /// The rest of `for (decl : range) body` from the `:`; `var` is the
+    /// declaration before it when it is a single one without initializer.
+    fn parse_range_for(&mut self, lp: Span, var: Option<VarDecl>) -> StmtKind {
+        let colon = self.bump();
+        if var.is_none() {
+            self.report(Diagnostic::error(colon, "a range-based `for` declares one variable without a value before the `:`"));
+        }
+        let braced = self.at(Punct::LBrace);
+        if braced {
+            let sp = self.tok(0).span;
+            self.report(
+                Diagnostic::error(
+                    sp,
+                    "a range-based `for` over a braced list (`std::initializer_list`) is not supported by this simulator yet",
+                )
+                .help("iterate over a named array: `constexpr int xs[] = {…}; for (auto x : xs)`"),
+            );
+            self.skip_balanced();
+        }
+        let range = if braced { None } else { Some(self.parse_expr()) };
+        self.expect_close(Punct::RParen, lp);
+        let body = self.sub_stmt();
+        self.pop_scope();
+        match (var, range) {
+            (Some(var), Some(range)) => StmtKind::RangeFor { var: Box::new(var), range, body },
+            _ => StmtKind::Empty,
+        }
     }
 
     fn parse_static_assert(&mut self) -> (Expr, Option<Rc<str>>) {
@@ -2194,6 +2222,7 @@ impl<'a> Parser<'a> {
                 is_constexpr: specs.is_constexpr,
                 is_static: specs.is_static,
                 specialization: None,
+                owner: None,
                 span,
             });
             if self.too_deep || !self.eat(Punct::Comma) {
@@ -2336,12 +2365,15 @@ impl<'a> Parser<'a> {
             let f = self.parse_function_rest(&specs, ty, name);
             return Some(ItemKind::Function(f));
         }
-        let seg = name.last().clone();
+        let seg = name.segments.pop().expect("paths have at least one segment");
         let spec_args = seg.template_args.clone();
         let first = (ty, seg.ident);
         let mut vars = self.parse_declarators(&specs, Some(first));
         if let (Some(args), Some(v)) = (spec_args, vars.first_mut()) {
             v.specialization = Some(args);
+        }
+        if let (false, Some(v)) = (name.segments.is_empty(), vars.first_mut()) {
+            v.owner = Some(name);
         }
         self.expect_semi("declaration");
         Some(ItemKind::Vars(vars))
@@ -3013,6 +3045,7 @@ impl<'a> Parser<'a> {
                 is_constexpr: false,
                 is_static: false,
                 specialization: None,
+                owner: None,
                 span: nsp,
             };
             out.push(Member { kind: MemberKind::Field(v), span: nsp });
@@ -4180,6 +4213,7 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
                 is_constexpr: n == 1,
                 is_static: false,
                 specialization: None,
+                owner: None,
                 span: sp(),
             };
             let stmts = vec![

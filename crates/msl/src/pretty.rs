@@ -542,6 +542,10 @@ impl Printer {
                 self.line(&format!("for ({init}; {cond}; {step})"));
                 self.sub(body);
             }
+            StmtKind::RangeFor { var, range, body } => {
+                self.line(&format!("for ({} : {})", var_decls(std::slice::from_ref(&**var)), top(range)));
+                self.sub(body);
+            }
             StmtKind::While { cond, body } => {
                 self.line(&format!("while ({})", top(cond)));
                 self.sub(body);
@@ -690,7 +694,13 @@ fn var_decls(vars: &[VarDecl]) -> String {
     s.push_str(&base_s);
     for (i, v) in vars.iter().enumerate() {
         s.push_str(if i == 0 { " " } else { ", " });
-        s.push_str(&declarator_suffix(&v.ty, &v.name.name));
+        let mut name = String::new();
+        if let Some(owner) = &v.owner {
+            path(&mut name, owner);
+            name.push_str("::");
+        }
+        name.push_str(&v.name.name);
+        s.push_str(&declarator_suffix(&v.ty, &name));
         for a in &v.attrs {
             s.push(' ');
             s.push_str(&attr(a));
@@ -1055,6 +1065,9 @@ fn erase_attr(a: &mut Attribute) {
 fn erase_var(v: &mut VarDecl) {
     v.span = Span::default();
     v.name.span = Span::default();
+    if let Some(p) = &mut v.owner {
+        erase_path(p);
+    }
     erase_type_spans(&mut v.ty);
     v.attrs.iter_mut().for_each(erase_attr);
     match &mut v.init {
@@ -1096,6 +1109,11 @@ pub fn erase_stmt_spans(s: &mut Stmt) {
             if let Some(c) = step {
                 erase_expr_spans(c);
             }
+            erase_stmt_spans(body);
+        }
+        StmtKind::RangeFor { var, range, body } => {
+            erase_var(var);
+            erase_expr_spans(range);
             erase_stmt_spans(body);
         }
         StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } | StmtKind::Switch { cond, body } => {

@@ -579,7 +579,9 @@ impl<'p> Lowerer<'p> {
     fn var_view(&self, id: LocalId) -> Option<crate::stops::VarView> {
         use crate::stops::{Home, VarView};
         let local = self.func().local(id);
-        if local.name.is_empty() || crate::probe::probe_ids(&local.name).is_some() {
+        // `$` names are the checker's own (a range-based `for`'s index and
+        // range): not the user's variables.
+        if local.name.is_empty() || local.name.starts_with('$') || crate::probe::probe_ids(&local.name).is_some() {
             return None;
         }
         let home = match &self.frame().locals[id.0 as usize] {

@@ -1228,6 +1228,10 @@ impl<'a> Checker<'a, '_> {
         if self.os_log_global(v) {
             return;
         }
+        if let Some(owner) = &v.owner {
+            self.static_member_definition(owner, v);
+            return;
+        }
         let Some(q) = self.resolve_type(&v.ty) else { return };
         let space = q.space;
         if space != Some(AddressSpace::Constant) && !v.is_constexpr {
@@ -1259,6 +1263,47 @@ impl<'a> Checker<'a, '_> {
         let h = self.fold_tree(h);
         self.globals.push(hir::Global { name: v.name.name.to_string(), ty, init: h, span: v.name.span });
         self.add_decl(v.name.name.clone(), DeclKind::Global(gid), v.name.span);
+    }
+
+    /// `constant constexpr T S<…>::x;`: an out-of-class definition of a
+    /// static data member that already has its value in the class (C++
+    /// allows it; for a `constexpr` member it adds nothing). It must name a
+    /// member of that class with the same type.
+    fn static_member_definition(&mut self, owner: &ast::Path, v: &ast::VarDecl) {
+        let class = ast::TypeExpr {
+            kind: ast::TypeExprKind::Named { path: owner.clone(), is_const: false, is_volatile: false, addr_space: None },
+            span: owner.span,
+        };
+        let Some(cq) = self.resolve_type(&class) else { return };
+        let Some(q) = self.resolve_type(&v.ty) else { return };
+        let member = format!("{}::{}", owner.plain_name(), v.name.name);
+        let Type::Struct(sid) = cq.ty else {
+            let n = self.ty_name(&cq.ty);
+            self.error(owner.span, format!("`{n}` is not a struct, so `{member}` cannot be defined here"));
+            return;
+        };
+        let declared = self.structs[sid.0 as usize].statics.iter().find(|(n, _, _)| **n == *v.name.name).map(|(_, t, _)| t.clone());
+        let Some(declared) = declared else {
+            let sname = self.tables.struct_def(sid).name.clone();
+            self.error(v.name.span, format!("`{sname}` has no static data member `{}` for this definition to define", v.name.name))
+                .help(format!("declare it in the struct with its value: `static constexpr constant … {} = …;`", v.name.name));
+            return;
+        };
+        // `T x[]` outside may leave out the length the class gave.
+        let same = match (&q.ty, &declared) {
+            (Type::Array { elem, len: 0 }, Type::Array { elem: d, .. }) => elem == d,
+            (t, d) => t == d,
+        };
+        if !same {
+            let (t, d) = (self.ty_name(&q.ty), self.ty_name(&declared));
+            self.error(v.ty.span, format!("this definition of `{member}` has type `{t}`, but the member is declared as `{d}`"))
+                .help(format!("give it the type the struct declares (`{d}`), or leave the definition out: the struct defines the member"));
+            return;
+        }
+        if v.init.is_some() {
+            self.error(v.span, format!("`{member}` already has its value in the struct; this definition cannot give it another"))
+                .help(format!("leave out the initializer: `… {member};`"));
+        }
     }
 
     /// The initializer of a program-scope constant or a static data member.

@@ -740,6 +740,9 @@ impl<'a> Checker<'a, '_> {
         if matches!(l.ty, Type::Matrix { .. }) || matches!(r.ty, Type::Matrix { .. }) {
             return self.matrix_binary(op, l, r, span);
         }
+        if op == Mul && matches!(l.ty, Type::SimdMatrix { .. }) && matches!(r.ty, Type::SimdMatrix { .. }) {
+            return self.simdgroup_product(l, r, span);
+        }
         let l = self.arith_operand_keep(l, op.as_str())?;
         let r = self.arith_operand_keep(r, op.as_str())?;
         let mut oty = self.operand_type(op.as_str(), &l.ty, &r.ty, span)?;
@@ -1458,19 +1461,22 @@ impl<'a> Checker<'a, '_> {
                     if h.ty == *ty {
                         return Some(h);
                     }
+                    // Otherwise it is the first field's value, converted
+                    // like any other (an array decays for a pointer field).
+                    let h = match fields.first() {
+                        Some(f) => {
+                            if h.ty.is_scalar() {
+                                self.check_narrowing(&h, f);
+                            }
+                            self.coerce(h, f, "the initializer")?
+                        }
+                        None => h,
+                    };
                     return self.struct_list_rest(ty, &fields, vec![h], &items[1..], span);
                 }
                 self.struct_list_rest(ty, &fields, Vec::new(), items, span)
             }
             Type::Vector { elem, len, .. } => {
-                if items.len() == 1 {
-                    let h = self.expr(&items[0])?;
-                    if h.ty.is_vector() {
-                        return self.coerce(h, ty, "the initializer");
-                    }
-                    self.check_narrowing(&h, &Type::Scalar(*elem));
-                    return Some(self.convert(h, ty.clone()));
-                }
                 let mut parts = Vec::new();
                 for it in items {
                     let h = self.expr(it)?;
@@ -1478,6 +1484,21 @@ impl<'a> Checker<'a, '_> {
                         self.check_narrowing(&h, &Type::Scalar(*elem));
                     }
                     parts.push(h);
+                }
+                if let [h] = &parts[..] {
+                    if h.ty.is_vector() {
+                        return self.coerce(parts.remove(0), ty, "the initializer");
+                    }
+                    if !h.ty.is_scalar() {
+                        return Some(self.convert(parts.remove(0), ty.clone()));
+                    }
+                }
+                // Braces may leave out trailing components, which are zero
+                // (`uint4 k = {a, b, c};`, `float4 v = {1}` is (1, 0, 0, 0)),
+                // as for any aggregate; `float4(1)` is the one that splats.
+                let given: u32 = parts.iter().map(|p| if let Type::Vector { len, .. } = p.ty { len as u32 } else { 1 }).sum();
+                for _ in given..*len as u32 {
+                    parts.push(mk(H::Zero, Type::Scalar(*elem), span));
                 }
                 self.vector_construct(*elem, *len, ty, parts, span)
             }

@@ -68,7 +68,9 @@ fn collect_stmt<'a>(s: &'a ast::Stmt, out: &mut HashMap<Span, &'a ast::Item>) {
             }
             collect_stmt(body, out);
         }
-        StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } | StmtKind::Switch { body, .. } => collect_stmt(body, out),
+        StmtKind::RangeFor { body, .. } | StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } | StmtKind::Switch { body, .. } => {
+            collect_stmt(body, out)
+        }
         _ => {}
     }
 }

@@ -3,11 +3,12 @@
 //! `transpose` / `determinant` library functions. Sums, differences and
 //! scaling are component-wise on the column-major elements, so they stay
 //! ordinary binary expressions; products become the `__matrix_multiply`
-//! builtin, which the simulator lowers to multiply-adds.
+//! builtin, which the simulator lowers to multiply-adds. The product of two
+//! SIMD-group matrices is `simdgroup_multiply` into a temporary.
 
 use super::expr::mk;
 use super::Checker;
-use crate::ast::BinaryOp;
+use crate::ast::{AddressSpace, BinaryOp};
 use crate::hir::{self, ExprKind as H};
 use crate::source::Span;
 use crate::types::{Scalar, Type};
@@ -58,6 +59,24 @@ impl Checker<'_, '_> {
     fn matrix_product(&mut self, l: hir::Expr, r: hir::Expr, ty: Type, span: Span) -> Option<hir::Expr> {
         let param_types = vec![l.ty.clone(), r.ty.clone()];
         Some(mk(H::Builtin { name: "__matrix_multiply", fast: false, args: vec![l, r], param_types }, ty, span))
+    }
+
+    /// `a * b` on SIMD-group matrices: Metal's operator is
+    /// `simdgroup_multiply` into a new matrix, which is what it becomes.
+    pub(crate) fn simdgroup_product(&mut self, l: hir::Expr, r: hir::Expr, span: Span) -> Option<hir::Expr> {
+        if l.ty != r.ty {
+            let (ln, rn) = (self.ty_name(&l.ty), self.ty_name(&r.ty));
+            self.error(span, format!("invalid operands to `*`: `{ln}` and `{rn}`"))
+                .help("SIMD-group matrices multiply with matrices of the same element type");
+            return None;
+        }
+        let ty = l.ty.clone();
+        let tmp = self.temp_local(ty.clone(), span)?;
+        let d = mk(H::Local(tmp), ty.clone(), span);
+        let dref = Type::Reference { referee: Box::new(ty.clone()), space: AddressSpace::Thread, is_const: false };
+        let param_types = vec![dref, ty.clone(), ty.clone()];
+        let call = mk(H::Builtin { name: "simdgroup_multiply", fast: false, args: vec![d.clone(), l, r], param_types }, Type::Void, span);
+        Some(mk(H::Comma { lhs: Box::new(call), rhs: Box::new(d) }, ty, span))
     }
 
     /// `place *= m` for a product (`v *= m`, `m *= m2`): `place = place * m`,

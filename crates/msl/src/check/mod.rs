@@ -23,6 +23,7 @@ mod meminit;
 mod operators;
 mod ordering;
 mod packs;
+mod rangefor;
 mod stmt;
 mod templates;
 mod traitcalls;

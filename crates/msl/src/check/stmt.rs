@@ -62,13 +62,13 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
-    fn push_scope(&mut self) {
+    pub(super) fn push_scope(&mut self) {
         if let Some(fs) = self.fs.as_mut() {
             fs.scopes.push(Default::default());
         }
     }
 
-    fn pop_scope(&mut self) {
+    pub(super) fn pop_scope(&mut self) {
         if let Some(fs) = self.fs.as_mut() {
             fs.scopes.pop();
         }
@@ -83,7 +83,7 @@ impl<'a> Checker<'a, '_> {
         out
     }
 
-    fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<hir::Stmt>) {
+    pub(super) fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<hir::Stmt>) {
         let span = s.span;
         let push = |out: &mut Vec<hir::Stmt>, kind| out.push(hir::Stmt { kind, span });
         match &s.kind {
@@ -140,6 +140,7 @@ impl<'a> Checker<'a, '_> {
                 block.push(hir::Stmt { kind: hir::StmtKind::Loop { cond: c, body: b, step: st, check_first: true }, span });
                 push(out, hir::StmtKind::Block(block));
             }
+            StmtKind::RangeFor { var, range, body } => self.range_for(var, range, body, span, out),
             StmtKind::While { cond, body } => {
                 let c = self.condition(cond);
                 if let Some(c) = &c {
@@ -279,7 +280,7 @@ impl<'a> Checker<'a, '_> {
         self.item(item);
     }
 
-    fn loop_body(&mut self, body: &ast::Stmt) -> Vec<hir::Stmt> {
+    pub(super) fn loop_body(&mut self, body: &ast::Stmt) -> Vec<hir::Stmt> {
         self.fs.as_mut().expect("in function").loop_depth += 1;
         let b = self.scoped_stmt(body);
         self.fs.as_mut().expect("in function").loop_depth -= 1;

@@ -45,6 +45,18 @@ impl<'a> Checker<'a, '_> {
     /// `template <...> constexpr T name = ...;`, or a specialization of one
     /// (`name<Args>` after the name).
     pub(crate) fn var_template_item(&mut self, params: &'a [ast::TemplateParam], v: &'a ast::VarDecl) {
+        if let Some(owner) = &v.owner {
+            self.error(
+                v.span,
+                format!(
+                    "an out-of-class definition of static data member `{}::{}` in a template is not supported by this simulator yet",
+                    owner.plain_name(),
+                    v.name.name
+                ),
+            )
+            .help("give the member its value inside the struct and leave out this definition");
+            return;
+        }
         if v.specialization.is_none() {
             if params.is_empty() {
                 self.error(v.name.span, "`template <>` needs the specialized arguments after the name, e.g. `name<float>`");

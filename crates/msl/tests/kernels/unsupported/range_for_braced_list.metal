@@ -1,0 +1,15 @@
+// UNSUPPORTED: a range-based for over a braced list (std::initializer_list).
+// Valid Metal; the simulator loops over arrays and over structs with
+// begin()/end() members, and refuses this form by name.
+#include <metal_stdlib>
+using namespace metal;
+
+kernel void range_for_braced_list(
+    device float* out [[buffer(0)]],
+    uint tid [[thread_position_in_grid]]) {
+  float sum = 0.0f;
+  for (float w : {0.25f, 0.5f, 0.25f}) {
+    sum += w;
+  }
+  out[tid] = sum;
+}

@@ -1,0 +1,21 @@
+// UNSUPPORTED: a range-based for over a struct whose begin()/end() are free
+// functions found by argument-dependent lookup. Valid Metal; refused by name.
+#include <metal_stdlib>
+using namespace metal;
+
+struct Pair {
+  float v[2];
+};
+thread float* begin(thread Pair& p) { return p.v; }
+thread float* end(thread Pair& p) { return p.v + 2; }
+
+kernel void range_for_free_begin_end(
+    device float* out [[buffer(0)]],
+    uint tid [[thread_position_in_grid]]) {
+  Pair p = {{1.0f, 2.0f}};
+  float sum = 0.0f;
+  for (float x : p) {
+    sum += x;
+  }
+  out[tid] = sum;
+}

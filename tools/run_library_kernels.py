@@ -46,10 +46,14 @@ def per_thread(dtype, n):
 
 
 class Case:
-    def __init__(self, lib, file, kernel, what, grid, tg, args, outputs, ref, tol=(1e-5, 1e-6), flags=()):
+    def __init__(self, lib, file, kernel, what, grid, tg, args, outputs, ref, tol=(1e-5, 1e-6), flags=(),
+                 skip=None, mismatch=None):
         self.lib, self.file, self.kernel, self.what = lib, file, kernel, what
         self.grid, self.tg, self.args, self.outputs = grid, tg, args, outputs
         self.ref, self.tol, self.flags = ref, tol, list(flags)
+        # skip: why the kernel is not run. mismatch: a known, investigated
+        # disagreement with NumPy (a finding, not a reference to tune).
+        self.skip, self.mismatch = skip, mismatch
 
 
 def candle_cases():
@@ -189,23 +193,27 @@ def pytorch_cases():
     cases.append(Case("pytorch", k + "Copy.metal", "copy_neg_dense_float_float", "unary functor via REGISTER_UNARY_OP",
                       [n], [8],
                       {"output": np.zeros(n, np.float32), "input": v},
-                      ["output"], lambda a: [-a["input"]], tol=(0, 0)))
+                      ["output"], lambda a: [-a["input"]], tol=(0, 0),
+                      skip="the stored Copy.metal is newer than its stored header (REGISTER_UNARY_OP_CAST is not defined)"))
     t = RNG.integers(-50, 50, size=(4, 5)).astype(np.int32)
     cases.append(Case("pytorch", k + "Copy.metal", "copy_identity_strided_int_int", "strided copy = transpose",
                       [20], [8],
                       {"output": np.zeros((4, 5), np.int32), "input": t, "sizes": i64([4, 5]),
                        "input_strides": i64([1, 4]), "output_strides": i64([5, 1]), "ndim": scalar(2, np.uint32)},
-                      ["output"], lambda a: [a["input"].reshape(5, 4).T], tol=(0, 0)))
+                      ["output"], lambda a: [a["input"].reshape(5, 4).T], tol=(0, 0),
+                      skip="the stored Copy.metal is newer than its stored header (REGISTER_UNARY_OP_CAST is not defined)"))
     c = RNG.standard_normal((n, 2)).astype(np.float32)
     cases.append(Case("pytorch", k + "Copy.metal", "copy_conj_dense_float2_float2", "complex conj (enable_if on is_complex_v)",
                       [n], [8],
                       {"output": np.zeros((n, 2), np.float32), "input": c},
-                      ["output"], lambda a: [a["input"] * np.array([1, -1], np.float32)], tol=(0, 0)))
+                      ["output"], lambda a: [a["input"] * np.array([1, -1], np.float32)], tol=(0, 0),
+                      skip="the stored Copy.metal is newer than its stored header (REGISTER_UNARY_OP_CAST is not defined)"))
     h = RNG.standard_normal(n).astype(np.float16)
     cases.append(Case("pytorch", k + "Copy.metal", "copy_neg_dense_half_half", "unary functor on half",
                       [n], [8],
                       {"output": np.zeros(n, np.float16), "input": h},
-                      ["output"], lambda a: [-a["input"]], tol=(0, 0)))
+                      ["output"], lambda a: [-a["input"]], tol=(0, 0),
+                      skip="the stored Copy.metal is newer than its stored header (REGISTER_UNARY_OP_CAST is not defined)"))
     cases.append(Case("pytorch", k + "TriangularOps.metal", "triu_indices_long", "triu_indices(5, 5)",
                       [15], [8],
                       {"tensor": np.zeros((2, 15), np.int64), "col_offset": i64([0]), "m_first_row": i64([5]),
@@ -258,15 +266,34 @@ def im2col_renorm_cases(k):
     kh, kw, ph, pw, sh, sw = 2, 3, 1, 0, 1, 2
     oh, ow = (4 + 2 * ph - kh) // sh + 1, (5 + 2 * pw - kw) // sw + 1
     rows, length = 2 * kh * kw, oh * ow
-    cases.append(Case("pytorch", k + "Im2Col.metal", "im2col_float", "im2col / unfold with padding and stride",
-                      [length, 2, 2], [length, 2, 1],
-                      {"inputData": x, "outputData": np.full((2, rows, length), 9.0, np.float32),
-                       "kernel_dilation": np.array([kw, kh, 1, 1], np.uint32),
-                       "padding_stride": np.array([pw, ph, sw, sh], np.int32),
-                       "input_strides": np.array([1, 5, 20, 40], np.uint64),
-                       "output_strides": np.array([1, length, rows * length, ow], np.uint64),
-                       "input_sizes": np.array([5, 4, 2, 2], np.int64)},
-                      ["outputData"], lambda a: [im2col_ref(a["inputData"], kh, kw, ph, pw, sh, sw, 1, 1)], tol=(0, 0)))
+    # Index vectors are (w, h, channel, batch): uint4/int4 for `_u32`,
+    # ulong4/long4 for `_u64`; output_strides.w is the output width.
+    for suffix, ut, st in (("u32", np.uint32, np.int32), ("u64", np.uint64, np.int64)):
+        cases.append(Case("pytorch", k + "Im2Col.metal", f"im2col_float_{suffix}",
+                          f"im2col / unfold with padding and stride ({suffix} indices)",
+                          [length, 2, 2], [length, 2, 1],
+                          {"inputData": x, "outputData": np.full((2, rows, length), 9.0, np.float32),
+                           "kernel_dilation": np.array([kw, kh, 1, 1], np.uint32),
+                           "padding_stride": np.array([pw, ph, sw, sh], np.int32),
+                           "input_strides": np.array([1, 5, 20, 40], ut),
+                           "output_strides": np.array([1, length, rows * length, ow], ut),
+                           "input_sizes": np.array([5, 4, 2, 2], st)},
+                          ["outputData"], lambda a: [im2col_ref(a["inputData"], kh, kw, ph, pw, sh, sw, 1, 1)],
+                          tol=(0, 0)))
+    # Dilation 2 on a half image, 3x2 kernel, stride 1, padding (2, 1).
+    xh = RNG.standard_normal((1, 3, 6, 5)).astype(np.float16)
+    dkh, dkw, dph, dpw, ddh, ddw = 3, 2, 2, 1, 2, 2
+    doh, dow = 6 + 2 * dph - ddh * (dkh - 1), 5 + 2 * dpw - ddw * (dkw - 1)
+    cases.append(Case("pytorch", k + "Im2Col.metal", "im2col_half_u32", "im2col with dilation 2, half",
+                      [doh * dow, 3, 1], [8, 3, 1],
+                      {"inputData": xh, "outputData": np.full((1, 3 * dkh * dkw, doh * dow), 9.0, np.float16),
+                       "kernel_dilation": np.array([dkw, dkh, ddw, ddh], np.uint32),
+                       "padding_stride": np.array([dpw, dph, 1, 1], np.int32),
+                       "input_strides": np.array([1, 5, 30, 90], np.uint32),
+                       "output_strides": np.array([1, doh * dow, 3 * dkh * dkw * doh * dow, dow], np.uint32),
+                       "input_sizes": np.array([5, 6, 3, 1], np.int32)},
+                      ["outputData"], lambda a: [im2col_ref(a["inputData"], dkh, dkw, dph, dpw, 1, 1, ddh, ddw)],
+                      tol=(0, 0)))
     # torch.nn.functional.fold of the same geometry sums overlapping patches.
     cols = RNG.standard_normal((2, rows, length)).astype(np.float32)
 
@@ -283,13 +310,17 @@ def im2col_renorm_cases(k):
                                 img[:, ci, iy, ix] += a["data_col"][:, row, oy * ow + ox]
         return [img.astype(np.float32)]
 
+    # One thread per image element of every batch (a few spare threads return).
     cases.append(Case("pytorch", k + "Col2Im.metal", "col2im_kernel_float", "col2im / fold (sums overlaps)",
-                      [5, 4, 4], [5, 4, 1],
+                      [2 * 2 * 4 * 5 + 3], [16],
                       {"data_col": cols, "data_im": np.zeros((2, 2, 4, 5), np.float32),
-                       "col_batch_stride": scalar(rows * length, np.uint32), "channels": scalar(2, np.uint32),
-                       "im_hw": np.array([4, 5], np.uint32), "kernel_hw": np.array([kh, kw], np.uint32),
-                       "pad_hw": np.array([ph, pw], np.uint32), "stride_hw": np.array([sh, sw], np.uint32),
-                       "dilation_hw": np.array([1, 1], np.uint32), "col_hw": np.array([oh, ow], np.uint32),
+                       "col_batch_stride": scalar(rows * length, np.uint32), "nbatch": scalar(2, np.uint32),
+                       "channels": scalar(2, np.uint32), "height": scalar(4, np.uint32), "width": scalar(5, np.uint32),
+                       "kernel_h": scalar(kh, np.uint32), "kernel_w": scalar(kw, np.uint32),
+                       "pad_h": scalar(ph, np.uint32), "pad_w": scalar(pw, np.uint32),
+                       "stride_h": scalar(sh, np.uint32), "stride_w": scalar(sw, np.uint32),
+                       "dilation_h": scalar(1, np.uint32), "dilation_w": scalar(1, np.uint32),
+                       "height_col": scalar(oh, np.uint32), "width_col": scalar(ow, np.uint32),
                        "im_batch_stride": scalar(40, np.uint32)},
                       ["data_im"], fold_ref, tol=(1e-5, 1e-6)))
     # x.unfold(0, size=4, step=3) of a length-14 x has 4 windows; its
@@ -343,9 +374,8 @@ def im2col_renorm_cases(k):
                       [hx.size], [8],
                       {"input_": hx, "weight": hw, "local_out": np.zeros(hx.size * nb, np.float32),
                        "offsets": np.arange(hx.size, dtype=np.uint32), "num_dims": np.array([1], np.uint64),
-                       "bin_seq": edges, "num_bin_edges": i64([edges.size]), "leftmost_edge": edges[:1].copy(),
-                       "rightmost_edge": edges[-1:].copy(), "local_out_strides": i64([nb, 1]),
-                       "algorithm": np.array([2], np.uint8), "has_weight": np.array([1], np.uint8)},
+                       "bin_seq": edges, "num_bin_edges": i64([edges.size]), "local_out_strides": i64([nb, 1]),
+                       "algorithm": np.array([2], np.uint8), "weight_stride": i64([1])},
                       ["local_out"], hist_rows_ref, tol=(0, 0)))
     # One threadgroup of 16 threads per row, 4 reads each.
     rx = RNG.standard_normal((3, 40)).astype(np.float32)
@@ -370,8 +400,8 @@ def im2col_renorm_cases(k):
 
 def cat_and_amp_cases(k):
     cases = []
-    # torch.cat([a, b], dim=1) launches `cat` once per input; this is b's
-    # launch, writing columns 3..4 of the (2, 5) output that a's launch
+    # torch.cat([a, b], dim=1) launches `cat_large` once per input; this is
+    # b's launch, writing columns 3..4 of the (2, 5) output that a's launch
     # already filled.
     a = RNG.standard_normal((2, 3)).astype(np.float32)
     b = RNG.standard_normal((2, 2)).astype(np.float32)
@@ -389,7 +419,7 @@ def cat_and_amp_cases(k):
     inp["cat_dim_offset"], inp["input_element_offset"] = 3, 0
     inp["input_strides"][0, :2] = [2, 1]
     inp["input_sizes"][0, :2] = [2, 2]
-    cases.append(Case("pytorch", k + "Shape.metal", "cat_int64_t_float_float", "cat along dim 1 (second input's launch)",
+    cases.append(Case("pytorch", k + "Shape.metal", "cat_large_int64_t_float_float", "cat along dim 1 (second input's launch)",
                       [4], [4],
                       {"input": b, "output": out, "shared_params": shared, "input_params": inp},
                       ["output"], lambda _a, a=a, b=b: [np.concatenate([a, b], axis=1)], tol=(0, 0)))
@@ -543,15 +573,27 @@ def main():
         ap.error("give --candle DIR and/or --pytorch ROOT")
     print("| library | kernel | what | max abs diff | result |")
     print("|---|---|---|---:|---|")
-    failed = 0
+    failed = skipped = known = 0
     for case, root, inc in plan:
+        if case.skip:
+            skipped += 1
+            print(f"| {case.lib} | `{case.kernel}` | {case.what} | — | skipped: {case.skip} |")
+            continue
         with tempfile.TemporaryDirectory() as d:
             worst, err = run_case(case, root, args.bin, inc, pathlib.Path(d))
-        verdict = "matches NumPy" if err is None else "FAIL: " + err
-        failed += err is not None
+        if err is None:
+            verdict = "matches NumPy" + (" (known mismatch no longer seen)" if case.mismatch else "")
+        elif case.mismatch and worst is not None:
+            # Runs, and disagrees as already investigated: reported, not failed.
+            known += 1
+            verdict = f"MISMATCH: {err}; {case.mismatch}"
+        else:
+            failed += 1
+            verdict = "FAIL: " + err
         shown = "—" if worst is None else f"{worst:.3g}"
         print(f"| {case.lib} | `{case.kernel}` | {case.what} | {shown} | {verdict} |")
-    print(f"\n{len(plan) - failed} passed, {failed} failed")
+    passed = len(plan) - failed - skipped - known
+    print(f"\n{passed} passed, {failed} failed, {known} known mismatches, {skipped} skipped")
     return 1 if failed else 0
 
 

@@ -239,6 +239,224 @@ def pytorch_cases():
     cases += search_and_count_cases(k)
     cases += cat_and_amp_cases(k)
     cases += im2col_renorm_cases(k)
+    cases += more_pytorch_cases(k)
+    return cases
+
+
+def tril_params(row, col, offset):
+    """The host's arguments for tril_indices(row, col, offset): the rows that
+    hold 1..col entries form a trapezoid, the rest a full rectangle."""
+    m_first_row = min(col, 1 + offset) if offset > 0 else int(row + offset > 0)
+    m_last_row = max(0, min(col, row + offset))
+    n_row_all = max(0, min(row, row + offset))
+    n_row_trapezoid = m_last_row - m_first_row + 1
+    trapezoid = (m_first_row + m_last_row) * n_row_trapezoid // 2
+    size = trapezoid + max(0, n_row_all - n_row_trapezoid) * col
+    return dict(row_offset=max(0, -offset), m_first_row=m_first_row, trapezoid_size=trapezoid, tril_size=size)
+
+
+def upsample_params(in_shape, out_shape, scales):
+    """UpsampleParams<5>: four ulong[5], float[3] scales (x, y, z), bool."""
+    t = np.dtype([("input_strides", np.uint64, (5,)), ("input_sizes", np.uint64, (5,)),
+                  ("output_strides", np.uint64, (5,)), ("output_sizes", np.uint64, (5,)),
+                  ("scales", np.float32, (3,)), ("align_corners", np.bool_)], align=True)
+    p = np.zeros(1, t)
+    p["input_sizes"][0], p["output_sizes"][0] = in_shape, out_shape
+    p["input_strides"][0] = np.array(np.zeros(in_shape).strides) // 8
+    p["output_strides"][0] = np.array(np.zeros(out_shape).strides) // 8
+    p["scales"][0] = scales
+    return p
+
+
+def more_pytorch_cases(k):
+    cases = []
+    for row, col, off in ((5, 4, 0), (6, 4, 1), (5, 4, -1)):
+        tp = tril_params(row, col, off)
+        size = tp["tril_size"]
+        cases.append(Case("pytorch", k + "TriangularOps.metal", "tril_indices_long",
+                          f"tril_indices({row}, {col}, {off}) (trapezoid + rectangle)",
+                          [size], [8],
+                          {"tensor": np.zeros((2, size), np.int64), "row_offset": i64([tp["row_offset"]]),
+                           "m_first_row": i64([tp["m_first_row"]]), "col": i64([col]),
+                           "trapezoid_size": i64([tp["trapezoid_size"]]), "tril_size": i64([size])},
+                          ["tensor"], lambda a, row=row, col=col, off=off: [np.stack(np.tril_indices(row, off, col)).astype(np.int64)],
+                          tol=(0, 0)))
+    gx = np.concatenate([RNG.uniform(0.05, 12, 30), RNG.uniform(-4.9, -0.1, 8), [1.0, 2.0, 0.5, 30.0]]).astype(np.float32)
+    cases.append(Case("pytorch", k + "Gamma.metal", "lgamma_float_float", "lgamma (c10::metal::log_gamma), incl. x < 0",
+                      [gx.size], [16],
+                      {"input": gx, "output": np.zeros(gx.size, np.float32)},
+                      ["output"], lambda a: [np.array([math.lgamma(float(v)) for v in a["input"]], np.float32)],
+                      tol=(1e-5, 1e-5)))
+    # torch.histc(x, bins=7, min=-2, max=2): one thread per element, long counts
+    # through c10::metal::AtomicType<long> (two 32-bit atomics).
+    hx = np.concatenate([RNG.uniform(-2.5, 2.5, 90), [-2.0, 2.0, 0.0]]).astype(np.float32)
+    nbins, lo, hi = 7, np.float32(-2.0), np.float32(2.0)
+
+    def histc_ref(a):
+        x = a["input"]
+        inside = (x >= lo) & (x <= hi)
+        b = np.floor((x[inside] - lo) * np.float32(nbins) / (hi - lo)).astype(np.int64)
+        # The long counts are bound as the atomic_uint pairs the kernel sees.
+        return [np.bincount(np.clip(b, 0, nbins - 1), minlength=nbins).astype(np.int64).view(np.uint32)]
+
+    for variant, grid, tg, extra, flags in (
+            ("global", hx.size, 16, {}, []),
+            ("threadgroup", 32, 16, {"total_threads": scalar(32, np.uint32)}, ["--threadgroup-memory", f"0={nbins * 4}"])):
+        cases.append(Case("pytorch", k + "HistogramKernel.metal", f"histc_atomic_{variant}_dense_float",
+                          f"histc, {variant} atomics" + (" (grid-stride loop, threadgroup atomic_uint)" if extra else ""),
+                          [grid], [tg],
+                          dict({"input": hx, "counts": np.zeros(2 * nbins, np.uint32), "offsets": np.zeros(1, np.uint32),
+                                "num_elements": scalar(hx.size, np.uint32), "num_bins": i64([nbins]),
+                                "bin_edges": np.linspace(lo, hi, nbins + 1).astype(np.float32)}, **extra),
+                          ["counts"], histc_ref, tol=(0, 0), flags=flags))
+    # torch.histogramdd of 12 points in 2-D, unweighted (weight_stride -1),
+    # each point's own row of local_out; offsets index the (12, 2) input.
+    pts = RNG.uniform(-1.2, 1.2, (12, 2)).astype(np.float32)
+    e0 = np.array([-1.0, -0.3, 0.2, 1.0], np.float32)
+    e1 = np.array([-1.1, 0.0, 1.1], np.float32)
+    nb2 = (e0.size - 1) * (e1.size - 1)
+
+    def hist2d_ref(a):
+        p = a["input_"].reshape(12, 2)
+        rows = [np.histogramdd(p[i:i + 1], bins=[e0, e1])[0].reshape(-1) for i in range(12)]
+        return [np.asarray(rows, np.float32).reshape(-1)]
+
+    cases.append(Case("pytorch", k + "HistogramKernel.metal", "histogramdd_float", "2-D histogram, unweighted",
+                      [12], [8],
+                      {"input_": pts, "weight": np.zeros(1, np.float32), "local_out": np.zeros(12 * nb2, np.float32),
+                       "offsets": np.arange(24, dtype=np.uint32), "num_dims": np.array([2], np.uint64),
+                       "bin_seq": np.concatenate([e0, e1]), "num_bin_edges": i64([e0.size, e1.size]),
+                       "local_out_strides": i64([nb2, e1.size - 1, 1]), "algorithm": np.array([2], np.uint8),
+                       "weight_stride": i64([-1])},
+                      ["local_out"], hist2d_ref, tol=(0, 0)))
+    # nn.LayerNorm over rows of 100: one threadgroup of 32 per row, 4 reads a thread.
+    lx = RNG.standard_normal((3, 100)).astype(np.float32) * 2 + 0.5
+    lw = RNG.standard_normal(100).astype(np.float32)
+    lb = RNG.standard_normal(100).astype(np.float32)
+
+    def ln_ref(a):
+        x = a["input"].astype(np.float64)
+        mu = x.mean(1, keepdims=True)
+        rstd = 1 / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+        return [((x - mu) * rstd * a["weight"] + a["bias"]).astype(np.float32),
+                mu.reshape(-1).astype(np.float32), rstd.reshape(-1).astype(np.float32)]
+
+    cases.append(Case("pytorch", k + "LayerNorm.metal", "layer_norm_single_row_float", "layer norm of rows, mean and rstd",
+                      [96], [32],
+                      {"input": lx, "output": np.zeros_like(lx), "meanOut": np.zeros(3, np.float32),
+                       "rstdTensor": np.zeros(3, np.float32), "axis_size": scalar(100, np.uint32),
+                       "epsilon": scalar(1e-5, np.float32), "use_weight": scalar(1, np.int32),
+                       "use_bias": scalar(1, np.int32), "weight": lw, "bias": lb},
+                      ["output", "meanOut", "rstdTensor"], ln_ref, tol=(1e-4, 1e-5)))
+    cases += upsample_cases(k)
+    cases += embedding_cases(k)
+    return cases
+
+
+def upsample_cases(k):
+    cases = []
+    # F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=False/True).
+    x = RNG.standard_normal((2, 3, 3, 4)).astype(np.float32)
+    oh, ow = 5, 7
+
+    def bilinear_ref(src, oh, ow, align):
+        n, c, h, w = src.shape
+
+        def axis(o, i):
+            if align:
+                s = np.float32((i - 1) / (o - 1)) * np.arange(o, dtype=np.float32)
+            else:
+                s = np.float32(i / o) * (np.arange(o, dtype=np.float32) + np.float32(0.5)) - np.float32(0.5)
+                s = np.maximum(s, 0)
+            i0 = np.floor(s).astype(np.int64)
+            return i0, np.minimum(i0 + 1, i - 1), (s - i0).astype(np.float32)
+
+        y0, y1, ty = axis(oh, h)
+        x0, x1, tx = axis(ow, w)
+        top = src[:, :, y0][:, :, :, x0] * (1 - tx) + src[:, :, y0][:, :, :, x1] * tx
+        bot = src[:, :, y1][:, :, :, x0] * (1 - tx) + src[:, :, y1][:, :, :, x1] * tx
+        return (top * (1 - ty)[:, None] + bot * ty[:, None]).astype(np.float32)
+
+    for align in (False, True):
+        sc = [(4 - 1) / (ow - 1), (3 - 1) / (oh - 1)] if align else [4 / ow, 3 / oh]
+        cases.append(Case("pytorch", k + "UpSample.metal", "upsample_bilinear2d_float",
+                          f"bilinear upsampling 3x4 -> 5x7, align_corners={align}",
+                          [oh * ow], [16],
+                          {"inputData": x, "outputData": np.zeros((2, 3, oh, ow), np.float32),
+                           "input_strides": u64([36, 12, 4, 1]), "output_strides": u64([3 * oh * ow, oh * ow, ow, 1]),
+                           "input_sizes": i64([2, 3, 3, 4]), "output_sizes": i64([2, 3, oh, ow]),
+                           "scales": np.array(sc, np.float32), "align_corners": np.array([align])},
+                          ["outputData"], lambda a, align=align: [bilinear_ref(a["inputData"], oh, ow, align)],
+                          tol=(1e-5, 1e-6)))
+    # F.interpolate(v, size=(4, 5, 7), mode="nearest" / "nearest-exact") of a
+    # (2, 2, 3, 2, 4) volume: one thread per output voxel, looping over N and C.
+    v = RNG.standard_normal((2, 2, 3, 2, 4)).astype(np.float32)
+    out_shape = (2, 2, 4, 5, 7)
+    scales = [4 / 7, 2 / 5, 3 / 4]
+
+    def nearest_ref(src, exact):
+        def axis(o, i):
+            s = np.float32(i / o)
+            d = np.arange(o, dtype=np.float32)
+            idx = np.floor((d + np.float32(0.5)) * s if exact else d * s).astype(np.int64)
+            return np.minimum(idx, i - 1)
+
+        zi, yi, xi = axis(4, 3), axis(5, 2), axis(7, 4)
+        return src[:, :, zi][:, :, :, yi][:, :, :, :, xi]
+
+    for name, exact in (("upsample_nearest_3d_float", False), ("upsample_nearest_exact_3d_float", True)):
+        cases.append(Case("pytorch", k + "UpSample.metal", name,
+                          f"{'nearest-exact' if exact else 'nearest'} 3-D upsampling (UpsampleParams struct)",
+                          [4 * 5 * 7], [32],
+                          {"inputData": v, "outputData": np.zeros(out_shape, np.float32),
+                           "params": upsample_params(v.shape, out_shape, scales)},
+                          ["outputData"], lambda a, exact=exact: [nearest_ref(a["inputData"], exact)], tol=(0, 0)))
+    return cases
+
+
+def embedding_cases(k):
+    cases = []
+    # nn.Embedding(9, 5, padding_idx=2, scale_grad_by_freq=True) backward for
+    # (4, 3) indices: one pass counts each index, the next adds every
+    # gradient row, divided by its index's count, with float atomics.
+    ind = RNG.integers(0, 9, size=(4, 3)).astype(np.int64)
+    ind[1, 1] = ind[3, 0] = 2
+    ind[0, 2] = ind[2, 2] = ind[3, 2] = 5
+    feat = 5
+    grad = RNG.standard_normal((4, 3, feat)).astype(np.float32)
+    t = np.dtype([("outer_sizes", np.uint32, (16,)), ("grad_outer_strides", np.uint32, (16,)),
+                  ("indices_strides", np.uint32, (16,)), ("grad_feature_stride", np.uint32),
+                  ("outer_ndim", np.uint32), ("feature_size", np.uint32), ("padding_idx", np.int64),
+                  ("scale_grad_by_freq", np.bool_)], align=True)
+    params = np.zeros(1, t)
+    params["outer_sizes"][0, :2] = [4, 3]
+    params["grad_outer_strides"][0, :2] = [3 * feat, feat]
+    params["indices_strides"][0, :2] = [3, 1]
+    params["grad_feature_stride"], params["outer_ndim"], params["feature_size"] = 1, 2, feat
+    params["padding_idx"], params["scale_grad_by_freq"] = 2, True
+    counts = np.bincount(ind.reshape(-1), minlength=9).astype(np.uint32)
+    counts[2] = 0
+
+    cases.append(Case("pytorch", k + "Embedding.metal", "embedding_dense_backward_count_long_32",
+                      "embedding backward: index counts (skips padding_idx)",
+                      [12], [8],
+                      {"indices": ind, "counts": np.zeros(9, np.uint32), "params": params},
+                      ["counts"],
+                      lambda a: [np.bincount(a["indices"][a["indices"] != 2], minlength=9).astype(np.uint32)], tol=(0, 0)))
+
+    def emb_bwd_ref(a):
+        out = np.zeros((9, feat), np.float64)
+        for i, g in zip(a["indices"].reshape(-1), a["grad"].reshape(-1, feat)):
+            if i != 2:
+                out[i] += g / a["counts"][i]
+        return [out.astype(np.float32)]
+
+    cases.append(Case("pytorch", k + "Embedding.metal", "embedding_dense_backward_float_long_32",
+                      "embedding backward, scale_grad_by_freq (atomic float adds)",
+                      [12 * feat], [16],
+                      {"grad": grad, "indices": ind, "counts": counts, "grad_weight": np.zeros((9, feat), np.float32),
+                       "params": params},
+                      ["grad_weight"], emb_bwd_ref, tol=(1e-5, 1e-6)))
     return cases
 
 

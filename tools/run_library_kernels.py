@@ -141,6 +141,155 @@ def candle_cases():
                        "h_scale": scalar(0.5, np.float32), "dims": u64([2, 3, 4, 5]), "strides": u64([60, 20, 5, 1]),
                        "src": img, "dst": np.zeros((2, 3, 8, 10), np.float32)},
                       ["dst"], up_ref, tol=(0, 0)))
+    cases += candle_conv_cases()
+    return cases
+
+
+def conv_transpose_ref(x, w, stride, padding, dilation, out_len):
+    """conv_transpose over the trailing axes: input position i and kernel tap
+    t land on output i * stride + t * dilation - padding."""
+    nd = x.ndim - 2
+    out = np.zeros((x.shape[0], w.shape[1]) + tuple(out_len), np.float64)
+    for pos in np.ndindex(*x.shape[2:]):
+        for tap in np.ndindex(*w.shape[2:]):
+            o = tuple(p * stride + t * dilation - padding for p, t in zip(pos, tap))
+            if all(0 <= oi < n for oi, n in zip(o, out_len)):
+                sl = (slice(None), slice(None)) + o
+                out[sl] += x[(slice(None), slice(None)) + pos].astype(np.float64) @ w[(slice(None), slice(None)) + tap]
+    assert nd == len(out_len)
+    return out.astype(x.dtype)
+
+
+def candle_conv_cases():
+    cases = []
+    # candle's conv2d lowers to im2col: dst is (b, h_out, w_out, c_in, h_k, w_k).
+    x = RNG.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    hk, wk, stride, pad, dil = 3, 2, 2, 1, 1
+    ho, wo = (5 + 2 * pad - dil * (hk - 1) - 1) // stride + 1, (6 + 2 * pad - dil * (wk - 1) - 1) // stride + 1
+    numel = 2 * ho * wo * 3 * hk * wk
+
+    def im2col_ref(a):
+        xp = np.pad(a["src"], ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+        out = np.zeros((2, ho, wo, 3, hk, wk), np.float32)
+        for i in range(ho):
+            for j in range(wo):
+                out[:, i, j] = xp[:, :, i * stride:i * stride + hk, j * stride:j * stride + wk]
+        return [out]
+
+    cases.append(Case("candle", "conv.metal", "im2col_f32", "im2col for conv2d (3x2 kernel, stride 2, padding 1)",
+                      [numel + 5], [64],
+                      {"dst_numel": u64([numel]), "h_out": u64([ho]), "w_out": u64([wo]), "h_k": u64([hk]),
+                       "w_k": u64([wk]), "stride": u64([stride]), "padding": u64([pad]), "dilation": u64([dil]),
+                       "src_dims": u64([2, 3, 5, 6]), "src_strides": u64([90, 30, 6, 1]), "src": x,
+                       "dst": np.zeros((2, ho, wo, 3, hk, wk), np.float32)},
+                      ["dst"], im2col_ref, tol=(0, 0)))
+    # conv1d's im2col with dilation 2 on a transposed (b, c, l) view.
+    x1 = RNG.standard_normal((2, 9, 3)).astype(np.float32)  # stored (b, l, c)
+    lk, st1, pd1, dl1 = 3, 1, 2, 2
+    lo = (9 + 2 * pd1 - dl1 * (lk - 1) - 1) // st1 + 1
+    n1 = 2 * lo * 3 * lk
+
+    def im2col1d_ref(a):
+        v = np.pad(a["src"].transpose(0, 2, 1), ((0, 0), (0, 0), (pd1, pd1)))
+        out = np.zeros((2, lo, 3, lk), np.float32)
+        for i in range(lo):
+            out[:, i] = v[:, :, i * st1:i * st1 + dl1 * (lk - 1) + 1:dl1]
+        return [out]
+
+    cases.append(Case("candle", "conv.metal", "im2col1d_f32", "im2col for conv1d (dilation 2, strided view)",
+                      [n1], [32],
+                      {"dst_numel": u64([n1]), "l_out": u64([lo]), "l_k": u64([lk]), "stride": u64([st1]),
+                       "padding": u64([pd1]), "dilation": u64([dl1]), "src_dims": u64([2, 3, 9]),
+                       "src_strides": u64([27, 1, 3]), "src": x1, "dst": np.zeros((2, lo, 3, lk), np.float32)},
+                      ["dst"], im2col1d_ref, tol=(0, 0)))
+    # conv_transpose1d via col2im1d: src (b, l_in, c_out, k) -> dst (b, c_out, l_out).
+    li, co, ks, s1 = 5, 3, 4, 2
+    lout = (li - 1) * s1 + ks
+    cols = RNG.standard_normal((2, li, co, ks)).astype(np.float32)
+
+    def col2im1d_ref(a):
+        out = np.zeros((2, co, lout), np.float64)
+        for i in range(li):
+            out[:, :, i * s1:i * s1 + ks] += a["src"][:, i]
+        return [out.astype(np.float32)]
+
+    cases.append(Case("candle", "conv.metal", "col2im1d_f32", "col2im1d (overlapping taps summed)",
+                      [2 * co * lout], [16],
+                      {"dst_el": u64([2 * co * lout]), "l_out": u64([lout]), "l_in": u64([li]), "c_out": u64([co]),
+                       "k_size": u64([ks]), "stride": u64([s1]), "src": cols, "dst": np.zeros((2, co, lout), np.float32)},
+                      ["dst"], col2im1d_ref, tol=(1e-6, 1e-6)))
+    # conv_transpose1d and 2d: kernels are (c_in, c_out, k...).
+    xs = RNG.standard_normal((2, 3, 6)).astype(np.float32)
+    ws = RNG.standard_normal((3, 4, 3)).astype(np.float32)
+    ct_stride, ct_pad, ct_dil = 2, 1, 2
+    ct_out = (6 - 1) * ct_stride - 2 * ct_pad + ct_dil * (3 - 1) + 1
+    cases.append(Case("candle", "conv.metal", "conv_transpose1d_f32", "conv_transpose1d (stride 2, padding 1, dilation 2)",
+                      [2 * 4 * ct_out], [32],
+                      {"l_out": u64([ct_out]), "stride": u64([ct_stride]), "padding": u64([ct_pad]),
+                       "out_padding": u64([0]), "dilation": u64([ct_dil]), "src_dims": u64([2, 3, 6]),
+                       "src_strides": u64([18, 6, 1]), "k_dims": u64([3, 4, 3]), "k_strides": u64([12, 3, 1]),
+                       "src": xs, "k": ws, "dst": np.zeros((2, 4, ct_out), np.float32)},
+                      ["dst"], lambda a: [conv_transpose_ref(a["src"], a["k"], ct_stride, ct_pad, ct_dil, (ct_out,))],
+                      tol=(1e-5, 1e-5)))
+    x2 = RNG.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    w2 = RNG.standard_normal((2, 3, 3, 2)).astype(np.float32)
+    h2o, w2o = (3 - 1) * 2 - 2 + (3 - 1) + 1, (4 - 1) * 2 - 2 + (2 - 1) + 1
+    cases.append(Case("candle", "conv.metal", "conv_transpose2d_f32", "conv_transpose2d (stride 2, padding 1)",
+                      [3 * h2o * w2o], [32],
+                      {"w_out": u64([w2o]), "h_out": u64([h2o]), "stride": u64([2]), "padding": u64([1]),
+                       "out_padding": u64([0]), "dilation": u64([1]), "input_dims": u64([1, 2, 3, 4]),
+                       "input_stride": u64([24, 12, 4, 1]), "k_dims": u64([2, 3, 3, 2]), "k_stride": u64([18, 6, 2, 1]),
+                       "src": x2, "k": w2, "dst": np.zeros((1, 3, h2o, w2o), np.float32)},
+                      ["dst"], lambda a: [conv_transpose_ref(a["src"], a["k"], 2, 1, 1, (h2o, w2o))], tol=(1e-5, 1e-5)))
+    # Pooling: the kernel's `w` is dims[2] and `h` dims[3]; windows (2, 3), strides (2, 1).
+    xp = RNG.standard_normal((2, 3, 7, 8)).astype(np.float32)
+    k2, k3, s2, s3 = 2, 3, 2, 1
+    o2, o3 = (7 - k2) // s2 + 1, (8 - k3) // s3 + 1
+
+    def pool_ref(a, red):
+        out = np.zeros((2, 3, o2, o3), np.float32)
+        for i in range(o2):
+            for j in range(o3):
+                out[:, :, i, j] = red(a["src"][:, :, i * s2:i * s2 + k2, j * s3:j * s3 + k3], axis=(2, 3))
+        return [out]
+
+    for name, red in (("max_pool2d_f32", np.max), ("avg_pool2d_f32", np.mean)):
+        cases.append(Case("candle", "conv.metal", name, name.split("_f32")[0].replace("_", " ") + " (2x3 window, strides 2, 1)",
+                          [2 * 3 * o2 * o3], [32],
+                          {"w_k": u64([k2]), "h_k": u64([k3]), "w_s": u64([s2]), "h_s": u64([s3]),
+                           "src_dims": u64([2, 3, 7, 8]), "src_s": u64([168, 56, 8, 1]), "src": xp,
+                           "dst": np.zeros((2, 3, o2, o3), np.float32)},
+                          ["dst"], lambda a, red=red: pool_ref(a, red), tol=(1e-6, 1e-6)))
+    # F.interpolate(x, size=(5, 9), mode="bilinear"), candle's own index math.
+    xb = RNG.standard_normal((2, 2, 3, 4)).astype(np.float32)
+    bo_h, bo_w = 5, 9
+
+    def bilinear_ref(a, align):
+        def axis(o, i):
+            if align:
+                s = np.float32(i - 1) / np.float32(o - 1) * np.arange(o, dtype=np.float32)
+            else:
+                s = np.float32(i) / np.float32(o) * (np.arange(o, dtype=np.float32) + np.float32(0.5)) - np.float32(0.5)
+            s = np.maximum(s, 0)
+            i0 = np.floor(s).astype(np.int64)
+            return i0, np.minimum(i0 + 1, i - 1), (s - i0).astype(np.float32)
+
+        y0, y1, ty = axis(bo_h, 3)
+        x0, x1, tx = axis(bo_w, 4)
+        src = a["src"]
+        top = src[:, :, y0][:, :, :, x0] * (1 - tx) + src[:, :, y0][:, :, :, x1] * tx
+        bot = src[:, :, y1][:, :, :, x0] * (1 - tx) + src[:, :, y1][:, :, :, x1] * tx
+        return [(top * (1 - ty)[:, None] + bot * ty[:, None]).astype(np.float32)]
+
+    for align in (False, True):
+        cases.append(Case("candle", "conv.metal", "upsample_bilinear2d_f32", f"bilinear upsampling, align_corners={align}",
+                          [2 * 2 * bo_h * bo_w], [64],
+                          {"w_out": u64([bo_w]), "h_out": u64([bo_h]), "align_corners": np.array([align]),
+                           "has_scale_h": np.array([False]), "scale_h_factor": scalar(0, np.float32),
+                           "has_scale_w": np.array([False]), "scale_w_factor": scalar(0, np.float32),
+                           "src_dims": u64([2, 2, 3, 4]), "src_s": u64([24, 12, 4, 1]), "src": xb,
+                           "dst": np.zeros((2, 2, bo_h, bo_w), np.float32)},
+                          ["dst"], lambda a, align=align: bilinear_ref(a, align), tol=(1e-5, 1e-6)))
     return cases
 
 

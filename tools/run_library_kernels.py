@@ -142,6 +142,108 @@ def candle_cases():
                        "src": img, "dst": np.zeros((2, 3, 8, 10), np.float32)},
                       ["dst"], up_ref, tol=(0, 0)))
     cases += candle_conv_cases()
+    cases += candle_index_sort_cases()
+    return cases
+
+
+def candle_index_sort_cases():
+    cases = []
+    # scatter / scatter_add / index_add along dim 1 of a (3, 6, 4) output:
+    # one thread per (left, right) pair walks the dim; an index equal to the
+    # type's maximum is skipped.
+    left, src_dim, dst_dim, right = 3, 5, 6, 4
+    src = RNG.standard_normal((left, src_dim, right)).astype(np.float32)
+    base = RNG.standard_normal((left, dst_dim, right)).astype(np.float32)
+    sa_ids = RNG.integers(0, dst_dim, size=(left, src_dim, right)).astype(np.uint32)
+    sa_ids[0, 2, 1] = sa_ids[2, 4, 3] = 0xFFFFFFFF
+
+    def scatter_add_ref(a):
+        out = a["output"].astype(np.float64)
+        for (l, j, r), idx in np.ndenumerate(a["input_ids"]):
+            if idx != 0xFFFFFFFF:
+                out[l, idx, r] += a["input"][l, j, r]
+        return [out.astype(np.float32)]
+
+    common = {"dst_size": u64([left * right]), "left_size": u64([left]), "src_dim_size": u64([src_dim]),
+              "right_size": u64([right]), "dst_dim_size": u64([dst_dim])}
+    cases.append(Case("candle", "indexing.metal", "sa_u32_f32", "scatter_add along dim 1 (u32::MAX ids skipped)",
+                      [left * right], [8],
+                      dict(common, input=src, input_ids=sa_ids, output=base.copy()),
+                      ["output"], scatter_add_ref, tol=(1e-6, 1e-6)))
+    # scatter with a distinct destination per source element (a permutation
+    # of 5 of the 6 slots), so the result does not depend on write order.
+    s_ids = np.stack([np.stack([RNG.permutation(dst_dim)[:src_dim] for _ in range(right)], axis=1)
+                      for _ in range(left)]).astype(np.int64)
+
+    def scatter_ref(a):
+        out = a["output"].copy()
+        np.put_along_axis(out, a["input_ids"], a["input"], axis=1)
+        return [out]
+
+    cases.append(Case("candle", "indexing.metal", "s_i64_f32", "scatter along dim 1, i64 ids",
+                      [left * right], [8],
+                      dict(common, input=src, input_ids=s_ids, output=base.copy()),
+                      ["output"], scatter_ref, tol=(0, 0)))
+    ia_ids = np.array([4, 0, 4, 2, 255], np.uint8)
+
+    def index_add_ref(a):
+        out = a["output"].astype(np.float64)
+        for j, idx in enumerate(a["input_ids"]):
+            if idx != 255:
+                out[:, idx] += a["input"][:, j]
+        return [out.astype(np.float32)]
+
+    cases.append(Case("candle", "indexing.metal", "ia_u8_f32", "index_add along dim 1 (repeated ids, u8::MAX skipped)",
+                      [left * right], [8],
+                      dict(common, ids_dim_size=u64([5]), input=src, input_ids=ia_ids, output=base.copy()),
+                      ["output"], index_add_ref, tol=(1e-6, 1e-6)))
+    # where(cond, t, f) with cond broadcast along rows and t a transposed view:
+    # strided index paths (function constants false).
+    rows, cols = 5, 7
+    cond = (RNG.random(cols) > 0.5).astype(np.uint8)
+    tt = RNG.standard_normal((cols, rows)).astype(np.float32)
+    ff = RNG.standard_normal((rows, cols)).astype(np.float32)
+    cases.append(Case("candle", "ternary.metal", "where_u8_f32", "where, broadcast cond and transposed t (strided paths)",
+                      [per_thread(np.float32, rows * cols)], [8],
+                      {"numel": u64([rows * cols]), "num_dims": u64([2]), "dims": u64([rows, cols]),
+                       "strides": u64([0, 1]), "strides_t": u64([1, rows]), "strides_f": u64([cols, 1]),
+                       "ids": cond, "t": tt, "f": ff, "out": np.zeros((rows, cols), np.float32)},
+                      ["out"], lambda a: [np.where(a["ids"][None, :] != 0, a["t"].T, a["f"])], tol=(0, 0),
+                      flags=["--constant", "IDS_CONTIGUOUS=false", "--constant", "T_CONTIGUOUS=false",
+                             "--constant", "F_CONTIGUOUS=true"]))
+    # MLX's block merge sort (vendored in candle): one threadgroup of 128
+    # threads x 8 values sorts each row of up to 1024, padding with +inf.
+    nrows, length = 3, 700
+    xs = np.stack([RNG.permutation(length) for _ in range(nrows)]).astype(np.float32) * 0.5 - 100
+    sort_args = {"inp": xs, "size_sorted_axis": scalar(length, np.int32), "in_stride_sorted_axis": scalar(1, np.int32),
+                 "out_stride_sorted_axis": scalar(1, np.int32), "in_stride_segment_axis": scalar(length, np.int32),
+                 "out_stride_segment_axis": scalar(length, np.int32)}
+    # Without ARG_SORT the merge still swaps the uninitialized thread_idxs and
+    # reads `tgp_idxs` (nullptr) + offset, values it never stores; the
+    # sanitizer rightly reports both, so the value sorts run unchecked.
+    unchecked = ["--dispatch", "threadgroups", "--check", "none"]
+    cases.append(Case("candle", "mlx_sort.metal", "c_block_sort_float32_float32_bn128_tn8",
+                      "MLX block merge sort of rows (700 of 1024 slots; --check none)",
+                      [1, nrows], [128, 1],
+                      dict(sort_args, out=np.zeros((nrows, length), np.float32)),
+                      ["out"], lambda a: [np.sort(a["inp"], axis=1)], tol=(0, 0), flags=unchecked))
+    cases.append(Case("candle", "mlx_sort.metal", "carg_block_sort_float32_uint32_bn128_tn8",
+                      "MLX block merge argsort of rows",
+                      [1, nrows], [128, 1],
+                      dict(sort_args, out=np.zeros((nrows, length), np.uint32)),
+                      ["out"], lambda a: [np.argsort(a["inp"], axis=1).astype(np.uint32)], tol=(0, 0),
+                      flags=["--dispatch", "threadgroups"]))
+    # The same sort on a non-contiguous batch: rows of a (2, 3, 100) array
+    # sorted along its last axis, rows addressed through nc_shape/nc_strides.
+    xi = RNG.integers(-1000, 1000, size=(2, 3, 100)).astype(np.int64)
+    cases.append(Case("candle", "mlx_sort.metal", "nc_block_sort_int64_int64_bn128_tn8",
+                      "MLX block sort, int64, rows addressed by elem_to_loc (--check none)",
+                      [1, 6], [128, 1],
+                      {"inp": xi, "out": np.zeros((2, 3, 100), np.int64), "size_sorted_axis": scalar(100, np.int32),
+                       "in_stride_sorted_axis": scalar(1, np.int32), "out_stride_sorted_axis": scalar(1, np.int32),
+                       "nc_dim": scalar(2, np.int32), "nc_shape": np.array([2, 3], np.int32),
+                       "in_nc_strides": i64([300, 100]), "out_nc_strides": i64([300, 100])},
+                      ["out"], lambda a: [np.sort(a["inp"], axis=2)], tol=(0, 0), flags=unchecked))
     return cases
 
 

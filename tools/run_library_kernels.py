@@ -143,6 +143,63 @@ def candle_cases():
                       ["dst"], up_ref, tol=(0, 0)))
     cases += candle_conv_cases()
     cases += candle_index_sort_cases()
+    cases += candle_gemv_cases()
+    return cases
+
+
+def candle_gemv_cases():
+    """MLX's gemv as vendored in candle: out = alpha * mat @ vec + beta * bias
+    (axpby1) or mat @ vec, batched over the grid's z (threadgroups dispatch).
+
+    Sizes are whole blocks on purpose. gemv clamps the last block's rows
+    back in range, so with 50 rows two threadgroups write the same outputs
+    (reported as a write-after-write race); gemv_t has a threadgroup_barrier
+    inside `if (out_col < out_vec_size)`, divergent unless N fills every
+    threadgroup. With BN > 1, gemv's reduction barrier sits inside
+    `if (thrN == 0)` (one lane per simdgroup reaches it): those run with
+    --check none."""
+    cases = []
+    batch, m, kdim = 2, 64, 300
+    mat = RNG.standard_normal((batch, m, kdim)).astype(np.float32)
+    vec = RNG.standard_normal((batch, kdim)).astype(np.float32)
+    bias = RNG.standard_normal((batch, m)).astype(np.float32)
+
+    def gemv_args(mat, vec, bias, out_size, ld, alpha, beta):
+        return {"mat": mat, "in_vec": vec, "bias": bias, "out_vec": np.zeros((batch, out_size), np.float32),
+                "in_vec_size": scalar(vec.shape[1], np.int32), "out_vec_size": scalar(out_size, np.int32),
+                "matrix_ld": scalar(ld, np.int32), "alpha": scalar(alpha, np.float32), "beta": scalar(beta, np.float32),
+                "batch_ndim": scalar(1, np.int32), "batch_shape": np.array([batch], np.int32),
+                "vector_batch_stride": i64([vec.shape[1]]), "matrix_batch_stride": i64([mat[0].size]),
+                "bias_batch_stride": i64([out_size]), "bias_stride": scalar(1, np.int32)}
+
+    # (BM, BN, SM, SN, TM, TN): rows per threadgroup = BM * SM * TM.
+    for bm, bn, sm, sn, tm, tn, axpby in ((4, 1, 1, 32, 4, 4, 1), (1, 8, 1, 32, 4, 4, 0), (1, 1, 8, 4, 4, 4, 1)):
+        name = f"gemv_float32_bm{bm}_bn{bn}_sm{sm}_sn{sn}_tm{tm}_tn{tn}_nc0_axpby{axpby}"
+        rows = bm * sm * tm
+        ref = (lambda a: [(np.float32(1.5) * np.einsum("bmk,bk->bm", a["mat"].astype(np.float64), a["in_vec"])
+                           + np.float32(-0.5) * a["bias"]).astype(np.float32)]) if axpby else \
+            (lambda a: [np.einsum("bmk,bk->bm", a["mat"].astype(np.float64), a["in_vec"]).astype(np.float32)])
+        cases.append(Case("candle", "gemv.metal", name,
+                          f"gemv {m}x{kdim}, batch {batch}" + (", alpha/beta/bias" if axpby else "")
+                          + (f" (reduction over {bn} simdgroups; --check none)" if bn > 1 else ""),
+                          [math.ceil(m / rows), 1, batch], [32, bn, bm],
+                          gemv_args(mat, vec, bias, m, kdim, 1.5, -0.5),
+                          ["out_vec"], ref, tol=(1e-4, 1e-4), flags=["--dispatch", "threadgroups", "--check", "none"] if bn > 1 else ["--dispatch", "threadgroups"]))
+    # gemv_t: vec (K) x mat (K, N) -> (N).
+    kt, nt = 70, 256
+    matt = RNG.standard_normal((batch, kt, nt)).astype(np.float32)
+    vect = RNG.standard_normal((batch, kt)).astype(np.float32)
+    biast = RNG.standard_normal((batch, nt)).astype(np.float32)
+    for bm, bn, sm, sn, tm, tn in ((1, 2, 8, 4, 4, 4), (1, 16, 8, 4, 4, 4)):
+        name = f"gemv_t_float32_bm{bm}_bn{bn}_sm{sm}_sn{sn}_tm{tm}_tn{tn}_nc0_axpby1"
+        cols = bn * sn * tn
+        cases.append(Case("candle", "gemv.metal", name, f"gemv_t {kt}x{nt} (vec @ mat), batch {batch}, alpha/beta/bias",
+                          [math.ceil(nt / cols), 1, batch], [32, bn, bm],
+                          gemv_args(matt, vect, biast, nt, nt, 0.75, 2.0),
+                          ["out_vec"],
+                          lambda a: [(np.float32(0.75) * np.einsum("bkn,bk->bn", a["mat"].astype(np.float64), a["in_vec"])
+                                      + np.float32(2.0) * a["bias"]).astype(np.float32)],
+                          tol=(1e-4, 1e-4), flags=["--dispatch", "threadgroups"]))
     return cases
 
 

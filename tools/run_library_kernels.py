@@ -658,6 +658,101 @@ def more_pytorch_cases(k):
                       ["output", "meanOut", "rstdTensor"], ln_ref, tol=(1e-4, 1e-5)))
     cases += upsample_cases(k)
     cases += embedding_cases(k)
+    cases += distance_cases(k)
+    return cases
+
+
+def distance_cases(k):
+    cases = []
+    # torch.pdist(x, p): one thread per pair i < j, in condensed (row-major
+    # upper triangle) order; mode 0..4 = p 0, 1, 2, inf, general.
+    n, m = 7, 5
+    x = RNG.standard_normal((n, m)).astype(np.float32)
+    x[4, 2] = x[1, 2]  # an exact zero difference
+    iu, ju = np.triu_indices(n, 1)
+
+    def pdist_ref(a, p):
+        d = np.abs(a["self"][iu].astype(np.float64) - a["self"][ju])
+        if p == 0:
+            r = (d != 0).sum(1)
+        elif p == np.inf:
+            r = d.max(1)
+        else:
+            r = (d ** p).sum(1) ** (1 / p)
+        return [r.astype(np.float32)]
+
+    for p, mode in ((2.0, 2), (1.0, 1), (np.inf, 3), (3.0, 4), (0.0, 0)):
+        cases.append(Case("pytorch", k + "Distance.metal", "pdist_forward_float", f"pdist, p={p:g} (mode {mode})",
+                          [iu.size], [8],
+                          {"result": np.zeros(iu.size, np.float32), "self": x, "n": i64([n]), "m": i64([m]),
+                           "p": scalar(p, np.float32), "mode": i64([mode])},
+                          ["result"], lambda a, p=p: pdist_ref(a, p), tol=(1e-5, 1e-6)))
+    # pdist backward, p = 2 and p = 3: each (pair, column) thread writes the
+    # pair's gradient for x_i and its negation for x_j into rows of a
+    # (n - 1, n, m) buffer that the host sums over its first axis.
+    combs = iu.size
+    g = RNG.standard_normal(combs).astype(np.float32)
+
+    def pdist_bwd_ref(a, p):
+        xs = a["self"].astype(np.float64)
+        diff = xs[iu] - xs[ju]
+        dist = a["dist"].astype(np.float64)[:, None]
+        gk = a["grad"].astype(np.float64)[:, None]
+        res = diff * np.abs(diff) ** (p - 2) * gk / dist ** (p - 1)
+        out = np.zeros((n - 1, n, m))
+        out[ju - iu - 1, iu] = res
+        out[n - 2 - iu, ju] = -res
+        return [out.astype(np.float32)]
+
+    for p, mode in ((2.0, 2), (3.0, 4)):
+        dist = pdist_ref({"self": x}, p)[0]
+        cases.append(Case("pytorch", k + "Distance.metal", "pdist_backward_float", f"pdist backward, p={p:g}",
+                          [combs * m], [32],
+                          {"buffer": np.full((n - 1, n, m), 9.0, np.float32), "grad": g, "self": x, "dist": dist,
+                           "grad_stride": i64([1]), "n": i64([n]), "m": i64([m]), "combs": i64([combs]),
+                           "p": scalar(p, np.float32), "mode": i64([mode])},
+                          ["buffer"], lambda a, p=p: pdist_bwd_ref(a, p), tol=(1e-4, 1e-5)))
+    # torch.cdist(x1, x2, p) backward w.r.t. x1: threadgroups of TG_C threads
+    # over the feature dim (padded), one per (b, i); grad / cdist^(p-1) staged
+    # per tile of j in threadgroup memory.
+    bsz, pp, rr, dd = 2, 5, 40, 6
+    x1 = RNG.standard_normal((bsz, pp, dd)).astype(np.float32)
+    x2 = RNG.standard_normal((bsz, rr, dd)).astype(np.float32)
+    x2[1, 3, 2] = x1[1, 0, 2]
+    gr = RNG.standard_normal((bsz, pp, rr)).astype(np.float32)
+    pt = np.dtype([("B", np.int64), ("P", np.int64), ("R", np.int64), ("D", np.int64), ("p_minus_1", np.float32)],
+                  align=True)
+
+    def cdist_of(p):
+        d = np.abs(x1[:, :, None, :] - x2[:, None, :, :])
+        if p == np.inf:
+            return d.max(-1)
+        return ((d.astype(np.float64) ** p).sum(-1) ** (1 / p)).astype(np.float32)
+
+    def cdist_bwd_ref(a, p):
+        d = a["x1"][:, :, None, :].astype(np.float64) - a["x2"][:, None, :, :]
+        cd = a["cdist"].astype(np.float64)[..., None]
+        g = a["grad"].astype(np.float64)[..., None]
+        sgn = np.sign(d)
+        if p == 1:
+            t = g * sgn
+        elif p == np.inf:
+            t = g * sgn * (np.abs(d).astype(np.float32) == a["cdist"][..., None])
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = np.where(cd == 0, 0, g / cd ** (p - 1)) * sgn * np.abs(d) ** (p - 1)
+        return [t.sum(2).astype(np.float32)]
+
+    for p, kind, tgc in ((2.0, 2, 32), (1.0, 0, 32), (np.inf, 1, 32), (3.0, 2, 128)):
+        params = np.zeros(1, pt)
+        params["B"], params["P"], params["R"], params["D"] = bsz, pp, rr, dd
+        params["p_minus_1"] = p - 1 if np.isfinite(p) else 0
+        cases.append(Case("pytorch", k + "Cdist.metal", f"cdist_backward_float_p{kind}_tg{tgc}",
+                          f"cdist backward, p={p:g} (tiles of {tgc} in threadgroup memory)",
+                          [tgc, pp, bsz], [tgc, 1, 1],
+                          {"x1": x1, "x2": x2, "grad": gr, "cdist": cdist_of(p), "out": np.zeros_like(x1),
+                           "params": params},
+                          ["out"], lambda a, p=p: cdist_bwd_ref(a, p), tol=(1e-4, 1e-5)))
     return cases
 
 

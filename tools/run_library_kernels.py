@@ -659,6 +659,76 @@ def more_pytorch_cases(k):
     cases += upsample_cases(k)
     cases += embedding_cases(k)
     cases += distance_cases(k)
+    cases += norm_cases(k)
+    return cases
+
+
+def norm_cases(k):
+    cases = []
+    # nn.GroupNorm(3, 6) on (2, 6, 5, 9): one threadgroup per (n, group) of
+    # 2 * 45 contiguous elements, threads read blocks of 4, threadgroup_sum2.
+    n, c, groups, hw = 2, 6, 3, 45
+    x = (RNG.standard_normal((n, c, 5, 9)) * 1.5 + 0.3).astype(np.float32)
+    gamma = RNG.standard_normal(c).astype(np.float32)
+    beta = RNG.standard_normal(c).astype(np.float32)
+    gt = np.dtype([("HxW", np.uint32), ("num_groups", np.uint32), ("channels_per_group", np.uint32),
+                   ("elements_per_group", np.uint32), ("C", np.uint32), ("N_times_HxW", np.uint32), ("eps", np.float32)])
+    params = np.zeros(1, gt)
+    params[0] = (hw, groups, c // groups, c // groups * hw, c, n * hw, 1e-5)
+
+    def gn_ref(a, affine):
+        xg = a["X"].reshape(n * groups, -1).astype(np.float64)
+        mu = xg.mean(1)
+        rstd = 1 / np.sqrt(xg.var(1) + 1e-5)
+        y = ((xg - mu[:, None]) * rstd[:, None]).reshape(n, c, 5, 9)
+        if affine:
+            y = y * a["gamma"][None, :, None, None] + a["beta"][None, :, None, None]
+        return [y.astype(np.float32), mu.astype(np.float32), rstd.astype(np.float32)]
+
+    for name, tg, affine in (("group_norm_float_float_float_float_uint32_t", 32, True),
+                             ("group_norm_float_float_void_void_uint32_t", 64, False)):
+        cases.append(Case("pytorch", k + "GroupNorm.metal", name,
+                          f"group norm, {groups} groups" + (", affine" if affine else ", no affine (void* gamma/beta)")
+                          + f", {tg} threads a group",
+                          [n * groups], [tg],
+                          {"Y": np.zeros_like(x), "mean": np.zeros(n * groups, np.float32),
+                           "rstd": np.zeros(n * groups, np.float32), "X": x,
+                           "gamma": gamma if affine else np.zeros(1, np.uint8),
+                           "beta": beta if affine else np.zeros(1, np.uint8), "params": params},
+                          ["Y", "mean", "rstd"], lambda a, affine=affine: gn_ref(a, affine), tol=(1e-4, 1e-5),
+                          flags=["--dispatch", "threadgroups"]))
+    # Rows of 1000: the looped layer / RMS norms, threads stride over the row.
+    # The layer norm runs with the 1024 threads PyTorch launches it with: its
+    # final simd_sum reads all 32 slots of local_sums but only slots of
+    # existing simdgroups are written, so fewer threads read garbage.
+    rows, axis = 2, 1000
+    lx = (RNG.standard_normal((rows, axis)) * 0.8 - 0.2).astype(np.float32)
+    lw = RNG.standard_normal(axis).astype(np.float32)
+    lb = RNG.standard_normal(axis).astype(np.float32)
+
+    def ln_ref(a):
+        xx = a["input"].astype(np.float64)
+        mu = xx.mean(1, keepdims=True)
+        rstd = 1 / np.sqrt(xx.var(1, keepdims=True) + 1e-5)
+        return [((xx - mu) * rstd * a["weight"] + a["bias"]).astype(np.float32),
+                mu.reshape(-1).astype(np.float32), rstd.reshape(-1).astype(np.float32)]
+
+    cases.append(Case("pytorch", k + "LayerNorm.metal", "layer_norm_looped_float", "layer norm, looped over rows of 1000 (1024 threads)",
+                      [rows], [1024],
+                      {"input": lx, "output": np.zeros_like(lx), "meanOut": np.zeros(rows, np.float32),
+                       "rstdTensor": np.zeros(rows, np.float32), "axis_size": scalar(axis, np.uint32),
+                       "epsilon": scalar(1e-5, np.float32), "use_weight": scalar(1, np.int32),
+                       "use_bias": scalar(1, np.int32), "weight": lw, "bias": lb},
+                      ["output", "meanOut", "rstdTensor"], ln_ref, tol=(1e-4, 1e-5),
+                      flags=["--dispatch", "threadgroups"]))
+    cases.append(Case("pytorch", k + "RMSNorm.metal", "rms_norm_looped_float", "RMS norm, looped over rows of 1000 (64 threads)",
+                      [rows], [64],
+                      {"x": lx, "w": lw, "out": np.zeros_like(lx), "eps": scalar(1e-5, np.float32),
+                       "axis_size": scalar(axis, np.uint32), "w_stride": scalar(1, np.uint32)},
+                      ["out"],
+                      lambda a: [(a["w"] * (a["x"] / np.sqrt((a["x"].astype(np.float64) ** 2).mean(1, keepdims=True) + 1e-5))
+                                  .astype(np.float32)).astype(np.float32)],
+                      tol=(1e-5, 1e-5), flags=["--dispatch", "threadgroups"]))
     return cases
 
 

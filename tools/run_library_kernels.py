@@ -660,6 +660,71 @@ def more_pytorch_cases(k):
     cases += embedding_cases(k)
     cases += distance_cases(k)
     cases += norm_cases(k)
+    cases += compare_cases(k)
+    return cases
+
+
+def compare_cases(k):
+    cases = []
+    # torch.isin: one threadgroup of 128 per (element, chunk of the test
+    # set); simd_or and threadgroup reduction, atomic OR into a uint per element.
+    el = RNG.integers(0, 400, size=25).astype(np.int32)
+    test = RNG.integers(0, 400, size=300).astype(np.int32)
+    chunks = 3
+    it = np.dtype([("numel_elements", np.uint32), ("numel_test", np.uint32), ("num_chunks", np.uint32)])
+    ip = np.zeros(1, it)
+    ip[0] = (el.size, test.size, chunks)
+    cases.append(Case("pytorch", k + "TensorCompare.metal", "isin_int", "isin (threadgroup per element and chunk, atomic OR)",
+                      [el.size * chunks], [128],
+                      {"elements": el, "test_elements": test, "out": np.zeros(el.size, np.uint32), "params": ip},
+                      ["out"], lambda a: [np.isin(a["elements"], a["test_elements"]).astype(np.uint32)], tol=(0, 0),
+                      flags=["--dispatch", "threadgroups"]))
+    hits = np.isin(el, test).astype(np.uint32) * RNG.integers(1, 4, size=el.size).astype(np.uint32)
+    cases.append(Case("pytorch", k + "TensorCompare.metal", "isin_apply_invert", "isin's second pass, invert=True",
+                      [el.size], [8],
+                      {"counts": hits, "out": np.zeros(el.size, np.bool_), "invert": np.array([True])},
+                      ["out"], lambda a: [a["counts"] == 0], tol=(0, 0)))
+    sorted_test = np.unique(RNG.standard_normal(40).astype(np.float32))
+    probe = np.concatenate([sorted_test[::3], RNG.standard_normal(10).astype(np.float32), [np.inf]]).astype(np.float32)
+    st = np.dtype([("numel_test", np.uint32), ("invert", np.bool_)], align=True)
+    sp = np.zeros(1, st)
+    sp[0] = (sorted_test.size, False)
+    cases.append(Case("pytorch", k + "TensorCompare.metal", "isin_sorted_float", "isin against a sorted test set (binary search)",
+                      [probe.size], [8],
+                      {"elements": probe, "sorted_test": sorted_test, "out": np.zeros(probe.size, np.bool_), "params": sp},
+                      ["out"], lambda a: [np.isin(a["elements"], a["sorted_test"])], tol=(0, 0)))
+    # torch.clamp: NaN propagates (c10::metal::min/max), min > max gives max.
+    cx = RNG.standard_normal(30).astype(np.float32) * 3
+    cx[[3, 11]] = np.nan
+    lo = RNG.standard_normal(30).astype(np.float32) - 1
+    hi = RNG.standard_normal(30).astype(np.float32) + 1
+    hi[5] = lo[5] - 1
+    cases.append(Case("pytorch", k + "TensorCompare.metal", "clamp_dense_float_float", "clamp by tensors (NaN propagates)",
+                      [30], [8],
+                      {"out": np.zeros(30, np.float32), "input": cx, "other1": lo, "other2": hi},
+                      ["out"], lambda a: [np.minimum(np.maximum(a["input"], a["other1"]), a["other2"])], tol=(0, 0)))
+    cp = np.zeros(1, np.dtype([("min", np.float32), ("max", np.float32)]))
+    cp[0] = (-1.25, 2.0)
+    cases.append(Case("pytorch", k + "TensorCompare.metal", "clamp_scalar_dense_float_float_ClampScalarParams_float",
+                      "clamp by scalars (struct alpha)",
+                      [30], [8],
+                      {"output": np.zeros(30, np.float32), "input": cx, "alpha": cp},
+                      ["output"], lambda a: [np.minimum(np.maximum(a["input"], np.float32(-1.25)), np.float32(2.0))],
+                      tol=(0, 0)))
+    ci = RNG.integers(-20, 20, size=(4, 6)).astype(np.int32)
+    cases.append(Case("pytorch", k + "TensorCompare.metal", "clamp_min_scalar_strided_int_int_int",
+                      "clamp(min=-3) of a transposed int view (strided)",
+                      [24], [8],
+                      {"output": np.zeros((6, 4), np.int32), "input": ci, "sizes": i64([6, 4]),
+                       "input_strides": i64([1, 6]), "output_strides": i64([4, 1]), "ndim": scalar(2, np.uint32),
+                       "alpha": scalar(-3, np.int32)},
+                      ["output"], lambda a: [np.maximum(a["input"].T, -3)], tol=(0, 0)))
+    fx = np.array([np.inf, -np.inf, 0.0, np.nan, 3.4e38, -1.0], np.float32)
+    for name, fn in (("isposinf", np.isposinf), ("isneginf", np.isneginf)):
+        cases.append(Case("pytorch", k + "TensorCompare.metal", f"{name}_dense_bool_float", name,
+                          [fx.size], [8],
+                          {"output": np.zeros(fx.size, np.bool_), "input": fx},
+                          ["output"], lambda a, fn=fn: [fn(a["input"])], tol=(0, 0)))
     return cases
 
 
@@ -1239,10 +1304,12 @@ def run_case(case, root, bin_path, includes, tmp):
             return None, f"`{name}` has {got.size} elements, expected {want.size}"
         g64, w64 = got.astype(np.float64), want.astype(np.float64)
         with np.errstate(invalid="ignore"):  # inf - inf where both are inf
-            diff = np.where(g64 == w64, 0.0, np.abs(g64 - w64))
-        worst = max(worst, float(diff.max()) if diff.size else 0.0)
+            # NaN where NumPy has NaN is a match.
+            diff = np.where((g64 == w64) | (np.isnan(g64) & np.isnan(w64)), 0.0, np.abs(g64 - w64))
+        d = float(diff.max()) if diff.size else 0.0
+        worst = d if math.isnan(d) or math.isnan(worst) else max(worst, d)  # a stray NaN shows as nan
         rtol, atol = case.tol
-        if not np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol):
+        if not np.allclose(g64, w64, rtol=rtol, atol=atol, equal_nan=True):
             return worst, f"`{name}` differs from NumPy (max |diff| {worst:.3g})"
     return worst, None
 

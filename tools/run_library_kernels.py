@@ -661,6 +661,93 @@ def more_pytorch_cases(k):
     cases += distance_cases(k)
     cases += norm_cases(k)
     cases += compare_cases(k)
+    cases += activation_special_cases(k)
+    return cases
+
+
+def bessel_i1(x):
+    """Modified Bessel function I1 by its power series, in float64."""
+    x = np.asarray(x, np.float64)
+    term = x / 2
+    total = term.copy()
+    for kk in range(1, 80):
+        term = term * (x / 2) ** 2 / (kk * (kk + 1))
+        total += term
+    return total
+
+
+def activation_special_cases(k):
+    cases = []
+    x = np.concatenate([RNG.uniform(-5, 5, 40), [-3.0, 3.0, -0.5, 0.5, 0.0]]).astype(np.float32)
+    n = x.size
+    lam = np.float32(0.5)
+    unary_alpha = (
+        ("hardshrink", lambda v: np.where((v >= -lam) & (v <= lam), 0, v)),
+        ("softshrink", lambda v: np.where(v > lam, v - lam, np.where(v < -lam, v + lam, 0))),
+        ("leaky_relu", lambda v: np.where(v >= 0, v, v * lam)),
+    )
+    for name, fn in unary_alpha:
+        cases.append(Case("pytorch", k + "ActivationKernel.metal", f"{name}_dense_float_float_float",
+                          f"{name} (alpha = 0.5)", [n], [16],
+                          {"output": np.zeros(n, np.float32), "input": x, "alpha": scalar(lam, np.float32)},
+                          ["output"], lambda a, fn=fn: [fn(a["input"]).astype(np.float32)], tol=(0, 0)))
+    three, six = np.float32(3), np.float32(6)
+    unary = (
+        ("hardsigmoid", lambda v: np.minimum(np.maximum(v + three, 0), six) / six),
+        ("hardswish", lambda v: v * (np.minimum(np.maximum(v + three, 0), six) / six)),
+    )
+    for name, fn in unary:
+        cases.append(Case("pytorch", k + "ActivationKernel.metal", f"{name}_dense_float_float", name, [n], [16],
+                          {"output": np.zeros(n, np.float32), "input": x},
+                          ["output"], lambda a, fn=fn: [fn(a["input"]).astype(np.float32)], tol=(1e-6, 1e-7)))
+    g = RNG.standard_normal(n).astype(np.float32)
+    cases.append(Case("pytorch", k + "ActivationKernel.metal", "hardswish_backward_dense_float_float",
+                      "hardswish backward (binary functor)", [n], [16],
+                      {"out": np.zeros(n, np.float32), "input": g, "other": x},
+                      ["out"],
+                      lambda a: [np.where(a["other"] <= -3, 0, np.where(a["other"] >= 3, a["input"],
+                                          a["input"] * (a["other"] / three + np.float32(0.5)))).astype(np.float32)],
+                      tol=(1e-6, 1e-7)))
+    cases.append(Case("pytorch", k + "ActivationKernel.metal", "leaky_relu_backward_dense_float_float_float",
+                      "leaky_relu backward (binary functor with alpha)", [n], [16],
+                      {"out": np.zeros(n, np.float32), "input": g, "other": x, "alpha": scalar(0.01, np.float32)},
+                      ["out"], lambda a: [np.where(a["other"] >= 0, a["input"], a["input"] * np.float32(0.01))], tol=(0, 0)))
+    bcast = RNG.standard_normal(5).astype(np.float32)
+    cases.append(Case("pytorch", k + "ActivationKernel.metal", "softshrink_backward_dense_broadcast_float_float_float",
+                      "softshrink backward, self broadcast (tid % numel)", [n], [16],
+                      {"out": np.zeros(n, np.float32), "input": g, "broadcast": bcast, "broadcast_numel": i64([5]),
+                       "alpha": scalar(lam, np.float32)},
+                      ["out"],
+                      lambda a: [np.where(np.abs(np.resize(a["broadcast"], n)) > lam, a["input"], 0).astype(np.float32)],
+                      tol=(0, 0)))
+    # Special functions of c10/metal/special_math.h.
+    sx = np.concatenate([RNG.uniform(-12, 12, 30), [0.0, 1e-3, -7.5, 20.0]]).astype(np.float32)
+    cases.append(Case("pytorch", k + "SpecialOps.metal", "i0_float_float", "modified Bessel I0", [sx.size], [16],
+                      {"output": np.zeros(sx.size, np.float32), "input": sx},
+                      ["output"], lambda a: [np.i0(a["input"].astype(np.float64)).astype(np.float32)], tol=(2e-6, 1e-6)))
+    cases.append(Case("pytorch", k + "SpecialOps.metal", "i1_float_float", "modified Bessel I1", [sx.size], [16],
+                      {"output": np.zeros(sx.size, np.float32), "input": sx},
+                      ["output"], lambda a: [bessel_i1(a["input"]).astype(np.float32)], tol=(2e-6, 1e-6)))
+    cases.append(Case("pytorch", k + "SpecialOps.metal", "spherical_bessel_j0_float_float", "spherical Bessel j0 = sin(x)/x",
+                      [sx.size], [16],
+                      {"output": np.zeros(sx.size, np.float32), "input": sx},
+                      ["output"],
+                      lambda a: [np.where(a["input"] == 0, 1, np.sin(a["input"].astype(np.float64))
+                                          / np.where(a["input"] == 0, 1, a["input"])).astype(np.float32)],
+                      tol=(1e-5, 1e-6)))
+    ex = np.array([0.0, 1.0, 0.5, 2.0, 1e-20, -1.0, np.nan, np.inf, 0.3], np.float32)
+
+    def entr_ref(a):
+        v = a["input"].astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(v > 0, -v * np.log(v), np.where(v == 0, 0.0, -np.inf))
+        r = np.where(np.isnan(v), np.nan, r)
+        return [r.astype(np.float32)]
+
+    cases.append(Case("pytorch", k + "SpecialOps.metal", "entr_float_float", "entr = -x ln x (0 at 0, -inf below, NaN kept)",
+                      [ex.size], [16],
+                      {"output": np.zeros(ex.size, np.float32), "input": ex},
+                      ["output"], entr_ref, tol=(1e-6, 1e-7)))
     return cases
 
 

@@ -662,6 +662,107 @@ def more_pytorch_cases(k):
     cases += norm_cases(k)
     cases += compare_cases(k)
     cases += activation_special_cases(k)
+    cases += pad_cases(k)
+    return cases
+
+
+def pad_params(in_shape, out_shape, left, ndim, idx_dtype):
+    """Pad.h's PadParams<idx_t> for an (N, C, [D,] [H,] W) tensor: sizes and
+    left pads innermost first (W, H, D); strides W, H, D, channel, batch."""
+    t = np.dtype([("input_sizes", idx_dtype, (3,)), ("output_sizes", idx_dtype, (3,)), ("left_pad", idx_dtype, (3,)),
+                  ("input_strides", idx_dtype, (5,)), ("output_strides", idx_dtype, (5,)), ("channels", idx_dtype)],
+                 align=True)
+    p = np.zeros(1, t)
+
+    def inner(shape):
+        sp = list(reversed(shape[2:])) + [1] * (3 - ndim)
+        st = list(reversed(np.array(np.zeros(shape).strides) // 8))
+        strides = st[:ndim] + [0] * (3 - ndim) + st[ndim:ndim + 2]
+        return sp, strides
+
+    p["input_sizes"][0], p["input_strides"][0] = inner(in_shape)
+    p["output_sizes"][0], p["output_strides"][0] = inner(out_shape)
+    p["left_pad"][0] = list(left) + [0] * (3 - len(left))
+    p["channels"] = in_shape[1]
+    return p
+
+
+def pad_cases(k):
+    cases = []
+    ilp = 4  # c10::metal::ILP_PER_THREAD: each thread writes 4 outputs, grid.x apart.
+    # F.pad(x, (3, 2, 1, 2), mode="reflect" / "replicate") of (2, 3, 4, 5).
+    x = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    (wl, wr), (hl, hr) = (3, 2), (1, 2)
+    out_shape = (2, 3, 4 + hl + hr, 5 + wl + wr)
+    for mode, np_mode in (("reflection", "reflect"), ("replication", "edge")):
+        cases.append(Case("pytorch", k + "ReplicationPad.metal", f"{mode}_pad2d_forward_float_i32",
+                          f"{mode} pad 2-D (PadParams, {ilp} outputs a thread)",
+                          [math.ceil(out_shape[3] / ilp), out_shape[2], 6], [2, 4, 2],
+                          {"input": x, "output": np.zeros(out_shape, np.float32),
+                           "params": pad_params(x.shape, out_shape, (wl, hl), 2, np.int32)},
+                          ["output"], lambda a, m=np_mode: [np.pad(a["input"], ((0, 0), (0, 0), (hl, hr), (wl, wr)), mode=m)],
+                          tol=(0, 0)))
+    # Backward of the 3-D replication pad: each input element sums the
+    # gradients of the output positions it was copied to.
+    v = RNG.standard_normal((1, 2, 3, 3, 4)).astype(np.float32)
+    pads = ((1, 2), (2, 0), (1, 1))  # (d, h, w)
+    vo = tuple(s + a + b for s, (a, b) in zip(v.shape[2:], pads))
+    gout = RNG.standard_normal((1, 2) + vo).astype(np.float32)
+
+    def rep_pad3d_bwd_ref(a):
+        g = np.zeros(v.shape, np.float64)
+        idx = [np.clip(np.arange(o) - p[0], 0, n - 1) for o, p, n in zip(vo, pads, v.shape[2:])]
+        for (dz, dy, dx) in np.ndindex(*vo):
+            g[:, :, idx[0][dz], idx[1][dy], idx[2][dx]] += a["grad_output"][:, :, dz, dy, dx]
+        return [g.astype(np.float32)]
+
+    cases.append(Case("pytorch", k + "ReplicationPad.metal", "replication_pad3d_backward_float_i64",
+                      "replication pad 3-D backward (gathers its gradients, no atomics)",
+                      [1, 3, 3 * 2], [1, 3, 2],
+                      {"grad_output": gout, "grad_input": np.zeros_like(v),
+                       "params": pad_params(v.shape, gout.shape, (pads[2][0], pads[1][0], pads[0][0]), 3, np.int64)},
+                      ["grad_input"], rep_pad3d_bwd_ref, tol=(1e-6, 1e-6)))
+    # constant_pad_nd_dense: (2, 3, 4, 5) padded by (w 2/1, h 0/3, d(=channels) 1/1).
+    c = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    co = (2, 5, 7, 8)
+    cp = np.zeros(1, np.dtype([("input_sizes", np.uint32, (3,)), ("output_sizes", np.uint32, (3,)),
+                               ("left_pad", np.uint32, (3,))]))
+    cp["input_sizes"][0], cp["output_sizes"][0], cp["left_pad"][0] = [5, 4, 3], [8, 7, 5], [2, 0, 1]
+    cases.append(Case("pytorch", k + "ReplicationPad.metal", "constant_pad_nd_dense_float",
+                      "constant pad of the three inner dims (fill -1.5)",
+                      [2, 7, 2 * 5], [2, 7, 1],
+                      {"input": c, "output": np.zeros(co, np.float32), "params": cp, "fill_value": scalar(-1.5, np.float32)},
+                      ["output"], lambda a: [np.pad(a["input"], ((0, 0), (1, 1), (0, 3), (2, 1)), constant_values=-1.5)],
+                      tol=(0, 0)))
+    # replication_pad1d with a negative right pad (crops).
+    r = RNG.standard_normal((2, 3, 6)).astype(np.float32)
+    pl, pr = 3, -2
+    wo = 6 + pl + pr
+
+    def rep1d_ref(a):
+        idx = np.clip(np.arange(wo) - pl, 0, 5)
+        return [a["input"][:, :, idx]]
+
+    cases.append(Case("pytorch", k + "ReplicationPad.metal", "replication_pad1d_forward_float",
+                      "replication pad 1-D, pads (3, -2)",
+                      [wo, 3, 2], [wo, 3, 1],
+                      {"input": r, "output": np.zeros((2, 3, wo), np.float32),
+                       "sizes_pad": np.array([6, wo, pl, pr], np.int32)},
+                      ["output"], rep1d_ref, tol=(0, 0)))
+    g1 = RNG.standard_normal((2, 3, wo)).astype(np.float32)
+
+    def rep1d_bwd_ref(a):
+        out = np.zeros((2, 3, 6), np.float64)
+        for j, i in enumerate(np.clip(np.arange(wo) - pl, 0, 5)):
+            out[:, :, i] += a["grad_output"][:, :, j]
+        return [out.astype(np.float32)]
+
+    cases.append(Case("pytorch", k + "ReplicationPad.metal", "replication_pad1d_backward_float",
+                      "replication pad 1-D backward, pads (3, -2)",
+                      [6, 3, 2], [6, 3, 1],
+                      {"grad_output": g1, "grad_input": np.zeros((2, 3, 6), np.float32),
+                       "sizes_pad": np.array([6, wo, pl, pr], np.int32)},
+                      ["grad_input"], rep1d_bwd_ref, tol=(1e-6, 1e-6)))
     return cases
 
 

@@ -663,6 +663,79 @@ def more_pytorch_cases(k):
     cases += compare_cases(k)
     cases += activation_special_cases(k)
     cases += pad_cases(k)
+    cases += pooling_cases(k)
+    return cases
+
+
+def pooling_cases(k):
+    cases = []
+    # nn.AdaptiveAvgPool2d((3, 4)) of (2, 3, 7, 10): bin i covers
+    # [floor(i * in / out), ceil((i + 1) * in / out)).
+    n, c, h, w, oh, ow = 2, 3, 7, 10, 3, 4
+    x = RNG.standard_normal((n, c, h, w)).astype(np.float32)
+    pt = np.dtype([("B", np.int64), ("C", np.int64), ("input_height", np.int64), ("input_width", np.int64),
+                   ("output_height", np.int64), ("output_width", np.int64), ("input_strides", np.int64, (4,)),
+                   ("output_strides", np.int64, (4,))])
+    params = np.zeros(1, pt)
+    params[0] = (n, c, h, w, oh, ow, [c * h * w, h * w, w, 1], [c * oh * ow, oh * ow, ow, 1])
+
+    def bins(o, i):
+        return [(j * i // o, -(-(j + 1) * i // o)) for j in range(o)]
+
+    def adaptive_ref(a):
+        out = np.zeros((n, c, oh, ow), np.float32)
+        for yi, (y0, y1) in enumerate(bins(oh, h)):
+            for xi, (x0, x1) in enumerate(bins(ow, w)):
+                out[:, :, yi, xi] = a["input"][:, :, y0:y1, x0:x1].astype(np.float64).mean(axis=(2, 3))
+        return [out]
+
+    cases.append(Case("pytorch", k + "AdaptivePooling.metal", "adaptive_avg_pool2d_forward_float",
+                      "adaptive avg pool 7x10 -> 3x4 (overlapping bins)",
+                      [n * c * oh * ow], [16],
+                      {"input": x, "output": np.zeros((n, c, oh, ow), np.float32), "params": params},
+                      ["output"], adaptive_ref, tol=(1e-5, 1e-6)))
+    go = RNG.standard_normal((n, c, oh, ow)).astype(np.float32)
+
+    def adaptive_bwd_ref(a):
+        gi = np.zeros((n, c, h, w), np.float64)
+        for yi, (y0, y1) in enumerate(bins(oh, h)):
+            for xi, (x0, x1) in enumerate(bins(ow, w)):
+                gi[:, :, y0:y1, x0:x1] += a["grad_output"][:, :, yi:yi + 1, xi:xi + 1] / ((y1 - y0) * (x1 - x0))
+        return [gi.astype(np.float32)]
+
+    cases.append(Case("pytorch", k + "AdaptivePooling.metal", "adaptive_avg_pool2d_backward_float",
+                      "adaptive avg pool backward (one thread per input element)",
+                      [n * c * h * w], [32],
+                      {"grad_output": go, "grad_input": np.zeros((n, c, h, w), np.float32), "params": params},
+                      ["grad_input"], adaptive_bwd_ref, tol=(1e-5, 1e-6)))
+    # nn.AvgPool3d(kernel (2, 3, 3), stride (1, 2, 2), padding (0, 1, 1)),
+    # count_include_pad True and False.
+    v = RNG.standard_normal((1, 2, 3, 5, 6)).astype(np.float32)
+    kd, kh, kw, sd, sh, sw, pd, ph, pw = 2, 3, 3, 1, 2, 2, 0, 1, 1
+    od, oh3, ow3 = (3 + 2 * pd - kd) // sd + 1, (5 + 2 * ph - kh) // sh + 1, (6 + 2 * pw - kw) // sw + 1
+
+    def avg3d_ref(a, include_pad):
+        xp = np.pad(a["input"].astype(np.float64), ((0, 0), (0, 0), (pd, pd), (ph, ph), (pw, pw)))
+        ones = np.pad(np.ones(v.shape), ((0, 0), (0, 0), (pd, pd), (ph, ph), (pw, pw)))
+        out = np.zeros((1, 2, od, oh3, ow3))
+        for i, j, l in np.ndindex(od, oh3, ow3):
+            sl = (slice(None), slice(None), slice(i * sd, i * sd + kd), slice(j * sh, j * sh + kh), slice(l * sw, l * sw + kw))
+            cnt = kd * kh * kw if include_pad else ones[sl].sum(axis=(2, 3, 4))
+            out[:, :, i, j, l] = xp[sl].sum(axis=(2, 3, 4)) / cnt
+        return [out.astype(np.float32)]
+
+    dims = {"batch_size": 1, "channels": 2, "input_depth": 3, "input_height": 5, "input_width": 6,
+            "output_depth": od, "output_height": oh3, "output_width": ow3, "kernel_depth": kd, "kernel_height": kh,
+            "kernel_width": kw, "stride_depth": sd, "stride_height": sh, "stride_width": sw, "padding_depth": pd,
+            "padding_height": ph, "padding_width": pw}
+    for include_pad in (1, 0):
+        args = {"output": np.zeros((1, 2, od, oh3, ow3), np.float32), "input": v}
+        args.update({key: scalar(val, np.int32) for key, val in dims.items()})
+        args.update({"count_include_pad": scalar(include_pad, np.int32), "divisor_override": scalar(0, np.int32)})
+        cases.append(Case("pytorch", k + "Pooling3D.metal", "avg_pool3d_float",
+                          f"avg pool 3-D with padding, count_include_pad={bool(include_pad)}",
+                          [2 * od * oh3 * ow3 + 3], [16], args,
+                          ["output"], lambda a, ip=include_pad: avg3d_ref(a, ip), tol=(1e-5, 1e-6)))
     return cases
 
 

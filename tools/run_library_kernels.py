@@ -664,6 +664,76 @@ def more_pytorch_cases(k):
     cases += activation_special_cases(k)
     cases += pad_cases(k)
     cases += pooling_cases(k)
+    cases += log_softmax_cases(k)
+    return cases
+
+
+def log_softmax_params(dim_size, num_rows, inner, chunk, n_chunks, sizes, strides, dim, idx=np.uint32):
+    """LogSoftmax.h's LogSoftmaxParams<index_t>."""
+    t = np.dtype([("dim_size", idx), ("num_rows", idx), ("inner_size", idx), ("chunk_size", idx), ("n_chunks", idx),
+                  ("ndim", np.uint32), ("dim", np.uint32), ("sizes", idx, (16,)), ("strides", idx, (16,))], align=True)
+    p = np.zeros(1, t)
+    for name, val in zip(("dim_size", "num_rows", "inner_size", "chunk_size", "n_chunks", "ndim", "dim"),
+                         (dim_size, num_rows, inner, chunk, n_chunks, len(sizes), dim)):
+        p[name] = val
+    p["sizes"][0, :len(sizes)] = sizes
+    p["strides"][0, :len(strides)] = strides
+    return p
+
+
+def log_softmax_cases(k):
+    cases = []
+    # Contiguous rows, one simdgroup a row (2 rows per threadgroup of 64).
+    x = (RNG.standard_normal((5, 70)) * 3).astype(np.float32)
+    cases.append(Case("pytorch", k + "LogSoftmax.metal", "log_softmax_row_float_u32", "log_softmax of rows, simdgroup a row",
+                      [3], [64],
+                      {"input": x, "output": np.zeros_like(x), "params": log_softmax_params(70, 5, 1, 0, 0, [5, 70], [70, 1], 1)},
+                      ["output"], lambda a: [softmax_ref(a["input"], 1, True)], tol=(1e-5, 1e-5),
+                      flags=["--dispatch", "threadgroups"]))
+    # The split path for long rows: per-chunk (max, sum exp) partials, then
+    # a finalize pass (fed here with NumPy's partials).
+    rows, dim, chunk = 2, 3000, 1024
+    n_chunks = math.ceil(dim / chunk)
+    lx = (RNG.standard_normal((rows, dim)) * 4).astype(np.float32)
+    lp = log_softmax_params(dim, rows, 1, chunk, n_chunks, [rows, dim], [dim, 1], 1)
+
+    def partials(v):
+        out = np.zeros((rows, n_chunks, 2), np.float32)
+        for ci in range(n_chunks):
+            seg = v[:, ci * chunk:(ci + 1) * chunk].astype(np.float64)
+            m = seg.max(1)
+            out[:, ci, 0], out[:, ci, 1] = m, np.exp(seg - m[:, None]).sum(1)
+        return out
+
+    cases.append(Case("pytorch", k + "LogSoftmax.metal", "log_softmax_partial_float_u32",
+                      "log_softmax split path: chunk (max, sum exp) partials",
+                      [n_chunks, rows], [128, 1],
+                      {"input": lx, "partials": np.zeros((rows, n_chunks, 2), np.float32), "params": lp},
+                      ["partials"], lambda a: [partials(a["input"])], tol=(1e-5, 1e-5),
+                      flags=["--dispatch", "threadgroups"]))
+    cases.append(Case("pytorch", k + "LogSoftmax.metal", "log_softmax_finalize_float_u32",
+                      "log_softmax split path: combine partials and write",
+                      [n_chunks, rows], [128, 1],
+                      {"input": lx, "output": np.zeros_like(lx), "partials": partials(lx), "params": lp},
+                      ["output"], lambda a: [softmax_ref(a["input"], 1, True)], tol=(1e-5, 1e-5),
+                      flags=["--dispatch", "threadgroups"]))
+    # The general kernel: dim 1 of a transposed (5, 8) view (dim stride 5),
+    # and dim 1 of a contiguous (3, 7, 4) tensor (inner size 4); tree
+    # reduction over tptg.y in threadgroup memory, output contiguous.
+    t = RNG.standard_normal((8, 5)).astype(np.float32)
+    cases.append(Case("pytorch", k + "LogSoftmax.metal", "log_softmax_float_u32", "log_softmax of a transposed view (strided rows)",
+                      [1, 5], [1, 16],
+                      {"input": t, "output": np.zeros((5, 8), np.float32),
+                       "params": log_softmax_params(8, 5, 1, 0, 0, [5, 8], [1, 5], 1)},
+                      ["output"], lambda a: [softmax_ref(a["input"].T, 1, True)], tol=(1e-5, 1e-5),
+                      flags=["--dispatch", "threadgroups"]))
+    y = RNG.standard_normal((3, 7, 4)).astype(np.float32)
+    cases.append(Case("pytorch", k + "LogSoftmax.metal", "log_softmax_float_u64", "log_softmax over the middle dim (u64 indices)",
+                      [1, 3], [4, 8],
+                      {"input": y, "output": np.zeros_like(y),
+                       "params": log_softmax_params(7, 12, 4, 0, 0, [3, 7, 4], [28, 4, 1], 1, np.uint64)},
+                      ["output"], lambda a: [softmax_ref(a["input"], 1, True)], tol=(1e-5, 1e-5),
+                      flags=["--dispatch", "threadgroups"]))
     return cases
 
 

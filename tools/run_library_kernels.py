@@ -1283,6 +1283,62 @@ def upsample_cases(k):
     return cases
 
 
+def embedding_bag_cases(k):
+    """nn.EmbeddingBag forward: one thread per (bag, feature) walks its bag's
+    indices; mode 0 sum (with per-sample weights, no padding_idx), 1 mean,
+    2 max. Every feature thread of a bag writes the same offset2bag and
+    bag_size entries (a write-after-write race of equal values), so these run
+    with --check memory."""
+    cases = []
+    nw, feat = 10, 4
+    weight = RNG.standard_normal((nw, feat)).astype(np.float32)
+    ind = np.array([3, 7, 2, 7, 0, 9, 2, 5, 5, 1, 8], np.int32)
+    offs = np.array([0, 3, 4, 8], np.int32)
+    psw = RNG.random(ind.size).astype(np.float32)
+    pad = 2
+    pt = np.dtype([("weight_strides", np.uint32, (2,)), ("output_strides", np.uint32, (2,)),
+                   ("max_indices_strides", np.uint32, (2,)), ("use_per_sample_weights", np.bool_),
+                   ("per_sample_weights_stride", np.uint32), ("num_indices", np.uint32), ("num_bags", np.uint32),
+                   ("feature_size", np.uint32), ("num_weights", np.uint32), ("mode", np.int32),
+                   ("padding_idx", np.int64)], align=True)
+    bags = np.split(np.arange(ind.size), offs[1:])
+
+    def bag_ref(a, mode, pad):
+        out = np.zeros((offs.size, feat), np.float32)
+        maxi = np.zeros((offs.size, feat), np.int32)
+        sizes = np.zeros(offs.size, np.int32)
+        for b, pos in enumerate(bags):
+            keep = [p for p in pos if ind[p] != pad]
+            sizes[b] = len(keep)
+            rows = a["weight"][ind[keep]].astype(np.float64)
+            if mode == 0:
+                out[b] = (rows * a["per_sample_weights"][keep, None]).sum(0)
+            elif mode == 1:
+                out[b] = rows.mean(0) if keep else 0
+            else:
+                out[b] = rows.max(0)
+                maxi[b] = ind[keep][rows.argmax(0)]
+        o2b = np.concatenate([np.full(len(pos), b, np.int32) for b, pos in enumerate(bags)])
+        return [out, o2b, sizes] + ([maxi] if mode == 2 else [])
+
+    for mode, what in ((0, "sum with per-sample weights"), (1, "mean, padding_idx 2 skipped"), (2, "max and argmax")):
+        params = np.zeros(1, pt)
+        params["weight_strides"], params["output_strides"], params["max_indices_strides"] = [feat, 1], [feat, 1], [feat, 1]
+        params["use_per_sample_weights"], params["per_sample_weights_stride"] = mode == 0, 1
+        params["num_indices"], params["num_bags"], params["feature_size"], params["num_weights"] = ind.size, offs.size, feat, nw
+        params["mode"], params["padding_idx"] = mode, (pad if mode else -1)
+        outs = ["output", "offset2bag", "bag_size"] + (["max_indices"] if mode == 2 else [])
+        cases.append(Case("pytorch", k + "EmbeddingBag.metal", "embedding_bag_float_int", f"embedding bag, {what} (--check memory)",
+                          [offs.size * feat], [8],
+                          {"weight": weight, "indices": ind, "offsets": offs, "per_sample_weights": psw,
+                           "output": np.zeros((offs.size, feat), np.float32), "offset2bag": np.zeros(ind.size, np.int32),
+                           "bag_size": np.zeros(offs.size, np.int32), "max_indices": np.zeros((offs.size, feat), np.int32),
+                           "params": params},
+                          outs, lambda a, mode=mode: bag_ref(a, mode, pad if mode else -1), tol=(1e-5, 1e-6),
+                          flags=["--check", "memory"]))
+    return cases
+
+
 def embedding_cases(k):
     cases = []
     # nn.Embedding(9, 5, padding_idx=2, scale_grad_by_freq=True) backward for
@@ -1320,6 +1376,7 @@ def embedding_cases(k):
                 out[i] += g / a["counts"][i]
         return [out.astype(np.float32)]
 
+    cases += embedding_bag_cases(k)
     cases.append(Case("pytorch", k + "Embedding.metal", "embedding_dense_backward_float_long_32",
                       "embedding backward, scale_grad_by_freq (atomic float adds)",
                       [12 * feat], [16],

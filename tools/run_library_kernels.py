@@ -141,6 +141,7 @@ def candle_cases():
                        "h_scale": scalar(0.5, np.float32), "dims": u64([2, 3, 4, 5]), "strides": u64([60, 20, 5, 1]),
                        "src": img, "dst": np.zeros((2, 3, 8, 10), np.float32)},
                       ["dst"], up_ref, tol=(0, 0)))
+    cases += candle_elementwise_cases()
     cases += candle_conv_cases()
     cases += candle_index_sort_cases()
     cases += candle_gemv_cases()
@@ -362,6 +363,129 @@ def candle_index_sort_cases():
                        "nc_dim": scalar(2, np.int32), "nc_shape": np.array([2, 3], np.int32),
                        "in_nc_strides": i64([300, 100]), "out_nc_strides": i64([300, 100])},
                       ["out"], lambda a: [np.sort(a["inp"], axis=2)], tol=(0, 0), flags=unchecked))
+    return cases
+
+
+def metal_round(v):
+    """Metal's round(): halfway cases away from zero."""
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+def erf64(v):
+    return np.vectorize(math.erf)(np.asarray(v, np.float64))
+
+
+def candle_elementwise_cases():
+    cases = []
+    n = 45
+    x = np.concatenate([RNG.uniform(-6, 6, n - 9), [0.5, 1.5, 2.5, -2.5, -0.5, 0.0, 5.5, -7.25, 3.0]]).astype(np.float32)
+    pos = np.abs(x) + np.float32(0.1)
+    x64 = x.astype(np.float64)
+    tanh_gelu = 0.5 * x64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64 ** 3)))
+    unary = (
+        ("gelu_erf", x, x64 * (1 + erf64(x64 / math.sqrt(2))) / 2, (1e-5, 1e-6), "GELU (erf by A&S 7.1.26)"),
+        ("gelu", x, np.where(x64 > 5, x64, tanh_gelu), (1e-5, 1e-6), "GELU, tanh approximation"),
+        ("silu", x, x64 / (1 + np.exp(-x64)), (1e-6, 1e-6), "SiLU"),
+        ("relu", x, np.maximum(x64, 0), (0, 0), "ReLU"),
+        ("sigmoid", x, 1 / (1 + np.exp(-x64)), (1e-6, 1e-7), "sigmoid"),
+        ("tanh", x, np.tanh(x64), (1e-6, 1e-7), "tanh (precise)"),
+        ("erf", x, erf64(x64), (0, 3e-7), "erf (A&S 7.1.26, |err| < 1.5e-7)"),
+        ("round", x, metal_round(x64), (0, 0), "round, halves away from zero"),
+        ("sign", x, np.sign(x64), (0, 0), "sign"),
+        ("sqrt", pos, np.sqrt(pos.astype(np.float64)), (1e-6, 0), "sqrt"),
+        ("log", pos, np.log(pos.astype(np.float64)), (1e-6, 1e-7), "log"),
+        ("recip", pos, 1 / pos.astype(np.float64), (1e-6, 0), "reciprocal"),
+        ("sin", x, np.sin(x64), (1e-6, 1e-6), "sin"),
+        ("floor", x, np.floor(x64), (0, 0), "floor"),
+    )
+    for name, inp, want, tol, what in unary:
+        cases.append(Case("candle", "unary.metal", f"{name}_f32", what, [per_thread(np.float32, n)], [8],
+                          {"dim": u64([n]), "input": inp, "output": np.zeros(n, np.float32)},
+                          ["output"], lambda a, want=want: [want.astype(np.float32)], tol=tol))
+    xh = x.astype(np.float16)
+    cases.append(Case("candle", "unary.metal", "silu_f16", "SiLU on half (4 elements a thread)",
+                      [per_thread(np.float16, n)], [8],
+                      {"dim": u64([n]), "input": xh, "output": np.zeros(n, np.float16)},
+                      ["output"], lambda a: [(a["input"].astype(np.float64) / (1 + np.exp(-a["input"].astype(np.float64))))
+                                             .astype(np.float16)], tol=(2e-3, 2e-3)))
+    xt = RNG.standard_normal((4, 3, 5)).astype(np.float32)
+    cases.append(Case("candle", "unary.metal", "sqr_f32_strided", "square of a permuted 3-D view",
+                      [60], [16],
+                      {"dim": u64([60]), "num_dims": u64([3]), "dims": u64([5, 4, 3]), "strides": u64([1, 15, 5]),
+                       "input": xt, "output": np.zeros((5, 4, 3), np.float32)},
+                      ["output"], lambda a: [a["input"].transpose(2, 0, 1) ** 2], tol=(0, 0)))
+    src = RNG.standard_normal((6, 9)).astype(np.float32)
+
+    def copy2d_ref(a):
+        out = a["output"].copy()
+        out[:, :5] = a["input"][:, :5]
+        return [out]
+
+    cases.append(Case("candle", "unary.metal", "copy2d_f32", "copy2d: a (6, 5) block between row strides 9 and 10",
+                      [6, 5], [6, 5],
+                      {"d1": i64([6]), "d2": i64([5]), "src_s": i64([9]), "dst_s": i64([10]), "input": src,
+                       "output": np.full((6, 10), -1.0, np.float32)},
+                      ["output"], copy2d_ref, tol=(0, 0)))
+    cases.append(Case("candle", "unary.metal", "const_set_f32_strided", "const_set on every other column",
+                      [12], [8],
+                      {"dim": u64([12]), "num_dims": u64([2]), "dims": u64([4, 3]), "strides": u64([6, 2]),
+                       "input": scalar(7.5, np.float32), "output": np.zeros((4, 6), np.float32)},
+                      ["output"], lambda a: [np.tile(np.array([7.5, 0], np.float32), (4, 3))], tol=(0, 0)))
+    # Binary variants: broadcasting through strides, and scalar operands.
+    l = RNG.standard_normal((4, 6)).astype(np.float32)
+    r_row = RNG.standard_normal(6).astype(np.float32)
+    r_col = RNG.standard_normal(4).astype(np.float32)
+    bcommon = {"dim": u64([24]), "num_dims": u64([2]), "dims": u64([4, 6])}
+    w = per_thread(np.float32, 24)
+    cases.append(Case("candle", "binary.metal", "bsub_f32_strided", "sub, both broadcast (row - column)",
+                      [w], [8],
+                      dict(bcommon, left_strides=u64([0, 1]), right_strides=u64([1, 0]), left=r_row, right=r_col,
+                           output=np.zeros((4, 6), np.float32)),
+                      ["output"], lambda a: [a["left"][None, :] - a["right"][:, None]], tol=(0, 0)))
+    cases.append(Case("candle", "binary.metal", "bdiv_f32_rstrided", "div, right operand broadcast along rows",
+                      [w], [8],
+                      dict(bcommon, left_strides=u64([6, 1]), right_strides=u64([0, 1]), left=l, right=r_row,
+                           output=np.zeros((4, 6), np.float32)),
+                      ["output"], lambda a: [a["left"] / a["right"][None, :]], tol=(0, 0)))
+    cases.append(Case("candle", "binary.metal", "bmaximum_f32_cs", "maximum with a scalar right operand",
+                      [w], [8],
+                      dict(bcommon, left_strides=u64([6, 1]), right_strides=u64([0, 0]), left=l,
+                           right=scalar(0.25, np.float32), output=np.zeros((4, 6), np.float32)),
+                      ["output"], lambda a: [np.maximum(a["left"], np.float32(0.25))], tol=(0, 0)))
+    cases.append(Case("candle", "binary.metal", "lt_f32_lss", "less-than, transposed left vs scalar (bool output)",
+                      [w], [8],
+                      dict(bcommon, left_strides=u64([1, 4]), right_strides=u64([0, 0]), left=l.reshape(6, 4),
+                           right=scalar(0.0, np.float32), output=np.zeros((4, 6), np.bool_)),
+                      ["output"], lambda a: [a["left"].T < 0], tol=(0, 0)))
+    li = RNG.integers(-9, 9, size=24).astype(np.int64)
+    ri = RNG.integers(1, 5, size=24).astype(np.int64)
+    cases.append(Case("candle", "binary.metal", "bmul_i64", "mul, int64 (1 element a thread)",
+                      [per_thread(np.int64, 24)], [8],
+                      {"dim": u64([24]), "left": li, "right": ri, "output": np.zeros(24, np.int64)},
+                      ["output"], lambda a: [a["left"] * a["right"]], tol=(0, 0)))
+    cases.append(Case("candle", "binary.metal", "eq_u32", "equality of u32 (bool output)",
+                      [per_thread(np.uint32, 24)], [8],
+                      {"dim": u64([24]), "left": (li % 3).astype(np.uint32), "right": (ri % 3).astype(np.uint32),
+                       "output": np.zeros(24, np.bool_)},
+                      ["output"], lambda a: [a["left"] == a["right"]], tol=(0, 0)))
+    # affine.metal's powf and elu, and affine on a strided view.
+    cases.append(Case("candle", "affine.metal", "powf_f32", "powf x^1.7 of positives",
+                      [per_thread(np.float32, n)], [8],
+                      {"dim": u64([n]), "mul": scalar(1.7, np.float32), "input": pos, "output": np.zeros(n, np.float32)},
+                      ["output"], lambda a: [(a["input"].astype(np.float64) ** np.float64(np.float32(1.7))).astype(np.float32)],
+                      tol=(1e-6, 0)))
+    cases.append(Case("candle", "affine.metal", "elu_f32", "ELU, alpha 0.8",
+                      [per_thread(np.float32, n)], [8],
+                      {"dim": u64([n]), "mul": scalar(0.8, np.float32), "input": x, "output": np.zeros(n, np.float32)},
+                      ["output"],
+                      lambda a: [np.where(a["input"] > 0, a["input"], np.float32(0.8) * np.expm1(a["input"].astype(np.float64)))
+                                 .astype(np.float32)], tol=(1e-6, 1e-7)))
+    cases.append(Case("candle", "affine.metal", "affine_f32_strided", "affine of a transposed view (fma)",
+                      [24], [8],
+                      {"dim": u64([24]), "num_dims": u64([2]), "dims": u64([6, 4]), "strides": u64([1, 6]),
+                       "mul": scalar(-2.0, np.float32), "add": scalar(0.5, np.float32), "input": l.reshape(4, 6),
+                       "output": np.zeros((6, 4), np.float32)},
+                      ["output"], lambda a: [(a["input"].T.astype(np.float64) * -2 + 0.5).astype(np.float32)], tol=(0, 0)))
     return cases
 
 

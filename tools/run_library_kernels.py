@@ -850,6 +850,77 @@ def more_pytorch_cases(k):
     cases += pad_cases(k)
     cases += pooling_cases(k)
     cases += log_softmax_cases(k)
+    cases += factory_cases(k)
+    return cases
+
+
+def int_linspace_ref(start, end, steps):
+    """torch.linspace for integer dtypes: the exact value from the nearer
+    end (start for i < steps / 2), truncated toward zero."""
+    from fractions import Fraction
+    out = []
+    for i in range(steps):
+        if i < steps // 2:
+            v = start + Fraction((end - start) * i, steps - 1)
+        else:
+            v = end - Fraction((end - start) * (steps - 1 - i), steps - 1)
+        out.append(math.trunc(v))
+    return np.array(out, np.int64)
+
+
+def factory_cases(k):
+    cases = []
+    for start, end, steps in ((-7, 20, 10), (100, -3, 7), (-(2 ** 40), 2 ** 41 + 5, 9)):
+        dist = abs(end - start)
+        params = np.array([np.int64(start).view(np.uint64), np.int64(end).view(np.uint64),
+                           dist // (steps - 1), dist % (steps - 1)], np.uint64)
+        cases.append(Case("pytorch", k + "RangeFactories.metal", "linspace_integral_long_i64",
+                          f"integer linspace({start}, {end}, {steps}) (exact, from the nearer end)",
+                          [steps], [8],
+                          {"out": np.zeros(steps, np.int64), "params": params, "p": i64([steps, 1])},
+                          ["out"], lambda a, se=(start, end, steps): [int_linspace_ref(*se)], tol=(0, 0)))
+    cases.append(Case("pytorch", k + "RangeFactories.metal", "arange_long_i32", "arange(-5, step 3) into every other element",
+                      [10], [8],
+                      {"out": np.full(20, 99, np.int64), "se": i64([-5, 3]), "stride": scalar(2, np.int32)},
+                      ["out"], lambda a: [np.where(np.arange(20) % 2 == 0, -5 + 3 * (np.arange(20) // 2), 99).astype(np.int64)],
+                      tol=(0, 0)))
+    # arange into a transposed (3, 4) view of a (4, 3) buffer: sizes and
+    # strides innermost first, the thread index is the view's linear index.
+    cases.append(Case("pytorch", k + "RangeFactories.metal", "arange_strided_float", "arange into a transposed view",
+                      [12], [8],
+                      {"out": np.zeros((4, 3), np.float32), "se": np.array([1.5, -0.25], np.float32),
+                       "ndim": scalar(2, np.int32), "sizes": i64([4, 3]), "strides": i64([3, 1])},
+                      ["out"], lambda a: [(np.float32(1.5) + np.float32(-0.25) * np.arange(12, dtype=np.float32)).reshape(3, 4).T],
+                      tol=(0, 0)))
+    cases.append(Case("pytorch", k + "RangeFactories.metal", "linspace_strided_float", "linspace into a transposed view",
+                      [12], [8],
+                      {"out": np.zeros((4, 3), np.float32), "v": np.array([-1.0, 3.0 / 11, 2.0], np.float32),
+                       "steps": scalar(12, np.uint32), "ndim": scalar(2, np.int32), "sizes": i64([4, 3]),
+                       "strides": i64([3, 1])},
+                      ["out"], lambda a: [np.linspace(-1, 2, 12).astype(np.float32).reshape(3, 4).T], tol=(1e-6, 1e-7)))
+    cases.append(Case("pytorch", k + "Eye.metal", "eye_diag_float", "eye, diagonal only (pre-zeroed output)",
+                      [4], [4],
+                      {"output": np.zeros((4, 6), np.float32), "diag_stride": i64([7])},
+                      ["output"], lambda a: [np.eye(4, 6, dtype=np.float32)], tol=(0, 0)))
+    reps = np.array([3, 0, 1, 4, 2], np.int64)
+    cases.append(Case("pytorch", k + "Repeat.metal", "repeat_interleave_int64_t", "repeat_interleave, int64 repeats",
+                      [5], [8],
+                      {"repeat_ptr": reps, "cumsum_ptr": np.cumsum(reps), "result_ptr": np.zeros(reps.sum(), np.int64)},
+                      ["result_ptr"], lambda a: [np.repeat(np.arange(5, dtype=np.int64), a["repeat_ptr"])], tol=(0, 0)))
+    # CrossOp.metal: per-thread byte offsets into void* buffers; the vectors
+    # lie along dim 0 of (3, 6) tensors (element stride 6).
+    u = RNG.standard_normal((3, 6)).astype(np.float32)
+    w = RNG.standard_normal((3, 6)).astype(np.float32)
+    offs = np.stack([np.arange(6) * 4] * 3, axis=1).astype(np.uint32)
+    cases.append(Case("pytorch", k + "CrossOp.metal", "cross_float", "cross along dim 0 (uint3 byte offsets, void*)",
+                      [6], [8],
+                      {"input_": u.view(np.uint8), "other_": w.view(np.uint8), "out_": np.zeros((3, 6), np.float32).view(np.uint8),
+                       "offsets": np.concatenate([offs, np.zeros((6, 1), np.uint32)], axis=1),
+                       "outStride": i64([6]), "inputStride": i64([6]), "otherStride": i64([6])},
+                      ["out_"],
+                      lambda a: [np.cross(a["input_"].view(np.float32).reshape(3, 6), a["other_"].view(np.float32).reshape(3, 6),
+                                          axis=0)],
+                      tol=(1e-6, 1e-6)))
     return cases
 
 

@@ -850,7 +850,43 @@ def more_pytorch_cases(k):
     cases += pad_cases(k)
     cases += pooling_cases(k)
     cases += log_softmax_cases(k)
+    cases += softmax_kernel_cases(k)
     cases += factory_cases(k)
+    return cases
+
+
+def softmax_kernel_cases(k):
+    """Softmax.metal's contiguous-row kernels (rows of dim_size, one
+    threadgroup a row) and the per-thread online strided one. -inf entries
+    take safe_exp_diff's zero."""
+    cases = []
+    a4 = (RNG.standard_normal((3, 256)) * 2).astype(np.float32)
+    a4[1, 7] = -np.inf
+    cases.append(Case("pytorch", k + "Softmax.metal", "softmax_single_pass_float_4", "softmax, rows of 256 = 64 threads x 4 reads",
+                      [3], [64],
+                      {"input": a4, "output": np.zeros_like(a4), "dim_size": scalar(256, np.uint32)},
+                      ["output"], lambda a: [softmax_ref(a["input"], 1, False)], tol=(1e-5, 1e-7),
+                      flags=["--dispatch", "threadgroups"]))
+    # softmax_looped reads whole strides of tptg * 4 (no tail) and reduces
+    # all 32 scratch slots: rows of 8192 with 1024 threads.
+    a1 = (RNG.standard_normal((2, 1000)) * 3).astype(np.float32)
+    a8 = (RNG.standard_normal((2, 8192)) * 3).astype(np.float32)
+    for name, tg, arr in (("softmax_looped_float", 1024, a8), ("softmax_general_float", 96, a1)):
+        cases.append(Case("pytorch", k + "Softmax.metal", name, f"softmax, rows of {arr.shape[1]}, {tg} threads",
+                          [2], [tg],
+                          {"input": arr, "output": np.zeros_like(arr), "dim_size": scalar(arr.shape[1], np.uint32)},
+                          ["output"], lambda a: [softmax_ref(a["input"], 1, False)], tol=(1e-5, 1e-8),
+                          flags=["--dispatch", "threadgroups"]))
+    x = RNG.standard_normal((4, 6, 5)).astype(np.float32)
+    x[2, 3, 1] = -np.inf
+    cases.append(Case("pytorch", k + "Softmax.metal", "softmax_strided_outer_float",
+                      "softmax over dim 1 of (4, 6, 5), online max/sum per thread",
+                      [20], [8],
+                      {"input": x, "output": np.zeros_like(x), "params": np.array([6, 5, 5, 20], np.uint32),
+                       "ndim_other": scalar(2, np.uint32), "sizes_other": np.array([4, 5], np.uint32),
+                       "input_strides_other": np.array([30, 1], np.uint32),
+                       "output_strides_other": np.array([30, 1], np.uint32)},
+                      ["output"], lambda a: [softmax_ref(a["input"], 1, False)], tol=(1e-5, 1e-7)))
     return cases
 
 

@@ -852,6 +852,87 @@ def more_pytorch_cases(k):
     cases += log_softmax_cases(k)
     cases += softmax_kernel_cases(k)
     cases += factory_cases(k)
+    cases += unique_segment_cases(k)
+    return cases
+
+
+def unique_segment_cases(k):
+    cases = []
+    # torch.unique(x, return_inverse=True, return_counts=True) after a sort:
+    # boundaries mask, emit (fed NumPy's inclusive scan of the mask), counts,
+    # inverse.
+    x = RNG.integers(0, 12, size=40).astype(np.float32)
+    order = np.argsort(x, kind="stable")
+    srt = x[order]
+    mask = np.concatenate([[1], (srt[1:] != srt[:-1]).astype(np.int32)]).astype(np.int32)
+    scan = np.cumsum(mask).astype(np.int32)
+    uniq, first, counts = np.unique(srt, return_index=True, return_counts=True)
+    nu = uniq.size
+    cases.append(Case("pytorch", k + "Unique.metal", "unique_mark_boundaries_float", "unique: group boundaries of sorted values",
+                      [40], [16],
+                      {"sorted": srt, "mask": np.zeros(40, np.int32), "numel": np.array([40], np.uint64)},
+                      ["mask"], lambda a: [np.concatenate([[1], (a["sorted"][1:] != a["sorted"][:-1])]).astype(np.int32)],
+                      tol=(0, 0)))
+    cases.append(Case("pytorch", k + "Unique.metal", "unique_emit_float_32", "unique: values and first positions",
+                      [40], [16],
+                      {"sorted": srt, "mask": mask, "scan": scan, "unique_values": np.zeros(nu, np.float32),
+                       "bound_pos": np.zeros(nu, np.int64), "numel": np.array([40], np.uint64)},
+                      ["unique_values", "bound_pos"],
+                      lambda a: [np.unique(a["sorted"]), np.unique(a["sorted"], return_index=True)[1].astype(np.int64)],
+                      tol=(0, 0)))
+    cases.append(Case("pytorch", k + "Unique.metal", "unique_counts", "unique: counts from first positions",
+                      [nu], [8],
+                      {"bound_pos": first.astype(np.int64), "counts": np.zeros(nu, np.int64),
+                       "num_unique": np.array([nu], np.uint64), "numel": np.array([40], np.uint64)},
+                      ["counts"], lambda a: [np.diff(np.append(a["bound_pos"], 40)).astype(np.int64)], tol=(0, 0)))
+    cases.append(Case("pytorch", k + "Unique.metal", "unique_inverse_32", "unique: inverse indices through the sort permutation",
+                      [40], [16],
+                      {"sort_idx": order.astype(np.int64), "scan": scan, "inverse": np.zeros(40, np.int64),
+                       "numel": np.array([40], np.uint64)},
+                      ["inverse"], lambda _a: [np.unique(x, return_inverse=True)[1].astype(np.int64)], tol=(0, 0)))
+    # torch.searchsorted(sorted_sequence, values, sorter=...): boundaries
+    # unsorted in memory, read through the sorter permutation; 2-D, per row.
+    bd = RNG.standard_normal((3, 8)).astype(np.float32)
+    sorter = np.argsort(bd, axis=1).astype(np.int64)
+    vals = RNG.standard_normal((3, 5)).astype(np.float32)
+    vals[1, 2] = np.sort(bd[1])[3]
+
+    def sorter_ref(a, side):
+        return [np.stack([np.searchsorted(a["data_bd"][r][sorter[r]], a["data_in"][r], side=side) for r in range(3)])
+                .astype(np.int64)]
+
+    for right, side in ((0, "left"), (1, "right")):
+        cases.append(Case("pytorch", k + "Bucketization.metal", "searchsorted_float_long_sorter",
+                          f"searchsorted with sorter, 2-D boundaries, side={side}",
+                          [16, 1], [16, 1],
+                          {"data_in": vals, "data_bd": bd, "data_out": np.zeros((3, 5), np.int64), "idim_in": i64([5]),
+                           "idim_bd": i64([8]), "numel_in": i64([15]), "right": i64([right]),
+                           "is_1d_boundaries": i64([0]), "data_sort": sorter.reshape(-1)},
+                          ["data_out"], lambda a, side=side: sorter_ref(a, side), tol=(0, 0)))
+    # torch.segment_reduce(data (2, 7, 3), reduce, lengths (2, 3), axis=1).
+    data = RNG.standard_normal((2, 7, 3)).astype(np.float32)
+    data[1, 5, 2] = np.nan
+    lengths = np.array([[2, 0, 5], [3, 3, 1]], np.int32)
+    cums = np.concatenate([np.zeros((2, 1), np.int32), np.cumsum(lengths, 1)], 1).astype(np.int32)
+
+    def seg_ref(a, fn, empty):
+        out = np.zeros((2, 3, 3), np.float64)
+        for o in range(2):
+            for sgi in range(3):
+                seg = a["values_data"][o, cums[o, sgi]:cums[o, sgi + 1]].astype(np.float64)
+                out[o, sgi] = fn(seg, axis=0) if seg.shape[0] else empty
+        return [out.astype(np.float32)]
+
+    for rtype, name, fn, empty in ((3, "sum", np.sum, 0.0), (0, "max", np.max, -np.inf), (4, "prod", np.prod, 1.0)):
+        cases.append(Case("pytorch", k + "SegmentReduce.metal", "segment_reduce_forward_float",
+                          f"segment_reduce {name} over dim 1 (an empty segment; NaN propagates)",
+                          [2 * 3 * 3], [8],
+                          {"output_data": np.zeros((2, 3, 3), np.float32), "values_data": data,
+                           "lengths_cumsum_data": cums, "lengths_data": lengths, "segment_count": i64([3]),
+                           "outer_offset": i64([2]), "inner_offset": i64([3]), "data_size_axis": i64([7]),
+                           "reduction_type": scalar(rtype, np.int32), "initial_value": scalar(0, np.float32),
+                           "is_initial_set": np.array([False])},
+                          ["output_data"], lambda a, fn=fn, empty=empty: seg_ref(a, fn, empty), tol=(1e-5, 1e-6)))
     return cases
 
 

@@ -851,6 +851,7 @@ def more_pytorch_cases(k):
     cases += pooling_cases(k)
     cases += log_softmax_cases(k)
     cases += softmax_kernel_cases(k)
+    cases += softmax_kernel2_cases(k)
     cases += factory_cases(k)
     cases += unique_segment_cases(k)
     return cases
@@ -968,6 +969,60 @@ def softmax_kernel_cases(k):
                        "input_strides_other": np.array([30, 1], np.uint32),
                        "output_strides_other": np.array([30, 1], np.uint32)},
                       ["output"], lambda a: [softmax_ref(a["input"], 1, False)], tol=(1e-5, 1e-7)))
+    return cases
+
+
+def softmax2_params(axis, sa, sb, sc, outer_sizes, oa, ob, oc):
+    """SoftMaxKernel.h's SoftmaxParams: six uints and four uint[15]."""
+    t = np.dtype([("axis_size", np.uint32), ("ndim", np.uint32), ("stride_a", np.uint32), ("stride_b", np.uint32),
+                  ("stride_c", np.uint32), ("num_chunks", np.uint32), ("outer_sizes", np.uint32, (15,)),
+                  ("outer_strides_a", np.uint32, (15,)), ("outer_strides_b", np.uint32, (15,)),
+                  ("outer_strides_c", np.uint32, (15,))])
+    p = np.zeros(1, t)
+    p["axis_size"], p["ndim"], p["stride_a"], p["stride_b"], p["stride_c"] = axis, len(outer_sizes) + 1, sa, sb, sc
+    for name, vals in (("outer_sizes", outer_sizes), ("outer_strides_a", oa), ("outer_strides_b", ob),
+                       ("outer_strides_c", oc)):
+        p[name][0, :len(vals)] = vals
+    return p
+
+
+def softmax_kernel2_cases(k):
+    """SoftMaxKernel.metal: one threadgroup a row, 4 values a thread, rows
+    addressed through outer sizes/strides (a: input, b: output, c: grad)."""
+    cases = []
+    # Softmax over dim 0 of a (50, 3) tensor: three rows of stride 3.
+    x = RNG.standard_normal((50, 3)).astype(np.float32)
+    cases.append(Case("pytorch", k + "SoftMaxKernel.metal", "softmax_forward_single_row_float",
+                      "softmax over dim 0 (strided reads, contiguous writes)",
+                      [3], [16],
+                      {"input": x, "output": np.zeros((3, 50), np.float32),
+                       "params": softmax2_params(50, 3, 1, 1, [3], [1], [50], [50])},
+                      ["output"], lambda a: [softmax_ref(a["input"].T, 1, False)], tol=(1e-5, 1e-7),
+                      flags=["--dispatch", "threadgroups"]))
+    # Backward of softmax (dx = y * (dy - sum(dy * y))) and of log_softmax
+    # (dx = dy - exp(y) * sum(dy)) over rows of 64, contiguous. Rows are
+    # whole multiples of 4 * 16: with a tail, the softmax backward builds
+    # `result` from y_vals/dy_vals entries it never loaded (values then
+    # unused), which the sanitizer reports.
+    y = softmax_ref(RNG.standard_normal((4, 64)).astype(np.float32), 1, False)
+    dy = RNG.standard_normal((4, 64)).astype(np.float32)
+    p = softmax2_params(64, 1, 1, 1, [4], [64], [64], [64])
+    cases.append(Case("pytorch", k + "SoftMaxKernel.metal", "softmax_backward_single_row_float", "softmax backward, rows of 64",
+                      [4], [16],
+                      {"grad_output": dy, "output": y, "grad_input": np.zeros_like(y), "params": p},
+                      ["grad_input"],
+                      lambda a: [(a["output"] * (a["grad_output"] - (a["grad_output"].astype(np.float64) * a["output"])
+                                                 .sum(1, keepdims=True))).astype(np.float32)],
+                      tol=(1e-5, 1e-6), flags=["--dispatch", "threadgroups"]))
+    ly = softmax_ref(RNG.standard_normal((4, 64)).astype(np.float32), 1, True)
+    cases.append(Case("pytorch", k + "SoftMaxKernel.metal", "log_softmax_backward_single_row_float",
+                      "log_softmax backward, rows of 64",
+                      [4], [16],
+                      {"grad_output": dy, "output": ly, "grad_input": np.zeros_like(ly), "params": p},
+                      ["grad_input"],
+                      lambda a: [(a["grad_output"] - np.exp(a["output"].astype(np.float64))
+                                  * a["grad_output"].astype(np.float64).sum(1, keepdims=True)).astype(np.float32)],
+                      tol=(1e-5, 1e-6), flags=["--dispatch", "threadgroups"]))
     return cases
 
 

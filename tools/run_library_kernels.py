@@ -47,13 +47,16 @@ def per_thread(dtype, n):
 
 class Case:
     def __init__(self, lib, file, kernel, what, grid, tg, args, outputs, ref, tol=(1e-5, 1e-6), flags=(),
-                 skip=None, mismatch=None):
+                 skip=None, mismatch=None, canon=None):
         self.lib, self.file, self.kernel, self.what = lib, file, kernel, what
         self.grid, self.tg, self.args, self.outputs = grid, tg, args, outputs
         self.ref, self.tol, self.flags = ref, tol, list(flags)
         # skip: why the kernel is not run. mismatch: a known, investigated
         # disagreement with NumPy (a finding, not a reference to tune).
         self.skip, self.mismatch = skip, mismatch
+        # canon: maps the outputs (name -> array) to a canonical form where
+        # the kernel's order is unspecified (e.g. slots taken by atomics).
+        self.canon = canon
 
 
 def candle_cases():
@@ -854,7 +857,34 @@ def more_pytorch_cases(k):
     cases += softmax_kernel2_cases(k)
     cases += factory_cases(k)
     cases += unique_segment_cases(k)
+    cases += coalesce_cases(k)
     return cases
+
+
+def coalesce_cases(k):
+    """Sparse coalesce: the first thread of each run of equal sorted indices
+    sums its run and takes an output slot from an atomic counter, so the
+    slot order is unspecified: outputs are compared sorted by index."""
+    idx = np.sort(RNG.integers(0, 15, size=30)).astype(np.uint64)
+    vals = RNG.standard_normal(30).astype(np.float32)
+    uniq = np.unique(idx)
+
+    def canon(outs):
+        n = int(outs["unique_count"].reshape(-1)[0])
+        order = np.argsort(outs["out_indices"][:n], kind="stable")
+        return {"out_indices": outs["out_indices"][:n][order], "out_values": outs["out_values"][:n][order],
+                "unique_count": outs["unique_count"]}
+
+    def ref(a):
+        sums = np.array([a["in_values"][a["in_indices"] == u].astype(np.float64).sum() for u in uniq], np.float32)
+        return [uniq, sums, np.array([uniq.size], np.uint32)]
+
+    return [Case("pytorch", k + "Sparse.metal", "coalesce_kernel_float", "sparse coalesce (atomic output slots, compared sorted)",
+                 [30], [8],
+                 {"in_indices": idx, "in_values": vals, "out_indices": np.zeros(30, np.uint64),
+                  "out_values": np.zeros(30, np.float32), "nnz": scalar(30, np.uint32),
+                  "unique_count": np.zeros(1, np.uint32)},
+                 ["out_indices", "out_values", "unique_count"], ref, tol=(1e-6, 1e-6), canon=canon)]
 
 
 def unique_segment_cases(k):
@@ -2108,8 +2138,11 @@ def run_case(case, root, bin_path, includes, tmp):
         lines = [l for l in (p.stderr or p.stdout).splitlines() if l.strip()]
         return None, "exit %d: %s" % (p.returncode, lines[0][:150] if lines else "")
     worst = 0.0
+    outs = {name: np.load(tmp / f"{name}.npy") for name in case.outputs}
+    if case.canon:
+        outs = case.canon(outs)
     for name, want in zip(case.outputs, case.ref(inputs)):
-        got = np.load(tmp / f"{name}.npy")
+        got = outs[name]
         want = np.asarray(want)
         if got.dtype == np.uint8 and want.dtype != np.uint8:
             # A `void*` buffer is bound and written back as raw bytes.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run instantiated kernels of third-party Metal libraries and compare with NumPy.
 
-Usage: tools/run_library_kernels.py [--candle DIR] [--pytorch ROOT] [--bin PATH]
+Usage: tools/run_library_kernels.py [--candle DIR] [--pytorch ROOT] [--bin PATH] [--only TEXT] [--show]
 
 --candle is candle's `candle-metal-kernels/src/metal_src` folder; --pytorch is
 a folder laid out like the PyTorch repository (it holds
@@ -13,6 +13,11 @@ and a NumPy reference of what the kernel computes. Needs numpy.
 
 Prints one table row per kernel (library, kernel, what it computes, the
 largest difference from NumPy, verdict) and exits 1 if any kernel fails.
+Rows marked skipped (a source that cannot be compiled as stored), MISMATCH
+(runs, disagrees with NumPy, investigated) or LIBRARY FINDING (the
+simulator's checks report a defect of the library's kernel) do not fail.
+`--only TEXT` runs the kernels whose name contains TEXT; `--show` prints
+each `run` command.
 """
 import argparse
 import math
@@ -24,6 +29,7 @@ import tempfile
 import numpy as np
 
 RNG = np.random.default_rng(7)
+SHOW = False  # --show: print each `run` command (inputs stay in a temporary folder)
 
 
 def u64(x):
@@ -47,7 +53,7 @@ def per_thread(dtype, n):
 
 class Case:
     def __init__(self, lib, file, kernel, what, grid, tg, args, outputs, ref, tol=(1e-5, 1e-6), flags=(),
-                 skip=None, mismatch=None, canon=None):
+                 skip=None, mismatch=None, canon=None, finding=None):
         self.lib, self.file, self.kernel, self.what = lib, file, kernel, what
         self.grid, self.tg, self.args, self.outputs = grid, tg, args, outputs
         self.ref, self.tol, self.flags = ref, tol, list(flags)
@@ -57,6 +63,9 @@ class Case:
         # canon: maps the outputs (name -> array) to a canonical form where
         # the kernel's order is unspecified (e.g. slots taken by atomics).
         self.canon = canon
+        # finding: (text, note) for a defect of the library itself that the
+        # simulator's checks report (the error must contain `text`).
+        self.finding = finding
 
 
 def candle_cases():
@@ -858,6 +867,69 @@ def more_pytorch_cases(k):
     cases += factory_cases(k)
     cases += unique_segment_cases(k)
     cases += coalesce_cases(k)
+    cases += grid_sampler_cases(k)
+    return cases
+
+
+def grid_sample_3d_ref(x, grid, mode, padding, align):
+    """F.grid_sample on 5-D input: grid (N, D', H', W', 3) holds (x, y, z)
+    in [-1, 1]; padding 0 zeros, 1 border; out-of-range corners add nothing."""
+    n, c, d, h, w = x.shape
+    out = np.zeros((n, c) + grid.shape[1:4], np.float64)
+
+    def unnorm(v, size):
+        v = v.astype(np.float64)
+        return (v + 1) / 2 * (size - 1) if align else ((v + 1) * size - 1) / 2
+
+    for b in range(n):
+        for (i, j, l) in np.ndindex(*grid.shape[1:4]):
+            gx, gy, gz = grid[b, i, j, l]
+            ix, iy, iz = unnorm(gx, w), unnorm(gy, h), unnorm(gz, d)
+            if padding == 1:
+                ix, iy, iz = np.clip(ix, 0, w - 1), np.clip(iy, 0, h - 1), np.clip(iz, 0, d - 1)
+            if mode == 1:
+                cx, cy, cz = int(np.rint(ix)), int(np.rint(iy)), int(np.rint(iz))
+                if 0 <= cx < w and 0 <= cy < h and 0 <= cz < d:
+                    out[b, :, i, j, l] = x[b, :, cz, cy, cx]
+                continue
+            x0, y0, z0 = int(np.floor(ix)), int(np.floor(iy)), int(np.floor(iz))
+            for dz, dy, dx in np.ndindex(2, 2, 2):
+                cx, cy, cz = x0 + dx, y0 + dy, z0 + dz
+                wt = (ix - x0 if dx else 1 - (ix - x0)) * (iy - y0 if dy else 1 - (iy - y0)) * \
+                    (iz - z0 if dz else 1 - (iz - z0))
+                if 0 <= cx < w and 0 <= cy < h and 0 <= cz < d:
+                    out[b, :, i, j, l] += wt * x[b, :, cz, cy, cx]
+    return out.astype(np.float32)
+
+
+def grid_sampler_cases(k):
+    """F.grid_sample, 5-D: one thread per (w_out, d_out * h_out, n * c)."""
+    cases = []
+    x = RNG.standard_normal((2, 3, 4, 5, 6)).astype(np.float32)
+    grid = RNG.uniform(-1.15, 1.15, (2, 3, 2, 4, 3)).astype(np.float32)
+    out_shape = (2, 3, 3, 2, 4)
+
+    def strides(shape):
+        return u64(np.array(np.zeros(shape).strides) // 8)
+
+    base = {"inputData": x, "gridData": grid, "input_sizes": u64(x.shape), "output_sizes": u64(out_shape),
+            "input_strides": strides(x.shape), "output_strides": strides(out_shape), "grid_strides": strides(grid.shape)}
+    for mode, padding, align, what in ((0, 0, False, "trilinear, zeros padding"),
+                                       (1, 0, True, "nearest, zeros padding, align_corners"),
+                                       (0, 1, True, "trilinear, border padding, align_corners")):
+        args = dict(base, outputData=np.zeros(out_shape, np.float32), interpolation_mode=scalar(mode, np.int32),
+                    padding_mode=scalar(padding, np.int32), align_corners=np.array([align]))
+        ref = (lambda a, m=mode, p=padding, al=align: [grid_sample_3d_ref(a["inputData"], a["gridData"], m, p, al)])
+        cases.append(Case("pytorch", k + "GridSampler3D.metal", "grid_sampler_3d_float", f"grid_sample 3-D, {what}",
+                          [4, 6, 6], [4, 6, 1], args, ["outputData"], ref, tol=(1e-5, 1e-6),
+                          finding=("out-of-bounds read of `inputData`",
+                                   "with border/reflection padding the kernel reads all 8 corners unchecked, so a "
+                                   "coordinate clipped to the last index reads one past it (weight 0; a NaN there "
+                                   "would poison the result)") if padding else None))
+    # The same border-padding launch unchecked: the values agree.
+    cases.append(Case("pytorch", k + "GridSampler3D.metal", "grid_sampler_3d_float",
+                      "grid_sample 3-D, trilinear, border padding (--check none)",
+                      [4, 6, 6], [4, 6, 1], dict(args), ["outputData"], ref, tol=(1e-5, 1e-6), flags=["--check", "none"]))
     return cases
 
 
@@ -2133,6 +2205,8 @@ def run_case(case, root, bin_path, includes, tmp):
         np.save(path, arr)
         inputs[name] = arr
         cmd += ["--arg", f"{name}=@{path}"]
+    if SHOW:
+        print(" ".join(cmd), file=sys.stderr)
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         lines = [l for l in (p.stderr or p.stdout).splitlines() if l.strip()]
@@ -2168,6 +2242,8 @@ def main():
     ap.add_argument("--candle", type=pathlib.Path)
     ap.add_argument("--pytorch", type=pathlib.Path)
     ap.add_argument("--bin", default="target/release/metal-puzzles")
+    ap.add_argument("--only", metavar="TEXT", help="run only kernels whose name contains TEXT")
+    ap.add_argument("--show", action="store_true", help="print each run's command line")
     args = ap.parse_args()
     plan = []
     if args.candle:
@@ -2176,8 +2252,12 @@ def main():
         # PyTorch compiles its kernels with both the repository root (for
         # <c10/metal/…>) and aten/src (for <ATen/native/mps/kernels/…>).
         plan += [(c, args.pytorch, [args.pytorch, args.pytorch / "aten" / "src"]) for c in pytorch_cases()]
+    global SHOW
+    SHOW = args.show
+    if args.only:
+        plan = [entry for entry in plan if args.only in entry[0].kernel]
     if not plan:
-        ap.error("give --candle DIR and/or --pytorch ROOT")
+        ap.error("give --candle DIR and/or --pytorch ROOT (and an --only that matches)")
     print("| library | kernel | what | max abs diff | result |")
     print("|---|---|---|---:|---|")
     failed = skipped = known = 0
@@ -2189,7 +2269,10 @@ def main():
         with tempfile.TemporaryDirectory() as d:
             worst, err = run_case(case, root, args.bin, inc, pathlib.Path(d))
         if err is None:
-            verdict = "matches NumPy" + (" (known mismatch no longer seen)" if case.mismatch else "")
+            verdict = "matches NumPy" + (" (known mismatch no longer seen)" if case.mismatch or case.finding else "")
+        elif case.finding and case.finding[0] in err:
+            known += 1
+            verdict = f"LIBRARY FINDING: {err}; {case.finding[1]}"
         elif case.mismatch and worst is not None:
             # Runs, and disagrees as already investigated: reported, not failed.
             known += 1
@@ -2200,7 +2283,7 @@ def main():
         shown = "—" if worst is None else f"{worst:.3g}"
         print(f"| {case.lib} | `{case.kernel}` | {case.what} | {shown} | {verdict} |")
     passed = len(plan) - failed - skipped - known
-    print(f"\n{passed} passed, {failed} failed, {known} known mismatches, {skipped} skipped")
+    print(f"\n{passed} passed, {failed} failed, {known} known mismatches or library findings, {skipped} skipped")
     return 1 if failed else 0
 
 

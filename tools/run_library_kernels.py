@@ -178,6 +178,45 @@ def candle_cases():
     cases += candle_index_sort_cases()
     cases += candle_gemv_cases()
     cases += candle_gemm_cases()
+    cases += candle_sdpa_cases()
+    return cases
+
+
+def candle_sdpa_cases():
+    """MLX's sdpa_vector (one query token per head) as vendored in candle:
+    a threadgroup of 32 simdgroups per query head, each simdgroup walking
+    every 32nd key with an online softmax, then a threadgroup combine."""
+    cases = []
+    heads, kv_heads, n, d = 4, 2, 45, 64
+    q = RNG.standard_normal((heads, d)).astype(np.float32)
+    kk = RNG.standard_normal((kv_heads, n, d)).astype(np.float32)
+    v = RNG.standard_normal((kv_heads, n, d)).astype(np.float32)
+    mask = RNG.random((heads, n)) < 0.7
+    scale = 1 / math.sqrt(d)
+
+    def ref(a, masked):
+        out = np.zeros((heads, d), np.float64)
+        for h in range(heads):
+            kv = h // (heads // kv_heads)
+            sc = scale * (a["keys"][kv].astype(np.float64) @ a["queries"][h])
+            if masked:
+                sc = np.where(a["mask"][h], sc, -np.inf)
+            w = np.exp(sc - sc.max())
+            out[h] = (w / w.sum()) @ a["values"][kv]
+        return [out.astype(np.float32)]
+
+    for masked in (False, True):
+        args = {"queries": q, "keys": kk, "values": v, "out": np.zeros((heads, d), np.float32),
+                "gqa_factor": scalar(heads // kv_heads, np.int32), "N": scalar(n, np.int32),
+                "k_stride": u64([n * d]), "v_stride": u64([n * d]), "scale": scalar(scale, np.float32),
+                "softcapping": scalar(1.0, np.float32)}
+        if masked:
+            args.update({"mask": mask, "mask_seq_stride": scalar(1, np.int32), "mask_head_stride": scalar(n, np.int32)})
+        cases.append(Case("candle", "scaled_dot_product_attention.metal", "sdpa_vector_float_64",
+                          f"attention of one query per head, 45 keys, GQA 4:2" + (", boolean mask" if masked else ""),
+                          [1, heads, 1], [1024],
+                          args, ["out"], lambda a, m=masked: ref(a, m), tol=(1e-5, 1e-6),
+                          flags=["--dispatch", "threadgroups", "--constant", f"sdpa_vector_has_mask={str(masked).lower()}"]))
     return cases
 
 

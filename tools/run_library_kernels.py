@@ -217,6 +217,54 @@ def candle_sdpa_cases():
                           [1, heads, 1], [1024],
                           args, ["out"], lambda a, m=masked: ref(a, m), tol=(1e-5, 1e-6),
                           flags=["--dispatch", "threadgroups", "--constant", f"sdpa_vector_has_mask={str(masked).lower()}"]))
+    # The two-pass variant: 32 blocks per head, block b taking keys
+    # 8b..8b+7 (+ 256 t); pass 1 writes each block's max score, sum of
+    # exp(score - max) and unnormalized sum of exp(score - max) * v (empty
+    # blocks: max -1e9, zeros); pass 2 combines them.
+    n2 = 300
+    k2 = RNG.standard_normal((kv_heads, n2, d)).astype(np.float32)
+    v2 = RNG.standard_normal((kv_heads, n2, d)).astype(np.float32)
+
+    def partials(qs, ks, vs):
+        outp = np.zeros((heads, 32, d), np.float64)
+        sums = np.zeros((heads, 32))
+        maxs = np.full((heads, 32), -1e9)
+        for h in range(heads):
+            kv = h // (heads // kv_heads)
+            sc = scale * (ks[kv].astype(np.float64) @ qs[h])
+            for b in range(32):
+                keys = [j for j in range(n2) if (j % 256) // 8 == b]
+                if keys:
+                    m = sc[keys].max()
+                    e = np.exp(sc[keys] - m)
+                    maxs[h, b], sums[h, b], outp[h, b] = m, e.sum(), e @ vs[kv][keys]
+        return outp.astype(np.float32), sums.astype(np.float32), maxs.astype(np.float32)
+
+    cases.append(Case("candle", "scaled_dot_product_attention.metal", "sdpa_vector_2pass_1_float_64",
+                      "attention pass 1: per-block max, sum and partial output (300 keys, 32 blocks; --check memory)",
+                      [1, heads, 32], [256],
+                      {"queries": q, "keys": k2, "values": v2, "out": np.zeros((heads, 32, d), np.float32),
+                       "sums": np.zeros((heads, 32), np.float32), "maxs": np.zeros((heads, 32), np.float32),
+                       "gqa_factor": scalar(heads // kv_heads, np.int32), "N": scalar(n2, np.int32),
+                       "k_stride": u64([n2 * d]), "v_stride": u64([n2 * d]), "scale": scalar(scale, np.float32),
+                       "softcapping": scalar(1.0, np.float32)},
+                      ["out", "sums", "maxs"], lambda a: list(partials(a["queries"], a["keys"], a["values"])),
+                      tol=(1e-5, 1e-5),
+                      flags=["--dispatch", "threadgroups", "--constant", "sdpa_vector_has_mask=false", "--check", "memory"]))
+    cases.append(checked(cases[-1], "library", "data-race",
+                         "all 32 lanes of simdgroup 0 store the block's sum and max (`if (simd_gid == 0)`, equal values)"))
+    po, ps, pm = partials(q, k2, v2)
+
+    def combine(a):
+        m = a["maxs"].astype(np.float64)
+        f = np.exp(m - m.max(1, keepdims=True))
+        return [((a["partials"] * f[..., None]).sum(1) / (a["sums"] * f).sum(1, keepdims=True)).astype(np.float32)]
+
+    cases.append(Case("candle", "scaled_dot_product_attention.metal", "sdpa_vector_2pass_2_float_64",
+                      "attention pass 2: combine the 32 block partials",
+                      [1, heads, 1], [1024],
+                      {"partials": po, "sums": ps, "maxs": pm, "out": np.zeros((heads, d), np.float32)},
+                      ["out"], combine, tol=(1e-5, 1e-6), flags=["--dispatch", "threadgroups"]))
     return cases
 
 

@@ -56,8 +56,10 @@ def checked(case, who, text, note):
         else:
             flags.append(f)
     c.flags = flags
-    c.what = case.what.replace(" (--check none)", "").replace("; --check none)", ")").replace(
-        " (--check memory)", "") + ", all checks"
+    what = case.what
+    for level in ("none", "memory"):
+        what = what.replace(f" (--check {level})", "").replace(f"; --check {level})", ")")
+    c.what = what + ", all checks"
     c.finding = (who, text, note)
     return c
 

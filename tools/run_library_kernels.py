@@ -985,7 +985,69 @@ def more_pytorch_cases(k):
     cases += unique_segment_cases(k)
     cases += coalesce_cases(k)
     cases += grid_sampler_cases(k)
+    cases += ctc_cases(k)
     return cases
+
+
+def ctc_alpha_ref(lp, targets, in_lens, tg_lens, blank, max_tl):
+    """CTC forward variables (Graves et al. 2006, eq. 6-8) in log space:
+    log_alpha (batch, T, 2 * max_target + 1), -inf outside the valid region,
+    and the negative log likelihood."""
+    bsz, tmax, _ = lp.shape
+    la = np.full((bsz, tmax, 2 * max_tl + 1), -np.inf)
+    nll = np.zeros(bsz)
+    for b in range(bsz):
+        tl, il = tg_lens[b], in_lens[b]
+        ext = [blank if s % 2 == 0 else targets[b][s // 2] for s in range(2 * tl + 1)]
+        la[b, 0, 0] = lp[b, 0, blank]
+        if tl:
+            la[b, 0, 1] = lp[b, 0, ext[1]]
+        for t in range(1, il):
+            for s in range(2 * tl + 1):
+                terms = [la[b, t - 1, s]]
+                if s > 0:
+                    terms.append(la[b, t - 1, s - 1])
+                if s > 1 and ext[s - 2] != ext[s]:
+                    terms.append(la[b, t - 1, s - 2])
+                la[b, t, s] = np.logaddexp.reduce(terms) + lp[b, t, ext[s]]
+        ends = [la[b, il - 1, 2 * tl]] + ([la[b, il - 1, 2 * tl - 1]] if tl else [])
+        nll[b] = -np.logaddexp.reduce(ends)
+    return la, nll
+
+
+def ctc_cases(k):
+    """nn.CTCLoss forward: log_alpha over (time, extended target), one
+    threadgroup row (y) per batch item, threads over s. The time loop
+    reads the neighbours' log_alpha[t - 1] in device memory after a
+    threadgroup_barrier(mem_flags::mem_none) (ported from __syncthreads);
+    the simulator's race check accepts that barrier as ordering device
+    memory, so nothing is reported here."""
+    bsz, tmax, nc, blank = 2, 7, 5, 0
+    logits = RNG.standard_normal((tmax, bsz, nc))
+    lp = (logits - np.log(np.exp(logits).sum(-1, keepdims=True))).astype(np.float32)  # (T, N, C) as torch
+    targets = np.array([[1, 3, 3], [2, 4, 0]], np.int64)
+    tg_lens = np.array([3, 2], np.int64)
+    in_lens = np.array([7, 5], np.int64)
+    max_tl = 3
+    width = 2 * max_tl + 1
+
+    def ref(a):
+        la, nll = ctc_alpha_ref(a["log_probs_data"].transpose(1, 0, 2).astype(np.float64), targets, in_lens, tg_lens,
+                                blank, max_tl)
+        return [la.astype(np.float32), nll.astype(np.float32)]
+
+    args = {"log_alpha_data": np.zeros((bsz, tmax, width), np.float32), "log_probs_data": lp,
+            "input_lengths": in_lens, "max_input_length": i64([tmax]), "targets_data": targets,
+            "target_lengths": tg_lens, "max_target_length": i64([max_tl]),
+            "neg_log_likelihood_data": np.zeros(bsz, np.float32),
+            "lp_input_stride": i64([bsz * nc]), "lp_batch_stride": i64([nc]), "lp_char_stride": i64([1]),
+            "la_batch_stride": i64([tmax * width]), "la_input_stride": i64([width]), "la_target_stride": i64([1]),
+            "tg_batch_offsets": i64([0, 3]), "tg_target_stride": i64([1]), "batch_size": i64([bsz]),
+            "BLANK": i64([blank])}
+    return [Case("pytorch", k + "LossCTC.metal", "ctc_loss_log_alpha_mps_kernel",
+                 "CTC loss forward: log_alpha and NLL (targets 3 and 2, input lengths 7 and 5)",
+                 [1, 1], [8, 2], args, ["log_alpha_data", "neg_log_likelihood_data"], ref, tol=(1e-5, 1e-5),
+                 flags=["--dispatch", "threadgroups"])]
 
 
 def grid_sample_3d_ref(x, grid, mode, padding, align):

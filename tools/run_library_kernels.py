@@ -1982,6 +1982,7 @@ def upsample_cases(k):
         zi, yi, xi = axis(4, 3), axis(5, 2), axis(7, 4)
         return src[:, :, zi][:, :, :, yi][:, :, :, :, xi]
 
+    cases += upsample_linear_cases(k, v, out_shape)
     for name, exact in (("upsample_nearest_3d_float", False), ("upsample_nearest_exact_3d_float", True)):
         cases.append(Case("pytorch", k + "UpSample.metal", name,
                           f"{'nearest-exact' if exact else 'nearest'} 3-D upsampling (UpsampleParams struct)",
@@ -1989,6 +1990,81 @@ def upsample_cases(k):
                           {"inputData": v, "outputData": np.zeros(out_shape, np.float32),
                            "params": upsample_params(v.shape, out_shape, scales)},
                           ["outputData"], lambda a, exact=exact: [nearest_ref(a["inputData"], exact)], tol=(0, 0)))
+    return cases
+
+
+def lin_axis(o, i, align):
+    """Source index pair and weight of PyTorch's linear interpolation along
+    one axis (float32 scale, source clamped at 0 without align_corners)."""
+    d = np.arange(o, dtype=np.float32)
+    if align:
+        s = np.float32((i - 1) / (o - 1)) * d
+    else:
+        s = np.maximum(np.float32(i / o) * (d + np.float32(0.5)) - np.float32(0.5), 0)
+    i0 = np.floor(s).astype(np.int64)
+    return i0, np.minimum(i0 + 1, i - 1), (s - i0).astype(np.float32)
+
+
+def upsample_linear_cases(k, v, out_shape):
+    """Trilinear (forward and atomic backward) and linear 1-D upsampling."""
+    cases = []
+    od, oh, ow = out_shape[2:]
+
+    def tri_weights(align):
+        return [lin_axis(o, i, align) for o, i in zip(out_shape[2:], v.shape[2:])]
+
+    def tri_ref(a, align):
+        src = a["inputData"].astype(np.float64)
+        out = np.zeros(out_shape)
+        (z0, z1, tz), (y0, y1, ty), (x0, x1, tx) = tri_weights(align)
+        for i, j, l in np.ndindex(od, oh, ow):
+            acc = 0
+            for zi, wz in ((z0[i], 1 - tz[i]), (z1[i], tz[i])):
+                for yi, wy in ((y0[j], 1 - ty[j]), (y1[j], ty[j])):
+                    for xi, wx in ((x0[l], 1 - tx[l]), (x1[l], tx[l])):
+                        acc = acc + float(wz) * float(wy) * float(wx) * src[:, :, zi, yi, xi]
+            out[:, :, i, j, l] = acc
+        return [out.astype(np.float32)]
+
+    def tri_bwd_ref(a, align):
+        g = a["gradOutputData"].astype(np.float64)
+        gi = np.zeros(v.shape)
+        (z0, z1, tz), (y0, y1, ty), (x0, x1, tx) = tri_weights(align)
+        for i, j, l in np.ndindex(od, oh, ow):
+            for zi, wz in ((z0[i], 1 - tz[i]), (z1[i], tz[i])):
+                for yi, wy in ((y0[j], 1 - ty[j]), (y1[j], ty[j])):
+                    for xi, wx in ((x0[l], 1 - tx[l]), (x1[l], tx[l])):
+                        gi[:, :, zi, yi, xi] += float(wz) * float(wy) * float(wx) * g[:, :, i, j, l]
+        return [gi.astype(np.float32)]
+
+    gout = RNG.standard_normal(out_shape).astype(np.float32)
+    for align in (False, True):
+        sc = [(i - 1) / (o - 1) if align else i / o for o, i in zip(out_shape[:1:-1], v.shape[:1:-1])]
+        params = upsample_params(v.shape, out_shape, sc)
+        params["align_corners"] = align
+        cases.append(Case("pytorch", k + "UpSample.metal", "upsample_trilinear_float",
+                          f"trilinear upsampling 3x2x4 -> 4x5x7, align_corners={align}",
+                          [od * oh * ow], [32],
+                          {"inputData": v, "outputData": np.zeros(out_shape, np.float32), "params": params},
+                          ["outputData"], lambda a, al=align: tri_ref(a, al), tol=(1e-5, 1e-6)))
+        cases.append(Case("pytorch", k + "UpSample.metal", "upsample_trilinear_backward_float",
+                          f"trilinear upsampling backward (atomic float adds), align_corners={align}",
+                          [od * oh * ow], [32],
+                          {"gradInputData": np.zeros(v.shape, np.float32), "gradOutputData": gout, "params": params},
+                          ["gradInputData"], lambda a, al=align: tri_bwd_ref(a, al), tol=(1e-5, 1e-5)))
+    # F.interpolate(x, size=11, mode="linear") of (2, 3, 4).
+    x1 = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    i0, i1, t = lin_axis(11, 4, False)
+    cases.append(Case("pytorch", k + "UpSample.metal", "upsample_linear1d_float", "linear 1-D upsampling 4 -> 11",
+                      [11], [8],
+                      # ulong3 / long3 take 32 bytes: a fourth, unused lane.
+                      {"inputData": x1, "outputData": np.zeros((2, 3, 11), np.float32), "input_strides": u64([12, 4, 1, 0]),
+                       "output_strides": u64([33, 11, 1, 0]), "input_sizes": i64([2, 3, 4, 0]),
+                       "output_sizes": i64([2, 3, 11, 0]),
+                       "scales": np.array([4 / 11, 0], np.float32), "align_corners": np.array([False])},
+                      ["outputData"],
+                      lambda a: [(a["inputData"][..., i0] * (1 - t) + a["inputData"][..., i1] * t).astype(np.float32)],
+                      tol=(1e-6, 1e-6)))
     return cases
 
 

@@ -2052,6 +2052,42 @@ def upsample_linear_cases(k, v, out_shape):
                           [od * oh * ow], [32],
                           {"gradInputData": np.zeros(v.shape, np.float32), "gradOutputData": gout, "params": params},
                           ["gradInputData"], lambda a, al=align: tri_bwd_ref(a, al), tol=(1e-5, 1e-5)))
+    # F.interpolate(x, size=(6, 9), mode="bicubic"): Keys' cubic convolution
+    # (A = -0.75) over 4 x 4 taps, indices clamped to the image.
+    xb = RNG.standard_normal((1, 2, 4, 5)).astype(np.float32)
+
+    def cubic_w(t):
+        a_ = -0.75
+        x1, x2 = t + 1, 1 - t
+        return [((a_ * x1 - 5 * a_) * x1 + 8 * a_) * x1 - 4 * a_, ((a_ + 2) * t - (a_ + 3)) * t * t + 1,
+                ((a_ + 2) * x2 - (a_ + 3)) * x2 * x2 + 1, ((a_ * (x2 + 1) - 5 * a_) * (x2 + 1) + 8 * a_) * (x2 + 1) - 4 * a_]
+
+    def bicubic_ref(a, align):
+        src = a["inputData"].astype(np.float64)
+        out = np.zeros((1, 2, 6, 9))
+
+        def taps(o, i, d):
+            sc = np.float32((i - 1) / (o - 1)) if align else np.float32(i / o)
+            r = sc * np.float32(d) if align else sc * (np.float32(d) + np.float32(0.5)) - np.float32(0.5)
+            base = int(np.floor(r))
+            return [min(max(base - 1 + m, 0), i - 1) for m in range(4)], cubic_w(float(r - base))
+
+        for yo, xo in np.ndindex(6, 9):
+            ys, wy = taps(6, 4, yo)
+            xs, wx = taps(9, 5, xo)
+            out[:, :, yo, xo] = sum(wy[p] * wx[q] * src[:, :, ys[p], xs[q]] for p in range(4) for q in range(4))
+        return [out.astype(np.float32)]
+
+    for align in (False, True):
+        sc = [4 / 8, 3 / 5] if align else [5 / 9, 4 / 6]
+        cases.append(Case("pytorch", k + "UpSample.metal", "upsample_bicubic2d_float",
+                          f"bicubic upsampling 4x5 -> 6x9, align_corners={align}",
+                          [54], [16],
+                          {"inputData": xb, "outputData": np.zeros((1, 2, 6, 9), np.float32),
+                           "input_strides": u64([40, 20, 5, 1]), "output_strides": u64([108, 54, 9, 1]),
+                           "input_sizes": i64([1, 2, 4, 5]), "output_sizes": i64([1, 2, 6, 9]),
+                           "scales": np.array(sc, np.float32), "align_corners": np.array([align])},
+                          ["outputData"], lambda a, al=align: bicubic_ref(a, al), tol=(1e-5, 1e-5)))
     # F.interpolate(x, size=11, mode="linear") of (2, 3, 4).
     x1 = RNG.standard_normal((2, 3, 4)).astype(np.float32)
     i0, i1, t = lin_axis(11, 4, False)

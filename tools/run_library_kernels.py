@@ -2398,6 +2398,24 @@ def cat_and_amp_cases(k):
                       ["data", "foundInf"],
                       lambda a: [a["data"] * np.float32(0.125), np.array([float(not np.isfinite(a["data"]).all())], np.float32)],
                       tol=(0, 0)))
+    # GradScaler.update: back off on an inf, grow after `interval` clean steps.
+    for found, tracker, what in ((1.0, 5, "inf found: back off"), (0.0, 1, "clean step, tracker reaches the interval: grow"),
+                                 (0.0, 0, "clean step: count")):
+        def upd_ref(a, found=found, tracker=tracker):
+            scale_, g = np.float32(1024.0), tracker
+            if found:
+                return [np.array([scale_ * np.float32(0.5)], np.float32), np.array([0], np.int32)]
+            g += 1
+            if g >= 2:
+                return [np.array([scale_ * np.float32(2.0)], np.float32), np.array([0], np.int32)]
+            return [np.array([scale_], np.float32), np.array([g], np.int32)]
+
+        cases.append(Case("pytorch", k + "Amp.metal", "ampUpdateScale_float", f"AMP scale update, {what}",
+                          [1], [1],
+                          {"scale": scalar(1024.0, np.float32), "growth_tracker": scalar(tracker, np.int32),
+                           "foundInf": scalar(found, np.float32), "scaleGrowthFactor": scalar(2.0, np.float32),
+                           "scaleBackoffFactor": scalar(0.5, np.float32), "growthInterval": scalar(2, np.int32)},
+                          ["scale", "growth_tracker"], upd_ref, tol=(0, 0)))
     return cases
 
 

@@ -943,6 +943,14 @@ def more_pytorch_cases(k):
         rows = [np.histogramdd(p[i:i + 1], bins=[e0, e1])[0].reshape(-1) for i in range(12)]
         return [np.asarray(rows, np.float32).reshape(-1)]
 
+    # The host's helper: element offsets of a strided (3, 4) view (strides 1, 3).
+    cases.append(Case("pytorch", k + "HistogramKernel.metal", "kernel_index_offset", "element offsets of a strided view",
+                      [12], [8],
+                      {"strides": np.array([1, 3], np.uint32), "data_offsets": np.zeros(12, np.uint32),
+                       "iter_shape": np.array([3, 4], np.uint32), "num_dimensions": scalar(2, np.uint32)},
+                      ["data_offsets"],
+                      lambda a: [(np.arange(3)[:, None] * 1 + np.arange(4)[None, :] * 3).reshape(-1).astype(np.uint32)],
+                      tol=(0, 0)))
     cases.append(Case("pytorch", k + "HistogramKernel.metal", "histogramdd_float", "2-D histogram, unweighted",
                       [12], [8],
                       {"input_": pts, "weight": np.zeros(1, np.float32), "local_out": np.zeros(12 * nb2, np.float32),
@@ -1515,6 +1523,27 @@ def pooling_cases(k):
                           f"avg pool 3-D with padding, count_include_pad={bool(include_pad)}",
                           [2 * od * oh3 * ow3 + 3], [16], args,
                           ["output"], lambda a, ip=include_pad: avg3d_ref(a, ip), tol=(1e-5, 1e-6)))
+    # Its backward: each input element gathers grad / pool size from every
+    # window that covers it.
+    gout = RNG.standard_normal((1, 2, od, oh3, ow3)).astype(np.float32)
+
+    def avg3d_bwd_ref(a, include_pad):
+        ones = np.pad(np.ones(v.shape), ((0, 0), (0, 0), (pd, pd), (ph, ph), (pw, pw)))
+        gp = np.zeros(ones.shape)
+        for i, j, l in np.ndindex(od, oh3, ow3):
+            sl = (slice(None), slice(None), slice(i * sd, i * sd + kd), slice(j * sh, j * sh + kh), slice(l * sw, l * sw + kw))
+            cnt = kd * kh * kw if include_pad else ones[sl].sum(axis=(2, 3, 4))[:, :, None, None, None]
+            gp[sl] += a["grad_output"][:, :, i:i + 1, j:j + 1, l:l + 1] / cnt
+        return [gp[:, :, pd:pd + 3, ph:ph + 5, pw:pw + 6].astype(np.float32)]
+
+    for include_pad in (1, 0):
+        args = {"grad_input": np.zeros(v.shape, np.float32), "grad_output": gout}
+        args.update({key: scalar(val, np.int32) for key, val in dims.items()})
+        args.update({"count_include_pad": scalar(include_pad, np.int32), "divisor_override": scalar(0, np.int32)})
+        cases.append(Case("pytorch", k + "Pooling3D.metal", "avg_pool3d_backward_float",
+                          f"avg pool 3-D backward, count_include_pad={bool(include_pad)}",
+                          [v.size], [32], args,
+                          ["grad_input"], lambda a, ip=include_pad: avg3d_bwd_ref(a, ip), tol=(1e-5, 1e-6)))
     return cases
 
 
@@ -2444,6 +2473,10 @@ def search_and_count_cases(k):
                       {"indices": idx, "counts": np.zeros(6, np.uint32), "indices_stride": i64([1])},
                       ["counts"], lambda a: [np.bincount(a["indices"], minlength=6).astype(np.uint32)], tol=(0, 0)))
     wt = RNG.standard_normal(40).astype(np.float32)
+    cases.append(Case("pytorch", k + "Bincount.metal", "bincount_widen_uint_to_long", "bincount: widen uint counts to long",
+                      [6], [8],
+                      {"counts": np.array([0, 7, 4294967295, 3, 1, 2], np.uint32), "output": np.zeros(6, np.int64)},
+                      ["output"], lambda a: [a["counts"].astype(np.int64)], tol=(0, 0)))
     cases.append(Case("pytorch", k + "Bincount.metal", "bincount_weighted_float_long", "weighted bincount (atomic float)",
                       [40], [16],
                       {"indices": idx.astype(np.int64), "weights": wt, "output": np.zeros(6, np.float32),

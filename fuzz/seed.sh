@@ -22,4 +22,15 @@ if [ -d "$shared" ]; then
     copy "$f" "conf_$(basename "$(dirname "$f")")"
   done < <(find "$shared" -mindepth 2 -maxdepth 2 -name '*.metal' -print0)
 fi
+# Inputs with headers (see fuzz_targets/frontend.rs): include cycles,
+# `#pragma once`, include guards, templates spread over files.
+printf '#include "a.h"\nkernel void k(device float* o [[buffer(0)]]) { o[0] = f<float>(1.0f); }\n#--\n#pragma once\n#include "b.h"\ntemplate <class T> T f(T x) { return g(x); }\n#--\n#include "a.h"\n#include <c.h>\ninline float g(float x) { return x; }\n#--\n#ifndef C_H\n#define C_H\n#include "c.h"\ntemplate <template <class> class W, class T> struct Box { W<T> w; };\n#endif\n' > "$dest/headers_cycle.metal"
+printf '#include "a.h"\n#--\n#include "a.h"\n' > "$dest/headers_self.metal"
+n=$((n + 2))
+# Real libraries, when a checkout is given (never committed): CORPUS_DIRS="dir1 dir2".
+for d in ${CORPUS_DIRS:-}; do
+  while IFS= read -r -d '' f; do
+    copy "$f" "lib"
+  done < <(find "$d" -name '*.metal' -size -200k -print0)
+done
 echo "seeded $n files into $dest"

@@ -81,6 +81,9 @@ const MAX_EXPR_DEPTH: usize = 128;
 const MAX_INCLUDE_DEPTH: usize = 200;
 /// Most header bytes one run may read, all inclusions together.
 const MAX_INCLUDED_BYTES: usize = 64 << 20;
+/// Most times one run may enter headers (not counting those skipped by
+/// `#pragma once`): real libraries enter a few hundred.
+const MAX_HEADER_ENTRIES: usize = 5_000;
 /// Most warnings one run reports.
 const MAX_WARNINGS: usize = 100;
 /// Longest token made by `#` or `##`, in bytes.
@@ -210,6 +213,8 @@ pub fn preprocess(sources: &mut SourceMap, file: FileId, opts: &PreprocessOption
         loaded: HashMap::default(),
         once: HashSet::default(),
         included_bytes: 0,
+        header_entries: 0,
+        reported_too_deep: false,
         captured: opts.captured_headers.clone(),
     };
     for (name, b) in [("__LINE__", Builtin::Line), ("__FILE__", Builtin::File), ("__COUNTER__", Builtin::Counter)] {
@@ -375,6 +380,10 @@ struct Pp<'s, 'd> {
     /// Headers that said `#pragma once`.
     once: HashSet<FileId>,
     included_bytes: usize,
+    /// Headers entered so far (see `MAX_HEADER_ENTRIES`).
+    header_entries: usize,
+    /// "#include nested too deeply" was reported (it is reported once).
+    reported_too_deep: bool,
     /// Headers given as text (see [`PreprocessOptions::captured_headers`]).
     captured: Option<std::sync::Arc<crate::include::CapturedHeaders>>,
 }
@@ -1393,6 +1402,10 @@ impl Pp<'_, '_> {
             }
         }
         if self.includes.len() >= MAX_INCLUDE_DEPTH {
+            // Once is enough: a cycle hits the limit again on every path.
+            if std::mem::replace(&mut self.reported_too_deep, true) {
+                return;
+            }
             self.emit(
                 Diagnostic::error(span, format!("#include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels)"))
                     .code("E0105")
@@ -1421,7 +1434,7 @@ impl Pp<'_, '_> {
                     f
                 }
             };
-            self.enter_header(file, header, quoted, dspan.file);
+            self.enter_header(file, header, quoted, dspan.file, span);
             return;
         }
         let including_dir = self.file_dirs.get(&dspan.file).cloned();
@@ -1480,15 +1493,30 @@ impl Pp<'_, '_> {
                 f
             }
         };
-        self.enter_header(file, header, quoted, dspan.file);
+        self.enter_header(file, header, quoted, dspan.file, span);
     }
 
     /// Continue reading in `file`, the header `spelled` that `from` includes.
-    fn enter_header(&mut self, file: FileId, spelled: String, quoted: bool, from: FileId) {
-        self.sources.record_include(IncludeEdge { from, spelled, quoted, to: file });
+    fn enter_header(&mut self, file: FileId, spelled: String, quoted: bool, from: FileId, span: Span) {
         if self.once.contains(&file) {
+            self.sources.record_include(IncludeEdge { from, spelled, quoted, to: file });
             return;
         }
+        // Every entry counts: a header that includes itself twice without a
+        // guard would otherwise be read 2^200 times before the depth limit.
+        self.header_entries += 1;
+        if self.header_entries > MAX_HEADER_ENTRIES {
+            if self.header_entries == MAX_HEADER_ENTRIES + 1 {
+                self.emit(
+                    Diagnostic::error(span, format!("headers were included more than {MAX_HEADER_ENTRIES} times in all"))
+                        .code("E0105")
+                        .label("one inclusion too many")
+                        .help("headers that include themselves or each other need include guards or `#pragma once`"),
+                );
+            }
+            return;
+        }
+        self.sources.record_include(IncludeEdge { from, spelled, quoted, to: file });
         let toks = lex::lex(file, &self.sources.file(file).text, self.diags);
         let reader = std::mem::replace(&mut self.reader, Reader::new(toks));
         self.includes.push(IncludeFrame { reader, conds_len: self.conds.len() });
@@ -2167,6 +2195,7 @@ mod tests {
             ("lib/mylib/detail.h", "int detail;"),
             ("lib/cycle_a.h", "#include <cycle_b.h>\n"),
             ("lib/cycle_b.h", "#include <cycle_a.h>\n"),
+            ("lib/twice.h", "#include <twice.h>\n#include <twice.h>\n"),
             ("lib/open_if.h", "#if 1\nint x;\n"),
             ("secret.h", "int secret;"),
         ]);
@@ -2189,6 +2218,13 @@ mod tests {
         // A cycle without guards stops at the depth limit with one error.
         let (_, d, _) = run_in(&base, "#include <cycle_a.h>\n");
         assert_eq!(errors(&d), vec![format!("#include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels)")]);
+
+        // A header including itself twice would be entered 2^200 times: the
+        // total number of entries is bounded, with one error.
+        let (_, d, _) = run_in(&base, "#include <twice.h>\n");
+        let errs = errors(&d);
+        assert!(errs.contains(&format!("headers were included more than {MAX_HEADER_ENTRIES} times in all")), "{errs:?}");
+        assert!(errs.len() <= 2, "{errs:?}");
 
         // A header must close the `#if` groups it opens; the includer goes on.
         let (s, d, _) = run_in(&base, "#include <open_if.h>\nint after;");

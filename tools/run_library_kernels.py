@@ -2525,6 +2525,18 @@ def softmax_cases(k):
                       [16, 8], [16, 8],
                       {"input": y, "output": np.zeros_like(y), "params": softmax_params(6, 10, 10, [6, 10], [10, 1], 0)},
                       ["output"], lambda a: [softmax_ref(a["input"], 0, False)]))
+    # dropout_fwd draws Philox uniforms in [0, 1): with p = 0 every element is
+    # kept (scale 1) and with p = 1 none is, whatever the random stream.
+    xin = RNG.standard_normal(30).astype(np.float32)
+    for p_drop in (0.0, 1.0):
+        cases.append(Case("pytorch", k + "Dropout.metal", "dropout_fwd_float", f"dropout forward, p = {p_drop:g} (any seed)",
+                          [8], [8],
+                          {"output": np.full(30, 9.0, np.float32), "mask": np.zeros(30, np.bool_), "input": xin,
+                           "params": np.array([1 - p_drop, 1.0 if p_drop == 0 else 0.0], np.float32),
+                           "seed_base_offset": i64([1234567, 89]), "numel": scalar(30, np.uint32)},
+                          ["output", "mask"],
+                          lambda a, p_drop=p_drop: [a["input"] if p_drop == 0 else np.zeros(30, np.float32),
+                                                    np.full(30, p_drop == 0)], tol=(0, 0)))
     gout = RNG.standard_normal(30).astype(np.float32)
     keep = RNG.random(30) < 0.7
     cases.append(Case("pytorch", k + "Dropout.metal", "dropout_bwd_float", "dropout backward (bool mask)",

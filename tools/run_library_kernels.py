@@ -609,12 +609,58 @@ def candle_elementwise_cases():
                       ["output"],
                       lambda a: [np.where(a["input"] > 0, a["input"], np.float32(0.8) * np.expm1(a["input"].astype(np.float64)))
                                  .astype(np.float32)], tol=(1e-6, 1e-7)))
+    cases += candle_cast_cases()
     cases.append(Case("candle", "affine.metal", "affine_f32_strided", "affine of a transposed view (fma)",
                       [24], [8],
                       {"dim": u64([24]), "num_dims": u64([2]), "dims": u64([6, 4]), "strides": u64([1, 6]),
                        "mul": scalar(-2.0, np.float32), "add": scalar(0.5, np.float32), "input": l.reshape(4, 6),
                        "output": np.zeros((6, 4), np.float32)},
                       ["output"], lambda a: [(a["input"].T.astype(np.float64) * -2 + 0.5).astype(np.float32)], tol=(0, 0)))
+    return cases
+
+
+def bf16_bits(x):
+    """float32 -> bfloat16 bit pattern, rounding to nearest even."""
+    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def candle_cast_cases():
+    cases = []
+    n = 24
+    # Exact ties at bit 16 (both parities), ordinary values, large and tiny.
+    ties = (np.array([0x3F808000, 0x3F818000, 0xC0408000, 0x40490FDB], np.uint32)).view(np.float32)
+    x = np.concatenate([ties, RNG.standard_normal(n - 8) * 100, [1e30, -3e-30, 65504.0, 0.0]]).astype(np.float32)
+    cases.append(Case("candle", "cast.metal", "cast_f32_bf16", "cast float32 -> bfloat16 (ties to even; bits compared)",
+                      [per_thread(np.float32, n)], [8],
+                      {"dim": u64([n]), "input": x, "output": np.zeros(n, np.uint16)},
+                      ["output"], lambda a: [bf16_bits(a["input"])], tol=(0, 0)))
+    bf = bf16_bits(RNG.standard_normal(n) * 10)
+    cases.append(Case("candle", "cast.metal", "cast_bf16_f32", "cast bfloat16 -> float32 (exact)",
+                      [per_thread(np.uint16, n)], [8],
+                      {"dim": u64([n]), "input": bf, "output": np.zeros(n, np.float32)},
+                      ["output"], lambda a: [(a["input"].astype(np.uint32) << 16).view(np.float32)], tol=(0, 0)))
+    xf = (RNG.standard_normal(n) * 1000).astype(np.float32)
+    cases.append(Case("candle", "cast.metal", "cast_f32_i64", "cast float32 -> int64 (toward zero)",
+                      [per_thread(np.float32, n)], [8],
+                      {"dim": u64([n]), "input": xf, "output": np.zeros(n, np.int64)},
+                      ["output"], lambda a: [np.trunc(a["input"]).astype(np.int64)], tol=(0, 0)))
+    xi = np.concatenate([RNG.integers(-2 ** 40, 2 ** 40, n - 2), [2 ** 24 + 1, -(2 ** 53) - 1]]).astype(np.int64)
+    cases.append(Case("candle", "cast.metal", "cast_i64_f32", "cast int64 -> float32 (rounded to nearest)",
+                      [per_thread(np.int64, n)], [8],
+                      {"dim": u64([n]), "input": xi, "output": np.zeros(n, np.float32)},
+                      ["output"], lambda a: [a["input"].astype(np.float32)], tol=(0, 0)))
+    xu = RNG.integers(0, 70000, n).astype(np.uint32)
+    cases.append(Case("candle", "cast.metal", "cast_u32_f16", "cast uint32 -> float16 (65520+ become inf)",
+                      [per_thread(np.uint32, n)], [8],
+                      {"dim": u64([n]), "input": xu, "output": np.zeros(n, np.float16)},
+                      ["output"], lambda a: [a["input"].astype(np.float16)], tol=(0, 0)))
+    xt = RNG.standard_normal((3, 4)).astype(np.float16)
+    cases.append(Case("candle", "cast.metal", "cast_f16_f32_strided", "cast float16 -> float32 of a transposed view",
+                      [12], [8],
+                      {"dim": u64([12]), "num_dims": u64([2]), "dims": u64([4, 3]), "strides": u64([1, 4]), "input": xt,
+                       "output": np.zeros((4, 3), np.float32)},
+                      ["output"], lambda a: [a["input"].T.astype(np.float32)], tol=(0, 0)))
     return cases
 
 

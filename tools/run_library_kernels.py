@@ -1040,6 +1040,65 @@ def more_pytorch_cases(k):
     cases += coalesce_cases(k)
     cases += grid_sampler_cases(k)
     cases += ctc_cases(k)
+    cases += linalg_cases(k)
+    return cases
+
+
+def linalg_cases(k):
+    """LinearAlgebra.metal's tiled (16 x 16 threadgroup tiles) matmuls for
+    integer and small cases, strides in elements as (row, column) pairs."""
+    cases = []
+    m, kk, n = 20, 33, 24
+    a = RNG.integers(-9, 9, size=(m, kk)).astype(np.int32)
+    b = RNG.integers(-9, 9, size=(n, kk)).astype(np.int32).T  # a transposed (K, N) view
+    bias = RNG.integers(-50, 50, size=(m, n)).astype(np.int32)
+    grid = [math.ceil(n / 16) * 16, math.ceil(m / 16) * 16]
+    cases.append(Case("pytorch", k + "LinearAlgebra.metal", "matmul_int", "int matmul 20x33 @ 33x24 (B a transposed view)",
+                      grid, [16, 16],
+                      {"mat1Data": a, "mat2Data": np.ascontiguousarray(b.T), "outputData": np.zeros((m, n), np.int32),
+                       "strides": u64([[kk, 1], [1, kk], [n, 1]]), "sizes": np.array([m, kk, n, 0], np.uint32)},
+                      ["outputData"], lambda args: [(args["mat1Data"].astype(np.int64) @ args["mat2Data"].T).astype(np.int32)],
+                      tol=(0, 0)))
+    af = RNG.standard_normal((m, kk)).astype(np.float32)
+    bf = RNG.standard_normal((kk, n)).astype(np.float32)
+    cf = RNG.standard_normal((m, n)).astype(np.float32)
+    cases.append(Case("pytorch", k + "LinearAlgebra.metal", "addmm_float", "addmm: 0.5 * A @ B + 2 * C",
+                      grid, [16, 16],
+                      {"mat1Data": af, "mat2Data": bf, "outputData": np.zeros((m, n), np.float32), "biasData": cf,
+                       "alpha_beta": np.array([0.5, 2.0], np.float32),
+                       "strides": u64([[kk, 1], [n, 1], [n, 1], [n, 1]]), "sizes": np.array([m, kk, n, 0], np.uint32)},
+                      ["outputData"],
+                      lambda args: [(0.5 * (args["mat1Data"].astype(np.float64) @ args["mat2Data"]) + 2 * args["biasData"])
+                                    .astype(np.float32)], tol=(1e-5, 1e-5)))
+    # torch.bmm: strides[0..2] mat1 (col, row, batch), [3..5] mat2, [6..8] out.
+    bt = 3
+    ab = RNG.standard_normal((bt, 10, 19)).astype(np.float32)
+    bb = RNG.standard_normal((bt, 19, 7)).astype(np.float32)
+    cases.append(Case("pytorch", k + "LinearAlgebra.metal", "naive_bmm_float", "bmm 3 x (10x19 @ 19x7)",
+                      [1, 1, bt], [16, 16, 1],
+                      {"mat1Data": ab, "mat2Data": bb, "outputData": np.zeros((bt, 10, 7), np.float32),
+                       "strides": u64([1, 19, 190, 1, 7, 133, 1, 7, 70]), "sizes": np.array([10, 19, 7, bt], np.uint32)},
+                      ["outputData"], lambda args: [(args["mat1Data"].astype(np.float64) @ args["mat2Data"]).astype(np.float32)],
+                      tol=(1e-5, 1e-5), flags=["--dispatch", "threadgroups"]))
+    # torch.linalg.lu_factor's pivots (1-based) to a permutation, per batch.
+    piv = np.array([[3, 3, 4, 4], [1, 4, 3, 4]], np.int64)
+    up = np.zeros(1, np.dtype([("perm_batch_stride", np.uint32), ("pivots_batch_stride", np.uint32), ("dim_size", np.uint32)]))
+    up[0] = (4, 4, 4)
+
+    def perm_ref(args):
+        out = []
+        for row in args["pivots"]:
+            p = list(range(4))
+            for i, j in enumerate(row - 1):
+                p[i], p[j] = p[j], p[i]
+            out.append(p)
+        return [np.array(out, np.int32)]
+
+    cases.append(Case("pytorch", k + "LinearAlgebra.metal", "unpack_pivots_int_long",
+                      "LU pivots (long) to permutations (int), 2 batches",
+                      [2], [2],
+                      {"perm": np.tile(np.arange(4, dtype=np.int32), (2, 1)), "pivots": piv, "params": up},
+                      ["perm"], perm_ref, tol=(0, 0)))
     return cases
 
 

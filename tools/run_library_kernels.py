@@ -184,6 +184,51 @@ def candle_cases():
     return cases
 
 
+def candle_steel_attention_cases():
+    """MLX's steel attention (full prefill) as vendored in candle: BQ = BK =
+    32 tiles, head dim 64, 4 simdgroups; threadgroups (query blocks, heads,
+    batch). Unaligned lengths; causal with the queries at the end of the
+    keys (qL_off = kL - qL); GQA 2:1. Like the GEMM, unchecked."""
+    cases = []
+    bsz, heads, kv_heads, ql, kl, d = 1, 4, 2, 40, 50, 64
+    q = RNG.standard_normal((bsz, heads, ql, d)).astype(np.float32)
+    kk = RNG.standard_normal((bsz, kv_heads, kl, d)).astype(np.float32)
+    v = RNG.standard_normal((bsz, kv_heads, kl, d)).astype(np.float32)
+    scale = 1 / math.sqrt(d)
+    pt = np.dtype([("B", np.int32), ("H", np.int32), ("D", np.int32), ("qL", np.int32), ("kL", np.int32),
+                   ("gqa_factor", np.int32), ("scale", np.float32), ("softcapping", np.float32), ("NQ", np.int32),
+                   ("NK", np.int32), ("NQ_aligned", np.int32), ("NK_aligned", np.int32), ("qL_rem", np.int32),
+                   ("kL_rem", np.int32), ("qL_off", np.int32), ("Q_strides", np.int64, (3,)), ("K_strides", np.int64, (3,)),
+                   ("V_strides", np.int64, (3,)), ("O_strides", np.int64, (3,))], align=True)
+    p = np.zeros(1, pt)
+    p[0] = (bsz, heads, d, ql, kl, heads // kv_heads, scale, 1.0, math.ceil(ql / 32), math.ceil(kl / 32), ql // 32,
+            kl // 32, ql % 32, kl % 32, kl - ql, [heads * ql * d, ql * d, d], [kv_heads * kl * d, kl * d, d],
+            [kv_heads * kl * d, kl * d, d], [heads * ql * d, ql * d, d])
+
+    def ref(a, causal):
+        out = np.zeros((bsz, heads, ql, d))
+        for h in range(heads):
+            kv = h // (heads // kv_heads)
+            sc = scale * (a["Q"][0, h].astype(np.float64) @ a["K"][0, kv].T)
+            if causal:
+                sc = np.where(np.arange(kl)[None, :] <= np.arange(ql)[:, None] + (kl - ql), sc, -np.inf)
+            w = np.exp(sc - sc.max(1, keepdims=True))
+            out[0, h] = (w / w.sum(1, keepdims=True)) @ a["V"][0, kv]
+        return [out.astype(np.float32)]
+
+    for causal in (False, True):
+        flags = ["--dispatch", "threadgroups", "--check", "none", "--constant", "align_Q=false", "--constant",
+                 "align_K=false", "--constant", "has_mask=false", "--constant", f"do_causal={str(causal).lower()}"]
+        cases.append(Case("candle", "scaled_dot_product_attention.metal",
+                          "steel_attention_float32_bq32_bk32_bd64_wm4_wn1_maskfloat32",
+                          f"steel attention, 40 queries x 50 keys, GQA 4:2" + (", causal" if causal else "")
+                          + " (--check none)",
+                          [math.ceil(ql / 32), heads, bsz], [32, 4, 1],
+                          {"Q": q, "K": kk, "V": v, "O": np.zeros((bsz, heads, ql, d), np.float32), "params": p},
+                          ["O"], lambda a, c=causal: ref(a, c), tol=(1e-4, 1e-5), flags=flags))
+    return cases
+
+
 def candle_sdpa_cases():
     """MLX's sdpa_vector (one query token per head) as vendored in candle:
     a threadgroup of 32 simdgroups per query head, each simdgroup walking
@@ -219,6 +264,7 @@ def candle_sdpa_cases():
                           [1, heads, 1], [1024],
                           args, ["out"], lambda a, m=masked: ref(a, m), tol=(1e-5, 1e-6),
                           flags=["--dispatch", "threadgroups", "--constant", f"sdpa_vector_has_mask={str(masked).lower()}"]))
+    cases += candle_steel_attention_cases()
     # The two-pass variant: 32 blocks per head, block b taking keys
     # 8b..8b+7 (+ 256 t); pass 1 writes each block's max score, sum of
     # exp(score - max) and unnormalized sum of exp(score - max) * v (empty

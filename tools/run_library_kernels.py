@@ -1087,6 +1087,46 @@ def more_pytorch_cases(k):
     cases += grid_sampler_cases(k)
     cases += ctc_cases(k)
     cases += linalg_cases(k)
+    cases += attention_cases(k)
+    return cases
+
+
+def attention_cases(k):
+    """Attention.metal's sdpa_vector (after MLX): a threadgroup of 32
+    simdgroups per (batch * head, query), keys strided by 32 per simdgroup,
+    online softmax, then a threadgroup combine."""
+    bsz, heads, kv_heads, ql, n, d = 2, 4, 2, 3, 45, 64
+    q = RNG.standard_normal((bsz, heads, ql, d)).astype(np.float32)
+    kk = RNG.standard_normal((bsz, kv_heads, n, d)).astype(np.float32)
+    v = RNG.standard_normal((bsz, kv_heads, n, d)).astype(np.float32)
+    mask = RNG.random((bsz * heads, ql, n)) < 0.75
+    scale = 1 / math.sqrt(d)
+
+    def ref(a, masked):
+        out = np.zeros((bsz, heads, ql, d))
+        for b, h in np.ndindex(bsz, heads):
+            kv = h // (heads // kv_heads)
+            sc = scale * (a["queries"][b, h].astype(np.float64) @ a["keys"][b, kv].T)
+            if masked:
+                sc = np.where(a["mask"][b * heads + h], sc, -np.inf)
+            w = np.exp(sc - sc.max(1, keepdims=True))
+            out[b, h] = (w / w.sum(1, keepdims=True)) @ a["values"][b, kv]
+        return [out.astype(np.float32)]
+
+    cases = []
+    for masked in (False, True):
+        cases.append(Case("pytorch", k + "Attention.metal", "sdpa_vector_float_64_64",
+                          "SDPA, 3 queries per head, 45 keys, GQA 4:2, batch 2" + (", boolean mask" if masked else ""),
+                          [bsz * heads, ql, 1], [1024],
+                          {"queries": q, "keys": kk, "values": v, "out": np.zeros((bsz, heads, ql, d), np.float32),
+                           "gqa_factor": scalar(heads // kv_heads, np.uint32), "N": scalar(n, np.uint32),
+                           "qkv_head_strides": np.array([ql * d, n * d, n * d, 0], np.uint32),
+                           "qkv_seq_strides": np.array([d, d, d, 0], np.uint32), "scale": scalar(scale, np.float32),
+                           "mask": mask, "mask_strides": np.array([ql * n, 1, n, 0], np.uint32),
+                           "has_mask": np.array([masked]),
+                           "qkv_batch_strides_heads": np.array([heads * ql * d, kv_heads * n * d, kv_heads * n * d, heads],
+                                                               np.uint32)},
+                          ["out"], lambda a, m=masked: ref(a, m), tol=(1e-5, 1e-6), flags=["--dispatch", "threadgroups"]))
     return cases
 
 

@@ -1127,6 +1127,32 @@ def attention_cases(k):
                            "qkv_batch_strides_heads": np.array([heads * ql * d, kv_heads * n * d, kv_heads * n * d, heads],
                                                                np.uint32)},
                           ["out"], lambda a, m=masked: ref(a, m), tol=(1e-5, 1e-6), flags=["--dispatch", "threadgroups"]))
+    # The tiled `attention` kernel: 32-query tiles, key tiles of 32 (one
+    # batch, two heads sharing one KV head: it is slow to simulate).
+    ql2, n2 = 40, 45
+    q2 = RNG.standard_normal((1, 2, ql2, d)).astype(np.float32)
+    k2 = RNG.standard_normal((1, 1, n2, d)).astype(np.float32)
+    v2 = RNG.standard_normal((1, 1, n2, d)).astype(np.float32)
+
+    def ref2(a):
+        out = np.zeros((1, 2, ql2, d))
+        for h in range(2):
+            sc = scale * (a["Q"][0, h].astype(np.float64) @ a["K"][0, 0].T)
+            w = np.exp(sc - sc.max(1, keepdims=True))
+            out[0, h] = (w / w.sum(1, keepdims=True)) @ a["V"][0, 0]
+        return [out.astype(np.float32)]
+
+    cases.append(Case("pytorch", k + "Attention.metal", "attention_float_bq32_bk32_bd64_wm4_wn1",
+                      "tiled attention, 40 queries x 45 keys, 2 heads on 1 KV head",
+                      [math.ceil(ql2 / 32), 2, 1], [32, 4, 1],
+                      {"Q": q2, "K": k2, "V": v2, "O": np.zeros((1, 2, ql2, d), np.float32),
+                       "qL": scalar(ql2, np.uint32), "kL": scalar(n2, np.uint32), "gqa_factor": scalar(2, np.uint32),
+                       "scale": scalar(scale, np.float32), "NK": scalar(math.ceil(n2 / 32), np.uint32),
+                       "Q_strides": np.array([2 * ql2 * d, ql2 * d, d, 0], np.uint32),
+                       "K_strides": np.array([n2 * d, n2 * d, d, 0], np.uint32),
+                       "V_strides": np.array([n2 * d, n2 * d, d, 0], np.uint32),
+                       "O_strides": np.array([2 * ql2 * d, ql2 * d, d, 0], np.uint32)},
+                      ["O"], ref2, tol=(1e-5, 1e-6), flags=["--dispatch", "threadgroups"]))
     return cases
 
 

@@ -1192,6 +1192,47 @@ def linalg_cases(k):
                        "strides": u64([1, 19, 190, 1, 7, 133, 1, 7, 70]), "sizes": np.array([10, 19, 7, bt], np.uint32)},
                       ["outputData"], lambda args: [(args["mat1Data"].astype(np.float64) @ args["mat2Data"]).astype(np.float32)],
                       tol=(1e-5, 1e-5), flags=["--dispatch", "threadgroups"]))
+    # torch.linalg.cholesky's diagonal-block step on a whole 20 x 20 matrix
+    # (one block, k = 0), two batches, 256 threads: the lower variant reads
+    # A column-major, factors the lower triangle in threadgroup memory and
+    # writes the tile back (upper triangle untouched).
+    nn = 20
+    spd = []
+    for _ in range(2):
+        g = RNG.standard_normal((nn, nn))
+        spd.append(g @ g.T + nn * np.eye(nn))
+    spd = np.array(spd, np.float32)
+
+    def chol_ref(args):
+        out = []
+        for a_ in args["A"].astype(np.float64):
+            tile = a_.T  # read column-major
+            tile = np.tril(np.linalg.cholesky(tile)) + np.triu(tile, 1)
+            out.append(tile.T)
+        return [np.array(out, np.float32), np.zeros(2, np.int32)]
+
+    cases.append(Case("pytorch", k + "LinearAlgebra.metal", "factorDiagonalBlockL",
+                      "Cholesky of a 20x20 SPD block in threadgroup memory, 2 batches (--check memory)",
+                      [2, 1, 1], [16, 16, 1],
+                      {"A": spd.copy(), "info": np.zeros(2, np.int32), "N": scalar(nn, np.uint32),
+                       "NB": scalar(32, np.uint32), "k": scalar(0, np.uint32)},
+                      ["A", "info"], chol_ref, tol=(1e-4, 1e-5), flags=["--dispatch", "threadgroups", "--check", "memory"]))
+    cases.append(checked(cases[-1], "library", "data-race",
+                         "blockReduceSum's first 8 lanes all store their simd_sum to sharedScratch[0] (equal values)"))
+    # Not positive definite (a -1 on the diagonal at 3): thread 0 records
+    # info = 4 and returns, the other 255 threads go on to the next barrier.
+    npd = np.eye(nn, dtype=np.float32)[None].copy()
+    npd[0, 3, 3] = -1.0
+    cases.append(Case("pytorch", k + "LinearAlgebra.metal", "factorDiagonalBlockL",
+                      "Cholesky step of a non-positive-definite block (info = 4)",
+                      [1, 1, 1], [16, 16, 1],
+                      {"A": npd, "info": np.zeros(1, np.int32), "N": scalar(nn, np.uint32), "NB": scalar(32, np.uint32),
+                       "k": scalar(0, np.uint32)},
+                      ["info"], lambda args: [np.array([4], np.int32)], tol=(0, 0),
+                      flags=["--dispatch", "threadgroups", "--check", "memory"],
+                      finding=("library", "barrier-divergence",
+                               "on a non-positive pivot thread 0 sets info and returns inside the loop while the "
+                               "other threads wait at the next threadgroup_barrier (a hang or undefined on a GPU)")))
     # torch.linalg.lu_factor's pivots (1-based) to a permutation, per batch.
     piv = np.array([[3, 3, 4, 4], [1, 4, 3, 4]], np.int64)
     up = np.zeros(1, np.dtype([("perm_batch_stride", np.uint32), ("pivots_batch_stride", np.uint32), ("dim_size", np.uint32)]))

@@ -2270,6 +2270,26 @@ def upsample_cases(k):
         return src[:, :, zi][:, :, :, yi][:, :, :, :, xi]
 
     cases += upsample_linear_cases(k, v, out_shape)
+    # Nearest 3-D backward: every output voxel adds its gradient to its
+    # source voxel with an atomic float add.
+    gv = RNG.standard_normal(out_shape).astype(np.float32)
+
+    def nearest_bwd_ref(a):
+        def axis(o, i):
+            return np.minimum(np.floor(np.arange(o, dtype=np.float32) * np.float32(i / o)).astype(np.int64), i - 1)
+
+        zi, yi, xi = axis(4, 3), axis(5, 2), axis(7, 4)
+        gi = np.zeros(v.shape)
+        for i, j, l in np.ndindex(4, 5, 7):
+            gi[:, :, zi[i], yi[j], xi[l]] += a["gradOutputData"][:, :, i, j, l]
+        return [gi.astype(np.float32)]
+
+    cases.append(Case("pytorch", k + "UpSample.metal", "upsample_nearest_3d_backward_float",
+                      "nearest 3-D upsampling backward (atomic float adds)",
+                      [4 * 5 * 7], [32],
+                      {"gradInputData": np.zeros(v.shape, np.float32), "gradOutputData": gv,
+                       "params": upsample_params(v.shape, out_shape, scales)},
+                      ["gradInputData"], nearest_bwd_ref, tol=(1e-5, 1e-6)))
     for name, exact in (("upsample_nearest_3d_float", False), ("upsample_nearest_exact_3d_float", True)):
         cases.append(Case("pytorch", k + "UpSample.metal", name,
                           f"{'nearest-exact' if exact else 'nearest'} 3-D upsampling (UpsampleParams struct)",

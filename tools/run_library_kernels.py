@@ -2466,6 +2466,60 @@ def embedding_bag_cases(k):
                           flags=["--check", "memory"]))
     cases.append(checked(cases[-1], "library", "data-race",
                          "every feature thread of a bag writes the same offset2bag/bag_size entries (equal values)"))
+    # Backward: one thread per (index, feature) for sum/mean, per (bag,
+    # feature) for max; atomic float adds into the weight gradient. Its
+    # inputs (offset2bag, bag_size, max_indices) are NumPy's forward.
+    gout = RNG.standard_normal((offs.size, feat)).astype(np.float32)
+    o2b = np.concatenate([np.full(len(pos), b, np.int32) for b, pos in enumerate(bags)])
+    sizes_pad = np.array([sum(ind[p] != pad for p in pos) for pos in bags], np.int32)
+    sizes_all = np.array([len(pos) for pos in bags], np.int32)
+    maxi = bag_ref({"weight": weight, "per_sample_weights": psw}, 2, pad)[3]
+    bt = np.dtype([("weight_grad_strides", np.uint32, (2,)), ("output_grad_strides", np.uint32, (2,)),
+                   ("max_indices_strides", np.uint32, (2,)), ("use_per_sample_weights", np.bool_),
+                   ("per_sample_weights_stride", np.uint32), ("feature_size", np.uint32), ("mode", np.int32),
+                   ("padding_idx", np.int64)], align=True)
+
+    def bwd_ref(a, mode, padding):
+        g = np.zeros((nw, feat))
+        if mode == 2:
+            for b in range(offs.size):
+                if a["bag_size"][b]:
+                    for f in range(feat):
+                        g[a["max_indices"][b, f], f] += a["output_grad"][b, f]
+        else:
+            for i, (w, b) in enumerate(zip(ind, o2b)):
+                if a["bag_size"][b] and w != padding:
+                    scale_ = a["per_sample_weights"][i] if mode == 0 else 1 / a["bag_size"][b]
+                    g[w] += a["output_grad"][b] * scale_
+        return [g.astype(np.float32)]
+
+    for mode, what, sizes, padding in ((0, "sum with per-sample weights", sizes_all, -1),
+                                       (1, "mean, padding_idx 2", sizes_pad, pad), (2, "max", sizes_pad, pad)):
+        bp = np.zeros(1, bt)
+        bp["weight_grad_strides"], bp["output_grad_strides"], bp["max_indices_strides"] = [feat, 1], [feat, 1], [feat, 1]
+        bp["use_per_sample_weights"], bp["per_sample_weights_stride"], bp["feature_size"] = mode == 0, 1, feat
+        bp["mode"], bp["padding_idx"] = mode, padding
+        cases.append(Case("pytorch", k + "EmbeddingBag.metal", "embedding_bag_backward_float_int",
+                          f"embedding bag backward, {what} (atomic adds)",
+                          [(offs.size if mode == 2 else ind.size) * feat], [8],
+                          {"output_grad": gout, "indices": ind, "offset2bag": o2b, "bag_size": sizes,
+                           "max_indices": maxi, "per_sample_weights": psw, "weight_grad": np.zeros((nw, feat), np.float32),
+                           "params": bp},
+                          ["weight_grad"], lambda a, m=mode, p=padding: bwd_ref(a, m, p), tol=(1e-5, 1e-6)))
+    pt2 = np.dtype([("output_grad_strides", np.uint32, (2,)), ("weight_strides", np.uint32, (2,)),
+                    ("per_sample_weights_grad_stride", np.uint32), ("feature_size", np.uint32), ("padding_idx", np.int64)],
+                   align=True)
+    pp = np.zeros(1, pt2)
+    pp["output_grad_strides"], pp["weight_strides"] = [feat, 1], [feat, 1]
+    pp["per_sample_weights_grad_stride"], pp["feature_size"], pp["padding_idx"] = 1, feat, pad
+    cases.append(Case("pytorch", k + "EmbeddingBag.metal", "embedding_bag_per_sample_weights_backward_float_int",
+                      "embedding bag: gradient of the per-sample weights (padding_idx 2 gets 0)",
+                      [ind.size * feat], [8],
+                      {"output_grad": gout, "weight": weight, "indices": ind, "offset2bag": o2b,
+                       "per_sample_weights_grad": np.zeros(ind.size, np.float32), "params": pp},
+                      ["per_sample_weights_grad"],
+                      lambda a: [np.where(ind != pad, (a["weight"][ind].astype(np.float64) * a["output_grad"][o2b]).sum(1), 0)
+                                 .astype(np.float32)], tol=(1e-5, 1e-6)))
     return cases
 
 

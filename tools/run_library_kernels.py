@@ -996,6 +996,35 @@ def more_pytorch_cases(k):
                           ["tensor"], lambda a, row=row, col=col, off=off: [np.stack(np.tril_indices(row, off, col)).astype(np.int64)],
                           tol=(0, 0)))
     gx = np.concatenate([RNG.uniform(0.05, 12, 30), RNG.uniform(-4.9, -0.1, 8), [1.0, 2.0, 0.5, 30.0]]).astype(np.float32)
+    px = np.concatenate([RNG.uniform(0.1, 30, 20), [0.5, 1.0, 2.5]]).astype(np.float32)
+    tx = np.concatenate([px, RNG.uniform(-4.9, -0.1, 6)]).astype(np.float32)
+    cases.append(Case("pytorch", k + "Gamma.metal", "trigamma_float_float", "trigamma (recurrence, asymptotic; reflection below 0)",
+                      [tx.size], [16],
+                      {"input": tx, "output": np.zeros(tx.size, np.float32)},
+                      ["output"], lambda a: [np.array([trigamma64(float(v)) for v in a["input"]], np.float32)],
+                      # Below 0 the kernel takes sin(M_PI_F * x) in float32: pi * x is off by
+                      # ~|x| * 1e-7 rad, which pi^2 / sin^2 amplifies by 2 |cot(pi x)|.
+                      tol=(5e-6, 1e-7)))
+    for order in (2, 3):
+        cases.append(Case("pytorch", k + "Gamma.metal", "polygamma_float_float",
+                          f"polygamma, order {order} (Hurwitz zeta)", [px.size], [16],
+                          {"input": px, "output": np.zeros(px.size, np.float32), "order": i64([order])},
+                          ["output"],
+                          lambda a, n=order: [np.array([(-1) ** (n + 1) * math.factorial(n) * hurwitz_zeta(n + 1, float(v))
+                                                        for v in a["input"]], np.float32)], tol=(2e-6, 0)))
+    # digamma for x > 0 shifts x to >= 10 and adds Cephes' asymptotic series,
+    # but multiplies Cephes' coefficients (listed highest power first, for
+    # polevl) by z^0..z^6, i.e. in reverse order: about +1e-6 too large
+    # (4-5 ulp near x = 10; 1.1e-6 instead of ~0 at the root 1.4616).
+    dx = np.array([10.01, 10.25, 10.5, 11.0, 12.0, 1.4616321, 3.7, 0.75, 25.0], np.float32)
+    cases.append(Case("pytorch", k + "Gamma.metal", "digamma_float_float", "digamma for x > 0 (asymptotic series)",
+                      [dx.size], [16],
+                      {"input": dx, "output": np.zeros(dx.size, np.float32)},
+                      ["output"], lambda a: [np.array([digamma64(float(v)) for v in a["input"]], np.float32)],
+                      tol=(0, 5e-7),
+                      mismatch="the kernel's calc_digamma_positive_domain applies Cephes' DIGAMMA_COEF in reverse order "
+                               "(pow(z, i) * COEF[i] where Cephes' polevl means COEF[6 - i]); its output equals that "
+                               "formula evaluated in float32, the right order agrees to 1 ulp"))
     cases.append(Case("pytorch", k + "Gamma.metal", "lgamma_float_float", "lgamma (c10::metal::log_gamma), incl. x < 0",
                       [gx.size], [16],
                       {"input": gx, "output": np.zeros(gx.size, np.float32)},
@@ -1903,6 +1932,39 @@ def pad_cases(k):
                        "sizes_pad": np.array([6, wo, pl, pr], np.int32)},
                       ["grad_input"], rep1d_bwd_ref, tol=(1e-6, 1e-6)))
     return cases
+
+
+BERNOULLI_2K = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6]
+
+
+def hurwitz_zeta(s, a):
+    """zeta(s, a) for s > 1, a > 0 in float64: direct terms up to a >= 30,
+    then Euler-Maclaurin with seven Bernoulli terms."""
+    total = 0.0
+    while a < 30:
+        total += a ** -s
+        a += 1
+    total += a ** (1 - s) / (s - 1) + 0.5 * a ** -s
+    for j, b in enumerate(BERNOULLI_2K, start=1):
+        rising = math.prod(s + t for t in range(2 * j - 1))
+        total += b / math.factorial(2 * j) * rising * a ** (-s - 2 * j + 1)
+    return total
+
+
+def digamma64(v):
+    """psi(x) for x > 0: recurrence up to x >= 20, then the asymptotic
+    series ln x - 1/(2x) - sum B_2k / (2k x^2k)."""
+    total = 0.0
+    while v < 20:
+        total -= 1 / v
+        v += 1
+    return total + math.log(v) - 0.5 / v - sum(b / (2 * j * v ** (2 * j)) for j, b in enumerate(BERNOULLI_2K, start=1))
+
+
+def trigamma64(v):
+    if v > 0:
+        return hurwitz_zeta(2, v)
+    return math.pi ** 2 / math.sin(math.pi * v) ** 2 - hurwitz_zeta(2, 1 - v)  # reflection
 
 
 def bessel_i1(x):

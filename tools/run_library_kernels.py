@@ -1896,6 +1896,38 @@ def pad_cases(k):
     cp = np.zeros(1, np.dtype([("input_sizes", np.uint32, (3,)), ("output_sizes", np.uint32, (3,)),
                                ("left_pad", np.uint32, (3,))]))
     cp["input_sizes"][0], cp["output_sizes"][0], cp["left_pad"][0] = [5, 4, 3], [8, 7, 5], [2, 0, 1]
+    # reflection pad 1-D (i64 indices) and 3-D.
+    r1 = RNG.standard_normal((2, 3, 7)).astype(np.float32)
+    cases.append(Case("pytorch", k + "ReplicationPad.metal", "reflection_pad1d_forward_float_i64", "reflection pad 1-D, pads (4, 5)",
+                      [math.ceil(16 / ilp), 1, 6], [4, 1, 2],
+                      {"input": r1, "output": np.zeros((2, 3, 16), np.float32),
+                       "params": pad_params(r1.shape, (2, 3, 16), (4,), 1, np.int64)},
+                      ["output"], lambda a: [np.pad(a["input"], ((0, 0), (0, 0), (4, 5)), mode="reflect")], tol=(0, 0)))
+    r3 = RNG.standard_normal((1, 2, 3, 4, 5)).astype(np.float32)
+    o3 = (1, 2, 3 + 2 + 1, 4 + 1 + 3, 5 + 3 + 2)
+    cases.append(Case("pytorch", k + "ReplicationPad.metal", "reflection_pad3d_forward_float_i32",
+                      "reflection pad 3-D, pads (w 3/2, h 1/3, d 2/1)",
+                      [math.ceil(o3[4] / ilp), o3[3], o3[2] * 2], [2, 4, 2],
+                      {"input": r3, "output": np.zeros(o3, np.float32),
+                       "params": pad_params(r3.shape, o3, (3, 1, 2), 3, np.int32)},
+                      ["output"], lambda a: [np.pad(a["input"], ((0, 0), (0, 0), (2, 1), (1, 3), (3, 2)), mode="reflect")],
+                      tol=(0, 0)))
+    # constant_pad_nd (general): ndim dims innermost first, a transposed input
+    # and padding on an outer dim; threads (x over dim 0 with ILP, y over the rest).
+    cg = RNG.standard_normal((4, 3)).astype(np.float32)  # the view is cg.T, (3, 4)
+    go = (5, 7)  # F.pad(cg.T, (2, 1, 0, 2))
+    ct = np.dtype([("output_sizes", np.uint32, (16,)), ("input_sizes", np.uint32, (16,)),
+                   ("input_strides", np.uint32, (16,)), ("output_strides", np.uint32, (16,)),
+                   ("left_pad", np.uint32, (16,)), ("ndim", np.uint32)])
+    cpp = np.zeros(1, ct)
+    cpp["output_sizes"][0, :2], cpp["input_sizes"][0, :2] = [7, 5], [4, 3]
+    cpp["input_strides"][0, :2], cpp["output_strides"][0, :2] = [3, 1], [1, 7]
+    cpp["left_pad"][0, :2], cpp["ndim"] = [2, 0], 2
+    cases.append(Case("pytorch", k + "ReplicationPad.metal", "constant_pad_nd_float_u32",
+                      "constant_pad_nd of a transposed view (fill 0.5)",
+                      [2, 5], [2, 5],
+                      {"input": cg, "output": np.zeros(go, np.float32), "params": cpp, "fill_value": scalar(0.5, np.float32)},
+                      ["output"], lambda a: [np.pad(a["input"].T, ((0, 2), (2, 1)), constant_values=0.5)], tol=(0, 0)))
     cases.append(Case("pytorch", k + "ReplicationPad.metal", "constant_pad_nd_dense_float",
                       "constant pad of the three inner dims (fill -1.5)",
                       [2, 7, 2 * 5], [2, 7, 1],

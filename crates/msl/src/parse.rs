@@ -1448,6 +1448,10 @@ impl<'a> Parser<'a> {
                 TokenKind::Punct(p @ (Punct::Dot | Punct::Arrow)) => {
                     self.bump();
                     let template = self.eat_kw("template");
+                    if self.at_kw("operator") && self.tok(1).ident().is_some() {
+                        e = self.parse_conversion_call(e, p == Punct::Arrow);
+                        continue;
+                    }
                     let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
                         self.error_here("a member name");
                         return e;
@@ -2138,12 +2142,25 @@ impl<'a> Parser<'a> {
         let tag = s.name.clone();
         let path = Path { global: false, segments: vec![PathSegment { ident: tag, template_args: None }], span: name.span };
         let ty = TypeExpr { kind: TypeExprKind::Named { path, is_const: false, is_volatile: false, addr_space: None }, span: name.span };
-        let alias = TypeAlias { name: name.clone(), ty, span: start.to(self.prev_span()) };
+        let alias = TypeAlias { name: name.clone(), ty, fn_params: None, span: start.to(self.prev_span()) };
         let items = vec![
             Item { kind: ItemKind::Struct(s), span: start.to(self.prev_span()) },
             Item { kind: ItemKind::Alias(alias), span: start.to(self.prev_span()) },
         ];
         Some(ItemKind::Namespace { name: None, items })
+    }
+
+    /// `using Name = union { ... };`: the unnamed struct or union takes the
+    /// alias's name, as C++ gives it for linkage.
+    fn parse_using_record(&mut self) -> Option<ItemKind> {
+        self.bump(); // using
+        let name = Ident { name: self.tok(0).ident().map(Rc::<str>::from)?, span: self.tok(0).span };
+        self.bump();
+        self.bump(); // =
+        self.declare_type(&name.name);
+        let s = self.parse_struct_named(Vec::new(), Some(name))?;
+        self.expect_semi("alias declaration");
+        Some(ItemKind::Struct(s))
     }
 
     fn parse_alias(&mut self) -> Option<TypeAlias> {
@@ -2156,22 +2173,40 @@ impl<'a> Parser<'a> {
             let nsp = self.bump();
             self.expect(Punct::Eq);
             let ty = self.parse_type();
+            // `using F = void(int);`: a function type.
+            let fn_params = if self.at(Punct::LParen) { Some(self.parse_params()) } else { None };
             self.expect_semi("alias declaration");
             self.declare_type(&name);
-            return Some(TypeAlias { name: Ident { name, span: nsp }, ty, span: start.to(self.prev_span()) });
+            return Some(TypeAlias { name: Ident { name, span: nsp }, ty, fn_params, span: start.to(self.prev_span()) });
         }
         self.bump(); // typedef
         let base = self.parse_base_type(&mut None);
         let ty = self.parse_ptr_ops(base);
+        // `typedef void (name)(params);`: a function type with its name in
+        // parentheses.
+        let parenthesized = self.at(Punct::LParen) && self.tok(1).ident().is_some() && self.at_n(2, Punct::RParen) && self.at_n(3, Punct::LParen);
+        if parenthesized {
+            self.bump();
+        }
         let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
             self.error_here("a name for the typedef");
             return None;
         };
         let nsp = self.bump();
+        if parenthesized {
+            self.bump();
+        }
+        // `typedef void name(params);` or the parenthesized form.
+        if self.at(Punct::LParen) {
+            let fn_params = Some(self.parse_params());
+            self.expect_semi("typedef");
+            self.declare_type(&name);
+            return Some(TypeAlias { name: Ident { name, span: nsp }, ty, fn_params, span: start.to(self.prev_span()) });
+        }
         let ty = self.parse_array_dims(ty);
         self.expect_semi("typedef");
         self.declare_type(&name);
-        Some(TypeAlias { name: Ident { name, span: nsp }, ty, span: start.to(self.prev_span()) })
+        Some(TypeAlias { name: Ident { name, span: nsp }, ty, fn_params: None, span: start.to(self.prev_span()) })
     }
 
     /// Specifiers and a comma-separated list of declarators with
@@ -2286,6 +2321,13 @@ impl<'a> Parser<'a> {
                     && (self.at_n(2, Punct::LBrace) || self.at_n(3, Punct::LBrace)) =>
             {
                 return self.parse_typedef_struct();
+            }
+            "using"
+                if self.at_n(2, Punct::Eq)
+                    && (self.tok(3).is_ident("struct") || self.tok(3).is_ident("union"))
+                    && self.at_n(4, Punct::LBrace) =>
+            {
+                return self.parse_using_record();
             }
             "using" | "typedef" => return self.parse_alias().map(ItemKind::Alias),
             "template" => return self.parse_template_item(),
@@ -2413,6 +2455,21 @@ impl<'a> Parser<'a> {
 
     /// A conversion operator `operator T() const {...}` inside a struct; its
     /// name is `operator T` with the type spelled out, its return type `T`.
+    /// `x.operator T()` / `p->operator T()`: an explicit call of a
+    /// conversion function, which means `static_cast<T>(x)`. Current token
+    /// is `operator`.
+    fn parse_conversion_call(&mut self, base: Expr, arrow: bool) -> Expr {
+        self.bump();
+        let ty = self.parse_type();
+        let lp = self.tok(0).span;
+        if self.expect(Punct::LParen) {
+            self.expect_close(Punct::RParen, lp);
+        }
+        let span = base.span.to(self.prev_span());
+        let object = if arrow { Expr { kind: ExprKind::Unary { op: UnaryOp::Deref, operand: Box::new(base) }, span } } else { base };
+        Expr { kind: ExprKind::Cast { kind: CastKind::Static, ty, args: vec![object], braces: false }, span }
+    }
+
     fn parse_conversion_operator(&mut self, specs: &Specs) -> Option<Function> {
         let start = self.bump();
         let ty = self.parse_type();

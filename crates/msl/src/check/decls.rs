@@ -32,11 +32,18 @@ impl<'a> Checker<'a, '_> {
                     self.global_var(v);
                 }
             }
-            ItemKind::Alias(a) => {
-                if let Some(q) = self.resolve_type(&a.ty) {
-                    self.add_decl(a.name.name.clone(), DeclKind::Alias(q.ty), a.name.span);
+            ItemKind::Alias(a) => match &a.fn_params {
+                Some(params) => {
+                    if let Some(sig) = self.declared_signature(&a.ty, params) {
+                        self.add_decl(a.name.name.clone(), DeclKind::FunctionType(sig), a.name.span);
+                    }
                 }
-            }
+                None => {
+                    if let Some(q) = self.resolve_type(&a.ty) {
+                        self.add_decl(a.name.name.clone(), DeclKind::Alias(q.ty), a.name.span);
+                    }
+                }
+            },
             ItemKind::Namespace { name, items } => {
                 if let Some(n) = name {
                     self.add_decl(n.name.clone(), DeclKind::Namespace, n.span);
@@ -230,10 +237,17 @@ impl<'a> Checker<'a, '_> {
         };
         let host = host_name(attrs);
         let is_kernel = attrs.iter().any(|a| &*a.name.name == "kernel");
-        if let Some(params) = params {
-            // `template void k(float x);`: the template whose signature this
-            // is, with its arguments deduced from the parameter types.
-            let Some(own) = self.declared_signature(ret, params) else { return };
+        // `template void k(float x);` or `template kernel k_t k<float>;` with
+        // `k_t` a function type: the template whose signature this is, with
+        // its arguments deduced from the parameter types.
+        let own = match params {
+            Some(params) => match self.declared_signature(ret, params) {
+                Some(sig) => Some(sig),
+                None => return,
+            },
+            None => self.function_type_named(ret),
+        };
+        if let Some(own) = own {
             let found = self.templates_for_signature(&templates, &explicit, &own, false, seg.ident.span);
             let Some((d, targs)) = found.into_iter().next() else {
                 let shown: Vec<String> = own.params.iter().map(|t| self.ty_name(t)).collect();
@@ -270,6 +284,13 @@ impl<'a> Checker<'a, '_> {
             }
         };
         self.instantiate_function(d, targs, span, host.map(|h| (h, is_kernel)), None);
+    }
+
+    /// Function types are only for explicit instantiations at namespace
+    /// scope; inside a struct or a function there is nothing to instantiate.
+    pub(crate) fn refuse_function_type(&mut self, a: &ast::TypeAlias) {
+        self.error(a.name.span, format!("function type `{}` declared here is not supported by this simulator", a.name.name))
+            .help("declare function types at namespace scope, where explicit instantiations can use them");
     }
 
     // ----- functions -------------------------------------------------------
@@ -357,6 +378,26 @@ impl<'a> Checker<'a, '_> {
 
     /// The signature written in a declaration without a body (an explicit
     /// instantiation's `void k(const device float* in, uint i)`).
+    /// The signature a function-type alias (`typedef void (k_t)(…);`)
+    /// names, when `te` is one.
+    fn function_type_named(&mut self, te: &ast::TypeExpr) -> Option<Signature> {
+        let ast::TypeExprKind::Named { path, .. } = &te.kind else { return None };
+        if path.segments.iter().any(|s| s.template_args.is_some()) {
+            return None;
+        }
+        let seg = path.last();
+        let decls = if path.segments.len() == 1 {
+            self.lookup_global(&seg.ident.name)
+        } else {
+            let scope: Vec<Rc<str>> = path.segments[..path.segments.len() - 1].iter().map(|s| s.ident.name.clone()).collect();
+            self.lookup_in(&scope, &seg.ident.name)
+        };
+        match &self.decls[*decls.last()?].kind {
+            DeclKind::FunctionType(sig) => Some(sig.clone()),
+            _ => None,
+        }
+    }
+
     fn declared_signature(&mut self, ret: &ast::TypeExpr, params: &[ast::Param]) -> Option<Signature> {
         let ret = self.resolve_type(ret)?.ty;
         let mut out = Vec::new();
@@ -953,6 +994,7 @@ impl<'a> Checker<'a, '_> {
                         self.structs[sid.0 as usize].statics.push((v.name.name.clone(), q.ty, h));
                     }
                 }
+                ast::MemberKind::Alias(a) if a.fn_params.is_some() => self.refuse_function_type(a),
                 ast::MemberKind::Alias(a) => {
                     if let Some(q) = self.resolve_type(&a.ty) {
                         self.add_decl(a.name.name.clone(), DeclKind::Alias(q.ty.clone()), a.name.span);

@@ -142,6 +142,9 @@ pub(crate) enum DeclKind<'a> {
         value: i64,
     },
     Alias(Type),
+    /// `typedef void (k_t)(device float*);`: a function type, which only
+    /// an explicit instantiation may use.
+    FunctionType(decls::Signature),
     Global(hir::GlobalId),
     /// A struct's `static constexpr` member, by value.
     Constant(hir::Expr),

@@ -236,6 +236,7 @@ impl<'a> Checker<'a, '_> {
                     }
                 }
             }
+            StmtKind::Alias(a) if a.fn_params.is_some() => self.refuse_function_type(a),
             StmtKind::Alias(a) => {
                 if let Some(q) = self.resolve_type(&a.ty) {
                     // Local aliases are visible to the rest of the function;

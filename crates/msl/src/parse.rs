@@ -2184,7 +2184,8 @@ impl<'a> Parser<'a> {
         let ty = self.parse_ptr_ops(base);
         // `typedef void (name)(params);`: a function type with its name in
         // parentheses.
-        let parenthesized = self.at(Punct::LParen) && self.tok(1).ident().is_some() && self.at_n(2, Punct::RParen) && self.at_n(3, Punct::LParen);
+        let parenthesized =
+            self.at(Punct::LParen) && self.tok(1).ident().is_some() && self.at_n(2, Punct::RParen) && self.at_n(3, Punct::LParen);
         if parenthesized {
             self.bump();
         }

@@ -242,26 +242,30 @@ impl<'a> Checker<'a, '_> {
         // its arguments deduced from the parameter types.
         let own = match params {
             Some(params) => match self.declared_signature(ret, params) {
-                Some(sig) => Some(sig),
+                Some(sig) => Some((sig, None)),
                 None => return,
             },
-            None => self.function_type_named(ret),
+            None => self.function_type_named(ret).map(|(sig, at)| (sig, Some(at))),
         };
-        if let Some(own) = own {
+        if let Some((own, typedef_at)) = own {
             let found = self.templates_for_signature(&templates, &explicit, &own, false, seg.ident.span);
             let Some((d, targs)) = found.into_iter().next() else {
                 let shown: Vec<String> = own.params.iter().map(|t| self.ty_name(t)).collect();
-                self.error(
-                    seg.ident.span,
-                    format!(
-                        "no template `{}` declared above takes ({}) and returns `{}`, so this cannot instantiate one",
-                        name.plain_name(),
-                        shown.join(", "),
-                        self.ty_name(&own.ret)
-                    ),
-                )
-                .secondary(self.decls[last].span, "a template of that name")
-                .help("the parameter and return types must be the template's, with its parameters replaced by the arguments");
+                let mut d = self
+                    .error(
+                        seg.ident.span,
+                        format!(
+                            "no template `{}` declared above takes ({}) and returns `{}`, so this cannot instantiate one",
+                            name.plain_name(),
+                            shown.join(", "),
+                            self.ty_name(&own.ret)
+                        ),
+                    )
+                    .secondary(self.decls[last].span, "a template of that name");
+                if let Some(at) = typedef_at {
+                    d = d.secondary(at, "the function type this instantiation declares");
+                }
+                drop(d.help("the parameter and return types must be the template's, with its parameters replaced by the arguments"));
                 return;
             };
             self.instantiate_function(d, targs, span, host.map(|h| (h, is_kernel)), None);
@@ -380,7 +384,7 @@ impl<'a> Checker<'a, '_> {
     /// instantiation's `void k(const device float* in, uint i)`).
     /// The signature a function-type alias (`typedef void (k_t)(…);`)
     /// names, when `te` is one.
-    fn function_type_named(&mut self, te: &ast::TypeExpr) -> Option<Signature> {
+    fn function_type_named(&mut self, te: &ast::TypeExpr) -> Option<(Signature, Span)> {
         let ast::TypeExprKind::Named { path, .. } = &te.kind else { return None };
         if path.segments.iter().any(|s| s.template_args.is_some()) {
             return None;
@@ -392,8 +396,9 @@ impl<'a> Checker<'a, '_> {
             let scope: Vec<Rc<str>> = path.segments[..path.segments.len() - 1].iter().map(|s| s.ident.name.clone()).collect();
             self.lookup_in(&scope, &seg.ident.name)
         };
-        match &self.decls[*decls.last()?].kind {
-            DeclKind::FunctionType(sig) => Some(sig.clone()),
+        let d = *decls.last()?;
+        match &self.decls[d].kind {
+            DeclKind::FunctionType(sig) => Some((sig.clone(), self.decls[d].span)),
             _ => None,
         }
     }
@@ -969,11 +974,22 @@ impl<'a> Checker<'a, '_> {
                     if q.space.is_some() {
                         self.error(v.ty.span, "struct members cannot have an address space (only pointer members can point into one)");
                     }
-                    if matches!(q.ty, Type::Reference { .. }) {
-                        self.error(v.ty.span, "reference members (`T& name;` in a struct) are not supported by this simulator yet")
-                            .help("hold a pointer instead (`constant T* name;`) and dereference it");
-                        continue;
-                    }
+                    let q = match q.ty {
+                        Type::Reference { referee, space, is_const } => {
+                            if s.is_union {
+                                self.error(v.ty.span, "a union cannot have a reference member");
+                                continue;
+                            }
+                            if v.init.is_some() {
+                                self.error(v.ty.span, "default values of reference members are not supported by this simulator yet")
+                                    .help("bind the reference where the struct is made (`S{…, x}`) instead");
+                                continue;
+                            }
+                            self.structs[sid.0 as usize].ref_fields.push(fields.len() as u32);
+                            super::typeexpr::QualType { ty: Type::Pointer { pointee: referee, space, is_const }, ..q }
+                        }
+                        _ => q,
+                    };
                     if let Some(init) = &v.init {
                         let field = fields.len() as u32;
                         self.structs[sid.0 as usize].member_defaults.push(super::meminit::MemberDefault { field, init, reported: false });

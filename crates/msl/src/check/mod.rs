@@ -24,6 +24,7 @@ mod operators;
 mod ordering;
 mod packs;
 mod rangefor;
+mod refmembers;
 mod stmt;
 mod templates;
 mod traitcalls;
@@ -228,6 +229,8 @@ pub(crate) struct StructInfo<'a> {
     pub needs_init: bool,
     /// The environment default member initializers are checked in.
     pub init_env: Option<Env>,
+    /// Indices of reference members (stored as pointers; see refmembers.rs).
+    pub ref_fields: Vec<u32>,
 }
 
 /// One block scope: its locals in declaration order, plus an index so that

@@ -1452,6 +1452,14 @@ impl<'a> Parser<'a> {
                         e = self.parse_conversion_call(e, p == Punct::Arrow);
                         continue;
                     }
+                    // `this->operator()(a, b)`: the member named `operator()`.
+                    if self.at_kw("operator") {
+                        let Some(op) = self.parse_operator_name() else { return e };
+                        let name = op.segments.into_iter().next().expect("one segment").ident;
+                        let span = e.span.to(self.prev_span());
+                        e = Expr { kind: ExprKind::Member { base: Box::new(e), name, arrow: p == Punct::Arrow, targs: None }, span };
+                        continue;
+                    }
                     let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
                         self.error_here("a member name");
                         return e;

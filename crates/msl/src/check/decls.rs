@@ -1069,8 +1069,13 @@ impl<'a> Checker<'a, '_> {
             self.function_item(f);
         }
         let waiting = std::mem::replace(&mut self.deferred_bodies, outer).unwrap_or_default();
+        let instance = self.struct_instance_of.contains_key(&sid);
         for (f, id, sig) in waiting {
-            self.function_body(f, id, &sig, f.name.last().ident.name.to_string(), None, None);
+            if instance {
+                self.lazy_bodies.insert(id, ((f, id, sig), self.env.clone()));
+            } else {
+                self.function_body(f, id, &sig, f.name.last().ident.name.to_string(), None, None);
+            }
         }
         // Member function bodies see every member, whatever its order:
         // member function templates included (C++'s complete-class context).

@@ -1738,6 +1738,18 @@ impl<'a> Checker<'a, '_> {
         };
         mk(H::Global(gid), ty, span)
     }
+
+    /// A call of `callee` is being made: a static member function of a
+    /// template instance gets its body now (see `lazy_bodies`).
+    pub(crate) fn use_function(&mut self, callee: hir::FuncId) {
+        if let Some(((f, id, sig), env)) = self.lazy_bodies.remove(&callee) {
+            let saved_env = std::mem::replace(&mut self.env, env);
+            let saved_fs = self.fs.take();
+            self.function_body(f, id, &sig, f.name.last().ident.name.to_string(), None, None);
+            self.fs = saved_fs;
+            self.env = saved_env;
+        }
+    }
 }
 
 fn ty_pointee(t: &Type) -> &Type {

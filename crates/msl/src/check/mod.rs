@@ -384,6 +384,10 @@ pub(crate) struct Checker<'a, 'd> {
     /// While a struct's static member functions are declared, their bodies
     /// wait here so each body sees all of them (C++'s complete-class context).
     pub deferred_bodies: Option<Vec<DeferredBody<'a>>>,
+    /// Static member functions of template instances, checked on their
+    /// first call (C++ instantiates a member of a class template only when
+    /// it is used: `Max<indexed<T>>::simd_op` is never called).
+    pub lazy_bodies: HashMap<FuncId, (DeferredBody<'a>, Env)>,
 }
 
 /// A function body to check once its siblings are declared.
@@ -409,6 +413,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             kernel_names: HashMap::default(),
             inst_depth: 0,
             deferred_bodies: None,
+            lazy_bodies: HashMap::default(),
             env: Env::default(),
             fs: None,
             undefined_calls: Vec::new(),

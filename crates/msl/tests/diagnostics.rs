@@ -321,3 +321,18 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 }
 "#
 );
+
+case!(
+    numeric_limits_of_an_unspecialized_struct,
+    r#"
+template <typename T> struct pair { T a; T b; };
+template <typename T> struct other { T a; };
+template <typename T>
+struct _numeric_limits_impl<pair<T>> {
+  static constexpr pair<T> max() { return pair<T>{numeric_limits<T>::max(), numeric_limits<T>::max()}; }
+};
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = numeric_limits<pair<float>>::max().a + numeric_limits<other<float>>::max().a;
+}
+"#
+);

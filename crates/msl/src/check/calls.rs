@@ -59,6 +59,17 @@ impl<'a> Checker<'a, '_> {
                     None => None,
                 };
                 let hargs = self.args(args)?;
+                // `r.op(a, b)` with `op` a data member holding a functor.
+                if let (Type::Struct(sid), None) = (&b.ty, &explicit) {
+                    let sid = *sid;
+                    let field = self.tables.struct_def(sid).fields.iter().position(|f| *f.name == *name.name);
+                    let field =
+                        field.filter(|&i| !self.has_method(sid, &name.name) && Self::is_class(&self.tables.struct_def(sid).fields[i].ty));
+                    if let Some(idx) = field {
+                        let obj = self.field_expr(b, sid, idx, callee.span);
+                        return self.call_object(obj, hargs, span);
+                    }
+                }
                 self.method_call_targs(b, name, explicit, hargs, span)
             }
             A::Name(path) => self.named_call(path, args, span),
@@ -122,7 +133,7 @@ impl<'a> Checker<'a, '_> {
             let t = self.template_args(targs)?;
             // `numeric_limits<indexed<float>>::max()`: the library's
             // specialization of `_numeric_limits_impl` for its own type.
-            if !matches!(t.as_slice(), [TArg::Type(Type::Scalar(_))]) && self.limits_impl().is_some() {
+            if !matches!(t.as_slice(), [TArg::Type(Type::Scalar(_))]) && self.limits_specialized(&t) {
                 let mut impl_path = path.clone();
                 impl_path.global = false;
                 impl_path.segments = segs.to_vec();
@@ -1446,6 +1457,12 @@ impl<'a> Checker<'a, '_> {
 
     fn numeric_limits(&mut self, targs: &[TArg], member: &str, span: Span) -> Option<hir::Expr> {
         let [TArg::Type(Type::Scalar(s))] = targs else {
+            if let [TArg::Type(t)] = targs {
+                let n = self.ty_name(t);
+                self.error(span, format!("`numeric_limits<{n}>` is not defined: `{n}` is not a scalar type"))
+                    .help("specialize `_numeric_limits_impl` for it, as `<metal_limits>` does for the scalar types");
+                return None;
+            }
             self.error(span, "`numeric_limits<T>` needs one scalar type");
             return None;
         };

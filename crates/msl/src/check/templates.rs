@@ -96,8 +96,15 @@ impl<'a> Checker<'a, '_> {
     }
 
     /// The `_numeric_limits_impl` template, once a library specialized it.
-    pub(crate) fn limits_impl(&self) -> Option<DeclId> {
+    fn limits_impl(&self) -> Option<DeclId> {
         self.lookup_global(LIMITS_IMPL).into_iter().rev().find(|&d| matches!(self.decls[d].kind, DeclKind::StructTemplate { .. }))
+    }
+
+    /// Whether a library specialized `_numeric_limits_impl` for `targs`
+    /// (the primary's body is never instantiated).
+    pub(crate) fn limits_specialized(&mut self, targs: &[TArg]) -> bool {
+        let Some(d) = self.limits_impl() else { return false };
+        self.struct_specs.contains_key(&(d, targs.to_vec())) || self.matching_partial_spec(d, targs).is_some()
     }
 
     /// The partial specialization of struct template `d` whose pattern

@@ -103,6 +103,12 @@ struct Parser<'a> {
     anonymous_count: u32,
     /// Structs being read, innermost last (bounded by MAX_STRUCT_DEPTH).
     struct_depth: u32,
+    /// Set when a template parameter list had a construct refused as
+    /// unsupported: the template is dropped after reading it.
+    refused_params: bool,
+    /// Templates dropped that way, and typedefs naming them: their explicit
+    /// instantiations are dropped too, without a second error.
+    refused: NameSet,
 }
 
 const BUILTIN_TYPE_TEMPLATES: &[&str] =
@@ -309,6 +315,8 @@ impl<'a> Parser<'a> {
             declaring_template: false,
             anonymous_count: 0,
             struct_depth: 0,
+            refused_params: false,
+            refused: NameSet::default(),
         }
     }
 
@@ -2171,6 +2179,16 @@ impl<'a> Parser<'a> {
         Some(ItemKind::Struct(s))
     }
 
+    /// Whether `ty` is `decltype(t<…>)` of a refused template, or a typedef
+    /// of one.
+    fn names_refused(&self, ty: &TypeExpr) -> bool {
+        match &ty.kind {
+            TypeExprKind::Decltype { expr, .. } => matches!(&expr.kind, ExprKind::Name(p) if self.refused.contains(&p.last().ident.name)),
+            TypeExprKind::Named { path, .. } => self.refused.contains(&path.last().ident.name),
+            _ => false,
+        }
+    }
+
     fn parse_alias(&mut self) -> Option<TypeAlias> {
         let start = self.tok(0).span;
         if self.eat_kw("using") {
@@ -2215,6 +2233,9 @@ impl<'a> Parser<'a> {
         let ty = self.parse_array_dims(ty);
         self.expect_semi("typedef");
         self.declare_type(&name);
+        if self.names_refused(&ty) {
+            self.refused.insert(name.clone());
+        }
         Some(TypeAlias { name: Ident { name, span: nsp }, ty, fn_params: None, span: start.to(self.prev_span()) })
     }
 
@@ -2677,11 +2698,18 @@ impl<'a> Parser<'a> {
             self.pop_scope();
             return None;
         }
+        let refused = std::mem::take(&mut self.refused_params);
         self.declaring_template = true;
         let item = self.parse_item();
         self.declaring_template = false;
         self.pop_scope();
         let item = item?;
+        if refused {
+            if let ItemKind::Function(f) = &item.kind {
+                self.refused.insert(f.name.last().ident.name.clone());
+            }
+            return Some(ItemKind::Empty);
+        }
         // Alias and variable templates take `<...>` where they are used.
         match &item.kind {
             ItemKind::Alias(a) => {
@@ -2736,6 +2764,25 @@ impl<'a> Parser<'a> {
                 });
             } else {
                 let ty = self.parse_type();
+                if self.at(Punct::LParen) && self.at_n(1, Punct::Star) {
+                    // `void (*f)(device const T*, short)`: valid C++ we cannot run yet.
+                    self.skip_balanced();
+                    if self.at(Punct::LParen) {
+                        self.skip_balanced();
+                    }
+                    self.report(
+                        Diagnostic::error(
+                            start.to(self.prev_span()),
+                            "function-pointer template parameters are not supported by this simulator yet",
+                        )
+                        .label("not supported")
+                        .help("pass a functor type instead (`typename Dequantize`, called as `Dequantize()(…)`)"),
+                    );
+                    // The declarator was read whole: no resynchronising needed.
+                    self.silent = false;
+                    self.refused_params = true;
+                    break;
+                }
                 let is_pack = self.eat(Punct::Ellipsis);
                 let Some((n, nsp)) = self.template_param_name(params.len()) else { break };
                 let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
@@ -2772,6 +2819,9 @@ impl<'a> Parser<'a> {
         let name = self.parse_path();
         let params = if self.at(Punct::LParen) { Some(self.parse_params()) } else { None };
         self.expect_semi("explicit instantiation");
+        if self.refused.contains(&name.last().ident.name) || self.names_refused(&ty) {
+            return Some(ItemKind::Empty);
+        }
         Some(ItemKind::ExplicitInstantiation { attrs: specs.attrs, ty, name, params })
     }
 

@@ -769,6 +769,21 @@ impl<'k> Machine<'k> {
         }
     }
 
+    /// The initialization state of `size` bytes of lane `l`'s private
+    /// memory at `p` (`None` when `p` is not private or it is not tracked).
+    pub(crate) fn private_init_bits(&self, p: u64, size: usize, l: usize) -> Option<Vec<bool>> {
+        let san = self.san.as_ref().filter(|s| s.uninit)?;
+        private_shadow(&self.mem, p, size, l).and_then(|r| san.private_init.get(r)).map(|b| b.to_vec())
+    }
+
+    /// Set the initialization state of lane `l`'s private bytes at `p`.
+    pub(crate) fn set_private_init_bits(&mut self, p: u64, l: usize, bits: &[bool]) {
+        let Some(r) = private_shadow(&self.mem, p, bits.len(), l) else { return };
+        if let Some(dst) = self.san.as_mut().and_then(|s| s.private_init.get_mut(r)) {
+            dst.copy_from_slice(bits);
+        }
+    }
+
     /// Observe the accesses of all lanes in `mask` through pointer register
     /// `ptr`: batched when they all hit one allocation (the common case).
     #[allow(clippy::too_many_arguments)]
@@ -902,29 +917,23 @@ impl<'k> Machine<'k> {
                 c.access(kind, write, atomic);
             }
         }
-        if let AllocKind::Private(slot) = kind {
+        if let AllocKind::Private(_) = kind {
             if san.uninit {
-                let off = crate::memory::ptr_offset(p);
-                let start = l * self.mem.frame + self.mem.private_offsets.get(slot as usize).copied().unwrap_or(0) as usize;
-                if off >= 0 {
-                    let (a, b) = (start + off as usize, start + off as usize + size);
-                    if let Some(bits) = san.private_init.get_mut(a..b) {
-                        if write {
-                            bits.fill(true);
-                        } else if !bits.iter().all(|&x| x) {
-                            let what = self.k.accesses[at as usize].what.clone();
-                            self.report_lane(
-                                FindingKind::UninitializedRead,
-                                at,
-                                l,
-                                format!("`{what}` is read before this thread wrote it (its value is garbage on a real GPU)"),
-                            );
-                            if let Some(f) = self.findings.list.last_mut() {
-                                if f.notes.is_empty() {
-                                    f.notes.push(
-                                        "give the variable a value before reading it (e.g. initialize it where it is declared)".into(),
-                                    );
-                                }
+                if let Some(bits) = private_shadow(&self.mem, p, size, l).and_then(|r| san.private_init.get_mut(r)) {
+                    if write {
+                        bits.fill(true);
+                    } else if !bits.iter().all(|&x| x) {
+                        let what = self.k.accesses[at as usize].what.clone();
+                        self.report_lane(
+                            FindingKind::UninitializedRead,
+                            at,
+                            l,
+                            format!("`{what}` is read before this thread wrote it (its value is garbage on a real GPU)"),
+                        );
+                        if let Some(f) = self.findings.list.last_mut() {
+                            if f.notes.is_empty() {
+                                f.notes
+                                    .push("give the variable a value before reading it (e.g. initialize it where it is declared)".into());
                             }
                         }
                     }
@@ -1605,4 +1614,13 @@ fn and_others(n: u32) -> String {
         1 => " and 1 other".into(),
         n => format!(" and {n} others"),
     }
+}
+
+/// Where `size` bytes of lane `l`'s private memory at `p` sit in the
+/// sanitizer's per-byte initialization shadow.
+fn private_shadow(mem: &crate::memory::Memory, p: u64, size: usize, l: usize) -> Option<std::ops::Range<usize>> {
+    let AllocKind::Private(slot) = crate::memory::ptr_alloc(p).kind() else { return None };
+    let off = usize::try_from(crate::memory::ptr_offset(p)).ok()?;
+    let start = l * mem.frame + mem.private_offsets.get(slot as usize).copied().unwrap_or(0) as usize + off;
+    Some(start..start + size)
 }

@@ -730,8 +730,18 @@ impl Machine<'_> {
             if !ok {
                 self.oob(d, n, at, l, true);
             } else {
+                // A copy carries its source's initialization state (a
+                // struct's padding, never written, is copied, not read).
+                let src_init = self.private_init_bits(s, n, l);
+                if src_init.is_some() {
+                    self.set_private_init_bits(s, l, &vec![true; n]);
+                }
                 self.observe_lane_read(s, n, at, l, spaces.1);
                 self.observe_lane_write(d, n, at, l, spaces.0);
+                if let Some(bits) = src_init {
+                    self.set_private_init_bits(s, l, &bits);
+                    self.set_private_init_bits(d, l, &bits);
+                }
                 if self.tracing() {
                     self.trace_access(None, true, d, n, l, at);
                 }

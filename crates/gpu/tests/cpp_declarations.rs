@@ -119,6 +119,61 @@ template [[host_name("neg_f32")]] [[kernel]] void scale(device float* out, const
     assert_eq!(out, vec![-1.0, -2.0, -3.0, -4.0]);
 }
 
+/// The corpus kernel `features/function_type_instantiation.metal`: one
+/// template instantiated under three host names through function-type
+/// typedefs (`typedef void (k_t)(…);`, `typedef void k_t(…);`, `using k_t =
+/// void(…);`), each instance computing in its own `T`.
+#[test]
+fn instantiation_through_function_type_typedefs() {
+    let src = include_str!("../../msl/tests/kernels/features/function_type_instantiation.metal");
+    let x = [0.5f32, 1.75, 2.25, 3.5];
+    let factor = 2.5f32;
+    for (host, expect) in [
+        ("scale_rows_f32", x.map(|v| v * factor + 1.0)),
+        ("scale_rows_f16", x.map(|v| v * factor + 1.0)),
+        // int(x) * int(2.5), converted back to float.
+        ("scale_rows_i32", x.map(|v| (v as i32 * factor as i32) as f32 + 1.0)),
+    ] {
+        let k = compile(src, host);
+        let mut b = bufs(vec![(0, f32s(&x)), (1, f32s(&[factor])), (2, f32s(&[0.0; 4]))]);
+        let r = run(&k, &threads([4, 1, 1], [4, 1, 1]), &mut b, &opts(CheckLevel::All));
+        assert!(r.findings.is_empty(), "{host}: {:?}", r.findings);
+        assert_eq!(to_f32(&b[&2]), expect.to_vec(), "{host}");
+    }
+}
+
+/// A function type without template arguments on the instantiated name:
+/// they are deduced from the typedef's parameter types, choosing among
+/// overloaded templates, and a function type inside a namespace is found
+/// by its qualified name.
+#[test]
+fn function_type_typedef_deduces_template_arguments() {
+    let src = r#"
+namespace sig {
+using halves_t = void(device half* out, uint i);
+}
+typedef void (pair_t)(device float* out, device const int* a, uint i);
+template <typename T>
+[[kernel]] void put(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = T(i) + T(0.5f);
+}
+template <typename T, typename U>
+[[kernel]] void put(device T* out [[buffer(0)]], device const U* a [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  out[i] = T(a[i]) * T(sizeof(U));
+}
+template [[host_name("put_half")]] kernel sig::halves_t put;
+template [[host_name("put_pair")]] kernel pair_t put;
+"#;
+    let k = compile(&format!("{PRELUDE}{src}"), "put_half");
+    let mut b = bufs(vec![(0, u16s(&[0; 4]))]);
+    let r = run(&k, &threads([4, 1, 1], [4, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    // 0.5, 1.5, 2.5, 3.5 as IEEE half bits.
+    assert_eq!(to_u16(&b[&0]), vec![0x3800, 0x3e00, 0x4100, 0x4300]);
+    let out = run_kernel(src, "put_pair", 4, bufs(vec![(0, f32s(&[0.0; 4])), (1, i32s(&[1, -2, 3, 5]))]));
+    assert_eq!(out, vec![4.0, -8.0, 12.0, 20.0]);
+}
+
 /// MLX's fence.metal: a program-scope constant of an enum type initialized
 /// by `static_cast` (a compile-time constant), declared inside namespace
 /// `metal` and named as `metal::…`.

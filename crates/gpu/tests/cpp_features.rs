@@ -1252,3 +1252,26 @@ fn range_for_and_static_member_corpus_kernels_match_reference() {
         assert_eq!(*v, w[tid / 3 % 2][tid % 3], "thread {tid}");
     }
 }
+
+/// The corpus kernel `features/reduction_traits.metal`: an argmax over one
+/// SIMD-group through a library's own (index, value) type, with
+/// `numeric_limits` from its `_numeric_limits_impl` specialization and a
+/// shuffle overload found where the reducer is instantiated. Ties go to the
+/// lower index.
+#[test]
+fn library_reduction_traits_argmax() {
+    let src = include_str!("../../msl/tests/kernels/features/reduction_traits.metal");
+    let k = compile(src, "argmax_rows");
+    let cases: [Vec<f32>; 3] = [
+        (0..32).map(|i| ((i * 7919) % 101) as f32 * 0.25 - 3.0).collect(),
+        (0..32).map(|i| if i == 5 || i == 20 { 9.5 } else { -(i as f32) }).collect(),
+        (0..32).map(|i| -1.0e30 - i as f32).collect(),
+    ];
+    for x in cases {
+        let mut b = bufs(vec![(0, f32s(&x)), (1, u32s(&[0; 32]))]);
+        let r = run(&k, &threads([32, 1, 1], [32, 1, 1]), &mut b, &opts(CheckLevel::All));
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
+        let best = (0..32).fold(0, |m, i| if x[i] > x[m] { i } else { m }) as u32;
+        assert_eq!(to_u32(&b[&1]), vec![best; 32], "{x:?}");
+    }
+}

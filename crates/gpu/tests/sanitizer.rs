@@ -324,6 +324,18 @@ fn out_parameters_of_frexp_modf_sincos_are_written_not_read() {
     k.expect_one(&k.run(threads([4, 1, 1], [4, 1, 1]), &mut b), FindingKind::UninitializedRead, "@r");
 }
 
+/// Copying a struct copies its padding without reading it, and the copy
+/// carries the source's initialization state: a field never written in
+/// the source is still reported when read from the copy.
+#[test]
+fn struct_copies_carry_initialization_state() {
+    let k = Case::new(
+        "struct P { float f; short s; short t; char c; };\nkernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  P a;\n  a.f = float(i);\n  a.s = 2;\n  a.c = 1;\n  P b = a;\n  P c = b;\n  out[i] = c.f + float(c.s) + float(c.c);\n  out[i] += float(c.t); // @t\n}\n",
+    );
+    let mut b = bufs(vec![(0, zeros(16))]);
+    k.expect_one(&k.run(threads([4, 1, 1], [4, 1, 1]), &mut b), FindingKind::UninitializedRead, "@t");
+}
+
 #[test]
 fn integer_division_by_zero() {
     let k = Case::new(

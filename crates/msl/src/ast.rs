@@ -532,6 +532,9 @@ pub struct Enum {
 pub struct TypeAlias {
     pub name: Ident,
     pub ty: TypeExpr,
+    /// A function type (`typedef void (k_t)(device float*);`, `using F =
+    /// void(int);`): its parameters, with `ty` the return type.
+    pub fn_params: Option<Vec<Param>>,
     pub span: Span,
 }
 

@@ -103,6 +103,12 @@ struct Parser<'a> {
     anonymous_count: u32,
     /// Structs being read, innermost last (bounded by MAX_STRUCT_DEPTH).
     struct_depth: u32,
+    /// Set when a template parameter list had a construct refused as
+    /// unsupported: the template is dropped after reading it.
+    refused_params: bool,
+    /// Templates dropped that way, and typedefs naming them: their explicit
+    /// instantiations are dropped too, without a second error.
+    refused: NameSet,
 }
 
 const BUILTIN_TYPE_TEMPLATES: &[&str] =
@@ -309,6 +315,8 @@ impl<'a> Parser<'a> {
             declaring_template: false,
             anonymous_count: 0,
             struct_depth: 0,
+            refused_params: false,
+            refused: NameSet::default(),
         }
     }
 
@@ -1448,6 +1456,18 @@ impl<'a> Parser<'a> {
                 TokenKind::Punct(p @ (Punct::Dot | Punct::Arrow)) => {
                     self.bump();
                     let template = self.eat_kw("template");
+                    if self.at_kw("operator") && self.tok(1).ident().is_some() {
+                        e = self.parse_conversion_call(e, p == Punct::Arrow);
+                        continue;
+                    }
+                    // `this->operator()(a, b)`: the member named `operator()`.
+                    if self.at_kw("operator") {
+                        let Some(op) = self.parse_operator_name() else { return e };
+                        let name = op.segments.into_iter().next().expect("one segment").ident;
+                        let span = e.span.to(self.prev_span());
+                        e = Expr { kind: ExprKind::Member { base: Box::new(e), name, arrow: p == Punct::Arrow, targs: None }, span };
+                        continue;
+                    }
                     let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
                         self.error_here("a member name");
                         return e;
@@ -2138,12 +2158,35 @@ impl<'a> Parser<'a> {
         let tag = s.name.clone();
         let path = Path { global: false, segments: vec![PathSegment { ident: tag, template_args: None }], span: name.span };
         let ty = TypeExpr { kind: TypeExprKind::Named { path, is_const: false, is_volatile: false, addr_space: None }, span: name.span };
-        let alias = TypeAlias { name: name.clone(), ty, span: start.to(self.prev_span()) };
+        let alias = TypeAlias { name: name.clone(), ty, fn_params: None, span: start.to(self.prev_span()) };
         let items = vec![
             Item { kind: ItemKind::Struct(s), span: start.to(self.prev_span()) },
             Item { kind: ItemKind::Alias(alias), span: start.to(self.prev_span()) },
         ];
         Some(ItemKind::Namespace { name: None, items })
+    }
+
+    /// `using Name = union { ... };`: the unnamed struct or union takes the
+    /// alias's name, as C++ gives it for linkage.
+    fn parse_using_record(&mut self) -> Option<ItemKind> {
+        self.bump(); // using
+        let name = Ident { name: self.tok(0).ident().map(Rc::<str>::from)?, span: self.tok(0).span };
+        self.bump();
+        self.bump(); // =
+        self.declare_type(&name.name);
+        let s = self.parse_struct_named(Vec::new(), Some(name))?;
+        self.expect_semi("alias declaration");
+        Some(ItemKind::Struct(s))
+    }
+
+    /// Whether `ty` is `decltype(t<…>)` of a refused template, or a typedef
+    /// of one.
+    fn names_refused(&self, ty: &TypeExpr) -> bool {
+        match &ty.kind {
+            TypeExprKind::Decltype { expr, .. } => matches!(&expr.kind, ExprKind::Name(p) if self.refused.contains(&p.last().ident.name)),
+            TypeExprKind::Named { path, .. } => self.refused.contains(&path.last().ident.name),
+            _ => false,
+        }
     }
 
     fn parse_alias(&mut self) -> Option<TypeAlias> {
@@ -2156,22 +2199,44 @@ impl<'a> Parser<'a> {
             let nsp = self.bump();
             self.expect(Punct::Eq);
             let ty = self.parse_type();
+            // `using F = void(int);`: a function type.
+            let fn_params = if self.at(Punct::LParen) { Some(self.parse_params()) } else { None };
             self.expect_semi("alias declaration");
             self.declare_type(&name);
-            return Some(TypeAlias { name: Ident { name, span: nsp }, ty, span: start.to(self.prev_span()) });
+            return Some(TypeAlias { name: Ident { name, span: nsp }, ty, fn_params, span: start.to(self.prev_span()) });
         }
         self.bump(); // typedef
         let base = self.parse_base_type(&mut None);
         let ty = self.parse_ptr_ops(base);
+        // `typedef void (name)(params);`: a function type with its name in
+        // parentheses.
+        let parenthesized =
+            self.at(Punct::LParen) && self.tok(1).ident().is_some() && self.at_n(2, Punct::RParen) && self.at_n(3, Punct::LParen);
+        if parenthesized {
+            self.bump();
+        }
         let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
             self.error_here("a name for the typedef");
             return None;
         };
         let nsp = self.bump();
+        if parenthesized {
+            self.bump();
+        }
+        // `typedef void name(params);` or the parenthesized form.
+        if self.at(Punct::LParen) {
+            let fn_params = Some(self.parse_params());
+            self.expect_semi("typedef");
+            self.declare_type(&name);
+            return Some(TypeAlias { name: Ident { name, span: nsp }, ty, fn_params, span: start.to(self.prev_span()) });
+        }
         let ty = self.parse_array_dims(ty);
         self.expect_semi("typedef");
         self.declare_type(&name);
-        Some(TypeAlias { name: Ident { name, span: nsp }, ty, span: start.to(self.prev_span()) })
+        if self.names_refused(&ty) {
+            self.refused.insert(name.clone());
+        }
+        Some(TypeAlias { name: Ident { name, span: nsp }, ty, fn_params: None, span: start.to(self.prev_span()) })
     }
 
     /// Specifiers and a comma-separated list of declarators with
@@ -2286,6 +2351,13 @@ impl<'a> Parser<'a> {
                     && (self.at_n(2, Punct::LBrace) || self.at_n(3, Punct::LBrace)) =>
             {
                 return self.parse_typedef_struct();
+            }
+            "using"
+                if self.at_n(2, Punct::Eq)
+                    && (self.tok(3).is_ident("struct") || self.tok(3).is_ident("union"))
+                    && self.at_n(4, Punct::LBrace) =>
+            {
+                return self.parse_using_record();
             }
             "using" | "typedef" => return self.parse_alias().map(ItemKind::Alias),
             "template" => return self.parse_template_item(),
@@ -2413,6 +2485,21 @@ impl<'a> Parser<'a> {
 
     /// A conversion operator `operator T() const {...}` inside a struct; its
     /// name is `operator T` with the type spelled out, its return type `T`.
+    /// `x.operator T()` / `p->operator T()`: an explicit call of a
+    /// conversion function, which means `static_cast<T>(x)`. Current token
+    /// is `operator`.
+    fn parse_conversion_call(&mut self, base: Expr, arrow: bool) -> Expr {
+        self.bump();
+        let ty = self.parse_type();
+        let lp = self.tok(0).span;
+        if self.expect(Punct::LParen) {
+            self.expect_close(Punct::RParen, lp);
+        }
+        let span = base.span.to(self.prev_span());
+        let object = if arrow { Expr { kind: ExprKind::Unary { op: UnaryOp::Deref, operand: Box::new(base) }, span } } else { base };
+        Expr { kind: ExprKind::Cast { kind: CastKind::Static, ty, args: vec![object], braces: false }, span }
+    }
+
     fn parse_conversion_operator(&mut self, specs: &Specs) -> Option<Function> {
         let start = self.bump();
         let ty = self.parse_type();
@@ -2611,11 +2698,18 @@ impl<'a> Parser<'a> {
             self.pop_scope();
             return None;
         }
+        let refused = std::mem::take(&mut self.refused_params);
         self.declaring_template = true;
         let item = self.parse_item();
         self.declaring_template = false;
         self.pop_scope();
         let item = item?;
+        if refused {
+            if let ItemKind::Function(f) = &item.kind {
+                self.refused.insert(f.name.last().ident.name.clone());
+            }
+            return Some(ItemKind::Empty);
+        }
         // Alias and variable templates take `<...>` where they are used.
         match &item.kind {
             ItemKind::Alias(a) => {
@@ -2670,6 +2764,25 @@ impl<'a> Parser<'a> {
                 });
             } else {
                 let ty = self.parse_type();
+                if self.at(Punct::LParen) && self.at_n(1, Punct::Star) {
+                    // `void (*f)(device const T*, short)`: valid C++ we cannot run yet.
+                    self.skip_balanced();
+                    if self.at(Punct::LParen) {
+                        self.skip_balanced();
+                    }
+                    self.report(
+                        Diagnostic::error(
+                            start.to(self.prev_span()),
+                            "function-pointer template parameters are not supported by this simulator yet",
+                        )
+                        .label("not supported")
+                        .help("pass a functor type instead (`typename Dequantize`, called as `Dequantize()(…)`)"),
+                    );
+                    // The declarator was read whole: no resynchronising needed.
+                    self.silent = false;
+                    self.refused_params = true;
+                    break;
+                }
                 let is_pack = self.eat(Punct::Ellipsis);
                 let Some((n, nsp)) = self.template_param_name(params.len()) else { break };
                 let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
@@ -2706,6 +2819,9 @@ impl<'a> Parser<'a> {
         let name = self.parse_path();
         let params = if self.at(Punct::LParen) { Some(self.parse_params()) } else { None };
         self.expect_semi("explicit instantiation");
+        if self.refused.contains(&name.last().ident.name) || self.names_refused(&ty) {
+            return Some(ItemKind::Empty);
+        }
         Some(ItemKind::ExplicitInstantiation { attrs: specs.attrs, ty, name, params })
     }
 

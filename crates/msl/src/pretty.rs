@@ -773,7 +773,11 @@ fn declarator_suffix(t: &TypeExpr, name: &str) -> String {
 }
 
 fn alias(a: &TypeAlias) -> String {
-    format!("using {} = {};", a.name.name, type_to_string(&a.ty))
+    let params = match &a.fn_params {
+        Some(ps) => format!("({})", ps.iter().map(param).collect::<Vec<_>>().join(", ")),
+        None => String::new(),
+    };
+    format!("using {} = {}{params};", a.name.name, type_to_string(&a.ty))
 }
 
 fn static_assert(cond: &Expr, message: Option<&str>) -> String {
@@ -1084,6 +1088,7 @@ fn erase_alias(a: &mut TypeAlias) {
     a.span = Span::default();
     a.name.span = Span::default();
     erase_type_spans(&mut a.ty);
+    a.fn_params.iter_mut().flatten().for_each(erase_param);
 }
 
 pub fn erase_stmt_spans(s: &mut Stmt) {

@@ -29,6 +29,9 @@ pub const VALUE_TRAITS: &[&str] = &[
     "negation_v",
     "_disjunction_v",
     "_conjunction_v",
+    // `<metal_simdgroup>`'s internal test of what SIMD-group functions take
+    // (libraries build their own traits on it).
+    "__is_valid_simdgroup_type_v",
 ];
 
 /// Value traits whose arguments are traits themselves (`disjunction<is_same<T,
@@ -129,6 +132,27 @@ pub fn value(name: &str, args: &[Arg]) -> Option<Result<ConstValue, String>> {
         "is_class_v" => one(&|t| matches!(t, Type::Struct(_))),
         // Constness is not part of a resolved type here.
         "is_const_v" => one(&|_| false),
+        "__is_valid_simdgroup_type_v" => one(&|t| {
+            let elem = match t {
+                Type::Scalar(s) => Some(*s),
+                Type::Vector { elem, .. } => Some(*elem),
+                _ => None,
+            };
+            // 64-bit integers, bfloat and bool are not among them.
+            elem.is_some_and(|s| {
+                matches!(
+                    s,
+                    Scalar::Float
+                        | Scalar::Half
+                        | Scalar::Int
+                        | Scalar::UInt
+                        | Scalar::Short
+                        | Scalar::UShort
+                        | Scalar::Char
+                        | Scalar::UChar
+                )
+            })
+        }),
         "vec_elements_v" => ty(args, 0, name).map(|t| ConstValue::Int(t.vector_len().unwrap_or(1) as i64)),
         _ => return None,
     })

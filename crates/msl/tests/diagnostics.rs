@@ -288,3 +288,51 @@ case!(
     threadgroup_initializers_are_not_applied,
     "struct Acc { float sum = 0.0f; };\nkernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_threadgroup]]) {\n  threadgroup float buf[32] = {0};\n  threadgroup Acc acc;\n  buf[i] = 1.0f;\n  acc.sum = 2.0f;\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  out[i] = buf[i] + acc.sum;\n}\n"
 );
+
+case!(
+    function_type_as_value_type,
+    r#"
+typedef void (body_t)(device float* out, uint i);
+struct holder {
+  typedef void inner_t(int);
+  float v;
+};
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  body_t b;
+  out[i] = 0.0f;
+}
+"#
+);
+
+case!(
+    reference_member_binding_errors,
+    r#"
+struct view {
+  device float &r;
+  threadgroup float &s;
+};
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  threadgroup float t[4];
+  float x = 1.0f;
+  view a{x, t[i]};
+  view b{out[i], {1.0f}};
+  view c;
+  out[i] = a.r + b.r + c.r;
+}
+"#
+);
+
+case!(
+    numeric_limits_of_an_unspecialized_struct,
+    r#"
+template <typename T> struct pair { T a; T b; };
+template <typename T> struct other { T a; };
+template <typename T>
+struct _numeric_limits_impl<pair<T>> {
+  static constexpr pair<T> max() { return pair<T>{numeric_limits<T>::max(), numeric_limits<T>::max()}; }
+};
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = numeric_limits<pair<float>>::max().a + numeric_limits<other<float>>::max().a;
+}
+"#
+);

@@ -59,6 +59,17 @@ impl<'a> Checker<'a, '_> {
                     None => None,
                 };
                 let hargs = self.args(args)?;
+                // `r.op(a, b)` with `op` a data member holding a functor.
+                if let (Type::Struct(sid), None) = (&b.ty, &explicit) {
+                    let sid = *sid;
+                    let field = self.tables.struct_def(sid).fields.iter().position(|f| *f.name == *name.name);
+                    let field =
+                        field.filter(|&i| !self.has_method(sid, &name.name) && Self::is_class(&self.tables.struct_def(sid).fields[i].ty));
+                    if let Some(idx) = field {
+                        let obj = self.field_expr(b, sid, idx, callee.span);
+                        return self.call_object(obj, hargs, span);
+                    }
+                }
                 self.method_call_targs(b, name, explicit, hargs, span)
             }
             A::Name(path) => self.named_call(path, args, span),
@@ -92,6 +103,25 @@ impl<'a> Checker<'a, '_> {
         ok.then_some(out)
     }
 
+    /// Functions `name` declared after the current template's definition
+    /// that argument-dependent lookup finds for `args` (not in `have`).
+    fn later_argument_dependent(&mut self, name: &str, args: &[ast::Expr], have: &[usize]) -> Vec<usize> {
+        let later = self
+            .by_name
+            .get(name)
+            .is_some_and(|all| all.iter().any(|&d| d >= self.env.visible && !have.contains(&d) && self.is_function_decl(d)));
+        if !later || args.iter().any(|a| matches!(a.kind, A::InitList(_))) {
+            return Vec::new();
+        }
+        // The argument types only; the call checks the arguments again.
+        let mark = self.diag_mark();
+        let tys: Vec<Type> = args.iter().filter_map(|a| self.expr(a).map(|h| h.ty)).collect();
+        self.diag_rollback(mark);
+        let mut found = self.argument_dependent(name, tys.iter());
+        found.retain(|d| !have.contains(d));
+        found
+    }
+
     fn named_call(&mut self, path: &ast::Path, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
         let segs = &path.segments;
         let (segs, in_metal) = if segs.len() > 1 && &*segs[0].ident.name == "metal" { (&segs[1..], true) } else { (&segs[..], false) };
@@ -101,6 +131,15 @@ impl<'a> Checker<'a, '_> {
         if prefix.len() == 1 && &*prefix[0].ident.name == "numeric_limits" {
             let targs = prefix[0].template_args.as_ref()?;
             let t = self.template_args(targs)?;
+            // `numeric_limits<indexed<float>>::max()`: the library's
+            // specialization of `_numeric_limits_impl` for its own type.
+            if !matches!(t.as_slice(), [TArg::Type(Type::Scalar(_))]) && self.limits_specialized(&t) {
+                let mut impl_path = path.clone();
+                impl_path.global = false;
+                impl_path.segments = segs.to_vec();
+                impl_path.segments[0].ident.name = Rc::from(super::templates::LIMITS_IMPL);
+                return self.named_call(&impl_path, args, span);
+            }
             return self.numeric_limits(&t, name, span);
         }
         // metal::fast::exp / metal::precise::sqrt
@@ -173,7 +212,10 @@ impl<'a> Checker<'a, '_> {
             }
             found
         };
-        let funcs: Vec<usize> = decls.iter().copied().filter(|&d| self.is_function_decl(d)).collect();
+        let mut funcs: Vec<usize> = decls.iter().copied().filter(|&d| self.is_function_decl(d)).collect();
+        if prefix.is_empty() && !in_metal {
+            funcs.extend(self.later_argument_dependent(name, args, &funcs));
+        }
         if !funcs.is_empty() {
             if args.iter().any(|a| matches!(a.kind, A::InitList(_))) {
                 let explicit = match &last.template_args {
@@ -747,7 +789,8 @@ impl<'a> Checker<'a, '_> {
 
     /// A call of a checked function; one returning a reference is
     /// dereferenced, so the call can be assigned to and passed on by reference.
-    pub(crate) fn call_expr(&self, func: FuncId, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+    pub(crate) fn call_expr(&mut self, func: FuncId, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+        self.use_function(func);
         let ret = self.functions[func.0 as usize].as_ref()?.ret.clone();
         let call = mk(H::Call { func, args }, ret.clone(), span);
         match ret {
@@ -1414,6 +1457,12 @@ impl<'a> Checker<'a, '_> {
 
     fn numeric_limits(&mut self, targs: &[TArg], member: &str, span: Span) -> Option<hir::Expr> {
         let [TArg::Type(Type::Scalar(s))] = targs else {
+            if let [TArg::Type(t)] = targs {
+                let n = self.ty_name(t);
+                self.error(span, format!("`numeric_limits<{n}>` is not defined: `{n}` is not a scalar type"))
+                    .help("specialize `_numeric_limits_impl` for it, as `<metal_limits>` does for the scalar types");
+                return None;
+            }
             self.error(span, "`numeric_limits<T>` needs one scalar type");
             return None;
         };

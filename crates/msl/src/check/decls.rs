@@ -32,11 +32,18 @@ impl<'a> Checker<'a, '_> {
                     self.global_var(v);
                 }
             }
-            ItemKind::Alias(a) => {
-                if let Some(q) = self.resolve_type(&a.ty) {
-                    self.add_decl(a.name.name.clone(), DeclKind::Alias(q.ty), a.name.span);
+            ItemKind::Alias(a) => match &a.fn_params {
+                Some(params) => {
+                    if let Some(sig) = self.declared_signature(&a.ty, params) {
+                        self.add_decl(a.name.name.clone(), DeclKind::FunctionType(sig), a.name.span);
+                    }
                 }
-            }
+                None => {
+                    if let Some(q) = self.resolve_type(&a.ty) {
+                        self.add_decl(a.name.name.clone(), DeclKind::Alias(q.ty), a.name.span);
+                    }
+                }
+            },
             ItemKind::Namespace { name, items } => {
                 if let Some(n) = name {
                     self.add_decl(n.name.clone(), DeclKind::Namespace, n.span);
@@ -230,24 +237,35 @@ impl<'a> Checker<'a, '_> {
         };
         let host = host_name(attrs);
         let is_kernel = attrs.iter().any(|a| &*a.name.name == "kernel");
-        if let Some(params) = params {
-            // `template void k(float x);`: the template whose signature this
-            // is, with its arguments deduced from the parameter types.
-            let Some(own) = self.declared_signature(ret, params) else { return };
+        // `template void k(float x);` or `template kernel k_t k<float>;` with
+        // `k_t` a function type: the template whose signature this is, with
+        // its arguments deduced from the parameter types.
+        let own = match params {
+            Some(params) => match self.declared_signature(ret, params) {
+                Some(sig) => Some((sig, None)),
+                None => return,
+            },
+            None => self.function_type_named(ret).map(|(sig, at)| (sig, Some(at))),
+        };
+        if let Some((own, typedef_at)) = own {
             let found = self.templates_for_signature(&templates, &explicit, &own, false, seg.ident.span);
             let Some((d, targs)) = found.into_iter().next() else {
                 let shown: Vec<String> = own.params.iter().map(|t| self.ty_name(t)).collect();
-                self.error(
-                    seg.ident.span,
-                    format!(
-                        "no template `{}` declared above takes ({}) and returns `{}`, so this cannot instantiate one",
-                        name.plain_name(),
-                        shown.join(", "),
-                        self.ty_name(&own.ret)
-                    ),
-                )
-                .secondary(self.decls[last].span, "a template of that name")
-                .help("the parameter and return types must be the template's, with its parameters replaced by the arguments");
+                let mut d = self
+                    .error(
+                        seg.ident.span,
+                        format!(
+                            "no template `{}` declared above takes ({}) and returns `{}`, so this cannot instantiate one",
+                            name.plain_name(),
+                            shown.join(", "),
+                            self.ty_name(&own.ret)
+                        ),
+                    )
+                    .secondary(self.decls[last].span, "a template of that name");
+                if let Some(at) = typedef_at {
+                    d = d.secondary(at, "the function type this instantiation declares");
+                }
+                drop(d.help("the parameter and return types must be the template's, with its parameters replaced by the arguments"));
                 return;
             };
             self.instantiate_function(d, targs, span, host.map(|h| (h, is_kernel)), None);
@@ -270,6 +288,13 @@ impl<'a> Checker<'a, '_> {
             }
         };
         self.instantiate_function(d, targs, span, host.map(|h| (h, is_kernel)), None);
+    }
+
+    /// Function types are only for explicit instantiations at namespace
+    /// scope; inside a struct or a function there is nothing to instantiate.
+    pub(crate) fn refuse_function_type(&mut self, a: &ast::TypeAlias) {
+        self.error(a.name.span, format!("function type `{}` declared here is not supported by this simulator", a.name.name))
+            .help("declare function types at namespace scope, where explicit instantiations can use them");
     }
 
     // ----- functions -------------------------------------------------------
@@ -357,6 +382,27 @@ impl<'a> Checker<'a, '_> {
 
     /// The signature written in a declaration without a body (an explicit
     /// instantiation's `void k(const device float* in, uint i)`).
+    /// The signature a function-type alias (`typedef void (k_t)(…);`)
+    /// names, when `te` is one.
+    fn function_type_named(&mut self, te: &ast::TypeExpr) -> Option<(Signature, Span)> {
+        let ast::TypeExprKind::Named { path, .. } = &te.kind else { return None };
+        if path.segments.iter().any(|s| s.template_args.is_some()) {
+            return None;
+        }
+        let seg = path.last();
+        let decls = if path.segments.len() == 1 {
+            self.lookup_global(&seg.ident.name)
+        } else {
+            let scope: Vec<Rc<str>> = path.segments[..path.segments.len() - 1].iter().map(|s| s.ident.name.clone()).collect();
+            self.lookup_in(&scope, &seg.ident.name)
+        };
+        let d = *decls.last()?;
+        match &self.decls[d].kind {
+            DeclKind::FunctionType(sig) => Some((sig.clone(), self.decls[d].span)),
+            _ => None,
+        }
+    }
+
     fn declared_signature(&mut self, ret: &ast::TypeExpr, params: &[ast::Param]) -> Option<Signature> {
         let ret = self.resolve_type(ret)?.ty;
         let mut out = Vec::new();
@@ -928,11 +974,22 @@ impl<'a> Checker<'a, '_> {
                     if q.space.is_some() {
                         self.error(v.ty.span, "struct members cannot have an address space (only pointer members can point into one)");
                     }
-                    if matches!(q.ty, Type::Reference { .. }) {
-                        self.error(v.ty.span, "reference members (`T& name;` in a struct) are not supported by this simulator yet")
-                            .help("hold a pointer instead (`constant T* name;`) and dereference it");
-                        continue;
-                    }
+                    let q = match q.ty {
+                        Type::Reference { referee, space, is_const } => {
+                            if s.is_union {
+                                self.error(v.ty.span, "a union cannot have a reference member");
+                                continue;
+                            }
+                            if v.init.is_some() {
+                                self.error(v.ty.span, "default values of reference members are not supported by this simulator yet")
+                                    .help("bind the reference where the struct is made (`S{…, x}`) instead");
+                                continue;
+                            }
+                            self.structs[sid.0 as usize].ref_fields.push(fields.len() as u32);
+                            super::typeexpr::QualType { ty: Type::Pointer { pointee: referee, space, is_const }, ..q }
+                        }
+                        _ => q,
+                    };
                     if let Some(init) = &v.init {
                         let field = fields.len() as u32;
                         self.structs[sid.0 as usize].member_defaults.push(super::meminit::MemberDefault { field, init, reported: false });
@@ -953,6 +1010,7 @@ impl<'a> Checker<'a, '_> {
                         self.structs[sid.0 as usize].statics.push((v.name.name.clone(), q.ty, h));
                     }
                 }
+                ast::MemberKind::Alias(a) if a.fn_params.is_some() => self.refuse_function_type(a),
                 ast::MemberKind::Alias(a) => {
                     if let Some(q) = self.resolve_type(&a.ty) {
                         self.add_decl(a.name.name.clone(), DeclKind::Alias(q.ty.clone()), a.name.span);
@@ -1011,8 +1069,13 @@ impl<'a> Checker<'a, '_> {
             self.function_item(f);
         }
         let waiting = std::mem::replace(&mut self.deferred_bodies, outer).unwrap_or_default();
+        let instance = self.struct_instance_of.contains_key(&sid);
         for (f, id, sig) in waiting {
-            self.function_body(f, id, &sig, f.name.last().ident.name.to_string(), None, None);
+            if instance {
+                self.lazy_bodies.insert(id, ((f, id, sig), self.env.clone()));
+            } else {
+                self.function_body(f, id, &sig, f.name.last().ident.name.to_string(), None, None);
+            }
         }
         // Member function bodies see every member, whatever its order:
         // member function templates included (C++'s complete-class context).

@@ -915,6 +915,20 @@ impl<'a> Checker<'a, '_> {
         // {…};` or `: v{…}`), which with_member_inits spells `this->v = {…}`:
         // initialization, not the array assignment C++ forbids.
         let member_init = matches!(&lhs.kind, A::Member { base, arrow: true, .. } if matches!(base.kind, A::This));
+        // A reference member named in a constructor's member initializer
+        // list is bound there (with_member_inits gives `this` the member
+        // name's span; `this->r = x` written in a body assigns through).
+        if let (None, A::Member { base, name, .. }, H::Deref(slot)) = (op, &lhs.kind, &l.kind) {
+            if let (true, H::Field { base: obj, field }) = (member_init && base.span == name.span, &slot.kind) {
+                if let Type::Struct(sid) = obj.ty {
+                    if self.is_ref_field(sid, *field as usize) {
+                        let slot = (**slot).clone();
+                        let v = self.bind_ref_field(sid, *field as usize, rhs)?;
+                        return Some(mk(H::Assign { place: bx(slot.clone()), value: bx(v) }, slot.ty, span));
+                    }
+                }
+            }
+        }
         if op.is_none() && member_init && matches!(l.ty, Type::Array { .. }) && matches!(rhs.kind, A::InitList(_)) {
             let ty = l.ty.clone();
             let v = self.coerce_ast(rhs, &ty, "the initializer")?;
@@ -1052,8 +1066,7 @@ impl<'a> Checker<'a, '_> {
             Type::Struct(sid) => {
                 let def = self.tables.struct_def(sid);
                 if let Some(idx) = def.fields.iter().position(|f| *f.name == *name.name) {
-                    let fty = def.fields[idx].ty.clone();
-                    return Some(mk(H::Field { base: bx(b), field: idx as u32 }, fty, span));
+                    return Some(self.field_expr(b, sid, idx, span));
                 }
                 if let Some((_, _, h)) = self.structs[sid.0 as usize].statics.iter().find(|(n, _, _)| **n == *name.name) {
                     let mut h = h.clone();
@@ -1461,6 +1474,9 @@ impl<'a> Checker<'a, '_> {
                     if h.ty == *ty {
                         return Some(h);
                     }
+                    if self.is_ref_field(*sid, 0) {
+                        return self.struct_list_rest(ty, &fields, Vec::new(), items, span);
+                    }
                     // Otherwise it is the first field's value, converted
                     // like any other (an array decays for a pointer field).
                     let h = match fields.first() {
@@ -1598,13 +1614,24 @@ impl<'a> Checker<'a, '_> {
             );
             return None;
         }
-        for (i, it) in items.iter().enumerate() {
-            let fty = fields[out.len()].clone();
-            let _ = i;
+        let sid = match ty {
+            Type::Struct(sid) => Some(*sid),
+            _ => None,
+        };
+        for it in items {
+            let idx = out.len();
+            if let Some(sid) = sid.filter(|&s| self.is_ref_field(s, idx)) {
+                out.push(self.bind_ref_field(sid, idx, it)?);
+                continue;
+            }
+            let fty = fields[idx].clone();
             out.push(self.list_item(it, &fty)?);
         }
-        if let Type::Struct(sid) = ty {
-            let rest = self.member_values_after(*sid, out.len(), span);
+        if let Some(sid) = sid {
+            if self.check_refs_bound(sid, out.len(), span).is_some() {
+                return None;
+            }
+            let rest = self.member_values_after(sid, out.len(), span);
             out.extend(rest);
         }
         Some(mk(H::Aggregate(out), ty.clone(), span))
@@ -1710,6 +1737,18 @@ impl<'a> Checker<'a, '_> {
             }
         };
         mk(H::Global(gid), ty, span)
+    }
+
+    /// A call of `callee` is being made: a static member function of a
+    /// template instance gets its body now (see `lazy_bodies`).
+    pub(crate) fn use_function(&mut self, callee: hir::FuncId) {
+        if let Some(((f, id, sig), env)) = self.lazy_bodies.remove(&callee) {
+            let saved_env = std::mem::replace(&mut self.env, env);
+            let saved_fs = self.fs.take();
+            self.function_body(f, id, &sig, f.name.last().ident.name.to_string(), None, None);
+            self.fs = saved_fs;
+            self.env = saved_env;
+        }
     }
 }
 

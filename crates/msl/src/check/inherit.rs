@@ -142,8 +142,7 @@ impl<'a> Checker<'a, '_> {
         let span = obj.span;
         for &idx in path {
             let Type::Struct(sid) = obj.ty else { break };
-            let fty = self.tables.struct_def(sid).fields[idx as usize].ty.clone();
-            obj = mk(H::Field { base: Box::new(obj), field: idx }, fty, span);
+            obj = self.field_expr(obj, sid, idx as usize, span);
         }
         obj
     }

@@ -24,6 +24,7 @@ mod operators;
 mod ordering;
 mod packs;
 mod rangefor;
+mod refmembers;
 mod stmt;
 mod templates;
 mod traitcalls;
@@ -142,6 +143,9 @@ pub(crate) enum DeclKind<'a> {
         value: i64,
     },
     Alias(Type),
+    /// `typedef void (k_t)(device float*);`: a function type, which only
+    /// an explicit instantiation may use.
+    FunctionType(decls::Signature),
     Global(hir::GlobalId),
     /// A struct's `static constexpr` member, by value.
     Constant(hir::Expr),
@@ -225,6 +229,8 @@ pub(crate) struct StructInfo<'a> {
     pub needs_init: bool,
     /// The environment default member initializers are checked in.
     pub init_env: Option<Env>,
+    /// Indices of reference members (stored as pointers; see refmembers.rs).
+    pub ref_fields: Vec<u32>,
 }
 
 /// One block scope: its locals in declaration order, plus an index so that
@@ -378,6 +384,10 @@ pub(crate) struct Checker<'a, 'd> {
     /// While a struct's static member functions are declared, their bodies
     /// wait here so each body sees all of them (C++'s complete-class context).
     pub deferred_bodies: Option<Vec<DeferredBody<'a>>>,
+    /// Static member functions of template instances, checked on their
+    /// first call (C++ instantiates a member of a class template only when
+    /// it is used: `Max<indexed<T>>::simd_op` is never called).
+    pub lazy_bodies: HashMap<FuncId, (DeferredBody<'a>, Env)>,
 }
 
 /// A function body to check once its siblings are declared.
@@ -403,6 +413,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             kernel_names: HashMap::default(),
             inst_depth: 0,
             deferred_bodies: None,
+            lazy_bodies: HashMap::default(),
             env: Env::default(),
             fs: None,
             undefined_calls: Vec::new(),

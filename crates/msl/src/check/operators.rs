@@ -73,20 +73,36 @@ impl Checker<'_, '_> {
     /// whose own `operator*` hides the global one).
     fn free_operator_candidates(&self, name: &str, args: &[hir::Expr]) -> Vec<usize> {
         let mut funcs: Vec<usize> = self.lookup_global(name);
-        for a in args {
-            if let Type::Struct(sid) = a.ty.strip_ref() {
-                let scope = &self.structs[sid.0 as usize].scope;
-                let home = &scope[..scope.len().saturating_sub(1)];
-                for d in self.lookup_in(home, name) {
-                    if !funcs.contains(&d) {
-                        funcs.push(d);
-                    }
-                }
+        for d in self.argument_dependent(name, args.iter().map(|a| &a.ty)) {
+            if !funcs.contains(&d) {
+                funcs.push(d);
             }
         }
         funcs.retain(|&d| self.is_function_decl(d));
         funcs.sort_unstable();
         funcs
+    }
+
+    /// Functions `name` that C++'s argument-dependent lookup adds for
+    /// arguments of these types: those in the namespace where a struct
+    /// argument's type was declared, including ones declared after a
+    /// template's definition but before this point of instantiation
+    /// (candle's `simd_shuffle_down(RMS<T>, ushort)`, declared after the
+    /// reducer template that calls it).
+    pub(crate) fn argument_dependent<'t>(&self, name: &str, tys: impl Iterator<Item = &'t Type>) -> Vec<usize> {
+        let Some(all) = self.by_name.get(name) else { return Vec::new() };
+        let mut out = Vec::new();
+        for t in tys {
+            let Type::Struct(sid) = t.strip_ref() else { continue };
+            let scope = &self.structs[sid.0 as usize].scope;
+            let home = &scope[..scope.len().saturating_sub(1)];
+            for &d in all {
+                if self.decls[d].scope.as_slice() == home && self.is_function_decl(d) && !out.contains(&d) {
+                    out.push(d);
+                }
+            }
+        }
+        out
     }
 
     /// Each struct operand through its conversion operator to a scalar

@@ -236,6 +236,7 @@ impl<'a> Checker<'a, '_> {
                     }
                 }
             }
+            StmtKind::Alias(a) if a.fn_params.is_some() => self.refuse_function_type(a),
             StmtKind::Alias(a) => {
                 if let Some(q) = self.resolve_type(&a.ty) {
                     // Local aliases are visible to the rest of the function;
@@ -463,13 +464,18 @@ impl<'a> Checker<'a, '_> {
         Some(q)
     }
 
+    /// Declare a local whose declaration failed, so that its uses don't
+    /// cascade into errors.
+    fn declare_poisoned(&mut self, name: &ast::Ident) {
+        if let Some(id) = self.declare_local(name, Type::Void, AddressSpace::Thread, false) {
+            self.fs.as_mut().expect("in function").poisoned.insert(id);
+        }
+    }
+
     fn local_decl(&mut self, v: &ast::VarDecl) -> Option<hir::Stmt> {
         let q = if mentions_auto(&v.ty) { self.auto_type(v) } else { self.resolve_type(&v.ty) };
         let Some(q) = q else {
-            // Declare the name anyway so its uses don't cascade into errors.
-            if let Some(id) = self.declare_local(&v.name, Type::Void, AddressSpace::Thread, false) {
-                self.fs.as_mut().expect("in function").poisoned.insert(id);
-            }
+            self.declare_poisoned(&v.name);
             return None;
         };
         let is_const = q.is_const || v.is_constexpr;
@@ -537,6 +543,11 @@ impl<'a> Checker<'a, '_> {
                 }
                 if matches!(ty, Type::Reference { .. }) {
                     self.error(v.span, "a reference must be initialized");
+                    return None;
+                }
+                if let Some(sid) = self.has_ref_member(&ty).filter(|&s| !self.has_constructors(s)) {
+                    self.check_refs_bound(sid, 0, v.span);
+                    self.declare_poisoned(&v.name);
                     return None;
                 }
                 if matches!(ty, Type::Array { len: 0, .. }) {
@@ -635,30 +646,7 @@ impl<'a> Checker<'a, '_> {
             self.error(span, "initialize a reference with `= variable`");
             return None;
         };
-        let h = self.expr(e)?;
-        let h = if h.is_place() { self.upcast(h, referee).unwrap_or_else(|h| h) } else { h };
-        if !h.is_place() || h.ty != *referee {
-            let n = self.ty_name(referee);
-            self.error(e.span, format!("a `{n}&` reference must refer to a variable of type `{n}`"));
-            return None;
-        }
-        let (pspace, pconst) = self.place_info(&h);
-        if pspace != space {
-            self.error(
-                e.span,
-                format!("this reference is to `{}` memory but the variable is in `{}` memory", space.keyword(), pspace.keyword()),
-            );
-            return None;
-        }
-        // `constant` memory is read-only: a `constant T&` is const whether
-        // or not it says so.
-        let is_const = is_const || space == AddressSpace::Constant;
-        if pconst && !is_const {
-            self.error(e.span, "a non-const reference cannot refer to a const variable").help("declare the reference `const`");
-            return None;
-        }
-        let ty = Type::Pointer { pointee: Box::new(referee.clone()), space, is_const };
-        Some(hir::Expr { kind: ExprKind::AddrOf(Box::new(h)), ty, span: e.span })
+        self.bind_reference(e, referee, space, is_const)
     }
 
     /// Initializer for a variable of type `ty`; fills in the length of `T x[]`.

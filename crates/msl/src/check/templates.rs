@@ -10,6 +10,10 @@ use crate::source::Span;
 use crate::types::Type;
 use std::rc::Rc;
 
+/// The template behind `<metal_limits>`' `numeric_limits` (see
+/// `declare_limits_primary`).
+pub(crate) const LIMITS_IMPL: &str = "_numeric_limits_impl";
+
 impl<'a> Checker<'a, '_> {
     /// A function template declared again in the same scope with the same
     /// signature (a forward declaration, then the definition — PyTorch's
@@ -73,9 +77,34 @@ impl<'a> Checker<'a, '_> {
     /// `template <class T> struct S<complex_t<T>> {...}`: a partial
     /// specialization, used for the arguments its pattern matches.
     pub(crate) fn struct_partial_specialization(&mut self, params: &'a [ast::TemplateParam], s: &'a ast::Struct) {
+        self.declare_limits_primary(params, s);
         let Some(d) = self.primary_template(&s.name, "struct", |k| matches!(k, DeclKind::StructTemplate { .. })) else { return };
         let env = Env { visible: self.decls.len(), ..self.env.clone() };
         self.struct_partial_specs.entry(d).or_default().push((params, s, env));
+    }
+
+    /// `<metal_limits>` builds `numeric_limits<T>` on an internal template,
+    /// `_numeric_limits_impl<T>`, which libraries specialize for their own
+    /// types. Its primary is declared on first use; its body is never used
+    /// (numeric_limits of a scalar is built in, of anything else it is the
+    /// specialization's).
+    fn declare_limits_primary(&mut self, params: &'a [ast::TemplateParam], s: &'a ast::Struct) {
+        if &*s.name.name != LIMITS_IMPL || self.limits_impl().is_some() {
+            return;
+        }
+        self.add_decl(s.name.name.clone(), DeclKind::StructTemplate { ast: s, params }, s.name.span);
+    }
+
+    /// The `_numeric_limits_impl` template, once a library specialized it.
+    fn limits_impl(&self) -> Option<DeclId> {
+        self.lookup_global(LIMITS_IMPL).into_iter().rev().find(|&d| matches!(self.decls[d].kind, DeclKind::StructTemplate { .. }))
+    }
+
+    /// Whether a library specialized `_numeric_limits_impl` for `targs`
+    /// (the primary's body is never instantiated).
+    pub(crate) fn limits_specialized(&mut self, targs: &[TArg]) -> bool {
+        let Some(d) = self.limits_impl() else { return false };
+        self.struct_specs.contains_key(&(d, targs.to_vec())) || self.matching_partial_spec(d, targs).is_some()
     }
 
     /// The partial specialization of struct template `d` whose pattern

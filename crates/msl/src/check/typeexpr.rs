@@ -249,6 +249,12 @@ impl<'a> Checker<'a, '_> {
             }
             DeclKind::Enum(id) => Some(Type::Enum(id)),
             DeclKind::Alias(t) => Some(t),
+            DeclKind::FunctionType(_) => {
+                self.error(span, format!("`{name}` is a function type; only an explicit instantiation can be declared with it"))
+                    .secondary(self.decls[d].span, "declared here")
+                    .help(format!("e.g. `template [[host_name(\"k_f32\")]] kernel {name} k<float>;`"));
+                None
+            }
             DeclKind::AliasTemplate { .. } => {
                 let Some(args) = &seg.template_args else {
                     self.error(span, format!("`{name}` is an alias template: give its arguments, e.g. `{name}<float>`"));

@@ -1,0 +1,19 @@
+// UNSUPPORTED: function-pointer template parameters. Valid Metal (a kernel
+// template takes the function that decodes one block, as candle's
+// quantized.metal does); the simulator reports it as not supported yet and
+// drops the template and its instantiations without further errors.
+#include <metal_stdlib>
+using namespace metal;
+
+void halve(device const float *src, short k, thread float &v) { v = src[k] * 0.5f; }
+
+template <short N, void (*decode)(device const float *, short, thread float &)>
+kernel void decode_rows(device const float *src [[buffer(0)]], device float *dst [[buffer(1)]],
+                        uint i [[thread_position_in_grid]]) {
+  float v;
+  decode(src + i * N, short(i % N), v);
+  dst[i] = v;
+}
+
+typedef decltype(decode_rows<4, halve>) decode_t;
+template [[host_name("decode_halves")]] kernel decode_t decode_rows<4, halve>;

@@ -145,6 +145,12 @@ def candle_cases():
                       {"x": xs, "dst": np.zeros((rows, ncols), np.uint32), "ncols": i64([ncols]), "ncols_pad": i64([pad])},
                       ["dst"], lambda a: [np.argsort(a["x"], axis=1).astype(np.uint32)], tol=(0, 0),
                       flags=["--threadgroup-memory", f"0={pad * 4}"]))
+    xd = RNG.standard_normal((2, 21)).astype(np.float16)
+    cases.append(Case("candle", "sort.metal", "asort_desc_f16", "argsort descending, half (bitonic, 32 padded slots)",
+                      [32, 2], [32, 1],
+                      {"x": xd, "dst": np.zeros((2, 21), np.uint32), "ncols": i64([21]), "ncols_pad": i64([32])},
+                      ["dst"], lambda a: [np.argsort(-a["x"].astype(np.float32), axis=1, kind="stable").astype(np.uint32)],
+                      tol=(0, 0), flags=["--threadgroup-memory", "0=128"]))
     cases.append(Case("candle", "fill.metal", "fill_f32", "fill",
                       [n], [16],
                       {"out": np.zeros(n, np.float32), "value": scalar(2.5, np.float32), "numel": u64([n])},

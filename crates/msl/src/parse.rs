@@ -884,7 +884,9 @@ impl<'a> Parser<'a> {
                 *is_const || *is_volatile || addr_space.is_some() || self.is_type_name(&path.last().ident.name)
             }
             TypeExprKind::Decltype { .. } => true,
-            TypeExprKind::Pointer { .. } | TypeExprKind::Reference { .. } | TypeExprKind::Array { .. } => true,
+            TypeExprKind::Pointer { .. } | TypeExprKind::Reference { .. } | TypeExprKind::Array { .. } | TypeExprKind::Function { .. } => {
+                true
+            }
         }
     }
 
@@ -943,10 +945,49 @@ impl<'a> Parser<'a> {
         self.split = Some((self.pos, nt));
     }
 
-    /// A full type without a declarator name: specifiers, base, `*`, `&`.
+    /// A full type without a declarator name: specifiers, base, `*`, `&`,
+    /// and an abstract function pointer declarator `(*)(P1, P2)`.
     fn parse_type(&mut self) -> TypeExpr {
         let base = self.parse_base_type(&mut None);
-        self.parse_ptr_ops(base)
+        let ty = self.parse_ptr_ops(base);
+        if self.at_fn_ptr_declarator(false) {
+            return self.parse_fn_ptr_declarator(ty).0;
+        }
+        ty
+    }
+
+    /// At `(*)(` (abstract) or `(*name)(` (`named`): a pointer-to-function
+    /// declarator after its return type.
+    fn at_fn_ptr_declarator(&self, named: bool) -> bool {
+        if !(self.at(Punct::LParen) && self.at_n(1, Punct::Star)) {
+            return false;
+        }
+        if named {
+            self.tok(2).ident().is_some_and(|n| !Self::is_reserved(n)) && self.at_n(3, Punct::RParen) && self.at_n(4, Punct::LParen)
+        } else {
+            self.at_n(2, Punct::RParen) && self.at_n(3, Punct::LParen)
+        }
+    }
+
+    /// `(*name)(P1, P2)` or `(*)(P1, P2)` after return type `ret` (see
+    /// `at_fn_ptr_declarator`): the pointer-to-function type and the name.
+    fn parse_fn_ptr_declarator(&mut self, ret: TypeExpr) -> (TypeExpr, Option<Ident>) {
+        let open = self.bump();
+        let star = self.bump();
+        let name = match self.tok(0).ident() {
+            Some(n) => {
+                let n = Rc::<str>::from(n);
+                let sp = self.bump();
+                Some(Ident { name: n, span: sp })
+            }
+            None => None,
+        };
+        self.expect_close(Punct::RParen, open);
+        let params = if self.at(Punct::LParen) { self.parse_params() } else { Vec::new() };
+        let span = ret.span.to(star).to(self.prev_span());
+        let func =
+            TypeExpr { kind: TypeExprKind::Function { ret: Box::new(ret), params: params.into_iter().map(|p| p.ty).collect() }, span };
+        (TypeExpr { kind: TypeExprKind::Pointer { pointee: Box::new(func), is_const: false }, span }, name)
     }
 
     /// `*`, `* const`, `&` after a base type.
@@ -2012,7 +2053,7 @@ impl<'a> Parser<'a> {
             .attempt(|p| {
                 let ty = p.parse_base_type(&mut None);
                 let _ = p.parse_ptr_ops(ty);
-                if p.tok(0).ident().is_none_or(Self::is_reserved) {
+                if !p.at_fn_ptr_declarator(true) && p.tok(0).ident().is_none_or(Self::is_reserved) {
                     p.tentative_failed = true;
                 }
             })
@@ -2163,6 +2204,13 @@ impl<'a> Parser<'a> {
         self.bump(); // typedef
         let base = self.parse_base_type(&mut None);
         let ty = self.parse_ptr_ops(base);
+        if self.at_fn_ptr_declarator(true) {
+            let (ty, name) = self.parse_fn_ptr_declarator(ty);
+            let name = name?;
+            self.expect_semi("typedef");
+            self.declare_type(&name.name);
+            return Some(TypeAlias { name, ty, span: start.to(self.prev_span()) });
+        }
         let Some(name) = self.tok(0).ident().map(Rc::<str>::from) else {
             self.error_here("a name for the typedef");
             return None;
@@ -2192,16 +2240,22 @@ impl<'a> Parser<'a> {
                 Some(f) => f,
                 None => {
                     let ty = self.parse_ptr_ops(specs.ty.clone());
-                    let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
-                        self.error_here("a variable name");
-                        return out;
-                    };
-                    if Self::is_reserved(&n) {
-                        self.error_here("a variable name");
-                        return out;
+                    if self.at_fn_ptr_declarator(true) {
+                        let (ty, name) = self.parse_fn_ptr_declarator(ty);
+                        let Some(name) = name else { return out };
+                        (ty, name)
+                    } else {
+                        let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
+                            self.error_here("a variable name");
+                            return out;
+                        };
+                        if Self::is_reserved(&n) {
+                            self.error_here("a variable name");
+                            return out;
+                        }
+                        let nsp = self.bump();
+                        (ty, Ident { name: n, span: nsp })
                     }
-                    let nsp = self.bump();
-                    (ty, Ident { name: n, span: nsp })
                 }
             };
             let mut attrs = specs.attrs.clone();
@@ -2493,6 +2547,16 @@ impl<'a> Parser<'a> {
             let ty = self.parse_ptr_ops(base);
             let is_pack = self.eat(Punct::Ellipsis);
             let mut attrs = specs.attrs;
+            // `R (*name)(P1, P2)`: a pointer to a function.
+            if self.at_fn_ptr_declarator(true) || self.at_fn_ptr_declarator(false) {
+                let (ty, name) = self.parse_fn_ptr_declarator(ty);
+                let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
+                params.push(Param { ty, is_pack, name, attrs, default, span: start.to(self.prev_span()) });
+                if self.silent || !self.eat(Punct::Comma) {
+                    break;
+                }
+                continue;
+            }
             // `T (&name)[N]`: a reference to an array.
             if self.at(Punct::LParen) && self.at_n(1, Punct::Amp) && self.tok(2).ident().is_some() && self.at_n(3, Punct::RParen) {
                 self.bump();
@@ -2670,8 +2734,14 @@ impl<'a> Parser<'a> {
                 });
             } else {
                 let ty = self.parse_type();
+                // `R (*name)(P1, P2)`: a function pointer value parameter.
+                let (ty, fn_name) = if self.at_fn_ptr_declarator(true) { self.parse_fn_ptr_declarator(ty) } else { (ty, None) };
                 let is_pack = self.eat(Punct::Ellipsis);
-                let Some((n, nsp)) = self.template_param_name(params.len()) else { break };
+                let named = match fn_name {
+                    Some(n) => Some((n.name, n.span)),
+                    None => self.template_param_name(params.len()),
+                };
+                let Some((n, nsp)) = named else { break };
                 let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
                 params.push(TemplateParam {
                     name: Ident { name: n, span: nsp },

@@ -1426,7 +1426,9 @@ impl<'a> Checker<'a, '_> {
     fn make_filled(&mut self, targs: Option<&[ast::TemplateArg]>, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
         let t = self.single_type_arg(targs, "make_filled_simdgroup_matrix", span)?;
         let elem = match t.as_slice() {
+            // The row count defaults to the column count (`<float, 8>`).
             [TArg::Type(Type::Scalar(s)), TArg::Value(r, _), TArg::Value(c, _)] if r.as_i64() == 8 && c.as_i64() == 8 && s.is_float() => *s,
+            [TArg::Type(Type::Scalar(s)), TArg::Value(c, _)] if c.as_i64() == 8 && s.is_float() => *s,
             _ => {
                 self.error(span, "use `make_filled_simdgroup_matrix<T, 8, 8>(value)` with T = float, half or bfloat");
                 return None;

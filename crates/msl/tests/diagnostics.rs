@@ -288,3 +288,55 @@ case!(
     threadgroup_initializers_are_not_applied,
     "struct Acc { float sum = 0.0f; };\nkernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_threadgroup]]) {\n  threadgroup float buf[32] = {0};\n  threadgroup Acc acc;\n  buf[i] = 1.0f;\n  acc.sum = 2.0f;\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  out[i] = buf[i] + acc.sum;\n}\n"
 );
+
+// A function pointer chosen at run time is refused by name (the simulator
+// inlines every call, so it needs the function at compile time).
+case!(
+    function_pointer_assigned_at_run_time,
+    r#"
+float add1(float x) { return x + 1.0f; }
+float neg(float x) { return -x; }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  float (*f)(float) = add1;
+  if (i > 2) {
+    f = neg;
+  }
+  out[i] = f(float(i));
+}
+"#
+);
+
+case!(
+    function_pointer_struct_member_unsupported,
+    r#"
+typedef float (*UnaryF)(float);
+struct Op { UnaryF f; float k; };
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0.0f;
+}
+"#
+);
+
+// Arguments are checked against the pointer's parameter types.
+case!(
+    function_pointer_call_wrong_arity,
+    r#"
+float apply(float x, float (*f)(float, float)) { return f(x); }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0.0f;
+}
+"#
+);
+
+// An overloaded name without a target type cannot be resolved.
+case!(
+    function_pointer_overload_needs_target,
+    r#"
+float twice(float x) { return 2.0f * x; }
+int twice(int x) { return 2 * x; }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  auto f = twice;
+  out[i] = f(1.0f);
+}
+"#
+);

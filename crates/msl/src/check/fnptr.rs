@@ -136,7 +136,7 @@ impl<'a> Checker<'a, '_> {
             };
             if target.is_none() {
                 d = d.help(format!(
-                    "name one function: give the template arguments (`{name}<float>`) or initialize a pointer of the wanted type with it"
+                    "use it where the pointer type is known (`R (*p)(P…) = {name};`), or write a template's arguments (`{name}<float>`)"
                 ));
             }
             drop(d);
@@ -217,7 +217,8 @@ impl<'a> Checker<'a, '_> {
         let Type::FnPtr { ret, params } = callee.ty.clone() else { return None };
         if args.len() != params.len() {
             let shown = self.ty_name(&callee.ty);
-            self.error(span, format!("this function pointer (`{shown}`) takes {} arguments, but {} were given", params.len(), args.len()));
+            let given = if args.len() == 1 { "1 was".to_string() } else { format!("{} were", args.len()) };
+            self.error(span, format!("this function pointer (`{shown}`) takes {} arguments, but {given} given", params.len()));
             return None;
         }
         let hargs = self.bind_args_pub(&params, args)?;

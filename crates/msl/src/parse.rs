@@ -4065,6 +4065,22 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
     }
 
     #[test]
+    fn function_pointer_declarators_round_trip() {
+        let src = "template <typename T> using BinOp = T (*)(T, T);\n\
+            typedef float* (*Getter)(device float*, int);\n\
+            template <typename T, BinOp<T> op, float (*f)(float)> T g(T a) { return op(a, a); }\n\
+            float h(float x, float (*op)(float, float), float (*)(int)) {\n\
+                float (*p)(float) = &sq, (*q)(float) = sq;\n\
+                return op(x, (*p)(x));\n\
+            }\n";
+        let u1 = erased(src);
+        let s1 = pretty::unit_to_string(&u1);
+        let u2 = erased(&s1);
+        assert_eq!(u1, u2, "{s1}");
+        assert!(s1.contains("float (*op)(float, float)") && s1.contains("T (*)(T, T)"), "{s1}");
+    }
+
+    #[test]
     fn large_file_parses() {
         let mut src = String::new();
         for i in 0..1000 {

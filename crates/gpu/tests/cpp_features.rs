@@ -1329,3 +1329,21 @@ kernel void k(device float* out [[buffer(0)]], device atomic_uint* cells [[buffe
     let sum: f32 = (0..n).map(|i| i as f32).sum();
     assert_eq!(cells, vec![max, sum]);
 }
+
+#[test]
+fn local_union_variables_corpus_kernel_matches_reference() {
+    let src = include_str!("../../msl/tests/kernels/features/local_union_variables.metal");
+    let k = compile(src, "local_union_variables");
+    let n = 8usize;
+    let mut b = bufs(vec![(0, vec![0u8; 8]), (1, f32s(&vec![0.0; n]))]);
+    let r = run(&k, &threads([n as u32, 1, 1], [n as u32, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let out = to_f32(&b[&1]);
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(*v, i as f32 * 2.0 + 3.0, "thread {i}");
+    }
+    // Threads i with (i % 4) / 2 == w add 0.25 to half i & 1 of word w:
+    // every half gets two additions, 0.5 (0x3800).
+    let words: Vec<u32> = b[&0].chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    assert_eq!(words, vec![0x3800_3800, 0x3800_3800]);
+}

@@ -1281,37 +1281,35 @@ fn function_pointers_corpus_kernel_matches_reference() {
 /// functions (a compare-and-swap loop applies the operation).
 #[test]
 fn function_pointer_template_parameter_and_atomic_style_helper() {
-    let src = format!(
-        r#"
+    let src = r#"
 template <typename T, T (*Op)(T)>
-void apply(device T* data, uint k) {{ data[k] = Op(data[k]); }}
-float cube(float v) {{ return v * v * v; }}
-template <typename T> T halve(T v) {{ return v / T(2); }}
+void apply(device T* data, uint k) { data[k] = Op(data[k]); }
+float cube(float v) { return v * v * v; }
+template <typename T> T halve(T v) { return v / T(2); }
 
 template <typename T>
-T atomic_update(device atomic_uint* cell, T value, T (*op)(T, T)) {{
+T atomic_update(device atomic_uint* cell, T value, T (*op)(T, T)) {
   uint old = atomic_load_explicit(cell, memory_order_relaxed);
   uint next;
-  do {{
+  do {
     next = as_type<uint>(op(as_type<T>(old), value));
-  }} while (!atomic_compare_exchange_weak_explicit(cell, &old, next, memory_order_relaxed, memory_order_relaxed));
+  } while (!atomic_compare_exchange_weak_explicit(cell, &old, next, memory_order_relaxed, memory_order_relaxed));
   return as_type<T>(old);
-}}
-float fmax2(float a, float b) {{ return a > b ? a : b; }}
-template <typename T> T plus(T a, T b) {{ return a + b; }}
+}
+float fmax2(float a, float b) { return a > b ? a : b; }
+template <typename T> T plus(T a, T b) { return a + b; }
 
-kernel void k(device float* out [[buffer(0)]], device atomic_uint* cells [[buffer(1)]], uint i [[thread_position_in_grid]]) {{
+kernel void k(device float* out [[buffer(0)]], device atomic_uint* cells [[buffer(1)]], uint i [[thread_position_in_grid]]) {
   out[i] = float(i) + 1.0f;
-  if (i % 2 == 0) {{
+  if (i % 2 == 0) {
     apply<float, cube>(out, i);
-  }} else {{
+  } else {
     apply<float, halve<float>>(out, i);
-  }}
+  }
   atomic_update(&cells[0], float(i) * 1.5f, fmax2);
   atomic_update(&cells[1], float(i), plus<float>);
-}}
-"#
-    );
+}
+"#;
     let full = format!("{PRELUDE}{src}");
     let k = compile(&full, "k");
     let n = 8usize;

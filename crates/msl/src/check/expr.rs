@@ -347,8 +347,7 @@ impl<'a> Checker<'a, '_> {
             }
             super::DeclKind::Enumerator { ty, value } => Some(mk(H::Const(ConstValue::Int(value)), ty, span)),
             super::DeclKind::Function { .. } | super::DeclKind::FunctionTemplate { .. } => {
-                self.error(span, format!("`{name}` is a function; call it with `{name}(...)`"))
-                    .note("function pointers are not supported in Metal");
+                self.error(span, format!("`{name}` is a function; call it with `{name}(...)`"));
                 None
             }
             _ => {

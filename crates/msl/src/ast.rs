@@ -124,6 +124,12 @@ pub enum TypeExprKind {
         elem: Box<TypeExpr>,
         size: Option<Box<Expr>>,
     },
+    /// A function type `R(P1, P2)`, written under a pointer declarator:
+    /// `R (*)(P1, P2)`, `R (*name)(P1, P2)` (parameter names are dropped).
+    Function {
+        ret: Box<TypeExpr>,
+        params: Vec<TypeExpr>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

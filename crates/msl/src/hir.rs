@@ -465,6 +465,17 @@ pub enum ExprKind {
         func: FuncId,
         args: Vec<Expr>,
     },
+    /// The address of function `0`: a value of a `Type::FnPtr` type, known
+    /// at compile time.
+    FuncRef(FuncId),
+    /// A call through a function pointer whose target the checker could not
+    /// name (a function parameter): the lowering binds the pointer at each
+    /// inlined call site and calls that function. Arguments are bound as
+    /// for `Call`.
+    CallPtr {
+        callee: Box<Expr>,
+        args: Vec<Expr>,
+    },
     /// Call of a standard-library function, resolved to one overload.
     /// `param_types` are the concrete parameter types (reference/out params
     /// are passed as places). `explicit` holds explicit template type args
@@ -482,7 +493,11 @@ impl Expr {
     pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
         match &self.kind {
-            ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Global(_) | ExprKind::Zero | ExprKind::Uninit => {}
+            ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Global(_) | ExprKind::Zero | ExprKind::Uninit | ExprKind::FuncRef(_) => {}
+            ExprKind::CallPtr { callee, args } => {
+                callee.visit(f);
+                args.iter().for_each(|x| x.visit(f));
+            }
             ExprKind::ArrayInit { items, rest } => {
                 items.iter().for_each(|x| x.visit(f));
                 rest.visit(f);

@@ -103,12 +103,6 @@ struct Parser<'a> {
     anonymous_count: u32,
     /// Structs being read, innermost last (bounded by MAX_STRUCT_DEPTH).
     struct_depth: u32,
-    /// Set when a template parameter list had a construct refused as
-    /// unsupported: the template is dropped after reading it.
-    refused_params: bool,
-    /// Templates dropped that way, and typedefs naming them: their explicit
-    /// instantiations are dropped too, without a second error.
-    refused: NameSet,
 }
 
 const BUILTIN_TYPE_TEMPLATES: &[&str] =
@@ -315,8 +309,6 @@ impl<'a> Parser<'a> {
             declaring_template: false,
             anonymous_count: 0,
             struct_depth: 0,
-            refused_params: false,
-            refused: NameSet::default(),
         }
     }
 
@@ -892,7 +884,9 @@ impl<'a> Parser<'a> {
                 *is_const || *is_volatile || addr_space.is_some() || self.is_type_name(&path.last().ident.name)
             }
             TypeExprKind::Decltype { .. } => true,
-            TypeExprKind::Pointer { .. } | TypeExprKind::Reference { .. } | TypeExprKind::Array { .. } => true,
+            TypeExprKind::Pointer { .. } | TypeExprKind::Reference { .. } | TypeExprKind::Array { .. } | TypeExprKind::Function { .. } => {
+                true
+            }
         }
     }
 
@@ -951,10 +945,49 @@ impl<'a> Parser<'a> {
         self.split = Some((self.pos, nt));
     }
 
-    /// A full type without a declarator name: specifiers, base, `*`, `&`.
+    /// A full type without a declarator name: specifiers, base, `*`, `&`,
+    /// and an abstract function pointer declarator `(*)(P1, P2)`.
     fn parse_type(&mut self) -> TypeExpr {
         let base = self.parse_base_type(&mut None);
-        self.parse_ptr_ops(base)
+        let ty = self.parse_ptr_ops(base);
+        if self.at_fn_ptr_declarator(false) {
+            return self.parse_fn_ptr_declarator(ty).0;
+        }
+        ty
+    }
+
+    /// At `(*)(` (abstract) or `(*name)(` (`named`): a pointer-to-function
+    /// declarator after its return type.
+    fn at_fn_ptr_declarator(&self, named: bool) -> bool {
+        if !(self.at(Punct::LParen) && self.at_n(1, Punct::Star)) {
+            return false;
+        }
+        if named {
+            self.tok(2).ident().is_some_and(|n| !Self::is_reserved(n)) && self.at_n(3, Punct::RParen) && self.at_n(4, Punct::LParen)
+        } else {
+            self.at_n(2, Punct::RParen) && self.at_n(3, Punct::LParen)
+        }
+    }
+
+    /// `(*name)(P1, P2)` or `(*)(P1, P2)` after return type `ret` (see
+    /// `at_fn_ptr_declarator`): the pointer-to-function type and the name.
+    fn parse_fn_ptr_declarator(&mut self, ret: TypeExpr) -> (TypeExpr, Option<Ident>) {
+        let open = self.bump();
+        let star = self.bump();
+        let name = match self.tok(0).ident() {
+            Some(n) => {
+                let n = Rc::<str>::from(n);
+                let sp = self.bump();
+                Some(Ident { name: n, span: sp })
+            }
+            None => None,
+        };
+        self.expect_close(Punct::RParen, open);
+        let params = if self.at(Punct::LParen) { self.parse_params() } else { Vec::new() };
+        let span = ret.span.to(star).to(self.prev_span());
+        let func =
+            TypeExpr { kind: TypeExprKind::Function { ret: Box::new(ret), params: params.into_iter().map(|p| p.ty).collect() }, span };
+        (TypeExpr { kind: TypeExprKind::Pointer { pointee: Box::new(func), is_const: false }, span }, name)
     }
 
     /// `*`, `* const`, `&` after a base type.
@@ -2032,7 +2065,7 @@ impl<'a> Parser<'a> {
             .attempt(|p| {
                 let ty = p.parse_base_type(&mut None);
                 let _ = p.parse_ptr_ops(ty);
-                if p.tok(0).ident().is_none_or(Self::is_reserved) {
+                if !p.at_fn_ptr_declarator(true) && p.tok(0).ident().is_none_or(Self::is_reserved) {
                     p.tentative_failed = true;
                 }
             })
@@ -2179,15 +2212,6 @@ impl<'a> Parser<'a> {
         Some(ItemKind::Struct(s))
     }
 
-    /// Whether `ty` is `decltype(t<…>)` of a refused template, or a typedef
-    /// of one.
-    fn names_refused(&self, ty: &TypeExpr) -> bool {
-        match &ty.kind {
-            TypeExprKind::Decltype { expr, .. } => matches!(&expr.kind, ExprKind::Name(p) if self.refused.contains(&p.last().ident.name)),
-            TypeExprKind::Named { path, .. } => self.refused.contains(&path.last().ident.name),
-            _ => false,
-        }
-    }
 
     fn parse_alias(&mut self) -> Option<TypeAlias> {
         let start = self.tok(0).span;
@@ -2208,6 +2232,13 @@ impl<'a> Parser<'a> {
         self.bump(); // typedef
         let base = self.parse_base_type(&mut None);
         let ty = self.parse_ptr_ops(base);
+        if self.at_fn_ptr_declarator(true) {
+            let (ty, name) = self.parse_fn_ptr_declarator(ty);
+            let name = name?;
+            self.expect_semi("typedef");
+            self.declare_type(&name.name);
+            return Some(TypeAlias { name, ty, fn_params: None, span: start.to(self.prev_span()) });
+        }
         // `typedef void (name)(params);`: a function type with its name in
         // parentheses.
         let parenthesized =
@@ -2233,9 +2264,6 @@ impl<'a> Parser<'a> {
         let ty = self.parse_array_dims(ty);
         self.expect_semi("typedef");
         self.declare_type(&name);
-        if self.names_refused(&ty) {
-            self.refused.insert(name.clone());
-        }
         Some(TypeAlias { name: Ident { name, span: nsp }, ty, fn_params: None, span: start.to(self.prev_span()) })
     }
 
@@ -2257,16 +2285,22 @@ impl<'a> Parser<'a> {
                 Some(f) => f,
                 None => {
                     let ty = self.parse_ptr_ops(specs.ty.clone());
-                    let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
-                        self.error_here("a variable name");
-                        return out;
-                    };
-                    if Self::is_reserved(&n) {
-                        self.error_here("a variable name");
-                        return out;
+                    if self.at_fn_ptr_declarator(true) {
+                        let (ty, name) = self.parse_fn_ptr_declarator(ty);
+                        let Some(name) = name else { return out };
+                        (ty, name)
+                    } else {
+                        let Some(n) = self.tok(0).ident().map(Rc::<str>::from) else {
+                            self.error_here("a variable name");
+                            return out;
+                        };
+                        if Self::is_reserved(&n) {
+                            self.error_here("a variable name");
+                            return out;
+                        }
+                        let nsp = self.bump();
+                        (ty, Ident { name: n, span: nsp })
                     }
-                    let nsp = self.bump();
-                    (ty, Ident { name: n, span: nsp })
                 }
             };
             let mut attrs = specs.attrs.clone();
@@ -2580,6 +2614,16 @@ impl<'a> Parser<'a> {
             let ty = self.parse_ptr_ops(base);
             let is_pack = self.eat(Punct::Ellipsis);
             let mut attrs = specs.attrs;
+            // `R (*name)(P1, P2)`: a pointer to a function.
+            if self.at_fn_ptr_declarator(true) || self.at_fn_ptr_declarator(false) {
+                let (ty, name) = self.parse_fn_ptr_declarator(ty);
+                let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
+                params.push(Param { ty, is_pack, name, attrs, default, span: start.to(self.prev_span()) });
+                if self.silent || !self.eat(Punct::Comma) {
+                    break;
+                }
+                continue;
+            }
             // `T (&name)[N]`: a reference to an array.
             if self.at(Punct::LParen) && self.at_n(1, Punct::Amp) && self.tok(2).ident().is_some() && self.at_n(3, Punct::RParen) {
                 self.bump();
@@ -2698,18 +2742,11 @@ impl<'a> Parser<'a> {
             self.pop_scope();
             return None;
         }
-        let refused = std::mem::take(&mut self.refused_params);
         self.declaring_template = true;
         let item = self.parse_item();
         self.declaring_template = false;
         self.pop_scope();
         let item = item?;
-        if refused {
-            if let ItemKind::Function(f) = &item.kind {
-                self.refused.insert(f.name.last().ident.name.clone());
-            }
-            return Some(ItemKind::Empty);
-        }
         // Alias and variable templates take `<...>` where they are used.
         match &item.kind {
             ItemKind::Alias(a) => {
@@ -2764,27 +2801,14 @@ impl<'a> Parser<'a> {
                 });
             } else {
                 let ty = self.parse_type();
-                if self.at(Punct::LParen) && self.at_n(1, Punct::Star) {
-                    // `void (*f)(device const T*, short)`: valid C++ we cannot run yet.
-                    self.skip_balanced();
-                    if self.at(Punct::LParen) {
-                        self.skip_balanced();
-                    }
-                    self.report(
-                        Diagnostic::error(
-                            start.to(self.prev_span()),
-                            "function-pointer template parameters are not supported by this simulator yet",
-                        )
-                        .label("not supported")
-                        .help("pass a functor type instead (`typename Dequantize`, called as `Dequantize()(…)`)"),
-                    );
-                    // The declarator was read whole: no resynchronising needed.
-                    self.silent = false;
-                    self.refused_params = true;
-                    break;
-                }
+                // `R (*name)(P1, P2)`: a function pointer value parameter.
+                let (ty, fn_name) = if self.at_fn_ptr_declarator(true) { self.parse_fn_ptr_declarator(ty) } else { (ty, None) };
                 let is_pack = self.eat(Punct::Ellipsis);
-                let Some((n, nsp)) = self.template_param_name(params.len()) else { break };
+                let named = match fn_name {
+                    Some(n) => Some((n.name, n.span)),
+                    None => self.template_param_name(params.len()),
+                };
+                let Some((n, nsp)) = named else { break };
                 let default = if self.eat(Punct::Eq) { Some(self.parse_assign()) } else { None };
                 params.push(TemplateParam {
                     name: Ident { name: n, span: nsp },
@@ -2819,9 +2843,6 @@ impl<'a> Parser<'a> {
         let name = self.parse_path();
         let params = if self.at(Punct::LParen) { Some(self.parse_params()) } else { None };
         self.expect_semi("explicit instantiation");
-        if self.refused.contains(&name.last().ident.name) || self.names_refused(&ty) {
-            return Some(ItemKind::Empty);
-        }
         Some(ItemKind::ExplicitInstantiation { attrs: specs.attrs, ty, name, params })
     }
 
@@ -4108,6 +4129,22 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
         let s1 = pretty::unit_to_string(&u1);
         let u2 = erased(&s1);
         assert_eq!(u1, u2, "{s1}");
+    }
+
+    #[test]
+    fn function_pointer_declarators_round_trip() {
+        let src = "template <typename T> using BinOp = T (*)(T, T);\n\
+            typedef float* (*Getter)(device float*, int);\n\
+            template <typename T, BinOp<T> op, float (*f)(float)> T g(T a) { return op(a, a); }\n\
+            float h(float x, float (*op)(float, float), float (*)(int)) {\n\
+                float (*p)(float) = &sq, (*q)(float) = sq;\n\
+                return op(x, (*p)(x));\n\
+            }\n";
+        let u1 = erased(src);
+        let s1 = pretty::unit_to_string(&u1);
+        let u2 = erased(&s1);
+        assert_eq!(u1, u2, "{s1}");
+        assert!(s1.contains("float (*op)(float, float)") && s1.contains("T (*)(T, T)"), "{s1}");
     }
 
     #[test]

@@ -49,6 +49,14 @@ pub fn type_to_string(t: &TypeExpr) -> String {
 
 /// A declaration of `name` with type `t`: `float a[4]`, `device int* p`.
 pub fn declarator_to_string(t: &TypeExpr, name: &str) -> String {
+    if has_function(t) {
+        // `R (*name)(P)`: the name sits inside the declarator.
+        let mut s = String::new();
+        ty(&mut s, base_of(t));
+        s.push(' ');
+        s.push_str(&declarator_suffix(t, name));
+        return s;
+    }
     let mut dims = Vec::new();
     let mut cur = t;
     while let TypeExprKind::Array { elem, size } = &cur.kind {
@@ -156,6 +164,8 @@ fn ty(s: &mut String, t: &TypeExpr) {
             expr(s, e);
             s.push(')');
         }
+        TypeExprKind::Pointer { pointee, .. } if has_function(pointee) => s.push_str(&declarator_to_string(t, "")),
+        TypeExprKind::Function { .. } => s.push_str(&declarator_to_string(t, "")),
         TypeExprKind::Pointer { pointee, is_const } => {
             ty(s, pointee);
             s.push('*');
@@ -731,7 +741,19 @@ fn base_of(t: &TypeExpr) -> &TypeExpr {
     match &t.kind {
         TypeExprKind::Pointer { pointee: x, .. } | TypeExprKind::Reference { referee: x } => base_of(x),
         TypeExprKind::Array { elem, .. } => base_of(elem),
+        TypeExprKind::Function { ret, .. } => base_of(ret),
         _ => t,
+    }
+}
+
+/// Whether a function type is part of this declarator (it is then printed
+/// inside out: `R (*name)(P)`).
+fn has_function(t: &TypeExpr) -> bool {
+    match &t.kind {
+        TypeExprKind::Pointer { pointee: x, .. } | TypeExprKind::Reference { referee: x } => has_function(x),
+        TypeExprKind::Array { elem, .. } => has_function(elem),
+        TypeExprKind::Function { .. } => true,
+        _ => false,
     }
 }
 
@@ -769,6 +791,10 @@ fn declarator_suffix(t: &TypeExpr, name: &str) -> String {
         }
         s.push(']');
     }
+    if let TypeExprKind::Function { ret, params } = &cur.kind {
+        let shown: Vec<String> = params.iter().map(type_to_string).collect();
+        return declarator_suffix(ret, &format!("({s})({})", shown.join(", ")));
+    }
     s
 }
 
@@ -805,7 +831,11 @@ fn template_params(params: &[TemplateParam]) -> String {
                 }
             }
             TemplateParamKind::Value { ty: t, default } => {
-                let _ = write!(s, "{}{} {}", type_to_string(t), if p.is_pack { "..." } else { "" }, p.name.name);
+                if p.is_pack {
+                    let _ = write!(s, "{}... {}", type_to_string(t), p.name.name);
+                } else {
+                    s.push_str(&declarator_to_string(t, &p.name.name));
+                }
                 if let Some(d) = default {
                     s.push_str(" = ");
                     if is_atomic(d) {
@@ -1038,6 +1068,10 @@ pub fn erase_type_spans(t: &mut TypeExpr) {
             if let Some(s) = size {
                 erase_expr_spans(s);
             }
+        }
+        TypeExprKind::Function { ret, params } => {
+            erase_type_spans(ret);
+            params.iter_mut().for_each(erase_type_spans);
         }
     }
 }

@@ -216,6 +216,12 @@ pub enum Type {
     BuiltinEnum(BuiltinEnum),
     /// The type of `nullptr`.
     NullPtr,
+    /// A pointer to a function `ret(params…)`. Its values are known at
+    /// compile time (a function named in the source); see `hir::ExprKind::FuncRef`.
+    FnPtr {
+        ret: Box<Type>,
+        params: Vec<Type>,
+    },
 }
 
 impl Type {
@@ -341,7 +347,7 @@ impl TypeTables {
             }
             Type::Matrix { elem, cols, rows } => *cols as u64 * self.size_of(&Type::vector(*elem, *rows)),
             Type::Array { elem, len } => self.size_of(elem).saturating_mul(*len as u64),
-            Type::Pointer { .. } | Type::Reference { .. } => 8,
+            Type::Pointer { .. } | Type::Reference { .. } | Type::FnPtr { .. } => 8,
             Type::Struct(id) => self.struct_def(*id).size as u64,
             Type::Enum(id) => self.enum_def(*id).underlying.size() as u64,
             Type::Atomic(s) => s.size() as u64,
@@ -360,7 +366,7 @@ impl TypeTables {
             Type::Vector { .. } => self.size_of(ty),
             Type::Matrix { elem, rows, .. } => self.size_of(&Type::vector(*elem, *rows)),
             Type::Array { elem, .. } => self.align_of(elem),
-            Type::Pointer { .. } | Type::Reference { .. } => 8,
+            Type::Pointer { .. } | Type::Reference { .. } | Type::FnPtr { .. } => 8,
             Type::Struct(id) => self.struct_def(*id).align as u64,
             Type::Enum(id) => self.enum_def(*id).underlying.size() as u64,
             Type::Atomic(s) => s.size() as u64,
@@ -450,6 +456,17 @@ impl TypeTables {
             }
             Type::BuiltinEnum(e) => out.push_str(e.name()),
             Type::NullPtr => out.push_str("nullptr_t"),
+            Type::FnPtr { ret, params } => {
+                self.write_type(out, ret);
+                out.push_str(" (*)(");
+                for (i, p) in params.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.write_type(out, p);
+                }
+                out.push(')');
+            }
         }
     }
 }
@@ -473,6 +490,7 @@ fn contains_named(t: &Type) -> bool {
         Type::Array { elem, .. } => contains_named(elem),
         Type::Pointer { pointee, .. } => contains_named(pointee),
         Type::Reference { referee, .. } => contains_named(referee),
+        Type::FnPtr { ret, params } => contains_named(ret) || params.iter().any(contains_named),
         _ => false,
     }
 }

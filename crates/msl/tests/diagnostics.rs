@@ -304,6 +304,34 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 "#
 );
 
+// A function pointer chosen at run time is refused by name (the simulator
+// inlines every call, so it needs the function at compile time).
+case!(
+    function_pointer_assigned_at_run_time,
+    r#"
+float add1(float x) { return x + 1.0f; }
+float neg(float x) { return -x; }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  float (*f)(float) = add1;
+  if (i > 2) {
+    f = neg;
+  }
+  out[i] = f(float(i));
+}
+"#
+);
+
+case!(
+    function_pointer_struct_member_unsupported,
+    r#"
+typedef float (*UnaryF)(float);
+struct Op { UnaryF f; float k; };
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0.0f;
+}
+"#
+);
+
 case!(
     reference_member_binding_errors,
     r#"
@@ -322,6 +350,17 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 "#
 );
 
+// Arguments are checked against the pointer's parameter types.
+case!(
+    function_pointer_call_wrong_arity,
+    r#"
+float apply(float x, float (*f)(float, float)) { return f(x); }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = 0.0f;
+}
+"#
+);
+
 case!(
     numeric_limits_of_an_unspecialized_struct,
     r#"
@@ -333,6 +372,19 @@ struct _numeric_limits_impl<pair<T>> {
 };
 kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
   out[i] = numeric_limits<pair<float>>::max().a + numeric_limits<other<float>>::max().a;
+}
+"#
+);
+
+// An overloaded name without a target type cannot be resolved.
+case!(
+    function_pointer_overload_needs_target,
+    r#"
+float twice(float x) { return 2.0f * x; }
+int twice(int x) { return 2 * x; }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  auto f = twice;
+  out[i] = f(1.0f);
 }
 "#
 );

@@ -372,6 +372,11 @@ impl<'p> Lowerer<'p> {
                 Ok(Val::Mem { ptr, space })
             }
             H::Call { func, args } => self.call(*func, args, &e.ty, span, out),
+            H::CallPtr { callee, args } => {
+                let f = self.static_fn(callee)?;
+                self.call(f, args, &e.ty, span, out)
+            }
+            H::FuncRef(_) => err(span, "a function pointer is only supported as the function it calls, not as a value"),
             H::Builtin { name, fast, args, param_types } => self.builtin(name, *fast, args, param_types, &e.ty, span, out),
         }
     }
@@ -824,10 +829,14 @@ impl<'p> Lowerer<'p> {
             return err(span, "calls are nested too deeply to inline");
         }
         let callee = self.prog.function(func);
-        // Evaluate arguments in the caller's frame.
+        // Evaluate arguments in the caller's frame; a function pointer
+        // argument is the function it names.
         let mut vals = Vec::with_capacity(args.len());
         for a in args {
-            vals.push((self.expr(a, out)?, a.ty.clone()));
+            vals.push(match a.ty {
+                Type::FnPtr { .. } => Err(self.static_fn(a)?),
+                _ => Ok(self.expr(a, out)?),
+            });
         }
         self.compute_addr_taken(func);
         let ret = match components(ret_ty, self.tables) {
@@ -857,7 +866,14 @@ impl<'p> Lowerer<'p> {
         }
         self.frames.push(Frame { func, locals: vec![Storage::Unset; callee.locals.len()], visible: Vec::new(), ret: ret.clone() });
         let mut body = Vec::new();
-        for (p, (v, _)) in callee.params.iter().zip(vals) {
+        for (p, v) in callee.params.iter().zip(vals) {
+            let v = match v {
+                Ok(v) => v,
+                Err(f) => {
+                    self.bind_fn(p.local, f);
+                    continue;
+                }
+            };
             let place = self.declare_local(p.local, span)?;
             let ty = callee.local(p.local).ty.clone();
             let at = self.access(span, "argument");
@@ -872,6 +888,32 @@ impl<'p> Lowerer<'p> {
             Some(Place::Regs(r)) => Ok(Val::Regs(r)),
             Some(Place::Mem { ptr, space, .. }) => Ok(Val::Mem { ptr, space }),
             Some(_) => err(span, "internal error: return slot"),
+        }
+    }
+}
+
+impl Lowerer<'_> {
+    /// The function a function pointer expression holds: the checker only
+    /// lets through pointers known at compile time (functions named,
+    /// parameters and locals bound to them).
+    pub(super) fn static_fn(&self, e: &hir::Expr) -> LResult<hir::FuncId> {
+        match &e.kind {
+            H::FuncRef(f) => Ok(*f),
+            H::Local(l) => match self.frame().locals.get(l.0 as usize) {
+                Some(Storage::Func(f)) => Ok(*f),
+                _ => err(e.span, "the simulator cannot tell which function this pointer holds (it needs the function at compile time)"),
+            },
+            _ => err(
+                e.span,
+                "a function pointer computed at run time is not supported by the simulator (it needs the function at compile time)",
+            ),
+        }
+    }
+
+    /// Bind function pointer local `id` of the current frame to `f`.
+    pub(super) fn bind_fn(&mut self, id: hir::LocalId, f: hir::FuncId) {
+        if let Some(frame) = self.frames.last_mut() {
+            frame.locals[id.0 as usize] = Storage::Func(f);
         }
     }
 }

@@ -81,6 +81,9 @@ enum Storage {
     /// Per-thread memory variable.
     Private(u32),
     Threadgroup(u32),
+    /// A function pointer: the function it holds, known at compile time
+    /// (bound where the local is initialized or the call inlined).
+    Func(FuncId),
     Unset,
 }
 
@@ -344,7 +347,7 @@ fn required_constants_given(prog: &hir::Program, kernel: FuncId) -> LResult<()> 
                 H::Global(g) => {
                     globals.insert(*g);
                 }
-                H::Call { func, .. } => todo.push(*func),
+                H::Call { func, .. } | H::FuncRef(func) => todo.push(*func),
                 _ => {}
             }
             visit_children(e, &mut |c| walk(c, globals, todo));
@@ -401,7 +404,11 @@ fn visit_stmts(stmts: &[hir::Stmt], f: &mut dyn FnMut(&hir::Expr)) {
 
 fn visit_children(e: &hir::Expr, f: &mut dyn FnMut(&hir::Expr)) {
     match &e.kind {
-        H::Const(_) | H::Local(_) | H::Global(_) | H::Zero | H::Uninit => {}
+        H::Const(_) | H::Local(_) | H::Global(_) | H::Zero | H::Uninit | H::FuncRef(_) => {}
+        H::CallPtr { callee, args } => {
+            f(callee);
+            args.iter().for_each(f)
+        }
         H::ArrayInit { items, rest } => {
             items.iter().for_each(&mut *f);
             f(rest)
@@ -588,7 +595,7 @@ impl<'p> Lowerer<'p> {
             Storage::Regs(r) => Home::Regs(r.clone()),
             Storage::Private(v) => Home::Memory(ptr_bits(AllocId::private(*v), 0)),
             Storage::Threadgroup(v) => Home::Memory(ptr_bits(AllocId::threadgroup(*v), 0)),
-            Storage::Unset => return None,
+            Storage::Func(_) | Storage::Unset => return None,
         };
         Some(VarView { name: local.name.clone(), home, layout: layout_of(&local.ty, self.tables, 0) })
     }
@@ -610,6 +617,10 @@ impl<'p> Lowerer<'p> {
             }
             StmtKind::Local { local, init: Some(init) } if crate::probe::probe_ids(&self.func().local(*local).name).is_some() => {
                 self.probe(*local, init, out)?;
+            }
+            StmtKind::Local { local, init: Some(init) } if matches!(init.ty, Type::FnPtr { .. }) => {
+                let f = self.static_fn(init)?;
+                self.bind_fn(*local, f);
             }
             StmtKind::Local { local, init } => {
                 // A variable declared without a value lives in memory so the
@@ -757,6 +768,7 @@ impl<'p> Lowerer<'p> {
                 // a switch): give it storage now.
                 self.declare_local(id, span)
             }
+            Storage::Func(_) => err(span, "a function pointer is only supported as the function it calls, not as a value in memory"),
         }
     }
 

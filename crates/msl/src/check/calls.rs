@@ -79,6 +79,10 @@ impl<'a> Checker<'a, '_> {
                     let hargs = self.args(args)?;
                     return self.call_object(h, hargs, span);
                 }
+                if matches!(h.ty, Type::FnPtr { .. }) {
+                    let hargs = self.args(args)?;
+                    return self.call_through(h, hargs, span);
+                }
                 let n = self.ty_name(&h.ty);
                 self.error(callee.span, format!("a value of type `{n}` cannot be called like a function"));
                 None
@@ -165,6 +169,10 @@ impl<'a> Checker<'a, '_> {
                 if Self::is_class(&obj.ty) {
                     let hargs = self.args(args)?;
                     return self.call_object(obj, hargs, span);
+                }
+                if matches!(obj.ty, Type::FnPtr { .. }) {
+                    let hargs = self.args(args)?;
+                    return self.call_through(obj, hargs, span);
                 }
                 self.error(last.ident.span, format!("`{name}` is a variable, not a function"));
                 return None;
@@ -256,8 +264,14 @@ impl<'a> Checker<'a, '_> {
             return None;
         }
         if prefix.is_empty() || in_metal {
-            if let Some(TArg::Type(t)) = self.env.targs.get(name).cloned() {
-                return self.construct(&t, args, span, true);
+            match self.env.targs.get(name).cloned() {
+                Some(TArg::Type(t)) => return self.construct(&t, args, span, true),
+                // `radix_func(x, y)` with a function template argument.
+                Some(TArg::Func(f, ty)) => {
+                    let hargs = self.args(args)?;
+                    return self.call_through(mk(H::FuncRef(f), ty, last.ident.span), hargs, span);
+                }
+                _ => {}
             }
             // `make_uniform(x)`: the value itself (see `uniform<T>`).
             if name == "make_uniform" && last.template_args.is_none() {
@@ -277,6 +291,10 @@ impl<'a> Checker<'a, '_> {
             }
         }
         if prefix.is_empty() {
+            if super::intrinsics::clang_bit_builtin(name).is_some() {
+                let hargs = self.args(args)?;
+                return self.clang_builtin_call(name, hargs, span, last.ident.span);
+            }
             if let Some(intrinsic) = name.strip_prefix(super::intrinsics::PREFIX) {
                 let hargs = self.args(args)?;
                 return self.metal_intrinsic(intrinsic, hargs, span, last.ident.span);
@@ -801,6 +819,10 @@ impl<'a> Checker<'a, '_> {
 
     /// Convert arguments to parameter types; reference parameters receive
     /// the address of their argument.
+    pub(crate) fn bind_args_pub(&mut self, params: &[Type], args: Vec<hir::Expr>) -> Option<Vec<hir::Expr>> {
+        self.bind_args(params, args)
+    }
+
     fn bind_args(&mut self, params: &[Type], args: Vec<hir::Expr>) -> Option<Vec<hir::Expr>> {
         let mut out = Vec::with_capacity(args.len());
         for (p, a) in params.iter().zip(args) {
@@ -1051,10 +1073,17 @@ impl<'a> Checker<'a, '_> {
                     }
                 }
             }
-            ast::TypeExprKind::Pointer { pointee, .. } => match ty {
-                Type::Pointer { pointee: tp, .. } => self.unify(params, pointee, tp, map),
+            ast::TypeExprKind::Pointer { pointee, .. } => match (&pointee.kind, ty) {
+                // `T (*op)(T, T)` deduces from the function pointer's type.
+                (ast::TypeExprKind::Function { ret, params: ps }, Type::FnPtr { ret: tr, params: tps }) => {
+                    ps.len() == tps.len()
+                        && self.unify(params, ret, tr, map)
+                        && ps.iter().zip(tps).all(|(p, t)| self.unify(params, p, t, map))
+                }
+                (_, Type::Pointer { pointee: tp, .. }) => self.unify(params, pointee, tp, map),
                 _ => true,
             },
+            ast::TypeExprKind::Function { .. } => true,
             ast::TypeExprKind::Reference { referee } => self.unify(params, referee, ty.strip_ref(), map),
             ast::TypeExprKind::Array { elem, size } => match ty {
                 Type::Array { elem: te2, len } => {
@@ -1092,7 +1121,8 @@ impl<'a> Checker<'a, '_> {
         };
         if let Some(i) = pname.and_then(|n| params.iter().position(|p| p.name.name == *n)) {
             let v = match (&params[i].kind, v) {
-                (ast::TemplateParamKind::Value { .. }, v @ TArg::Value(..)) | (ast::TemplateParamKind::Type { .. }, v @ TArg::Type(_)) => v,
+                (ast::TemplateParamKind::Value { .. }, v @ (TArg::Value(..) | TArg::Func(..)))
+                | (ast::TemplateParamKind::Type { .. }, v @ TArg::Type(_)) => v,
                 _ => return false,
             };
             return match &map[i] {
@@ -1439,7 +1469,9 @@ impl<'a> Checker<'a, '_> {
     fn make_filled(&mut self, targs: Option<&[ast::TemplateArg]>, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
         let t = self.single_type_arg(targs, "make_filled_simdgroup_matrix", span)?;
         let elem = match t.as_slice() {
+            // The row count defaults to the column count (`<float, 8>`).
             [TArg::Type(Type::Scalar(s)), TArg::Value(r, _), TArg::Value(c, _)] if r.as_i64() == 8 && c.as_i64() == 8 && s.is_float() => *s,
+            [TArg::Type(Type::Scalar(s)), TArg::Value(c, _)] if c.as_i64() == 8 && s.is_float() => *s,
             _ => {
                 self.error(span, "use `make_filled_simdgroup_matrix<T, 8, 8>(value)` with T = float, half or bfloat");
                 return None;

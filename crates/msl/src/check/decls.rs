@@ -609,6 +609,9 @@ impl<'a> Checker<'a, '_> {
     /// Validate a kernel parameter's attribute and type.
     fn kernel_binding(&mut self, p: &ast::Param, ty: &Type) -> Option<Binding> {
         let pname = p.name.as_ref().map(|n| n.name.to_string()).unwrap_or_default();
+        if self.refuse_stored_fn_ptr(ty, p.ty.span, "a kernel parameter") {
+            return None;
+        }
         let mut binding = None;
         for a in &p.attrs {
             let an = &*a.name.name;
@@ -760,12 +763,23 @@ impl<'a> Checker<'a, '_> {
         let bound = targs.clone();
         for (p, a) in params.iter().zip(targs.iter_mut()) {
             match (&p.kind, &*a) {
+                (ast::TemplateParamKind::Value { ty, .. }, TArg::Func(..) | TArg::FuncName { .. }) if !p.is_pack => {
+                    let env = self.template_env(d, params, &bound);
+                    let saved = std::mem::replace(&mut self.env, env);
+                    let t = self.resolve_type(ty).map(|q| q.ty);
+                    self.env = saved;
+                    *a = self.bind_function_targ(a, &t?, &p.name.name, span)?;
+                }
                 (ast::TemplateParamKind::Value { ty, .. }, TArg::Value(v, _)) => {
                     let env = self.template_env(d, params, &bound);
                     let saved = std::mem::replace(&mut self.env, env);
                     let t = self.resolve_type(ty).map(|q| q.ty);
                     self.env = saved;
                     if let Some(t) = t {
+                        if matches!(t, Type::FnPtr { .. }) {
+                            self.error(span, format!("template parameter `{}` takes a function, not a value", p.name.name));
+                            return None;
+                        }
                         let s = t.elem_scalar().unwrap_or(Scalar::Int);
                         *a = TArg::Value(v.cast(s), t);
                     }
@@ -990,6 +1004,9 @@ impl<'a> Checker<'a, '_> {
                         }
                         _ => q,
                     };
+                    if self.refuse_stored_fn_ptr(&q.ty, v.ty.span, "a struct member") {
+                        continue;
+                    }
                     if let Some(init) = &v.init {
                         let field = fields.len() as u32;
                         self.structs[sid.0 as usize].member_defaults.push(super::meminit::MemberDefault { field, init, reported: false });
@@ -1296,6 +1313,9 @@ impl<'a> Checker<'a, '_> {
             return;
         }
         let Some(q) = self.resolve_type(&v.ty) else { return };
+        if self.refuse_stored_fn_ptr(&q.ty, v.ty.span, "a program-scope variable") {
+            return;
+        }
         let space = q.space;
         if space != Some(AddressSpace::Constant) && !v.is_constexpr {
             let shown = self.ty_name(&q.ty);

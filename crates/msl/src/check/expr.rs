@@ -208,6 +208,7 @@ impl<'a> Checker<'a, '_> {
             }
             match self.env.targs.get(name).cloned() {
                 Some(super::TArg::Value(v, t)) => return Some(mk(H::Const(v), t, span)),
+                Some(super::TArg::Func(f, t)) => return Some(mk(H::FuncRef(f), t, span)),
                 Some(super::TArg::Pack(_)) => {
                     self.error(span, format!("parameter pack `{name}` must be expanded with `...` here"));
                     return None;
@@ -227,6 +228,10 @@ impl<'a> Checker<'a, '_> {
                     h.span = span;
                     return Some(h);
                 }
+            }
+            if let Some(fs) = self.function_decls(path) {
+                let explicit = None;
+                return self.function_value(&fs, name, explicit, None, span);
             }
             let decls = self.lookup_global(name);
             if let Some(&d) = decls.last() {
@@ -261,6 +266,10 @@ impl<'a> Checker<'a, '_> {
             if let Some(e) = builtin_value(name, span) {
                 return Some(e);
             }
+        }
+        if let Some(fs) = self.function_decls(path) {
+            let explicit = self.written_targs(last)?;
+            return self.function_value(&fs, name, explicit, None, span);
         }
         if prefix.iter().all(|s| s.template_args.is_none()) {
             // A program may add its own names to namespace `metal`.
@@ -338,8 +347,7 @@ impl<'a> Checker<'a, '_> {
             }
             super::DeclKind::Enumerator { ty, value } => Some(mk(H::Const(ConstValue::Int(value)), ty, span)),
             super::DeclKind::Function { .. } | super::DeclKind::FunctionTemplate { .. } => {
-                self.error(span, format!("`{name}` is a function; call it with `{name}(...)`"))
-                    .note("function pointers are not supported in Metal");
+                self.error(span, format!("`{name}` is a function; call it with `{name}(...)`"));
                 None
             }
             _ => {
@@ -497,6 +505,9 @@ impl<'a> Checker<'a, '_> {
         if let A::InitList(items) = &e.kind {
             return self.list_init(items, to, e.span);
         }
+        if let Some(h) = self.coerce_function_name(e, to) {
+            return h;
+        }
         let h = self.expr(e)?;
         self.coerce(h, to, what)
     }
@@ -523,6 +534,11 @@ impl<'a> Checker<'a, '_> {
 
     fn unary(&mut self, op: AU, operand: &ast::Expr, span: Span) -> Option<hir::Expr> {
         let mut x = self.expr(operand)?;
+        // `&f` is `f`'s address, as is `f`; `*op` names the function again.
+        if matches!(x.ty, Type::FnPtr { .. }) && (op == AU::Deref || op == AU::AddrOf && matches!(x.kind, H::FuncRef(_))) {
+            x.span = span;
+            return Some(x);
+        }
         // Without a fitting overload, `-x`, `+x`, `~x` apply to `x`'s
         // conversion to a scalar, as C++'s built-in candidates do.
         let builtin_sym = match op {
@@ -708,6 +724,11 @@ impl<'a> Checker<'a, '_> {
         }
         let l = if matches!(l.ty, Type::Array { .. }) { self.decay(l) } else { l };
         let r = if matches!(r.ty, Type::Array { .. }) { self.decay(r) } else { r };
+        if matches!(l.ty, Type::FnPtr { .. }) || matches!(r.ty, Type::FnPtr { .. }) {
+            self.error(span, format!("`{}` on function pointers is not supported by the simulator", op.as_str()))
+                .note(super::fnptr::RUNTIME_NOTE);
+            return None;
+        }
         // Pointers.
         if l.ty.is_pointer() || r.ty.is_pointer() || l.ty == Type::NullPtr || r.ty == Type::NullPtr {
             return self.pointer_binary(op, l, r, span);
@@ -873,6 +894,12 @@ impl<'a> Checker<'a, '_> {
             self.error(span, "arrays cannot be assigned as a whole").help("copy them element by element in a loop");
             return None;
         }
+        if matches!(x.ty, Type::FnPtr { .. }) {
+            self.error(span, "assigning to a function pointer is not supported by the simulator")
+                .note(super::fnptr::RUNTIME_NOTE)
+                .help("declare a new pointer initialized with the function instead");
+            return None;
+        }
         let (space, is_const) = self.place_info(x);
         if space == AddressSpace::Constant {
             self.error(x.span, "cannot write to `constant` memory: it is read-only")
@@ -984,6 +1011,18 @@ impl<'a> Checker<'a, '_> {
     }
 
     fn conditional(&mut self, c: hir::Expr, t: hir::Expr, f: hir::Expr, span: Span) -> Option<hir::Expr> {
+        if matches!(t.ty, Type::FnPtr { .. }) || matches!(f.ty, Type::FnPtr { .. }) {
+            // A condition known now chooses the function now.
+            return match fold(self, &c) {
+                Some(v) if t.ty == f.ty => Some(if v.is_true() { t } else { f }),
+                _ => {
+                    self.error(span, "choosing a function pointer with `?:` at run time is not supported by the simulator")
+                        .note(super::fnptr::RUNTIME_NOTE)
+                        .help("call each function in its own branch of an `if`");
+                    None
+                }
+            };
+        }
         // Arrays of different types (or an array against `nullptr`) meet
         // as pointers to their first elements.
         let (t, f) = if t.ty != f.ty && (matches!(t.ty, Type::Array { .. }) || matches!(f.ty, Type::Array { .. })) {

@@ -85,6 +85,49 @@ impl Checker<'_, '_> {
     }
 }
 
+/// Clang's bit-counting builtins (`__builtin_ctz(radix)` in MLX's FFT):
+/// `unsigned` (`l`/`ll`: `unsigned long`) argument, `int` result, as
+/// Metal's `ctz`, `clz`, `popcount`.
+pub(crate) fn clang_bit_builtin(name: &str) -> Option<(&'static str, crate::types::Scalar)> {
+    use crate::types::Scalar;
+    let (base, arg) = match name.strip_suffix("ll").or_else(|| name.strip_suffix('l')) {
+        Some(b) => (b, Scalar::ULong),
+        None => (name, Scalar::UInt),
+    };
+    let f = match base {
+        "__builtin_ctz" => "ctz",
+        "__builtin_clz" => "clz",
+        "__builtin_popcount" => "popcount",
+        _ => return None,
+    };
+    Some((f, arg))
+}
+
+impl Checker<'_, '_> {
+    /// A call of one of `clang_bit_builtin`'s functions: folded when the
+    /// argument is constant (it sizes `constexpr` values), else the library call.
+    pub(crate) fn clang_builtin_call(&mut self, name: &str, args: Vec<hir::Expr>, span: Span, name_span: Span) -> Option<hir::Expr> {
+        let (f, arg_ty) = clang_bit_builtin(name)?;
+        let [x] = <[hir::Expr; 1]>::try_from(args).ok().or_else(|| {
+            self.error(span, format!("`{name}` takes one argument"));
+            None
+        })?;
+        let x = self.coerce(x, &Type::Scalar(arg_ty), "the argument")?;
+        if let Some(v) = self.const_value(&x) {
+            let bits = if arg_ty == crate::types::Scalar::ULong { 64 } else { 32 };
+            let v = v.as_i64() as u64 & if bits == 64 { u64::MAX } else { u32::MAX as u64 };
+            let r = match f {
+                "ctz" => v.trailing_zeros().min(bits),
+                "clz" => v.leading_zeros() - (64 - bits),
+                _ => v.count_ones(),
+            };
+            return Some(mk(H::Const(ConstValue::Int(r as i64)), Type::INT, span));
+        }
+        let r = self.builtin_call(f, Some(Namespace::Metal), None, vec![x], span, name_span)?;
+        Some(self.convert(r, Type::INT))
+    }
+}
+
 /// The unsigned integer type of `bytes` bytes.
 fn uint_of_size(bytes: u64) -> Option<crate::types::Scalar> {
     use crate::types::Scalar;

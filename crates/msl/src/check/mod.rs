@@ -13,6 +13,7 @@ mod consteval;
 mod decls;
 mod expr;
 mod fnconst;
+mod fnptr;
 mod inherit;
 mod intrinsics;
 mod localtypes;
@@ -78,6 +79,17 @@ pub(crate) enum TArg {
     Value(ConstValue, Type),
     /// The elements a template parameter pack is bound to.
     Pack(Vec<TArg>),
+    /// A function, given to a value parameter of function pointer type.
+    Func(FuncId, Type),
+    /// Functions named by an overloaded name (or a template whose
+    /// arguments are not all written): resolved by the type of the value
+    /// parameter it is given to (`fnptr.rs`).
+    FuncName {
+        decls: Vec<DeclId>,
+        explicit: Option<Vec<TArg>>,
+        name: Rc<str>,
+        span: Span,
+    },
 }
 
 impl Eq for TArg {}
@@ -100,6 +112,16 @@ impl std::hash::Hash for TArg {
             TArg::Pack(elems) => {
                 2u8.hash(state);
                 elems.hash(state)
+            }
+            TArg::Func(f, t) => {
+                3u8.hash(state);
+                f.hash(state);
+                t.hash(state)
+            }
+            TArg::FuncName { decls, explicit, .. } => {
+                4u8.hash(state);
+                decls.hash(state);
+                explicit.hash(state)
             }
         }
     }

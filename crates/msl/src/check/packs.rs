@@ -349,6 +349,10 @@ pub(crate) fn walk_type(t: &mut ast::TypeExpr, f: &mut dyn FnMut(&mut Rc<str>)) 
                 walk_expr(s, f);
             }
         }
+        TypeExprKind::Function { ret, params } => {
+            walk_type(ret, f);
+            params.iter_mut().for_each(|p| walk_type(p, f));
+        }
     }
 }
 

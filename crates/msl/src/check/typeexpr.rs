@@ -4,7 +4,7 @@
 use super::{Checker, DeclKind, TArg};
 use crate::ast::{self, AddressSpace, TypeExprKind};
 use crate::diag::suggest;
-use crate::hir::ConstValue;
+use crate::hir::{ConstValue, ExprKind as H};
 use crate::types::{builtin_type_name, Scalar, Type};
 
 /// A resolved type with the qualifiers written on it.
@@ -33,7 +33,16 @@ impl<'a> Checker<'a, '_> {
                 Some(QualType { ty: e.ty, is_const: *is_const, space: *addr_space })
             }
             TypeExprKind::Pointer { pointee, is_const } => {
+                if let TypeExprKind::Function { ret, params } = &pointee.kind {
+                    let ty = self.fn_ptr_type_expr(ret, params, te.span)?;
+                    return Some(QualType { ty, is_const: *is_const, space: None });
+                }
                 let inner = self.resolve_type(pointee)?;
+                if matches!(inner.ty, Type::FnPtr { .. }) {
+                    self.error(te.span, "a pointer to a function pointer is not supported by the simulator")
+                        .note(super::fnptr::RUNTIME_NOTE);
+                    return None;
+                }
                 if matches!(inner.ty, Type::Reference { .. }) {
                     self.error(te.span, "pointers to references are not allowed");
                     return None;
@@ -45,7 +54,16 @@ impl<'a> Checker<'a, '_> {
                 };
                 Some(QualType { ty, is_const: *is_const, space: None })
             }
+            TypeExprKind::Function { .. } => {
+                self.error(te.span, "a function type is only supported as a function pointer: `R (*)(P1, P2)`")
+                    .note(super::fnptr::RUNTIME_NOTE);
+                None
+            }
             TypeExprKind::Reference { referee } => {
+                if matches!(referee.kind, TypeExprKind::Function { .. }) {
+                    self.error(te.span, "a reference to a function is not supported by the simulator; use a function pointer `R (*f)(P…)`");
+                    return None;
+                }
                 let inner = self.resolve_type(referee)?;
                 let ty = Type::Reference {
                     referee: Box::new(inner.ty),
@@ -122,7 +140,7 @@ impl<'a> Checker<'a, '_> {
                     if let Some(t) = self.env.targs.get(name) {
                         return match t {
                             TArg::Type(t) => Some(t.clone()),
-                            TArg::Value(..) => {
+                            TArg::Value(..) | TArg::Func(..) | TArg::FuncName { .. } => {
                                 self.error(seg.ident.span, format!("`{name}` is a template value parameter, not a type"));
                                 None
                             }
@@ -297,12 +315,17 @@ impl<'a> Checker<'a, '_> {
                     if let TypeExprKind::Named { path, is_const: false, addr_space: None, .. } = &te.kind {
                         if path.segments.len() == 1 && path.segments[0].template_args.is_none() {
                             let name = &path.segments[0].ident.name;
-                            if let Some(TArg::Value(v, t)) = self.env.targs.get(name).cloned() {
-                                out.push(TArg::Value(v, t));
+                            if let Some(a @ (TArg::Value(..) | TArg::Func(..))) = self.env.targs.get(name).cloned() {
+                                out.push(a);
                                 continue;
                             }
                             if self.resolve_named_type_quiet(path).is_none() {
                                 let e = ast::Expr { kind: ast::ExprKind::Name(path.clone()), span: te.span };
+                                if self.function_decls(path).is_some() {
+                                    // A function's name: its address.
+                                    out.push(self.function_targ(&e)??);
+                                    continue;
+                                }
                                 let h = self.expr(&e)?;
                                 let v = self.const_value(&h);
                                 match v {
@@ -320,7 +343,15 @@ impl<'a> Checker<'a, '_> {
                     out.push(TArg::Type(q.ty));
                 }
                 ast::TemplateArg::Expr(e) => {
+                    if let Some(f) = self.function_targ(e) {
+                        out.push(f?);
+                        continue;
+                    }
                     let h = self.expr(e)?;
+                    if let H::FuncRef(f) = h.kind {
+                        out.push(TArg::Func(f, h.ty));
+                        continue;
+                    }
                     match self.const_value(&h) {
                         Some(v) => out.push(TArg::Value(v, h.ty)),
                         None => {
@@ -434,6 +465,8 @@ impl<'a> Checker<'a, '_> {
                     let inner = self.targs_display(elems);
                     inner[1..inner.len() - 1].to_string()
                 }
+                TArg::Func(f, _) => self.functions[f.0 as usize].as_ref().map(|f| f.name.clone()).unwrap_or_default(),
+                TArg::FuncName { name, .. } => name.to_string(),
             })
             .filter(|s| !s.is_empty())
             .collect();

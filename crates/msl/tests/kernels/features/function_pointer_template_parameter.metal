@@ -1,7 +1,9 @@
-// UNSUPPORTED: function-pointer template parameters. Valid Metal (a kernel
-// template takes the function that decodes one block, as candle's
-// quantized.metal does); the simulator reports it as not supported yet and
-// drops the template and its instantiations without further errors.
+// FEATURE: function-pointer template parameters — a kernel template takes
+// the function that decodes one block, as candle's quantized.metal does,
+// and is instantiated through a decltype typedef.
+// KERNEL: decode_halves
+// GRID: 8,1,1
+// THREADGROUP: 8,1,1
 #include <metal_stdlib>
 using namespace metal;
 

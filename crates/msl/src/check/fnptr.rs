@@ -1,0 +1,246 @@
+//! Function pointers. The simulator inlines every call, so a function
+//! pointer is only supported where its value is known at compile time: a
+//! function named in the source (`f`, `&f`, `f<T>`, an overloaded name
+//! chosen by the pointer type it initializes), passed as a template
+//! argument (`template <RadixFunc<T> radix_func>`), bound to a function
+//! parameter at each call site (`T (*op)(T, T)`), or held by a local
+//! initialized from one of those. A call through a template argument is a
+//! direct call; a call through anything else is `hir::ExprKind::CallPtr`,
+//! which the lowering resolves at each inlining. Everything that would
+//! choose a function at run time (assignment, `?:`, storage in memory,
+//! comparisons) is refused as unsupported.
+
+use super::expr::mk;
+use super::{Checker, DeclId, DeclKind, TArg};
+use crate::ast::{self, ExprKind as A};
+use crate::hir::{self, ExprKind as H, FuncId};
+use crate::source::Span;
+use crate::types::Type;
+
+/// Why the simulator cannot keep function pointers where a program puts them.
+pub(crate) const RUNTIME_NOTE: &str =
+    "the simulator inlines every call, so it supports function pointers only where the function is known at compile time";
+
+impl<'a> Checker<'a, '_> {
+    /// The type of a pointer to function `f`.
+    pub(crate) fn fn_ptr_type(&self, f: FuncId) -> Option<Type> {
+        let ret = self.functions[f.0 as usize].as_ref()?.ret.clone();
+        Some(Type::FnPtr { ret: Box::new(ret), params: self.instance_param_types(f) })
+    }
+
+    /// `R (*)(P1, P2)` as written: parameters resolve as a function's do.
+    pub(crate) fn fn_ptr_type_expr(&mut self, ret: &ast::TypeExpr, params: &[ast::TypeExpr], span: Span) -> Option<Type> {
+        let r = self.resolve_type(ret).map(|q| q.ty);
+        let mut ps = Vec::with_capacity(params.len());
+        for p in params {
+            ps.push(self.resolve_type(p).map(|q| super::decls::param_type(q, p)));
+        }
+        let ret = r?;
+        let mut params: Vec<Type> = ps.into_iter().collect::<Option<_>>()?;
+        // `R (*)(void)`
+        if params == [Type::Void] {
+            params.clear();
+        }
+        if matches!(ret, Type::Reference { .. }) {
+            self.error(span, "a function pointer returning a reference is not supported by the simulator yet")
+                .help("return the value instead of a reference");
+            return None;
+        }
+        Some(Type::FnPtr { ret: Box::new(ret), params })
+    }
+
+    /// The function declarations `path` names, when it names functions (and
+    /// nothing closer hides them); `None` for any other name.
+    pub(crate) fn function_decls(&self, path: &ast::Path) -> Option<Vec<DeclId>> {
+        let segs = &path.segments;
+        let (last, prefix) = segs.split_last()?;
+        let name = &*last.ident.name;
+        let decls = if prefix.is_empty() {
+            if self.fs.as_ref().is_some_and(|fs| fs.scopes.iter().any(|s| s.find(name).is_some())) || self.env.targs.contains_key(name) {
+                return None;
+            }
+            if self.env.this_struct.is_some_and(|sid| self.has_method(sid, name)) {
+                return None;
+            }
+            self.lookup_global(name)
+        } else if prefix.iter().all(|s| s.template_args.is_none()) {
+            let scope: Vec<std::rc::Rc<str>> = prefix.iter().map(|s| s.ident.name.clone()).collect();
+            self.lookup_qualified_all(&scope, name)
+        } else {
+            return None;
+        };
+        (!decls.is_empty() && decls.iter().all(|&d| self.is_function_decl(d))).then_some(decls)
+    }
+
+    /// `f`, `&f`, `(f)`, `f<T>` naming functions: their declarations and
+    /// the template arguments written.
+    fn named_functions(&self, e: &ast::Expr) -> Option<(Vec<DeclId>, ast::PathSegment, Span)> {
+        match &e.kind {
+            A::Unary { op: ast::UnaryOp::AddrOf, operand } => self.named_functions(operand),
+            A::Name(path) => Some((self.function_decls(path)?, path.last().clone(), e.span)),
+            _ => None,
+        }
+    }
+
+    /// The address of one of the functions `decls` (named `name`), chosen
+    /// by the template arguments written (`explicit`) and, when given, the
+    /// pointer type `target`.
+    pub(crate) fn function_value(
+        &mut self,
+        decls: &[DeclId],
+        name: &str,
+        explicit: Option<Vec<TArg>>,
+        target: Option<&Type>,
+        span: Span,
+    ) -> Option<hir::Expr> {
+        let target_params = match target {
+            Some(Type::FnPtr { params, .. }) => Some(params.clone()),
+            _ => None,
+        };
+        let mut found: Vec<FuncId> = Vec::new();
+        for &d in decls {
+            let id = match self.decls[d].kind.clone() {
+                DeclKind::Function { id, .. } if explicit.is_none() => id,
+                DeclKind::FunctionTemplate { .. } => {
+                    // Deduce from the pointer's parameter types when no
+                    // (or not every) argument is written.
+                    let mark = self.diag_mark();
+                    let given = explicit.clone().unwrap_or_default();
+                    let targs = match &target_params {
+                        Some(p) => self.deduce_for(d, p, given),
+                        None => Some(given),
+                    };
+                    let inst = targs
+                        .and_then(|t| self.complete_targs(d, t, span))
+                        .and_then(|t| self.instantiate_function(d, t, span, None, None))
+                        .map(|(id, _)| id);
+                    let fits = inst.is_some_and(|id| target.is_none_or(|t| self.fn_ptr_type(id).as_ref() == Some(t)));
+                    if !fits {
+                        self.diag_rollback(mark);
+                        continue;
+                    }
+                    inst?
+                }
+                _ => continue,
+            };
+            if target.is_none_or(|t| self.fn_ptr_type(id).as_ref() == Some(t)) && !found.contains(&id) {
+                found.push(id);
+            }
+        }
+        let [f] = found.as_slice() else {
+            let want = target.map(|t| format!(" as `{}`", self.ty_name(t))).unwrap_or_default();
+            let mut d = if found.is_empty() {
+                self.error(span, format!("no function `{name}` fits here{want}"))
+            } else {
+                self.error(span, format!("`{name}` is overloaded: which function it means is ambiguous here{want}"))
+            };
+            if target.is_none() {
+                d = d.help(format!(
+                    "use it where the pointer type is known (`R (*p)(P…) = {name};`), or write a template's arguments (`{name}<float>`)"
+                ));
+            }
+            drop(d);
+            return None;
+        };
+        let f = *f;
+        if self.ref_returns.contains(&f) {
+            self.error(span, format!("a pointer to `{name}`, which returns a reference, is not supported by the simulator yet"))
+                .help("return the value instead of a reference");
+            return None;
+        }
+        let ty = self.fn_ptr_type(f)?;
+        Some(mk(H::FuncRef(f), ty, span))
+    }
+
+    /// `e` converted to function pointer type `to`, when `e` names
+    /// functions (an overloaded name is chosen by `to`); `None` when `e` is
+    /// some other expression.
+    pub(crate) fn coerce_function_name(&mut self, e: &ast::Expr, to: &Type) -> Option<Option<hir::Expr>> {
+        if !matches!(to, Type::FnPtr { .. }) {
+            return None;
+        }
+        let (decls, seg, span) = self.named_functions(e)?;
+        Some(self.written_targs(&seg).and_then(|explicit| self.function_value(&decls, &seg.ident.name, explicit, Some(to), span)))
+    }
+
+    /// A function named as a template argument: resolved now when the name
+    /// alone picks it, otherwise when the parameter's type is known.
+    pub(crate) fn function_targ(&mut self, e: &ast::Expr) -> Option<Option<TArg>> {
+        let (decls, seg, span) = self.named_functions(e)?;
+        let Some(explicit) = self.written_targs(&seg) else { return Some(None) };
+        let single = decls.len() == 1 && (explicit.is_some() || matches!(self.decls[decls[0]].kind, DeclKind::Function { .. }));
+        if single {
+            let h = self.function_value(&decls, &seg.ident.name, explicit, None, span);
+            return Some(h.and_then(|h| match h.kind {
+                H::FuncRef(f) => Some(TArg::Func(f, h.ty)),
+                _ => None,
+            }));
+        }
+        Some(Some(TArg::FuncName { decls, explicit, name: seg.ident.name.clone(), span }))
+    }
+
+    /// The template arguments written after a name (`Some(None)`: none).
+    pub(crate) fn written_targs(&mut self, seg: &ast::PathSegment) -> Option<Option<Vec<TArg>>> {
+        match &seg.template_args {
+            Some(t) => Some(Some(self.template_args(t)?)),
+            None => Some(None),
+        }
+    }
+
+    /// A function template argument given to a value parameter of type
+    /// `ty`: the function (an overload set is resolved by `ty`), or an error.
+    pub(crate) fn bind_function_targ(&mut self, a: &TArg, ty: &Type, pname: &str, span: Span) -> Option<TArg> {
+        match a {
+            TArg::Func(f, fty) if fty == ty => Some(TArg::Func(*f, fty.clone())),
+            TArg::Func(_, fty) => {
+                let (got, want) = (self.ty_name(fty), self.ty_name(ty));
+                self.error(span, format!("template parameter `{pname}` takes a `{want}`, but this function is a `{got}`"));
+                None
+            }
+            TArg::FuncName { decls, explicit, name, span: at } => {
+                let h = self.function_value(decls, name, explicit.clone(), Some(ty), *at)?;
+                let H::FuncRef(f) = h.kind else { return None };
+                Some(TArg::Func(f, h.ty))
+            }
+            _ => {
+                let want = self.ty_name(ty);
+                self.error(span, format!("template parameter `{pname}` takes a function (a `{want}`)"));
+                None
+            }
+        }
+    }
+
+    /// A call through function pointer `callee`: arguments are checked
+    /// against its parameter types. A pointer known here (a function
+    /// named, a template argument) becomes a direct call.
+    pub(crate) fn call_through(&mut self, callee: hir::Expr, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+        let Type::FnPtr { ret, params } = callee.ty.clone() else { return None };
+        if args.len() != params.len() {
+            let shown = self.ty_name(&callee.ty);
+            let given = if args.len() == 1 { "1 was".to_string() } else { format!("{} were", args.len()) };
+            self.error(span, format!("this function pointer (`{shown}`) takes {} arguments, but {given} given", params.len()));
+            return None;
+        }
+        let hargs = self.bind_args_pub(&params, args)?;
+        match callee.kind {
+            H::FuncRef(f) => self.call_expr(f, hargs, span),
+            _ => Some(mk(H::CallPtr { callee: Box::new(callee), args: hargs }, *ret, span)),
+        }
+    }
+
+    /// Refuse a function pointer type where its value would live in memory
+    /// or be chosen at run time (`what` names the place).
+    pub(crate) fn refuse_stored_fn_ptr(&self, ty: &Type, span: Span, what: &str) -> bool {
+        let mut t = ty;
+        while let Type::Array { elem, .. } = t {
+            t = elem;
+        }
+        if !matches!(t, Type::FnPtr { .. }) {
+            return false;
+        }
+        self.error(span, format!("{what} of function pointer type is not supported by the simulator"))
+            .note(RUNTIME_NOTE)
+            .help("pass the function as a template argument or a function parameter, or call it directly");
+        true
+    }
+}

@@ -16,7 +16,7 @@ pub(crate) struct QualType {
 }
 
 /// Type names the Metal standard library defines as templates.
-const BUILTIN_TYPE_TEMPLATES: &[&str] = &["vec", "packed_vec", "atomic", "array", "simdgroup_matrix", "uniform"];
+const BUILTIN_TYPE_TEMPLATES: &[&str] = &["vec", "packed_vec", "atomic", "array", "simdgroup_matrix", "matrix", "uniform"];
 
 impl<'a> Checker<'a, '_> {
     pub(crate) fn resolve_type(&mut self, te: &ast::TypeExpr) -> Option<QualType> {
@@ -434,6 +434,16 @@ impl<'a> Checker<'a, '_> {
                     None
                 }
             },
+            // `matrix<T, Cols, Rows>` is `TColsxRows` (`float4x3`).
+            "matrix" => {
+                let s = scalar_arg(self, 0)?;
+                let (c, r) = (int_arg(self, 1)?, int_arg(self, 2)?);
+                if !matches!(s, Scalar::Float | Scalar::Half | Scalar::BFloat) || !(2..=4).contains(&c) || !(2..=4).contains(&r) {
+                    self.error(span, "matrices have 2 to 4 columns and rows of float, half or bfloat");
+                    return None;
+                }
+                Some(Type::Matrix { elem: s, cols: c as u8, rows: r as u8 })
+            }
             "simdgroup_matrix" => {
                 let s = scalar_arg(self, 0)?;
                 let (r, c) = (int_arg(self, 1)?, int_arg(self, 2)?);

@@ -494,6 +494,7 @@ impl<'a> Checker<'a, '_> {
             self.constexpr_fns.insert(id);
         }
         let mut fs = FnState::new(sig.ret.clone(), f.is_kernel);
+        fs.func_name = f.name.segments.last().map(|s| s.ident.name.clone());
         let ret_auto = super::templates::is_auto(&f.ret);
         fs.ret_undeduced = ret_auto;
         let Some(fparams) = self.expanded_params(f) else { return };

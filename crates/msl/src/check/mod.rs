@@ -283,6 +283,9 @@ pub(crate) struct FnState {
     /// A local type was declared: the body pushed a scope of its own onto
     /// the environment (popped when the body ends).
     pub has_type_scope: bool,
+    /// The enclosing function's unqualified name, the value of `__func__`
+    /// (`None` in scratch states that check no body).
+    pub func_name: Option<Rc<str>>,
 }
 
 impl FnState {
@@ -302,6 +305,7 @@ impl FnState {
             poisoned: Default::default(),
             packs: Default::default(),
             has_type_scope: false,
+            func_name: None,
         }
     }
 }

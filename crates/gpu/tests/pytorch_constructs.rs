@@ -24,3 +24,14 @@ fn func_name_and_string_literals_through_packs() {
     let name_len = "name_length".len() as u32;
     assert_eq!(to_u32(&b[&1]), (0..4).map(|t| name_len + t).collect::<Vec<_>>());
 }
+
+#[test]
+fn metal_array_data_points_into_its_address_space() {
+    let src = include_str!("../../msl/tests/kernels/features/metal_array_data.metal");
+    let (extents, steps) = ([2, 3, 4], [12, 4, 1]);
+    let shape: Vec<i32> = extents.iter().chain(&steps).copied().collect();
+    let b = run_bufs(src, "array_data_kernel", 4, vec![(0, i32s(&[0; 4])), (1, i32s(&shape))]);
+    let dot: i32 = extents.iter().zip(&steps).map(|(a, b)| a * b).sum();
+    let expect: Vec<i32> = (0..4).map(|t| dot + (t + 1) * 10 + t).collect();
+    assert_eq!(to_i32(&b[&0]), expect);
+}

@@ -1144,9 +1144,12 @@ impl<'a> Checker<'a, '_> {
         args: Vec<hir::Expr>,
         span: Span,
     ) -> Option<hir::Expr> {
-        // `metal::array<T, N>`'s size queries (compile-time constants).
+        // `metal::array<T, N>`'s size queries (compile-time constants) and
+        // `data()`, a pointer to the first element in the array's own
+        // address space.
         if let (Type::Array { len, .. }, true) = (obj.ty.strip_ref(), args.is_empty() && explicit.is_none()) {
             match &*name.name {
+                "data" if matches!(obj.ty, Type::Array { .. }) => return Some(self.decay(obj)),
                 "size" | "max_size" => return Some(mk(H::Const(ConstValue::UInt(*len as u64)), Type::Scalar(Scalar::ULong), span)),
                 "empty" => return Some(mk(H::Const(ConstValue::Bool(*len == 0)), Type::BOOL, span)),
                 _ => {}

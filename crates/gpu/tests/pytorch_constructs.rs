@@ -35,3 +35,17 @@ fn metal_array_data_points_into_its_address_space() {
     let expect: Vec<i32> = (0..4).map(|t| dot + (t + 1) * 10 + t).collect();
     assert_eq!(to_i32(&b[&0]), expect);
 }
+
+#[test]
+fn mixed_precision_simdgroup_products_accumulate_in_float() {
+    let src = include_str!("../../msl/tests/kernels/features/simdgroup_mixed_precision.metal");
+    // Values exact in half and bfloat, so the float result is exact too.
+    let a: Vec<f32> = (0..64).map(|i| ((i % 7) as f32 - 3.0) * 0.25).collect();
+    let b: Vec<f32> = (0..64).map(|i| (i % 5) as f32 * 0.5 - 1.0).collect();
+    let halves: Vec<u8> = a.iter().flat_map(|x| half::f16::from_f32(*x).to_bits().to_le_bytes()).collect();
+    let bfloats: Vec<u8> = b.iter().flat_map(|x| half::bf16::from_f32(*x).to_bits().to_le_bytes()).collect();
+    let out = run_bufs(src, "mixed_mma", 32, vec![(0, halves), (1, bfloats), (2, f32s(&[0.0; 64]))]);
+    let gram = |m: &[f32], r: usize, c: usize| (0..8).map(|k| m[r * 8 + k] * m[c * 8 + k]).sum::<f32>();
+    let expect: Vec<f32> = (0..64).map(|e| 1.0 + gram(&a, e / 8, e % 8) + gram(&b, e / 8, e % 8)).collect();
+    assert_eq!(to_f32(&out[&2]), expect);
+}

@@ -49,3 +49,24 @@ fn mixed_precision_simdgroup_products_accumulate_in_float() {
     let expect: Vec<f32> = (0..64).map(|e| 1.0 + gram(&a, e / 8, e % 8) + gram(&b, e / 8, e % 8)).collect();
     assert_eq!(to_f32(&out[&2]), expect);
 }
+
+#[test]
+fn numeric_limits_data_members_are_constants() {
+    let src = include_str!("../../msl/tests/kernels/features/numeric_limits_constants.metal");
+    let b = run_bufs(src, "limits_constants", 1, vec![(0, i32s(&[0; 9]))]);
+    // (digits, digits10, is_signed, is_integer) as C++ defines them.
+    let describe =
+        |digits: i32, digits10: i32, signed: bool, integer: bool| digits * 100 + digits10 * 10 + i32::from(signed) + 2 * i32::from(integer);
+    let expect = vec![
+        f32::MANTISSA_DIGITS as i32 - 1,
+        10,
+        7,
+        describe(31, 9, true, true),
+        describe(8, 2, false, true),
+        describe(24, f32::DIGITS as i32, true, false),
+        2,
+        16 - 13,
+        65504 >> 11,
+    ];
+    assert_eq!(to_i32(&b[&0]), expect);
+}

@@ -253,6 +253,11 @@ impl<'a> Checker<'a, '_> {
         let (segs, in_metal) = if segs.len() > 1 && &*segs[0].ident.name == "metal" { (&segs[1..], true) } else { (&segs[..], false) };
         let (last, prefix) = segs.split_last()?;
         let name = &*last.ident.name;
+        if let [ast::PathSegment { ident, template_args: Some(targs) }] = prefix {
+            if &*ident.name == "numeric_limits" {
+                return self.numeric_limits_constant(targs, &last.ident, span);
+            }
+        }
         if prefix.len() == 1 && &*prefix[0].ident.name == "mem_flags" {
             return mem_flag(name, span).or_else(|| {
                 self.error(last.ident.span, format!("`mem_flags` has no member `{name}`"))

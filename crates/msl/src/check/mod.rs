@@ -15,6 +15,7 @@ mod expr;
 mod fnconst;
 mod inherit;
 mod intrinsics;
+mod limits;
 mod localtypes;
 pub mod logging;
 mod matrix;

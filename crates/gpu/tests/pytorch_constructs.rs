@@ -70,3 +70,19 @@ fn numeric_limits_data_members_are_constants() {
     ];
     assert_eq!(to_i32(&b[&0]), expect);
 }
+
+#[test]
+fn using_declared_alias_defaults_and_pack_initialized_arrays() {
+    let src = include_str!("../../msl/tests/kernels/features/using_alias_defaults_and_pack_arrays.metal");
+    let input = [1.5f32, 2.25, -0.5, 4.0];
+    let halves: Vec<u8> = input.iter().flat_map(|x| half::f16::from_f32(*x).to_bits().to_le_bytes()).collect();
+    let b = run_bufs(src, "wide_sum_half", 4, vec![(0, halves), (1, f32s(&[0.0; 4]))]);
+    // The accumulator is float (4 bytes); `largest` sees 4 values.
+    let expect: Vec<f32> = (0..4)
+        .map(|t| {
+            let sum: f32 = input[..=t].iter().sum();
+            sum * 4.0 + (t as f32).max(7.5) + 4000.0
+        })
+        .collect();
+    assert_eq!(to_f32(&b[&1]), expect);
+}

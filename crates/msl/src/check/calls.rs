@@ -1492,7 +1492,8 @@ impl<'a> Checker<'a, '_> {
             ("denorm_min", Scalar::BFloat) => ConstValue::Float(f32::from_bits(0x0001_0000) as f64),
             ("max", _) => int_limit(s, true),
             ("min" | "lowest", _) => int_limit(s, false),
-            ("epsilon" | "denorm_min", _) => ConstValue::Int(0),
+            // Integers have no infinity or NaN: C++ gives 0 for them.
+            ("epsilon" | "denorm_min" | "infinity" | "quiet_NaN" | "signaling_NaN", _) => ConstValue::Int(0),
             _ => {
                 self.error(span, format!("`numeric_limits<{}>` has no member `{member}` the simulator knows", s.name()))
                     .help("use max, min, lowest, epsilon, infinity, quiet_NaN or denorm_min");

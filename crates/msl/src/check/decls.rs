@@ -120,7 +120,11 @@ impl<'a> Checker<'a, '_> {
         for d in self.lookup_in(&full_scope, &last.ident.name) {
             let kind = self.decls[d].kind.clone();
             let span = self.decls[d].span;
-            self.add_decl(last.ident.name.clone(), kind, span);
+            let copy = self.add_decl(last.ident.name.clone(), kind, span);
+            // The declaration still means what it meant where it was
+            // written: an alias template's `detail::X<T>` is looked up
+            // there, not at the `using`.
+            self.decls[copy].env = self.decls[d].env.clone();
         }
     }
 

@@ -86,3 +86,12 @@ fn using_declared_alias_defaults_and_pack_initialized_arrays() {
         .collect();
     assert_eq!(to_f32(&b[&1]), expect);
 }
+
+#[test]
+fn threadgroup_arrays_decay_into_their_space_when_deducing() {
+    let src = include_str!("../../msl/tests/kernels/features/array_decay_in_deduction.metal");
+    let input = [3.0f32, 1.0, 5.0, 2.0, 4.0, 0.5, 6.0, 2.0];
+    let b = run_bufs(src, "count_pairs", 8, vec![(0, f32s(&input)), (1, i32s(&[0; 8]))]);
+    let less = (0..4).filter(|&k| input[k] < input[k + 4]).count() as i32;
+    assert_eq!(to_i32(&b[&1]), (0..8).map(|t| less + t * 10).collect::<Vec<_>>());
+}

@@ -2787,7 +2787,9 @@ impl<'a> Parser<'a> {
         while !self.at_gt_like() && !self.at_eof() {
             let before = self.pos;
             let start = self.tok(0).span;
-            if self.at_kw("typename") || self.at_kw("class") {
+            if self.at_kw("template") {
+                self.template_template_param(&mut params);
+            } else if self.at_kw("typename") || self.at_kw("class") {
                 self.bump();
                 let is_pack = self.eat(Punct::Ellipsis);
                 let Some((n, nsp)) = self.template_param_name(params.len()) else { break };
@@ -2824,6 +2826,46 @@ impl<'a> Parser<'a> {
         self.no_gt -= 1;
         self.expect_gt(lt);
         params
+    }
+
+    /// `template <typename> class Op` in a template parameter list: refused
+    /// as unsupported, then skipped with `Op` known as a template, so the
+    /// rest of the declaration parses without follow-on errors.
+    fn template_template_param(&mut self, params: &mut Vec<TemplateParam>) {
+        let start = self.bump();
+        let mut depth = 0u32;
+        while self.at(Punct::Lt) || depth > 0 {
+            if self.at_eof() {
+                return;
+            }
+            if self.at(Punct::Lt) {
+                depth += 1;
+            } else if self.at(Punct::Gt) {
+                depth -= 1;
+            }
+            self.bump();
+        }
+        if self.at_kw("class") || self.at_kw("typename") {
+            self.bump();
+        }
+        let name = self.tok(0).ident().map(Rc::<str>::from);
+        if name.is_some() {
+            self.bump();
+        }
+        self.report(
+            Diagnostic::error(start.to(self.prev_span()), "template template parameters are not supported by this simulator yet")
+                .label("a class template as a template parameter"),
+        );
+        if let Some(n) = name {
+            self.templates.insert(n.clone());
+            self.declare_template_param(&n);
+            params.push(TemplateParam {
+                name: Ident { name: n, span: self.prev_span() },
+                is_pack: false,
+                kind: TemplateParamKind::Type { default: None },
+                span: start.to(self.prev_span()),
+            });
+        }
     }
 
     /// `template [[attrs]] T name<args>;` / `template void f<int>(int);`

@@ -278,7 +278,12 @@ pub(crate) static TABLE: &[Entry] = &[
         "simdgroup_multiply_accumulate",
         SimdMatrix,
         M,
-        &["void simdgroup_multiply_accumulate(thread simdgroup_matrix<T,8,8>& d, simdgroup_matrix<T,8,8> a, simdgroup_matrix<T,8,8> b, simdgroup_matrix<T,8,8> c) where T: floating"],
+        // Apple's compiler also takes half or bfloat factors with a float
+        // accumulator (PyTorch's GEMMs); the product is computed in float.
+        &[
+            "void simdgroup_multiply_accumulate(thread simdgroup_matrix<T,8,8>& d, simdgroup_matrix<T,8,8> a, simdgroup_matrix<T,8,8> b, simdgroup_matrix<T,8,8> c) where T: floating",
+            "void simdgroup_multiply_accumulate(thread simdgroup_matrix<float,8,8>& d, simdgroup_matrix<T,8,8> a, simdgroup_matrix<T,8,8> b, simdgroup_matrix<float,8,8> c) where T: half|bfloat",
+        ],
     ),
     // Called as make_filled_simdgroup_matrix<T, 8, 8>(value); the checker
     // handles the explicit template arguments.

@@ -207,6 +207,15 @@ fn simdgroup_matrix() {
         ),
         Type::Void
     );
+    // Half or bfloat factors with a float accumulator; not the reverse.
+    for f in ["simdgroup_half8x8", "simdgroup_bfloat8x8"] {
+        let mixed = [v("simdgroup_float8x8"), v(f), v(f), v("simdgroup_float8x8")];
+        assert_eq!(ret("simdgroup_multiply_accumulate", &mixed), Type::Void);
+    }
+    let narrowing = [v("simdgroup_half8x8"), v("simdgroup_float8x8"), v("simdgroup_float8x8"), v("simdgroup_half8x8")];
+    assert!(resolve("simdgroup_multiply_accumulate", None, &narrowing).is_err());
+    let unequal = [v("simdgroup_float8x8"), v("simdgroup_half8x8"), v("simdgroup_bfloat8x8"), v("simdgroup_float8x8")];
+    assert!(resolve("simdgroup_multiply_accumulate", None, &unequal).is_err());
     assert_eq!(ret("simdgroup_store", &[v("simdgroup_half8x8"), ptr(Type::HALF, AddressSpace::Device), ilit()]), Type::Void);
     assert!(lookup("make_filled_simdgroup_matrix").is_some());
     assert_eq!(ret("make_filled_simdgroup_matrix", &[v("float")]), m);

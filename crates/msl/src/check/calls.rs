@@ -478,8 +478,7 @@ impl<'a> Checker<'a, '_> {
                     }
                 }
                 DeclKind::FunctionTemplate { ast, params } => {
-                    let arg_tys: Vec<Type> = args.iter().map(|a| a.ty.clone()).collect();
-                    let Some(targs) = self.deduce_for(d, &arg_tys, explicit.cloned().unwrap_or_default()) else { continue };
+                    let Some(targs) = self.deduce_for(d, args, explicit.cloned().unwrap_or_default()) else { continue };
                     let span = ast.name.span;
                     let saved = self.diag_mark();
                     let Some(targs) = self.complete_targs(d, targs, span) else {
@@ -606,10 +605,9 @@ impl<'a> Checker<'a, '_> {
             // Explain the most likely reason.
             if let Some(&d) = funcs.first() {
                 if let DeclKind::FunctionTemplate { .. } = self.decls[d].kind {
-                    let arg_tys: Vec<Type> = args.iter().map(|a| a.ty.clone()).collect();
-                    if self.deduce_for(d, &arg_tys, explicit.clone().unwrap_or_default()).is_some() {
+                    if self.deduce_for(d, &args, explicit.clone().unwrap_or_default()).is_some() {
                         // Deduction worked but defaults failed: report that.
-                        let targs = self.deduce_for(d, &arg_tys, explicit.unwrap_or_default())?;
+                        let targs = self.deduce_for(d, &args, explicit.unwrap_or_default())?;
                         if self.complete_targs(d, targs, span).is_some() {
                             // The types were deduced, but a parameter or the
                             // return type does not exist for them (SFINAE).
@@ -854,25 +852,32 @@ impl<'a> Checker<'a, '_> {
 
     /// `deduce` for function template `d`, looking names up (alias
     /// templates in its parameter types) where the template was declared.
-    pub(crate) fn deduce_for(&mut self, d: super::DeclId, arg_tys: &[Type], explicit: Vec<TArg>) -> Option<Vec<TArg>> {
+    pub(crate) fn deduce_for(&mut self, d: super::DeclId, args: &[hir::Expr], explicit: Vec<TArg>) -> Option<Vec<TArg>> {
         let DeclKind::FunctionTemplate { ast, params } = self.decls[d].kind.clone() else { return None };
+        let arg_tys: Vec<Type> = args.iter().map(|a| a.ty.clone()).collect();
+        // An array decays to a pointer into the array's own address space
+        // (a string literal to `constant const char*`).
+        let decays: Vec<Type> = args.iter().map(|a| self.decay(a.clone()).ty).collect();
         let mut env = self.decls[d].env.clone();
         env.visible = env.visible.max(d + 1);
         let saved = std::mem::replace(&mut self.env, env);
-        let got = self.deduce(params, ast, arg_tys, explicit);
+        let got = self.deduce(params, ast, &arg_tys, &decays, explicit);
         self.env = saved;
         got
     }
 
     /// Unify a function template's parameters with argument types.
+    /// `decays[i]` is what argument `i` decays to when it is an array (a
+    /// missing entry: a `thread` pointer).
     pub(crate) fn deduce(
         &self,
         params: &[ast::TemplateParam],
         f: &ast::Function,
         arg_tys: &[Type],
+        decays: &[Type],
         explicit: Vec<TArg>,
     ) -> Option<Vec<TArg>> {
-        self.deduce_from(params, f, arg_tys, None, explicit)
+        self.deduce_from(params, f, arg_tys, decays, None, explicit)
     }
 
     /// [`Self::deduce`], also from the return type `ret` when given: an
@@ -884,6 +889,7 @@ impl<'a> Checker<'a, '_> {
         params: &[ast::TemplateParam],
         f: &ast::Function,
         arg_tys: &[Type],
+        decays: &[Type],
         ret: Option<&Type>,
         explicit: Vec<TArg>,
     ) -> Option<Vec<TArg>> {
@@ -902,30 +908,34 @@ impl<'a> Checker<'a, '_> {
         }
         // By-value parameters see decayed arguments, except class template
         // types (`metal::array<T, N>` or an alias of it takes the array).
-        let decayed = |p: &ast::Param, t: &Type| match t {
-            Type::Array { elem, .. }
-                if !matches!(&p.ty.kind, ast::TypeExprKind::Reference { .. })
-                    && !matches!(&p.ty.kind, ast::TypeExprKind::Named { path, .. } if path.last().template_args.is_some()) =>
-            {
+        let decays_here = |p: &ast::Param| {
+            !is_reference(p) && !matches!(&p.ty.kind, ast::TypeExprKind::Named { path, .. } if path.last().template_args.is_some())
+        };
+        let decayed = |p: &ast::Param, i: usize| match &arg_tys[i] {
+            Type::Array { .. } if matches!(decays.get(i), Some(Type::Pointer { .. })) && decays_here(p) => decays[i].clone(),
+            Type::Array { elem, .. } if decays_here(p) => {
                 Type::Pointer { pointee: elem.clone(), space: AddressSpace::Thread, is_const: false }
             }
             t => t.clone(),
         };
-        let mut rest = arg_tys;
+        let mut next = 0;
         for p in &f.params {
             if p.is_pack {
                 // A function parameter pack takes the remaining arguments (it
                 // is last in a deducible position): each one deduces the
                 // next element of the template packs its type names.
-                if !self.deduce_pack(params, p, rest, &mut map, &decayed) {
+                let rest: Vec<Type> = (next..arg_tys.len()).map(|i| decayed(p, i)).collect();
+                if !self.deduce_pack(params, p, &rest, &mut map) {
                     return None;
                 }
-                rest = &[];
+                next = arg_tys.len();
                 continue;
             }
-            let Some((t, tail)) = rest.split_first() else { break };
-            rest = tail;
-            if !self.unify(params, &p.ty, &decayed(p, t), &mut map) {
+            if next >= arg_tys.len() {
+                break;
+            }
+            next += 1;
+            if !self.unify(params, &p.ty, &decayed(p, next - 1), &mut map) {
                 return None;
             }
         }
@@ -943,14 +953,7 @@ impl<'a> Checker<'a, '_> {
 
     /// Deduce template parameter packs from the arguments a function
     /// parameter pack receives (explicitly given elements come first).
-    fn deduce_pack(
-        &self,
-        params: &[ast::TemplateParam],
-        p: &ast::Param,
-        args: &[Type],
-        map: &mut [Option<TArg>],
-        decayed: &dyn Fn(&ast::Param, &Type) -> Type,
-    ) -> bool {
+    fn deduce_pack(&self, params: &[ast::TemplateParam], p: &ast::Param, args: &[Type], map: &mut [Option<TArg>]) -> bool {
         let packs: Vec<usize> = (0..params.len()).filter(|&i| params[i].is_pack).collect();
         let mut elems: Vec<Vec<TArg>> = packs
             .iter()
@@ -964,7 +967,7 @@ impl<'a> Checker<'a, '_> {
             for (n, &k) in packs.iter().enumerate() {
                 sub[k] = elems[n].get(j).cloned();
             }
-            if !self.unify(params, &p.ty, &decayed(p, t), &mut sub) {
+            if !self.unify(params, &p.ty, t, &mut sub) {
                 return false;
             }
             for (n, &k) in packs.iter().enumerate() {
@@ -1171,9 +1174,12 @@ impl<'a> Checker<'a, '_> {
         args: Vec<hir::Expr>,
         span: Span,
     ) -> Option<hir::Expr> {
-        // `metal::array<T, N>`'s size queries (compile-time constants).
+        // `metal::array<T, N>`'s size queries (compile-time constants) and
+        // `data()`, a pointer to the first element in the array's own
+        // address space.
         if let (Type::Array { len, .. }, true) = (obj.ty.strip_ref(), args.is_empty() && explicit.is_none()) {
             match &*name.name {
+                "data" if matches!(obj.ty, Type::Array { .. }) => return Some(self.decay(obj)),
                 "size" | "max_size" => return Some(mk(H::Const(ConstValue::UInt(*len as u64)), Type::Scalar(Scalar::ULong), span)),
                 "empty" => return Some(mk(H::Const(ConstValue::Bool(*len == 0)), Type::BOOL, span)),
                 _ => {}
@@ -1518,7 +1524,8 @@ impl<'a> Checker<'a, '_> {
             ("denorm_min", Scalar::BFloat) => ConstValue::Float(f32::from_bits(0x0001_0000) as f64),
             ("max", _) => int_limit(s, true),
             ("min" | "lowest", _) => int_limit(s, false),
-            ("epsilon" | "denorm_min", _) => ConstValue::Int(0),
+            // Integers have no infinity or NaN: C++ gives 0 for them.
+            ("epsilon" | "denorm_min" | "infinity" | "quiet_NaN" | "signaling_NaN", _) => ConstValue::Int(0),
             _ => {
                 self.error(span, format!("`numeric_limits<{}>` has no member `{member}` the simulator knows", s.name()))
                     .help("use max, min, lowest, epsilon, infinity, quiet_NaN or denorm_min");
@@ -1540,4 +1547,10 @@ fn int_limit(s: Scalar, max: bool) -> ConstValue {
     } else {
         ConstValue::UInt(if max { ((1u128 << bits) - 1) as u64 } else { 0 })
     }
+}
+
+/// A parameter declared as a reference (`T (&a)[N]`, `thread T&`): arrays
+/// bind to it without decaying.
+fn is_reference(p: &ast::Param) -> bool {
+    matches!(p.ty.kind, ast::TypeExprKind::Reference { .. })
 }

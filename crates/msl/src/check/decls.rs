@@ -120,7 +120,11 @@ impl<'a> Checker<'a, '_> {
         for d in self.lookup_in(&full_scope, &last.ident.name) {
             let kind = self.decls[d].kind.clone();
             let span = self.decls[d].span;
-            self.add_decl(last.ident.name.clone(), kind, span);
+            let copy = self.add_decl(last.ident.name.clone(), kind, span);
+            // The declaration still means what it meant where it was
+            // written: an alias template's `detail::X<T>` is looked up
+            // there, not at the `using`.
+            self.decls[copy].env = self.decls[d].env.clone();
         }
     }
 
@@ -494,6 +498,7 @@ impl<'a> Checker<'a, '_> {
             self.constexpr_fns.insert(id);
         }
         let mut fs = FnState::new(sig.ret.clone(), f.is_kernel);
+        fs.func_name = f.name.segments.last().map(|s| s.ident.name.clone());
         let ret_auto = super::templates::is_auto(&f.ret);
         fs.ret_undeduced = ret_auto;
         let Some(fparams) = self.expanded_params(f) else { return };

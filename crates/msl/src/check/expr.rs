@@ -206,6 +206,9 @@ impl<'a> Checker<'a, '_> {
                 }
                 return Some(self.local_expr(id, span));
             }
+            if name == "__func__" {
+                return self.func_name_expr(span);
+            }
             match self.env.targs.get(name).cloned() {
                 Some(super::TArg::Value(v, t)) => return Some(mk(H::Const(v), t, span)),
                 Some(super::TArg::Func(f, t)) => return Some(mk(H::FuncRef(f), t, span)),
@@ -255,6 +258,11 @@ impl<'a> Checker<'a, '_> {
         let (segs, in_metal) = if segs.len() > 1 && &*segs[0].ident.name == "metal" { (&segs[1..], true) } else { (&segs[..], false) };
         let (last, prefix) = segs.split_last()?;
         let name = &*last.ident.name;
+        if let [ast::PathSegment { ident, template_args: Some(targs) }] = prefix {
+            if &*ident.name == "numeric_limits" {
+                return self.numeric_limits_constant(targs, &last.ident, span);
+            }
+        }
         if prefix.len() == 1 && &*prefix[0].ident.name == "mem_flags" {
             return mem_flag(name, span).or_else(|| {
                 self.error(last.ident.span, format!("`mem_flags` has no member `{name}`"))
@@ -1753,6 +1761,16 @@ impl<'a> Checker<'a, '_> {
     /// zero byte, which decays to `constant char*` (`os_log` objects and
     /// helpers taking `constant char*` receive these). Each distinct text is
     /// one program-scope constant.
+    /// `__func__`: the enclosing function's name as a string literal, as in
+    /// C++ (PyTorch's error-reporting macros pass it on).
+    fn func_name_expr(&mut self, span: Span) -> Option<hir::Expr> {
+        let Some(name) = self.fs.as_ref().and_then(|f| f.func_name.clone()) else {
+            self.error(span, "`__func__` is only valid inside a function body");
+            return None;
+        };
+        Some(self.string_literal(&name, span))
+    }
+
     pub(crate) fn string_literal(&mut self, text: &std::rc::Rc<str>, span: Span) -> hir::Expr {
         let len = text.len() as u32 + 1;
         let ty = Type::Array { elem: Box::new(Type::Scalar(Scalar::Char)), len };

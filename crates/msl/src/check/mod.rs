@@ -16,6 +16,7 @@ mod fnconst;
 mod fnptr;
 mod inherit;
 mod intrinsics;
+mod limits;
 mod localtypes;
 pub mod logging;
 mod matrix;
@@ -305,6 +306,9 @@ pub(crate) struct FnState {
     /// A local type was declared: the body pushed a scope of its own onto
     /// the environment (popped when the body ends).
     pub has_type_scope: bool,
+    /// The enclosing function's unqualified name, the value of `__func__`
+    /// (`None` in scratch states that check no body).
+    pub func_name: Option<Rc<str>>,
 }
 
 impl FnState {
@@ -324,6 +328,7 @@ impl FnState {
             poisoned: Default::default(),
             packs: Default::default(),
             has_type_scope: false,
+            func_name: None,
         }
     }
 }

@@ -661,7 +661,10 @@ impl<'a> Checker<'a, '_> {
     /// Initializer for a variable of type `ty`; fills in the length of `T x[]`.
     pub(crate) fn initializer_fixing_len(&mut self, init: &ast::Init, ty: &mut Type, span: Span) -> Option<hir::Expr> {
         if let (Type::Array { elem, len: 0 }, Some(items)) = (&*ty, init_items(init)) {
-            *ty = Type::Array { elem: elem.clone(), len: items.len().max(1) as u32 };
+            // Pack expansions (`{first, T(rest)...}`) count their elements.
+            let elem = elem.clone();
+            let n = self.expand_exprs(items)?.len();
+            *ty = Type::Array { elem, len: n.max(1) as u32 };
         }
         let t = ty.clone();
         self.initializer(init, &t, span)

@@ -200,7 +200,7 @@ impl<'a> Checker<'a, '_> {
         for &d in decls {
             let DeclKind::FunctionTemplate { ast: primary, params } = self.decls[d].kind.clone() else { continue };
             let ret = (!own_ret_auto && !is_auto(&primary.ret)).then_some(&own.ret);
-            let Some(targs) = self.deduce_from(params, primary, &own.params, ret, explicit.to_vec()) else { continue };
+            let Some(targs) = self.deduce_from(params, primary, &own.params, &[], ret, explicit.to_vec()) else { continue };
             let mark = self.diag_mark();
             let sig = self.complete_targs(d, targs, span).and_then(|targs| {
                 let sig = self.template_signature(d, &targs)?;

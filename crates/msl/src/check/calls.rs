@@ -853,15 +853,26 @@ impl<'a> Checker<'a, '_> {
     /// `deduce` for function template `d`, looking names up (alias
     /// templates in its parameter types) where the template was declared.
     pub(crate) fn deduce_for(&mut self, d: super::DeclId, args: &[hir::Expr], explicit: Vec<TArg>) -> Option<Vec<TArg>> {
-        let DeclKind::FunctionTemplate { ast, params } = self.decls[d].kind.clone() else { return None };
         let arg_tys: Vec<Type> = args.iter().map(|a| a.ty.clone()).collect();
         // An array decays to a pointer into the array's own address space
         // (a string literal to `constant const char*`).
         let decays: Vec<Type> = args.iter().map(|a| self.decay(a.clone()).ty).collect();
+        self.deduce_in_env(d, &arg_tys, &decays, explicit)
+    }
+
+    /// [`Self::deduce_for`] from types alone (a function pointer's
+    /// parameters: no argument is an array to decay).
+    pub(crate) fn deduce_for_types(&mut self, d: super::DeclId, arg_tys: &[Type], explicit: Vec<TArg>) -> Option<Vec<TArg>> {
+        self.deduce_in_env(d, arg_tys, &[], explicit)
+    }
+
+    /// [`Self::deduce`] for template `d`, seen from where it was declared.
+    fn deduce_in_env(&mut self, d: super::DeclId, arg_tys: &[Type], decays: &[Type], explicit: Vec<TArg>) -> Option<Vec<TArg>> {
+        let DeclKind::FunctionTemplate { ast, params } = self.decls[d].kind.clone() else { return None };
         let mut env = self.decls[d].env.clone();
         env.visible = env.visible.max(d + 1);
         let saved = std::mem::replace(&mut self.env, env);
-        let got = self.deduce(params, ast, &arg_tys, &decays, explicit);
+        let got = self.deduce(params, ast, arg_tys, decays, explicit);
         self.env = saved;
         got
     }

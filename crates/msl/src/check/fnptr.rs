@@ -107,7 +107,7 @@ impl<'a> Checker<'a, '_> {
                     let mark = self.diag_mark();
                     let given = explicit.clone().unwrap_or_default();
                     let targs = match &target_params {
-                        Some(p) => self.deduce_for(d, p, given),
+                        Some(p) => self.deduce_for_types(d, p, given),
                         None => Some(given),
                     };
                     let inst = targs

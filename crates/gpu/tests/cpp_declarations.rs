@@ -449,3 +449,26 @@ fn out_of_class_static_member_definitions_are_checked() {
         assert!(text.contains("t.metal:4:"), "{text}");
     }
 }
+
+/// A member function whose body is first checked while a trailing
+/// `decltype` probes a call (diagnostics rolled back) still reports its
+/// errors: dropping them left the memoized function with an empty body,
+/// which ran and returned 0 (candle's `Max<float>` calling a missing
+/// function did exactly that).
+#[test]
+fn body_errors_found_while_probing_are_reported() {
+    let src = format!(
+        r#"{PRELUDE}
+template <typename T>
+struct Mx {{
+  template <typename V> V operator()(V a, V b) {{ return a > b ? a : b; }}
+  float operator()(float a, float b) {{ return no_such_max(a, b); }}
+}};
+template <typename Op, typename T> auto call(Op op, T a, T b) -> decltype(op(a, b)) {{ return op(a, b); }}
+kernel void k({KERNEL_OUT}) {{ out[i] = call(Mx<float>(), float(i), 2.0f); }}
+"#
+    );
+    let c = msl::compile("t.metal", &src, &Default::default());
+    let text = c.render(false);
+    assert!(c.has_errors() && text.contains("no_such_max"), "{text}");
+}

@@ -2212,7 +2212,6 @@ impl<'a> Parser<'a> {
         Some(ItemKind::Struct(s))
     }
 
-
     fn parse_alias(&mut self) -> Option<TypeAlias> {
         let start = self.tok(0).span;
         if self.eat_kw("using") {

@@ -114,8 +114,9 @@ pub(crate) static TABLE: &[Entry] = &[
     ("sign", Common, Mfp, &[F1]),
     ("smoothstep", Common, Mfp, &["Tn smoothstep(Tn edge0, Tn edge1, Tn x) where T: floating"]),
     ("step", Common, Mfp, &["Tn step(Tn edge, Tn x) where T: floating"]),
-    ("min", Common, M, &[N2]),
-    ("max", Common, M, &[N2]),
+    // In `fast::`/`precise::` too: candle's reductions call `fast::max`.
+    ("min", Common, Mfp, &[N2]),
+    ("max", Common, Mfp, &[N2]),
     ("min3", Common, M, &[N3]),
     ("max3", Common, M, &[N3]),
     ("median3", Common, M, &[N3]),

@@ -92,7 +92,8 @@ fn math() {
 fn namespaces() {
     assert_eq!(resolve("exp", Some(Namespace::Fast), &[v("float")]).unwrap().ret, Type::FLOAT);
     assert_eq!(resolve("divide", Some(Namespace::Precise), &[v("float"), v("float")]).unwrap().ret, Type::FLOAT);
-    assert_eq!(resolve("max", Some(Namespace::Fast), &[v("float"), v("float")]), Err(ResolveError::NotFound));
+    assert_eq!(resolve("max", Some(Namespace::Fast), &[v("float"), v("float")]).unwrap().ret, Type::FLOAT);
+    assert_eq!(resolve("fmod", Some(Namespace::Fast), &[v("int"), v("int")]).map(|r| r.ret).ok(), None);
     // fast::abs is the floating one only, so an int is ambiguous there.
     assert!(matches!(resolve("abs", Some(Namespace::Fast), &[v("int")]), Err(ResolveError::Ambiguous { .. })));
     assert_eq!(resolve("abs", Some(Namespace::Fast), &[v("half")]).unwrap().ret, Type::HALF);

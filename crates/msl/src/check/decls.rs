@@ -493,6 +493,20 @@ impl<'a> Checker<'a, '_> {
         host_name: Option<String>,
         this: Option<(StructId, AddressSpace, bool)>,
     ) {
+        let mark = self.diag_mark();
+        self.function_body_checked(f, id, sig, name, host_name, this);
+        self.keep_body_diagnostics(mark);
+    }
+
+    fn function_body_checked(
+        &mut self,
+        f: &ast::Function,
+        id: FuncId,
+        sig: &Signature,
+        name: String,
+        host_name: Option<String>,
+        this: Option<(StructId, AddressSpace, bool)>,
+    ) {
         let Some(body) = &f.body else { return };
         if f.is_constexpr {
             self.constexpr_fns.insert(id);

@@ -337,6 +337,9 @@ pub(crate) struct Checker<'a, 'd> {
     pub diags: &'d mut Diagnostics,
     /// Diagnostics of this run; a RefCell so reporting needs only `&self`.
     pub pending: std::cell::RefCell<Vec<Diagnostic>>,
+    /// Index ranges of `pending` reported by function bodies, which
+    /// `diag_rollback` keeps.
+    pub body_diag_ranges: std::cell::RefCell<Vec<(usize, usize)>>,
     /// Alias templates being looked through by deduction (`unify`), so an
     /// alias that names itself cannot recurse without end.
     pub alias_unify_depth: std::cell::Cell<u32>,
@@ -428,6 +431,7 @@ impl<'a, 'd> Checker<'a, 'd> {
         Checker {
             diags,
             pending: Default::default(),
+            body_diag_ranges: Default::default(),
             alias_unify_depth: Default::default(),
             tables: TypeTables::default(),
             functions: Vec::new(),
@@ -499,8 +503,34 @@ impl<'a, 'd> Checker<'a, 'd> {
         self.pending.borrow().len()
     }
 
+    /// Drop the diagnostics reported since `mark`, except those of function
+    /// bodies: a body is checked once, whoever asked first, and its errors
+    /// are the program's (in C++ too they are never a substitution failure).
+    /// Dropping them left a memoized function with a hole in its body that
+    /// ran as a silent wrong result.
     pub fn diag_rollback(&self, mark: usize) {
-        self.pending.borrow_mut().truncate(mark);
+        let mut pending = self.pending.borrow_mut();
+        let mut ranges = self.body_diag_ranges.borrow_mut();
+        let mut kept = Vec::new();
+        for &(a, b) in ranges.iter() {
+            for i in a.max(mark)..b.min(pending.len()) {
+                kept.push(pending[i].clone());
+            }
+        }
+        ranges.retain(|&(_, b)| b <= mark);
+        pending.truncate(mark);
+        if !kept.is_empty() {
+            ranges.push((mark, mark + kept.len()));
+            pending.extend(kept);
+        }
+    }
+
+    /// The diagnostics from `mark` on came from checking a function body.
+    pub fn keep_body_diagnostics(&self, mark: usize) {
+        let end = self.pending.borrow().len();
+        if end > mark {
+            self.body_diag_ranges.borrow_mut().push((mark, end));
+        }
     }
 
     pub fn ty_name(&self, ty: &Type) -> String {

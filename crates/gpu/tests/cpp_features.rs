@@ -1368,3 +1368,34 @@ fn local_union_variables_corpus_kernel_matches_reference() {
     let words: Vec<u32> = b[&0].chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
     assert_eq!(words, vec![0x3800_3800, 0x3800_3800]);
 }
+
+/// SIMD-group products whose matrices mix float and half (candle writes
+/// `simdgroup_multiply(half_d, float_a, half_b)`): computed in float and
+/// rounded to the destination's type.
+#[test]
+fn simdgroup_products_mixing_float_and_half() {
+    let src = r#"#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {
+  simdgroup_float8x8 a = make_filled_simdgroup_matrix<float, 8, 8>(1.5f);
+  simdgroup_half8x8 b = make_filled_simdgroup_matrix<half, 8, 8>(2.0h);
+  simdgroup_half8x8 d;
+  simdgroup_multiply(d, a, b);
+  simdgroup_float8x8 e;
+  simdgroup_multiply_accumulate(e, b, a, a);
+  simdgroup_half8x8 h = make_filled_simdgroup_matrix<half, 8, 8>(0.1h);
+  simdgroup_multiply(d, h, a);
+  o[l] = float(d.thread_elements()[0]) * 1000.0f + e.thread_elements()[1];
+}
+"#;
+    let k = compile(src, "k");
+    let mut b = bufs(vec![(0, f32s(&[0.0; 32]))]);
+    let r = run(&k, &threads([32, 1, 1], [32, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    // 8 * 0.1h * 1.5 rounded to half; 8 * 2 * 1.5 + 1.5 in float.
+    let h01 = half::f16::from_f32(0.1).to_f32();
+    let d = half::f16::from_f32(8.0 * h01 * 1.5).to_f32();
+    for v in to_f32(&b[&0]) {
+        assert_eq!(v, d * 1000.0 + 25.5);
+    }
+}

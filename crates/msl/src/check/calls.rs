@@ -1273,6 +1273,36 @@ impl<'a> Checker<'a, '_> {
         self.call_expr(func, hargs, span)
     }
 
+    /// `simdgroup_multiply(d, a, b)` and `simdgroup_multiply_accumulate(d,
+    /// a, b, c)` whose matrices mix float, half and bfloat (candle writes
+    /// `simdgroup_multiply(half_d, float_a, half_b)`): Apple's compiler
+    /// takes any mix; the product is computed in float and rounded to `d`'s
+    /// type. Same-type calls go through the ordinary table.
+    fn mixed_precision_simdgroup_product(&mut self, name: &str, args: &[hir::Expr], span: Span) -> Option<hir::Expr> {
+        let n = match name {
+            "simdgroup_multiply" => 3,
+            "simdgroup_multiply_accumulate" => 4,
+            _ => return None,
+        };
+        let elem = |t: &Type| match t.strip_ref() {
+            Type::SimdMatrix { elem, rows: 8, cols: 8 } if matches!(elem, Scalar::Float | Scalar::Half | Scalar::BFloat) => Some(*elem),
+            _ => None,
+        };
+        let elems: Vec<Scalar> = args.iter().filter_map(|a| elem(&a.ty)).collect();
+        if args.len() != n || elems.len() != n || elems.iter().all(|e| *e == elems[0]) || !args[0].is_place() {
+            return None;
+        }
+        let (space, is_const) = self.place_info(&args[0]);
+        if is_const || space == AddressSpace::Constant {
+            return None;
+        }
+        let d_ty = args[0].ty.strip_ref().clone();
+        let mut param_types = vec![Type::Reference { referee: Box::new(d_ty), space, is_const: false }];
+        param_types.extend(args[1..].iter().map(|a| a.ty.strip_ref().clone()));
+        let name = if n == 3 { "simdgroup_multiply" } else { "simdgroup_multiply_accumulate" };
+        Some(mk(H::Builtin { name, fast: false, args: args.to_vec(), param_types }, Type::Void, span))
+    }
+
     // ----- the standard library -------------------------------------------
 
     /// What overload resolution of the standard library needs to know
@@ -1335,6 +1365,9 @@ impl<'a> Checker<'a, '_> {
             Some(Namespace::Precise) => format!("metal::precise::{name}"),
             _ => name.to_string(),
         };
+        if let Some(call) = self.mixed_precision_simdgroup_product(name, &args, span) {
+            return Some(call);
+        }
         match builtins::resolve(name, ns, &infos) {
             Ok(r) => {
                 let mut hargs = Vec::with_capacity(args.len());

@@ -613,12 +613,7 @@ kernel void k({KERNEL_OUT}) {{
 #[test]
 fn inheritance_corpus_kernel_matches_reference() {
     let src = include_str!("../../msl/tests/kernels/features/inheritance.metal");
-    let k = compile(src, "inheritance_kernel");
-    let n = 8usize;
-    let mut b = bufs(vec![(0, f32s(&vec![0.0; n]))]);
-    let r = run(&k, &threads([n as u32, 1, 1], [n as u32, 1, 1]), &mut b, &opts(CheckLevel::All));
-    assert!(r.findings.is_empty(), "{:?}", r.findings);
-    let out = to_f32(&b[&0]);
+    let out = run_eight_threads(src, "inheritance_kernel");
     for (i, v) in out.iter().enumerate() {
         let w = i as f32;
         // Box: width w, tag 3, depth w + 1; sides 4; sizeof = 3 floats/ints.
@@ -1279,12 +1274,7 @@ fn library_reduction_traits_argmax() {
 #[test]
 fn function_pointers_corpus_kernel_matches_reference() {
     let src = include_str!("../../msl/tests/kernels/features/function_pointers.metal");
-    let k = compile(src, "function_pointers");
-    let n = 8usize;
-    let mut b = bufs(vec![(0, f32s(&vec![0.0; n]))]);
-    let r = run(&k, &threads([n as u32, 1, 1], [n as u32, 1, 1]), &mut b, &opts(CheckLevel::All));
-    assert!(r.findings.is_empty(), "{:?}", r.findings);
-    let out = to_f32(&b[&0]);
+    let out = run_eight_threads(src, "function_pointers");
     for (i, v) in out.iter().enumerate() {
         let x = i as f32;
         let vals = [x, 1.0, 2.0, x - 3.0];
@@ -1398,4 +1388,14 @@ kernel void k(device float* o [[buffer(0)]], uint l [[thread_index_in_simdgroup]
     for v in to_f32(&b[&0]) {
         assert_eq!(v, d * 1000.0 + 25.5);
     }
+}
+
+/// Run `kernel` of `src` over 8 threads in one threadgroup with buffer 0
+/// of 8 floats and every check on; no findings; buffer 0 as floats.
+fn run_eight_threads(src: &str, kernel: &str) -> Vec<f32> {
+    let k = compile(src, kernel);
+    let mut b = bufs(vec![(0, f32s(&[0.0; 8]))]);
+    let r = run(&k, &threads([8, 1, 1], [8, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    to_f32(&b[&0])
 }

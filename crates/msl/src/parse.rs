@@ -974,14 +974,7 @@ impl<'a> Parser<'a> {
     fn parse_fn_ptr_declarator(&mut self, ret: TypeExpr) -> (TypeExpr, Option<Ident>) {
         let open = self.bump();
         let star = self.bump();
-        let name = match self.tok(0).ident() {
-            Some(n) => {
-                let n = Rc::<str>::from(n);
-                let sp = self.bump();
-                Some(Ident { name: n, span: sp })
-            }
-            None => None,
-        };
+        let name = self.eat_ident();
         self.expect_close(Punct::RParen, open);
         let params = if self.at(Punct::LParen) { self.parse_params() } else { Vec::new() };
         let span = ret.span.to(star).to(self.prev_span());
@@ -2684,14 +2677,7 @@ impl<'a> Parser<'a> {
             self.namespace_aliases.insert(alias, target.segments);
             return Some(ItemKind::Empty);
         }
-        let name = match self.tok(0).ident() {
-            Some(n) => {
-                let n = Rc::<str>::from(n);
-                let sp = self.bump();
-                Some(Ident { name: n, span: sp })
-            }
-            None => None,
-        };
+        let name = self.eat_ident();
         // `namespace a::b {` is `namespace a { namespace b {`.
         let mut inner = Vec::new();
         while self.at(Punct::ColonColon) && self.tok(1).ident().is_some() {
@@ -2980,6 +2966,12 @@ impl<'a> Parser<'a> {
         let vars = self.parse_declarators(&specs, None);
         self.expect_semi("declaration");
         StmtKind::LocalType(item, vars)
+    }
+
+    /// The identifier here, if there is one, consumed.
+    fn eat_ident(&mut self) -> Option<Ident> {
+        let n = Rc::<str>::from(self.tok(0).ident()?);
+        Some(Ident { name: n, span: self.bump() })
     }
 
     fn parse_struct(&mut self, attrs: Vec<Attribute>) -> Option<Struct> {

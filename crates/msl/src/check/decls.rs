@@ -494,7 +494,10 @@ impl<'a> Checker<'a, '_> {
         this: Option<(StructId, AddressSpace, bool)>,
     ) {
         let mark = self.diag_mark();
-        self.function_body_checked(f, id, sig, name, host_name, this);
+        // Instantiating a template inside a body checks another body, up to
+        // MAX_INSTANTIATION_DEPTH deep: grow the stack instead of
+        // overflowing it (threads may have small stacks).
+        stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || self.function_body_checked(f, id, sig, name, host_name, this));
         self.keep_body_diagnostics(mark);
     }
 

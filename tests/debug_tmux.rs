@@ -75,7 +75,13 @@ impl Screen {
         loop {
             let s = self.tmux(&["capture-pane", "-p", "-t", "dbg"]);
             if s.starts_with("metal-puzzles debug") && ok(&s) {
-                return s;
+                // A capture can catch the terminal halfway through a redraw
+                // (the current line drawn, the memory pane not yet): take
+                // the screen only once two captures agree.
+                std::thread::sleep(Duration::from_millis(50));
+                if self.tmux(&["capture-pane", "-p", "-t", "dbg"]) == s {
+                    return s;
+                }
             }
             if start.elapsed() > TIMEOUT {
                 panic!("the screen never showed {what} within {TIMEOUT:?}; it shows:\n{s}");

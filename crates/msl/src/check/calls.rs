@@ -917,11 +917,9 @@ impl<'a> Checker<'a, '_> {
                 return None;
             }
         }
-        // By-value parameters see decayed arguments, except class template
-        // types (`metal::array<T, N>` or an alias of it takes the array).
-        let decays_here = |p: &ast::Param| {
-            !is_reference(p) && !matches!(&p.ty.kind, ast::TypeExprKind::Named { path, .. } if path.last().template_args.is_some())
-        };
+        // By-value parameters see decayed arguments, except those that take
+        // an array whole.
+        let decays_here = |p: &ast::Param| !is_reference(p) && !super::decls::takes_array_whole(&p.ty);
         let decayed = |p: &ast::Param, i: usize| match &arg_tys[i] {
             Type::Array { .. } if matches!(decays.get(i), Some(Type::Pointer { .. })) && decays_here(p) => decays[i].clone(),
             Type::Array { elem, .. } if decays_here(p) => {

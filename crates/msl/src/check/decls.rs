@@ -1490,13 +1490,17 @@ pub(crate) fn host_name(attrs: &[ast::Attribute]) -> Option<String> {
     })
 }
 
+/// Whether a parameter written as `te` takes an array argument whole:
+/// `metal::array<T, N>` (an array type here), or an alias template of it,
+/// is a class passed by value, where a C array parameter decays.
+pub(crate) fn takes_array_whole(te: &ast::TypeExpr) -> bool {
+    matches!(&te.kind, ast::TypeExprKind::Named { path, .. } if path.last().template_args.is_some())
+}
+
 /// The type of a parameter declared as `te`.
 pub(crate) fn param_type(q: QualType, te: &ast::TypeExpr) -> Type {
     match q.ty {
-        // `metal::array<T, N>` (an array type here) is a class passed by value.
-        Type::Array { elem, len } if matches!(&te.kind, ast::TypeExprKind::Named { path, .. } if path.last().template_args.is_some()) => {
-            Type::Array { elem, len }
-        }
+        Type::Array { elem, len } if takes_array_whole(te) => Type::Array { elem, len },
         Type::Array { elem, .. } => {
             // Array parameters decay to pointers (thread space by default).
             Type::Pointer { pointee: elem, space: q.space.unwrap_or(AddressSpace::Thread), is_const: q.is_const }

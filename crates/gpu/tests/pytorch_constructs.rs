@@ -95,3 +95,21 @@ fn threadgroup_arrays_decay_into_their_space_when_deducing() {
     let less = (0..4).filter(|&k| input[k] < input[k + 4]).count() as i32;
     assert_eq!(to_i32(&b[&1]), (0..8).map(|t| less + t * 10).collect::<Vec<_>>());
 }
+
+#[test]
+fn pointers_convert_to_addresses_and_back() {
+    let src = include_str!("../../msl/tests/kernels/features/pointer_addresses.metal");
+    let input: Vec<u8> = (0..64u8).map(|x| x.wrapping_mul(7).wrapping_add(1)).collect();
+    let b = run_bufs(src, "pointer_address_kernel", 4, vec![(0, vec![0; 64]), (1, input.clone()), (2, u64s(&[0; 8]))]);
+    let mut expect = vec![0u8; 64];
+    for t in 0..4 {
+        let start = 9 * t;
+        expect[start..start + 6].copy_from_slice(&input[start..start + 6]);
+    }
+    assert_eq!(b[&0], expect);
+    let info = to_u64(&b[&2]);
+    for t in 0..4u64 {
+        assert_eq!(info[2 * t as usize], t % 4, "buffers start aligned, so the address's low bits are the offset's");
+        assert_eq!(info[2 * t as usize + 1], t + 2, "an address converts back to the same pointer");
+    }
+}

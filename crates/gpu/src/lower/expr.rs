@@ -336,7 +336,8 @@ impl<'p> Lowerer<'p> {
             H::PtrCast(x) => {
                 let v = self.expr(x, out)?;
                 match (&x.ty, &e.ty) {
-                    (Type::Pointer { .. } | Type::NullPtr, _) => Ok(v),
+                    // Pointers and 64-bit integers share their bits (the address).
+                    (Type::Pointer { .. } | Type::NullPtr, _) | (_, Type::Pointer { .. }) => Ok(v),
                     _ => {
                         // enum <-> integer casts: convert between the underlying types.
                         let Val::Regs(xs) = v else { return Ok(v) };

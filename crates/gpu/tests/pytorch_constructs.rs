@@ -113,3 +113,17 @@ fn pointers_convert_to_addresses_and_back() {
         assert_eq!(info[2 * t as usize + 1], t + 2, "an address converts back to the same pointer");
     }
 }
+
+#[test]
+fn vector_type_traits_limits_and_exhaustive_enum_switches() {
+    let src = include_str!("../../msl/tests/kernels/features/vector_traits_and_limits.metal");
+    let c = msl::compile("traits.metal", src, &Default::default());
+    assert!(c.diagnostics.items.is_empty(), "{}", c.render(false));
+    let b = run_bufs(src, "vector_traits_kernel", 3, vec![(0, f32s(&[0.0; 24]))]);
+    let out = to_f32(&b[&0]);
+    for t in 0..3 {
+        let row = &out[8 * t..8 * t + 8];
+        let kind = [t as f32, t as f32 + 10.0, 2.0][t % 3];
+        assert_eq!(row, [1.0, 2.0, 3.0, 1.0, 1.0, 1.0, kind, 1.0 + 2.0 + 4.0 * 11.0], "thread {t}");
+    }
+}

@@ -94,9 +94,10 @@ fn cond(args: &[Arg], name: &str) -> Result<bool, String> {
     }
 }
 
-fn scalar(t: &Type) -> Option<Scalar> {
+/// A scalar, or a vector's element type.
+fn elem(t: &Type) -> Option<Scalar> {
     match t {
-        Type::Scalar(s) => Some(*s),
+        Type::Scalar(s) | Type::Vector { elem: s, .. } => Some(*s),
         _ => None,
     }
 }
@@ -118,12 +119,14 @@ pub fn value(name: &str, args: &[Arg]) -> Option<Result<ConstValue, String>> {
                 b(ok)
             })
         }),
-        "is_floating_point_v" => one(&|t| scalar(t).is_some_and(Scalar::is_float)),
-        "is_integral_v" => one(&|t| scalar(t).is_some_and(|s| !s.is_float())),
+        // Metal extends these to vectors by their element type (PyTorch's c10
+        // relies on `is_floating_point_v<half2>`); `is_scalar_v` tells them apart.
+        "is_floating_point_v" => one(&|t| elem(t).is_some_and(Scalar::is_float)),
+        "is_integral_v" => one(&|t| elem(t).is_some_and(|s| !s.is_float())),
         "is_bool_v" => one(&|t| *t == Type::Scalar(Scalar::Bool)),
-        "is_signed_v" => one(&|t| scalar(t).is_some_and(Scalar::is_signed)),
-        "is_unsigned_v" => one(&|t| scalar(t).is_some_and(|s| !s.is_signed() && !s.is_float())),
-        "is_arithmetic_v" => one(&|t| scalar(t).is_some()),
+        "is_signed_v" => one(&|t| elem(t).is_some_and(Scalar::is_signed)),
+        "is_unsigned_v" => one(&|t| elem(t).is_some_and(|s| !s.is_signed() && !s.is_float())),
+        "is_arithmetic_v" => one(&|t| elem(t).is_some()),
         "is_scalar_v" => one(&|t| matches!(t, Type::Scalar(_) | Type::Pointer { .. } | Type::Enum(_) | Type::NullPtr)),
         "is_vector_v" => one(&|t| matches!(t, Type::Vector { .. })),
         "is_pointer_v" => one(&|t| matches!(t, Type::Pointer { .. })),

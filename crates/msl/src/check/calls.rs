@@ -1536,17 +1536,21 @@ impl<'a> Checker<'a, '_> {
     }
 
     fn numeric_limits(&mut self, targs: &[TArg], member: &str, span: Span) -> Option<hir::Expr> {
-        let [TArg::Type(Type::Scalar(s))] = targs else {
-            if let [TArg::Type(t)] = targs {
+        // Metal defines the limits of a vector type too: its scalar's, in every lane.
+        let (s, vector) = match targs {
+            [TArg::Type(Type::Scalar(s))] => (*s, None),
+            [TArg::Type(v @ Type::Vector { elem, .. })] => (*elem, Some(v.clone())),
+            [TArg::Type(t)] => {
                 let n = self.ty_name(t);
-                self.error(span, format!("`numeric_limits<{n}>` is not defined: `{n}` is not a scalar type"))
+                self.error(span, format!("`numeric_limits<{n}>` is not defined: `{n}` is not a scalar or vector type"))
                     .help("specialize `_numeric_limits_impl` for it, as `<metal_limits>` does for the scalar types");
                 return None;
             }
-            self.error(span, "`numeric_limits<T>` needs one scalar type");
-            return None;
+            _ => {
+                self.error(span, "`numeric_limits<T>` needs one scalar or vector type");
+                return None;
+            }
         };
-        let s = *s;
         let v = match (member, s) {
             ("max", Scalar::Float) => ConstValue::Float(f32::MAX as f64),
             ("max", Scalar::Half) => ConstValue::Float(65504.0),
@@ -1574,7 +1578,11 @@ impl<'a> Checker<'a, '_> {
                 return None;
             }
         };
-        Some(mk(H::Const(v.cast(s)), Type::Scalar(s), span))
+        let scalar = mk(H::Const(v.cast(s)), Type::Scalar(s), span);
+        match vector {
+            Some(v) => Some(self.convert(scalar, v)),
+            None => Some(scalar),
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use super::{Checker, DeclId, DeclKind, Env, FnState, StructInfo, TArg, MAX_INSTA
 use crate::ast::{self, AddressSpace, ItemKind};
 use crate::hir::{self, Binding, ConstValue, FuncId, LocalId, ThreadAttr};
 use crate::source::Span;
-use crate::types::{EnumDef, EnumId, Scalar, StructDef, StructId, Type};
+use crate::types::{EnumDef, EnumId, Scalar, StructDef, StructId, Type, TypeTables};
 use std::rc::Rc;
 
 /// A function's checked signature.
@@ -565,7 +565,7 @@ impl<'a> Checker<'a, '_> {
             Some(fs) if ret_auto => fs.ret.clone(),
             _ => sig.ret.clone(),
         };
-        if ret != Type::Void && !body_failed && !stmt_always_returns(&stmts) {
+        if ret != Type::Void && !body_failed && !stmt_always_returns(&stmts, &self.tables) {
             self.warn(body.span.after(), format!("`{name}` may reach its end without returning a value"))
                 .help("add a `return` at the end of the function");
         }
@@ -1518,14 +1518,31 @@ fn pointee_display(c: &Checker, ty: &Type) -> String {
 }
 
 /// Whether control can't fall off the end of these statements.
-pub(crate) fn stmt_always_returns(stmts: &[hir::Stmt]) -> bool {
+pub(crate) fn stmt_always_returns(stmts: &[hir::Stmt], tables: &TypeTables) -> bool {
     stmts.iter().any(|s| match &s.kind {
         hir::StmtKind::Return(_) => true,
-        hir::StmtKind::Block(b) => stmt_always_returns(b),
-        hir::StmtKind::If { then, els, .. } => stmt_always_returns(then) && stmt_always_returns(els),
+        hir::StmtKind::Block(b) => stmt_always_returns(b, tables),
+        hir::StmtKind::If { then, els, .. } => stmt_always_returns(then, tables) && stmt_always_returns(els, tables),
         hir::StmtKind::Loop { cond: None, body, .. } => !contains_break(body),
+        hir::StmtKind::Switch { cond, cases } => switch_always_returns(cond, cases, tables),
         _ => false,
     })
+}
+
+/// A switch returns on every path when some label takes every value (a
+/// `default:`, or cases naming every enumerator of an enum, as clang
+/// assumes), no case breaks out, and the last case returns (earlier ones
+/// fall through into it).
+fn switch_always_returns(cond: &hir::Expr, cases: &[hir::SwitchCase], tables: &TypeTables) -> bool {
+    let exhaustive = cases.iter().any(|c| c.is_default)
+        || match &cond.ty {
+            Type::Enum(id) => {
+                let def = tables.enum_def(*id);
+                !def.values.is_empty() && def.values.iter().all(|(_, v)| cases.iter().any(|c| c.values.contains(v)))
+            }
+            _ => false,
+        };
+    exhaustive && !cases.iter().any(|c| contains_break(&c.body)) && cases.last().is_some_and(|c| stmt_always_returns(&c.body, tables))
 }
 
 fn contains_break(stmts: &[hir::Stmt]) -> bool {

@@ -42,7 +42,7 @@ impl Checker<'_, '_> {
     /// `numeric_limits<T>::member` written without a call.
     pub(crate) fn numeric_limits_constant(&mut self, targs: &[ast::TemplateArg], member: &ast::Ident, span: Span) -> Option<hir::Expr> {
         let t = self.template_args(targs)?;
-        let [super::TArg::Type(Type::Scalar(s))] = t.as_slice() else {
+        let [super::TArg::Type(Type::Scalar(s) | Type::Vector { elem: s, .. })] = t.as_slice() else {
             self.error(span, "`numeric_limits<T>` needs one scalar type");
             return None;
         };

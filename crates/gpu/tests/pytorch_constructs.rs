@@ -127,3 +127,21 @@ fn vector_type_traits_limits_and_exhaustive_enum_switches() {
         assert_eq!(row, [1.0, 2.0, 3.0, 1.0, 1.0, 1.0, kind, 1.0 + 2.0 + 4.0 * 11.0], "thread {t}");
     }
 }
+
+/// A kernel declared before its definition and again after it (PyTorch's
+/// Indexing.metal re-declares a kernel to attach its host name) is one
+/// kernel, found by that name.
+#[test]
+fn kernel_prototypes_and_redeclarations_name_one_kernel() {
+    let src = r#"
+#include <metal_stdlib>
+kernel void mark(device uint* out [[buffer(0)]], uint t [[thread_position_in_grid]]);
+kernel void mark(device uint* out [[buffer(0)]], uint t [[thread_position_in_grid]]) { out[t] = t * 3; }
+[[host_name("mark")]] kernel void mark(device uint*, uint);
+"#;
+    let c = msl::compile("redeclared.metal", src, &Default::default());
+    assert!(c.diagnostics.items.is_empty(), "{}", c.render(false));
+    assert_eq!(c.program.as_ref().unwrap().kernels().count(), 1);
+    let b = run_bufs(src, "mark", 4, vec![(0, u32s(&[0; 4]))]);
+    assert_eq!(to_u32(&b[&0]), [0, 3, 6, 9]);
+}

@@ -388,3 +388,13 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 }
 "#
 );
+
+case!(
+    kernel_redeclared_with_another_host_name,
+    r#"
+kernel void fill(device float* o [[buffer(0)]], uint t [[thread_position_in_grid]]);
+kernel void fill(device float* o [[buffer(0)]], uint t [[thread_position_in_grid]]) { o[t] = t; }
+[[host_name("fill")]] kernel void fill(device float*, uint);
+[[host_name("fill_all")]] kernel void fill(device float*, uint);
+"#
+);

@@ -329,10 +329,29 @@ impl<'a> Checker<'a, '_> {
                     return;
                 }
                 if f.is_kernel || prev_ast.is_kernel {
-                    self.error(name.span, format!("kernel functions cannot be overloaded or redeclared: `{}` already exists", name.name))
+                    // A kernel may be declared again with the same signature
+                    // (a prototype, or a definition after one), naming the
+                    // same host name if it names one.
+                    let prev_host = host_name(&prev_ast.attrs);
+                    let this_host = host_name(&f.attrs);
+                    let same_host = match (&prev_host, &this_host) {
+                        (Some(a), Some(b)) => a == b,
+                        (None, Some(h)) | (Some(h), None) => h.as_str() == &*name.name,
+                        (None, None) => true,
+                    };
+                    if !(f.is_kernel && prev_ast.is_kernel && same_host) {
+                        self.error(
+                            name.span,
+                            format!("kernel functions cannot be overloaded or redeclared: `{}` already exists", name.name),
+                        )
                         .secondary(self.decls[d].span, "first declared here")
-                        .help("give this kernel a different name");
-                    return;
+                        .help(if f.is_kernel && prev_ast.is_kernel {
+                            "a kernel's declarations must agree on its `[[host_name]]`; give this kernel a different name"
+                        } else {
+                            "give this kernel a different name"
+                        });
+                        return;
+                    }
                 }
                 if f.body.is_some() {
                     if let DeclKind::Function { defined, ast, .. } = &mut self.decls[d].kind {

@@ -145,3 +145,11 @@ kernel void mark(device uint* out [[buffer(0)]], uint t [[thread_position_in_gri
     let b = run_bufs(src, "mark", 4, vec![(0, u32s(&[0; 4]))]);
     assert_eq!(to_u32(&b[&0]), [0, 3, 6, 9]);
 }
+
+#[test]
+fn atomic_element_types_deduce_in_compare_and_swap_helpers() {
+    let src = include_str!("../../msl/tests/kernels/features/atomic_template_deduction.metal");
+    let b = run_bufs(src, "atomic_combine_kernel", 16, vec![(0, f32s(&[0.0; 2])), (1, i32s(&[1]))]);
+    assert_eq!(to_f32(&b[&0]), [7.0, 7.5], "even threads reach 14 * 0.5, odd ones 15 * 0.5");
+    assert_eq!(to_i32(&b[&1]), [720], "1 * 2 * ... * 6");
+}

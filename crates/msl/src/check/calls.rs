@@ -1053,6 +1053,7 @@ impl<'a> Checker<'a, '_> {
                             {
                                 vec![(&targs[0], TArg::Type((**elem).clone())), (&targs[1], int_arg(*len))]
                             }
+                            ("atomic", Type::Atomic(elem)) if targs.len() == 1 => vec![(&targs[0], TArg::Type(Type::Scalar(*elem)))],
                             ("simdgroup_matrix", Type::SimdMatrix { elem, rows, cols }) if targs.len() == 3 => {
                                 vec![(&targs[0], TArg::Type(Type::Scalar(*elem))), (&targs[1], int(*rows)), (&targs[2], int(*cols))]
                             }

@@ -398,3 +398,19 @@ kernel void fill(device float* o [[buffer(0)]], uint t [[thread_position_in_grid
 [[host_name("fill_all")]] kernel void fill(device float*, uint);
 "#
 );
+
+case!(
+    error_in_nested_instances_names_them_once,
+    r#"
+template <typename T> struct Ops {};
+template <> struct Ops<float> { static float twice(float x) { return 2 * x; } };
+template <> struct Ops<int> { static int thrice(int x) { return 3 * x; } };
+template <typename T> T apply(T x) { return Ops<T>::twice(x); }
+template <typename T> T wrap(T x) { return apply(x) + 1; }
+template <typename T> kernel void k(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = wrap(out[i]) + apply(out[i]);
+}
+template [[host_name("k_float")]] kernel void k<float>(device float*, uint);
+template [[host_name("k_int")]] kernel void k<int>(device int*, uint);
+"#
+);

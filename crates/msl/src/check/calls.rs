@@ -300,6 +300,19 @@ impl<'a> Checker<'a, '_> {
                 return self.metal_intrinsic(intrinsic, hargs, span, last.ident.span);
             }
         }
+        // `Struct<T>::f(...)` where that class has no `f`: name the class
+        // (an explicit specialization may lack a member the others have).
+        if !prefix.is_empty() {
+            let prefix_path = ast::Path { global: false, segments: prefix.to_vec(), span: path.span };
+            if let Some(t @ Type::Struct(_)) = self.resolve_named_type_quiet(&prefix_path) {
+                let _ = self.args(args);
+                let class = self.ty_name(&t);
+                self.error(last.ident.span, format!("no member named `{name}` in `{class}`"))
+                    .label(format!("`{class}` has no function or static member `{name}`"))
+                    .help("if a specialization of this class template lacks the member, add it there or avoid this instantiation");
+                return None;
+            }
+        }
         // Unknown function.
         let _ = self.args(args);
         let later = self.later_decl(name);

@@ -968,7 +968,9 @@ impl<'a> Checker<'a, '_> {
                 self.kernel_names.insert(h.clone(), span);
             }
             let fref = fcopy_kernel.as_ref().unwrap_or(f);
+            self.inst_stack.push((display.clone(), span));
             self.function_body(fref, id, &sig, display, host, this.map(|(sid, space)| (sid, space, false)));
+            self.inst_stack.pop();
             (id, self.deduced_signature(fref, id, sig))
         });
         self.inst_depth -= 1;

@@ -57,7 +57,7 @@ pub fn check_with(
     c.fc_given = constants.to_vec();
     c.keep_bodies = keep_bodies;
     c.run(unit);
-    for d in c.pending.take() {
+    for d in merge_repeats(c.pending.take()) {
         c.diags.push(d);
     }
     if c.diags.has_errors() {
@@ -71,6 +71,31 @@ pub fn check_with(
         function_constants: c.function_constants,
         log_formats: c.log_formats,
     })
+}
+
+/// One diagnostic per problem: the same message at the same place, reported
+/// once for each instance of a template, is shown once with a count.
+fn merge_repeats(all: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut first: HashMap<(bool, Span, String), usize> = HashMap::default();
+    let mut out: Vec<Diagnostic> = Vec::with_capacity(all.len());
+    let mut repeats: Vec<usize> = Vec::new();
+    for d in all {
+        match first.get(&(d.is_error(), d.span, d.message.clone())) {
+            Some(&i) => repeats[i] += 1,
+            None => {
+                first.insert((d.is_error(), d.span, d.message.clone()), out.len());
+                out.push(d);
+                repeats.push(0);
+            }
+        }
+    }
+    for (d, n) in out.iter_mut().zip(repeats) {
+        if n > 0 {
+            let s = if n == 1 { "" } else { "s" };
+            d.notes.push(format!("the same problem arises in {n} more instantiation{s}"));
+        }
+    }
+    out
 }
 
 /// A template argument value: a type or an integral/bool constant.
@@ -356,6 +381,9 @@ pub(crate) struct Checker<'a, 'd> {
     pub kernel_names: HashMap<String, Span>,
     /// Nesting of template instantiation (bounded).
     pub inst_depth: u32,
+    /// The function template instances being checked, outermost first:
+    /// name with arguments, and where each was instantiated.
+    pub inst_stack: Vec<(String, Span)>,
     pub env: Env,
     pub fs: Option<FnState>,
     /// Functions called but declared without a body: reported at the end.
@@ -443,6 +471,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             struct_instances: HashMap::default(),
             kernel_names: HashMap::default(),
             inst_depth: 0,
+            inst_stack: Vec::new(),
             deferred_bodies: None,
             lazy_bodies: HashMap::default(),
             env: Env::default(),
@@ -491,11 +520,29 @@ impl<'a, 'd> Checker<'a, 'd> {
 
     /// Push an error; returns a handle to add notes/help.
     pub fn error(&self, span: Span, msg: impl Into<String>) -> DiagBuilder<'_> {
-        DiagBuilder { sink: &self.pending, diag: Some(Diagnostic::error(span, msg)) }
+        DiagBuilder { sink: &self.pending, diag: Some(Diagnostic::error(span, msg)), context: self.instantiation_context(span) }
     }
 
     pub fn warn(&self, span: Span, msg: impl Into<String>) -> DiagBuilder<'_> {
-        DiagBuilder { sink: &self.pending, diag: Some(Diagnostic::warning(span, msg)) }
+        DiagBuilder { sink: &self.pending, diag: Some(Diagnostic::warning(span, msg)), context: self.instantiation_context(span) }
+    }
+
+    /// Labels naming the template instance whose body is being checked
+    /// and, when instances nest, the outermost one the program asked for.
+    fn instantiation_context(&self, span: Span) -> Vec<crate::diag::Label> {
+        let mut out = Vec::new();
+        if let Some((name, at)) = self.inst_stack.last() {
+            if *at != span {
+                out.push(crate::diag::Label { span: *at, message: format!("in `{name}`, instantiated here") });
+            }
+        }
+        if self.inst_stack.len() > 1 {
+            let (name, at) = &self.inst_stack[0];
+            if *at != span {
+                out.push(crate::diag::Label { span: *at, message: format!("which `{name}` needs, instantiated here") });
+            }
+        }
+        out
     }
 
     /// A point to roll diagnostics back to (for probing without reporting).
@@ -654,6 +701,9 @@ impl<'a, 'd> Checker<'a, 'd> {
 pub(crate) struct DiagBuilder<'x> {
     sink: &'x std::cell::RefCell<Vec<Diagnostic>>,
     diag: Option<Diagnostic>,
+    /// Where the template holding the problem was instantiated; shown
+    /// after the diagnostic's own labels.
+    context: Vec<crate::diag::Label>,
 }
 
 impl DiagBuilder<'_> {
@@ -685,7 +735,8 @@ impl DiagBuilder<'_> {
 
 impl Drop for DiagBuilder<'_> {
     fn drop(&mut self) {
-        if let Some(d) = self.diag.take() {
+        if let Some(mut d) = self.diag.take() {
+            d.secondary.append(&mut self.context);
             self.sink.borrow_mut().push(d);
         }
     }

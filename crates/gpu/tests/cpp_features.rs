@@ -1399,3 +1399,41 @@ fn run_eight_threads(src: &str, kernel: &str) -> Vec<f32> {
     assert!(r.findings.is_empty(), "{:?}", r.findings);
     to_f32(&b[&0])
 }
+
+/// The corpus kernel `features/template_template_params.metal`: row
+/// reductions parameterized by op class templates (`template <typename>
+/// class OpFn`), one instance per op and load functor, and the other uses
+/// of template template parameters, all compared with Rust.
+#[test]
+fn template_template_parameter_reductions() {
+    let src = include_str!("../../msl/tests/kernels/features/template_template_params.metal");
+    // Two rows of 64 values of mixed signs.
+    let x: Vec<f32> = (0..128).map(|i| ((i * 37 % 61) as f32 - 30.0) * 0.5).collect();
+    let rows: Vec<&[f32]> = x.chunks(64).collect();
+    let sum = |r: &[f32]| r.iter().sum::<f32>();
+    let abs_sum = |r: &[f32]| r.iter().map(|v| v.abs()).sum::<f32>();
+    let max = |r: &[f32]| r.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let abs_min = |r: &[f32]| r.iter().map(|v| v.abs()).fold(f32::INFINITY, f32::min);
+    type Reference = fn(&[f32]) -> f32;
+    let cases: [(&str, Reference); 4] =
+        [("row_reduce_sum", sum), ("row_reduce_max", max), ("row_reduce_abs_min", abs_min), ("row_reduce_alias_sum", abs_sum)];
+    for (host, reference) in cases {
+        let k = compile(src, host);
+        let mut b = bufs(vec![(0, f32s(&x)), (1, f32s(&[0.0; 2]))]);
+        let r = run(&k, &groups([2, 1, 1], [32, 1, 1]), &mut b, &opts(CheckLevel::All));
+        assert!(r.findings.is_empty(), "{host}: {:?}", r.findings);
+        let out = to_f32(&b[&1]);
+        for (row, got) in rows.iter().zip(&out) {
+            let want = reference(row);
+            assert!((got - want).abs() <= 1e-4 * want.abs().max(1.0), "{host}: got {got}, want {want}");
+        }
+    }
+    let k = compile(src, "ttp_misc");
+    let x = &x[..64];
+    let mut b = bufs(vec![(0, f32s(x)), (1, f32s(&[0.0; 8]))]);
+    let r = run(&k, &threads([32, 1, 1], [32, 1, 1]), &mut b, &opts(CheckLevel::All));
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let argmax = (0..64).fold(0, |m, i| if x[i] > x[m] { i } else { m });
+    let want = [x[0].max(x[1]), x[0] + x[1], 110.0, 2.0 * x[2], 1.0 + x[3] + x[4], 34.0 + 8.0, x[5] + 2.0, argmax as f32];
+    assert_eq!(to_f32(&b[&1]), want.to_vec());
+}

@@ -550,6 +550,10 @@ pub enum TemplateParamKind {
     Type { default: Option<TypeExpr> },
     /// `int N`, `bool B`, `uint K = 4`
     Value { ty: TypeExpr, default: Option<Expr> },
+    /// `template <typename> class Op = Plus`: a class or alias template.
+    /// `params` is the parameter list the argument template must accept;
+    /// `default` names a template (`Plus`, `ns::Plus`).
+    Template { params: Vec<TemplateParam>, default: Option<Path> },
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -2813,44 +2813,40 @@ impl<'a> Parser<'a> {
         params
     }
 
-    /// `template <typename> class Op` in a template parameter list: refused
-    /// as unsupported, then skipped with `Op` known as a template, so the
-    /// rest of the declaration parses without follow-on errors.
+    /// `template <typename> class Op = Plus` in a template parameter list
+    /// (also `typename` for `class`, `...` for a pack, unnamed). `Op` is
+    /// known as a template afterwards, so `Op<T>` parses as a template-id.
     fn template_template_param(&mut self, params: &mut Vec<TemplateParam>) {
         let start = self.bump();
-        let mut depth = 0u32;
-        while self.at(Punct::Lt) || depth > 0 {
-            if self.at_eof() {
-                return;
-            }
-            if self.at(Punct::Lt) {
-                depth += 1;
-            } else if self.at(Punct::Gt) {
-                depth -= 1;
-            }
-            self.bump();
+        if !self.at(Punct::Lt) {
+            self.error_here("`<` to open the template template parameter's own parameter list");
+            return;
         }
-        if self.at_kw("class") || self.at_kw("typename") {
-            self.bump();
+        if !self.enter() {
+            return;
         }
-        let name = self.tok(0).ident().map(Rc::<str>::from);
-        if name.is_some() {
-            self.bump();
+        self.push_scope(true);
+        let inner = self.parse_template_params();
+        self.pop_scope();
+        self.leave();
+        if self.silent || self.too_deep {
+            return;
         }
-        self.report(
-            Diagnostic::error(start.to(self.prev_span()), "template template parameters are not supported by this simulator yet")
-                .label("a class template as a template parameter"),
-        );
-        if let Some(n) = name {
-            self.templates.insert(n.clone());
-            self.declare_template_param(&n);
-            params.push(TemplateParam {
-                name: Ident { name: n, span: self.prev_span() },
-                is_pack: false,
-                kind: TemplateParamKind::Type { default: None },
-                span: start.to(self.prev_span()),
-            });
+        if !(self.eat_kw("class") || self.eat_kw("typename")) {
+            self.error_here("`class` or `typename` after a template template parameter's parameter list");
+            return;
         }
+        let is_pack = self.eat(Punct::Ellipsis);
+        let Some((n, nsp)) = self.template_param_name(params.len()) else { return };
+        self.templates.insert(n.clone());
+        self.declare_template_param(&n);
+        let default = if self.eat(Punct::Eq) { Some(self.parse_path()) } else { None };
+        params.push(TemplateParam {
+            name: Ident { name: n, span: nsp },
+            is_pack,
+            kind: TemplateParamKind::Template { params: inner, default },
+            span: start.to(self.prev_span()),
+        });
     }
 
     /// `template [[attrs]] T name<args>;` / `template void f<int>(int);`
@@ -4137,6 +4133,39 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
             }
             assert_eq!(s1, s2);
             assert_eq!(u1, u2, "AST changed after printing:\n{s1}");
+        }
+    }
+
+    #[test]
+    fn template_template_parameters() {
+        let src = "template <typename T> struct Plus { T v; };\n\
+            namespace ops { template <typename T> struct Max { T v; }; }\n\
+            template <template <typename> class Op, template <class...> typename Many, typename T,\n\
+                template <typename, int> class = Plus, template <typename> class D = ops::Max>\n\
+            struct Acc { Op<T> a; typename Many<T, T>::type b; D<T> c; };\n\
+            template <template <typename> class... Ps> struct L {};\n";
+        let u = ok(src);
+        let ItemKind::Template { params, .. } = &u.items[2].kind else { panic!() };
+        assert_eq!(params.len(), 5);
+        let TemplateParamKind::Template { params: inner, default: None } = &params[0].kind else { panic!("{:?}", params[0]) };
+        assert_eq!((&*params[0].name.name, inner.len()), ("Op", 1));
+        let TemplateParamKind::Template { params: inner, .. } = &params[1].kind else { panic!() };
+        assert!(inner[0].is_pack);
+        let TemplateParamKind::Template { params: inner, default: Some(d) } = &params[3].kind else { panic!() };
+        assert!(matches!(inner[1].kind, TemplateParamKind::Value { .. }));
+        assert_eq!(d.plain_name(), "Plus");
+        let TemplateParamKind::Template { default: Some(d), .. } = &params[4].kind else { panic!() };
+        assert_eq!(d.plain_name(), "ops::Max");
+        let ItemKind::Template { params, .. } = &u.items[3].kind else { panic!() };
+        assert!(params[0].is_pack && matches!(params[0].kind, TemplateParamKind::Template { .. }));
+        // Printing and reading again gives the same tree.
+        let u1 = erased(src);
+        let s1 = pretty::unit_to_string(&u1);
+        assert_eq!(u1, erased(&s1), "{s1}");
+        // Errors, not crashes, for broken forms.
+        for bad in ["template <template class P> struct S {};", "template <template <typename> P> struct S {};"] {
+            let (_, d) = parse_src(bad);
+            assert!(d.has_errors(), "{bad}");
         }
     }
 

@@ -823,18 +823,21 @@ fn template_params(params: &[TemplateParam]) -> String {
         if i > 0 {
             s.push_str(", ");
         }
+        // Unnamed parameters (`template <typename> class`) get hidden names.
+        let name = if p.name.name.starts_with('$') { String::new() } else { format!(" {}", p.name.name) };
+        let dots = if p.is_pack { "..." } else { "" };
         match &p.kind {
             TemplateParamKind::Type { default } => {
-                let _ = write!(s, "typename{} {}", if p.is_pack { "..." } else { "" }, p.name.name);
+                let _ = write!(s, "typename{dots}{name}");
                 if let Some(d) = default {
                     let _ = write!(s, " = {}", type_to_string(d));
                 }
             }
             TemplateParamKind::Value { ty: t, default } => {
                 if p.is_pack {
-                    let _ = write!(s, "{}... {}", type_to_string(t), p.name.name);
+                    let _ = write!(s, "{}...{name}", type_to_string(t));
                 } else {
-                    s.push_str(&declarator_to_string(t, &p.name.name));
+                    s.push_str(declarator_to_string(t, name.trim_start()).trim_end());
                 }
                 if let Some(d) = default {
                     s.push_str(" = ");
@@ -843,6 +846,13 @@ fn template_params(params: &[TemplateParam]) -> String {
                     } else {
                         let _ = write!(s, "({})", expr_to_string(d));
                     }
+                }
+            }
+            TemplateParamKind::Template { params: inner, default } => {
+                let _ = write!(s, "{} class{dots}{name}", template_params(inner));
+                if let Some(d) = default {
+                    s.push_str(" = ");
+                    path(&mut s, d);
                 }
             }
         }
@@ -1084,6 +1094,32 @@ fn erase_targ(a: &mut TemplateArg) {
     }
 }
 
+fn erase_template_params(params: &mut [TemplateParam]) {
+    for p in params.iter_mut() {
+        p.span = Span::default();
+        p.name.span = Span::default();
+        match &mut p.kind {
+            TemplateParamKind::Type { default } => {
+                if let Some(d) = default {
+                    erase_type_spans(d);
+                }
+            }
+            TemplateParamKind::Value { ty, default } => {
+                erase_type_spans(ty);
+                if let Some(d) = default {
+                    erase_expr_spans(d);
+                }
+            }
+            TemplateParamKind::Template { params: inner, default } => {
+                erase_template_params(inner);
+                if let Some(d) = default {
+                    erase_path(d);
+                }
+            }
+        }
+    }
+}
+
 fn erase_path(p: &mut Path) {
     p.span = Span::default();
     for seg in &mut p.segments {
@@ -1268,23 +1304,7 @@ fn erase_item(i: &mut Item) {
         }
         ItemKind::UsingNamespace(p) | ItemKind::UsingDecl(p) => erase_path(p),
         ItemKind::Template { params, item } => {
-            for p in params {
-                p.span = Span::default();
-                p.name.span = Span::default();
-                match &mut p.kind {
-                    TemplateParamKind::Type { default } => {
-                        if let Some(d) = default {
-                            erase_type_spans(d);
-                        }
-                    }
-                    TemplateParamKind::Value { ty, default } => {
-                        erase_type_spans(ty);
-                        if let Some(d) = default {
-                            erase_expr_spans(d);
-                        }
-                    }
-                }
-            }
+            erase_template_params(params);
             erase_item(item);
         }
         ItemKind::ExplicitInstantiation { attrs, ty, name, params } => {

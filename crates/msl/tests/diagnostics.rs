@@ -414,3 +414,123 @@ template [[host_name("k_float")]] kernel void k<float>(device float*, uint);
 template [[host_name("k_int")]] kernel void k<int>(device int*, uint);
 "#
 );
+
+// Template template parameters: arguments that do not fit.
+const TTP_DECLS: &str = r#"
+template <typename T>
+struct Plus {
+  static T combine(T a, T b) { return a + b; }
+};
+template <typename A, typename B>
+struct Both {
+  static A combine(A a, A b) { return a; }
+};
+template <typename T, int N>
+struct Sized {
+  static T combine(T a, T b) { return a; }
+};
+template <template <typename> class Op, typename T>
+struct Folder {
+  static T fold(T a, T b) { return Op<T>::combine(a, b); }
+};
+"#;
+
+case!(
+    template_template_param_given_a_type,
+    format!(
+        "{TTP_DECLS}{}",
+        r#"
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  out[tid] = Folder<Plus<float>, float>::fold(1.0f, 2.0f);
+}
+"#
+    )
+);
+
+case!(
+    template_template_param_wrong_arity,
+    format!(
+        "{TTP_DECLS}{}",
+        r#"
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  out[tid] = Folder<Both, float>::fold(1.0f, 2.0f);
+}
+"#
+    )
+);
+
+case!(
+    template_template_param_wrong_kind,
+    format!(
+        "{TTP_DECLS}{}",
+        r#"
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  out[tid] = Folder<Sized, float>::fold(1.0f, 2.0f);
+}
+"#
+    )
+);
+
+case!(
+    template_given_for_a_type_parameter,
+    format!(
+        "{TTP_DECLS}{}",
+        r#"
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  out[tid] = Folder<Plus, Plus>::fold(1.0f, 2.0f);
+}
+"#
+    )
+);
+
+case!(
+    template_template_param_used_without_arguments,
+    r#"
+template <typename T>
+struct Plus {
+  static T combine(T a, T b) { return a + b; }
+};
+template <template <typename> class Op>
+float apply(float a, float b) {
+  Op x;
+  return a + b;
+}
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  out[tid] = apply<Plus>(1.0f, 2.0f);
+}
+"#
+);
+
+case!(
+    template_template_param_bad_default,
+    r#"
+template <typename T>
+struct Plus {
+  static T combine(T a, T b) { return a + b; }
+};
+template <typename T, template <typename> class Op = float>
+struct Folder {
+  static T fold(T a, T b) { return Op<T>::combine(a, b); }
+};
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  out[tid] = Folder<float>::fold(1.0f, 2.0f);
+}
+"#
+);
+
+case!(
+    template_template_param_function_explicit_mismatch,
+    r#"
+template <typename A, typename B>
+struct Both {
+  static A combine(A a, B b) { return a; }
+};
+template <template <typename> class Op, typename T>
+T pick(T a, T b) {
+  return Op<T>::combine(a, b);
+}
+kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  out[tid] = pick<Both>(1.0f, 2.0f);
+}
+"#
+);

@@ -257,3 +257,27 @@ fn alias_templates_that_name_themselves() {
     let (errors, _) = compile_small_stack(selfish);
     assert!(errors);
 }
+
+/// Template template parameters nested, recursing, applied to themselves
+/// or to what is not a template: errors, never a crash.
+#[test]
+fn template_template_parameters_misused() {
+    let n = 5_000;
+    let cases = [
+        format!("template <{}typename> class{} P> struct Z;", "template <".repeat(n), "> class".repeat(n)),
+        "template <template <typename> class P, typename T> struct R { typedef typename R<P, P<T>>::type type; };\ntemplate <typename T> struct B {};\nR<B, int>::type x;".to_string(),
+        "template <template <typename> class P> struct S { P<S> v; };\nS<S> s;".to_string(),
+        "template <template <typename> class P> struct S { P<P> v; };\ntemplate <typename T> struct B { T v; };\nS<B> s;".to_string(),
+        "template <template <typename> class P = P> struct S {};\nS<> s;".to_string(),
+        "template <template <typename> class P> struct S {};\nS<1> a; S<int> b; S<S> c; S<> d; S<S, S> e;".to_string(),
+        "template <template <typename> class P, typename T> T f(P<T> x) { return x; }\nkernel void k(device float* o [[buffer(0)]]) { o[0] = f(1.0f); }".to_string(),
+        "template <template <typename> class... Ps> struct L {};\ntemplate <typename T> struct B {};\nL<B, B, int> l;".to_string(),
+        "template <template <typename> class P> using Q = P<int>;\nQ<Q> q;".to_string(),
+        "template <template class P> struct S {};".to_string(),
+        "template <template <typename> P> struct S {};".to_string(),
+    ];
+    for text in cases {
+        let (errors, rendered) = compile_small_stack(text.clone());
+        assert!(errors, "{text}\n{rendered}");
+    }
+}

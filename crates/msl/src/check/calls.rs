@@ -205,7 +205,7 @@ impl<'a> Checker<'a, '_> {
             // `Struct<T>::f(...)`: a static member function.
             if found.is_empty() {
                 let prefix_path = ast::Path { global: false, segments: prefix.to_vec(), span: path.span };
-                if let Some(Type::Struct(sid)) = self.resolve_named_type_quiet(&prefix_path) {
+                if let Some(Type::Struct(sid)) = self.resolve_type_prefix(&prefix_path).ok()? {
                     // `Base::f(...)` in a member function: `f` of this
                     // object's `Base` subobject (no virtual dispatch).
                     let this_sid = self.env.this_struct.filter(|&t| t == sid || self.is_base_of(sid, t));
@@ -1054,6 +1054,10 @@ impl<'a> Checker<'a, '_> {
                     }
                     Some(targs) => {
                         let name = &*seg.ident.name;
+                        // `P<T>` with `P` a template template parameter.
+                        if let Some(i) = find(name).filter(|&i| matches!(params[i].kind, ast::TemplateParamKind::Template { .. })) {
+                            return self.unify_template_param(params, i, targs, ty, map);
+                        }
                         let int = |n: u8| TArg::Value(ConstValue::Int(n as i64), Type::INT);
                         let int_arg = |n: u32| TArg::Value(ConstValue::Int(n as i64), Type::INT);
                         let pairs: Vec<(&ast::TemplateArg, TArg)> = match (name, ty) {
@@ -1134,7 +1138,7 @@ impl<'a> Checker<'a, '_> {
 
     /// Deduce from one template argument of a pattern (`T`, `N`, or a
     /// type built from parameters such as `vec<T, 2>`) given its value.
-    fn unify_targ(&self, params: &[ast::TemplateParam], ta: &ast::TemplateArg, v: TArg, map: &mut [Option<TArg>]) -> bool {
+    pub(crate) fn unify_targ(&self, params: &[ast::TemplateParam], ta: &ast::TemplateArg, v: TArg, map: &mut [Option<TArg>]) -> bool {
         let pname = match ta {
             ast::TemplateArg::Type(t) => match &t.kind {
                 ast::TypeExprKind::Named { path, .. } if path.segments.len() == 1 && path.segments[0].template_args.is_none() => {
@@ -1148,7 +1152,8 @@ impl<'a> Checker<'a, '_> {
         if let Some(i) = pname.and_then(|n| params.iter().position(|p| p.name.name == *n)) {
             let v = match (&params[i].kind, v) {
                 (ast::TemplateParamKind::Value { .. }, v @ (TArg::Value(..) | TArg::Func(..)))
-                | (ast::TemplateParamKind::Type { .. }, v @ TArg::Type(_)) => v,
+                | (ast::TemplateParamKind::Type { .. }, v @ TArg::Type(_))
+                | (ast::TemplateParamKind::Template { .. }, v @ TArg::Template(_)) => v,
                 _ => return false,
             };
             return match &map[i] {

@@ -763,6 +763,9 @@ impl<'a> Checker<'a, '_> {
             | DeclKind::VarTemplate { params, .. } => *params,
             _ => return Some(targs),
         };
+        // The written arguments, when they are these (packs make positions differ).
+        let written = self.written_targs.take().filter(|(s, w)| *s == span && w.len() == targs.len() && !params.iter().any(|p| p.is_pack));
+        let arg_span = |i: usize| written.as_ref().and_then(|(_, w)| w.get(i).copied()).unwrap_or(span);
         let mut targs = super::packs::gather_pack(params, targs);
         if targs.len() > params.len() {
             self.error(span, format!("too many template arguments: `{}` takes {}", self.decls[d].name, params.len()));
@@ -776,6 +779,15 @@ impl<'a> Checker<'a, '_> {
                 // A pack nothing was given or deduced for is empty.
                 _ if p.is_pack => Some(TArg::Pack(Vec::new())),
                 ast::TemplateParamKind::Type { default: Some(t) } => self.resolve_type(t).map(|q| TArg::Type(q.ty)),
+                ast::TemplateParamKind::Template { default: Some(path), .. } => {
+                    let t = self.template_default(path);
+                    if t.is_none() {
+                        // Reported at the default.
+                        self.env = saved;
+                        return None;
+                    }
+                    t
+                }
                 ast::TemplateParamKind::Value { default: Some(e), ty } => {
                     let h = self.expr(e);
                     let ty = self.resolve_type(ty).map(|q| q.ty);
@@ -802,7 +814,12 @@ impl<'a> Checker<'a, '_> {
         // Convert value arguments to the parameter's declared type (which
         // may name an earlier parameter: `template <class T, T v>`).
         let bound = targs.clone();
-        for (p, a) in params.iter().zip(targs.iter_mut()) {
+        for (i, (p, a)) in params.iter().zip(targs.iter_mut()).enumerate() {
+            match self.fit_template_targ(p, a, arg_span(i)) {
+                Some(true) => continue,
+                Some(false) => return None,
+                None => {}
+            }
             match (&p.kind, &*a) {
                 (ast::TemplateParamKind::Value { ty, .. }, TArg::Func(..) | TArg::FuncName { .. }) if !p.is_pack => {
                     let env = self.template_env(d, params, &bound);

@@ -290,7 +290,7 @@ impl<'a> Checker<'a, '_> {
         // `Struct::constant` / `Limits<float>::max`
         let prefix_path = ast::Path { global: false, segments: prefix.to_vec(), span: path.span };
         if !prefix.is_empty() {
-            if let Some(t @ Type::Struct(_)) = self.resolve_named_type_quiet(&prefix_path) {
+            if let Some(t @ Type::Struct(_)) = self.resolve_type_prefix(&prefix_path).ok()? {
                 return self.static_member(&t, &last.ident, span);
             }
         }

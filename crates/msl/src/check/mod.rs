@@ -29,6 +29,7 @@ mod rangefor;
 mod refmembers;
 mod stmt;
 mod templates;
+mod templatetemplate;
 mod traitcalls;
 mod typeexpr;
 
@@ -116,6 +117,9 @@ pub(crate) enum TArg {
         name: Rc<str>,
         span: Span,
     },
+    /// A class or alias template, given to a template template parameter
+    /// (`template <typename> class Op`) by its name (`Plus`).
+    Template(DeclId),
 }
 
 impl Eq for TArg {}
@@ -148,6 +152,10 @@ impl std::hash::Hash for TArg {
                 4u8.hash(state);
                 decls.hash(state);
                 explicit.hash(state)
+            }
+            TArg::Template(d) => {
+                5u8.hash(state);
+                d.hash(state)
             }
         }
     }
@@ -446,6 +454,11 @@ pub(crate) struct Checker<'a, 'd> {
     /// first call (C++ instantiates a member of a class template only when
     /// it is used: `Max<indexed<T>>::simd_op` is never called).
     pub lazy_bodies: HashMap<FuncId, (DeferredBody<'a>, Env)>,
+    /// The spans of the template arguments written in the template-id at
+    /// the given span, for `complete_targs` to point at the argument that
+    /// does not fit (set just before a class or alias template is
+    /// instantiated from a written name).
+    pub written_targs: Option<(Span, Vec<Span>)>,
 }
 
 /// A function body to check once its siblings are declared.
@@ -500,6 +513,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             unevaluated: 0,
             unit: None,
             local_types: None,
+            written_targs: None,
         }
     }
 
@@ -599,6 +613,10 @@ impl<'a, 'd> Checker<'a, 'd> {
     /// searching the enclosing namespaces from innermost outwards. Returns
     /// those of the innermost scope that has any.
     pub fn lookup_global(&self, name: &str) -> Vec<DeclId> {
+        // A template template parameter names the template it is bound to.
+        if let Some(TArg::Template(d)) = self.env.targs.get(name) {
+            return vec![*d];
+        }
         let Some(all) = self.by_name.get(name) else { return Vec::new() };
         let scope = &self.env.scope;
         let usings: Vec<&UsingDirective> = self.env.usings.iter().filter(|u| scope.starts_with(&u.written_in)).collect();

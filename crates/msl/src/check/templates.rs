@@ -351,6 +351,16 @@ impl<'a> Checker<'a, '_> {
         for (p, actual) in pattern.iter().zip(targs) {
             match (p, actual) {
                 (ast::TemplateArg::Type(te), TArg::Type(t)) if !self.unify(sparams, te, t, &mut map) => return None,
+                // A template template parameter of the specialization.
+                (ast::TemplateArg::Type(ast::TypeExpr { kind: ast::TypeExprKind::Named { path, .. }, .. }), a @ TArg::Template(_))
+                    if path.segments.len() == 1 && path.segments[0].template_args.is_none() =>
+                {
+                    if let Some(i) = sparams.iter().position(|sp| {
+                        sp.name.name == path.segments[0].ident.name && matches!(sp.kind, ast::TemplateParamKind::Template { .. })
+                    }) {
+                        map[i] = Some(a.clone());
+                    }
+                }
                 (ast::TemplateArg::Expr(ast::Expr { kind: ast::ExprKind::Name(path), .. }), v @ TArg::Value(..))
                     if path.segments.len() == 1 =>
                 {
@@ -428,7 +438,12 @@ fn template_signature(params: &[ast::TemplateParam], f: &ast::Function) -> Strin
             (ast::TemplateParamKind::Type { .. }, true) => "type...,",
             (ast::TemplateParamKind::Value { .. }, false) => "value,",
             (ast::TemplateParamKind::Value { .. }, true) => "value...,",
+            (ast::TemplateParamKind::Template { .. }, false) => "template,",
+            (ast::TemplateParamKind::Template { .. }, true) => "template...,",
         });
+        if let ast::TemplateParamKind::Template { params: inner, .. } = &p.kind {
+            key.push_str(&super::templatetemplate::params_shape(inner));
+        }
         if let ast::TemplateParamKind::Value { ty, .. } = &p.kind {
             key.push_str(&rename(crate::pretty::type_to_string(ty)));
         }

@@ -19,7 +19,7 @@ impl Checker<'_, '_> {
                 TArg::Type(t) => out.push(Arg::Type(t)),
                 TArg::Value(v, _) => out.push(Arg::Value(v)),
                 // Written lists are expanded; a pack is never a trait's argument.
-                TArg::Pack(_) | TArg::Func(..) | TArg::FuncName { .. } => return None,
+                TArg::Pack(_) | TArg::Func(..) | TArg::FuncName { .. } | TArg::Template(_) => return None,
             }
         }
         Some(out)

@@ -144,6 +144,19 @@ impl<'a> Checker<'a, '_> {
                                 self.error(seg.ident.span, format!("`{name}` is a template value parameter, not a type"));
                                 None
                             }
+                            TArg::Template(d) => {
+                                let d = *d;
+                                // The injected class name inside an instance of the bound template.
+                                if let Some(sid) =
+                                    self.env.this_struct.filter(|s| self.struct_instance_of.get(s).is_some_and(|(t, _)| *t == d))
+                                {
+                                    return Some(Type::Struct(sid));
+                                }
+                                self.error(seg.ident.span, format!("`{name}` is a template template parameter, not a type"))
+                                    .label("a class template without its arguments")
+                                    .help(format!("give its arguments, e.g. `{name}<float>`"));
+                                None
+                            }
                             TArg::Pack(_) => {
                                 self.error(seg.ident.span, format!("parameter pack `{name}` must be expanded with `...` here"))
                                     .help(format!("write `{name}...` where a list of types is expected"));
@@ -215,6 +228,21 @@ impl<'a> Checker<'a, '_> {
         None
     }
 
+    /// The type before `::` in `Prefix<Args>::name`, resolved without
+    /// reporting, except that a prefix ending in template arguments can
+    /// only be a type: its failure (a bad argument) is reported, as `Err`,
+    /// instead of leaving the caller to call `name` undeclared.
+    pub(crate) fn resolve_type_prefix(&mut self, prefix: &ast::Path) -> Result<Option<Type>, ()> {
+        let mark = self.diag_mark();
+        let t = self.resolve_named_type(prefix);
+        let has_args = prefix.segments.last().is_some_and(|s| s.template_args.is_some());
+        if t.is_none() && has_args && self.diag_mark() > mark {
+            return Err(());
+        }
+        self.diag_rollback(mark);
+        Ok(t)
+    }
+
     /// Resolve without reporting (used to probe whether a path is a type).
     pub(crate) fn resolve_named_type_quiet(&mut self, path: &ast::Path) -> Option<Type> {
         let mark = self.diag_mark();
@@ -279,6 +307,7 @@ impl<'a> Checker<'a, '_> {
                     return None;
                 };
                 let targs = self.template_args(args)?;
+                self.written_targs = Some((span, args.iter().map(targ_span).collect()));
                 self.alias_instance(d, targs, span)
             }
             DeclKind::StructTemplate { .. } => {
@@ -294,6 +323,7 @@ impl<'a> Checker<'a, '_> {
                     return None;
                 };
                 let targs = self.template_args(args)?;
+                self.written_targs = Some((span, args.iter().map(targ_span).collect()));
                 self.instantiate_struct(d, targs, span).map(Type::Struct)
             }
             _ => {
@@ -313,6 +343,14 @@ impl<'a> Checker<'a, '_> {
                     // A bare name might be a value (an enumerator or constant) the
                     // parser could not tell apart from a type.
                     if let TypeExprKind::Named { path, is_const: false, addr_space: None, .. } = &te.kind {
+                        // A class template by its name alone: for a template
+                        // template parameter (the injected class name stays a type).
+                        if let Some(d) = self.template_named(path) {
+                            if self.resolve_named_type_quiet(path).is_none() {
+                                out.push(TArg::Template(d));
+                                continue;
+                            }
+                        }
                         if path.segments.len() == 1 && path.segments[0].template_args.is_none() {
                             let name = &path.segments[0].ident.name;
                             if let Some(a @ (TArg::Value(..) | TArg::Func(..))) = self.env.targs.get(name).cloned() {
@@ -343,6 +381,14 @@ impl<'a> Checker<'a, '_> {
                     out.push(TArg::Type(q.ty));
                 }
                 ast::TemplateArg::Expr(e) => {
+                    if let ast::ExprKind::Name(path) = &e.kind {
+                        if let Some(d) = self.template_named(path) {
+                            if self.resolve_named_type_quiet(path).is_none() {
+                                out.push(TArg::Template(d));
+                                continue;
+                            }
+                        }
+                    }
                     if let Some(f) = self.function_targ(e) {
                         out.push(f?);
                         continue;
@@ -477,9 +523,19 @@ impl<'a> Checker<'a, '_> {
                 }
                 TArg::Func(f, _) => self.functions[f.0 as usize].as_ref().map(|f| f.name.clone()).unwrap_or_default(),
                 TArg::FuncName { name, .. } => name.to_string(),
+                TArg::Template(d) => self.decls[*d].name.to_string(),
             })
             .filter(|s| !s.is_empty())
             .collect();
         format!("<{}>", parts.join(", "))
+    }
+}
+
+/// Where a written template argument is.
+fn targ_span(a: &ast::TemplateArg) -> crate::source::Span {
+    match a {
+        ast::TemplateArg::Type(t) => t.span,
+        ast::TemplateArg::Expr(e) => e.span,
+        ast::TemplateArg::Pack(inner) => targ_span(inner),
     }
 }

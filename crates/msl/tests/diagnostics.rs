@@ -534,3 +534,14 @@ kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_gri
 }
 "#
 );
+
+case!(
+    local_alias_stays_in_its_function,
+    r#"
+inline float half_of(float x) { using V = float; return V(x / 2); }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  V twice = 2 * out[i];
+  out[i] = half_of(twice);
+}
+"#
+);

@@ -589,6 +589,9 @@ impl<'a> Checker<'a, '_> {
                 .help("add a `return` at the end of the function");
         }
         let fs = std::mem::replace(&mut self.fs, old_fs).expect("function state");
+        if let Some((scope, first)) = &fs.type_scope {
+            self.forget_local_aliases(scope, *first);
+        }
         self.env.this_struct = old_this;
         // Compile-time calls run `constexpr` bodies; nothing else reads a
         // body during checking.
@@ -994,6 +997,21 @@ impl<'a> Checker<'a, '_> {
         self.fs = saved_fs;
         self.env = saved_env;
         result
+    }
+
+    /// A body's local aliases (`using res_t = …;`) can't be named once it
+    /// ends: drop them from the name index, which otherwise grows by one
+    /// entry per template instance and slows every later lookup of the name.
+    /// Local structs stay, since their members may be checked later.
+    fn forget_local_aliases(&mut self, scope: &Rc<str>, first: DeclId) {
+        for d in first..self.decls.len() {
+            let decl = &self.decls[d];
+            if matches!(decl.kind, DeclKind::Alias(_)) && decl.scope.last() == Some(scope) {
+                if let Some(ids) = self.by_name.get_mut(&decl.name) {
+                    ids.retain(|&x| x != d);
+                }
+            }
+        }
     }
 
     pub(crate) fn instance_param_types(&self, id: FuncId) -> Vec<Type> {

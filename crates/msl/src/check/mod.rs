@@ -337,8 +337,9 @@ pub(crate) struct FnState {
     /// Function parameter packs: name → number of elements.
     pub packs: HashMap<Rc<str>, usize>,
     /// A local type was declared: the body pushed a scope of its own onto
-    /// the environment (popped when the body ends).
-    pub has_type_scope: bool,
+    /// the environment (popped when the body ends), named here with the
+    /// first declaration id made in it.
+    pub type_scope: Option<(Rc<str>, DeclId)>,
     /// The enclosing function's unqualified name, the value of `__func__`
     /// (`None` in scratch states that check no body).
     pub func_name: Option<Rc<str>>,
@@ -360,7 +361,7 @@ impl FnState {
             const_locals: Default::default(),
             poisoned: Default::default(),
             packs: Default::default(),
-            has_type_scope: false,
+            type_scope: None,
             func_name: None,
         }
     }
@@ -425,6 +426,10 @@ pub(crate) struct Checker<'a, 'd> {
     pub var_specs: HashMap<DeclId, Vec<VarSpec<'a>>>,
     /// Values of variable template instances.
     pub var_instances: HashMap<(DeclId, Vec<TArg>), hir::Expr>,
+    /// Types alias templates named for complete arguments. Only successes
+    /// are kept: a failure may have been reported inside a rolled-back probe
+    /// and must be reported again where it matters.
+    pub alias_instances: HashMap<(DeclId, Vec<TArg>), Type>,
     /// Explicit specializations of function templates: (template, args) →
     /// the specialized function and where it was declared.
     pub fn_specs: HashMap<(DeclId, Vec<TArg>), (&'a ast::Function, Env)>,
@@ -503,6 +508,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             fc_given: Vec::new(),
             var_specs: HashMap::default(),
             var_instances: HashMap::default(),
+            alias_instances: HashMap::default(),
             fn_specs: HashMap::default(),
             function_constants: Vec::new(),
             loggers: Vec::new(),

@@ -239,8 +239,9 @@ impl<'a> Checker<'a, '_> {
             StmtKind::Alias(a) if a.fn_params.is_some() => self.refuse_function_type(a),
             StmtKind::Alias(a) => {
                 if let Some(q) = self.resolve_type(&a.ty) {
-                    // Local aliases are visible to the rest of the function;
-                    // model them as declarations (order keeps them local enough).
+                    // Visible to the rest of the function, in its own scope
+                    // so it does not leak into the enclosing namespace.
+                    self.enter_type_scope();
                     self.add_decl(a.name.name.clone(), super::DeclKind::Alias(q.ty), a.name.span);
                 }
             }
@@ -272,13 +273,21 @@ impl<'a> Checker<'a, '_> {
             .help("move the declaration to program scope");
             return;
         };
-        let fs = self.fs.as_mut().expect("in function");
-        if !fs.has_type_scope {
-            fs.has_type_scope = true;
-            self.temp_count += 1;
-            self.env.scope.push(Rc::from(format!("$fn{}", self.temp_count)));
-        }
+        self.enter_type_scope();
         self.item(item);
+    }
+
+    /// Enter the body's own scope for the types and aliases it declares
+    /// (once per body; left when the body ends).
+    fn enter_type_scope(&mut self) {
+        let first_decl = self.decls.len();
+        let fs = self.fs.as_mut().expect("in function");
+        if fs.type_scope.is_none() {
+            self.temp_count += 1;
+            let name: Rc<str> = Rc::from(format!("$fn{}", self.temp_count));
+            fs.type_scope = Some((name.clone(), first_decl));
+            self.env.scope.push(name);
+        }
     }
 
     pub(super) fn loop_body(&mut self, body: &ast::Stmt) -> Vec<hir::Stmt> {

@@ -253,12 +253,18 @@ impl<'a> Checker<'a, '_> {
     pub(crate) fn alias_instance(&mut self, d: DeclId, targs: Vec<TArg>, span: Span) -> Option<Type> {
         let DeclKind::AliasTemplate { ast, params } = self.decls[d].kind.clone() else { return None };
         let targs = self.complete_targs(d, targs, span)?;
+        if let Some(t) = self.alias_instances.get(&(d, targs.clone())) {
+            return Some(t.clone());
+        }
         let env = self.template_env(d, params, &targs);
         let saved = std::mem::replace(&mut self.env, env);
         let saved_fs = self.fs.take();
         let t = self.resolve_type(&ast.ty).map(|q| q.ty);
         self.fs = saved_fs;
         self.env = saved;
+        if let Some(t) = &t {
+            self.alias_instances.insert((d, targs), t.clone());
+        }
         t
     }
 

@@ -313,6 +313,13 @@ impl<'a> Checker<'a, '_> {
                     // A bare name might be a value (an enumerator or constant) the
                     // parser could not tell apart from a type.
                     if let TypeExprKind::Named { path, is_const: false, addr_space: None, .. } = &te.kind {
+                        // `f<float>`, `ns::f`: a function (template) named
+                        // where the parser saw a type; its address.
+                        if (path.segments.len() > 1 || path.segments.iter().any(|s| s.template_args.is_some())) && self.function_decls(path).is_some() {
+                            let e = ast::Expr { kind: ast::ExprKind::Name(path.clone()), span: te.span };
+                            out.push(self.function_targ(&e)??);
+                            continue;
+                        }
                         if path.segments.len() == 1 && path.segments[0].template_args.is_none() {
                             let name = &path.segments[0].ident.name;
                             if let Some(a @ (TArg::Value(..) | TArg::Func(..))) = self.env.targs.get(name).cloned() {

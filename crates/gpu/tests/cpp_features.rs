@@ -1535,8 +1535,31 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
     let out = run_out(src, 4);
     for (i, v) in out.iter().enumerate() {
         let x = i as f32;
-        let expect = 7.0 + 10.0 * (x * 3.0) + 100.0 * (x * 2.0) + 1000.0 * -x + 10000.0 * (x * 3.0) + 100000.0 * (x * x)
-            + 1000000.0 * -x;
+        let expect = 7.0 + 10.0 * (x * 3.0) + 100.0 * (x * 2.0) + 1000.0 * -x + 10000.0 * (x * 3.0) + 100000.0 * (x * x) + 1000000.0 * -x;
         assert_eq!(*v, expect, "thread {i}");
+    }
+}
+
+/// `F*` of a function type `F` is a function pointer, initialized from an
+/// overloaded template by that type; a struct template takes a function as
+/// a template argument of function type (a template named without its
+/// arguments, deduced from the parameter's type).
+#[test]
+fn pointer_to_function_type_and_struct_template_of_a_function() {
+    let src = r#"
+typedef float (unary_t)(float);
+template <typename T> T neg(T x) { return -x; }
+float sq(float x) { return x * x; }
+template <unary_t f> struct op { static float run(float x) { return f(x) + 0.5f; } };
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  unary_t *n = neg;
+  float x = float(i);
+  out[i] = n(x) + 10.0f * op<neg>::run(x) + 100.0f * op<sq>::run(x);
+}
+"#;
+    let out = run_out(src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        assert_eq!(*v, -x + 10.0 * (-x + 0.5) + 100.0 * (x * x + 0.5), "thread {i}");
     }
 }

@@ -1351,9 +1351,7 @@ impl<'a> Checker<'a, '_> {
             | (Type::Scalar(_), Type::Enum(_))
             | (Type::Scalar(_), Type::BuiltinEnum(_))
             | (Type::Pointer { .. }, Type::Scalar(_))
-            | (Type::Scalar(_), Type::Pointer { .. }) => {
-                mk(H::PtrCast(bx(h)), ty.clone(), span)
-            }
+            | (Type::Scalar(_), Type::Pointer { .. }) => mk(H::PtrCast(bx(h)), ty.clone(), span),
             _ => self.convert(h, ty.clone()),
         };
         out.span = span;

@@ -191,6 +191,92 @@ def candle_cases():
     cases += candle_gemm_cases()
     cases += candle_sdpa_cases()
     cases += candle_reduce_cases()
+    cases += candle_quantized_cases()
+    return cases
+
+
+def q8_0_blocks(rng, rows, k):
+    """ggml's q8_0: per 32 weights a half scale d and 32 int8 quants (34
+    bytes); weight = d * q. Returns the raw bytes and the float weights."""
+    nb = k // 32
+    d = (rng.random((rows, nb)) * 0.04 + 0.01).astype(np.float16)
+    q = rng.integers(-127, 128, (rows, nb, 32)).astype(np.int8)
+    blocks = np.zeros((rows, nb), np.dtype([("d", "<f2"), ("qs", "i1", 32)]))
+    blocks["d"], blocks["qs"] = d, q
+    w = (d.astype(np.float32)[:, :, None] * q.astype(np.float32)).reshape(rows, k)
+    return blocks.view(np.uint8).reshape(-1), w
+
+
+def q4_0_blocks(rng, rows, k):
+    """ggml's q4_0: per 32 weights a half scale d and 16 bytes of 4-bit
+    quants (18 bytes), byte j holding weight j (low nibble) and j + 16
+    (high nibble); weight = d * (q - 8)."""
+    nb = k // 32
+    d = (rng.random((rows, nb)) * 0.04 + 0.01).astype(np.float16)
+    q = rng.integers(0, 16, (rows, nb, 32)).astype(np.uint8)
+    blocks = np.zeros((rows, nb), np.dtype([("d", "<f2"), ("qs", "u1", 16)]))
+    blocks["d"], blocks["qs"] = d, q[:, :, :16] | (q[:, :, 16:] << 4)
+    w = (d.astype(np.float32)[:, :, None] * (q.astype(np.float32) - 8)).reshape(rows, k)
+    return blocks.view(np.uint8).reshape(-1), w
+
+
+def candle_quantized_cases():
+    """candle's quantized.metal (ggml's kernels): matrix-vector products of
+    block-quantized weights, dispatched as candle's host code does —
+    threadgroups of 8 x 8 threads (two simdgroups of four rows each), one per
+    8 rows, per input vector and per batch. kernel_mul_mv_id_* (mixture of
+    experts: `ids` picks the weight matrix of each token's slots) are
+    instantiated as `kernel_mul_mv_id<mmv_fn<impl>>`, the wrapper chosen
+    among overloaded templates by the function type of `impl`."""
+    # Their own generator: the other cases' inputs stay as they were.
+    rng = np.random.default_rng(11)
+    cases = []
+    n, k, m = 24, 128, 3
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    for fmt, make in (("q8_0", q8_0_blocks), ("q4_0", q4_0_blocks)):
+        raw, w = make(rng, n, k)
+        args = {"src0": raw, "src1": x, "dst": np.zeros((m, n), np.float32),
+                "ne00": i64([k]), "ne01": i64([n]), "ne02": i64([1]), "nb00": u64([0]), "nb01": u64([0]),
+                "nb02": u64([0]), "ne10": i64([k]), "ne11": i64([m]), "ne12": i64([1]), "nb10": u64([0]),
+                "nb11": u64([0]), "nb12": u64([0]), "ne0": i64([n]), "ne1": i64([m]),
+                "r2": scalar(1, np.uint32), "r3": scalar(1, np.uint32)}
+        cases.append(Case("candle", "quantized.metal", f"kernel_mul_mv_{fmt}_f32",
+                          f"{fmt} mat-vec {n}x{k} weights, {m} vectors",
+                          [math.ceil(n / 8), m, 1], [8, 8, 1], args, ["dst"],
+                          lambda a, w=w: [(a["src1"].astype(np.float64) @ w.T.astype(np.float64)).astype(np.float32)],
+                          tol=(1e-4, 1e-4), flags=["--dispatch", "threadgroups"]))
+    # Mixture of experts: 3 weight matrices, 2 tokens with 2 slots each.
+    n_as, tokens, slots = 3, 2, 2
+    ids = np.array([[2, 0], [1, 2]], np.int32)
+    xs = rng.standard_normal((tokens, 1, k)).astype(np.float32)
+    def f16_rows(rng, rows, k):
+        w = rng.standard_normal((rows, k)).astype(np.float16)
+        return w.reshape(-1).view(np.uint8), w.astype(np.float32)
+    # f16 goes through the other `mmv_fn` overload (kernel_mul_mv_impl's
+    # function type): one threadgroup of one simdgroup per row.
+    # bsize: bytes per 32 weights.
+    for fmt, make, bsize in (("q8_0", q8_0_blocks, 34), ("q4_0", q4_0_blocks, 18), ("f16", f16_rows, 64)):
+        raws, ws = zip(*(make(rng, n, k) for _ in range(n_as)))
+        nb01 = k // 32 * bsize
+        # `device const char *` buffers take their bytes as int8.
+        args = {"src0s": np.concatenate(raws).view(np.int8), "src1": xs.reshape(-1).view(np.int8),
+                "dst": np.zeros((tokens, slots, n), np.float32), "ids": ids.reshape(-1).view(np.int8), "nei0": i64([slots]), "nei1": i64([tokens]), "nbi1": u64([slots * 4]),
+                "ne00": i64([k]), "ne01": i64([n]), "ne02": i64([n_as]), "nb00": u64([2 if fmt == "f16" else bsize]),
+                "nb01": u64([nb01]), "nb02": u64([n * nb01]), "ne10": i64([k]), "ne11": i64([1]),
+                "ne12": i64([tokens]), "ne13": i64([1]), "nb10": u64([4]), "nb11": u64([k * 4]),
+                "nb12": u64([k * 4]), "ne0": i64([n]), "ne1": i64([slots]), "nb1": u64([n * 4])}
+
+        def moe_ref(a, ws=ws):
+            out = np.zeros((tokens, slots, n), np.float64)
+            for t in range(tokens):
+                for s in range(slots):
+                    out[t, s] = ws[ids[t, s]].astype(np.float64) @ xs[t, 0].astype(np.float64)
+            return [out.astype(np.float32)]
+        cases.append(Case("candle", "quantized.metal", f"kernel_mul_mv_id_{fmt}_f32",
+                          f"{fmt} mixture-of-experts mat-vec ({n_as} experts, {tokens} tokens x {slots} slots)",
+                          [n, 1, tokens * slots] if fmt == "f16" else [math.ceil(n / 8), 1, tokens * slots],
+                          [32, 1, 1] if fmt == "f16" else [8, 8, 1], args, ["dst"], moe_ref,
+                          tol=(1e-4, 1e-4), flags=["--dispatch", "threadgroups", "--threadgroup-memory", "0=4096"]))
     return cases
 
 

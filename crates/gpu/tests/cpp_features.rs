@@ -1437,3 +1437,167 @@ fn template_template_parameter_reductions() {
     let want = [x[0].max(x[1]), x[0] + x[1], 110.0, 2.0 * x[2], 1.0 + x[3] + x[4], 34.0 + 8.0, x[5] + 2.0, argmax as f32];
     assert_eq!(to_f32(&b[&1]), want.to_vec());
 }
+
+/// The corpus kernel `features/function_template_arguments.metal`: a
+/// mixture-of-experts mat-vec instantiated once per storage format through
+/// an overloaded wrapper template whose overloads differ in the function
+/// type of their template parameter. Each instance picks matrix `ids[z]`
+/// for input vector `z`; every output is checked against a dot product
+/// computed here from the same (exactly representable) values.
+#[test]
+fn function_template_arguments_choose_overloads_by_function_type() {
+    let src = include_str!("../../msl/tests/kernels/features/function_template_arguments.metal");
+    const ROWS: usize = 4;
+    const COLS: usize = 16;
+    const QK: usize = 8;
+    const MATS: usize = 3;
+    let ids = [2i32, 0];
+    let w = |e: usize, r: usize, k: usize| ((e * 7 + r * 3 + k * 5) % 11) as i32 - 5;
+    let x: Vec<f32> = (0..ids.len() * COLS).map(|i| ((i * 5 + i / COLS) % 7) as f32 * 0.5 - 1.5).collect();
+    let half_bytes = |v: f32| half::f16::from_f32(v).to_bits().to_le_bytes();
+    // Per format: the matrices' bytes, bytes per row and per matrix, and
+    // the value of element (e, r, k).
+    type Elem = Box<dyn Fn(usize, usize, usize) -> f32>;
+    let mut formats: Vec<(&str, Vec<u8>, usize, usize, Elem)> = Vec::new();
+    let dense = |bytes_per: usize, enc: &dyn Fn(i32) -> Vec<u8>| {
+        let mut m = Vec::new();
+        for e in 0..MATS {
+            for r in 0..ROWS {
+                for k in 0..COLS {
+                    m.extend(enc(w(e, r, k)));
+                }
+            }
+        }
+        (m, COLS * bytes_per, ROWS * COLS * bytes_per)
+    };
+    let (m, nr, nm) = dense(4, &|v| (v as f32).to_le_bytes().to_vec());
+    formats.push(("mv_id_f32", m, nr, nm, Box::new(move |e, r, k| w(e, r, k) as f32)));
+    let (m, nr, nm) = dense(2, &|v| half_bytes(v as f32).to_vec());
+    formats.push(("mv_id_f16", m, nr, nm, Box::new(move |e, r, k| w(e, r, k) as f32)));
+    let (m, nr, nm) = dense(1, &|v| vec![v as i8 as u8]);
+    formats.push(("mv_id_i8", m, nr, nm, Box::new(move |e, r, k| w(e, r, k) as f32)));
+    // block_q8: half d, char qs[8] (10 bytes).
+    let q8_d = |e: usize, r: usize, b: usize| 0.25 * (1 + (e + r + b) % 3) as f32;
+    let mut m = Vec::new();
+    for e in 0..MATS {
+        for r in 0..ROWS {
+            for b in 0..COLS / QK {
+                m.extend(half_bytes(q8_d(e, r, b)));
+                m.extend((0..QK).map(|j| w(e, r, b * QK + j) as i8 as u8));
+            }
+        }
+    }
+    let row = COLS / QK * 10;
+    formats.push(("mv_id_q8", m, row, ROWS * row, Box::new(move |e, r, k| q8_d(e, r, k / QK) * w(e, r, k) as f32)));
+    // block_q4: half d, half m, uchar qs[4]: element j < 4 in the low
+    // nibble of qs[j], element j >= 4 in the high nibble of qs[j - 4].
+    let q4 = |e: usize, r: usize, k: usize| ((e + r * 2 + k * 3) % 16) as u8;
+    let q4_dm = |e: usize, r: usize, b: usize| (0.5f32, -2.0 + (e + r + b) as f32);
+    let mut m = Vec::new();
+    for e in 0..MATS {
+        for r in 0..ROWS {
+            for b in 0..COLS / QK {
+                let (d, mn) = q4_dm(e, r, b);
+                m.extend(half_bytes(d));
+                m.extend(half_bytes(mn));
+                m.extend((0..QK / 2).map(|j| q4(e, r, b * QK + j) | (q4(e, r, b * QK + j + QK / 2) << 4)));
+            }
+        }
+    }
+    let row = COLS / QK * 8;
+    formats.push((
+        "mv_id_q4",
+        m,
+        row,
+        ROWS * row,
+        Box::new(move |e, r, k| {
+            let (d, mn) = q4_dm(e, r, k / QK);
+            d * q4(e, r, k) as f32 + mn
+        }),
+    ));
+    let (m, nr, nm) = dense(4, &|v| (v as f32).to_le_bytes().to_vec());
+    formats.push(("mv_id_scaled", m, nr, nm, Box::new(move |e, r, k| w(e, r, k) as f32)));
+
+    for (host, mats, nb_row, nb_mat, elem) in formats {
+        let k = compile(src, host);
+        let mut b = bufs(vec![
+            (0, mats),
+            (1, f32s(&x)),
+            (2, f32s(&[0.0; ROWS * 2])),
+            (3, i32s(&ids)),
+            (4, u64s(&[COLS as u64])),
+            (5, u64s(&[nb_row as u64])),
+            (6, u64s(&[nb_mat as u64])),
+        ]);
+        let r = run(&k, &threads([ROWS as u32, 2, 1], [ROWS as u32, 2, 1]), &mut b, &opts(CheckLevel::All));
+        assert!(r.findings.is_empty(), "{host}: {:?}", r.findings);
+        let scale = if host == "mv_id_scaled" { 0.5 } else { 1.0 };
+        let expect: Vec<f32> = (0..2)
+            .flat_map(|z| {
+                let e = ids[z] as usize;
+                let elem = &elem;
+                let x = &x;
+                (0..ROWS).map(move |r| (0..COLS).fold(0.0f32, |acc, k| acc + elem(e, r, k) * x[z * COLS + k]) * scale)
+            })
+            .collect();
+        assert_eq!(to_f32(&b[&2]), expect, "{host}");
+    }
+}
+
+/// Taking the address of an overloaded name for a known function type
+/// (C++ [over.over]): a template's arguments are deduced from the target's
+/// return type (`zero`) and parameter types, a plain function beats a
+/// template instance of the same type (`twice`), a parameter or template
+/// parameter of function type is a pointer to such a function, and a
+/// template parameter of function type may have a function as default.
+#[test]
+fn address_of_overloaded_functions_for_a_function_type() {
+    let src = r#"
+typedef float (unary_t)(float);
+template <typename R> R zero() { return R(7); }
+template <typename T> T twice(T x) { return x * 2; }
+float twice(float x) { return x * 3; }
+float sq(float x) { return x * x; }
+template <typename T> T neg(T x) { return -x; }
+float apply(unary_t f, float x) { return f(x); }
+template <unary_t f = sq> float apply_t(float x) { return f(x); }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  float (*z)() = zero;
+  float (*t)(float) = twice;
+  int (*ti)(int) = twice;
+  float x = float(i);
+  out[i] = z() + 10.0f * t(x) + 100.0f * float(ti(int(i))) + 1000.0f * apply(neg<float>, x)
+         + 10000.0f * apply(twice, x) + 100000.0f * apply_t(x) + 1000000.0f * apply_t<neg>(x);
+}
+"#;
+    let out = run_out(src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        let expect = 7.0 + 10.0 * (x * 3.0) + 100.0 * (x * 2.0) + 1000.0 * -x + 10000.0 * (x * 3.0) + 100000.0 * (x * x) + 1000000.0 * -x;
+        assert_eq!(*v, expect, "thread {i}");
+    }
+}
+
+/// `F*` of a function type `F` is a function pointer, initialized from an
+/// overloaded template by that type; a struct template takes a function as
+/// a template argument of function type (a template named without its
+/// arguments, deduced from the parameter's type).
+#[test]
+fn pointer_to_function_type_and_struct_template_of_a_function() {
+    let src = r#"
+typedef float (unary_t)(float);
+template <typename T> T neg(T x) { return -x; }
+float sq(float x) { return x * x; }
+template <unary_t f> struct op { static float run(float x) { return f(x) + 0.5f; } };
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  unary_t *n = neg;
+  float x = float(i);
+  out[i] = n(x) + 10.0f * op<neg>::run(x) + 100.0f * op<sq>::run(x);
+}
+"#;
+    let out = run_out(src, 4);
+    for (i, v) in out.iter().enumerate() {
+        let x = i as f32;
+        assert_eq!(*v, -x + 10.0 * (-x + 0.5) + 100.0 * (x * x + 0.5), "thread {i}");
+    }
+}

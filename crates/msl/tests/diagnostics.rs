@@ -545,3 +545,38 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 }
 "#
 );
+
+// A function given as a template argument to overloaded function templates
+// that fits none of their function-type parameters: each overload says why.
+case!(
+    function_template_argument_fits_no_overload,
+    r#"
+typedef void (rows_t)(device float* dst, uint i);
+typedef void (scaled_t)(device float* dst, uint i, float s);
+void put_int(device float* dst, uint i, int v) { dst[i] = float(v); }
+template <rows_t f> void run_rows(device float* dst, uint i) { f(dst, i); }
+template <scaled_t f> void run_rows(device float* dst, uint i) { f(dst, i, 2.0f); }
+typedef decltype(run_rows<put_int>) run_t;
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  run_rows<put_int>(out, i);
+}
+"#
+);
+
+// An overloaded function given as a template argument: each wrapper overload
+// takes one of its functions, so the wrapper instance it names is ambiguous.
+case!(
+    function_template_argument_ambiguous,
+    r#"
+typedef void (rows_t)(device float* dst, uint i);
+typedef void (scaled_t)(device float* dst, uint i, float s);
+void put(device float* dst, uint i) { dst[i] = 1.0f; }
+void put(device float* dst, uint i, float s) { dst[i] = s; }
+template <rows_t f> void run_rows(device float* dst, uint i) { f(dst, i); }
+template <scaled_t f> void run_rows(device float* dst, uint i) { f(dst, i, 2.0f); }
+typedef decltype(run_rows<put>) run_t;
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  run_rows<put>(out, i);
+}
+"#
+);

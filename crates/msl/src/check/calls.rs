@@ -511,7 +511,7 @@ impl<'a> Checker<'a, '_> {
                         }
                     };
                     for p in fparams.iter() {
-                        match self.resolve_type(&p.ty) {
+                        match self.resolve_param_type(&p.ty) {
                             Some(q) => ptys.push(super::decls::param_type(q, &p.ty)),
                             None => ok = false,
                         }
@@ -604,6 +604,35 @@ impl<'a> Checker<'a, '_> {
         from_ops || to_ctor
     }
 
+    /// No overload of `name` takes the template arguments written: say why
+    /// for each (the first error deducing or substituting them).
+    fn no_overload_takes_targs(&mut self, name: &str, funcs: &[usize], explicit: &[TArg], args: &[hir::Expr], name_span: Span) {
+        let mut reasons = Vec::new();
+        for &d in funcs {
+            let why = match self.decls[d].kind.clone() {
+                DeclKind::FunctionTemplate { .. } => {
+                    let mark = self.diag_mark();
+                    let done = self.deduce_for(d, args, explicit.to_vec()).and_then(|t| self.complete_targs(d, t, name_span));
+                    let first = self.pending.borrow().get(mark).map(|diag| diag.message.clone());
+                    self.diag_rollback(mark);
+                    match (done, first) {
+                        (_, Some(w)) => w,
+                        (None, None) => "the call's argument types do not fit its parameters".to_string(),
+                        (Some(_), None) => "its parameter or return types are not valid for these arguments".to_string(),
+                    }
+                }
+                DeclKind::Function { .. } => "not a template, so it takes no template arguments".to_string(),
+                _ => continue,
+            };
+            reasons.push((self.decls[d].span, why));
+        }
+        let shown = self.targs_display(explicit);
+        let mut diag = self.error(name_span, format!("no overload of `{name}` takes the template arguments {shown}"));
+        for (at, why) in reasons {
+            diag = diag.secondary(at, format!("not this one: {why}"));
+        }
+    }
+
     pub(crate) fn user_call(
         &mut self,
         name: &str,
@@ -614,6 +643,10 @@ impl<'a> Checker<'a, '_> {
         name_span: Span,
     ) -> Option<hir::Expr> {
         let cands = self.candidates(funcs, explicit.as_ref(), &args);
+        if cands.is_empty() && funcs.len() > 1 && explicit.is_some() {
+            self.no_overload_takes_targs(name, funcs, explicit.as_deref().unwrap_or_default(), &args, name_span);
+            return None;
+        }
         if cands.is_empty() {
             // Explain the most likely reason.
             if let Some(&d) = funcs.first() {
@@ -809,8 +842,18 @@ impl<'a> Checker<'a, '_> {
             for &i in &best {
                 let ps: Vec<String> = cands[i].params().iter().map(|t| self.ty_name(t)).collect();
                 d = d.note(format!("candidate: `{name}({})`", ps.join(", ")));
+                // Instances of templates with one parameter list (overloads
+                // on their template parameters) differ only in where they are.
+                if let Candidate::Template(decl, ..) = cands[i] {
+                    d = d.secondary(self.decls[decl].span, "a candidate template");
+                }
             }
-            drop(d.help("convert the arguments explicitly so that one candidate matches exactly"));
+            let same_params = best.iter().all(|&i| cands[i].params() == cands[best[0]].params());
+            drop(if same_params && best.len() > 1 {
+                d.note("these overloads differ only in their template parameters, and the template arguments fit more than one")
+            } else {
+                d.help("convert the arguments explicitly so that one candidate matches exactly")
+            });
             return None;
         }
         best.first().copied()
@@ -873,10 +916,28 @@ impl<'a> Checker<'a, '_> {
         self.deduce_in_env(d, &arg_tys, &decays, explicit)
     }
 
-    /// [`Self::deduce_for`] from types alone (a function pointer's
-    /// parameters: no argument is an array to decay).
-    pub(crate) fn deduce_for_types(&mut self, d: super::DeclId, arg_tys: &[Type], explicit: Vec<TArg>) -> Option<Vec<TArg>> {
-        self.deduce_in_env(d, arg_tys, &[], explicit)
+    /// Deduce template `d`'s arguments from a whole function type (its
+    /// parameter types and, when given, its return type), as taking the
+    /// address of a template for a known pointer type does.
+    pub(crate) fn deduce_for_fn_type(
+        &mut self,
+        d: super::DeclId,
+        params: &[Type],
+        ret: Option<&Type>,
+        explicit: Vec<TArg>,
+    ) -> Option<Vec<TArg>> {
+        let DeclKind::FunctionTemplate { ast, params: tparams } = self.decls[d].kind.clone() else { return None };
+        // A parameter list of another length cannot be this function's.
+        if ast.params.len() != params.len() && !ast.params.iter().any(|p| p.is_pack) {
+            return None;
+        }
+        let ret = ret.filter(|_| !super::templates::is_auto(&ast.ret));
+        let mut env = self.decls[d].env.clone();
+        env.visible = env.visible.max(d + 1);
+        let saved = std::mem::replace(&mut self.env, env);
+        let got = self.deduce_from(tparams, ast, params, &[], ret, explicit);
+        self.env = saved;
+        got
     }
 
     /// [`Self::deduce`] for template `d`, seen from where it was declared.

@@ -403,13 +403,14 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
-    /// The signature written in a declaration without a body (an explicit
-    /// instantiation's `void k(const device float* in, uint i)`).
     /// The signature a function-type alias (`typedef void (k_t)(…);`)
     /// names, when `te` is one.
-    fn function_type_named(&mut self, te: &ast::TypeExpr) -> Option<(Signature, Span)> {
+    pub(crate) fn function_type_named(&mut self, te: &ast::TypeExpr) -> Option<(Signature, Span)> {
         let ast::TypeExprKind::Named { path, .. } = &te.kind else { return None };
         if path.segments.iter().any(|s| s.template_args.is_some()) {
+            return None;
+        }
+        if path.segments.len() == 1 && self.env.targs.contains_key(&path.segments[0].ident.name) {
             return None;
         }
         let seg = path.last();
@@ -426,11 +427,13 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
+    /// The signature written in a declaration without a body (an explicit
+    /// instantiation's `void k(const device float* in, uint i)`).
     fn declared_signature(&mut self, ret: &ast::TypeExpr, params: &[ast::Param]) -> Option<Signature> {
         let ret = self.resolve_type(ret)?.ty;
         let mut out = Vec::new();
         for p in params {
-            out.push(param_type(self.resolve_type(&p.ty)?, &p.ty));
+            out.push(param_type(self.resolve_param_type(&p.ty)?, &p.ty));
         }
         if out.len() == 1 && out[0] == Type::Void && params[0].name.is_none() {
             out.clear();
@@ -456,7 +459,7 @@ impl<'a> Checker<'a, '_> {
         let mut params = Vec::new();
         let fparams = self.expanded_params(f)?;
         for p in fparams.iter() {
-            match self.resolve_type(&p.ty) {
+            match self.resolve_param_type(&p.ty) {
                 Some(q) => params.push(param_type(q, &p.ty)),
                 None => ok = false,
             }
@@ -486,7 +489,7 @@ impl<'a> Checker<'a, '_> {
         let mut ptys = Vec::new();
         let fparams = self.expanded_params(f)?;
         for p in fparams.iter() {
-            ptys.push(param_type(self.resolve_type(&p.ty)?, &p.ty));
+            ptys.push(param_type(self.resolve_param_type(&p.ty)?, &p.ty));
         }
         let mut fs = FnState::new(Type::Void, false);
         fs.packs.extend(self.param_pack_lens(f, &fparams));
@@ -792,9 +795,15 @@ impl<'a> Checker<'a, '_> {
                     t
                 }
                 ast::TemplateParamKind::Value { default: Some(e), ty } => {
-                    let h = self.expr(e);
-                    let ty = self.resolve_type(ty).map(|q| q.ty);
+                    let ty = self.value_param_type(ty);
+                    // `template <op_t f = plus>`: the function the default names.
+                    let named = ty.as_ref().and_then(|t| self.coerce_function_name(e, t));
+                    let h = match named {
+                        Some(f) => f,
+                        None => self.expr(e),
+                    };
                     match (h, ty) {
+                        (Some(hir::Expr { kind: hir::ExprKind::FuncRef(f), ty: fty, .. }), Some(_)) => Some(TArg::Func(f, fty)),
                         (Some(h), Some(ty)) => {
                             self.const_value(&h).map(|v| TArg::Value(v.cast(ty.elem_scalar().unwrap_or(Scalar::Int)), ty))
                         }
@@ -827,14 +836,14 @@ impl<'a> Checker<'a, '_> {
                 (ast::TemplateParamKind::Value { ty, .. }, TArg::Func(..) | TArg::FuncName { .. }) if !p.is_pack => {
                     let env = self.template_env(d, params, &bound);
                     let saved = std::mem::replace(&mut self.env, env);
-                    let t = self.resolve_type(ty).map(|q| q.ty);
+                    let t = self.value_param_type(ty);
                     self.env = saved;
                     *a = self.bind_function_targ(a, &t?, &p.name.name, span)?;
                 }
                 (ast::TemplateParamKind::Value { ty, .. }, TArg::Value(v, _)) => {
                     let env = self.template_env(d, params, &bound);
                     let saved = std::mem::replace(&mut self.env, env);
-                    let t = self.resolve_type(ty).map(|q| q.ty);
+                    let t = self.value_param_type(ty);
                     self.env = saved;
                     if let Some(t) = t {
                         if matches!(t, Type::FnPtr { .. }) {
@@ -1301,7 +1310,7 @@ impl<'a> Checker<'a, '_> {
         let mut params = Vec::new();
         let mut ok = true;
         for p in &f.params {
-            match self.resolve_type(&p.ty) {
+            match self.resolve_param_type(&p.ty) {
                 Some(q) => params.push(param_type(q, &p.ty)),
                 None => ok = false,
             }

@@ -11,6 +11,7 @@
 //! comparisons) is refused as unsupported.
 
 use super::expr::mk;
+use super::typeexpr::QualType;
 use super::{Checker, DeclId, DeclKind, TArg};
 use crate::ast::{self, ExprKind as A};
 use crate::hir::{self, ExprKind as H, FuncId};
@@ -33,7 +34,7 @@ impl<'a> Checker<'a, '_> {
         let r = self.resolve_type(ret).map(|q| q.ty);
         let mut ps = Vec::with_capacity(params.len());
         for p in params {
-            ps.push(self.resolve_type(p).map(|q| super::decls::param_type(q, p)));
+            ps.push(self.resolve_param_type(p).map(|q| super::decls::param_type(q, p)));
         }
         let ret = r?;
         let mut params: Vec<Type> = ps.into_iter().collect::<Option<_>>()?;
@@ -47,6 +48,30 @@ impl<'a> Checker<'a, '_> {
             return None;
         }
         Some(Type::FnPtr { ret: Box::new(ret), params })
+    }
+
+    /// The type of a value template parameter declared as `te`. A function
+    /// type there (`template <impl_t f>` after `typedef void (impl_t)(…);`)
+    /// is adjusted to a pointer to such a function, as in C++.
+    pub(crate) fn value_param_type(&mut self, te: &ast::TypeExpr) -> Option<Type> {
+        let Some((sig, _)) = self.function_type_named(te) else { return self.resolve_type(te).map(|q| q.ty) };
+        if matches!(sig.ret, Type::Reference { .. }) {
+            self.error(te.span, "a function pointer returning a reference is not supported by the simulator yet")
+                .help("return the value instead of a reference");
+            return None;
+        }
+        Some(Type::FnPtr { ret: Box::new(sig.ret), params: sig.params })
+    }
+
+    /// A function parameter's declared type, resolved: a function type
+    /// there (`float apply(unary_t f, float x)`) is adjusted to a pointer
+    /// to such a function, as in C++.
+    pub(crate) fn resolve_param_type(&mut self, te: &ast::TypeExpr) -> Option<QualType> {
+        if self.function_type_named(te).is_none() {
+            return self.resolve_type(te);
+        }
+        let ty = self.value_param_type(te)?;
+        Some(QualType { ty, is_const: false, space: None })
     }
 
     /// The function declarations `path` names, when it names functions (and
@@ -84,7 +109,11 @@ impl<'a> Checker<'a, '_> {
 
     /// The address of one of the functions `decls` (named `name`), chosen
     /// by the template arguments written (`explicit`) and, when given, the
-    /// pointer type `target`.
+    /// pointer type `target` — C++'s address of an overloaded function
+    /// ([over.over]): each template's remaining arguments are deduced from
+    /// the target's parameter and return types, candidates whose type is
+    /// not the target's drop out, a non-template function beats template
+    /// instances, and of instances the most specialised template's wins.
     pub(crate) fn function_value(
         &mut self,
         decls: &[DeclId],
@@ -93,48 +122,108 @@ impl<'a> Checker<'a, '_> {
         target: Option<&Type>,
         span: Span,
     ) -> Option<hir::Expr> {
-        let target_params = match target {
-            Some(Type::FnPtr { params, .. }) => Some(params.clone()),
-            _ => None,
+        let (target_ret, target_params) = match target {
+            Some(Type::FnPtr { ret, params }) => (Some((**ret).clone()), Some(params.clone())),
+            _ => (None, None),
         };
-        let mut found: Vec<FuncId> = Vec::new();
+        // Fitting candidates (the function, and the template it is an
+        // instance of), and why each other declaration does not fit.
+        let mut found: Vec<(FuncId, Option<DeclId>)> = Vec::new();
+        let mut rejected: Vec<(DeclId, String)> = Vec::new();
         for &d in decls {
-            let id = match self.decls[d].kind.clone() {
-                DeclKind::Function { id, .. } if explicit.is_none() => id,
+            // Where an instance's diagnostics start: dropped if it does not fit.
+            let mut mark = None;
+            let (id, template) = match self.decls[d].kind.clone() {
+                DeclKind::Function { .. } if explicit.is_some() => {
+                    rejected.push((d, "not a template, so it takes no template arguments".to_string()));
+                    continue;
+                }
+                DeclKind::Function { id, .. } => (id, None),
                 DeclKind::FunctionTemplate { .. } => {
-                    // Deduce from the pointer's parameter types when no
-                    // (or not every) argument is written.
-                    let mark = self.diag_mark();
+                    let m = self.diag_mark();
+                    mark = Some(m);
                     let given = explicit.clone().unwrap_or_default();
                     let targs = match &target_params {
-                        Some(p) => self.deduce_for_types(d, p, given),
+                        Some(p) => self.deduce_for_fn_type(d, p, target_ret.as_ref(), given),
                         None => Some(given),
                     };
+                    let deduced = targs.is_some();
                     let inst = targs
                         .and_then(|t| self.complete_targs(d, t, span))
                         .and_then(|t| self.instantiate_function(d, t, span, None, None))
                         .map(|(id, _)| id);
-                    let fits = inst.is_some_and(|id| target.is_none_or(|t| self.fn_ptr_type(id).as_ref() == Some(t)));
-                    if !fits {
-                        self.diag_rollback(mark);
+                    let Some(id) = inst else {
+                        let why = self.pending.borrow().get(m).map(|diag| diag.message.clone());
+                        self.diag_rollback(m);
+                        let why = match (why, target) {
+                            (Some(w), _) => w,
+                            (None, Some(t)) if !deduced => {
+                                format!("its template arguments cannot be deduced from `{}`", self.ty_name(t))
+                            }
+                            (None, _) => "it cannot be instantiated with these template arguments".to_string(),
+                        };
+                        rejected.push((d, why));
                         continue;
-                    }
-                    inst?
+                    };
+                    (id, Some(d))
                 }
                 _ => continue,
             };
-            if target.is_none_or(|t| self.fn_ptr_type(id).as_ref() == Some(t)) && !found.contains(&id) {
-                found.push(id);
+            let ty = self.fn_ptr_type(id);
+            match target {
+                Some(t) if ty.as_ref() != Some(t) => {
+                    if let Some(m) = mark {
+                        self.diag_rollback(m);
+                    }
+                    let got = ty.map(|t| self.ty_name(&t)).unwrap_or_default();
+                    let what = if template.is_some() { "this instance" } else { "it" };
+                    rejected.push((d, format!("{what} is a `{got}`")));
+                }
+                _ if found.iter().any(|&(f, _)| f == id) => {}
+                _ => found.push((id, template)),
             }
         }
-        let [f] = found.as_slice() else {
+        // [over.over]: a function that is not a template beats instances of
+        // templates; of those, the most specialised template's wins.
+        if found.len() > 1 && found.iter().any(|(_, t)| t.is_none()) {
+            found.retain(|(_, t)| t.is_none());
+        }
+        if found.len() > 1 && found.iter().all(|(_, t)| t.is_some()) {
+            let nargs = target_params.as_ref().map_or(0, |p| p.len());
+            let ds: Vec<DeclId> = found.iter().filter_map(|(_, t)| *t).collect();
+            let best: Vec<(FuncId, Option<DeclId>)> = found
+                .iter()
+                .copied()
+                .filter(|(_, t)| t.is_some_and(|d| ds.iter().all(|&e| e == d || self.more_specialized(d, e, nargs))))
+                .collect();
+            if best.len() == 1 {
+                found = best;
+            }
+        }
+        let [(f, _)] = found.as_slice() else {
             let want = target.map(|t| format!(" as `{}`", self.ty_name(t))).unwrap_or_default();
             let mut d = if found.is_empty() {
-                self.error(span, format!("no function `{name}` fits here{want}"))
+                let msg = match (&explicit, target) {
+                    (Some(e), None) => format!("no overload of `{name}` takes the template arguments {}", self.targs_display(e)),
+                    _ => format!("no function `{name}` fits here{want}"),
+                };
+                let mut d = self.error(span, msg);
+                for (decl, why) in &rejected {
+                    d = d.secondary(self.decls[*decl].span, format!("not this one: {why}"));
+                }
+                d
             } else {
-                self.error(span, format!("`{name}` is overloaded: which function it means is ambiguous here{want}"))
+                let mut d = self.error(span, format!("`{name}` is overloaded: which function it means is ambiguous here{want}"));
+                for (_, t) in &found {
+                    if let Some(decl) = t {
+                        d = d.secondary(self.decls[*decl].span, "it could be this one");
+                    }
+                }
+                d
             };
-            if target.is_none() {
+            if !found.is_empty() && explicit.is_some() {
+                d = d.note("more than one overload takes these template arguments");
+            } else if target.is_none() && explicit.is_none() {
                 d = d.help(format!(
                     "use it where the pointer type is known (`R (*p)(P…) = {name};`), or write a template's arguments (`{name}<float>`)"
                 ));

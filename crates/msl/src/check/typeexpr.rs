@@ -37,6 +37,11 @@ impl<'a> Checker<'a, '_> {
                     let ty = self.fn_ptr_type_expr(ret, params, te.span)?;
                     return Some(QualType { ty, is_const: *is_const, space: None });
                 }
+                // `F*` with `typedef R (F)(P…);`: a function pointer.
+                if self.function_type_named(pointee).is_some() {
+                    let ty = self.value_param_type(pointee)?;
+                    return Some(QualType { ty, is_const: *is_const, space: None });
+                }
                 let inner = self.resolve_type(pointee)?;
                 if matches!(inner.ty, Type::FnPtr { .. }) {
                     self.error(te.span, "a pointer to a function pointer is not supported by the simulator")
@@ -350,6 +355,15 @@ impl<'a> Checker<'a, '_> {
                                 out.push(TArg::Template(d));
                                 continue;
                             }
+                        }
+                        // `f<float>`, `ns::f`: a function (template) named
+                        // where the parser saw a type; its address.
+                        if (path.segments.len() > 1 || path.segments.iter().any(|s| s.template_args.is_some()))
+                            && self.function_decls(path).is_some()
+                        {
+                            let e = ast::Expr { kind: ast::ExprKind::Name(path.clone()), span: te.span };
+                            out.push(self.function_targ(&e)??);
+                            continue;
                         }
                         if path.segments.len() == 1 && path.segments[0].template_args.is_none() {
                             let name = &path.segments[0].ident.name;

@@ -580,3 +580,14 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 }
 "#
 );
+
+case!(
+    enable_if_condition_false_for_the_arguments,
+    r#"
+template <typename T, enable_if_t<is_integral_v<T>, bool> = true>
+inline T halve(T x) { return x / 2; }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = halve(out[i]);
+}
+"#
+);

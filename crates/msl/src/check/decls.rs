@@ -781,6 +781,7 @@ impl<'a> Checker<'a, '_> {
             let p = &params[targs.len()];
             let env = self.template_env(d, params, &targs);
             let saved = std::mem::replace(&mut self.env, env);
+            let mark = self.diag_mark();
             let v = match &p.kind {
                 // A pack nothing was given or deduced for is empty.
                 _ if p.is_pack => Some(TArg::Pack(Vec::new())),
@@ -816,9 +817,28 @@ impl<'a> Checker<'a, '_> {
             match v {
                 Some(v) => targs.push(v),
                 None => {
-                    self.error(span, format!("couldn't infer template argument `{}`", p.name.name))
-                        .secondary(p.span, "template parameter declared here")
-                        .help(format!("give it explicitly, e.g. `{}<float>(...)`", self.decls[d].name));
+                    let fname = self.decls[d].name.clone();
+                    let shown = self.targs_display(&targs);
+                    if is_enable_if_param(p) {
+                        // SFINAE: the constraint is false for these arguments
+                        // (said once, here, rather than inside the condition).
+                        self.diag_rollback(mark);
+                        self.error(
+                            span,
+                            format!("`{fname}` does not apply here: its `enable_if` condition is false for `{fname}{shown}…`"),
+                        )
+                        .secondary(p.span, "the condition, checked here")
+                        .help("call it with argument types the condition accepts, or add an overload for these types");
+                    } else if has_default(p) {
+                        let who = param_display(p);
+                        self.error(span, format!("the default argument of {who} of `{fname}` is not valid for `{fname}{shown}…`"))
+                            .secondary(p.span, "template parameter declared here")
+                            .help("give the argument explicitly, or call it with other argument types");
+                    } else {
+                        self.error(span, format!("couldn't infer template argument {}", param_display(p)))
+                            .secondary(p.span, "template parameter declared here")
+                            .help(format!("give it explicitly, e.g. `{fname}<float>(...)`"));
+                    }
                     return None;
                 }
             }
@@ -1548,6 +1568,37 @@ impl<'a> Checker<'a, '_> {
 }
 
 /// The `[[host_name("...")]]` of a declaration.
+/// A template parameter of the form `enable_if_t<cond, T> = v` (or
+/// `typename = enable_if_t<cond>`), which exists only to constrain.
+fn is_enable_if_param(p: &ast::TemplateParam) -> bool {
+    let names_enable_if = |t: &ast::TypeExpr| match &t.kind {
+        ast::TypeExprKind::Named { path, .. } => path.segments.iter().any(|s| matches!(&*s.ident.name, "enable_if_t" | "enable_if")),
+        _ => false,
+    };
+    match &p.kind {
+        ast::TemplateParamKind::Value { ty, default: Some(_) } => names_enable_if(ty),
+        ast::TemplateParamKind::Type { default: Some(t) } => names_enable_if(t),
+        _ => false,
+    }
+}
+
+fn has_default(p: &ast::TemplateParam) -> bool {
+    match &p.kind {
+        ast::TemplateParamKind::Value { default, .. } => default.is_some(),
+        ast::TemplateParamKind::Type { default } => default.is_some(),
+        ast::TemplateParamKind::Template { default, .. } => default.is_some(),
+    }
+}
+
+/// A template parameter as messages name it (unnamed ones have a hidden name).
+fn param_display(p: &ast::TemplateParam) -> String {
+    if p.name.name.starts_with('$') {
+        "an unnamed template parameter".to_string()
+    } else {
+        format!("`{}`", p.name.name)
+    }
+}
+
 pub(crate) fn host_name(attrs: &[ast::Attribute]) -> Option<String> {
     attrs.iter().find(|a| &*a.name.name == "host_name").and_then(|a| match a.args.first().map(|e| &e.kind) {
         Some(ast::ExprKind::StrLit(s)) => Some(s.to_string()),

@@ -591,3 +591,16 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 }
 "#
 );
+
+case!(
+    no_overload_fits_names_each_with_its_reason,
+    r#"
+template <typename T, enable_if_t<is_scalar_v<T>, bool> = true>
+inline T twice(T x) { return x + x; }
+template <typename T, enable_if_t<is_integral_v<T> && is_vector_v<T>, bool> = true>
+inline T twice(T x) { return x * 2; }
+kernel void k(device float2* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = twice(out[i]);
+}
+"#
+);

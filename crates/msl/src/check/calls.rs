@@ -606,13 +606,16 @@ impl<'a> Checker<'a, '_> {
 
     /// No overload of `name` takes the template arguments written: say why
     /// for each (the first error deducing or substituting them).
-    fn no_overload_takes_targs(&mut self, name: &str, funcs: &[usize], explicit: &[TArg], args: &[hir::Expr], name_span: Span) {
+    /// No overload fits a call: one error naming each overload and why it
+    /// does not fit (its first error, found quietly).
+    fn no_overload_fits(&mut self, name: &str, funcs: &[usize], explicit: Option<&[TArg]>, args: &[hir::Expr], name_span: Span) {
         let mut reasons = Vec::new();
         for &d in funcs {
             let why = match self.decls[d].kind.clone() {
                 DeclKind::FunctionTemplate { .. } => {
                     let mark = self.diag_mark();
-                    let done = self.deduce_for(d, args, explicit.to_vec()).and_then(|t| self.complete_targs(d, t, name_span));
+                    let given = explicit.unwrap_or_default().to_vec();
+                    let done = self.deduce_for(d, args, given).and_then(|t| self.complete_targs(d, t, name_span));
                     let first = self.pending.borrow().get(mark).map(|diag| diag.message.clone());
                     self.diag_rollback(mark);
                     match (done, first) {
@@ -621,13 +624,25 @@ impl<'a> Checker<'a, '_> {
                         (Some(_), None) => "its parameter or return types are not valid for these arguments".to_string(),
                     }
                 }
-                DeclKind::Function { .. } => "not a template, so it takes no template arguments".to_string(),
+                DeclKind::Function { .. } if explicit.is_some() => "not a template, so it takes no template arguments".to_string(),
+                DeclKind::Function { params, .. } => {
+                    let shown: Vec<String> = params.iter().map(|t| self.ty_name(t)).collect();
+                    format!("it takes ({})", shown.join(", "))
+                }
                 _ => continue,
             };
             reasons.push((self.decls[d].span, why));
         }
-        let shown = self.targs_display(explicit);
-        let mut diag = self.error(name_span, format!("no overload of `{name}` takes the template arguments {shown}"));
+        let mut diag = match explicit {
+            Some(explicit) => {
+                let shown = self.targs_display(explicit);
+                self.error(name_span, format!("no overload of `{name}` takes the template arguments {shown}"))
+            }
+            None => {
+                let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
+                self.error(name_span, format!("no overload of `{name}` fits the arguments ({})", shown.join(", ")))
+            }
+        };
         for (at, why) in reasons {
             diag = diag.secondary(at, format!("not this one: {why}"));
         }
@@ -643,8 +658,8 @@ impl<'a> Checker<'a, '_> {
         name_span: Span,
     ) -> Option<hir::Expr> {
         let cands = self.candidates(funcs, explicit.as_ref(), &args);
-        if cands.is_empty() && funcs.len() > 1 && explicit.is_some() {
-            self.no_overload_takes_targs(name, funcs, explicit.as_deref().unwrap_or_default(), &args, name_span);
+        if cands.is_empty() && funcs.len() > 1 {
+            self.no_overload_fits(name, funcs, explicit.as_deref(), &args, name_span);
             return None;
         }
         if cands.is_empty() {

@@ -498,46 +498,68 @@ impl<'a> Checker<'a, '_> {
                         self.diag_rollback(saved);
                         continue;
                     };
-                    let env = self.template_env(d, params, &targs);
-                    let old = std::mem::replace(&mut self.env, env);
-                    let old_fs = self.fs.take();
-                    let mut ptys = Vec::new();
-                    let mut ok = true;
-                    let fparams = match self.expanded_params(ast) {
-                        Some(p) => p,
-                        None => {
-                            ok = false;
-                            std::borrow::Cow::Borrowed(&[][..])
-                        }
+                    let Some(mut ptys) = self.candidate_param_types(d, ast, params, &targs) else {
+                        self.diag_rollback(saved);
+                        continue;
                     };
-                    for p in fparams.iter() {
-                        match self.resolve_param_type(&p.ty) {
-                            Some(q) => ptys.push(super::decls::param_type(q, &p.ty)),
-                            None => ok = false,
-                        }
-                    }
-                    // SFINAE: a return type that does not exist for these
-                    // arguments (`enable_if_t<false, T>`) drops the candidate.
-                    let auto_ret = matches!(&ast.ret.kind, ast::TypeExprKind::Named { path, .. } if path.plain_name() == "auto");
-                    if ok && !auto_ret && self.signature_ret(ast).is_none() {
-                        ok = false;
-                    }
-                    self.fs = old_fs;
-                    self.env = old;
                     self.diag_rollback(saved);
                     // Default arguments let a call pass fewer values.
                     let required = ast.params.iter().take_while(|p| p.default.is_none()).count();
                     if args.len() >= required && args.len() < ptys.len() {
                         ptys.truncate(args.len());
                     }
-                    if ok {
-                        out.push(Candidate::Template(d, targs, ptys));
-                    }
+                    out.push(Candidate::Template(d, targs, ptys));
                 }
                 _ => {}
             }
         }
         out
+    }
+
+    /// The parameter types of template `d` for complete arguments `targs`;
+    /// `None` when a parameter or the return type does not exist for them
+    /// (`enable_if_t<false, T>`). Memoized: every instance of a template
+    /// calling the same helpers asks again.
+    fn candidate_param_types(
+        &mut self,
+        d: usize,
+        ast: &'a ast::Function,
+        params: &'a [ast::TemplateParam],
+        targs: &[TArg],
+    ) -> Option<Vec<Type>> {
+        let key = (d, targs.to_vec());
+        if let Some(known) = self.candidate_params.get(&key) {
+            return known.clone();
+        }
+        let env = self.template_env(d, params, targs);
+        let old = std::mem::replace(&mut self.env, env);
+        let old_fs = self.fs.take();
+        let mut ptys = Vec::new();
+        let mut ok = true;
+        let fparams = match self.expanded_params(ast) {
+            Some(p) => p,
+            None => {
+                ok = false;
+                std::borrow::Cow::Borrowed(&[][..])
+            }
+        };
+        for p in fparams.iter() {
+            match self.resolve_param_type(&p.ty) {
+                Some(q) => ptys.push(super::decls::param_type(q, &p.ty)),
+                None => ok = false,
+            }
+        }
+        // SFINAE: a return type that does not exist for these
+        // arguments (`enable_if_t<false, T>`) drops the candidate.
+        let auto_ret = matches!(&ast.ret.kind, ast::TypeExprKind::Named { path, .. } if path.plain_name() == "auto");
+        if ok && !auto_ret && self.signature_ret(ast).is_none() {
+            ok = false;
+        }
+        self.fs = old_fs;
+        self.env = old;
+        let got = ok.then_some(ptys);
+        self.candidate_params.insert(key, got.clone());
+        got
     }
 
     /// Conversion ranks of each argument, or None if one doesn't convert.

@@ -771,6 +771,23 @@ impl<'a> Checker<'a, '_> {
         };
         // The written arguments, when they are these (packs make positions differ).
         let written = self.written_targs.take().filter(|(s, w)| *s == span && w.len() == targs.len() && !params.iter().any(|p| p.is_pack));
+        let key = (d, targs.clone());
+        if let Some(done) = self.completed_targs.get(&key) {
+            return Some(done.clone());
+        }
+        let done = self.complete_targs_uncached(d, params, targs, span, written)?;
+        self.completed_targs.insert(key, done.clone());
+        Some(done)
+    }
+
+    fn complete_targs_uncached(
+        &mut self,
+        d: DeclId,
+        params: &'a [ast::TemplateParam],
+        targs: Vec<TArg>,
+        span: Span,
+        written: Option<(Span, Vec<Span>)>,
+    ) -> Option<Vec<TArg>> {
         let arg_span = |i: usize| written.as_ref().and_then(|(_, w)| w.get(i).copied()).unwrap_or(span);
         let mut targs = super::packs::gather_pack(params, targs);
         if targs.len() > params.len() {
@@ -914,10 +931,15 @@ impl<'a> Checker<'a, '_> {
 
     /// `complete_targs` leaving no diagnostics when the arguments don't fit.
     pub(crate) fn complete_targs_quiet(&mut self, d: DeclId, targs: &[TArg], span: Span) -> Option<Vec<TArg>> {
+        let key = (d, targs.to_vec());
+        if self.failed_targs.contains(&key) {
+            return None;
+        }
         let mark = self.diag_mark();
         let got = self.complete_targs(d, targs.to_vec(), span);
         if got.is_none() {
             self.diag_rollback(mark);
+            self.failed_targs.insert(key);
         }
         got
     }

@@ -430,6 +430,14 @@ pub(crate) struct Checker<'a, 'd> {
     /// are kept: a failure may have been reported inside a rolled-back probe
     /// and must be reported again where it matters.
     pub alias_instances: HashMap<(DeclId, Vec<TArg>), Type>,
+    /// Template arguments completed with their defaults, by the arguments
+    /// given; and those whose completion failed when tried quietly (the
+    /// SFINAE probes of overload resolution, repeated by every instance).
+    pub completed_targs: HashMap<(DeclId, Vec<TArg>), Vec<TArg>>,
+    pub failed_targs: rustc_hash::FxHashSet<(DeclId, Vec<TArg>)>,
+    /// A function template's parameter types for complete arguments, as
+    /// overload resolution computes them (`None`: SFINAE drops it).
+    pub candidate_params: HashMap<(DeclId, Vec<TArg>), Option<Vec<Type>>>,
     /// Explicit specializations of function templates: (template, args) →
     /// the specialized function and where it was declared.
     pub fn_specs: HashMap<(DeclId, Vec<TArg>), (&'a ast::Function, Env)>,
@@ -509,6 +517,9 @@ impl<'a, 'd> Checker<'a, 'd> {
             var_specs: HashMap::default(),
             var_instances: HashMap::default(),
             alias_instances: HashMap::default(),
+            completed_targs: HashMap::default(),
+            failed_targs: Default::default(),
+            candidate_params: HashMap::default(),
             fn_specs: HashMap::default(),
             function_constants: Vec::new(),
             loggers: Vec::new(),

@@ -4,7 +4,7 @@
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::source::{FileId, Span};
-use crate::token::{FloatSuffix, IntSuffix, Punct, Token, TokenKind};
+use crate::token::{BadNumber, FloatSuffix, IntSuffix, Punct, Token, TokenKind};
 use std::rc::Rc;
 
 /// Lex a whole file. Always ends with an `Eof` token; problems go to `diags`.
@@ -180,7 +180,7 @@ impl Lexer<'_, '_> {
         match parse_number(&raw, is_hex, is_bin) {
             Ok(k) => k,
             // Reported by the preprocessor if it survives macro expansion.
-            Err(msg) => TokenKind::BadNumber { raw: Rc::from(raw.as_str()), problem: Rc::from(msg.as_str()) },
+            Err(msg) => TokenKind::BadNumber(Box::new(BadNumber { raw: Rc::from(raw.as_str()), problem: Rc::from(msg.as_str()) })),
         }
     }
 
@@ -490,7 +490,7 @@ mod tests {
             let mut d = Diagnostics::new();
             let toks = lex(FileId(0), src, &mut d);
             assert!(!d.has_errors(), "{src}");
-            assert!(matches!(&toks[0].kind, TokenKind::BadNumber { raw, .. } if &**raw == src), "{src}: {:?}", toks[0].kind);
+            assert!(matches!(&toks[0].kind, TokenKind::BadNumber(b) if &*b.raw == src), "{src}: {:?}", toks[0].kind);
         }
     }
 

@@ -429,8 +429,8 @@ impl Pp<'_, '_> {
                 break;
             }
             let mut tok = t.tok;
-            if let TokenKind::BadNumber { raw, problem } = &tok.kind {
-                self.emit(bad_number(tok.span, raw, problem));
+            if let TokenKind::BadNumber(b) = &tok.kind {
+                self.emit(bad_number(tok.span, &b.raw, &b.problem));
                 tok.kind = TokenKind::Int { value: 0, suffix: Default::default(), decimal: true };
             }
             out.push(tok);
@@ -1898,9 +1898,9 @@ impl Eval<'_> {
         match &t.kind {
             TokenKind::Int { value, .. } => Ok(*value as i64),
             TokenKind::Char(c) => Ok(*c as i64),
-            TokenKind::BadNumber { raw, problem } => {
+            TokenKind::BadNumber(b) => {
                 if self.err.is_none() {
-                    self.err = Some(bad_number(t.span, raw, problem));
+                    self.err = Some(bad_number(t.span, &b.raw, &b.problem));
                 }
                 Err(())
             }

@@ -154,12 +154,17 @@ pub enum TokenKind {
     /// A preprocessing number that is no valid literal (`8bit`): fine as a
     /// macro argument that is pasted or stringified, an error (`problem`)
     /// once it reaches the parser or an `#if`.
-    BadNumber {
-        raw: Rc<str>,
-        problem: Rc<str>,
-    },
+    /// Boxed: rare, and two strings would make every token larger.
+    BadNumber(Box<BadNumber>),
     /// End of input; always the last token.
     Eof,
+}
+
+/// The text of a preprocessing number that is no valid literal, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BadNumber {
+    pub raw: Rc<str>,
+    pub problem: Rc<str>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -230,7 +235,7 @@ impl fmt::Display for TokenKind {
             },
             TokenKind::Str(s) => write!(f, "{:?}", s.as_ref()),
             TokenKind::Punct(p) => write!(f, "{}", p.as_str()),
-            TokenKind::BadNumber { raw, .. } => write!(f, "{raw}"),
+            TokenKind::BadNumber(b) => write!(f, "{}", b.raw),
             TokenKind::Eof => write!(f, "end of file"),
         }
     }

@@ -189,7 +189,9 @@ impl<'a> Checker<'a, '_> {
                 }
             }
         }
-        // User declarations.
+        // User declarations. `prefix_class`: the class a qualified name's
+        // prefix names, when the name is looked up among its members.
+        let mut prefix_class = None;
         let decls = if prefix.is_empty() {
             if in_metal {
                 Vec::new()
@@ -205,7 +207,8 @@ impl<'a> Checker<'a, '_> {
             // `Struct<T>::f(...)`: a static member function.
             if found.is_empty() {
                 let prefix_path = ast::Path { global: false, segments: prefix.to_vec(), span: path.span };
-                if let Some(Type::Struct(sid)) = self.resolve_type_prefix(&prefix_path).ok()? {
+                if let Some(class @ Type::Struct(sid)) = self.resolve_type_prefix(&prefix_path).ok()? {
+                    prefix_class = Some(class);
                     // `Base::f(...)` in a member function: `f` of this
                     // object's `Base` subobject (no virtual dispatch).
                     let this_sid = self.env.this_struct.filter(|&t| t == sid || self.is_base_of(sid, t));
@@ -302,16 +305,13 @@ impl<'a> Checker<'a, '_> {
         }
         // `Struct<T>::f(...)` where that class has no `f`: name the class
         // (an explicit specialization may lack a member the others have).
-        if !prefix.is_empty() {
-            let prefix_path = ast::Path { global: false, segments: prefix.to_vec(), span: path.span };
-            if let Some(t @ Type::Struct(_)) = self.resolve_named_type_quiet(&prefix_path) {
-                let _ = self.args(args);
-                let class = self.ty_name(&t);
-                self.error(last.ident.span, format!("no member named `{name}` in `{class}`"))
-                    .label(format!("`{class}` has no function or static member `{name}`"))
-                    .help("if a specialization of this class template lacks the member, add it there or avoid this instantiation");
-                return None;
-            }
+        if let Some(t) = prefix_class {
+            let _ = self.args(args);
+            let class = self.ty_name(&t);
+            self.error(last.ident.span, format!("no member named `{name}` in `{class}`"))
+                .label(format!("`{class}` has no function or static member `{name}`"))
+                .help("if a specialization of this class template lacks the member, add it there or avoid this instantiation");
+            return None;
         }
         // Unknown function.
         let _ = self.args(args);
@@ -492,17 +492,13 @@ impl<'a> Checker<'a, '_> {
                 }
                 DeclKind::FunctionTemplate { ast, params } => {
                     let Some(targs) = self.deduce_for(d, args, explicit.cloned().unwrap_or_default()) else { continue };
-                    let span = ast.name.span;
                     let saved = self.diag_mark();
-                    let Some(targs) = self.complete_targs(d, targs, span) else {
-                        self.diag_rollback(saved);
-                        continue;
-                    };
-                    let Some(mut ptys) = self.candidate_param_types(d, ast, params, &targs) else {
-                        self.diag_rollback(saved);
-                        continue;
-                    };
+                    let fitted = self.complete_targs_quiet(d, &targs, ast.name.span).and_then(|targs| {
+                        let ptys = self.candidate_param_types(d, ast, params, &targs)?;
+                        Some((targs, ptys))
+                    });
                     self.diag_rollback(saved);
+                    let Some((targs, mut ptys)) = fitted else { continue };
                     // Default arguments let a call pass fewer values.
                     let required = ast.params.iter().take_while(|p| p.default.is_none()).count();
                     if args.len() >= required && args.len() < ptys.len() {
@@ -626,8 +622,6 @@ impl<'a> Checker<'a, '_> {
         from_ops || to_ctor
     }
 
-    /// No overload of `name` takes the template arguments written: say why
-    /// for each (the first error deducing or substituting them).
     /// No overload fits a call: one error naming each overload and why it
     /// does not fit (its first error, found quietly).
     fn no_overload_fits(&mut self, name: &str, funcs: &[usize], explicit: Option<&[TArg]>, args: &[hir::Expr], name_span: Span) {

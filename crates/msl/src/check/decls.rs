@@ -1589,7 +1589,6 @@ impl<'a> Checker<'a, '_> {
     }
 }
 
-/// The `[[host_name("...")]]` of a declaration.
 /// A template parameter of the form `enable_if_t<cond, T> = v` (or
 /// `typename = enable_if_t<cond>`), which exists only to constrain.
 fn is_enable_if_param(p: &ast::TemplateParam) -> bool {
@@ -1621,6 +1620,7 @@ fn param_display(p: &ast::TemplateParam) -> String {
     }
 }
 
+/// The `[[host_name("...")]]` of a declaration.
 pub(crate) fn host_name(attrs: &[ast::Attribute]) -> Option<String> {
     attrs.iter().find(|a| &*a.name.name == "host_name").and_then(|a| match a.args.first().map(|e| &e.kind) {
         Some(ast::ExprKind::StrLit(s)) => Some(s.to_string()),

@@ -54,24 +54,30 @@ impl<'a> Checker<'a, '_> {
     /// type there (`template <impl_t f>` after `typedef void (impl_t)(…);`)
     /// is adjusted to a pointer to such a function, as in C++.
     pub(crate) fn value_param_type(&mut self, te: &ast::TypeExpr) -> Option<Type> {
-        let Some((sig, _)) = self.function_type_named(te) else { return self.resolve_type(te).map(|q| q.ty) };
-        if matches!(sig.ret, Type::Reference { .. }) {
-            self.error(te.span, "a function pointer returning a reference is not supported by the simulator yet")
-                .help("return the value instead of a reference");
-            return None;
+        match self.function_type_named(te) {
+            Some((sig, _)) => self.pointer_to_function_type(sig, te.span),
+            None => self.resolve_type(te).map(|q| q.ty),
         }
-        Some(Type::FnPtr { ret: Box::new(sig.ret), params: sig.params })
     }
 
     /// A function parameter's declared type, resolved: a function type
     /// there (`float apply(unary_t f, float x)`) is adjusted to a pointer
     /// to such a function, as in C++.
     pub(crate) fn resolve_param_type(&mut self, te: &ast::TypeExpr) -> Option<QualType> {
-        if self.function_type_named(te).is_none() {
-            return self.resolve_type(te);
+        match self.function_type_named(te) {
+            Some((sig, _)) => Some(QualType { ty: self.pointer_to_function_type(sig, te.span)?, is_const: false, space: None }),
+            None => self.resolve_type(te),
         }
-        let ty = self.value_param_type(te)?;
-        Some(QualType { ty, is_const: false, space: None })
+    }
+
+    /// The pointer type to functions of signature `sig` (written at `span`).
+    pub(crate) fn pointer_to_function_type(&mut self, sig: super::decls::Signature, span: Span) -> Option<Type> {
+        if matches!(sig.ret, Type::Reference { .. }) {
+            self.error(span, "a function pointer returning a reference is not supported by the simulator yet")
+                .help("return the value instead of a reference");
+            return None;
+        }
+        Some(Type::FnPtr { ret: Box::new(sig.ret), params: sig.params })
     }
 
     /// The function declarations `path` names, when it names functions (and

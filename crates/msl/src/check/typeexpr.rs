@@ -38,8 +38,8 @@ impl<'a> Checker<'a, '_> {
                     return Some(QualType { ty, is_const: *is_const, space: None });
                 }
                 // `F*` with `typedef R (F)(P…);`: a function pointer.
-                if self.function_type_named(pointee).is_some() {
-                    let ty = self.value_param_type(pointee)?;
+                if let Some((sig, _)) = self.function_type_named(pointee) {
+                    let ty = self.pointer_to_function_type(sig, pointee.span)?;
                     return Some(QualType { ty, is_const: *is_const, space: None });
                 }
                 let inner = self.resolve_type(pointee)?;

@@ -81,10 +81,10 @@ fn merge_repeats(all: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = Vec::with_capacity(all.len());
     let mut repeats: Vec<usize> = Vec::new();
     for d in all {
-        match first.get(&(d.is_error(), d.span, d.message.clone())) {
-            Some(&i) => repeats[i] += 1,
-            None => {
-                first.insert((d.is_error(), d.span, d.message.clone()), out.len());
+        match first.entry((d.is_error(), d.span, d.message.clone())) {
+            std::collections::hash_map::Entry::Occupied(seen) => repeats[*seen.get()] += 1,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(out.len());
                 out.push(d);
                 repeats.push(0);
             }

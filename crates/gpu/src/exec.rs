@@ -12,7 +12,6 @@ use crate::ir::*;
 use crate::memory::AllocKind;
 use crate::memory::{ptr_add, ptr_offset, Memory};
 use crate::sanitizer::{Race, Sanitizer};
-use msl::ast::AddressSpace;
 use msl::hir::ThreadAttr;
 use msl::types::Scalar;
 
@@ -725,44 +724,10 @@ impl<'k> Machine<'k> {
             }
         }
     }
-    /// Whether memory accesses must be reported lane by lane.
     #[inline]
-    pub(crate) fn observing(&self) -> bool {
-        self.san.is_some()
-    }
-    /// A load of one shared location by every lane in `mask`.
-    pub(crate) fn observe_read(&mut self, p: u64, size: usize, at: AccessId, mask: &Mask, space: AddressSpace) {
-        if let Some(san) = self.san.as_ref() {
-            match crate::memory::ptr_alloc(p).kind() {
-                AllocKind::Buffer(i) if !san.counting && !san.tracks_device(i) => return,
-                AllocKind::Constant(_) if !san.counting => return,
-                _ => {}
-            }
-            for l in mask.lanes() {
-                self.observe(p, size, at, l, space, false, false);
-            }
-        }
-    }
-    #[inline]
-    pub(crate) fn observe_lane_read(&mut self, p: u64, size: usize, at: AccessId, l: usize, space: AddressSpace) {
-        if self.san.is_some() {
-            self.observe(p, size, at, l, space, false, false);
-        }
-    }
-    #[inline]
-    pub(crate) fn observe_lane_write(&mut self, p: u64, size: usize, at: AccessId, l: usize, space: AddressSpace) {
-        if self.san.is_some() {
-            self.observe(p, size, at, l, space, true, false);
-        }
-    }
-    #[inline]
-    pub(crate) fn on_barrier(&mut self, simdgroup: bool) {
+    pub(crate) fn on_barrier(&mut self, simdgroup: bool, flags: u32, at: AccessId) {
         if let Some(s) = self.san.as_mut() {
-            if simdgroup {
-                s.simd_barrier();
-            } else {
-                s.barrier();
-            }
+            s.barrier(flags, simdgroup, at);
         }
         if let (Some(t), false) = (self.tracer.as_mut(), simdgroup) {
             t.interval += 1;
@@ -784,99 +749,8 @@ impl<'k> Machine<'k> {
         }
     }
 
-    /// Observe the accesses of all lanes in `mask` through pointer register
-    /// `ptr`: batched when they all hit one allocation (the common case).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn observe_lanes(
-        &mut self,
-        ptr: Reg,
-        size: usize,
-        at: AccessId,
-        mask: &Mask,
-        space: AddressSpace,
-        write: bool,
-        atomic: bool,
-    ) {
-        let Some(san) = self.san.as_ref() else { return };
-        let Some(first) = mask.lanes().next() else { return };
-        let p0 = self.get(ptr, first);
-        let alloc = crate::memory::ptr_alloc(p0);
-        let kind = alloc.kind();
-        let same = self.is_uniform(ptr) || {
-            let n = self.n;
-            match ptr {
-                Reg::W64(pr) if first == 0 && mask.count() as usize == n => {
-                    let ptrs = &self.r64[pr as usize * self.stride..pr as usize * self.stride + n];
-                    crate::memory::all_in(ptrs, alloc)
-                }
-                _ => mask.lanes().all(|l| crate::memory::ptr_alloc(self.get(ptr, l)) == alloc),
-            }
-        };
-        let simple = same && !matches!(kind, AllocKind::Private(_)) && san.device_written.is_empty();
-        if !simple {
-            for l in mask.lanes() {
-                let p = self.get(ptr, l);
-                self.observe(p, size, at, l, space, write, atomic);
-            }
-            return;
-        }
-        if san.counting {
-            let counted = !matches!(kind, AllocKind::Buffer(i) if !write && san.uncounted.contains(&i));
-            let san = self.san.as_mut().expect("sanitizer");
-            for l in mask.lanes() {
-                if let (Some(c), true) = (san.lane_counts.get_mut(l), counted) {
-                    c.access(kind, write, atomic);
-                }
-            }
-        }
-        let san = self.san.as_ref().expect("sanitizer");
-        match kind {
-            AllocKind::Constant(_) => return,
-            AllocKind::Buffer(i) if !san.tracks_device(i) => return,
-            _ => {}
-        }
-        let base = self.tg_linear.wrapping_mul(self.stride as u32).wrapping_add(1);
-        let Machine { r64, u64f, san, stride, .. } = self;
-        let san = san.as_mut().expect("sanitizer");
-        let uninit_on = san.uninit;
-        let Reg::W64(pr) = ptr else { return };
-        let (pr, st) = (pr as usize, *stride);
-        let uniform = u64f[pr];
-        let ptrs = &r64[pr * st..];
-        let lanes = mask.lanes().map(|l| (l, crate::memory::ptr_offset(ptrs[if uniform { 0 } else { l }]), base.wrapping_add(l as u32)));
-        let b = san.access_many(kind, lanes, size, at, write, atomic);
-        if let Some((l, off)) = b.first_uninit.filter(|_| uninit_on) {
-            let what = self.k.accesses[at as usize].what.clone();
-            let f = self.report_lane(
-                FindingKind::UninitializedRead,
-                at,
-                l,
-                format!("`{what}` (threadgroup memory, byte offset {off}) is read before any thread of this threadgroup wrote it"),
-            );
-            {
-                f.count += b.uninit - 1;
-                if f.notes.is_empty() {
-                    f.notes.push("threadgroup memory starts with garbage in every threadgroup: have the threads write every element they will read, then call `threadgroup_barrier(mem_flags::mem_threadgroup)` before reading".into());
-                    f.notes.push("on a partial (edge) threadgroup, fewer threads exist: elements that only missing threads would write stay unwritten".into());
-                }
-            }
-        }
-        if let Some((l, r)) = b.first_race {
-            let examples: Vec<[u32; 3]> = b.race_lanes.iter().skip(1).map(|&x| self.geo.global(x)).collect();
-            let f = self.report_race(r, at, l, write);
-            {
-                f.count += b.races - 1;
-                for t in examples {
-                    if f.examples.len() < 4 && f.thread != t && !f.examples.contains(&t) {
-                        f.examples.push(t);
-                    }
-                }
-            }
-        }
-    }
-
     /// Global thread number + 1 of lane `l` (0 means nobody).
-    fn tid(&self, l: usize) -> u32 {
+    pub(crate) fn tid(&self, l: usize) -> u32 {
         self.tg_linear.wrapping_mul(self.stride as u32).wrapping_add(l as u32).wrapping_add(1)
     }
 
@@ -896,101 +770,24 @@ impl<'k> Machine<'k> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    fn observe(&mut self, p: u64, size: usize, at: AccessId, l: usize, space: AddressSpace, write: bool, atomic: bool) {
-        let kind = crate::memory::ptr_alloc(p).kind();
-        let tid = self.tid(l);
-        let Some(san) = self.san.as_mut() else { return };
-        // Constants and untracked (read-only) buffers: nothing to record.
-        if matches!(kind, AllocKind::Constant(_)) && !san.counting {
-            return;
-        }
-        if let AllocKind::Buffer(i) = kind {
-            if !san.counting && !san.tracks_device(i) {
-                return;
-            }
-        }
-        if san.counting {
-            let counted = !matches!(kind, AllocKind::Buffer(i) if !write && san.uncounted.contains(&i));
-            if let (Some(c), true) = (san.lane_counts.get_mut(l), counted) {
-                c.access(kind, write, atomic);
-            }
-        }
-        if let AllocKind::Private(_) = kind {
-            if san.uninit {
-                if let Some(bits) = private_shadow(&self.mem, p, size, l).and_then(|r| san.private_init.get_mut(r)) {
-                    if write {
-                        bits.fill(true);
-                    } else if !bits.iter().all(|&x| x) {
-                        let what = self.k.accesses[at as usize].what.clone();
-                        self.report_lane(
-                            FindingKind::UninitializedRead,
-                            at,
-                            l,
-                            format!("`{what}` is read before this thread wrote it (its value is garbage on a real GPU)"),
-                        );
-                        if let Some(f) = self.findings.list.last_mut() {
-                            if f.notes.is_empty() {
-                                f.notes
-                                    .push("give the variable a value before reading it (e.g. initialize it where it is declared)".into());
-                            }
-                        }
-                    }
-                }
-            }
-            return;
-        }
-        let device_uninit = san.uninit && san.device_init(p, size, write);
-        let flags = san.access(p, size, tid, at, write, atomic);
-        let race = if flags & crate::sanitizer::RACE != 0 { san.race.take() } else { None };
-        let uninit = flags & crate::sanitizer::UNINIT != 0 && san.uninit;
-        let _ = space;
-        if device_uninit {
-            let what = self.k.accesses[at as usize].what.clone();
-            let off = crate::memory::ptr_offset(p);
-            let f = self.report_lane(
-                FindingKind::UninitializedRead,
-                at,
-                l,
-                format!("`{what}` (byte offset {off}) is read before anything wrote it: this output buffer starts uninitialized"),
-            );
-            {
-                if f.notes.is_empty() {
-                    f.notes.push(
-                        "MLX allocates outputs without clearing them; pass `init_value` (e.g. 0) if the kernel accumulates into its output"
-                            .into(),
-                    );
-                }
-            }
-        }
-        if uninit {
-            let what = self.k.accesses[at as usize].what.clone();
-            let off = crate::memory::ptr_offset(p);
-            let f = self.report_lane(
-                FindingKind::UninitializedRead,
-                at,
-                l,
-                format!("`{what}` (threadgroup memory, byte offset {off}) is read before any thread of this threadgroup wrote it"),
-            );
-            {
-                if f.notes.is_empty() {
-                    f.notes.push("threadgroup memory starts with garbage in every threadgroup: have the threads write every element they will read, then call `threadgroup_barrier(mem_flags::mem_threadgroup)` before reading".into());
-                    f.notes.push("on a partial (edge) threadgroup, fewer threads exist: elements that only missing threads would write stay unwritten".into());
-                }
-            }
-        }
-        if let Some(r) = race {
-            self.report_race(r, at, l, write);
-        }
-    }
-
-    fn report_race(&mut self, r: Race, at: AccessId, l: usize, write: bool) -> &mut crate::Finding {
-        let cross_tg = matches!(r.alloc, AllocKind::Buffer(_)) && r.first.interval < self.san.as_ref().map(|s| s.tg_start).unwrap_or(0);
+    pub(crate) fn report_race(&mut self, r: Race, at: AccessId, l: usize, write: bool) -> &mut crate::Finding {
+        let device = matches!(r.alloc, AllocKind::Buffer(_));
+        let cross_tg = device && r.first.interval < self.san.as_ref().map(|s| s.tg_start).unwrap_or(0);
+        // A barrier ran between them but its flags left this memory unordered.
+        let weak = self.san.as_ref().filter(|_| !cross_tg).and_then(|s| s.weak_barrier(device, r.first.interval));
         let (first, first_tg) = self.geo.thread_of(r.first.tid);
         let threads =
             RaceThreads { first, first_tg, second: self.geo.global(l), second_tg: self.geo.tg_pos, tg_size: self.geo.requested_tg };
-        report_race(&mut self.findings, self.k, r, threads, at, write, cross_tg)
+        let f = report_race(&mut self.findings, self.k, r, threads, at, write, cross_tg);
+        if let (Some(w), true) = (weak, f.count == 1) {
+            let which = if w.simdgroup { "simdgroup_barrier" } else { "threadgroup_barrier" };
+            let (memory, flag) = if device { ("device", "mem_device") } else { ("threadgroup", "mem_threadgroup") };
+            f.notes = vec![format!(
+                    "a `{which}({})` ran in between, but its flags order no {memory} memory: write `mem_flags::{flag}` (or `mem_flags::mem_device | mem_flags::mem_threadgroup` for both)",
+                mem_flags_text(w.flags)
+            )];
+        }
+        f
     }
 
     /// `dst = ptr + index * scale`, the address computation of every array
@@ -1411,25 +1208,24 @@ impl<'k> Machine<'k> {
                 let s = *scale;
                 self.map_generic(*dst, &[*a, *b], |v| (ptr_offset(v[0]).wrapping_sub(ptr_offset(v[1])) / s) as u64);
             }
-            Inst::Load { dst, ty, ptr, space, at } => self.load(*dst, *ty, *ptr, *space, *at, mask),
-            Inst::Store { src, ty, ptr, space, at } => self.store(*src, *ty, *ptr, *space, *at, mask),
-            Inst::MemCopy { dst, src, bytes, at, dst_space, src_space } => {
-                self.memcopy(*dst, *src, *bytes, *at, mask, (*dst_space, *src_space))
-            }
+            Inst::Load { dst, ty, ptr, at, .. } => self.load(*dst, *ty, *ptr, *at, mask),
+            Inst::Store { src, ty, ptr, at, .. } => self.store(*src, *ty, *ptr, *at, mask),
+            Inst::MemCopy { dst, src, bytes, at, .. } => self.memcopy(*dst, *src, *bytes, *at, mask),
             Inst::Atomic { op, ty, dst, ptr, a, b, at, .. } => self.atomic(*op, *ty, *dst, *ptr, *a, *b, *at, mask),
-            Inst::Barrier { simdgroup, at, .. } => {
+            Inst::Barrier { simdgroup, at, flags } => {
                 if !*simdgroup {
                     self.count_lanes(mask, |c| c.barriers += 1);
                 }
-                self.barrier(*simdgroup, *at, mask)
+                let flags = mask.lanes().next().map_or(0, |l| self.get(*flags, l) as u32);
+                self.barrier(*simdgroup, flags, *at, mask)
             }
             Inst::Lane { op, quad, ty, dst, a, arg, fill, at } => {
                 self.count_lanes(mask, |c| c.simd_ops += 1);
                 self.lane_op(*op, *quad, *ty, *dst, (*a, *arg, *fill), *at, mask)
             }
-            Inst::Matrix { op, ty, dst, args, mats, space, at } => {
+            Inst::Matrix { op, ty, dst, args, mats, at, .. } => {
                 self.count_lanes(mask, |c| c.simd_ops += 1);
-                self.matrix(*op, *ty, dst, args, mats, *space, *at, mask)
+                self.matrix(*op, *ty, dst, args, mats, *at, mask)
             }
             Inst::Attr { attr, component, dst } => {
                 let uniform = matches!(
@@ -1607,6 +1403,20 @@ pub(crate) fn report_race<'f>(
     f
 }
 
+/// `mem_flags` bits as a kernel writes them.
+fn mem_flags_text(flags: u32) -> String {
+    let names: Vec<&str> = [(1, "mem_device"), (2, "mem_threadgroup"), (4, "mem_texture"), (8, "mem_threadgroup_imageblock")]
+        .iter()
+        .filter(|(bit, _)| flags & bit != 0)
+        .map(|&(_, n)| n)
+        .collect();
+    if names.is_empty() {
+        "mem_flags::mem_none".into()
+    } else {
+        names.iter().map(|n| format!("mem_flags::{n}")).collect::<Vec<_>>().join(" | ")
+    }
+}
+
 /// " and 3 others", " and 1 other", or nothing.
 fn and_others(n: u32) -> String {
     match n {
@@ -1618,7 +1428,7 @@ fn and_others(n: u32) -> String {
 
 /// Where `size` bytes of lane `l`'s private memory at `p` sit in the
 /// sanitizer's per-byte initialization shadow.
-fn private_shadow(mem: &crate::memory::Memory, p: u64, size: usize, l: usize) -> Option<std::ops::Range<usize>> {
+pub(crate) fn private_shadow(mem: &crate::memory::Memory, p: u64, size: usize, l: usize) -> Option<std::ops::Range<usize>> {
     let AllocKind::Private(slot) = crate::memory::ptr_alloc(p).kind() else { return None };
     let off = usize::try_from(crate::memory::ptr_offset(p)).ok()?;
     let start = l * mem.frame + mem.private_offsets.get(slot as usize).copied().unwrap_or(0) as usize + off;

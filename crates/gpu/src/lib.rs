@@ -5,6 +5,7 @@
 //! with a deterministic merge (`parallel`); the threads of a threadgroup in
 //! lockstep as lanes, SIMD-groups of 32.
 
+pub mod access;
 pub mod exec;
 pub mod findings;
 pub mod ir;

@@ -1,12 +1,14 @@
 //! The non-control-flow operations of the interpreter: arithmetic,
 //! conversions, memory, atomics, barriers, SIMD-group functions, matrices.
 
+use crate::access::MemOp;
 use crate::exec::{Machine, Mask};
 use crate::findings::FindingKind;
 use crate::ir::*;
+use crate::memory::AllocKind;
 use crate::memory::{ptr_add, ptr_offset, read_le, write_le};
 use gpu_math::{FloatKind, IntKind};
-use msl::ast::{AddressSpace, BinaryOp};
+use msl::ast::BinaryOp;
 use msl::types::Scalar;
 
 #[inline]
@@ -483,25 +485,25 @@ impl Machine<'_> {
     }
 
     // ----- memory --------------------------------------------------------------
+    // Every access is checked and observed through `access.rs`; the code
+    // here only moves the data, fast when the lanes allow it.
 
-    pub(crate) fn load(&mut self, dst: Reg, ty: Scalar, ptr: Reg, space: AddressSpace, at: AccessId, mask: &Mask) {
+    pub(crate) fn load(&mut self, dst: Reg, ty: Scalar, ptr: Reg, at: AccessId, mask: &Mask) {
         let size = ty.size() as usize;
+        let ok = self.check_lanes(ptr, size, mask, at, false);
         let full = self.is_full(mask);
-        // One shared location: load once (not for per-thread memory).
-        if self.is_uniform_pub(ptr) && space != AddressSpace::Thread && full && !self.tracing() {
-            let p = self.get_pub(ptr, 0);
-            let lane = mask.lanes().next().unwrap_or(0);
-            let v = match self.mem.region(p, lane).and_then(|(b, off)| read_le(b, off, size)) {
-                Some(raw) => {
-                    self.observe_read(p, size, at, mask, space);
-                    from_memory(ty, raw)
-                }
-                None => {
-                    self.oob(p, size, at, lane, false);
-                    0
-                }
-            };
-            self.set_uniform_pub(dst, v);
+        let Some(first) = ok.lanes().next() else {
+            // Every lane faulted: its value is 0 (after the finding).
+            self.write_zero(dst, mask, full);
+            return;
+        };
+        let p0 = self.get_pub(ptr, first);
+        let shared = !matches!(crate::memory::ptr_alloc(p0).kind(), AllocKind::Private(_));
+        // One shared location read by every lane: load once.
+        if ok == *mask && full && shared && self.is_uniform_pub(ptr) && !self.tracing() {
+            let raw = self.mem.region(p0, first).and_then(|(b, off)| read_le(b, off, size)).unwrap_or(0);
+            self.observe_lanes(ptr, size, at, mask, MemOp::Read);
+            self.set_uniform_pub(dst, from_memory(ty, raw));
             return;
         }
         if full {
@@ -509,242 +511,189 @@ impl Machine<'_> {
         } else {
             self.expand_pub(dst);
         }
-        // Fast path: 32-bit values from one shared (non-private) allocation.
-        if let (Reg::W32(d), Reg::W64(pr), 4, false) = (dst, ptr, size, space == AddressSpace::Thread || self.tracing()) {
-            let first = mask.lanes().next().unwrap_or(0);
-            let p0 = self.get_pub(ptr, first);
-            let alloc = crate::memory::ptr_alloc(p0);
-            let mut slow = Vec::new();
+        for l in mask.and_not(&ok).lanes() {
+            self.set_lane_pub(dst, l, 0);
+        }
+        // 32-bit values from one shared allocation: a block copy when the
+        // lanes read consecutive words (`a[i]`), else a gather.
+        if let (Reg::W32(d), Reg::W64(pr), 4, true, false) = (dst, ptr, size, shared, self.tracing()) {
+            let mut others = Vec::new();
             if let Some((bytes, _)) = self.mem.region(p0, first) {
-                let (s, d, pr) = (self.stride, d as usize, pr as usize);
+                let alloc = crate::memory::ptr_alloc(p0);
+                let (s, d, pr, n) = (self.stride, d as usize, pr as usize, self.n);
                 let pu = self.u64f[pr];
-                // Consecutive lanes reading consecutive elements (`a[i]`):
-                // one block copy.
-                let n = self.n;
-                if !pu && first == 0 && mask.count() as usize == n {
-                    let ptrs = &self.r64[pr * s..pr * s + n];
-                    let off0 = ptr_offset(p0);
-                    if off0 >= 0 && off0 & 3 == 0 && (off0 as usize + 4 * n) <= bytes.len() && consecutive(ptrs, p0, 4) {
-                        let src = &bytes[off0 as usize..off0 as usize + 4 * n];
+                let all = first == 0 && ok.count() as usize == n;
+                let off0 = ptr_offset(p0);
+                if all && !pu && off0 >= 0 && consecutive(&self.r64[pr * s..pr * s + n], p0, 4) {
+                    if let Some(src) = bytes.get(off0 as usize..off0 as usize + 4 * n) {
                         words_from_bytes(&mut self.r32[d * s..d * s + n], src);
-                        if ty != Scalar::Float && ty != Scalar::Int && ty != Scalar::UInt {
-                            for l in 0..n {
-                                self.r32[d * s + l] = from_memory(ty, self.r32[d * s + l] as u64) as u32;
-                            }
-                        }
-                        if self.observing() {
-                            self.observe_lanes(ptr, size, at, mask, space, false, false);
-                        }
+                        self.observe_lanes(ptr, size, at, &ok, MemOp::Read);
                         return;
                     }
                 }
-                // The gather: a tight loop over slices when every lane runs.
-                let fetch = |p: u64| -> Option<u32> {
-                    let off = ptr_offset(p);
-                    if crate::memory::ptr_alloc(p) == alloc && off >= 0 && off & 3 == 0 && (off as usize + 4) <= bytes.len() {
-                        let o = off as usize;
-                        Some(u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]))
-                    } else {
-                        None
+                let word = |p: u64| -> Option<u32> {
+                    if crate::memory::ptr_alloc(p) != alloc {
+                        return None;
                     }
+                    let o = ptr_offset(p) as usize;
+                    bytes.get(o..o + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
                 };
-                if !pu && first == 0 && mask.count() as usize == n {
+                if all && !pu {
                     let (ptrs, outs) = (&self.r64[pr * s..pr * s + n], &mut self.r32[d * s..d * s + n]);
                     for (l, (o, &p)) in outs.iter_mut().zip(ptrs).enumerate() {
-                        match fetch(p) {
+                        match word(p) {
                             Some(v) => *o = v,
-                            None => slow.push(l),
+                            None => others.push(l),
                         }
                     }
                 } else {
-                    for l in mask.lanes() {
+                    for l in ok.lanes() {
                         let p = if pu { p0 } else { self.r64[pr * s + l] };
-                        match fetch(p) {
+                        match word(p) {
                             Some(v) => self.r32[d * s + l] = v,
-                            None => slow.push(l),
+                            None => others.push(l),
                         }
                     }
                 }
-                if ty != Scalar::Float && ty != Scalar::Int && ty != Scalar::UInt {
-                    for l in mask.lanes() {
-                        let v = from_memory(ty, self.r32[d * s + l] as u64);
-                        self.r32[d * s + l] = v as u32;
-                    }
-                }
-                for l in slow {
-                    self.load_lane(dst, ty, ptr, at, l);
-                }
-                if self.observing() {
-                    self.observe_lanes(ptr, size, at, mask, space, false, false);
-                }
-                return;
             }
+            for l in others {
+                self.load_lane(dst, ty, ptr, at, l);
+            }
+            self.observe_lanes(ptr, size, at, &ok, MemOp::Read);
+            return;
         }
-        for l in mask.lanes() {
+        for l in ok.lanes() {
             self.load_lane(dst, ty, ptr, at, l);
-            if self.observing() {
-                let p = self.get_pub(ptr, l);
-                self.observe_lane_read(p, size, at, l, space);
+        }
+        self.observe_lanes(ptr, size, at, &ok, MemOp::Read);
+    }
+
+    /// `dst = 0` in the lanes of `mask` (faulted loads).
+    fn write_zero(&mut self, dst: Reg, mask: &Mask, full: bool) {
+        if full {
+            self.set_uniform_pub(dst, 0);
+        } else {
+            self.expand_pub(dst);
+            for l in mask.lanes() {
+                self.set_lane_pub(dst, l, 0);
             }
         }
     }
 
+    /// One lane's load, already checked.
     fn load_lane(&mut self, dst: Reg, ty: Scalar, ptr: Reg, at: AccessId, l: usize) {
         let size = ty.size() as usize;
         let p = self.get_pub(ptr, l);
-        self.check_alignment(p, size, at, l, false);
-        let v = match self.mem.region(p, l).and_then(|(b, off)| read_le(b, off, size)) {
-            Some(raw) => from_memory(ty, raw),
-            None => {
-                self.oob(p, size, at, l, false);
-                0
-            }
-        };
-        self.set_lane_pub(dst, l, v);
+        let raw = self.mem.region(p, l).and_then(|(b, off)| read_le(b, off, size)).unwrap_or(0);
+        self.set_lane_pub(dst, l, from_memory(ty, raw));
         if self.tracing() {
             self.trace_access(Some(dst), false, p, size, l, at);
         }
     }
 
-    pub(crate) fn store(&mut self, src: Reg, ty: Scalar, ptr: Reg, space: AddressSpace, at: AccessId, mask: &Mask) {
+    pub(crate) fn store(&mut self, src: Reg, ty: Scalar, ptr: Reg, at: AccessId, mask: &Mask) {
         let size = ty.size() as usize;
-        // Fast path: 32-bit values into one shared (non-private) allocation.
-        if let (Reg::W32(sr), Reg::W64(pr), 4, false) = (src, ptr, size, space == AddressSpace::Thread || self.tracing()) {
-            if matches!(ty, Scalar::Float | Scalar::Int | Scalar::UInt) {
-                let first = mask.lanes().next().unwrap_or(0);
-                let p0 = self.get_pub(ptr, first);
-                let alloc = crate::memory::ptr_alloc(p0);
-                let (s, sr, pr) = (self.stride, sr as usize, pr as usize);
-                let (su, pu) = (self.u32f[sr], self.u64f[pr]);
-                let mut slow = Vec::new();
-                let observing = self.observing();
-                let n = self.n;
-                let all_lanes = first == 0 && mask.count() as usize == n;
-                let Machine { mem, r32, r64, .. } = self;
-                if let Some((bytes, _)) = mem.region_mut(p0, first) {
-                    // Consecutive lanes writing consecutive elements: one block.
-                    if !pu && all_lanes {
-                        let ptrs = &r64[pr * s..pr * s + n];
-                        let off0 = ptr_offset(p0);
-                        if off0 >= 0 && off0 & 3 == 0 && (off0 as usize + 4 * n) <= bytes.len() && consecutive(ptrs, p0, 4) {
-                            let dst = &mut bytes[off0 as usize..off0 as usize + 4 * n];
-                            if su {
-                                let v = r32[sr * s].to_le_bytes();
-                                for c in dst.chunks_exact_mut(4) {
-                                    c.copy_from_slice(&v);
-                                }
-                            } else {
-                                bytes_from_words(dst, &r32[sr * s..sr * s + n]);
-                            }
-                            if observing {
-                                self.observe_lanes(ptr, size, at, mask, space, true, false);
-                            }
-                            return;
-                        }
-                    }
-                    let len = bytes.len();
-                    let ok = |p: u64| {
-                        let off = ptr_offset(p);
-                        (crate::memory::ptr_alloc(p) == alloc && off >= 0 && off & 3 == 0 && (off as usize + 4) <= len)
-                            .then_some(off as usize)
-                    };
-                    if !pu && !su && all_lanes {
-                        // The scatter: a tight loop over slices when every lane runs.
-                        let (ptrs, vals) = (&r64[pr * s..pr * s + n], &r32[sr * s..sr * s + n]);
-                        for (l, (&p, &v)) in ptrs.iter().zip(vals).enumerate() {
-                            match ok(p) {
-                                Some(o) => bytes[o..o + 4].copy_from_slice(&v.to_le_bytes()),
-                                None => slow.push(l),
-                            }
+        let ok = self.check_lanes(ptr, size, mask, at, true);
+        let Some(first) = ok.lanes().next() else { return };
+        let p0 = self.get_pub(ptr, first);
+        let shared = !matches!(crate::memory::ptr_alloc(p0).kind(), AllocKind::Private(_));
+        // 32-bit values into one shared allocation: a block copy when the
+        // lanes write consecutive words, else a scatter.
+        if let (Reg::W32(sr), Reg::W64(pr), 4, true, false) = (src, ptr, size, shared, self.tracing()) {
+            let alloc = crate::memory::ptr_alloc(p0);
+            let (s, sr, pr, n) = (self.stride, sr as usize, pr as usize, self.n);
+            let (su, pu) = (self.u32f[sr], self.u64f[pr]);
+            let all = first == 0 && ok.count() as usize == n;
+            let mut others = Vec::new();
+            let Machine { mem, r32, r64, .. } = self;
+            if let Some((bytes, _)) = mem.region_mut(p0, first) {
+                let off0 = ptr_offset(p0);
+                let block = all && !pu && off0 >= 0 && consecutive(&r64[pr * s..pr * s + n], p0, 4);
+                let range = off0.max(0) as usize..off0.max(0) as usize + 4 * n;
+                if block && range.end <= bytes.len() {
+                    let dst = &mut bytes[range];
+                    if su {
+                        let v = r32[sr * s].to_le_bytes();
+                        for c in dst.chunks_exact_mut(4) {
+                            c.copy_from_slice(&v);
                         }
                     } else {
-                        for l in mask.lanes() {
-                            let p = if pu { p0 } else { r64[pr * s + l] };
-                            match ok(p) {
-                                Some(o) => {
-                                    let v = if su { r32[sr * s] } else { r32[sr * s + l] };
-                                    bytes[o..o + 4].copy_from_slice(&v.to_le_bytes());
-                                }
-                                None => slow.push(l),
+                        bytes_from_words(dst, &r32[sr * s..sr * s + n]);
+                    }
+                } else {
+                    let mut put = |l: usize, p: u64| {
+                        let o = ptr_offset(p) as usize;
+                        match bytes.get_mut(o..o + 4) {
+                            Some(w) if crate::memory::ptr_alloc(p) == alloc => {
+                                w.copy_from_slice(&r32[sr * s + if su { 0 } else { l }].to_le_bytes())
                             }
+                            _ => others.push(l),
+                        }
+                    };
+                    if all && !pu {
+                        for (l, &p) in r64[pr * s..pr * s + n].iter().enumerate() {
+                            put(l, p);
+                        }
+                    } else {
+                        for l in ok.lanes() {
+                            put(l, if pu { p0 } else { r64[pr * s + l] });
                         }
                     }
-                    for l in slow {
-                        self.store_lane(src, ty, ptr, at, l, space);
-                    }
-                    if observing {
-                        self.observe_lanes(ptr, size, at, mask, space, true, false);
-                    }
-                    return;
                 }
+                for l in others {
+                    self.store_lane(src, ty, ptr, at, l);
+                }
+                self.observe_lanes(ptr, size, at, &ok, MemOp::Write);
+                return;
             }
         }
-        for l in mask.lanes() {
-            self.store_lane(src, ty, ptr, at, l, space);
+        for l in ok.lanes() {
+            self.store_lane(src, ty, ptr, at, l);
         }
+        self.observe_lanes(ptr, size, at, &ok, MemOp::Write);
     }
 
-    fn store_lane(&mut self, src: Reg, ty: Scalar, ptr: Reg, at: AccessId, l: usize, space: AddressSpace) {
+    /// One lane's store, already checked.
+    fn store_lane(&mut self, src: Reg, ty: Scalar, ptr: Reg, at: AccessId, l: usize) {
         let size = ty.size() as usize;
         let p = self.get_pub(ptr, l);
-        self.check_alignment(p, size, at, l, true);
-        let v = to_memory(ty, self.get_pub(src, l));
-        let ok = match self.mem.region_mut(p, l) {
-            Some((b, off)) => write_le(b, off, size, v),
-            None => false,
-        };
-        if !ok {
-            self.oob(p, size, at, l, true);
-        } else {
-            self.observe_lane_write(p, size, at, l, space);
-            if self.tracing() {
-                let bits = self.get_pub(src, l);
-                self.trace_access_value(Some(src), Some((ty, bits)), true, p, size, l, at);
-            }
+        let bits = self.get_pub(src, l);
+        if let Some((b, off)) = self.mem.region_mut(p, l) {
+            write_le(b, off, size, to_memory(ty, bits));
+        }
+        if self.tracing() {
+            self.trace_access_value(Some(src), Some((ty, bits)), true, p, size, l, at);
         }
     }
 
-    pub(crate) fn memcopy(&mut self, dst: Reg, src: Reg, bytes: u32, at: AccessId, mask: &Mask, spaces: (AddressSpace, AddressSpace)) {
+    pub(crate) fn memcopy(&mut self, dst: Reg, src: Reg, bytes: u32, at: AccessId, mask: &Mask) {
         let n = bytes as usize;
         let mut buf = vec![0u8; n];
         for l in mask.lanes() {
             let (s, d) = (self.get_pub(src, l), self.get_pub(dst, l));
-            let ok = match self.mem.region(s, l) {
-                Some((b, off)) if off >= 0 && (off as usize).checked_add(n).is_some_and(|e| e <= b.len()) => {
-                    buf.copy_from_slice(&b[off as usize..off as usize + n]);
-                    true
-                }
-                _ => false,
-            };
-            if !ok {
-                self.oob(s, n, at, l, false);
+            if !self.check_lane(s, n, l, at, false) || !self.check_lane(d, n, l, at, true) {
                 continue;
             }
-            let ok = match self.mem.region_mut(d, l) {
-                Some((b, off)) if off >= 0 && (off as usize).checked_add(n).is_some_and(|e| e <= b.len()) => {
-                    b[off as usize..off as usize + n].copy_from_slice(&buf);
-                    true
-                }
-                _ => false,
-            };
-            if !ok {
-                self.oob(d, n, at, l, true);
-            } else {
-                // A copy carries its source's initialization state (a
-                // struct's padding, never written, is copied, not read).
-                let src_init = self.private_init_bits(s, n, l);
-                if src_init.is_some() {
-                    self.set_private_init_bits(s, l, &vec![true; n]);
-                }
-                self.observe_lane_read(s, n, at, l, spaces.1);
-                self.observe_lane_write(d, n, at, l, spaces.0);
-                if let Some(bits) = src_init {
-                    self.set_private_init_bits(s, l, &bits);
-                    self.set_private_init_bits(d, l, &bits);
-                }
-                if self.tracing() {
-                    self.trace_access(None, true, d, n, l, at);
-                }
+            if let Some((b, off)) = self.mem.region(s, l) {
+                buf.copy_from_slice(&b[off as usize..off as usize + n]);
+            }
+            if let Some((b, off)) = self.mem.region_mut(d, l) {
+                b[off as usize..off as usize + n].copy_from_slice(&buf);
+            }
+            // A copy carries its source's initialization state (a struct's
+            // padding, never written, is copied, not read).
+            let src_init = self.private_init_bits(s, n, l);
+            if src_init.is_some() {
+                self.set_private_init_bits(s, l, &vec![true; n]);
+            }
+            self.observe_lane(s, n, at, l, MemOp::Read);
+            self.observe_lane(d, n, at, l, MemOp::Write);
+            if let Some(bits) = src_init {
+                self.set_private_init_bits(s, l, &bits);
+                self.set_private_init_bits(d, l, &bits);
+            }
+            if self.tracing() {
+                self.trace_access(None, true, d, n, l, at);
             }
         }
     }
@@ -752,30 +701,30 @@ impl Machine<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn atomic(&mut self, op: AtomicOp, ty: Scalar, dst: Reg, ptr: Reg, a: Reg, b: Reg, at: AccessId, mask: &Mask) {
         let size = ty.size() as usize;
+        let ok = self.check_lanes(ptr, size, mask, at, op != AtomicOp::Load);
         if !self.is_full(mask) {
             self.expand_pub(dst);
         } else {
             self.mark_varying(dst);
         }
+        for l in mask.and_not(&ok).lanes() {
+            self.set_lane_pub(dst, l, 0);
+        }
+        if ok.is_empty() {
+            return;
+        }
         // Lanes in order: atomics are applied one thread at a time,
         // deterministically.
-        if op != AtomicOp::CompareExchange && !self.tracing() && self.atomic_block(op, ty, dst, ptr, a, at, mask) {
+        if op != AtomicOp::CompareExchange && !self.tracing() && self.atomic_block(op, ty, dst, ptr, a, &ok) {
+            self.observe_lanes(ptr, size, at, &ok, MemOp::Atomic(op));
             return;
         }
         if let Some(t) = self.tracer.as_mut() {
             t.atomic = true;
         }
-        let mut done = Mask::empty();
-        for l in self.atomic_lanes(mask) {
+        for l in self.atomic_lanes(&ok) {
             let p = self.get_pub(ptr, l);
-            let old = match self.mem.region(p, l).and_then(|(bts, off)| read_le(bts, off, size)) {
-                Some(raw) => from_memory(ty, raw),
-                None => {
-                    self.oob(p, size, at, l, true);
-                    self.set_lane_pub(dst, l, 0);
-                    continue;
-                }
-            };
+            let old = self.mem.region(p, l).and_then(|(bts, off)| read_le(bts, off, size)).map(|raw| from_memory(ty, raw)).unwrap_or(0);
             let x = self.get_pub(a, l);
             let (new, result) = match op {
                 AtomicOp::CompareExchange => {
@@ -800,7 +749,6 @@ impl Machine<'_> {
                     write_le(bts, off, size, to_memory(ty, v));
                 }
             }
-            done.set(l, true);
             self.set_lane_pub(dst, l, result);
             if self.tracing() {
                 self.trace_access(Some(dst), false, p, size, l, at);
@@ -814,12 +762,9 @@ impl Machine<'_> {
         }
         // Atomics never race with each other, so recording them after the
         // loop, in lane order, finds exactly what recording each in turn would.
-        self.observe_lanes(ptr, size, at, &done, AddressSpace::Device, true, true);
+        self.observe_lanes(ptr, size, at, &ok, MemOp::Atomic(op));
     }
 
-    /// Atomics of all lanes on one shared allocation: the allocation is
-    /// looked up once. Returns false (nothing done) when the lanes' pointers
-    /// are not all in one such allocation.
     /// The lanes of `mask` in the order their atomics are applied.
     fn atomic_lanes(&self, mask: &Mask) -> Vec<usize> {
         let mut lanes: Vec<usize> = mask.lanes().collect();
@@ -829,13 +774,16 @@ impl Machine<'_> {
         lanes
     }
 
+    /// Atomics of all lanes (already checked) on one shared allocation: the
+    /// allocation is looked up once. Returns false (nothing done) when the
+    /// lanes' pointers are not all in one such allocation.
     #[allow(clippy::too_many_arguments)]
-    fn atomic_block(&mut self, op: AtomicOp, ty: Scalar, dst: Reg, ptr: Reg, a: Reg, at: AccessId, mask: &Mask) -> bool {
+    fn atomic_block(&mut self, op: AtomicOp, ty: Scalar, dst: Reg, ptr: Reg, a: Reg, mask: &Mask) -> bool {
         let size = ty.size() as usize;
         let Some(first) = mask.lanes().next() else { return true };
         let p0 = self.get_pub(ptr, first);
         let alloc = crate::memory::ptr_alloc(p0);
-        if matches!(alloc.kind(), crate::memory::AllocKind::Private(_)) {
+        if matches!(alloc.kind(), AllocKind::Private(_)) {
             return false;
         }
         let (s, n) = (self.stride, self.n);
@@ -857,8 +805,6 @@ impl Machine<'_> {
             return false;
         }
         let mut results = Vec::with_capacity(mask.count() as usize);
-        let mut outside = Vec::new();
-        let mut done = Mask::empty();
         let Some((bytes, _)) = mem.region_mut(p0, first) else { return false };
         // 32-bit integer read-modify-writes (counters, histograms): the
         // operation picked once, the word read and written in place.
@@ -881,40 +827,26 @@ impl Machine<'_> {
             let (p, x) = (get(ptr, l), get(a, l));
             let off = ptr_offset(p);
             if let Some(f) = int32 {
-                let word = usize::try_from(off).ok().and_then(|o| Some((o, bytes.get(o..o.checked_add(4)?)?)));
-                let Some((o, w)) = word else {
-                    outside.push((l, p));
-                    continue;
-                };
+                let Some(w) = usize::try_from(off).ok().and_then(|o| bytes.get_mut(o..o.checked_add(4)?)) else { continue };
                 let old = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-                bytes[o..o + 4].copy_from_slice(&f(old, x as u32).to_le_bytes());
+                w.copy_from_slice(&f(old, x as u32).to_le_bytes());
                 results.push((l, old as u64));
-                done.set(l, true);
                 continue;
             }
-            let Some(raw) = read_le(bytes, off, size) else {
-                outside.push((l, p));
-                continue;
-            };
+            let Some(raw) = read_le(bytes, off, size) else { continue };
             let (new, result) = atomic_update(op, ty, from_memory(ty, raw), x);
             if let Some(v) = new {
                 write_le(bytes, off, size, to_memory(ty, v));
             }
             results.push((l, result));
-            done.set(l, true);
         }
         for (l, r) in results {
             self.set_lane_pub(dst, l, r);
         }
-        for (l, p) in outside {
-            self.oob(p, size, at, l, true);
-            self.set_lane_pub(dst, l, 0);
-        }
-        self.observe_lanes(ptr, size, at, &done, AddressSpace::Device, true, true);
         true
     }
 
-    pub(crate) fn barrier(&mut self, simdgroup: bool, at: AccessId, mask: &Mask) {
+    pub(crate) fn barrier(&mut self, simdgroup: bool, flags: u32, at: AccessId, mask: &Mask) {
         let all = Mask::first(self.n);
         if simdgroup {
             // Every thread of each SIMD-group that has an arriving thread.
@@ -929,7 +861,7 @@ impl Machine<'_> {
         } else if *mask != all {
             self.divergence(at, mask, &all, false);
         }
-        self.on_barrier(simdgroup);
+        self.on_barrier(simdgroup, flags, at);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1085,17 +1017,7 @@ impl Machine<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn matrix(
-        &mut self,
-        op: MatrixOp,
-        ty: Scalar,
-        dst: &[Reg],
-        args: &[Reg],
-        mats: &[Vec<Reg>],
-        space: AddressSpace,
-        at: AccessId,
-        mask: &Mask,
-    ) {
+    pub(crate) fn matrix(&mut self, op: MatrixOp, ty: Scalar, dst: &[Reg], args: &[Reg], mats: &[Vec<Reg>], at: AccessId, mask: &Mask) {
         let n = self.n;
         let k = float_kind(ty);
         let es = ty.size() as i64;
@@ -1164,30 +1086,27 @@ impl Machine<'_> {
                             let p = ptr_add(base, (row * stride + col) * es);
                             let (lane, slot) = matrix_lane_slot((r * 8 + c) as usize);
                             let lane = start + lane.min(end - start - 1);
+                            if !self.check_lane(p, es as usize, lane, at, !is_load) {
+                                continue;
+                            }
                             if is_load {
-                                match self.mem.region(p, lane).and_then(|(b, off)| read_le(b, off, es as usize)) {
-                                    Some(raw) => d[(r * 8 + c) as usize] = f(from_memory(ty, raw) as u32),
-                                    None => self.oob(p, es as usize, at, lane, false),
+                                if let Some(raw) = self.mem.region(p, lane).and_then(|(b, off)| read_le(b, off, es as usize)) {
+                                    d[(r * 8 + c) as usize] = f(from_memory(ty, raw) as u32);
                                 }
-                                self.observe_lane_read(p, es as usize, at, lane, space);
+                                self.observe_lane(p, es as usize, at, lane, MemOp::Read);
                                 // Element e lands in register slot e % 2 of its lane.
                                 if self.tracing() {
                                     self.trace_access(dst.get(slot).copied(), false, p, es as usize, lane, at);
                                 }
                             } else {
                                 let v = to_memory(ty, d[(r * 8 + c) as usize].to_bits() as u64);
-                                let ok = match self.mem.region_mut(p, lane) {
-                                    Some((b, off)) => write_le(b, off, es as usize, v),
-                                    None => false,
-                                };
-                                if !ok {
-                                    self.oob(p, es as usize, at, lane, true);
-                                } else {
-                                    self.observe_lane_write(p, es as usize, at, lane, space);
-                                    if self.tracing() {
-                                        let src = mats.first().and_then(|m| m.get(slot)).copied();
-                                        self.trace_access(src, true, p, es as usize, lane, at);
-                                    }
+                                if let Some((b, off)) = self.mem.region_mut(p, lane) {
+                                    write_le(b, off, es as usize, v);
+                                }
+                                self.observe_lane(p, es as usize, at, lane, MemOp::Write);
+                                if self.tracing() {
+                                    let src = mats.first().and_then(|m| m.get(slot)).copied();
+                                    self.trace_access(src, true, p, es as usize, lane, at);
                                 }
                             }
                         }
@@ -1208,54 +1127,6 @@ impl Machine<'_> {
                 }
             }
         }
-    }
-
-    /// A typed access must be aligned to its size (reached through pointer casts).
-    fn check_alignment(&mut self, p: u64, size: usize, at: AccessId, lane: usize, write: bool) {
-        let off = ptr_offset(p);
-        if !self.check_memory || size <= 1 || off < 0 || off % size as i64 == 0 {
-            return;
-        }
-        let what = self.k.accesses[at as usize].what.clone();
-        let f = self.report_lane(
-            FindingKind::MisalignedAccess,
-            at,
-            lane,
-            format!(
-                "misaligned {}-byte {} of `{what}` at byte offset {off}: it must be a multiple of {size}",
-                size,
-                if write { "write" } else { "read" }
-            ),
-        );
-        {
-            if f.notes.is_empty() {
-                f.notes.push("a pointer cast (e.g. `(device float*)(bytes + 2)`) produced an address that is not aligned to the element type; real GPUs give undefined results".into());
-            }
-        }
-    }
-
-    fn oob(&mut self, p: u64, size: usize, at: AccessId, lane: usize, write: bool) {
-        if !self.check_memory {
-            return;
-        }
-        let alloc_size = self.mem.size_of_alloc(p);
-        let off = ptr_offset(p);
-        let what = self.k.accesses[at as usize].what.clone();
-        let msg = if p == 0 || crate::memory::ptr_alloc(p).0 == 0 {
-            format!("{} through a null pointer", if write { "write" } else { "read" })
-        } else {
-            format!(
-                "out-of-bounds {} of `{what}`: {size} byte{} at byte offset {off}, but it is {alloc_size} bytes long{}",
-                if write { "write" } else { "read" },
-                if size == 1 { "" } else { "s" },
-                if size > 0 && off >= 0 && (off as u64).is_multiple_of(size as u64) {
-                    format!(" (element {} of {})", off / size as i64, alloc_size / size as u64)
-                } else {
-                    String::new()
-                }
-            )
-        };
-        self.report_lane(FindingKind::OutOfBounds, at, lane, msg);
     }
 }
 

@@ -3,13 +3,16 @@
 //! whether threadgroup/private memory was ever written. Also per-thread
 //! access counters (the puzzle book's scores).
 //!
-//! Time is counted in *intervals*: a new one starts at each threadgroup and
-//! at each barrier. Two accesses by different threads race when at least
-//! one writes, not both are atomic, and they are in the same interval of
-//! the same threadgroup — or, for device memory, in different threadgroups
-//! (threadgroups are unordered within a dispatch).
+//! Time is counted in *intervals*, for device and threadgroup memory apart:
+//! a new one starts at each threadgroup and at each barrier whose
+//! `mem_flags` name that memory (`mem_none` orders nothing). Two accesses
+//! by different threads race when at least one writes, not both are
+//! atomic, and they are in the same interval of the same threadgroup — or,
+//! for device memory, in different threadgroups (threadgroups are
+//! unordered within a dispatch).
 
-use crate::memory::{ptr_alloc, ptr_offset, AllocKind};
+use crate::access::MemOp;
+use crate::memory::AllocKind;
 use std::collections::HashMap;
 
 /// What one access did to an element, for the race rules (16 bytes: the
@@ -134,7 +137,7 @@ impl Shadow {
         let mut start = 0;
         let mut ignored = Batch::default();
         for &(at, simd, size, end) in &d.batches {
-            let r = Rules { simd, write: false, atomic: false, ..*rules };
+            let r = Rules { simd, write: false, reads: true, atomic: false, ..*rules };
             let lanes = d.lanes[start..end].iter().map(|&(off, tid)| (0usize, off, tid));
             self.apply(lanes, size, at, &r, true, AllocKind::Null, &mut ignored);
             start = end;
@@ -340,22 +343,50 @@ pub struct Sanitizer {
     tg_buffers: Vec<Shadow>,
     /// Private memory written bits, per lane byte.
     pub private_init: Vec<bool>,
-    pub interval: u32,
-    /// Number of `simdgroup_barrier`s so far: they order the accesses of
-    /// threads of the same SIMD-group, not those of different SIMD-groups.
-    pub simd_epoch: u32,
+    /// Barrier time of device memory and of threadgroup memory, apart: a
+    /// barrier orders only the memory its flags name.
+    pub device_clock: Clock,
+    pub threadgroup_clock: Clock,
     /// Lanes per (requested) threadgroup, to find a thread's SIMD-group from
     /// its number; 0 treats every thread as one SIMD-group.
     pub lanes_per_threadgroup: u32,
-    /// First interval of the current threadgroup.
+    /// First device interval of the current threadgroup.
     pub tg_start: u32,
+    /// Barriers of the current threadgroup that left one kind of memory
+    /// unordered (for the advice of a race they did not prevent).
+    pub weak_barriers: Vec<WeakBarrier>,
     /// Counters of the current threadgroup's lanes, and the maximum so far.
     pub lane_counts: Vec<Counts>,
     pub max_counts: Counts,
     /// Buffer indices whose reads are not counted (MLX shape metadata).
     pub uncounted: Vec<u32>,
-    /// The last race found by `access`.
-    pub race: Option<Race>,
+}
+
+/// `mem_flags` bits (as Metal defines them).
+pub const MEM_DEVICE: u32 = 1;
+pub const MEM_THREADGROUP: u32 = 2;
+
+/// The barrier time of one kind of memory.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Clock {
+    /// Barrier intervals: a new one starts at each threadgroup and at each
+    /// `threadgroup_barrier` whose flags name this memory.
+    pub interval: u32,
+    /// `simdgroup_barrier`s naming this memory so far: they order the
+    /// accesses of threads of the same SIMD-group only.
+    pub simd: u32,
+}
+
+/// A barrier whose flags left one kind of memory unordered.
+#[derive(Clone, Copy, Debug)]
+pub struct WeakBarrier {
+    /// The memory it did not order (device or threadgroup) and that memory's
+    /// interval when it ran.
+    pub device: bool,
+    pub interval: u32,
+    pub at: u32,
+    pub flags: u32,
+    pub simdgroup: bool,
 }
 
 /// Whether two thread numbers (global number + 1) are in one SIMD-group.
@@ -376,6 +407,8 @@ struct Rules {
     lanes_per_tg: u32,
     device: bool,
     write: bool,
+    /// The access reads the old value (a plain read or an atomic that is not a store).
+    reads: bool,
     atomic: bool,
 }
 
@@ -407,11 +440,11 @@ impl Rules {
                 hit = Some((c.read2, false));
             }
         }
+        let unwritten = self.reads && !self.device && c.write.tid == 0;
         if self.write {
             c.write = now;
-            return (hit, false);
+            return (hit, unwritten);
         }
-        let unwritten = !self.device && c.write.tid == 0;
         // Keep readers that could still race with a later write: this
         // thread's latest read, or a slot whose read no longer can.
         if c.read.tid == now.tid {
@@ -434,8 +467,18 @@ pub struct Batch {
     /// A few more lanes that raced (examples for the report).
     pub race_lanes: Vec<usize>,
     pub races: u64,
-    pub first_uninit: Option<(usize, i64)>,
+    /// The first read of memory nobody wrote: (lane, byte offset, where).
+    pub first_uninit: Option<(usize, i64, UninitSpace)>,
     pub uninit: u64,
+}
+
+/// Which memory a read of unwritten bytes was in (the advice differs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UninitSpace {
+    /// Threadgroup memory, unwritten since the threadgroup started.
+    Threadgroup,
+    /// A device buffer that starts uninitialized (an MLX output without `init_value`).
+    Device,
 }
 
 impl Batch {
@@ -456,18 +499,16 @@ impl Batch {
         if unwritten {
             self.uninit += 1;
             if self.first_uninit.is_none() {
-                self.first_uninit = Some((lane, off));
+                self.first_uninit = Some((lane, off, UninitSpace::Threadgroup));
             }
         }
     }
 }
 
-pub const RACE: u8 = 1;
-pub const UNINIT: u8 = 2;
-
 impl Sanitizer {
     pub fn new(races: bool, uninit: bool, counting: bool) -> Sanitizer {
-        Sanitizer { races, uninit, counting, interval: 1, ..Default::default() }
+        let clock = Clock { interval: 1, simd: 0 };
+        Sanitizer { races, uninit, counting, device_clock: clock, threadgroup_clock: clock, ..Default::default() }
     }
 
     /// Track races on device buffer `index` of `bytes` bytes, `grain` bytes per element.
@@ -478,34 +519,23 @@ impl Sanitizer {
         self.device[index as usize] = Some(Shadow::new(bytes, grain));
     }
 
-    /// Whether device buffer `index` has shadow state (races or init bits).
-    #[inline]
-    pub fn tracks_device(&self, index: u32) -> bool {
-        self.device.get(index as usize).is_some_and(|s| s.is_some()) || self.device_written.contains_key(&index)
-    }
-
     /// Treat buffer `index` as uninitialized until written.
     pub fn track_uninitialized(&mut self, index: u32, bytes: usize) {
         self.device_written.insert(index, vec![false; bytes]);
     }
 
-    /// Mark or check device bytes; returns true for a read of unwritten bytes.
-    pub fn device_init(&mut self, p: u64, size: usize, write: bool) -> bool {
-        if self.device_written.is_empty() {
-            return false;
-        }
-        let AllocKind::Buffer(i) = ptr_alloc(p).kind() else { return false };
-        let Some(bits) = self.device_written.get_mut(&i) else { return false };
-        let off = ptr_offset(p);
-        if off < 0 {
-            return false;
-        }
-        let Some(range) = bits.get_mut(off as usize..off as usize + size) else { return false };
-        if write {
-            range.fill(true);
-            false
-        } else {
-            !range.iter().all(|&b| b)
+    /// Whether device buffer `index` starts uninitialized (its bytes are
+    /// tracked one by one, so its accesses are observed lane by lane).
+    #[inline]
+    pub fn tracks_uninitialized(&self, index: u32) -> bool {
+        self.uninit && self.device_written.contains_key(&index)
+    }
+
+    /// Count one access by `lane` (private memory is not counted as traffic).
+    pub fn count(&mut self, kind: AllocKind, lane: usize, op: MemOp) {
+        let counted = self.counting && !matches!(kind, AllocKind::Buffer(i) if !op.writes() && self.uncounted.contains(&i));
+        if let (true, Some(c)) = (counted, self.lane_counts.get_mut(lane)) {
+            c.access(kind, op.writes(), op.is_atomic());
         }
     }
 
@@ -517,8 +547,10 @@ impl Sanitizer {
 
     /// A new threadgroup: fresh threadgroup shadow, a new interval.
     pub fn start_threadgroup(&mut self, lanes: usize, private_bytes: usize) {
-        self.interval += 1;
-        self.tg_start = self.interval;
+        self.device_clock.interval += 1;
+        self.threadgroup_clock.interval += 1;
+        self.tg_start = self.device_clock.interval;
+        self.weak_barriers.clear();
         for s in self.threadgroup.iter_mut().chain(self.tg_buffers.iter_mut()) {
             s.clear();
         }
@@ -538,86 +570,119 @@ impl Sanitizer {
         }
     }
 
-    pub fn barrier(&mut self) {
-        self.interval += 1;
-    }
-
-    /// A `simdgroup_barrier`: orders accesses within each SIMD-group only.
-    pub fn simd_barrier(&mut self) {
-        if self.lanes_per_threadgroup == 0 {
-            self.interval += 1;
-        } else {
-            self.simd_epoch += 1;
+    /// A `threadgroup_barrier` (or, with `simdgroup`, a `simdgroup_barrier`,
+    /// which orders accesses within each SIMD-group only) with `mem_flags`
+    /// `flags`, at access site `at`: it orders the memory its flags name and
+    /// nothing else (`mem_none` is an execution barrier only).
+    pub fn barrier(&mut self, flags: u32, simdgroup: bool, at: u32) {
+        let whole_group = self.lanes_per_threadgroup == 0;
+        for (device, bit) in [(true, MEM_DEVICE), (false, MEM_THREADGROUP)] {
+            let clock = if device { &mut self.device_clock } else { &mut self.threadgroup_clock };
+            if flags & bit == 0 {
+                let interval = clock.interval;
+                if self.weak_barriers.len() < 64 {
+                    self.weak_barriers.push(WeakBarrier { device, interval, at, flags, simdgroup });
+                }
+            } else if simdgroup && !whole_group {
+                clock.simd += 1;
+            } else {
+                clock.interval += 1;
+            }
         }
     }
 
-    /// Record an access of `size` bytes at `p` by thread `tid`. Returns
-    /// `RACE` (details in `self.race`) and/or `UNINIT` (a threadgroup read of
-    /// never-written bytes).
-    #[inline]
-    pub fn access(&mut self, p: u64, size: usize, tid: u32, at: u32, write: bool, atomic: bool) -> u8 {
-        let off = ptr_offset(p);
-        let kind = ptr_alloc(p).kind();
-        let r = self.access_many(kind, std::iter::once((0usize, off, tid)), size, at, write, atomic);
-        let mut flags = 0;
-        if let Some((_, race)) = r.first_race {
-            self.race = Some(race);
-            flags |= RACE;
-        }
-        if r.uninit > 0 {
-            flags |= UNINIT;
-        }
-        flags
+    /// The last barrier in the current interval of `device` (or threadgroup)
+    /// memory, `interval`, that did not order that memory.
+    pub fn weak_barrier(&self, device: bool, interval: u32) -> Option<WeakBarrier> {
+        self.weak_barriers.iter().rev().find(|w| w.device == device && w.interval == interval).copied()
     }
 
-    /// Record accesses by many lanes to one allocation: (lane, byte offset,
-    /// thread number). The shadow is looked up once; this is the hot path.
+    /// Record the accesses of many lanes to one (non-private) allocation:
+    /// (lane, byte offset, thread number). Counts them, checks and marks
+    /// the written bytes of uninitialized buffers, and applies the race and
+    /// uninitialized-threadgroup-memory rules; the shadow is looked up once.
+    /// This is the hot path.
     pub fn access_many(
         &mut self,
         kind: AllocKind,
         lanes: impl Iterator<Item = (usize, i64, u32)>,
         size: usize,
         at: u32,
-        write: bool,
-        atomic: bool,
+        op: MemOp,
     ) -> Batch {
-        let (interval, tg_start, races) = (self.interval, self.tg_start, self.races);
-        let (simd, lanes_per_tg) = (self.simd_epoch as u16, self.lanes_per_threadgroup);
-        let mut out = Batch::default();
-        let shadow = match kind {
-            AllocKind::Buffer(i) => self.device.get_mut(i as usize).and_then(|s| s.as_mut()),
-            AllocKind::Threadgroup(i) => self.threadgroup.get_mut(i as usize),
-            AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get_mut(i as usize),
+        let device_memory = matches!(kind, AllocKind::Buffer(_));
+        let clock = if device_memory { self.device_clock } else { self.threadgroup_clock };
+        let (interval, tg_start, races) = (clock.interval, self.tg_start, self.races);
+        let (simd, lanes_per_tg) = (clock.simd as u16, self.lanes_per_threadgroup);
+        let Sanitizer { counting, uninit, lane_counts, uncounted, device_written, device, threadgroup, tg_buffers, .. } = self;
+        let counted = *counting && !matches!(kind, AllocKind::Buffer(i) if !op.writes() && uncounted.contains(&i));
+        let mut bits = match kind {
+            AllocKind::Buffer(i) if *uninit => device_written.get_mut(&i),
             _ => None,
         };
-        let Some(shadow) = shadow else { return out };
-        let device = matches!(kind, AllocKind::Buffer(_));
-        let rules = Rules { interval, tg_start, simd, lanes_per_tg, device, write, atomic };
-        if !device {
-            if shadow.deferred.interval != interval {
-                // Reads of an earlier interval can no longer race with anything.
-                shadow.deferred.clear(interval);
-            }
-            if !write && !atomic && shadow.defer_reads && shadow.unwritten == 0 && shadow.last_write != interval {
-                // Nothing can be found now (see `Deferred`); without race
-                // checks the read need not even be remembered.
-                if races {
-                    shadow.deferred.push(at, simd, size, lanes);
-                    if shadow.deferred.lanes.len() > MAX_DEFERRED {
-                        shadow.apply_deferred(&rules);
-                    }
+        let (mut dev_first, mut dev_count) = (None, 0u64);
+        let lanes = lanes.inspect(|&(l, off, _)| {
+            if counted {
+                if let Some(c) = lane_counts.get_mut(l) {
+                    c.access(kind, op.writes(), op.is_atomic());
                 }
-                return out;
             }
-            if write || atomic {
-                shadow.last_write = interval;
-                // Reads followed by writes in one interval (`s[i] += s[j]`):
-                // deferring would only add work in this threadgroup.
-                shadow.defer_reads &= shadow.deferred.batches.is_empty();
+            let Some(bits) = bits.as_deref_mut() else { return };
+            let Some(range) = usize::try_from(off).ok().and_then(|o| bits.get_mut(o..o.checked_add(size)?)) else { return };
+            if op.reads() && !range.iter().all(|&b| b) {
+                dev_count += 1;
+                dev_first.get_or_insert((l, off, UninitSpace::Device));
             }
-            shadow.apply_deferred(&rules);
+            if op.writes() {
+                range.fill(true);
+            }
+        });
+        let mut out = Batch::default();
+        let shadow = match kind {
+            AllocKind::Buffer(i) => device.get_mut(i as usize).and_then(|s| s.as_mut()),
+            AllocKind::Threadgroup(i) => threadgroup.get_mut(i as usize),
+            AllocKind::ThreadgroupBuffer(i) => tg_buffers.get_mut(i as usize),
+            _ => None,
+        };
+        let (write, atomic) = (op.writes(), op.is_atomic());
+        let rules = Rules { interval, tg_start, simd, lanes_per_tg, device: device_memory, write, reads: op.reads(), atomic };
+        match shadow {
+            None => lanes.for_each(drop),
+            Some(shadow) if !rules.device => {
+                if shadow.deferred.interval != interval {
+                    // Reads of an earlier interval can no longer race with anything.
+                    shadow.deferred.clear(interval);
+                }
+                if !write && !atomic && shadow.defer_reads && shadow.unwritten == 0 && shadow.last_write != interval {
+                    // Nothing can be found now (see `Deferred`); without race
+                    // checks the read need not even be remembered.
+                    if races {
+                        shadow.deferred.push(at, simd, size, lanes);
+                        if shadow.deferred.lanes.len() > MAX_DEFERRED {
+                            shadow.apply_deferred(&rules);
+                        }
+                    } else {
+                        lanes.for_each(drop);
+                    }
+                } else {
+                    if write || atomic {
+                        shadow.last_write = interval;
+                        // Reads followed by writes in one interval (`s[i] += s[j]`):
+                        // deferring would only add work in this threadgroup.
+                        shadow.defer_reads &= shadow.deferred.batches.is_empty();
+                    }
+                    shadow.apply_deferred(&rules);
+                    shadow.apply(lanes, size, at, &rules, races, kind, &mut out);
+                }
+            }
+            Some(shadow) => shadow.apply(lanes, size, at, &rules, races, kind, &mut out),
         }
-        shadow.apply(lanes, size, at, &rules, races, kind, &mut out);
+        if dev_count > 0 {
+            out.uninit += dev_count;
+            if out.first_uninit.is_none() {
+                out.first_uninit = dev_first;
+            }
+        }
         out
     }
 

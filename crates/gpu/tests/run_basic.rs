@@ -330,6 +330,9 @@ using namespace metal;
 kernel void k(device atomic_uint* next [[buffer(0)]], device uint* ticket [[buffer(1)]],
               threadgroup atomic_uint* local_next [[threadgroup(0)]],
               uint i [[thread_position_in_grid]]) {
+  // (Threadgroup memory starts uninitialized, atomics included.)
+  if (i == 0) atomic_store_explicit(local_next, 0u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
   ticket[i] = atomic_fetch_add_explicit(next, 1u, memory_order_relaxed)
             + 100u * atomic_fetch_add_explicit(local_next, 1u, memory_order_relaxed);
 }"#;

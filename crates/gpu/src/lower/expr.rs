@@ -578,6 +578,31 @@ impl<'p> Lowerer<'p> {
                 }
                 _ => Ok(Val::Mem { ptr: *ptr, space: *space }),
             },
+            Place::Swizzle { base, comps, elem } if matches!(**base, Place::Mem { .. }) => {
+                // Only the components named are read (`p.w` reads 4 bytes, not
+                // the whole vector: the sanitizer must see exactly that).
+                let Place::Mem { ptr, space, .. } = **base else { unreachable!("matched above") };
+                let mut loaded: Vec<(u8, Reg)> = Vec::new();
+                let mut regs = Vec::with_capacity(comps.len());
+                for &c in comps {
+                    if let Some(&(_, r)) = loaded.iter().find(|(k, _)| *k == c) {
+                        regs.push(r);
+                        continue;
+                    }
+                    let addr = if c == 0 {
+                        ptr
+                    } else {
+                        let d = self.reg64();
+                        out.push(Inst::PtrAdd { dst: d, ptr, bytes: c as i64 * elem.size() as i64 });
+                        d
+                    };
+                    let dst = self.reg_for(*elem);
+                    out.push(Inst::Load { dst, ty: *elem, ptr: addr, space, at });
+                    loaded.push((c, dst));
+                    regs.push(dst);
+                }
+                Ok(Val::Regs(regs))
+            }
             Place::Swizzle { base, comps, .. } => {
                 let bty = self.swizzle_base_type(ty, comps);
                 let Val::Regs(b) = self.read(base, &bty, at, out)? else { return err(Span::default(), "swizzle of aggregate") };

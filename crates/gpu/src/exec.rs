@@ -267,6 +267,8 @@ pub struct Machine<'k> {
     branches: Vec<(AccessId, Mask, bool)>,
     /// Where each lane returned from the kernel, if it did.
     returned_at: Vec<Option<AccessId>>,
+    /// Registers holding values the specification leaves undefined.
+    pub(crate) undef: crate::undefined::Marks,
 }
 
 impl<'k> Machine<'k> {
@@ -305,6 +307,7 @@ impl<'k> Machine<'k> {
             scratch: Vec::new(),
             branches: Vec::new(),
             returned_at: Vec::new(),
+            undef: Default::default(),
         }
     }
 
@@ -336,6 +339,7 @@ impl<'k> Machine<'k> {
         self.returned_at.clear();
         self.returned_at.resize(self.n, None);
         self.branches.clear();
+        self.undef = Default::default();
         let mut mask = self.alive;
         let body = &self.k.body;
         self.block(body, &mut mask);
@@ -964,6 +968,7 @@ impl<'k> Machine<'k> {
     fn inst(&mut self, inst: &Inst, mask: &mut Mask) {
         match inst {
             Inst::If { cond, then, els, at } => {
+                self.branch_on(*cond, mask, *at);
                 let (mut t, mut e) = self.cond_mask(*cond, mask);
                 let mut after = Mask::empty();
                 let divergent = !t.is_empty() && !e.is_empty();
@@ -1003,6 +1008,7 @@ impl<'k> Machine<'k> {
                         let mut cm = live;
                         self.block(cond_block, &mut cm);
                         if let Some(c) = cond {
+                            self.branch_on(*c, &live, *at);
                             let (t, _) = self.cond_mask(*c, &live);
                             live = t;
                         }
@@ -1126,7 +1132,12 @@ impl<'k> Machine<'k> {
                     // Before the instruction: a barrier's lanes are the ones that arrive.
                     self.observe_inst(inst, mask);
                 }
-                self.simple(inst, mask);
+                if self.undef.is_empty() {
+                    self.simple(inst, mask);
+                } else {
+                    self.track_undefined(inst, mask);
+                    self.simple(inst, mask);
+                }
             }
         }
     }

@@ -19,6 +19,7 @@ pub mod profile;
 pub mod sanitizer;
 pub mod stops;
 pub mod trace;
+pub mod undefined;
 
 pub use findings::{Finding, FindingKind};
 pub use ir::Kernel;

@@ -7,6 +7,7 @@ use crate::findings::FindingKind;
 use crate::ir::*;
 use crate::memory::AllocKind;
 use crate::memory::{ptr_add, ptr_offset, read_le, write_le};
+use crate::undefined::{Undefined, POISON};
 use gpu_math::{FloatKind, IntKind};
 use msl::ast::BinaryOp;
 use msl::types::Scalar;
@@ -879,6 +880,9 @@ impl Machine<'_> {
         let n = self.n;
         let mut result = vec![0u64; n];
         let mut written = Mask::empty();
+        // Lanes whose result the specification leaves undefined, and why.
+        let mut undefined = Mask::empty();
+        let mut first_undefined: Option<(usize, Undefined)> = None;
         let tracing = self.tracing();
         for start in (0..n).step_by(g) {
             let end = (start + g).min(n);
@@ -916,12 +920,58 @@ impl Machine<'_> {
                         acc = next;
                     }
                 }
-                LaneOp::Broadcast | LaneOp::Shuffle => {
+                LaneOp::Broadcast
+                | LaneOp::Shuffle
+                | LaneOp::ShuffleXor
+                | LaneOp::ShuffleUp
+                | LaneOp::ShuffleDown
+                | LaneOp::ShuffleRotateUp
+                | LaneOp::ShuffleRotateDown
+                | LaneOp::ShuffleAndFillUp
+                | LaneOp::ShuffleAndFillDown => {
+                    // Metal asks the lane, delta or mask to be the same in
+                    // every thread for all but `simd_shuffle`.
+                    let d0 = self.get_pub(arg, active[0]);
+                    let uniform = op == LaneOp::Shuffle || active.iter().all(|&l| self.get_pub(arg, l) == d0);
                     for &l in &active {
-                        let src = start + (self.get_pub(arg, l) as usize % g);
-                        result[l] = if src < end { val(self, src) } else { val(self, l) };
-                        if tracing && src < end {
-                            moves.push((src, l));
+                        let i = l - start;
+                        let d = self.get_pub(arg, l) as usize;
+                        // Where the value comes from: (lane in the group, from `fill`),
+                        // `None` for the caller's own value, or undefined.
+                        let from: Result<Option<(usize, bool)>, Undefined> = match op {
+                            _ if !uniform => Err(Undefined::NotUniform),
+                            LaneOp::Broadcast | LaneOp::Shuffle if d >= g => Err(Undefined::BadLane(d)),
+                            LaneOp::Broadcast | LaneOp::Shuffle => Ok(Some((d, false))),
+                            LaneOp::ShuffleXor if i ^ d >= g => Err(Undefined::BadLane(i ^ d)),
+                            LaneOp::ShuffleXor => Ok(Some((i ^ d, false))),
+                            // The lanes shifted in from outside the group keep their own value.
+                            LaneOp::ShuffleUp => Ok(i.checked_sub(d).map(|s| (s, false))),
+                            LaneOp::ShuffleDown => Ok((i + d < g).then_some((i + d, false))),
+                            LaneOp::ShuffleRotateUp => Ok(Some(((i + g - d % g) % g, false))),
+                            LaneOp::ShuffleRotateDown => Ok(Some(((i + d) % g, false))),
+                            LaneOp::ShuffleAndFillUp if i >= d % g => Ok(Some((i - d % g, false))),
+                            LaneOp::ShuffleAndFillUp => Ok(Some(((i + g - d % g) % g, true))),
+                            _ if i + d % g < g => Ok(Some((i + d % g, false))),
+                            _ => Ok(Some(((i + d) % g, true))),
+                        };
+                        let from = from.and_then(|f| match f {
+                            // A source that is inactive here (or does not exist in a
+                            // partial SIMD-group) has no value to give.
+                            Some((s, _)) if start + s >= end || !mask.get(start + s) => Err(Undefined::Inactive(start + s)),
+                            other => Ok(other),
+                        });
+                        result[l] = match from {
+                            Ok(None) => val(self, l),
+                            Ok(Some((s, false))) => val(self, start + s),
+                            Ok(Some((s, true))) => self.get_pub(fill, start + s),
+                            Err(why) => {
+                                undefined.set(l, true);
+                                first_undefined.get_or_insert((l, why));
+                                POISON
+                            }
+                        };
+                        if let (true, Ok(Some((s, _)))) = (tracing, from) {
+                            moves.push((start + s, l));
                         }
                     }
                 }
@@ -931,44 +981,6 @@ impl Machine<'_> {
                         result[l] = v;
                         if tracing {
                             moves.push((active[0], l));
-                        }
-                    }
-                }
-                LaneOp::ShuffleXor
-                | LaneOp::ShuffleUp
-                | LaneOp::ShuffleDown
-                | LaneOp::ShuffleRotateUp
-                | LaneOp::ShuffleRotateDown
-                | LaneOp::ShuffleAndFillUp
-                | LaneOp::ShuffleAndFillDown => {
-                    let width = end - start;
-                    for &l in &active {
-                        let i = l - start;
-                        let d = self.get_pub(arg, l) as usize;
-                        let src = match op {
-                            LaneOp::ShuffleXor => Some(i ^ (d % g)),
-                            LaneOp::ShuffleUp => i.checked_sub(d),
-                            LaneOp::ShuffleDown => Some(i + d),
-                            LaneOp::ShuffleRotateUp => Some((i + width - d % width) % width),
-                            LaneOp::ShuffleRotateDown => Some((i + d) % width),
-                            LaneOp::ShuffleAndFillUp => i.checked_sub(d),
-                            _ => Some(i + d),
-                        };
-                        let from = match (op, src) {
-                            (_, Some(s)) if s < width => Some((start + s, false)),
-                            (LaneOp::ShuffleAndFillUp, _) => Some(((i + g - d % g) % g, true)),
-                            (LaneOp::ShuffleAndFillDown, _) => Some(((i + d) % g, true)),
-                            _ => None,
-                        };
-                        result[l] = match from {
-                            Some((s, false)) => val(self, s),
-                            Some((s, true)) if s < width => self.get_pub(fill, start + s),
-                            _ => val(self, l),
-                        };
-                        match from {
-                            Some((s, false)) if tracing => moves.push((s, l)),
-                            Some((s, true)) if tracing && s < width => moves.push((start + s, l)),
-                            _ => {}
                         }
                     }
                 }
@@ -1014,6 +1026,7 @@ impl Machine<'_> {
         for l in written.lanes() {
             self.set_lane_pub(dst, l, result[l]);
         }
+        self.track_lane_result(dst, a, mask, &undefined, first_undefined, (op, quad), at);
     }
 
     #[allow(clippy::too_many_arguments)]

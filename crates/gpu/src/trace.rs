@@ -274,7 +274,7 @@ impl Tracer {
 
 /// Destination and source registers of a register-only instruction (memory
 /// instructions are handled by `read`/`write`).
-fn regs_of(inst: &Inst) -> (Vec<Reg>, Vec<Reg>) {
+pub(crate) fn regs_of(inst: &Inst) -> (Vec<Reg>, Vec<Reg>) {
     match inst {
         Inst::Const { dst, .. } => (vec![*dst], vec![]),
         Inst::Assign { dst, src } | Inst::Copy { dst, src } => (vec![*dst], vec![*src]),

@@ -168,6 +168,10 @@ pub struct RunReport {
     /// The run was cancelled through [`RunOptions::cancel`]: it stopped
     /// part way, and its outputs and findings mean nothing.
     pub cancelled: bool,
+    /// For each buffer that started uninitialized
+    /// ([`RunOptions::uninitialized_buffers`]), which of its bytes the
+    /// kernel wrote (when checks were on): the others still hold garbage.
+    pub written: BTreeMap<u32, Vec<bool>>,
 }
 
 impl RunReport {
@@ -375,6 +379,9 @@ pub(crate) fn run_part<'a>(
     report.stops = m.stops.take().map(|p| p.log);
     report.logs = m.logger.take().map(|l| l.out);
     report.max_counts = m.san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
+    if let Some(s) = m.san.as_mut() {
+        report.written = std::mem::take(&mut s.device_written).into_iter().collect();
+    }
     Part {
         buffers: std::mem::take(&mut m.mem.buffers),
         report,

@@ -247,10 +247,52 @@ impl Call {
     }
 }
 
+/// An output MLX leaves uninitialized, before the kernel runs: garbage
+/// (all bits set: NaN as a float, -1 as an integer), never a lucky 0.
+fn garbage(dtype: DType, shape: &[usize]) -> Array {
+    let n: usize = shape.iter().product();
+    Array::from_bytes(dtype, shape, vec![0xff; n * dtype.size()]).unwrap_or_else(|_| Array::zeros(dtype, shape))
+}
+
+/// The warning for output elements no thread wrote.
+fn unwritten_warning(name: &str, count: usize, missing: &[bool], shape: &[usize]) -> gpu::Finding {
+    let first = missing.iter().position(|&b| b).unwrap_or(0);
+    let mut index = Vec::with_capacity(shape.len());
+    let mut rest = first;
+    for &d in shape.iter().rev() {
+        index.push(rest % d.max(1));
+        rest /= d.max(1);
+    }
+    index.reverse();
+    let at = index.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+    let total = missing.len();
+    gpu::Finding {
+        kind: gpu::FindingKind::UninitializedRead,
+        is_error: false,
+        message: format!(
+            "{count} of the {total} elements of output `{name}` were never written (the first is `{name}[{at}]`): MLX leaves outputs uninitialized, so they hold garbage"
+        ),
+        span: Default::default(),
+        secondary: None,
+        thread: [0; 3],
+        local: [0; 3],
+        threadgroup: [0; 3],
+        count: count as u64,
+        examples: Vec::new(),
+        notes: vec![
+            "make the grid cover every element (is `grid` the number of threads, not of threadgroups?), or pass `init_value` if leaving elements unwritten is intended".into(),
+        ],
+    }
+}
+
 /// What a call produced.
 #[derive(Debug)]
 pub struct CallResult {
     pub outputs: Vec<Array>,
+    /// For each output, which elements no thread wrote (they hold garbage,
+    /// as MLX leaves outputs without `init_value` uninitialized); `None`
+    /// when the output was initialized or checks were off.
+    pub unwritten: Vec<Option<Vec<bool>>>,
     /// Findings with spans already in the user's files.
     pub report: gpu::RunReport,
     pub sources: SourceMap,
@@ -584,7 +626,7 @@ impl MetalKernel {
                 Some(v) => Array::full(dtype, shape, v),
                 None => {
                     uninitialized.push(index);
-                    Array::zeros(dtype, shape)
+                    garbage(dtype, shape)
                 }
             };
             buffers.insert(index, out.contiguous_bytes());
@@ -641,14 +683,26 @@ impl MetalKernel {
             }
         }
         let mut outputs = Vec::new();
+        let mut unwritten = Vec::new();
         for ((shape, &dtype), (&index, name)) in
             call.output_shapes.iter().zip(&call.output_dtypes).zip(generated.outputs.iter().zip(&self.output_names))
         {
             let bytes = buffers.remove(&index).unwrap_or_default();
+            let missing = report
+                .written
+                .get(&index)
+                .map(|bits| bits.chunks(dtype.size().max(1)).map(|e| !e.iter().all(|&b| b)).collect::<Vec<bool>>());
+            if let Some(n) = missing.as_ref().map(|m| m.iter().filter(|&&b| b).count()).filter(|&n| n > 0 && !report.cancelled) {
+                let mut w = unwritten_warning(name, n, missing.as_deref().unwrap_or(&[]), shape);
+                w.span = remap.span(kernel.span).0;
+                report.findings.push(w);
+            }
+            unwritten.push(missing);
             outputs.push(Array::from_bytes(dtype, shape, bytes).map_err(|e| arg(format!("output `{name}`: {e}")))?);
         }
         Ok(CallResult {
             outputs,
+            unwritten,
             report,
             sources: compiled.sources.clone(),
             diagnostics: compiled.diagnostics.clone(),

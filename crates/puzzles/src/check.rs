@@ -36,6 +36,9 @@ pub struct TestResult {
     pub inputs: Vec<Array>,
     /// The kernel's output (`None` when it could not run).
     pub yours: Option<Array>,
+    /// Elements of `yours` no thread wrote (garbage, shown as `?`); `None`
+    /// when the output starts initialized.
+    pub unwritten: Option<Vec<bool>>,
     pub spec: Array,
     pub passed: bool,
     /// Per-thread maxima of this run.
@@ -298,7 +301,8 @@ fn run_checks(
         let mut call = book_call(puzzle, case, &inputs);
         call.count = true;
         call.cancel = cancel.cloned();
-        let mut test = TestResult { name, case: ci, seed, inputs, yours: None, spec, passed: false, score: None, error: None };
+        let mut test =
+            TestResult { name, case: ci, seed, inputs, yours: None, unwritten: None, spec, passed: false, score: None, error: None };
         let mut generated = None;
         let outcome = kernel.call_with(&call, &mut |g| generated = Some(mlx::verbose_text(g)));
         if is_cancelled() {
@@ -315,7 +319,10 @@ fn run_checks(
                 }
                 let yours = out.outputs.into_iter().next();
                 let tol = puzzle.tolerance;
-                test.passed = yours.as_ref().is_some_and(|y| y.allclose(&test.spec, tol.rtol, tol.atol));
+                test.unwritten = out.unwritten.into_iter().next().flatten();
+                // An element no thread wrote is wrong whatever garbage it holds.
+                let all_written = !test.unwritten.as_ref().is_some_and(|u| u.contains(&true));
+                test.passed = all_written && yours.as_ref().is_some_and(|y| y.allclose(&test.spec, tol.rtol, tol.atol));
                 test.yours = yours;
                 if let Some(c) = out.report.max_counts {
                     let s = score_of(&c);
@@ -411,10 +418,11 @@ pub(crate) fn absorb_error(result: &mut CheckResult, e: mlx::MlxError) {
 /// second.
 pub const BOOK_BUDGET: u64 = 200_000;
 
-/// How the book runs a test: its inputs, a float32 output filled with 0,
-/// the test's dispatch and the book's budget, atomics applied last lane
-/// first, every check on (callers
-/// adjust counting, checks and tracing).
+/// How the book runs a test: its inputs, the output as MLX gives it
+/// (uninitialized, except an atomic output, which is zeroed as
+/// `init_value=0` does: atomics accumulate into it), the test's dispatch
+/// and the book's budget, atomics applied last lane first, every check on
+/// (callers adjust counting, checks and tracing).
 pub fn book_call(puzzle: &Puzzle, case: &TestCase, inputs: &[Array]) -> mlx::Call {
     let mut call = mlx::Call::new(
         inputs.iter().cloned().map(mlx::Input::Array).collect(),
@@ -422,8 +430,10 @@ pub fn book_call(puzzle: &Puzzle, case: &TestCase, inputs: &[Array]) -> mlx::Cal
         vec![puzzle.output_dtype],
         case.grid,
         case.threadgroup,
-    )
-    .init_value(0.0);
+    );
+    if puzzle.atomic_outputs {
+        call = call.init_value(0.0);
+    }
     call.budget = Some(BOOK_BUDGET);
     // No order of atomics is promised: the book runs them in the order that
     // exposes kernels relying on the first-lane-first one.

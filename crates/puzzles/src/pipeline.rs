@@ -73,7 +73,8 @@ fn stage_inputs(stage: &Stage, buffers: &[(&str, Array)]) -> Result<Vec<Array>, 
         .collect()
 }
 
-/// The call of one stage: its inputs, a zero-filled output, its dispatch.
+/// The call of one stage: its inputs, an uninitialized output (as MLX
+/// gives it), its dispatch.
 pub fn stage_call(stage: &Stage, inputs: &[Array], n: usize) -> mlx::Call {
     let d = (stage.dispatch)(n);
     let mut call = mlx::Call::new(
@@ -82,8 +83,7 @@ pub fn stage_call(stage: &Stage, inputs: &[Array], n: usize) -> mlx::Call {
         vec![stage.output_dtype],
         d.grid,
         d.threadgroup,
-    )
-    .init_value(0.0);
+    );
     call.budget = Some(BOOK_BUDGET);
     call.atomics_last_lane_first = true;
     call
@@ -128,8 +128,18 @@ pub fn check_pipeline(puzzle: &'static Puzzle, file_name: &str, text: &str, canc
     'runs: for (name, ci, seed, inputs) in crate::check::runs(puzzle) {
         let n = size_of(&inputs);
         let spec = (puzzle.spec)(&inputs);
-        let mut test =
-            TestResult { name, case: ci, seed, inputs: inputs.clone(), yours: None, spec, passed: false, score: None, error: None };
+        let mut test = TestResult {
+            name,
+            case: ci,
+            seed,
+            inputs: inputs.clone(),
+            yours: None,
+            unwritten: None,
+            spec,
+            passed: false,
+            score: None,
+            error: None,
+        };
         let mut buffers: Vec<(&str, Array)> = puzzle.input_names.iter().copied().zip(inputs).collect();
         let mut wrong_stage = None;
         for (si, (stage, kernel)) in puzzle.stages.iter().zip(&kernels).enumerate() {
@@ -177,9 +187,12 @@ pub fn check_pipeline(puzzle: &'static Puzzle, file_name: &str, text: &str, canc
                     result.findings.push(ReportedFinding { finding: f, sources, test: test.name.clone() });
                 }
             }
+            let unwritten = out.unwritten.into_iter().next().flatten().filter(|u| u.contains(&true));
             let Some(yours) = out.outputs.into_iter().next() else { break };
             let expected = (stage.spec)(&given);
-            if !yours.allclose(&expected, tol.rtol, tol.atol) {
+            // An element no thread wrote is wrong whatever garbage it holds.
+            if unwritten.is_some() || !yours.allclose(&expected, tol.rtol, tol.atol) {
+                test.unwritten = unwritten;
                 wrong_stage = Some((si, yours, expected, given));
                 break;
             }

@@ -132,7 +132,10 @@ pub fn human(r: &CheckResult, color: bool) -> String {
             }
         }
         if let Some(y) = &t.yours {
-            let _ = writeln!(s, "Yours: {}", repr(y));
+            let _ = writeln!(s, "Yours: {}", repr_unknown(y, t.unwritten.as_deref()));
+            if t.unwritten.as_ref().is_some_and(|u| u.contains(&true)) {
+                s.push_str("(`?`: no thread wrote that element; MLX leaves outputs uninitialized, so it holds garbage)\n");
+            }
         }
         let _ = writeln!(s, "Spec : {}", repr(&t.spec));
         if !r.explanations.is_empty() {
@@ -212,7 +215,7 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
     }
     if let Some(t) = r.first_failure() {
         if let Some(y) = &t.yours {
-            out.push(format!("Yours: {}", one_line(&repr(y))));
+            out.push(format!("Yours: {}", one_line(&repr_unknown(y, t.unwritten.as_deref()))));
         }
         out.push(format!("Spec : {}", one_line(&repr(&t.spec))));
     }
@@ -291,18 +294,62 @@ pub fn missed_targets(score: Score, targets: Targets) -> Vec<(String, String)> {
     out
 }
 
+/// [`repr`], with `?` for the elements `unknown` marks (in row-major
+/// order): memory no thread wrote holds no value worth printing.
+pub fn repr_unknown(a: &arrays::Array, unknown: Option<&[bool]>) -> String {
+    let Some(unknown) = unknown.filter(|u| u.contains(&true)) else { return repr(a) };
+    fn sub(a: &arrays::Array, unknown: &[bool], idx: &mut Vec<usize>, out: &mut String) {
+        let dim = idx.len();
+        let last = dim + 1 == a.ndim();
+        out.push('[');
+        for i in 0..a.shape[dim] {
+            if i > 0 {
+                out.push_str(if last { ", " } else { ",\n" });
+                if !last {
+                    out.push_str(&" ".repeat(7 + dim));
+                }
+            }
+            idx.push(i);
+            if last {
+                let flat = idx.iter().zip(&a.shape).fold(0usize, |acc, (&x, &d)| acc * d + x);
+                if unknown.get(flat).copied().unwrap_or(false) {
+                    out.push('?');
+                } else {
+                    out.push_str(&element_text(a.get(idx)));
+                }
+            } else {
+                sub(a, unknown, idx, out);
+            }
+            idx.pop();
+        }
+        out.push(']');
+    }
+    let mut out = String::from("array(");
+    if a.ndim() == 0 {
+        out.push('?');
+    } else {
+        sub(a, unknown, &mut Vec::new(), &mut out);
+    }
+    out.push_str(", dtype=");
+    out.push_str(a.dtype.mlx_name());
+    out.push(')');
+    out
+}
+
+/// One element as MLX prints it.
+fn element_text(s: arrays::Scalar) -> String {
+    match s {
+        arrays::Scalar::Bool(b) => if b { "True" } else { "False" }.into(),
+        arrays::Scalar::Int(i) => i.to_string(),
+        arrays::Scalar::UInt(u) => u.to_string(),
+        arrays::Scalar::Float(f) => arrays::format_g6(f),
+    }
+}
+
 /// An array as MLX prints it, but never summarized: the puzzles' arrays are
 /// small and every element matters when comparing `Yours` with `Spec`.
 /// (Identical to [`arrays::Array::repr_mlx`] when no axis is longer than 6.)
 pub fn repr(a: &arrays::Array) -> String {
-    fn elem(s: arrays::Scalar) -> String {
-        match s {
-            arrays::Scalar::Bool(b) => if b { "True" } else { "False" }.into(),
-            arrays::Scalar::Int(i) => i.to_string(),
-            arrays::Scalar::UInt(u) => u.to_string(),
-            arrays::Scalar::Float(f) => arrays::format_g6(f),
-        }
-    }
     fn sub(a: &arrays::Array, idx: &mut Vec<usize>, out: &mut String) {
         let dim = idx.len();
         let last = dim + 1 == a.ndim();
@@ -318,7 +365,7 @@ pub fn repr(a: &arrays::Array) -> String {
             }
             idx.push(i);
             if last {
-                out.push_str(&elem(a.get(idx)));
+                out.push_str(&element_text(a.get(idx)));
             } else {
                 sub(a, idx, out);
             }

@@ -232,10 +232,21 @@ pub struct Machine<'k> {
     pub cancel: Option<crate::Cancel>,
     /// Atomics of one instruction go last lane first (`RunOptions`).
     pub atomics_last_lane_first: bool,
+    /// The current context's control stack (see `flow.rs`).
+    pub(crate) frames: Vec<crate::flow::Frame<'k>>,
+    /// Contexts stop at `threadgroup_barrier`s (several contexts share the
+    /// threadgroup); in lockstep a barrier runs where it stands.
+    pub(crate) waits_at_barriers: bool,
+    /// The barrier the current context stopped at, with its lanes.
+    pub(crate) waiting: Option<(&'k Inst, Mask)>,
+    /// Contexts may be asked to make way after atomic operations.
+    pub(crate) preempting: bool,
+    /// The scheduler's random state (schedule exploration).
+    pub(crate) rng: u64,
     /// Lanes that left a loop with `break`, innermost loop last.
-    breaks: Vec<Mask>,
+    pub(crate) breaks: Vec<Mask>,
     /// Lanes that returned, innermost inlined function last.
-    returns: Vec<Mask>,
+    pub(crate) returns: Vec<Mask>,
     /// All lanes of the threadgroup still running (not returned from the kernel).
     pub alive: Mask,
     /// The most recent loop entered (where a runaway kernel is reported).
@@ -264,9 +275,9 @@ pub struct Machine<'k> {
     scratch: Vec<u32>,
     /// Enclosing divergent branches: (the `if`, the lanes on the other side,
     /// whether we are in the `else` side). For barrier-divergence reports.
-    branches: Vec<(AccessId, Mask, bool)>,
+    pub(crate) branches: Vec<(AccessId, Mask, bool)>,
     /// Where each lane returned from the kernel, if it did.
-    returned_at: Vec<Option<AccessId>>,
+    pub(crate) returned_at: Vec<Option<AccessId>>,
     /// Registers holding values the specification leaves undefined.
     pub(crate) undef: crate::undefined::Marks,
 }
@@ -291,6 +302,11 @@ impl<'k> Machine<'k> {
             stopped: false,
             cancel: None,
             atomics_last_lane_first: false,
+            frames: Vec::new(),
+            waits_at_barriers: false,
+            waiting: None,
+            preempting: false,
+            rng: 0,
             breaks: Vec::new(),
             returns: Vec::new(),
             alive: Mask::empty(),
@@ -340,9 +356,10 @@ impl<'k> Machine<'k> {
         self.returned_at.resize(self.n, None);
         self.branches.clear();
         self.undef = Default::default();
-        let mut mask = self.alive;
-        let body = &self.k.body;
-        self.block(body, &mut mask);
+        let k: &'k Kernel = self.k;
+        self.frames.clear();
+        self.frames.push(crate::flow::Frame::Block { insts: &k.body, pc: 0, mask: self.alive });
+        self.run_frames();
         if let Some(s) = self.san.as_mut() {
             s.end_threadgroup();
         }
@@ -370,7 +387,7 @@ impl<'k> Machine<'k> {
     }
 
     /// The lane whose probes are recorded, if it is in `mask`.
-    fn watched_lane(&self, mask: &Mask) -> Option<usize> {
+    pub(crate) fn watched_lane(&self, mask: &Mask) -> Option<usize> {
         self.probe.as_ref().and_then(|p| p.lane_in(mask)).or_else(|| self.stops.as_ref().and_then(|p| p.lane_in(mask)))
     }
 
@@ -883,21 +900,9 @@ impl<'k> Machine<'k> {
 
     // ----- control flow ------------------------------------------------------
 
-    fn block(&mut self, insts: &[Inst], mask: &mut Mask) {
-        for inst in insts {
-            if mask.is_empty() || self.stopped {
-                return;
-            }
-            if !self.spend(inst) {
-                return;
-            }
-            self.inst(inst, mask);
-        }
-    }
-
     /// Take one instruction from the budget; false (and the machine
     /// stopped) when the budget is spent or the run was cancelled.
-    fn spend(&mut self, inst: &Inst) -> bool {
+    pub(crate) fn spend(&mut self, inst: &Inst) -> bool {
         if self.budget == 0 {
             self.runaway(inst);
             return false;
@@ -936,7 +941,7 @@ impl<'k> Machine<'k> {
         *mask == self.alive
     }
 
-    fn cond_mask(&self, cond: Reg, mask: &Mask) -> (Mask, Mask) {
+    pub(crate) fn cond_mask(&self, cond: Reg, mask: &Mask) -> (Mask, Mask) {
         if self.is_uniform(cond) {
             return if self.get(cond, 0) != 0 { (*mask, Mask::empty()) } else { (Mask::empty(), *mask) };
         }
@@ -965,180 +970,18 @@ impl<'k> Machine<'k> {
         (t, mask.and_not(&t))
     }
 
-    fn inst(&mut self, inst: &Inst, mask: &mut Mask) {
-        match inst {
-            Inst::If { cond, then, els, at } => {
-                self.branch_on(*cond, mask, *at);
-                let (mut t, mut e) = self.cond_mask(*cond, mask);
-                let mut after = Mask::empty();
-                let divergent = !t.is_empty() && !e.is_empty();
-                if !t.is_empty() {
-                    if divergent {
-                        self.branches.push((*at, e, false));
-                    }
-                    self.block(then, &mut t);
-                    if divergent {
-                        self.branches.pop();
-                    }
-                    after = after.or(&t);
-                }
-                if !e.is_empty() {
-                    if divergent {
-                        self.branches.push((*at, t, true));
-                    }
-                    self.block(els, &mut e);
-                    if divergent {
-                        self.branches.pop();
-                    }
-                    after = after.or(&e);
-                }
-                *mask = after;
-            }
-            Inst::Loop { cond_block, cond, body, step, check_first, at } => {
-                self.last_loop_span = Some(self.k.accesses[*at as usize].span);
-                let mut live = *mask;
-                self.breaks.push(Mask::empty());
-                let returned_before = self.returns.last().copied().unwrap_or(Mask::empty());
-                let mut first = true;
-                loop {
-                    if self.stopped {
-                        break;
-                    }
-                    if *check_first || !first {
-                        let mut cm = live;
-                        self.block(cond_block, &mut cm);
-                        if let Some(c) = cond {
-                            self.branch_on(*c, &live, *at);
-                            let (t, _) = self.cond_mask(*c, &live);
-                            live = t;
-                        }
-                    }
-                    first = false;
-                    if live.is_empty() {
-                        break;
-                    }
-                    // (Each trip costs one instruction, so an empty loop
-                    // that never ends still runs out of budget.)
-                    if !self.spend(inst) {
-                        break;
-                    }
-                    let mut body_mask = live;
-                    self.block(body, &mut body_mask);
-                    let broke = *self.breaks.last().expect("loop");
-                    let returned = self.returns.last().copied().unwrap_or(Mask::empty());
-                    live = live.and_not(&broke).and_not(&returned).and(&self.alive);
-                    if live.is_empty() {
-                        break;
-                    }
-                    let mut sm = live;
-                    self.block(step, &mut sm);
-                }
-                self.breaks.pop();
-                let returned = self.returns.last().copied().unwrap_or(Mask::empty());
-                let _ = returned_before;
-                *mask = mask.and_not(&returned).and(&self.alive);
-            }
-            Inst::Switch { value, ty, cases } => {
-                self.breaks.push(Mask::empty());
-                let mut matched = Mask::empty();
-                let mut running = Mask::empty();
-                let default_idx = cases.iter().position(|c| c.1);
-                // Lanes whose value matches no case go to `default`.
-                let mut unmatched = *mask;
-                for (vals, _, _) in cases {
-                    for l in mask.lanes() {
-                        let v = self.get(*value, l) & width_mask(*ty);
-                        if vals.iter().any(|c| c & width_mask(*ty) == v) {
-                            unmatched.set(l, false);
-                        }
-                    }
-                }
-                for (i, (vals, _, body)) in cases.iter().enumerate() {
-                    let mut enter = Mask::empty();
-                    for l in mask.lanes() {
-                        let v = self.get(*value, l) & width_mask(*ty);
-                        if vals.iter().any(|c| c & width_mask(*ty) == v) {
-                            enter.set(l, true);
-                        }
-                    }
-                    if Some(i) == default_idx {
-                        enter = enter.or(&unmatched);
-                    }
-                    matched = matched.or(&enter);
-                    // Fall-through: lanes that ran the previous case continue.
-                    running = running.or(&enter);
-                    let broke = *self.breaks.last().expect("switch");
-                    running = running.and_not(&broke);
-                    if !running.is_empty() {
-                        let mut m = running;
-                        self.block(body, &mut m);
-                        running = m;
-                    }
-                }
-                self.breaks.pop();
-                let returned = self.returns.last().copied().unwrap_or(Mask::empty());
-                let _ = matched;
-                *mask = mask.and_not(&returned).and(&self.alive);
-            }
-            Inst::Break => {
-                if let Some(b) = self.breaks.last_mut() {
-                    *b = b.or(mask);
-                }
-                *mask = Mask::empty();
-            }
-            Inst::Continue => {
-                *mask = Mask::empty();
-            }
-            Inst::Return { at } => {
-                if let Some(r) = self.returns.last_mut() {
-                    *r = r.or(mask);
-                }
-                if self.returns.len() == 1 {
-                    // Returning from the kernel itself: these threads are done.
-                    self.alive = self.alive.and_not(mask);
-                    for l in mask.lanes() {
-                        self.returned_at[l] = Some(*at);
-                    }
-                }
-                *mask = Mask::empty();
-            }
-            Inst::Probing { body } => {
-                // All the active lanes evaluate it, as they would the same
-                // code in the kernel (SIMD-group functions see their group),
-                // but only when the watched thread is among them.
-                if self.watched_lane(mask).is_none() {
-                    return;
-                }
-                let mut lanes = *mask;
-                let saved = (self.san.take(), self.tracer.take(), self.profiler.take(), self.check_memory);
-                self.check_memory = false;
-                self.update_observing();
-                self.block(body, &mut lanes);
-                (self.san, self.tracer, self.profiler, self.check_memory) = saved;
-                self.update_observing();
-            }
-            Inst::Scope { body } => {
-                let entered = *mask;
-                self.returns.push(Mask::empty());
-                let saved_breaks = std::mem::take(&mut self.breaks);
-                let mut m = *mask;
-                self.block(body, &mut m);
-                self.breaks = saved_breaks;
-                self.returns.pop();
-                *mask = entered.and(&self.alive);
-            }
-            _ => {
-                if self.observers {
-                    // Before the instruction: a barrier's lanes are the ones that arrive.
-                    self.observe_inst(inst, mask);
-                }
-                if self.undef.is_empty() {
-                    self.simple(inst, mask);
-                } else {
-                    self.track_undefined(inst, mask);
-                    self.simple(inst, mask);
-                }
-            }
+    /// One instruction without control flow, seen by the observers first
+    /// (a barrier's lanes are the ones that arrive).
+    #[inline]
+    pub(crate) fn exec_simple(&mut self, inst: &Inst, mask: &Mask) {
+        if self.observers {
+            self.observe_inst(inst, mask);
+        }
+        if self.undef.is_empty() {
+            self.simple(inst, mask);
+        } else {
+            self.track_undefined(inst, mask);
+            self.simple(inst, mask);
         }
     }
 
@@ -1335,7 +1178,7 @@ impl<'k> Machine<'k> {
 }
 
 /// Mask for comparing values of a type's width (switch cases).
-fn width_mask(s: Scalar) -> u64 {
+pub(crate) fn width_mask(s: Scalar) -> u64 {
     match s.size() {
         8 => u64::MAX,
         n => (1u64 << (n * 8)) - 1,

@@ -8,6 +8,7 @@
 pub mod access;
 pub mod exec;
 pub mod findings;
+mod flow;
 pub mod ir;
 pub mod log;
 pub mod lower;

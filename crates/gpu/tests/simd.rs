@@ -15,14 +15,20 @@ const N: usize = TG * GROUPS;
 /// Run `out[i] = EXPR` under `if (COND)` over 2 threadgroups of 40 threads
 /// (uint data); lanes that skip keep the sentinel.
 fn run_uint(cond: &str, decl: &str, expr: &str, a: &[u32]) -> Vec<u32> {
+    let (out, findings) = run_uint_findings(cond, decl, expr, a);
+    assert!(findings.is_empty(), "{expr}: {findings:?}");
+    out
+}
+
+/// [`run_uint`], returning the findings instead of refusing them.
+fn run_uint_findings(cond: &str, decl: &str, expr: &str, a: &[u32]) -> (Vec<u32>, Vec<Finding>) {
     let src = format!(
         "{PRELUDE}kernel void k(const device uint* a [[buffer(0)]], device uint* out [[buffer(1)]], uint i [[thread_position_in_grid]], uint t [[thread_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]]) {{\n  uint x = a[i];\n  {decl}\n  if ({cond}) {{\n    out[i] = {expr};\n  }}\n}}\n"
     );
     let k = compile(&src, "k");
     let mut b = bufs(vec![(0, u32s(a)), (1, u32s(&vec![SENTINEL; a.len()]))]);
     let r = run(&k, &threads([a.len() as u32, 1, 1], [TG as u32, 1, 1]), &mut b, &opts(CheckLevel::All));
-    assert!(r.findings.is_empty(), "{expr}: {:?}", r.findings);
-    to_u32(&b[&1])
+    (to_u32(&b[&1]), r.findings)
 }
 
 /// The SIMD-groups of the dispatch: global index ranges.
@@ -170,7 +176,9 @@ fn votes_broadcast_first_and_is_first() {
     }
 }
 
-/// Shuffles read the `x` of another lane of the same SIMD-group.
+/// Shuffles read the `x` of another lane of the same SIMD-group; a source
+/// past the 32 lanes leaves the lane's own value, and a lane missing from
+/// a partial SIMD-group has no value (undefined: the simulator's poison).
 fn shuffle_ref(a: &[u32], src: &dyn Fn(usize, usize) -> Option<usize>) -> Vec<u32> {
     let mut out = vec![SENTINEL; a.len()];
     for g in simdgroups() {
@@ -179,9 +187,24 @@ fn shuffle_ref(a: &[u32], src: &dyn Fn(usize, usize) -> Option<usize>) -> Vec<u3
             let l = i - g.start;
             out[i] = match src(l, n) {
                 Some(s) if s < n => a[g.start + s],
+                Some(s) if s < 32 => gpu::undefined::POISON as u32,
                 _ => a[i],
             };
         }
+    }
+    out
+}
+
+/// Run a shuffle expected to read missing lanes exactly where `want` has
+/// poison: those lanes must get an uninitialized-read finding.
+fn run_shuffle(expr: &str, a: &[u32], want: &[u32]) -> Vec<u32> {
+    let (out, findings) = run_uint_findings("true", "", expr, a);
+    let undefined = want.iter().any(|&v| v == gpu::undefined::POISON as u32);
+    let kinds: Vec<&str> = findings.iter().map(|f| f.kind.name()).collect();
+    if undefined {
+        assert!(kinds.iter().all(|&k| k == "uninitialized-read") && !kinds.is_empty(), "{expr}: {findings:?}");
+    } else {
+        assert!(findings.is_empty(), "{expr}: {findings:?}");
     }
     out
 }
@@ -193,10 +216,12 @@ fn shuffles_full_and_partial_groups() {
             let d = d as usize;
             // up/down: lanes whose source is outside the group are unchanged
             // (including the missing lanes of the 8-lane SIMD-group).
-            let down = run_uint("true", "", &format!("simd_shuffle_down(x, {d}u)"), &a);
-            prop_assert_eq!(down, shuffle_ref(&a, &|l, _| Some(l + d)), "shuffle_down {}", d);
-            let up = run_uint("true", "", &format!("simd_shuffle_up(x, {d}u)"), &a);
-            prop_assert_eq!(up, shuffle_ref(&a, &|l, _| l.checked_sub(d)), "shuffle_up {}", d);
+            let want = shuffle_ref(&a, &|l, _| Some(l + d));
+            let down = run_shuffle(&format!("simd_shuffle_down(x, {d}u)"), &a, &want);
+            prop_assert_eq!(down, want, "shuffle_down {}", d);
+            let want = shuffle_ref(&a, &|l, _| l.checked_sub(d));
+            let up = run_shuffle(&format!("simd_shuffle_up(x, {d}u)"), &a, &want);
+            prop_assert_eq!(up, want, "shuffle_up {}", d);
             let d32 = d % 32;
             let bc = run_uint("true", "", &format!("simd_broadcast(x, ushort({}))", d32 % 8), &a);
             prop_assert_eq!(bc, shuffle_ref(&a, &|_, _| Some(d32 % 8)), "broadcast");

@@ -254,9 +254,11 @@ fn garbage(dtype: DType, shape: &[usize]) -> Array {
     Array::from_bytes(dtype, shape, vec![0xff; n * dtype.size()]).unwrap_or_else(|_| Array::zeros(dtype, shape))
 }
 
-/// The warning for output elements no thread wrote.
-fn unwritten_warning(name: &str, count: usize, missing: &[bool], shape: &[usize]) -> gpu::Finding {
-    let first = missing.iter().position(|&b| b).unwrap_or(0);
+/// What to tell about output `name` (of `shape`) when the elements
+/// `unwritten` marks were never written (`None` when all were).
+pub fn unwritten_message(name: &str, unwritten: &[bool], shape: &[usize]) -> Option<String> {
+    let count = unwritten.iter().filter(|&&b| b).count();
+    let first = unwritten.iter().position(|&b| b)?;
     let mut index = Vec::with_capacity(shape.len());
     let mut rest = first;
     for &d in shape.iter().rev() {
@@ -265,24 +267,10 @@ fn unwritten_warning(name: &str, count: usize, missing: &[bool], shape: &[usize]
     }
     index.reverse();
     let at = index.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
-    let total = missing.len();
-    gpu::Finding {
-        kind: gpu::FindingKind::UninitializedRead,
-        is_error: false,
-        message: format!(
-            "{count} of the {total} elements of output `{name}` were never written (the first is `{name}[{at}]`): MLX leaves outputs uninitialized, so they hold garbage"
-        ),
-        span: Default::default(),
-        secondary: None,
-        thread: [0; 3],
-        local: [0; 3],
-        threadgroup: [0; 3],
-        count: count as u64,
-        examples: Vec::new(),
-        notes: vec![
-            "make the grid cover every element (is `grid` the number of threads, not of threadgroups?), or pass `init_value` if leaving elements unwritten is intended".into(),
-        ],
-    }
+    Some(format!(
+        "{count} of the {} elements of output `{name}` were never written (the first is `{name}[{at}]`): MLX leaves outputs uninitialized, so they hold garbage; make the grid cover every element (it counts threads, not threadgroups), or pass `init_value` if that is intended",
+        unwritten.len()
+    ))
 }
 
 /// What a call produced.
@@ -692,11 +680,6 @@ impl MetalKernel {
                 .written
                 .get(&index)
                 .map(|bits| bits.chunks(dtype.size().max(1)).map(|e| !e.iter().all(|&b| b)).collect::<Vec<bool>>());
-            if let Some(n) = missing.as_ref().map(|m| m.iter().filter(|&&b| b).count()).filter(|&n| n > 0 && !report.cancelled) {
-                let mut w = unwritten_warning(name, n, missing.as_deref().unwrap_or(&[]), shape);
-                w.span = remap.span(kernel.span).0;
-                report.findings.push(w);
-            }
             unwritten.push(missing);
             outputs.push(Array::from_bytes(dtype, shape, bytes).map_err(|e| arg(format!("output `{name}`: {e}")))?);
         }

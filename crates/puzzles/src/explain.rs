@@ -145,7 +145,7 @@ pub fn explain(
     let Some(out_table) = namer.table(out) else { return Vec::new() };
     let line = |e: &TraceEvent| sources.line_col(e.span).0;
     if !trace.events.iter().any(|e| e.write && trace.cells[e.cell as usize].alloc == out) {
-        return vec![format!("no thread wrote any cell of {}: every cell still holds its initial 0", out_table.name)];
+        return vec![format!("no thread wrote any cell of {}: it still holds whatever was there before the kernel ran", out_table.name)];
     }
     let mut lines = Vec::new();
     let wrong = yours.iter().zip(spec).enumerate().filter(|(_, (y, s))| !tol.matches(**y, **s)).map(|(i, _)| i);
@@ -163,6 +163,8 @@ pub fn explain(
         let Some(&(at, last)) = writes.last() else {
             let others = trace.events.iter().filter(|e| e.write && trace.cells[e.cell as usize].alloc == out).count();
             let cells = if others == 1 { "1 other cell".to_string() } else { format!("{others} other cells") };
+            // (Its value is whatever the memory held: not worth printing.)
+            let head = format!("{cell_name} = ?, expected {}", value_text(spec[i]));
             lines.push(format!("{head}: no thread wrote it (threads wrote {cells} of {}: check the index and the guard)", out_table.name));
             continue;
         };

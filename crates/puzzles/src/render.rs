@@ -227,7 +227,12 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
 
 /// An array as nested JSON lists of numbers.
 fn array_json(a: &arrays::Array) -> serde_json::Value {
-    fn nest(v: &[f64], shape: &[usize]) -> serde_json::Value {
+    array_json_unknown(a, None)
+}
+
+/// [`array_json`] with `null` for the elements `unknown` marks.
+fn array_json_unknown(a: &arrays::Array, unknown: Option<&[bool]>) -> serde_json::Value {
+    fn nest(v: &[Option<f64>], shape: &[usize]) -> serde_json::Value {
         match shape {
             [] | [_] => serde_json::Value::Array(v.iter().map(|x| serde_json::json!(x)).collect()),
             [n, rest @ ..] => {
@@ -236,7 +241,9 @@ fn array_json(a: &arrays::Array) -> serde_json::Value {
             }
         }
     }
-    nest(&a.to_f64_vec(), &a.shape)
+    let values: Vec<Option<f64>> =
+        a.to_f64_vec().into_iter().enumerate().map(|(i, x)| (!unknown.is_some_and(|u| u.get(i) == Some(&true))).then_some(x)).collect();
+    nest(&values, &a.shape)
 }
 
 /// A multi-line array repr on one line.
@@ -440,7 +447,11 @@ fn book_json(r: &CheckResult) -> serde_json::Value {
             });
             // A failing test carries both arrays (nested lists).
             if !t.passed {
-                v["yours"] = t.yours.as_ref().map(array_json).unwrap_or(serde_json::Value::Null);
+                v["yours"] = t.yours.as_ref().map(|y| array_json_unknown(y, t.unwritten.as_deref())).unwrap_or(serde_json::Value::Null);
+                // Flat indices of the cells no thread wrote (`null` in `yours`).
+                if let Some(u) = t.unwritten.as_ref().filter(|u| u.contains(&true)) {
+                    v["unwritten_cells"] = serde_json::json!(u.iter().enumerate().filter(|(_, &b)| b).map(|(i, _)| i).collect::<Vec<_>>());
+                }
                 v["spec"] = array_json(&t.spec);
                 // Flat (row-major) indices of the cells that differ.
                 if let Some(y) = &t.yours {

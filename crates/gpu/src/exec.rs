@@ -243,6 +243,8 @@ pub struct Machine<'k> {
     pub(crate) preempting: bool,
     /// The scheduler's random state (schedule exploration).
     pub(crate) rng: u64,
+    /// Run threadgroups under this schedule instead of lockstep.
+    pub(crate) schedule: Option<crate::schedule::Schedule>,
     /// Lanes that left a loop with `break`, innermost loop last.
     pub(crate) breaks: Vec<Mask>,
     /// Lanes that returned, innermost inlined function last.
@@ -307,6 +309,7 @@ impl<'k> Machine<'k> {
             waiting: None,
             preempting: false,
             rng: 0,
+            schedule: None,
             breaks: Vec::new(),
             returns: Vec::new(),
             alive: Mask::empty(),
@@ -358,8 +361,13 @@ impl<'k> Machine<'k> {
         self.undef = Default::default();
         let k: &'k Kernel = self.k;
         self.frames.clear();
-        self.frames.push(crate::flow::Frame::Block { insts: &k.body, pc: 0, mask: self.alive });
-        self.run_frames();
+        match self.schedule {
+            Some(s) => self.run_serial(&s),
+            None => {
+                self.frames.push(crate::flow::Frame::Block { insts: &k.body, pc: 0, mask: self.alive });
+                self.run_frames();
+            }
+        }
         if let Some(s) = self.san.as_mut() {
             s.end_threadgroup();
         }

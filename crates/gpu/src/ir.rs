@@ -430,3 +430,98 @@ pub enum ParamKind {
         ty: Scalar,
     },
 }
+
+/// The registers an instruction writes and reads, and whether it has an
+/// effect beyond its registers (memory, control flow, a record). Blocks of
+/// control-flow instructions are not included.
+pub fn reg_uses(inst: &Inst) -> (Vec<Reg>, Vec<Reg>, bool) {
+    use Inst::*;
+    match inst {
+        Const { dst, .. } | Attr { dst, .. } => (vec![*dst], vec![], false),
+        Copy { dst, src } | Assign { dst, src } | Unary { dst, a: src, .. } | Convert { dst, src, .. } => (vec![*dst], vec![*src], false),
+        Binary { dst, a, b, .. } | Compare { dst, a, b, .. } | PtrDiff { dst, a, b, .. } => (vec![*dst], vec![*a, *b], false),
+        Select { dst, cond, a, b } => (vec![*dst], vec![*cond, *a, *b], false),
+        BitCast { dst, src, .. } => (dst.clone(), src.clone(), false),
+        Math { dst, args, .. } => (vec![*dst], args.clone(), false),
+        Geometric { dst, args, .. } => (dst.clone(), args.iter().flatten().copied().collect(), false),
+        Special { dst, args, .. } => (dst.clone(), args.clone(), false),
+        PtrIndex { dst, ptr, index, .. } => (vec![*dst], vec![*ptr, *index], false),
+        PtrAdd { dst, ptr, .. } => (vec![*dst], vec![*ptr], false),
+        Lane { dst, a, arg, fill, .. } => (vec![*dst], vec![*a, *arg, *fill], false),
+        Load { dst, ptr, .. } => (vec![*dst], vec![*ptr], true),
+        Store { src, ptr, .. } => (vec![], vec![*src, *ptr], true),
+        MemCopy { dst, src, .. } => (vec![], vec![*dst, *src], true),
+        Atomic { dst, ptr, a, b, .. } => (vec![*dst], vec![*ptr, *a, *b], true),
+        Barrier { flags, .. } => (vec![], vec![*flags], true),
+        Matrix { dst, args, mats, .. } => (dst.clone(), args.iter().chain(mats.iter().flatten()).copied().collect(), true),
+        If { cond, .. } => (vec![], vec![*cond], true),
+        Loop { cond, .. } => (vec![], cond.iter().copied().collect(), true),
+        Switch { value, .. } => (vec![], vec![*value], true),
+        Log { args, .. } => (vec![], args.iter().map(|a| a.1).collect(), true),
+        Probe { regs, .. } => (vec![], regs.clone(), true),
+        Break | Continue | Return { .. } | Scope { .. } | Nop | RecursionTooDeep { .. } | Mark { .. } | Probing { .. } | Stop { .. } => {
+            (vec![], vec![], true)
+        }
+    }
+}
+
+/// Every instruction of `block`, nested blocks included, outermost first.
+pub fn walk<'a>(block: &'a [Inst], f: &mut dyn FnMut(&'a Inst)) {
+    for inst in block {
+        f(inst);
+        match inst {
+            Inst::If { then, els, .. } => {
+                walk(then, f);
+                walk(els, f);
+            }
+            Inst::Loop { cond_block, body, step, .. } => {
+                walk(cond_block, f);
+                walk(body, f);
+                walk(step, f);
+            }
+            Inst::Switch { cases, .. } => cases.iter().for_each(|c| walk(&c.2, f)),
+            Inst::Scope { body } | Inst::Probing { body } => walk(body, f),
+            _ => {}
+        }
+    }
+}
+
+/// The atomic operations of a kernel, by access site: the operation and
+/// whether the value it returns is used (flows, through any registers,
+/// into memory, an address or a branch). An atomic add whose result nobody
+/// uses commutes with another one; one whose result is used may not.
+pub fn atomic_sites(k: &Kernel) -> std::collections::HashMap<AccessId, (AtomicOp, bool)> {
+    use std::collections::HashSet;
+    let mut insts: Vec<&Inst> = Vec::new();
+    walk(&k.body, &mut |i| insts.push(i));
+    // Registers whose values matter: read by an effect, or by an
+    // instruction writing one that matters (a fixed point; registers are
+    // few and the walk is linear, so a handful of passes).
+    let uses: Vec<(Vec<Reg>, Vec<Reg>, bool)> = insts.iter().map(|i| reg_uses(i)).collect();
+    let mut live: HashSet<Reg> = HashSet::new();
+    for (_, srcs, effect) in &uses {
+        if *effect {
+            live.extend(srcs.iter().copied());
+        }
+    }
+    loop {
+        let before = live.len();
+        for (dsts, srcs, effect) in &uses {
+            if !*effect && dsts.iter().any(|d| live.contains(d)) {
+                live.extend(srcs.iter().copied());
+            }
+        }
+        if live.len() == before {
+            break;
+        }
+    }
+    let mut sites = std::collections::HashMap::new();
+    for inst in insts {
+        if let Inst::Atomic { op, dst, at, .. } = inst {
+            let used = live.contains(dst) || matches!(op, AtomicOp::Load | AtomicOp::CompareExchange);
+            let e = sites.entry(*at).or_insert((*op, used));
+            e.1 |= used;
+        }
+    }
+    sites
+}

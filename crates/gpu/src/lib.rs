@@ -18,6 +18,7 @@ mod parallel;
 pub mod probe;
 pub mod profile;
 pub mod sanitizer;
+pub mod schedule;
 pub mod stops;
 pub mod trace;
 pub mod undefined;
@@ -125,6 +126,15 @@ pub struct RunOptions {
     /// makes a scatter unstable) gives a different answer under one of the
     /// two; the puzzle book runs with this set.
     pub atomics_last_lane_first: bool,
+    /// Other legal schedules to run the dispatch under when its atomics may
+    /// be order-sensitive (`schedule.rs`); 0 turns exploration off. Needs
+    /// `check: All`.
+    pub schedules: usize,
+    /// Run under this schedule instead of lockstep (what exploration runs use).
+    pub schedule: Option<schedule::Schedule>,
+    /// Outputs of two schedules that differ by no more than this (floats:
+    /// `|a - b| <= atol + rtol * |b|`) differ only by rounding.
+    pub schedule_tolerance: (f64, f64),
 }
 
 impl Default for RunOptions {
@@ -144,6 +154,9 @@ impl Default for RunOptions {
             log: None,
             cancel: None,
             atomics_last_lane_first: false,
+            schedules: 2,
+            schedule: None,
+            schedule_tolerance: (1e-4, 1e-5),
         }
     }
 }
@@ -173,6 +186,10 @@ pub struct RunReport {
     /// ([`RunOptions::uninitialized_buffers`]), which of its bytes the
     /// kernel wrote (when checks were on): the others still hold garbage.
     pub written: BTreeMap<u32, Vec<bool>>,
+    /// Unordered atomic operations whose order may change the result.
+    pub order_pairs: Vec<sanitizer::OrderPair>,
+    /// Other schedules the dispatch was run under (see `schedule.rs`).
+    pub schedules_explored: usize,
 }
 
 impl RunReport {
@@ -264,6 +281,22 @@ pub fn run_with_progress(
     if let Err(e) = validate(kernel, d, opts) {
         return invalid(e);
     }
+    let initial = schedule::worth_exploring(kernel, d, opts).then(|| buffers.clone());
+    let mut report = run_lockstep(kernel, d, buffers, opts, progress);
+    if let Some(initial) = initial {
+        schedule::explore(kernel, d, initial, buffers, opts, &mut report);
+    }
+    report
+}
+
+/// One run of the dispatch under `opts.schedule` (lockstep when `None`).
+pub(crate) fn run_lockstep(
+    kernel: &Kernel,
+    d: &Dispatch,
+    buffers: &mut BTreeMap<u32, Vec<u8>>,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> RunReport {
     let tg = d.threadgroup;
     let (groups, grid_threads) = match d.mode {
         DispatchMode::Threads => ([0, 1, 2].map(|i| d.grid[i].div_ceil(tg[i])), d.grid),
@@ -318,6 +351,8 @@ pub(crate) fn run_part<'a>(
     let lanes = dispatch.lanes_requested();
     let mut m = Machine::new(kernel, lanes, memory_for(kernel, opts, lanes, buffers), opts.check != CheckLevel::None, opts.budget);
     m.cancel = opts.cancel.clone();
+    m.schedule = opts.schedule;
+    m.rng = opts.schedule.map_or(0, |s| s.seed);
     m.atomics_last_lane_first = opts.atomics_last_lane_first;
     m.san = sanitizer_for(kernel, opts, &m.mem, lanes);
     if let Some(limit) = opts.trace {
@@ -338,7 +373,7 @@ pub(crate) fn run_part<'a>(
     m.update_observing();
     let mut report = RunReport::default();
     let mut since_tick = 0u64;
-    for linear in range {
+    for linear in schedule::threadgroup_order(opts.schedule.as_ref(), range) {
         let geo = dispatch.for_group(linear);
         // Fresh threadgroup and private memory for each threadgroup.
         for b in &mut m.mem.threadgroup {
@@ -382,6 +417,7 @@ pub(crate) fn run_part<'a>(
     report.max_counts = m.san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
     if let Some(s) = m.san.as_mut() {
         report.written = std::mem::take(&mut s.device_written).into_iter().collect();
+        report.order_pairs = std::mem::take(&mut s.order_pairs);
     }
     Part {
         buffers: std::mem::take(&mut m.mem.buffers),
@@ -439,6 +475,9 @@ fn sanitizer_for(kernel: &Kernel, opts: &RunOptions, mem: &Memory, lanes: usize)
         }
     }
     san.uncounted = opts.uncounted_buffers.clone();
+    if opts.check == CheckLevel::All {
+        san.atomic_sites = ir::atomic_sites(kernel);
+    }
     san.lanes_per_threadgroup = lanes as u32;
     if opts.check != CheckLevel::None {
         for &i in &opts.uninitialized_buffers {

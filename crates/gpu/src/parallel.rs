@@ -145,6 +145,11 @@ fn merge(kernel: &Kernel, dispatch: &Geometry, initial: &BTreeMap<u32, Vec<u8>>,
         absorb_buffers(part.buffers);
         report.threads += part.report.threads;
         report.threadgroups += part.report.threadgroups;
+        for p in part.report.order_pairs {
+            if !report.order_pairs.iter().any(|q| q.first_at == p.first_at && q.second_at == p.second_at) {
+                report.order_pairs.push(p);
+            }
+        }
         findings.absorb(part.findings);
         if let (Some(a), Some(b)) = (san.as_mut(), part.san.as_ref()) {
             a.merge_later(b, &mut cross, parts.peek().is_none());

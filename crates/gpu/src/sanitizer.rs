@@ -355,6 +355,15 @@ pub struct Sanitizer {
     /// Barriers of the current threadgroup that left one kind of memory
     /// unordered (for the advice of a race they did not prevent).
     pub weak_barriers: Vec<WeakBarrier>,
+    /// The kernel's atomic operations by access site: (operation, whether
+    /// its result is used) — see `ir::atomic_sites`.
+    pub atomic_sites: HashMap<u32, (crate::ir::AtomicOp, bool)>,
+    /// Order-sensitive pairs of unordered atomics seen so far (a few).
+    pub order_pairs: Vec<OrderPair>,
+    /// Atomic operations seen per allocation and site (for `order_pairs`).
+    atomics_seen: Vec<AtomicSeen>,
+    /// Reused: the element offsets of one instruction's atomics.
+    offsets: Vec<i64>,
     /// Counters of the current threadgroup's lanes, and the maximum so far.
     pub lane_counts: Vec<Counts>,
     pub max_counts: Counts,
@@ -472,6 +481,57 @@ pub struct Batch {
     pub uninit: u64,
 }
 
+/// Atomic operations of one site on one allocation in one interval.
+#[derive(Clone, Copy, Debug)]
+struct AtomicSeen {
+    kind: AllocKind,
+    at: u32,
+    interval: u32,
+    /// The SIMD-groups (of the threadgroup) that ran it, one bit each.
+    groups: u32,
+    /// A thread that ran it (global number + 1).
+    tid: u32,
+}
+
+/// The SIMD-groups of a batch of lanes (one bit per SIMD-group of the
+/// threadgroup), how many lanes, and one thread.
+#[derive(Clone, Copy, Debug, Default)]
+struct Groups {
+    bits: u32,
+    lanes: u32,
+    tid: u32,
+    /// Two of the lanes accessed the same element.
+    shared: bool,
+}
+
+/// Two unordered atomic operations on one location whose order can change
+/// the result: their access sites and threads (global number + 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderPair {
+    pub first_at: u32,
+    pub first_tid: u32,
+    pub second_at: u32,
+    pub second_tid: u32,
+}
+
+/// Whether two atomic operations (with whether each one's returned value
+/// is used) may give a different result in the other order: only
+/// operations of one commutative kind whose results nobody reads commute
+/// (float additions up to rounding).
+pub fn order_sensitive(a: (crate::ir::AtomicOp, bool), b: (crate::ir::AtomicOp, bool)) -> bool {
+    use crate::ir::AtomicOp::*;
+    let kind = |op| match op {
+        Add | Sub => Some(0),
+        And => Some(1),
+        Or => Some(2),
+        Xor => Some(3),
+        Min => Some(4),
+        Max => Some(5),
+        _ => None,
+    };
+    a.1 || b.1 || kind(a.0).is_none() || kind(a.0) != kind(b.0)
+}
+
 /// Which memory a read of unwritten bytes was in (the advice differs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UninitSpace {
@@ -551,6 +611,7 @@ impl Sanitizer {
         self.threadgroup_clock.interval += 1;
         self.tg_start = self.device_clock.interval;
         self.weak_barriers.clear();
+        self.atomics_seen.retain(|e| matches!(e.kind, AllocKind::Buffer(_)));
         for s in self.threadgroup.iter_mut().chain(self.tg_buffers.iter_mut()) {
             s.clear();
         }
@@ -621,7 +682,23 @@ impl Sanitizer {
             _ => None,
         };
         let (mut dev_first, mut dev_count) = (None, 0u64);
-        let lanes = lanes.inspect(|&(l, off, _)| {
+        let track_order = self.races && op.is_atomic() && !self.atomic_sites.is_empty();
+        // Whether two lanes of this instruction hit one element matters only
+        // when the order of its own lanes could.
+        let own_order = track_order && self.atomic_sites.get(&at).is_some_and(|&c| order_sensitive(c, c));
+        let per_tg = self.lanes_per_threadgroup.max(1);
+        let mut groups: Option<Groups> = None;
+        let mut offsets = std::mem::take(&mut self.offsets);
+        offsets.clear();
+        let lanes = lanes.inspect(|&(l, off, tid)| {
+            if track_order {
+                let g = groups.get_or_insert(Groups { tid, ..Default::default() });
+                g.bits |= 1u32 << ((tid.wrapping_sub(1) % per_tg) / 32).min(31);
+                g.lanes += 1;
+                if own_order {
+                    offsets.push(off);
+                }
+            }
             if counted {
                 if let Some(c) = lane_counts.get_mut(l) {
                     c.access(kind, op.writes(), op.is_atomic());
@@ -683,7 +760,65 @@ impl Sanitizer {
                 out.first_uninit = dev_first;
             }
         }
+        if let Some(mut sg) = groups {
+            offsets.sort_unstable();
+            sg.shared = offsets.windows(2).any(|w| w[0] == w[1]);
+            self.note_atomic_batch(kind, at, sg);
+        }
+        self.offsets = offsets;
         out
+    }
+
+    /// After the atomic operations of one instruction (site `at`) on
+    /// allocation `kind` by the SIMD-groups `sg` (see `Groups`): look for an
+    /// unordered atomic operation on the same allocation, of this interval
+    /// (threadgroup memory) or of any other threadgroup (device memory),
+    /// whose order with these may change the result, and remember it as a
+    /// reason to explore other schedules. Coarse on purpose (the allocation,
+    /// not the element): exploration decides whether the order matters.
+    fn note_atomic_batch(&mut self, kind: AllocKind, at: u32, sg: Groups) {
+        let Some(&mine) = self.atomic_sites.get(&at) else { return };
+        let device = matches!(kind, AllocKind::Buffer(_));
+        let interval = if device { self.device_clock.interval } else { self.threadgroup_clock.interval };
+        let tg_start = self.tg_start;
+        // The lanes of one instruction on one element run in no defined order either.
+        if sg.shared && order_sensitive(mine, mine) {
+            self.add_order_pair(OrderPair { first_at: at, first_tid: sg.tid, second_at: at, second_tid: sg.tid });
+        }
+        let mut found = None;
+        for e in self.atomics_seen.iter().filter(|e| e.kind == kind) {
+            let other_threadgroup = device && e.interval < tg_start;
+            let same_interval = e.interval == interval && (e.groups | sg.bits).count_ones() > 1;
+            let Some(&theirs) = self.atomic_sites.get(&e.at) else { continue };
+            if (other_threadgroup || same_interval) && order_sensitive(theirs, mine) {
+                found = Some(OrderPair { first_at: e.at, first_tid: e.tid, second_at: at, second_tid: sg.tid });
+                break;
+            }
+        }
+        if let Some(p) = found {
+            self.add_order_pair(p);
+        }
+        match self.atomics_seen.iter().position(|e| e.kind == kind && e.at == at && (device || e.interval == interval)) {
+            // (For device memory the first threadgroup's entry stays: any
+            // later threadgroup is unordered with it.)
+            Some(i) if !device || self.atomics_seen[i].interval >= tg_start => {
+                let e = &mut self.atomics_seen[i];
+                e.groups |= sg.bits;
+                e.interval = interval;
+            }
+            Some(_) => {}
+            None if self.atomics_seen.len() < 256 => {
+                self.atomics_seen.push(AtomicSeen { kind, at, interval, groups: sg.bits, tid: sg.tid });
+            }
+            None => {}
+        }
+    }
+
+    fn add_order_pair(&mut self, p: OrderPair) {
+        let known = self.order_pairs.iter().any(|q| q.first_at == p.first_at && q.second_at == p.second_at);
+        if !known && self.order_pairs.len() < 16 {
+            self.order_pairs.push(p);
+        }
     }
 
     /// Fold in the state of a worker that ran *later* threadgroups of the

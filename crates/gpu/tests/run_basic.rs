@@ -341,7 +341,9 @@ kernel void k(device atomic_uint* next [[buffer(0)]], device uint* ticket [[buff
         let mut bufs = BTreeMap::new();
         bufs.insert(0, vec![0u8; 4]);
         bufs.insert(1, vec![0u8; 4 * 40]);
-        let mut opts = RunOptions { atomics_last_lane_first: last_first, ..Default::default() };
+        // (Exploring other schedules would report that the tickets depend on
+        // the order: that is what this kernel shows; see below.)
+        let mut opts = RunOptions { atomics_last_lane_first: last_first, schedules: 0, ..Default::default() };
         opts.threadgroup_buffers.insert(0, 4);
         // (A trace takes the lane-by-lane path through the atomics.)
         opts.trace = traced.then_some(10_000);
@@ -351,4 +353,12 @@ kernel void k(device atomic_uint* next [[buffer(0)]], device uint* ticket [[buff
         let got: Vec<u32> = bufs[&1].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
         assert_eq!(got, want, "last lane first: {last_first}, traced: {traced}");
     }
+    // With exploration on (the default), the order dependence is a finding.
+    let mut bufs = BTreeMap::new();
+    bufs.insert(0, vec![0u8; 4]);
+    bufs.insert(1, vec![0u8; 4 * 40]);
+    let mut opts = RunOptions::default();
+    opts.threadgroup_buffers.insert(0, 4);
+    let r = run(&k, &dispatch([40, 1, 1], [40, 1, 1]), &mut bufs, &opts);
+    assert!(r.findings.iter().any(|f| f.kind == gpu::FindingKind::DataRace && f.message.contains("order")), "{:?}", r.findings);
 }

@@ -250,14 +250,14 @@ impl Machine<'_> {
     fn report_batch(&mut self, b: crate::sanitizer::Batch, at: AccessId, op: MemOp) {
         if let Some((l, off, space)) = b.first_uninit {
             let what = self.k.accesses[at as usize].what.clone();
-            let atomic = if op.is_atomic() { "an atomic operation reads " } else { "" };
+            let (atomic, is_read) = if op.is_atomic() { ("an atomic operation reads ", "") } else { ("", " is read") };
             let f = match space {
                 crate::sanitizer::UninitSpace::Threadgroup => {
                     let f = self.report_lane(
                         FindingKind::UninitializedRead,
                         at,
                         l,
-                        format!("{atomic}`{what}` (threadgroup memory, byte offset {off}) before any thread of this threadgroup wrote it"),
+                        format!("{atomic}`{what}` (threadgroup memory, byte offset {off}){is_read} before any thread of this threadgroup wrote it"),
                     );
                     if f.notes.is_empty() {
                         f.notes.push("threadgroup memory starts with garbage in every threadgroup (atomics included: nothing zeroes them): have the threads write every element they will read, then call `threadgroup_barrier(mem_flags::mem_threadgroup)` before reading".into());
@@ -270,7 +270,7 @@ impl Machine<'_> {
                         FindingKind::UninitializedRead,
                         at,
                         l,
-                        format!("{atomic}`{what}` (byte offset {off}) before anything wrote it: this output buffer starts uninitialized"),
+                        format!("{atomic}`{what}` (byte offset {off}){is_read} before anything wrote it: this output buffer starts uninitialized"),
                     );
                     if f.notes.is_empty() {
                         f.notes.push("MLX allocates outputs without clearing them; pass `init_value` (e.g. 0) if the kernel accumulates into its output, or write every element before reading it".into());

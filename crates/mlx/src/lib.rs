@@ -203,6 +203,11 @@ pub struct Call {
     /// Apply each atomic instruction's lanes last lane first
     /// (`gpu::RunOptions::atomics_last_lane_first`).
     pub atomics_last_lane_first: bool,
+    /// Other schedules to explore when atomics may be order-sensitive, and
+    /// the float tolerance within which outputs differ only by rounding
+    /// (`gpu::RunOptions::schedules`, `schedule_tolerance`).
+    pub schedules: usize,
+    pub schedule_tolerance: (f64, f64),
 }
 
 impl Call {
@@ -233,6 +238,8 @@ impl Call {
             log: None,
             cancel: None,
             atomics_last_lane_first: false,
+            schedules: gpu::RunOptions::default().schedules,
+            schedule_tolerance: gpu::RunOptions::default().schedule_tolerance,
         }
     }
 
@@ -637,6 +644,8 @@ impl MetalKernel {
             log: call.log,
             cancel: call.cancel.clone(),
             atomics_last_lane_first: call.atomics_last_lane_first,
+            schedules: call.schedules,
+            schedule_tolerance: call.schedule_tolerance,
             ..Default::default()
         };
         let mut report = gpu::run(kernel, &dispatch, &mut buffers, &opts);

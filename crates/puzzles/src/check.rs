@@ -436,8 +436,10 @@ pub fn book_call(puzzle: &Puzzle, case: &TestCase, inputs: &[Array]) -> mlx::Cal
     }
     call.budget = Some(BOOK_BUDGET);
     // No order of atomics is promised: the book runs them in the order that
-    // exposes kernels relying on the first-lane-first one.
+    // exposes kernels relying on the first-lane-first one, and other
+    // schedules must give the same output within the puzzle's tolerance.
     call.atomics_last_lane_first = true;
+    call.schedule_tolerance = (puzzle.tolerance.rtol, puzzle.tolerance.atol);
     call
 }
 

@@ -86,6 +86,7 @@ pub fn stage_call(stage: &Stage, inputs: &[Array], n: usize) -> mlx::Call {
     );
     call.budget = Some(BOOK_BUDGET);
     call.atomics_last_lane_first = true;
+    call.schedule_tolerance = (crate::check::RTOL, crate::check::ATOL);
     call
 }
 

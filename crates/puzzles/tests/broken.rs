@@ -151,3 +151,85 @@ fn a_cancelled_check_reports_nothing() {
     let shown = puzzles::show::trace_test_cancellable(p, "01_map.metal", &file_with("map", body), 0, None, Some(&cancel));
     assert!(shown.is_err(), "a cancelled trace draws nothing");
 }
+
+/// Issue 24: what the hardware leaves undefined or unordered fails the
+/// book's checks, where a learner writes it.
+mod never_kinder {
+    use super::*;
+
+    fn error_kinds_at(r: &puzzles::CheckResult) -> Vec<(&'static str, usize)> {
+        r.findings
+            .iter()
+            .filter(|f| f.finding.is_error)
+            .map(|f| (f.finding.kind.name(), f.sources.line_col(f.finding.span).0 as usize))
+            .collect()
+    }
+
+    #[test]
+    fn histogram_bins_never_zeroed_fail() {
+        let body = solution("histogram")
+            .replace("if (local_i < BINS) {\n    atomic_store_explicit(&bins[local_i], 0, memory_order_relaxed);\n}\n", "");
+        assert!(!body.contains("atomic_store"), "{body}");
+        let r = check("histogram", &body);
+        assert!(!r.passed);
+        assert!(error_kinds_at(&r).iter().any(|(k, _)| *k == "uninitialized-read"), "{:?}", error_kinds_at(&r));
+    }
+
+    #[test]
+    fn accumulating_into_an_output_mlx_never_cleared_fails() {
+        let r = check("map", "uint i = thread_position_in_grid.x;\nout[i] += a[i] + 10;\n");
+        assert!(!r.passed);
+        // (line 3 of the workspace file: the header marker line comes first)
+        assert!(error_kinds_at(&r).iter().any(|(k, _)| *k == "uninitialized-read"), "{:?}", error_kinds_at(&r));
+    }
+
+    #[test]
+    fn histogram_without_a_barrier_after_zeroing_fails() {
+        let body = solution("histogram").replacen("threadgroup_barrier(mem_flags::mem_threadgroup);\n", "", 1);
+        let r = check("histogram", &body);
+        assert!(!r.passed, "{}", puzzles::render::human(&r, false));
+        assert!(error_kinds_at(&r).iter().any(|(k, _)| *k == "data-race"), "{:?}", error_kinds_at(&r));
+    }
+
+    #[test]
+    fn histogram_reading_bins_without_a_barrier_fails() {
+        let body = solution("histogram");
+        let at = body.rfind("threadgroup_barrier(mem_flags::mem_threadgroup);\n").expect("second barrier");
+        let body = format!("{}{}", &body[..at], &body[at + "threadgroup_barrier(mem_flags::mem_threadgroup);\n".len()..]);
+        let r = check("histogram", &body);
+        assert!(!r.passed, "{}", puzzles::render::human(&r, false));
+        assert!(error_kinds_at(&r).iter().any(|(k, _)| *k == "data-race"), "{:?}", error_kinds_at(&r));
+    }
+
+    #[test]
+    fn radix_histogram_without_barriers_fails() {
+        for which in [0, 1] {
+            let sol = solution("radix_pass");
+            let barrier = "threadgroup_barrier(mem_flags::mem_threadgroup);\n";
+            let at = sol.match_indices(barrier).nth(which).expect("barrier").0;
+            let r = check("radix_pass", &format!("{}{}", &sol[..at], &sol[at + barrier.len()..]));
+            assert!(!r.passed, "barrier {which} removed:\n{}", puzzles::render::human(&r, false));
+        }
+    }
+
+    #[test]
+    fn barriers_that_order_no_threadgroup_memory_fail() {
+        for slug in ["pooling", "matmul"] {
+            for flags in ["mem_flags::mem_none", "mem_flags::mem_device"] {
+                let body = solution(slug).replace("mem_flags::mem_threadgroup", flags);
+                let r = check(slug, &body);
+                assert!(!r.passed, "{slug} with {flags}");
+                assert!(error_kinds_at(&r).iter().any(|(k, _)| *k == "data-race"), "{slug} with {flags}: {:?}", error_kinds_at(&r));
+            }
+        }
+    }
+
+    #[test]
+    fn every_reference_solution_stays_clean() {
+        for (slug, _) in SOLUTIONS {
+            let r = check(slug, solution(slug));
+            assert!(r.solved(), "{slug}:\n{}", puzzles::render::human(&r, false));
+            assert!(r.findings.is_empty(), "{slug}: {:?}", error_kinds_at(&r));
+        }
+    }
+}

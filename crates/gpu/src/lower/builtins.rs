@@ -310,7 +310,8 @@ impl<'p> Lowerer<'p> {
             Type::Scalar(s) => self.reg_for(*s),
             _ => self.reg_for(ty),
         };
-        let at = self.access(span, format!("{op:?}").to_lowercase());
+        // (Named after the atomic object, as the messages about it need.)
+        let at = self.access(span, super::expr::describe(self, &args[0]));
         self.device_atomics |= space != AddressSpace::Threadgroup;
         out.push(Inst::Atomic { op, ty, dst, ptr, space, a, b, at });
         Ok(Val::Regs(if *ret == Type::Void { Vec::new() } else { vec![dst] }))

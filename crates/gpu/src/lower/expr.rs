@@ -963,7 +963,7 @@ pub(crate) fn scalar_bytes(bits: u64, s: Scalar) -> Vec<u8> {
 }
 
 /// A short description of what a place expression touches, for messages.
-fn describe(l: &Lowerer, e: &hir::Expr) -> String {
+pub(super) fn describe(l: &Lowerer, e: &hir::Expr) -> String {
     match &e.kind {
         H::Local(id) => l.func().local(*id).name.clone(),
         H::Global(g) => l.prog.globals[g.0 as usize].name.clone(),

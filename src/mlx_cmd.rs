@@ -73,6 +73,8 @@ pub struct MlxArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub schedules: crate::run::ScheduleArgs,
+    #[command(flatten)]
     pub pp: crate::lint::PreprocessArgs,
     /// Print statistics per line of the body (see `run --profile`).
     #[arg(long)]
@@ -232,6 +234,8 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         log: args.logging.options()?,
         cancel: None,
         atomics_last_lane_first: false,
+        schedules: args.schedules.schedules,
+        schedule_tolerance: args.schedules.tolerance(),
     };
 
     // Debugging: the body again with the probes placed (same lines).

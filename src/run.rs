@@ -73,6 +73,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub profile: bool,
     #[command(flatten)]
+    pub schedules: ScheduleArgs,
+    #[command(flatten)]
     pub logging: crate::logs::LogArgs,
     #[command(flatten)]
     pub capture: crate::captures::CaptureArgs,
@@ -340,6 +342,8 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         probe: args.debug.as_ref().and_then(|r| r.probe()),
         stops: args.debug.as_ref().and_then(|r| r.stops()),
         log: args.logging.options()?,
+        schedules: args.schedules.schedules,
+        schedule_tolerance: args.schedules.tolerance(),
         ..Default::default()
     };
     // A dispatch Metal would refuse is a usage error: nothing runs.
@@ -528,4 +532,29 @@ fn threadgroup_buffer_sizes(specs: &[String], kernel: &gpu::Kernel) -> Result<BT
         ));
     }
     Ok(sizes)
+}
+
+/// Schedule exploration (with `--check all`): a real GPU may run the
+/// SIMD-groups of a threadgroup, its threadgroups and the lanes of one
+/// atomic in any order; a result that depends on the order is a finding.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ScheduleArgs {
+    /// Other legal schedules to run the kernel under when unordered atomics
+    /// may make the result depend on the order (SIMD-groups one at a time
+    /// between barriers, threadgroups and atomic lanes in other orders);
+    /// 0 turns exploration off.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub schedules: usize,
+    /// Float outputs of two schedules within ATOL + RTOL * |value| of each
+    /// other differ only by rounding (e.g. atomic float sums in another order).
+    #[arg(long, default_value_t = 1e-4, value_name = "RTOL")]
+    pub schedule_rtol: f64,
+    #[arg(long, default_value_t = 1e-5, value_name = "ATOL")]
+    pub schedule_atol: f64,
+}
+
+impl ScheduleArgs {
+    pub fn tolerance(&self) -> (f64, f64) {
+        (self.schedule_rtol, self.schedule_atol)
+    }
 }

@@ -19,6 +19,9 @@ use crate::findings::FindingKind;
 use crate::ir::{AccessId, AtomicOp, Reg};
 use crate::memory::{ptr_alloc, ptr_offset, AllocKind};
 
+/// The offset part of a pointer (`memory.rs`).
+const OFFSET_BITS: u64 = (1 << 40) - 1;
+
 /// What an access does to the bytes it touches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemOp {
@@ -39,6 +42,16 @@ impl MemOp {
     pub fn is_atomic(self) -> bool {
         matches!(self, MemOp::Atomic(_))
     }
+}
+
+/// What `check_lanes` found.
+#[derive(Clone, Copy)]
+pub(crate) struct Checked {
+    /// The lanes whose access can be made.
+    pub ok: Mask,
+    /// Every lane can, all in the first lane's allocation: the data can
+    /// move without looking at a lane again.
+    pub one_allocation: bool,
 }
 
 /// Why one lane's access cannot be made.
@@ -86,33 +99,35 @@ impl Machine<'_> {
 
     /// The lanes of `mask` whose access of `size` bytes through `ptr` can be
     /// made; every other lane gets a finding.
-    pub(crate) fn check_lanes(&mut self, ptr: Reg, size: usize, mask: &Mask, at: AccessId, write: bool) -> Mask {
-        let Some(first) = mask.lanes().next() else { return *mask };
+    pub(crate) fn check_lanes(&mut self, ptr: Reg, size: usize, mask: &Mask, at: AccessId, write: bool) -> Checked {
+        let Some(first) = mask.lanes().next() else { return Checked { ok: *mask, one_allocation: true } };
         let align = natural_align(size);
         let p0 = self.get_pub(ptr, first);
         if self.fault(p0, size, align, write).is_none() {
             // Every lane in the first lane's allocation, in bounds and aligned:
-            // one pass without early exits, which vectorizes.
-            let alloc = ptr_alloc(p0);
-            let len = self.mem.size_of_alloc(p0) as i64;
-            let (size, amask) = (size as i64, align as i64 - 1);
-            let bad = |p: u64| -> u64 {
-                let off = ptr_offset(p);
-                ((ptr_alloc(p) != alloc) | (off < 0) | (off + size > len) | (off & amask != 0)) as u64
-            };
+            // per lane, nonzero bits flag another allocation, an offset past
+            // `limit` (offsets are below 2^40, so `limit - offset` is
+            // negative exactly then; a negative offset is a huge one) or a
+            // misaligned one; OR-ed over the lanes in a pass without
+            // branches, which vectorizes.
+            let base = crate::memory::ptr_bits(ptr_alloc(p0), 0);
+            let limit = self.mem.size_of_alloc(p0) - size as u64;
+            let amask = align as u64 - 1;
+            let bad = move |p: u64| ((p ^ base) >> 40) | (limit.wrapping_sub(p & OFFSET_BITS) >> 63) | (p & amask);
             let all_good = if self.is_uniform_pub(ptr) {
                 true
             } else {
-                match ptr {
+                let flags = match ptr {
                     Reg::W64(r) if first == 0 && mask.count() as usize == self.n => {
-                        let base = r as usize * self.stride;
-                        self.r64[base..base + self.n].iter().fold(0u64, |acc, &p| acc | bad(p)) == 0
+                        let start = r as usize * self.stride;
+                        self.r64[start..start + self.n].iter().fold(0u64, |acc, &p| acc | bad(p))
                     }
-                    _ => mask.lanes().fold(0u64, |acc, l| acc | bad(self.get_pub(ptr, l))) == 0,
-                }
+                    _ => mask.lanes().fold(0u64, |acc, l| acc | bad(self.get_pub(ptr, l))),
+                };
+                flags == 0
             };
             if all_good {
-                return *mask;
+                return Checked { ok: *mask, one_allocation: true };
             }
         }
         let mut ok = Mask::empty();
@@ -122,7 +137,7 @@ impl Machine<'_> {
                 ok.set(l, true);
             }
         }
-        ok
+        Checked { ok, one_allocation: false }
     }
 
     /// Whether lane `l` may access `size` bytes at `p` (aligned to their
@@ -182,16 +197,29 @@ impl Machine<'_> {
 
     /// Tell the observers about the accesses the lanes of `lanes` made
     /// through `ptr`: batched when they all hit one shared allocation (the
-    /// common case), lane by lane otherwise.
-    pub(crate) fn observe_lanes(&mut self, ptr: Reg, size: usize, at: AccessId, lanes: &Mask, op: MemOp) {
+    /// common case), lane by lane otherwise. `one_allocation`: `check_lanes`
+    /// found every lane in one allocation.
+    pub(crate) fn observe_lanes(&mut self, ptr: Reg, size: usize, at: AccessId, lanes: &Mask, op: MemOp, one_allocation: bool) {
         let Some(san) = self.san.as_ref() else { return };
         let Some(first) = lanes.lanes().next() else { return };
         let p0 = self.get_pub(ptr, first);
         let alloc = ptr_alloc(p0);
         let kind = alloc.kind();
+        // (Lanes that `check_lanes` found all in one allocation share its kind.)
+        if !san.observes(kind) && (one_allocation || self.is_uniform_pub(ptr)) {
+            return;
+        }
+        let one_allocation = || match ptr {
+            _ if self.is_uniform_pub(ptr) => true,
+            Reg::W64(r) if first == 0 && lanes.count() as usize == self.n => {
+                let start = r as usize * self.stride;
+                crate::memory::all_in(&self.r64[start..start + self.n], alloc)
+            }
+            _ => lanes.lanes().all(|l| ptr_alloc(self.get_pub(ptr, l)) == alloc),
+        };
         let batched = !matches!(kind, AllocKind::Private(_))
             && !matches!(kind, AllocKind::Buffer(i) if san.tracks_uninitialized(i))
-            && (self.is_uniform_pub(ptr) || lanes.lanes().all(|l| ptr_alloc(self.get_pub(ptr, l)) == alloc));
+            && one_allocation();
         if !batched {
             for l in lanes.lanes() {
                 let p = self.get_pub(ptr, l);

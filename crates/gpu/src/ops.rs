@@ -8,6 +8,9 @@ use crate::ir::*;
 use crate::memory::AllocKind;
 use crate::memory::{ptr_add, ptr_offset, read_le, write_le};
 use crate::undefined::{Undefined, POISON};
+
+/// The offset part of a pointer (`memory.rs`).
+const OFFSET_BITS: u64 = (1 << 40) - 1;
 use gpu_math::{FloatKind, IntKind};
 use msl::ast::BinaryOp;
 use msl::types::Scalar;
@@ -491,7 +494,8 @@ impl Machine<'_> {
 
     pub(crate) fn load(&mut self, dst: Reg, ty: Scalar, ptr: Reg, at: AccessId, mask: &Mask) {
         let size = ty.size() as usize;
-        let ok = self.check_lanes(ptr, size, mask, at, false);
+        let checked = self.check_lanes(ptr, size, mask, at, false);
+        let ok = checked.ok;
         let full = self.is_full(mask);
         let Some(first) = ok.lanes().next() else {
             // Every lane faulted: its value is 0 (after the finding).
@@ -500,10 +504,11 @@ impl Machine<'_> {
         };
         let p0 = self.get_pub(ptr, first);
         let shared = !matches!(crate::memory::ptr_alloc(p0).kind(), AllocKind::Private(_));
+        let fast = checked.one_allocation && shared && !self.tracing();
         // One shared location read by every lane: load once.
-        if ok == *mask && full && shared && self.is_uniform_pub(ptr) && !self.tracing() {
+        if fast && full && self.is_uniform_pub(ptr) {
             let raw = self.mem.region(p0, first).and_then(|(b, off)| read_le(b, off, size)).unwrap_or(0);
-            self.observe_lanes(ptr, size, at, mask, MemOp::Read);
+            self.observe_lanes(ptr, size, at, mask, MemOp::Read, true);
             self.set_uniform_pub(dst, from_memory(ty, raw));
             return;
         }
@@ -515,58 +520,40 @@ impl Machine<'_> {
         for l in mask.and_not(&ok).lanes() {
             self.set_lane_pub(dst, l, 0);
         }
-        // 32-bit values from one shared allocation: a block copy when the
-        // lanes read consecutive words (`a[i]`), else a gather.
-        if let (Reg::W32(d), Reg::W64(pr), 4, true, false) = (dst, ptr, size, shared, self.tracing()) {
-            let mut others = Vec::new();
+        // 32-bit values, every lane checked and in one allocation: a block
+        // copy when the lanes read consecutive words (`a[i]`), else a gather.
+        if let (Reg::W32(d), Reg::W64(pr), 4, true) = (dst, ptr, size, fast) {
             if let Some((bytes, _)) = self.mem.region(p0, first) {
-                let alloc = crate::memory::ptr_alloc(p0);
                 let (s, d, pr, n) = (self.stride, d as usize, pr as usize, self.n);
                 let pu = self.u64f[pr];
                 let all = first == 0 && ok.count() as usize == n;
-                let off0 = ptr_offset(p0);
-                if all && !pu && off0 >= 0 && consecutive(&self.r64[pr * s..pr * s + n], p0, 4) {
-                    if let Some(src) = bytes.get(off0 as usize..off0 as usize + 4 * n) {
-                        words_from_bytes(&mut self.r32[d * s..d * s + n], src);
-                        self.observe_lanes(ptr, size, at, &ok, MemOp::Read);
-                        return;
-                    }
-                }
-                let word = |p: u64| -> Option<u32> {
-                    if crate::memory::ptr_alloc(p) != alloc {
-                        return None;
-                    }
-                    let o = ptr_offset(p) as usize;
-                    bytes.get(o..o + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                let off0 = ptr_offset(p0) as usize;
+                let word = |p: u64| {
+                    let o = (p & OFFSET_BITS) as usize;
+                    bytes.get(o..o + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
                 };
-                if all && !pu {
+                if all && !pu && consecutive(&self.r64[pr * s..pr * s + n], p0, 4) {
+                    if let Some(src) = bytes.get(off0..off0 + 4 * n) {
+                        words_from_bytes(&mut self.r32[d * s..d * s + n], src);
+                    }
+                } else if all && !pu {
                     let (ptrs, outs) = (&self.r64[pr * s..pr * s + n], &mut self.r32[d * s..d * s + n]);
-                    for (l, (o, &p)) in outs.iter_mut().zip(ptrs).enumerate() {
-                        match word(p) {
-                            Some(v) => *o = v,
-                            None => others.push(l),
-                        }
+                    for (o, &p) in outs.iter_mut().zip(ptrs) {
+                        *o = word(p);
                     }
                 } else {
                     for l in ok.lanes() {
-                        let p = if pu { p0 } else { self.r64[pr * s + l] };
-                        match word(p) {
-                            Some(v) => self.r32[d * s + l] = v,
-                            None => others.push(l),
-                        }
+                        self.r32[d * s + l] = word(if pu { p0 } else { self.r64[pr * s + l] });
                     }
                 }
+                self.observe_lanes(ptr, size, at, &ok, MemOp::Read, checked.one_allocation);
+                return;
             }
-            for l in others {
-                self.load_lane(dst, ty, ptr, at, l);
-            }
-            self.observe_lanes(ptr, size, at, &ok, MemOp::Read);
-            return;
         }
         for l in ok.lanes() {
             self.load_lane(dst, ty, ptr, at, l);
         }
-        self.observe_lanes(ptr, size, at, &ok, MemOp::Read);
+        self.observe_lanes(ptr, size, at, &ok, MemOp::Read, checked.one_allocation);
     }
 
     /// `dst = 0` in the lanes of `mask` (faulted loads).
@@ -594,25 +581,30 @@ impl Machine<'_> {
 
     pub(crate) fn store(&mut self, src: Reg, ty: Scalar, ptr: Reg, at: AccessId, mask: &Mask) {
         let size = ty.size() as usize;
-        let ok = self.check_lanes(ptr, size, mask, at, true);
+        let checked = self.check_lanes(ptr, size, mask, at, true);
+        let ok = checked.ok;
         let Some(first) = ok.lanes().next() else { return };
         let p0 = self.get_pub(ptr, first);
         let shared = !matches!(crate::memory::ptr_alloc(p0).kind(), AllocKind::Private(_));
-        // 32-bit values into one shared allocation: a block copy when the
-        // lanes write consecutive words, else a scatter.
-        if let (Reg::W32(sr), Reg::W64(pr), 4, true, false) = (src, ptr, size, shared, self.tracing()) {
-            let alloc = crate::memory::ptr_alloc(p0);
+        // 32-bit values, every lane checked and in one allocation: a block
+        // copy when the lanes write consecutive words, else a scatter.
+        if let (Reg::W32(sr), Reg::W64(pr), 4, true) = (src, ptr, size, checked.one_allocation && shared && !self.tracing()) {
             let (s, sr, pr, n) = (self.stride, sr as usize, pr as usize, self.n);
             let (su, pu) = (self.u32f[sr], self.u64f[pr]);
             let all = first == 0 && ok.count() as usize == n;
-            let mut others = Vec::new();
             let Machine { mem, r32, r64, .. } = self;
             if let Some((bytes, _)) = mem.region_mut(p0, first) {
-                let off0 = ptr_offset(p0);
-                let block = all && !pu && off0 >= 0 && consecutive(&r64[pr * s..pr * s + n], p0, 4);
-                let range = off0.max(0) as usize..off0.max(0) as usize + 4 * n;
-                if block && range.end <= bytes.len() {
-                    let dst = &mut bytes[range];
+                let off0 = ptr_offset(p0) as usize;
+                let value = |l: usize| r32[sr * s + if su { 0 } else { l }];
+                let block = all && !pu && consecutive(&r64[pr * s..pr * s + n], p0, 4) && off0 + 4 * n <= bytes.len();
+                let mut put = |p: u64, v: u32| {
+                    let o = (p & OFFSET_BITS) as usize;
+                    if let Some(w) = bytes.get_mut(o..o + 4) {
+                        w.copy_from_slice(&v.to_le_bytes());
+                    }
+                };
+                if block {
+                    let dst = &mut bytes[off0..off0 + 4 * n];
                     if su {
                         let v = r32[sr * s].to_le_bytes();
                         for c in dst.chunks_exact_mut(4) {
@@ -621,37 +613,23 @@ impl Machine<'_> {
                     } else {
                         bytes_from_words(dst, &r32[sr * s..sr * s + n]);
                     }
+                } else if all && !pu {
+                    for (l, &p) in r64[pr * s..pr * s + n].iter().enumerate() {
+                        put(p, value(l));
+                    }
                 } else {
-                    let mut put = |l: usize, p: u64| {
-                        let o = ptr_offset(p) as usize;
-                        match bytes.get_mut(o..o + 4) {
-                            Some(w) if crate::memory::ptr_alloc(p) == alloc => {
-                                w.copy_from_slice(&r32[sr * s + if su { 0 } else { l }].to_le_bytes())
-                            }
-                            _ => others.push(l),
-                        }
-                    };
-                    if all && !pu {
-                        for (l, &p) in r64[pr * s..pr * s + n].iter().enumerate() {
-                            put(l, p);
-                        }
-                    } else {
-                        for l in ok.lanes() {
-                            put(l, if pu { p0 } else { r64[pr * s + l] });
-                        }
+                    for l in ok.lanes() {
+                        put(if pu { p0 } else { r64[pr * s + l] }, value(l));
                     }
                 }
-                for l in others {
-                    self.store_lane(src, ty, ptr, at, l);
-                }
-                self.observe_lanes(ptr, size, at, &ok, MemOp::Write);
+                self.observe_lanes(ptr, size, at, &ok, MemOp::Write, checked.one_allocation);
                 return;
             }
         }
         for l in ok.lanes() {
             self.store_lane(src, ty, ptr, at, l);
         }
-        self.observe_lanes(ptr, size, at, &ok, MemOp::Write);
+        self.observe_lanes(ptr, size, at, &ok, MemOp::Write, checked.one_allocation);
     }
 
     /// One lane's store, already checked.
@@ -702,7 +680,8 @@ impl Machine<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn atomic(&mut self, op: AtomicOp, ty: Scalar, dst: Reg, ptr: Reg, a: Reg, b: Reg, at: AccessId, mask: &Mask) {
         let size = ty.size() as usize;
-        let ok = self.check_lanes(ptr, size, mask, at, op != AtomicOp::Load);
+        let checked = self.check_lanes(ptr, size, mask, at, op != AtomicOp::Load);
+        let ok = checked.ok;
         if !self.is_full(mask) {
             self.expand_pub(dst);
         } else {
@@ -717,7 +696,7 @@ impl Machine<'_> {
         // Lanes in order: atomics are applied one thread at a time,
         // deterministically.
         if op != AtomicOp::CompareExchange && !self.tracing() && self.atomic_block(op, ty, dst, ptr, a, &ok) {
-            self.observe_lanes(ptr, size, at, &ok, MemOp::Atomic(op));
+            self.observe_lanes(ptr, size, at, &ok, MemOp::Atomic(op), checked.one_allocation);
             return;
         }
         if let Some(t) = self.tracer.as_mut() {
@@ -763,7 +742,7 @@ impl Machine<'_> {
         }
         // Atomics never race with each other, so recording them after the
         // loop, in lane order, finds exactly what recording each in turn would.
-        self.observe_lanes(ptr, size, at, &ok, MemOp::Atomic(op));
+        self.observe_lanes(ptr, size, at, &ok, MemOp::Atomic(op), checked.one_allocation);
     }
 
     /// The lanes of `mask` in the order their atomics are applied.

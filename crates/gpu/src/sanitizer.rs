@@ -565,6 +565,54 @@ impl Batch {
     }
 }
 
+/// Apply the accesses of a batch of lanes to an allocation's shadow (none:
+/// nothing to record), deferring reads that cannot find anything (see
+/// `Deferred`).
+fn apply_shadow(
+    shadow: Option<&mut Shadow>,
+    rules: &Rules,
+    races: bool,
+    lanes: impl Iterator<Item = (usize, i64, u32)>,
+    size: usize,
+    at: u32,
+    kind: AllocKind,
+) -> Batch {
+    let mut out = Batch::default();
+    let (write, atomic, interval, simd) = (rules.write, rules.atomic, rules.interval, rules.simd);
+    match shadow {
+        None => lanes.for_each(drop),
+        Some(shadow) if !rules.device => {
+            if shadow.deferred.interval != interval {
+                // Reads of an earlier interval can no longer race with anything.
+                shadow.deferred.clear(interval);
+            }
+            if !write && !atomic && shadow.defer_reads && shadow.unwritten == 0 && shadow.last_write != interval {
+                // Nothing can be found now (see `Deferred`); without race
+                // checks the read need not even be remembered.
+                if races {
+                    shadow.deferred.push(at, simd, size, lanes);
+                    if shadow.deferred.lanes.len() > MAX_DEFERRED {
+                        shadow.apply_deferred(rules);
+                    }
+                } else {
+                    lanes.for_each(drop);
+                }
+            } else {
+                if write || atomic {
+                    shadow.last_write = interval;
+                    // Reads followed by writes in one interval (`s[i] += s[j]`):
+                    // deferring would only add work in this threadgroup.
+                    shadow.defer_reads &= shadow.deferred.batches.is_empty();
+                }
+                shadow.apply_deferred(rules);
+                shadow.apply(lanes, size, at, rules, races, kind, &mut out);
+            }
+        }
+        Some(shadow) => shadow.apply(lanes, size, at, rules, races, kind, &mut out),
+    }
+    out
+}
+
 impl Sanitizer {
     pub fn new(races: bool, uninit: bool, counting: bool) -> Sanitizer {
         let clock = Clock { interval: 1, simd: 0 };
@@ -589,6 +637,19 @@ impl Sanitizer {
     #[inline]
     pub fn tracks_uninitialized(&self, index: u32) -> bool {
         self.uninit && self.device_written.contains_key(&index)
+    }
+
+    /// Whether an access to allocation `kind` concerns the sanitizer at all
+    /// (it counts, or keeps shadow state for that memory): most reads of
+    /// inputs and constants do not, and are then not looked at lane by lane.
+    #[inline]
+    pub fn observes(&self, kind: AllocKind) -> bool {
+        self.counting
+            || match kind {
+                AllocKind::Buffer(i) => self.device.get(i as usize).is_some_and(|s| s.is_some()) || self.tracks_uninitialized(i),
+                AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_) | AllocKind::Private(_) => true,
+                _ => false,
+            }
     }
 
     /// Count one access by `lane` (private memory is not counted as traffic).
@@ -690,31 +751,6 @@ impl Sanitizer {
         let mut groups: Option<Groups> = None;
         let mut offsets = std::mem::take(&mut self.offsets);
         offsets.clear();
-        let lanes = lanes.inspect(|&(l, off, tid)| {
-            if track_order {
-                let g = groups.get_or_insert(Groups { tid, ..Default::default() });
-                g.bits |= 1u32 << ((tid.wrapping_sub(1) % per_tg) / 32).min(31);
-                g.lanes += 1;
-                if own_order {
-                    offsets.push(off);
-                }
-            }
-            if counted {
-                if let Some(c) = lane_counts.get_mut(l) {
-                    c.access(kind, op.writes(), op.is_atomic());
-                }
-            }
-            let Some(bits) = bits.as_deref_mut() else { return };
-            let Some(range) = usize::try_from(off).ok().and_then(|o| bits.get_mut(o..o.checked_add(size)?)) else { return };
-            if op.reads() && !range.iter().all(|&b| b) {
-                dev_count += 1;
-                dev_first.get_or_insert((l, off, UninitSpace::Device));
-            }
-            if op.writes() {
-                range.fill(true);
-            }
-        });
-        let mut out = Batch::default();
         let shadow = match kind {
             AllocKind::Buffer(i) => device.get_mut(i as usize).and_then(|s| s.as_mut()),
             AllocKind::Threadgroup(i) => threadgroup.get_mut(i as usize),
@@ -723,37 +759,38 @@ impl Sanitizer {
         };
         let (write, atomic) = (op.writes(), op.is_atomic());
         let rules = Rules { interval, tg_start, simd, lanes_per_tg, device: device_memory, write, reads: op.reads(), atomic };
-        match shadow {
-            None => lanes.for_each(drop),
-            Some(shadow) if !rules.device => {
-                if shadow.deferred.interval != interval {
-                    // Reads of an earlier interval can no longer race with anything.
-                    shadow.deferred.clear(interval);
-                }
-                if !write && !atomic && shadow.defer_reads && shadow.unwritten == 0 && shadow.last_write != interval {
-                    // Nothing can be found now (see `Deferred`); without race
-                    // checks the read need not even be remembered.
-                    if races {
-                        shadow.deferred.push(at, simd, size, lanes);
-                        if shadow.deferred.lanes.len() > MAX_DEFERRED {
-                            shadow.apply_deferred(&rules);
-                        }
-                    } else {
-                        lanes.for_each(drop);
+        // The common case (no counters, no uninitialized buffer, no atomics
+        // to order) takes the lanes as they come: nothing per lane besides
+        // the shadow.
+        let mut out = if !counted && bits.is_none() && !track_order {
+            apply_shadow(shadow, &rules, races, lanes, size, at, kind)
+        } else {
+            let lanes = lanes.inspect(|&(l, off, tid)| {
+                if track_order {
+                    let g = groups.get_or_insert(Groups { tid, ..Default::default() });
+                    g.bits |= 1u32 << ((tid.wrapping_sub(1) % per_tg) / 32).min(31);
+                    g.lanes += 1;
+                    if own_order {
+                        offsets.push(off);
                     }
-                } else {
-                    if write || atomic {
-                        shadow.last_write = interval;
-                        // Reads followed by writes in one interval (`s[i] += s[j]`):
-                        // deferring would only add work in this threadgroup.
-                        shadow.defer_reads &= shadow.deferred.batches.is_empty();
-                    }
-                    shadow.apply_deferred(&rules);
-                    shadow.apply(lanes, size, at, &rules, races, kind, &mut out);
                 }
-            }
-            Some(shadow) => shadow.apply(lanes, size, at, &rules, races, kind, &mut out),
-        }
+                if counted {
+                    if let Some(c) = lane_counts.get_mut(l) {
+                        c.access(kind, op.writes(), op.is_atomic());
+                    }
+                }
+                let Some(bits) = bits.as_deref_mut() else { return };
+                let Some(range) = usize::try_from(off).ok().and_then(|o| bits.get_mut(o..o.checked_add(size)?)) else { return };
+                if op.reads() && !range.iter().all(|&b| b) {
+                    dev_count += 1;
+                    dev_first.get_or_insert((l, off, UninitSpace::Device));
+                }
+                if op.writes() {
+                    range.fill(true);
+                }
+            });
+            apply_shadow(shadow, &rules, races, lanes, size, at, kind)
+        };
         if dev_count > 0 {
             out.uninit += dev_count;
             if out.first_uninit.is_none() {

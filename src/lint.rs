@@ -2,7 +2,6 @@
 
 use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
 use clap::Args;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -93,7 +92,7 @@ pub fn run(args: &LintArgs) -> u8 {
         let diags: Vec<serde_json::Value> = c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect();
         println!("{}", serde_json::json!({ "diagnostics": diags }));
     } else {
-        eprint!("{}", c.render(std::io::stderr().is_terminal()));
+        eprint!("{}", c.render(crate::color::stderr()));
         let errors = c.diagnostics.error_count();
         if errors > 0 {
             eprintln!("{name}: {errors} error{}", if errors == 1 { "" } else { "s" });

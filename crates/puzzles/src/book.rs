@@ -61,6 +61,7 @@ const BOOK_ONE: [Puzzle; 14] = [
     Puzzle {
         number: 1,
         slug: "map",
+        answer_lines: 1,
         title: "Map",
         kernel_name: "map",
         explanation: "Write a kernel that takes the vector `a` and writes `a[i] + 10` into `out[i]`. \
@@ -87,6 +88,7 @@ index is its own position in the grid.",
     Puzzle {
         number: 2,
         slug: "zip",
+        answer_lines: 1,
         title: "Zip",
         kernel_name: "zip",
         explanation: "Two vectors `a` and `b` of the same length come in; write their element-wise \
@@ -109,6 +111,7 @@ sum into `out`. Again there is one thread per element.",
     Puzzle {
         number: 3,
         slug: "guard",
+        answer_lines: 3,
         title: "Guard",
         kernel_name: "guard",
         explanation: "Add 10 to every element of `a` and store the result in `out`, as in Map. This \
@@ -136,6 +139,7 @@ passed to the kernel automatically when you use it.",
     Puzzle {
         number: 4,
         slug: "map_2d",
+        answer_lines: 5,
         title: "Map 2D",
         kernel_name: "map_2D",
         explanation: "`a` is now a square matrix; add 10 to each entry and write it to `out`. The grid \
@@ -162,6 +166,7 @@ is stored row after row, so you must turn (row, column) into a single offset you
     Puzzle {
         number: 5,
         slug: "broadcast",
+        answer_lines: 5,
         title: "Broadcast",
         kernel_name: "broadcast",
         explanation: "`a` is a column (n x 1) and `b` a row (1 x n). Produce the n x n matrix \
@@ -188,6 +193,7 @@ other. The 2D grid is again bigger than the output.",
     Puzzle {
         number: 6,
         slug: "threadgroups",
+        answer_lines: 3,
         title: "Threadgroups",
         kernel_name: "threadgroups",
         explanation: "Add 10 to each element of `a` again, but the threads are now split into \
@@ -212,6 +218,7 @@ some threads to spare). A thread's global index combines which threadgroup it is
     Puzzle {
         number: 7,
         slug: "threadgroups_2d",
+        answer_lines: 6,
         title: "Threadgroups 2D",
         kernel_name: "threadgroups_2D",
         explanation: "The two-dimensional version of the previous puzzle: add 10 to every entry of \
@@ -238,6 +245,7 @@ grid is 6 x 6.",
     Puzzle {
         number: 8,
         slug: "threadgroup_memory",
+        answer_lines: 3,
         title: "Threadgroup Memory",
         kernel_name: "threadgroup_memory",
         explanation: "Add 10 to each element of `a`, staging the values through threadgroup memory: a \
@@ -271,6 +279,7 @@ if (i < a_shape[0]) {\n    shared[local_i] = a[i];\n    threadgroup_barrier(mem_
     Puzzle {
         number: 9,
         slug: "pooling",
+        answer_lines: 9,
         title: "Pooling",
         kernel_name: "pooling",
         explanation: "For each position i, write the sum of `a[i-2]`, `a[i-1]` and `a[i]` into \
@@ -300,6 +309,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
     Puzzle {
         number: 10,
         slug: "dot_product",
+        answer_lines: 11,
         title: "Dot Product",
         kernel_name: "dot_product",
         explanation: "Compute the dot product of `a` and `b` (the sum of their element-wise \
@@ -329,6 +339,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
     Puzzle {
         number: 11,
         slug: "1d_conv",
+        answer_lines: 23,
         title: "1D Convolution",
         kernel_name: "1D_conv",
         explanation: "Convolve `a` with the short filter `b`: `out[i]` is the sum over j of \
@@ -361,6 +372,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
     Puzzle {
         number: 12,
         slug: "prefix_sum",
+        answer_lines: 11,
         title: "Prefix Sum",
         kernel_name: "prefix_sum",
         explanation: "Sum the elements of `a`. When `a` is longer than a threadgroup (8 threads), each \
@@ -393,6 +405,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
     Puzzle {
         number: 13,
         slug: "axis_sum",
+        answer_lines: 13,
         title: "Axis Sum",
         kernel_name: "axis_sum",
         explanation: "`a` is a batch of rows; write the sum of each row into `out[row][0]`. The grid's \
@@ -422,6 +435,7 @@ uint batch = threadgroup_position_in_grid.y;\n",
     Puzzle {
         number: 14,
         slug: "matmul",
+        answer_lines: 14,
         title: "Matrix Multiply",
         kernel_name: "matmul",
         explanation: "Multiply the square matrices `a` and `b` into `out`. Threadgroups are 3 x 3 and \

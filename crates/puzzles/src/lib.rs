@@ -12,11 +12,13 @@ mod book;
 mod book2;
 pub mod check;
 pub mod explain;
+pub mod guide;
 pub mod pipeline;
 pub mod render;
 pub mod show;
 mod spec;
 mod spec2;
+pub mod style;
 pub mod workspace;
 
 use arrays::{Array, DType};
@@ -253,6 +255,9 @@ pub struct Puzzle {
     pub number: u32,
     /// Workspace slug (`map`, `1d_conv`, ...).
     pub slug: &'static str,
+    /// About how many lines of code a solution adds to the starter (the
+    /// size hint; a test keeps it close to the reference solution's).
+    pub answer_lines: u32,
     pub title: &'static str,
     /// MLX kernel name (the book's `name=`), e.g. `map_2D`.
     pub kernel_name: &'static str,

@@ -379,7 +379,7 @@ impl Watch {
             } else if r.passed {
                 message = "Tests pass, but a target is missed: not solved yet (see below).".to_string();
             }
-            let signature = r.generated.first().and_then(|(_, src)| signature(src));
+            let signature = r.generated.first().and_then(|(_, src)| puzzles::beginner::signature_of(src));
             let mut diagrams = vec![None; p.tests.len().max(1)];
             diagrams[0] = Some(diagram);
             let checked = Checked {
@@ -745,14 +745,6 @@ fn solved_message(p: &Puzzle, statuses: &[Status]) -> String {
         format!("Puzzle {} solved!", p.number)
     };
     format!("{head} {solved}/{} solved; press n for the next unsolved one, puzzle {}: {}.", PUZZLES.len(), q.number, q.title)
-}
-
-/// The kernel signature lines of a generated source (the `[[kernel]]` line
-/// through the opening brace).
-fn signature(src: &str) -> Option<String> {
-    let start = src.find("[[kernel]]")?;
-    let end = src[start..].find(") {")? + start + 3;
-    Some(format!("{}\n    ...your code...\n}}\n", &src[start..end]))
 }
 
 #[cfg(test)]

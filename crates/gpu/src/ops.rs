@@ -948,6 +948,8 @@ impl Machine<'_> {
         let mut result = vec![0u64; n];
         let mut written = Mask::empty();
         let tracing = self.tracing();
+        // For the trace: each lane's sources (register, lane).
+        let mut provenance: Vec<(usize, Vec<(Reg, usize)>)> = Vec::new();
         for start in (0..n).step_by(g) {
             let end = (start + g).min(n);
             let active: Vec<usize> = (start..end).filter(|&l| mask.get(l)).collect();
@@ -956,6 +958,7 @@ impl Machine<'_> {
             }
             // (source lane, destination lane) of shuffles, for the trace.
             let mut moves: Vec<(usize, usize)> = Vec::new();
+            let mut shuffled: Vec<(usize, Vec<(Reg, usize)>)> = Vec::new();
             let val = |m: &Self, l: usize| m.get_pub(a, l);
             match op {
                 LaneOp::Sum | LaneOp::Product | LaneOp::Min | LaneOp::Max | LaneOp::And | LaneOp::Or | LaneOp::Xor => {
@@ -991,6 +994,9 @@ impl Machine<'_> {
                         if tracing && src < end {
                             moves.push((src, l));
                         }
+                        if tracing {
+                            shuffled.push((l, vec![(a, if src < end { src } else { l })]));
+                        }
                     }
                 }
                 LaneOp::BroadcastFirst => {
@@ -999,6 +1005,7 @@ impl Machine<'_> {
                         result[l] = v;
                         if tracing {
                             moves.push((active[0], l));
+                            shuffled.push((l, vec![(a, active[0])]));
                         }
                     }
                 }
@@ -1038,6 +1045,16 @@ impl Machine<'_> {
                             Some((s, true)) if tracing && s < width => moves.push((start + s, l)),
                             _ => {}
                         }
+                        if tracing {
+                            shuffled.push((
+                                l,
+                                vec![match from {
+                                    Some((s, false)) => (a, s),
+                                    Some((s, true)) if s < width => (fill, start + s),
+                                    _ => (a, l),
+                                }],
+                            ));
+                        }
                     }
                 }
                 LaneOp::All | LaneOp::Any => {
@@ -1068,6 +1085,22 @@ impl Machine<'_> {
             for &l in &active {
                 written.set(l, true);
             }
+            if tracing {
+                // Reductions and scans: the lanes they combined.
+                let exclusive = matches!(op, LaneOp::PrefixExclusiveSum | LaneOp::PrefixExclusiveProduct);
+                for &l in &active {
+                    let from: Vec<(Reg, usize)> = match crate::trace::exchange_kind(op) {
+                        Some(crate::trace::ExchangeKind::Reduce) => active.iter().map(|&s| (a, s)).collect(),
+                        Some(crate::trace::ExchangeKind::Scan) => {
+                            active.iter().filter(|&&s| if exclusive { s < l } else { s <= l }).map(|&s| (a, s)).collect()
+                        }
+                        Some(_) => continue,
+                        None => Vec::new(),
+                    };
+                    provenance.push((l, from));
+                }
+                provenance.append(&mut shuffled);
+            }
             if let (Some(kind), true) = (crate::trace::exchange_kind(op), tracing) {
                 let moves = moves.into_iter().filter(|(a, b)| a != b).map(|(a, b)| (a as u32, b as u32)).collect();
                 let lanes = active.iter().map(|&l| l as u32).collect();
@@ -1081,6 +1114,9 @@ impl Machine<'_> {
         }
         for l in written.lanes() {
             self.set_lane_pub(dst, l, result[l]);
+        }
+        if let Some(t) = self.tracer.as_mut() {
+            t.lane_provenance(dst, &provenance);
         }
     }
 

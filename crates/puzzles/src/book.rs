@@ -144,7 +144,9 @@ passed to the kernel automatically when you use it.",
         kernel_name: "map_2D",
         explanation: "`a` is now a square matrix; add 10 to each entry and write it to `out`. The grid \
 is two-dimensional and larger than the matrix in both directions. Device memory is flat: a matrix \
-is stored row after row, so you must turn (row, column) into a single offset yourself.",
+is stored row after row, so you must turn (row, column) into a single offset yourself. The \
+matrix's size comes with it: `a_shape[0]` is its number of rows and `a_shape[1]` its number of \
+columns (MLX passes `NAME_shape` for any input whose name with `_shape` you use).",
         input_names: &["a"],
         output_name: "out",
         header: "",
@@ -253,7 +255,7 @@ small array every thread of a threadgroup shares, declared in the body with a si
 compile time (the header defines the constant). After threads write to it, they must meet at \
 `threadgroup_barrier(mem_flags::mem_threadgroup)` before any thread reads what another wrote, and \
 every thread of the group has to reach that barrier. Threadgroups hold 4 threads; `a` has 8 \
-elements.",
+elements, and in the second test 6, so that the last threadgroup sticks out past its end.",
         input_names: &["a"],
         output_name: "out",
         header: "constant uint THREADGROUP_MEM_SIZE = 4;\n",
@@ -262,7 +264,12 @@ uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_pos
 uint local_i = thread_position_in_threadgroup.x;\n\
 \n\
 if (i < a_shape[0]) {\n    shared[local_i] = a[i];\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n}\n",
-        tests: &[test("Threadgroup Memory", &[ones("a", &[8])], &[8], [8, 1, 1], [4, 1, 1])],
+        tests: &[
+            test("Threadgroup Memory", &[ones("a", &[8])], &[8], [8, 1, 1], [4, 1, 1]),
+            // The last threadgroup sticks out: a barrier inside `if (i < n)`
+            // is skipped by threads 6 and 7.
+            test("Threadgroup Memory (Short)", &[ones("a", &[6])], &[6], [8, 1, 1], [4, 1, 1]),
+        ],
         spec: spec::add_ten,
         // Derived: one value through shared memory (one shared write, one shared read).
         targets: targets(Some(1), Some(1), Some(1), Some(1)),

@@ -239,7 +239,15 @@ uint lane = thread_index_in_simdgroup;\n",
         spec: spec2::matvec,
         // Four columns per thread (128 / 32): 4 of `a` and 4 of `x`; one
         // atomic per SIMD-group, none for plain stores.
-        targets: Targets { global_reads: Some(8), global_writes: Some(0), device_atomics: Some(1), ..NO_TARGETS },
+        // One atomic per threadgroup (one SIMD-group): an atomic from every
+        // thread is 32.
+        targets: Targets {
+            global_reads: Some(8),
+            global_writes: Some(0),
+            device_atomics: Some(1),
+            threadgroup_device_atomics: Some(1),
+            ..NO_TARGETS
+        },
         hints: &[
             "The chunk's columns are `chunk * CHUNK + lane`, `+ 32`, `+ 64`, `+ 96`; stop at the end of the row (`a_shape[1]`).",
             "Accumulate in a register, `simd_sum` it, and let lane 0 call `atomic_fetch_add_explicit(&out[row], s, memory_order_relaxed)`.",
@@ -319,6 +327,15 @@ the row: `simd_max` and `simd_sum`. Tolerance: 1e-4 relative + 1e-6 absolute.",
             test("Softmax (Simple)", &[input("a", F32, &[4, 40], Fill::Arange, Random::Floats(-100.0, 100.0))], &[4, 40], [32, 4, 1], [32, 1, 1]),
             test("Softmax (Edges)", &[input("a", F32, &[3, 100], Fill::Arange, Random::Floats(-100.0, 100.0))], &[3, 100], [32, 3, 1], [32, 1, 1]),
             test("Softmax (Short rows)", &[input("a", F32, &[5, 7], Fill::Arange, Random::Floats(-100.0, 100.0))], &[5, 7], [32, 5, 1], [32, 1, 1]),
+            // Every value far below 0: a running maximum that starts at 0
+            // instead of -INFINITY makes every exp underflow to 0 (0 / 0).
+            test(
+                "Softmax (All negative)",
+                &[input("a", F32, &[3, 50], Fill::Seeded(2100), Random::Floats(-300.0, -200.0))],
+                &[3, 50],
+                [32, 3, 1],
+                [32, 1, 1],
+            ),
         ],
         spec: spec2::softmax,
         // Three passes over a row of up to 4 values per thread (max, sum,
@@ -353,6 +370,14 @@ Tolerance: 1e-4 relative + 1e-5 absolute.",
             test("RMS Norm (Simple)", &[floats("x", &[4, 64]), floats("w", &[64])], &[4, 64], [32, 4, 1], [32, 1, 1]),
             test("RMS Norm (Edges)", &[floats("x", &[3, 100]), floats("w", &[100])], &[3, 100], [32, 3, 1], [32, 1, 1]),
             test("RMS Norm (Short rows)", &[floats("x", &[6, 20]), floats("w", &[20])], &[6, 20], [32, 6, 1], [32, 1, 1]),
+            // Rows of zeros: without EPS the scale is 1 / sqrt(0).
+            test(
+                "RMS Norm (Zero rows)",
+                &[input("x", F32, &[4, 40], Fill::Seeded(2200), Random::FloatsZeroRows { lo: -4.0, hi: 4.0, every: 2 }), floats("w", &[40])],
+                &[4, 40],
+                [32, 4, 1],
+                [32, 1, 1],
+            ),
         ],
         spec: spec2::rms_norm,
         // Up to 4 columns per thread: x twice (sum of squares, then the
@@ -557,6 +582,19 @@ exponentials of raw scores overflow. Tolerance: 1e-4 relative + 1e-5 absolute.",
                     floats("v", &[50, 24]),
                 ],
                 &[24],
+                [32, 1, 1],
+                [32, 1, 1],
+            ),
+            // Every score far below 0: a running maximum that starts at 0
+            // instead of -INFINITY makes every exp underflow (0 / 0).
+            test(
+                "Attention Row (Negative scores)",
+                &[
+                    input("q", F32, &[20], Fill::Seeded(2601), Random::Floats(4.0, 6.0)),
+                    input("k", F32, &[30, 20], Fill::Seeded(2602), Random::Floats(-6.0, -4.0)),
+                    floats("v", &[30, 20]),
+                ],
+                &[20],
                 [32, 1, 1],
                 [32, 1, 1],
             ),

@@ -311,6 +311,9 @@ fn targets_verdict_styled(r: &CheckResult, color: bool) -> String {
         let _ = writeln!(s, "  {k}");
         let _ = writeln!(s, "    {v}");
     }
+    for a in &r.advice {
+        let _ = writeln!(s, "  {a}");
+    }
     s
 }
 
@@ -320,7 +323,7 @@ fn not_solved_yet(color: bool) -> String {
 
 /// (what is over, what the target means) for every missed target.
 pub fn missed_targets(score: Score, targets: Targets) -> Vec<(String, String)> {
-    const WHAT: [&str; 8] = [
+    const WHAT: [&str; 9] = [
         "reads of device memory per thread: read each input value once (share it through threadgroup memory if other threads need it too)",
         "writes to device memory per thread: accumulate in a local variable and write the result once",
         "reads of threadgroup memory per thread: keep values you reuse in a local variable",
@@ -329,6 +332,7 @@ pub fn missed_targets(score: Score, targets: Targets) -> Vec<(String, String)> {
         "atomic operations on threadgroup memory per thread: accumulate in a register first where you can",
         "threadgroup barriers each thread reaches: exchange within a SIMD-group (simd_sum, shuffles) needs none",
         "SIMD-group functions per thread (simd_sum, simd_shuffle_*, simd_prefix_*, simdgroup_matrix operations): one built-in reduction or scan replaces a tree of shuffles",
+        "atomic operations on device memory by a whole threadgroup, all its threads together: combine the threadgroup's values first (simd_sum, threadgroup memory) and let one thread send each result",
     ];
     let mut out = Vec::new();
     for ((t, v), (k, meaning)) in targets.columns().into_iter().zip(score.columns()).zip(WHAT.iter().enumerate()) {

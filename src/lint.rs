@@ -135,7 +135,11 @@ fn lint_puzzle(args: &LintArgs, p: &'static puzzles::Puzzle, name: &str, text: &
         if errors > 0 {
             eprintln!("{name}: {errors} error{}", if errors == 1 { "" } else { "s" });
         } else {
-            eprintln!("{name}: ok (the body of puzzle {}; `{}` runs its tests)", p.number, crate::book::invocation(&format!("check {}", p.number), std::path::Path::new(puzzles::workspace::DEFAULT_DIR)));
+            eprintln!(
+                "{name}: ok (the body of puzzle {}; `{}` runs its tests)",
+                p.number,
+                crate::book::invocation(&format!("check {}", p.number), std::path::Path::new(puzzles::workspace::DEFAULT_DIR))
+            );
         }
     }
     if errors > 0 {

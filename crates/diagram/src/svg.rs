@@ -158,6 +158,8 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
     }
     let row_w = |r: &[Block]| r.iter().map(|b| b.w).sum::<f64>() + TABLE_GAP * (r.len().saturating_sub(1)) as f64;
     let mut inner_w = rows.iter().map(|r| row_w(r)).fold(160.0, f64::max);
+    // (Bold text runs about a tenth wider than the estimate.)
+    inner_w = m.panels.iter().map(|p| text_width(&panel_title(m, p), 13.0) * 1.1).fold(inner_w, f64::max);
     // The band: as many rows as the busiest panel, lanes after the longest label.
     let band_rows = m.panels.iter().map(|p| p.exchanges.len()).max().unwrap_or(0);
     let all_lanes = m.panels.iter().flat_map(|p| p.exchanges.iter()).filter_map(|r| r.lanes.last()).map(|&l| l + 1).max().unwrap_or(0);
@@ -364,7 +366,8 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     const TG_NOTE: &str = "threadgroup memory: one copy per interval; interval k = after k barriers";
     let has_tg = spec.tables.iter().any(|t| t.role == Role::Threadgroup);
     // (After the marks' last text, which starts at 156.)
-    let note_x = 156.0 + text_width(FLOW_TEXT, 10.0) + 24.0;
+    let flow_text = FLOW_TEXT.to_string();
+    let note_x = 156.0 + text_width(&flow_text, 10.0) + 24.0;
     let note_inline = note_x + text_width(TG_NOTE, 10.0) <= width - 2.0 * MARGIN;
     let note_line = if has_tg && !note_inline { 18.0 } else { 0.0 };
     // Lines for the marks only some diagrams have: atomics, SIMD-group functions.
@@ -378,15 +381,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     if m.panels.iter().any(|p| !p.races.is_empty()) {
         extra_marks.push(("race", RACE_TEXT));
     }
-    let thinned: Vec<String> = m
-        .panels
-        .iter()
-        .filter_map(|p| arc_thread(p).map(|t| format!("value flow drawn for thread {t} only ({} arcs in all)", p.arcs.len())))
-        .take(1)
-        .collect();
-    if let Some(t) = thinned.first() {
-        extra_marks.push(("thinned", t.as_str()));
-    }
+
     let width = extra_marks.iter().map(|(_, t)| 20.0 + text_width(t, 10.0) + 2.0 * MARGIN).fold(width, f64::max);
     let height = legend_y + ky + 18.0 + note_line + 18.0 * extra_marks.len() as f64;
 
@@ -405,9 +400,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     for (pi, p) in m.panels.iter().enumerate() {
         let px = MARGIN + (pi % pcols) as f64 * (l.w + PANEL_GAP);
         let py = TITLE_H + (pi / pcols) as f64 * (l.h + PANEL_GAP);
-        let [x, y, z] = p.tg;
-        let tg_name = if two_d || z > 0 { format!("threadgroup ({x}, {y})") } else { format!("threadgroup ({x})") };
-        let tg_name = if m.tg_counts[2] > 1 { format!("threadgroup ({x}, {y}, {z})") } else { tg_name };
+        let tg_name = panel_title(&m, p);
         let _ = writeln!(s, r#"<g class="panel" transform="translate({},{})">"#, f(px), f(py));
         let _ = writeln!(
             s,
@@ -665,7 +658,8 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     }
     let _ = writeln!(
         s,
-        r##"<g class="legend-marks" font-size="10" fill="#333"><circle cx="6" cy="{y0}" r="2.6" fill="#555"/><text x="14" y="{y1}">read</text><rect x="56" y="{y2}" width="12" height="12" fill="none" stroke="#555" stroke-width="2"/><text x="74" y="{y1}">write</text><path d="M120 {y0} Q135 {y3} 150 {y0}" fill="none" stroke="#555" stroke-width="1.2"/><text x="156" y="{y1}">{FLOW_TEXT}</text>{note}</g>"##,
+        r##"<g class="legend-marks" font-size="10" fill="#333"><circle cx="6" cy="{y0}" r="2.6" fill="#555"/><text x="14" y="{y1}">read</text><rect x="56" y="{y2}" width="12" height="12" fill="none" stroke="#555" stroke-width="2"/><text x="74" y="{y1}">write</text><path d="M120 {y0} Q135 {y3} 150 {y0}" fill="none" stroke="#555" stroke-width="1.2"/><text x="156" y="{y1}">{flow}</text>{note}</g>"##,
+        flow = esc(&flow_text),
         note = if has_tg {
             let (nx, ny) = if note_inline { (note_x, ky + 3.5) } else { (0.0, ky + 3.5 + 18.0) };
             format!(r##"<text x="{}" y="{}" fill="#888">{TG_NOTE}</text>"##, f(nx), f(ny))
@@ -715,6 +709,24 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     let _ = writeln!(s, "</g>");
     s.push_str("</svg>\n");
     s
+}
+
+/// A panel's title: its threadgroup, and whose arcs are drawn when there
+/// are too many to read.
+fn panel_title(m: &Model, p: &crate::model::Panel) -> String {
+    let two_d = m.tg_counts[1] > 1 || m.tg_counts[2] > 1;
+    let [x, y, z] = p.tg;
+    let mut name = if m.tg_counts[2] > 1 {
+        format!("threadgroup ({x}, {y}, {z})")
+    } else if two_d || z > 0 {
+        format!("threadgroup ({x}, {y})")
+    } else {
+        format!("threadgroup ({x})")
+    };
+    if let Some(t) = arc_thread(p) {
+        name.push_str(&format!(" · value flow drawn for thread {t} only ({} arcs in all)", p.arcs.len()));
+    }
+    name
 }
 
 /// When a panel has too many arcs to read, the one thread whose arcs are

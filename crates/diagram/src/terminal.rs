@@ -315,7 +315,7 @@ fn legend(spec: &DiagramSpec, m: &Model, width: usize) -> String {
     }
     text.push_str(". Reads per cell: `.` none, 1 to 9, `+` more.");
     if spec.tables.iter().any(|t| t.role == Role::Threadgroup) {
-        text.push_str(" Interval k: threadgroup memory after k barriers, one grid per interval.");
+        text.push_str(" One grid per barrier interval (interval k: threadgroup memory after k barriers).");
     }
     wrap(&text, width)
 }

@@ -120,8 +120,9 @@ pub struct Trace {
     pub truncated: bool,
 }
 
-/// Sources kept per value (more are dropped: diagrams stay readable).
-const MAX_SOURCES: usize = 64;
+/// Sources kept per value (more are dropped: diagrams stay readable). A
+/// value with this many sources may have had more.
+pub const MAX_SOURCES: usize = 64;
 
 #[derive(Debug)]
 pub struct Tracer {

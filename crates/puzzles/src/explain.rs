@@ -69,7 +69,8 @@ fn value_text(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else {
-        format!("{v}")
+        // Six significant digits, as the arrays print.
+        arrays::format_g6(v)
     }
 }
 
@@ -188,7 +189,10 @@ pub fn explain(
         want_sorted.sort();
         read.sort();
         read.dedup();
-        if !want.is_empty() && want_sorted != read {
+        // (A value with the most sources the trace keeps may have had more:
+        // then nothing is said about what it should have come from.)
+        let complete = last.sources.len() < gpu::trace::MAX_SOURCES;
+        if complete && !want.is_empty() && want_sorted != read {
             text.push_str(&format!(" — expected from {}", cells_text(&want)));
         }
         let writers: Vec<&TraceEvent> = writes.iter().map(|(_, e)| *e).filter(|e| e.thread != last.thread).collect();
@@ -231,37 +235,34 @@ fn atomic_text(
     let mut lines: Vec<u32> = atomics.iter().map(|(_, e)| line(e)).collect();
     lines.sort_unstable();
     lines.dedup();
+    // (In the order first met, for reading; compared as sets.)
     let mut read: Vec<String> = Vec::new();
     for &&(at, e) in &atomics {
         roots(trace, namer, at, e, 0, &mut read);
     }
-    read.sort();
-    read.dedup();
+    let mut seen = std::collections::HashSet::new();
+    read.retain(|c| seen.insert(c.clone()));
     let n = atomics.len();
-    let first = atomics.first().map(|(_, e)| namer.thread(e)).unwrap_or_default();
+    let by = match atomics.first() {
+        Some((_, e)) if threads.len() == 1 => namer.thread(e),
+        Some((_, e)) => format!("{} threads, the first {}", threads.len(), namer.thread(e)),
+        None => String::new(),
+    };
     let lines_text = lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ");
     let mut text = format!(
-        "{head}: {n} atomic update{} by {} thread{} (the first by {first}; line{} {lines_text})",
+        "{head}: {n} atomic update{} by {by} (line{} {lines_text})",
         if n == 1 { "" } else { "s" },
-        threads.len(),
-        if threads.len() == 1 { "" } else { "s" },
         if lines.len() == 1 { "" } else { "s" },
     );
     if !read.is_empty() {
         text.push_str(&format!(" from {}", cells_text(&read)));
     }
-    let mut want_sorted = want.to_vec();
-    want_sorted.sort();
-    if !want.is_empty() && want_sorted != read {
-        let missing: Vec<String> = want_sorted.iter().filter(|w| !read.contains(w)).cloned().collect();
-        let extra: Vec<String> = read.iter().filter(|r| !want_sorted.contains(r)).cloned().collect();
-        text.push_str(&format!(" — expected from {}", cells_text(want)));
-        if !missing.is_empty() {
-            text.push_str(&format!("; never added: {}", cells_text(&missing)));
-        }
-        if !extra.is_empty() {
-            text.push_str(&format!("; added but not wanted: {}", cells_text(&extra)));
-        }
+    // Cells the spec computes this one from that no update brought in
+    // (unless an update had more sources than the trace keeps).
+    let complete = atomics.iter().all(|(_, e)| e.sources.len() < gpu::trace::MAX_SOURCES);
+    let missing: Vec<String> = want.iter().filter(|w| !read.contains(w)).cloned().collect();
+    if complete && !missing.is_empty() {
+        text.push_str(&format!(" — expected from {}; never added: {}", cells_text(want), cells_text(&missing)));
     }
     text
 }
@@ -271,6 +272,10 @@ fn atomic_text(
 fn roots(trace: &Trace, namer: &Namer, at: usize, w: &TraceEvent, depth: u32, out: &mut Vec<String>) {
     for &s in &w.sources {
         let cell = &trace.cells[s as usize];
+        // (MLX's shape and stride buffers are not the puzzle's cells.)
+        if namer.table(cell.alloc).is_none() {
+            continue;
+        }
         if !matches!(cell.alloc, CellAlloc::Threadgroup(_) | CellAlloc::ThreadgroupBuffer(_)) {
             out.push(namer.name(cell));
             continue;
@@ -296,7 +301,11 @@ fn from_text(trace: &Trace, sources: &SourceMap, namer: &Namer, at: usize, w: &T
     }
     let line = |e: &TraceEvent| sources.line_col(e.span).0;
     let mut parts = Vec::new();
-    for &s in w.sources.iter().take(3) {
+    let named: Vec<u32> = w.sources.iter().copied().filter(|&s| namer.table(trace.cells[s as usize].alloc).is_some()).collect();
+    if named.is_empty() {
+        return " (a value computed without reading the puzzle's arrays)".into();
+    }
+    for &s in named.iter().take(3) {
         let cell = &trace.cells[s as usize];
         let mut part = namer.name(cell);
         // The read of this cell by the writing thread, before the write.
@@ -325,7 +334,7 @@ fn from_text(trace: &Trace, sources: &SourceMap, namer: &Namer, at: usize, w: &T
         }
         parts.push(part);
     }
-    let more = if w.sources.len() > 3 { format!(" and {} more", w.sources.len() - 3) } else { String::new() };
+    let more = if named.len() > 3 { format!(" and {} more", named.len() - 3) } else { String::new() };
     format!(" from {}{more}", parts.join(", "))
 }
 

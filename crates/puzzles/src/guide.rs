@@ -150,7 +150,7 @@ fn runs_text(tables: &[Table], deps: &[(usize, usize)]) -> String {
         }
         parts.push(text);
     }
-    parts.join("; ")
+    parts.join(", ")
 }
 
 /// Hints 1 to `upto` (at most all of them), each `Hint k of n: …`.

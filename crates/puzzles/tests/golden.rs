@@ -79,3 +79,13 @@ if (i < uint(a_shape[0])) out[i] = s;\n";
     assert!(e.contains("passed on by a SIMD-group function") && e.contains("— expected from a[0]"), "{e}");
     insta::assert_snapshot!(r.explanations.join("\n"));
 }
+
+#[test]
+fn the_book_gives_no_template_argument_advice() {
+    // An unknown short type name: MLX's callers could pass it as a template
+    // argument, the book cannot.
+    let r = check("map", "uint i = thread_position_in_grid.x;\nT x = a[i];\nout[i] = x + 10;\n");
+    let help: Vec<&String> = r.diagnostics.iter().flat_map(|d| &d.help).collect();
+    assert!(help.iter().all(|h| !h.contains("--template") && !h.contains("template=")), "{help:?}");
+    assert!(help.iter().any(|h| h.contains("the book passes no template arguments")), "{help:?}");
+}

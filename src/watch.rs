@@ -542,14 +542,10 @@ impl Watch {
         let mut out = String::new();
         match self.view {
             View::Hint => {
-                out.push_str(&puzzles::guide::about(p, width));
-                if let Some(g) = puzzles::guide::goal(p, width) {
-                    out.push('\n');
-                    out.push_str(&g);
-                }
+                // The hints first (what `h` was pressed for), then the goal
+                // and the puzzle's description.
                 let n = p.hints.len();
                 let shown = self.hints_shown[self.index].min(n);
-                out.push('\n');
                 out.push_str(&paint(self.color, Tone::Hint, puzzles::guide::hints(p, shown, width).trim_end()));
                 out.push('\n');
                 out.push_str(&if shown < n {
@@ -557,6 +553,12 @@ impl Watch {
                 } else {
                     format!("(all {n} hints shown; h closes this view)\n")
                 });
+                if let Some(g) = puzzles::guide::goal(p, width) {
+                    out.push('\n');
+                    out.push_str(&g);
+                }
+                out.push('\n');
+                out.push_str(&puzzles::guide::about(p, width));
             }
             View::List => {}
             View::Diagram(t) => {
@@ -651,8 +653,11 @@ impl Watch {
             let status = crate::book::status_label(statuses[self.index], color);
             top.push(format!("Puzzle {}: {}   [{}]   ({})   {status}", p.number, p.title, p.chapter, self.path().display()));
         }
-        for job in [&self.running, &self.drawing].into_iter().flatten() {
-            top.push(format!("Working on {}… {:.1} s  (saving again or `q` stops it)", job.what, job.started.elapsed().as_secs_f64()));
+        if let Some(job) = &self.running {
+            top.push(format!("Checking {}… {:.1} s  (saving again or `q` stops it)", job.what, job.started.elapsed().as_secs_f64()));
+        }
+        if let Some(job) = &self.drawing {
+            top.push(format!("Drawing {}… {:.1} s", job.what, job.started.elapsed().as_secs_f64()));
         }
         if let (Some(r), true) = (&self.result, self.view != View::List) {
             for (i, l) in r.verdict.iter().enumerate() {

@@ -40,8 +40,8 @@ fn pieces(text: &str, from: usize) -> Vec<(usize, Piece<'_>)> {
             i += rest.find('\n').unwrap_or(rest.len());
             continue;
         }
-        if rest.starts_with("/*") {
-            i += rest[2..].find("*/").map_or(rest.len(), |e| e + 4);
+        if let Some(inner) = rest.strip_prefix("/*") {
+            i += inner.find("*/").map_or(rest.len(), |e| e + 4);
             continue;
         }
         let c = rest.chars().next().unwrap_or(' ');
@@ -156,7 +156,7 @@ pub fn check(puzzle: &Puzzle, file_name: &str, file_text: &str) -> Option<(Sourc
                     continue;
                 }
                 let (message, help) = match look_alike(*c) {
-                    Some((ascii, what)) if ascii.is_empty() => (
+                    Some(("", what)) => (
                         format!("{what} (U+{:04X}) in the code", *c as u32),
                         "delete it (it often comes with text copied from a PDF or a web page)".to_string(),
                     ),

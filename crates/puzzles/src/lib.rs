@@ -233,6 +233,23 @@ impl Targets {
         }
     }
 
+    /// Targets from every column, in the order of [`COLUMNS`].
+    pub fn from_columns(c: [Option<u64>; 9]) -> Targets {
+        let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops, threadgroup_device_atomics] =
+            c;
+        Targets {
+            global_reads,
+            global_writes,
+            shared_reads,
+            shared_writes,
+            device_atomics,
+            threadgroup_atomics,
+            barriers,
+            simd_ops,
+            threadgroup_device_atomics,
+        }
+    }
+
     /// Book one's four columns.
     pub fn as_array(self) -> [Option<u64>; 4] {
         [self.global_reads, self.global_writes, self.shared_reads, self.shared_writes]

@@ -40,19 +40,6 @@ fn label(v: f64) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn labels_are_short() {
-        assert_eq!(super::label(3.0), "3");
-        assert_eq!(super::label(-0.5), "-0.5");
-        assert_eq!(super::label(1029041.0), "1.03e6");
-        assert_eq!(super::label(0.001234), "1.23e-3");
-        assert_eq!(super::label(3.14159), "3.142");
-        assert!(super::label(f64::NAN).len() <= 4);
-    }
-}
-
 /// Shape for drawing: 1-D stays, 2-D is (rows, cols), higher is flattened.
 fn draw_shape(shape: &[usize]) -> Vec<usize> {
     match shape.len() {
@@ -203,4 +190,17 @@ fn tables_of(
         tables.push(t);
     }
     Ok(tables)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn labels_are_short() {
+        assert_eq!(super::label(3.0), "3");
+        assert_eq!(super::label(-0.5), "-0.5");
+        assert_eq!(super::label(1029041.0), "1.03e6");
+        assert_eq!(super::label(0.001234), "1.23e-3");
+        assert_eq!(super::label(1.23456), "1.235");
+        assert!(super::label(f64::NAN).len() <= 4);
+    }
 }

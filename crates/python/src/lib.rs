@@ -534,17 +534,7 @@ fn book_check(py: Python<'_>, number: u32, header: &str, body: &str, capture: Op
 #[pyo3(signature = (title, score, targets, judged))]
 fn score_table(title: &str, score: [u64; 9], targets: [Option<u64>; 9], judged: bool) -> String {
     let s = puzzles::Score::from_columns(score);
-    let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops] = targets;
-    let t = puzzles::Targets {
-        global_reads,
-        global_writes,
-        shared_reads,
-        shared_writes,
-        device_atomics,
-        threadgroup_atomics,
-        barriers,
-        simd_ops,
-    };
+    let t = puzzles::Targets::from_columns(targets);
     puzzles::render::score_table(title, s, t, judged)
 }
 

@@ -85,7 +85,9 @@ pub fn run(args: &LintArgs) -> u8 {
         }
     };
     let name = args.file.display().to_string();
-    if let Some(p) = puzzle_file(&args.file) {
+    // A puzzle's workspace file holds a body; a whole source by that
+    // name (it declares its kernel) is linted as any source.
+    if let Some(p) = puzzle_file(&args.file).filter(|_| !puzzles::beginner::declares_kernel(&text)) {
         return lint_puzzle(args, p, &name, &text);
     }
     let mut opts = compile_options(&args.pp, Some(&args.file));

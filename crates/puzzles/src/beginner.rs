@@ -70,6 +70,12 @@ fn pieces(text: &str, from: usize) -> Vec<(usize, Piece<'_>)> {
     out
 }
 
+/// Whether `text` declares a kernel (`kernel` or `[[kernel]]` outside
+/// comments): a whole Metal source, not a puzzle's body.
+pub fn declares_kernel(text: &str) -> bool {
+    pieces(text, 0).iter().any(|(_, p)| *p == Piece::Word("kernel"))
+}
+
 /// The ASCII a look-alike character stands for, and where it comes from.
 fn look_alike(c: char) -> Option<(&'static str, &'static str)> {
     Some(match c {

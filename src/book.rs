@@ -3,6 +3,7 @@
 
 use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
 use clap::Args;
+use puzzles::style::{paint, Tone};
 use puzzles::workspace::{Status, Workspace, DEFAULT_DIR};
 use puzzles::{CheckResult, Puzzle, PUZZLES};
 use std::io::IsTerminal;
@@ -49,6 +50,21 @@ pub struct DirArgs {
 pub struct PuzzleArgs {
     /// Puzzle number (`1`, `15`, ...) or slug.
     pub puzzle: String,
+    /// The workspace directory.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+}
+
+#[derive(Args)]
+pub struct HintArgs {
+    /// Puzzle number (`1`, `15`, ...) or slug. Default: the next unsolved puzzle (as `check`).
+    pub puzzle: Option<String>,
+    /// Show hints 1 to K (default 1: the hints come one at a time).
+    #[arg(long, value_name = "K", conflicts_with = "all")]
+    pub level: Option<usize>,
+    /// Show every hint at once.
+    #[arg(long)]
+    pub all: bool,
     /// The workspace directory.
     #[arg(long, default_value = DEFAULT_DIR)]
     pub dir: PathBuf,
@@ -102,8 +118,34 @@ fn parse_position(s: &str, grid: [u32; 3], tg: [u32; 3]) -> Result<[u32; 3], Str
 
 /// `show`: the score table and the diagram of the learner's kernel, drawn
 /// from the simulator's trace (works for wrong solutions too).
+/// `--png x.jpg` would write PNG bytes under another format's name: refused
+/// before anything runs, with the name it should have.
+fn check_image_name(path: &Path, ext: &str, flag: &str) -> Result<(), String> {
+    let given = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    if given.as_deref() == Some(ext) {
+        return Ok(());
+    }
+    let fixed = path.with_extension(ext);
+    Err(format!(
+        "{flag} writes a {} file, but `{}` {}\nhelp: name it `{}`",
+        ext.to_uppercase(),
+        path.display(),
+        match given {
+            Some(e) => format!("ends in `.{e}`"),
+            None => "has no extension".to_string(),
+        },
+        fixed.display()
+    ))
+}
+
 pub fn show(args: &ShowArgs) -> u8 {
     let Some(p) = puzzles::find(&args.puzzle) else { return unknown_puzzle(&args.puzzle) };
+    for (path, ext, flag) in [(&args.png, "png", "--png"), (&args.svg, "svg", "--svg")] {
+        if let Some(Err(e)) = path.as_deref().map(|path| check_image_name(path, ext, flag)) {
+            eprintln!("error: {e}");
+            return EXIT_CANNOT_START;
+        }
+    }
     if args.test == 0 || args.test > p.tests.len() {
         let names: Vec<String> = p.tests.iter().enumerate().map(|(i, t)| format!("{} ({})", i + 1, t.name)).collect();
         eprintln!("error: puzzle {} has no test {}; its tests are: {}", p.number, args.test, names.join(", "));
@@ -116,13 +158,10 @@ pub fn show(args: &ShowArgs) -> u8 {
     }
     let text = match ws.read(p) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read `{}`: {e}", ws.path(p).display());
-            return EXIT_CANNOT_START;
-        }
+        Err(e) => return unreadable(&ws, p, &e),
     };
     let file = ws.path(p).display().to_string();
-    let color = std::io::stdout().is_terminal();
+    let color = crate::color::stdout();
     let result = puzzles::check_file(p, &file, &text);
     print!("{}", puzzles::render::human(&result, color));
     let focus = match args
@@ -199,7 +238,8 @@ pub fn invocation(sub: &str, dir: &Path) -> String {
             _ => "metal-puzzles".to_string(),
         }
     };
-    let dir_flag = if dir == Path::new(DEFAULT_DIR) { String::new() } else { format!(" --dir {}", dir.display()) };
+    let dir_flag =
+        if dir == Path::new(DEFAULT_DIR) { String::new() } else { format!(" --dir {}", shell_quote(&dir.display().to_string())) };
     if sub.is_empty() {
         format!("{base}{dir_flag}")
     } else {
@@ -207,12 +247,32 @@ pub fn invocation(sub: &str, dir: &Path) -> String {
     }
 }
 
+/// `error: cannot read …` with what to do about it; exit 2.
+fn unreadable(ws: &Workspace, p: &Puzzle, e: &puzzles::workspace::FileError) -> u8 {
+    eprintln!("error: cannot read `{}`: {e}", ws.path(p).display());
+    eprintln!("help: {}", e.help(&invocation_init(&ws.dir)));
+    EXIT_CANNOT_START
+}
+
+/// The command that creates (or completes) the workspace `dir`.
+fn invocation_init(dir: &Path) -> String {
+    invocation("init", Path::new(DEFAULT_DIR)).replace(" init", &format!(" init {}", shell_quote(&dir.display().to_string())))
+}
+
+/// `s` as one word for a POSIX shell: as it is when that is safe, else in
+/// single quotes (`my ws` becomes `'my ws'`).
+pub fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,%".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 fn no_workspace(ws: &Workspace) -> u8 {
     eprintln!("error: there is no puzzle workspace at `{}`", ws.dir.display());
-    eprintln!(
-        "help: create one with `{}`",
-        invocation("init", Path::new(DEFAULT_DIR)).replace(" init", &format!(" init {}", ws.dir.display()))
-    );
+    eprintln!("help: create one with `{}`", invocation_init(&ws.dir));
     EXIT_CANNOT_START
 }
 
@@ -230,7 +290,7 @@ pub fn init(args: &InitArgs) -> u8 {
                 if kept > 0 { format!(", {} already there left untouched", files(kept)) } else { String::new() }
             );
             println!(
-                "Open `{}` and start with puzzle 1; check it with `{}`, or open the live book with `{}`.",
+                "Open `{}` in your editor and start with puzzle 1; check it with `{}`, or open the live book with `{}` (it re-checks on every save).",
                 ws.path(&PUZZLES[0]).display(),
                 invocation("check 1", &ws.dir),
                 invocation("", &ws.dir)
@@ -276,18 +336,11 @@ pub fn check(args: &CheckArgs) -> u8 {
     for p in &selected {
         match ws.read(p) {
             Ok(t) => texts.push(t),
-            Err(e) => {
-                eprintln!("error: cannot read `{}`: {e}", ws.path(p).display());
-                eprintln!(
-                    "help: `{}` restores missing starter files",
-                    invocation("init", Path::new(DEFAULT_DIR)).replace(" init", &format!(" init {}", ws.dir.display()))
-                );
-                return EXIT_CANNOT_START;
-            }
+            Err(e) => return unreadable(&ws, p, &e),
         }
     }
     let verbose = args.verbose || verbose_env();
-    let color = std::io::stdout().is_terminal();
+    let color = crate::color::stdout();
     let results: Vec<CheckResult> =
         selected.iter().zip(&texts).map(|(p, t)| puzzles::check_file(p, &ws.path(p).display().to_string(), t)).collect();
     let profiles: Vec<Option<ProfileRun>> = selected
@@ -305,11 +358,20 @@ pub fn check(args: &CheckArgs) -> u8 {
         println!("{}", serde_json::json!({ "puzzles": list }));
     } else {
         for (k, r) in results.iter().enumerate() {
+            let untouched = puzzles::workspace::is_untouched(r.puzzle, &texts[k]);
             if selected.len() > 1 || k > 0 {
-                if k > 0 {
+                if k > 0 && !(untouched && selected.len() > 1 && !verbose) {
                     println!();
                 }
-                println!("━━ Puzzle {}: {} ({}) ━━", r.puzzle.number, r.puzzle.title, r.puzzle.file_name());
+                let title = format!("━━ Puzzle {}: {} ({}) ━━", r.puzzle.number, r.puzzle.title, r.puzzle.file_name());
+                // An untouched starter with others: one line, not a report of a
+                // failure nobody has attempted yet.
+                if untouched && selected.len() > 1 && !verbose {
+                    let what = paint(color, Tone::Dim, "not started (the starter file is unchanged)");
+                    println!("{} {what}", paint(color, Tone::Strong, &title));
+                    continue;
+                }
+                println!("{}", paint(color, Tone::Strong, &title));
             }
             if verbose {
                 // MLX generates (and prints) one kernel per input signature,
@@ -330,7 +392,9 @@ pub fn check(args: &CheckArgs) -> u8 {
         if results.len() > 1 {
             let solved = results.iter().filter(|r| r.solved()).count();
             let pass = results.iter().filter(|r| r.passed).count();
-            println!("\n{solved}/{} puzzles solved ({pass} pass their tests).", results.len());
+            let fresh = results.iter().zip(&texts).filter(|(r, t)| puzzles::workspace::is_untouched(r.puzzle, t)).count();
+            let fresh = if fresh > 0 { format!(", {fresh} not started") } else { String::new() };
+            println!("\n{solved}/{} puzzles solved ({pass} pass their tests{fresh}).", results.len());
         }
     }
     if args.capture.capture.is_some() && results.len() > 1 {
@@ -381,38 +445,82 @@ fn profile_puzzle(puzzle: &'static Puzzle, file_name: &str, text: &str) -> Optio
     })
 }
 
+/// The progress bar of the list and of the live screen: `[███░░░]`.
+pub fn progress_bar(solved: usize, total: usize, width: usize) -> String {
+    let filled = (solved * width).checked_div(total).unwrap_or(0).min(width);
+    format!("[{}{}]", "█".repeat(filled), "░".repeat(width - filled))
+}
+
+/// A status's mark and colour, the same in `list` and on the live screen.
+pub fn status_mark(st: Status, color: bool) -> String {
+    match st {
+        Status::Solved => paint(color, Tone::Good, "✓"),
+        Status::Unsolved => paint(color, Tone::Bad, "✗"),
+        Status::Edited => paint(color, Tone::Warn, "~"),
+        Status::NotStarted => paint(color, Tone::Dim, "·"),
+    }
+}
+
+/// A status's label, coloured like its mark.
+pub fn status_label(st: Status, color: bool) -> String {
+    let tone = match st {
+        Status::Solved => Tone::Good,
+        Status::Unsolved => Tone::Bad,
+        Status::Edited => Tone::Warn,
+        Status::NotStarted => Tone::Dim,
+    };
+    paint(color, tone, st.label())
+}
+
+/// The next puzzle to work on after `from` (wrapping around): the first
+/// one not solved. `None` when every puzzle is solved.
+pub fn next_unsolved(statuses: &[Status], from: usize) -> Option<usize> {
+    let n = statuses.len();
+    (1..=n).map(|k| (from + k) % n).find(|&i| statuses[i] != Status::Solved)
+}
+
+/// One puzzle's line of the list: mark, number, title, file (when
+/// `with_file`), status.
+pub fn list_line(k: usize, st: Status, color: bool, with_file: bool) -> String {
+    let p = &PUZZLES[k];
+    // Columns as wide as the longest title and file name, so they line up.
+    let title_width = PUZZLES.iter().map(|p| p.title.chars().count()).max().unwrap_or(0);
+    let file_width = PUZZLES.iter().map(|p| p.file_name().chars().count()).max().unwrap_or(0);
+    let file = if with_file { format!("{:<file_width$} ", p.file_name()) } else { String::new() };
+    format!("{} {:>2}  {:<title_width$} {file}{}", status_mark(st, color), p.number, p.title, status_label(st, color))
+}
+
 /// The progress overview: one line per puzzle and a progress bar.
-pub fn list_text(ws: &Workspace) -> String {
-    let progress = ws.load_progress();
-    let statuses: Vec<Status> = PUZZLES.iter().map(|p| ws.status(p, &progress)).collect();
+pub fn list_text(ws: &Workspace, color: bool) -> String {
+    let statuses = ws.statuses();
+    // On a terminal narrower than a full line, the file names make room
+    // (the `Next:` line names the file to edit).
+    let with_file = !std::io::stdout().is_terminal() || crossterm::terminal::size().map_or(true, |(c, _)| c >= 100);
     let solved = statuses.iter().filter(|s| **s == Status::Solved).count();
-    let width = 28;
-    let filled = solved * width / PUZZLES.len();
     let mut s = format!(
-        "Metal Puzzles  [{}{}] {solved}/{} solved  ({})\n\n",
-        "█".repeat(filled),
-        "░".repeat(width - filled),
+        "{}  {} {solved}/{} solved  ({})\n\n",
+        paint(color, Tone::Strong, "Metal Puzzles"),
+        progress_bar(solved, PUZZLES.len(), 28),
         PUZZLES.len(),
         ws.dir.display()
     );
     let next = statuses.iter().position(|s| *s != Status::Solved);
-    // Columns as wide as the longest title and file name, so they line up.
-    let title_width = PUZZLES.iter().map(|p| p.title.chars().count()).max().unwrap_or(0);
-    let file_width = PUZZLES.iter().map(|p| p.file_name().chars().count()).max().unwrap_or(0);
     for (k, (p, st)) in PUZZLES.iter().zip(&statuses).enumerate() {
         // Puzzles are grouped by chapter, in the book's order.
         if k == 0 || PUZZLES[k - 1].chapter != p.chapter {
             let of: Vec<&Status> = PUZZLES.iter().zip(&statuses).filter(|(q, _)| q.chapter == p.chapter).map(|(_, s)| s).collect();
             let done = of.iter().filter(|s| ***s == Status::Solved).count();
-            s.push_str(&format!("{}{} ({done}/{})\n", if k == 0 { "" } else { "\n" }, p.chapter, of.len()));
+            let heading = format!("{} ({done}/{})", p.chapter, of.len());
+            s.push_str(&format!("{}{}\n", if k == 0 { "" } else { "\n" }, paint(color, Tone::Strong, &heading)));
         }
-        let mark = match st {
-            Status::Solved => "✓",
-            Status::Unsolved => "✗",
-            Status::NotStarted => "·",
-        };
         let arrow = if Some(k) == next { "  ← next" } else { "" };
-        s.push_str(&format!(" {mark} {:>2}  {:<title_width$} {:<file_width$} {}{arrow}\n", p.number, p.title, p.file_name(), st.label()));
+        s.push_str(&format!(" {}{arrow}\n", list_line(k, *st, color, with_file)));
+    }
+    if statuses.contains(&Status::Edited) {
+        s.push_str(&format!(
+            "\n~ edited, not checked: changed since its last check; `{}` checks them all.\n",
+            invocation("check --all", &ws.dir)
+        ));
     }
     if let Some(k) = next {
         s.push_str(&format!(
@@ -421,7 +529,7 @@ pub fn list_text(ws: &Workspace) -> String {
             invocation(&format!("check {}", PUZZLES[k].slug), &ws.dir)
         ));
     } else {
-        s.push_str("\nEvery puzzle is solved. Well done!\n");
+        s.push_str(&format!("\n{}\n", paint(color, Tone::Good, "Every puzzle is solved: the book is finished. Well done!")));
     }
     s
 }
@@ -431,47 +539,55 @@ pub fn list(args: &DirArgs) -> u8 {
     if !ws.exists() {
         return no_workspace(&ws);
     }
-    print!("{}", list_text(&ws));
+    print!("{}", list_text(&ws, crate::color::stdout()));
     EXIT_OK
 }
 
-/// `global reads ≤ 1`, … for every column with a target.
-fn target_list(t: puzzles::Targets) -> Vec<String> {
-    puzzles::COLUMNS.iter().zip(t.columns()).filter_map(|((_, n), t)| t.map(|t| format!("{} ≤ {t}", n.to_lowercase()))).collect()
+/// The puzzle a command without one works on: the next unsolved one of
+/// the workspace (the first when there is none, or all are solved).
+fn current_puzzle(dir: &Path) -> &'static Puzzle {
+    let ws = Workspace::new(dir);
+    if !ws.exists() {
+        return &PUZZLES[0];
+    }
+    let statuses = ws.statuses();
+    statuses.iter().position(|s| *s != Status::Solved).map(|k| &PUZZLES[k]).unwrap_or(&PUZZLES[0])
 }
 
-pub fn hint(args: &PuzzleArgs) -> u8 {
-    let Some(p) = puzzles::find(&args.puzzle) else { return unknown_puzzle(&args.puzzle) };
-    println!("Puzzle {}: {}\n", p.number, p.title);
-    println!("{}", puzzles::workspace::wrap(p.explanation, 78));
-    let atomic = if p.atomic_outputs { ", atomic" } else { "" };
-    println!("Inputs: {}  Output: {} ({}{atomic})", p.input_names.join(", "), p.output_name, p.output_dtype.mlx_name());
-    for t in p.tests {
-        let shapes: Vec<String> = t.inputs.iter().map(|i| format!("{} {:?}", i.name, i.shape)).collect();
-        println!(
-            "  Test \"{}\": {}, {} {:?}; grid {:?}, threadgroup {:?}",
-            t.name,
-            shapes.join(", "),
-            p.output_name,
-            t.output_shape,
-            t.grid,
-            t.threadgroup
-        );
+/// `hint`: the puzzle's description, size, goal, and its hints one at a
+/// time (`--level K` for the first K, `--all` for every one).
+pub fn hint(args: &HintArgs) -> u8 {
+    let p = match &args.puzzle {
+        Some(key) => match puzzles::find(key) {
+            Some(p) => p,
+            None => return unknown_puzzle(key),
+        },
+        None => current_puzzle(&args.dir),
+    };
+    let color = crate::color::stdout();
+    let width = 78;
+    println!("{}\n", paint(color, Tone::Strong, &format!("Puzzle {}: {}", p.number, p.title)));
+    print!("{}", puzzles::guide::about(p, width));
+    if let Some(g) = puzzles::guide::goal(p, width) {
+        println!();
+        print!("{g}");
     }
-    let targets = target_list(p.targets);
-    if !targets.is_empty() {
-        println!("Targets per thread: {}", targets.join(", "));
-    }
-    // A pipeline: each kernel is judged against its own targets.
-    for (k, stage) in p.stages.iter().enumerate() {
-        println!("  Kernel {} ({}): {}", k + 1, stage.name, target_list(stage.targets).join(", "));
-    }
-    if p.tolerance != puzzles::check::BOOK_ONE_TOLERANCE {
-        println!("Outputs match when |yours - spec| <= {} + {} * |spec|", p.tolerance.atol, p.tolerance.rtol);
-    }
+    let n = p.hints.len();
+    let upto = if args.all { n } else { args.level.unwrap_or(1).clamp(1, n.max(1)) };
     println!();
-    for (k, h) in p.hints.iter().enumerate() {
-        print!("{}", puzzles::workspace::wrap(&format!("Hint {}: {h}", k + 1), 78));
+    print!("{}", paint(color, Tone::Hint, puzzles::guide::hints(p, upto, width).trim_end()));
+    println!();
+    if upto < n {
+        let next = invocation(&format!("hint {} --level {}", p.slug, upto + 1), &args.dir);
+        let all = invocation(&format!("hint {} --all", p.slug), &args.dir);
+        println!(
+            "\n{}",
+            puzzles::workspace::wrap(
+                &format!("{} more hint{}: `{next}` shows the next one, `{all}` every one.", n - upto, if n - upto == 1 { "" } else { "s" }),
+                width
+            )
+            .trim_end()
+        );
     }
     EXIT_OK
 }
@@ -513,12 +629,12 @@ pub fn default_command(dir: Option<PathBuf>) -> u8 {
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         return crate::watch::run(ws);
     }
-    print!("{}", list_text(&ws));
+    print!("{}", list_text(&ws, crate::color::stdout()));
     EXIT_OK
 }
 
 /// Progress without watch mode (when the terminal cannot go raw).
 pub fn default_command_plain(ws: &Workspace) -> u8 {
-    print!("{}", list_text(ws));
+    print!("{}", list_text(ws, crate::color::stdout()));
     EXIT_OK
 }

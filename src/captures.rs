@@ -7,7 +7,6 @@ use crate::debug::{instrument_body, instrument_file, placed_note, render, Reques
 use crate::{EXIT_BAD_RESULT, EXIT_OK};
 use capture::{Capture, Program, ReplayError, ReplayOptions};
 use clap::Args;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Clone, Default)]
@@ -94,7 +93,7 @@ fn replay_inner(args: &ReplayArgs) -> Result<u8, String> {
 fn compile_failed(e: ReplayError, placed: &[crate::debug::Placed]) -> Result<u8, String> {
     match e {
         ReplayError::Compile { sources, diagnostics } => {
-            eprint!("{}", msl::diag::render(&sources, &diagnostics, std::io::stderr().is_terminal()));
+            eprint!("{}", msl::diag::render(&sources, &diagnostics, crate::color::stderr()));
             if !placed.is_empty() {
                 eprintln!("{}", placed_note(placed));
             }
@@ -164,7 +163,7 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
     let note = format!(" of capture `{}` ({}): grid {}, threadgroup {}", path.display(), c.title, dims(grid), dims(tg));
     print!("{}", render(req, tg, &placed, r.report.probes.as_ref(), &note));
     let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
-    eprint!("{}", msl::diag::render(&r.sources, &diags, std::io::stderr().is_terminal()));
+    eprint!("{}", msl::diag::render(&r.sources, &diags, crate::color::stderr()));
     Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })
 }
 

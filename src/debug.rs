@@ -701,7 +701,7 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
     let new_text = format!("{}{new_body}", &file_text[..body_offset]);
     let _ = header;
     let kernel = puzzles::check::book_kernel(puzzle, &file_name, &new_text).map_err(|e| e.to_string())?;
-    let color = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let color = crate::color::stderr();
     let result = kernel.call_with(&call, &mut |_| {});
     if let Some(sink) = &req.interactive {
         let mut o = sink.borrow_mut();

@@ -2,7 +2,6 @@
 
 use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
 use clap::Args;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -86,6 +85,11 @@ pub fn run(args: &LintArgs) -> u8 {
         }
     };
     let name = args.file.display().to_string();
+    // A puzzle's workspace file holds a body; a whole source by that
+    // name (it declares its kernel) is linted as any source.
+    if let Some(p) = puzzle_file(&args.file).filter(|_| !puzzles::beginner::declares_kernel(&text)) {
+        return lint_puzzle(args, p, &name, &text);
+    }
     let mut opts = compile_options(&args.pp, Some(&args.file));
     opts.diagnostics_only = true;
     let c = msl::compile(&name, &text, &opts);
@@ -93,7 +97,7 @@ pub fn run(args: &LintArgs) -> u8 {
         let diags: Vec<serde_json::Value> = c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect();
         println!("{}", serde_json::json!({ "diagnostics": diags }));
     } else {
-        eprint!("{}", c.render(std::io::stderr().is_terminal()));
+        eprint!("{}", c.render(crate::color::stderr()));
         let errors = c.diagnostics.error_count();
         if errors > 0 {
             eprintln!("{name}: {errors} error{}", if errors == 1 { "" } else { "s" });
@@ -103,6 +107,44 @@ pub fn run(args: &LintArgs) -> u8 {
         }
     }
     if c.has_errors() {
+        EXIT_BAD_RESULT
+    } else {
+        EXIT_OK
+    }
+}
+
+/// The puzzle whose workspace file `path` is (`01_map.metal`), if any.
+fn puzzle_file(path: &std::path::Path) -> Option<&'static puzzles::Puzzle> {
+    let name = path.file_name()?.to_str()?;
+    puzzles::PUZZLES.iter().find(|p| p.file_name() == name)
+}
+
+/// A puzzle file holds a kernel body, not a whole source: it is compiled
+/// the way `check` compiles it (inside the kernel MLX generates) and its
+/// diagnostics are printed as `lint` prints any.
+fn lint_puzzle(args: &LintArgs, p: &'static puzzles::Puzzle, name: &str, text: &str) -> u8 {
+    let r = puzzles::check::check_file(p, name, text);
+    let errors = r.diagnostics.iter().filter(|d| d.is_error()).count();
+    if args.json {
+        let diags: Vec<serde_json::Value> = r.diagnostics.iter().map(|d| msl::diag::to_json(&r.diagnostic_sources, d)).collect();
+        println!("{}", serde_json::json!({ "diagnostics": diags }));
+    } else {
+        eprint!("{}", msl::diag::render(&r.diagnostic_sources, &r.diagnostics, crate::color::stderr()));
+        eprintln!(
+            "note: `{name}` is puzzle {}'s file: it holds a kernel body, so `lint` compiled it the way `check {}` does, inside the kernel MLX generates",
+            p.number, p.number
+        );
+        if errors > 0 {
+            eprintln!("{name}: {errors} error{}", if errors == 1 { "" } else { "s" });
+        } else {
+            eprintln!(
+                "{name}: ok (the body of puzzle {}; `{}` runs its tests)",
+                p.number,
+                crate::book::invocation(&format!("check {}", p.number), std::path::Path::new(puzzles::workspace::DEFAULT_DIR))
+            );
+        }
+    }
+    if errors > 0 {
         EXIT_BAD_RESULT
     } else {
         EXIT_OK

@@ -2,6 +2,7 @@
 
 mod book;
 mod captures;
+mod color;
 mod debug;
 mod debug_model;
 mod debug_tui;
@@ -40,6 +41,9 @@ struct Cli {
     /// The puzzle workspace the book opens (without a command).
     #[arg(long, value_name = "DIR")]
     dir: Option<std::path::PathBuf>,
+    /// When to print in colour (auto: on a terminal, unless NO_COLOR is set).
+    #[arg(long, global = true, value_enum, default_value = "auto", value_name = "WHEN")]
+    color: color::ColorChoice,
 }
 
 #[derive(Subcommand)]
@@ -57,7 +61,7 @@ enum Command {
     /// Show your progress through the puzzles.
     List(book::DirArgs),
     /// Explain a puzzle and give hints.
-    Hint(book::PuzzleArgs),
+    Hint(book::HintArgs),
     /// Restore a puzzle's starter file (your version is backed up first).
     Reset(book::PuzzleArgs),
     /// Draw which thread read and wrote which cell (terminal, SVG, PNG).
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_CANNOT_START } else { EXIT_OK });
         }
     };
+    color::set(cli.color);
     let code = match cli.command {
         Some(Command::Lint(args)) => lint::run(&args),
         Some(Command::Run(args)) => run::run(&args),

@@ -9,7 +9,6 @@ use arrays::{Array, DType};
 use clap::Args;
 use gpu::CheckLevel;
 use mlx::{Call, Input, MetalKernel, MlxError, TemplateArg, UserFile};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// The line that separates header and body in a puzzle workspace file.
@@ -280,7 +279,7 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
             }
         }
     });
-    let color = std::io::stderr().is_terminal();
+    let color = crate::color::stderr();
     let sink = args.debug.as_ref().and_then(|r| r.interactive.clone());
     let r = match result {
         Ok(r) => r,

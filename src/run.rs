@@ -178,7 +178,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
     };
     let c = msl::compile(&name, &text, &pp);
     let sink = args.debug.as_ref().and_then(|r| r.interactive.clone());
-    let color = std::io::stderr().is_terminal();
+    let color = crate::color::stderr();
     let diag_json = |c: &msl::Compilation| -> Vec<serde_json::Value> {
         c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect()
     };

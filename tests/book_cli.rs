@@ -88,7 +88,7 @@ fn init_check_list_reset() {
 
     // An edited file is no longer "solved" until checked again.
     std::fs::write(ws.join("01_map.metal"), "// changed\n").unwrap();
-    assert!(stdout(&bin(&root, &["list"])).lines().any(|l| l.contains("Map ") && l.contains("unsolved")));
+    assert!(stdout(&bin(&root, &["list"])).lines().any(|l| l.contains("Map ") && l.contains("edited, not checked")));
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -103,7 +103,7 @@ fn bad_arguments_exit_2() {
     assert_eq!(bin(&root, &["reset", "0"]).status.code(), Some(2));
     let o = bin(&root, &["hint", "1d_conv"]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(stdout(&o).contains("Hint 1:"));
+    assert!(stdout(&o).contains("Hint 1 of 2:"));
     // By number and slug alike; a failing check exits 1 with the book's format.
     let o = bin(&root, &["check", "map_2d"]);
     assert_eq!(o.status.code(), Some(1));
@@ -194,5 +194,157 @@ fn init_adds_new_puzzles_to_an_existing_workspace() {
     let o = bin(&root, &["hint", "softmax"]);
     assert!(stdout(&o).contains("Outputs match when |yours - spec| <= 0.000001 + 0.0001 * |spec|"), "{}", stdout(&o));
     assert!(!stdout(&bin(&root, &["hint", "map"])).contains("Outputs match"));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn bin_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_metal-puzzles"));
+    c.current_dir(dir).args(args).env_remove("VERBOSE").env_remove("NO_COLOR");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("runs")
+}
+
+#[test]
+fn colour_follows_the_flag_no_color_and_pipes() {
+    let root = temp("colour");
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    // A pipe: no colour, unless asked for.
+    let plain = bin_env(&root, &["check", "1"], &[]);
+    assert!(stdout(&plain).starts_with("Failed Tests.") && !stdout(&plain).contains('\x1b'), "{}", stdout(&plain));
+    let forced = bin_env(&root, &["check", "1", "--color", "always"], &[]);
+    assert!(stdout(&forced).starts_with("\x1b[1;31mFailed Tests.\x1b[0m"), "{:?}", stdout(&forced));
+    // --color always wins over NO_COLOR; never and NO_COLOR turn it off.
+    assert!(stdout(&bin_env(&root, &["list", "--color", "always"], &[("NO_COLOR", "1")])).contains('\x1b'));
+    assert!(!stdout(&bin_env(&root, &["list", "--color", "never"], &[])).contains('\x1b'));
+    assert!(!stdout(&bin_env(&root, &["list"], &[("NO_COLOR", "1")])).contains('\x1b'));
+    // A solved puzzle is green.
+    std::fs::write(root.join("metal-puzzles/01_map.metal"), common::file_with("map", common::SOLUTIONS[0].1)).unwrap();
+    let o = bin_env(&root, &["check", "1", "--color", "always"], &[]);
+    assert!(stdout(&o).starts_with("\x1b[1;32mPassed Tests!\x1b[0m"), "{:?}", stdout(&o));
+    let o = bin_env(&root, &["check", "1", "--color", "sometimes"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn check_all_says_not_started_in_one_line_and_list_marks_edits() {
+    let root = temp("fresh");
+    let ws = root.join("metal-puzzles");
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    std::fs::write(ws.join("01_map.metal"), common::file_with("map", common::SOLUTIONS[0].1)).unwrap();
+    let o = bin(&root, &["check", "--all"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(out.contains("━━ Puzzle 2: Zip (02_zip.metal) ━━ not started (the starter file is unchanged)\n"), "{out}");
+    assert_eq!(out.matches("Failed Tests.").count(), 0, "{out}");
+    assert!(out.contains("1/29 puzzles solved (1 pass their tests, 28 not started)."), "{out}");
+    // An edit after the check: marked, not a stale verdict.
+    std::fs::write(ws.join("01_map.metal"), common::file_with("map", "uint i = thread_position_in_grid.x;\nout[i] = a[i] + 11;\n"))
+        .unwrap();
+    let out = stdout(&bin(&root, &["list"]));
+    assert!(out.lines().any(|l| l.contains("Map") && l.contains("edited, not checked")), "{out}");
+    assert!(out.contains("0/29 solved") && out.contains("[░░░"), "{out}");
+    // Comments only: still not started.
+    std::fs::write(ws.join("02_zip.metal"), format!("// my notes\n{}", puzzles::find("zip").unwrap().starter_file())).unwrap();
+    assert!(stdout(&bin(&root, &["list"])).lines().any(|l| l.contains("Zip") && l.contains("not started")));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn hints_come_one_at_a_time_with_size_and_goal() {
+    let root = temp("hints");
+    let o = bin(&root, &["hint", "16"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(out.contains("Hint 1 of 3:") && !out.contains("Hint 2 of 3:"), "{out}");
+    assert!(out.contains("hint simd_scan --level 2") && out.contains("hint simd_scan --all"), "{out}");
+    assert!(out.contains("Size: roughly 5 lines"), "{out}");
+    assert!(out.contains("Goal of test \"SIMD Scan (Simple)\"") && out.contains("out[2] ← a[0] to a[2]"), "{out}");
+    assert!(out.contains("3 more times on random inputs"), "{out}");
+    let out = stdout(&bin(&root, &["hint", "16", "--all"]));
+    assert!(out.contains("Hint 3 of 3:"), "{out}");
+    let out = stdout(&bin(&root, &["hint", "16", "--level", "2"]));
+    assert!(out.contains("Hint 2 of 3:") && !out.contains("Hint 3 of 3:"), "{out}");
+    assert!(stdout(&bin(&root, &["hint", "histogram"])).contains("Outputs must match the spec exactly."));
+    // Without a puzzle: the current one, as `check` picks it.
+    assert!(stdout(&bin(&root, &["hint"])).starts_with("Puzzle 1: Map"));
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    std::fs::write(root.join("metal-puzzles/01_map.metal"), common::file_with("map", common::SOLUTIONS[0].1)).unwrap();
+    assert_eq!(bin(&root, &["check", "1"]).status.code(), Some(0));
+    assert!(stdout(&bin(&root, &["hint"])).starts_with("Puzzle 2: Zip"));
+    // Every puzzle has a size hint, a goal and hints.
+    for p in puzzles::PUZZLES.iter() {
+        let out = stdout(&bin(&root, &["hint", p.slug]));
+        assert!(out.contains("Size: roughly") && out.contains("Goal of test") && out.contains("Hint 1 of"), "{}: {out}", p.slug);
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn files_that_cannot_be_read_say_why() {
+    let root = temp("unreadable");
+    let ws = root.join("metal-puzzles");
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    std::fs::write(ws.join("01_map.metal"), b"uint i = 0;\nout[i] = a[i] \xe9 2;\n").unwrap();
+    let o = bin(&root, &["check", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is not UTF-8 text: byte 0xe9 at line 2, column 15"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("help: save the file as UTF-8") && !stderr(&o).contains("restores missing"), "{}", stderr(&o));
+    std::fs::remove_file(ws.join("02_zip.metal")).unwrap();
+    let o = bin(&root, &["check", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("the file is missing") && stderr(&o).contains("restores missing starter files"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn beginner_mistakes_get_beginner_messages() {
+    let root = temp("beginner");
+    let ws = root.join("metal-puzzles");
+    assert_eq!(bin(&root, &["init"]).status.code(), Some(0));
+    std::fs::write(ws.join("02_zip.metal"), "uint i = thread_position_in_grid.x;\nprintf(\"%d\", i);\nout[i] = a[i] + b[i];\n").unwrap();
+    let o = bin(&root, &["check", "2"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("error[B0002]: Metal has no `printf`"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("debug 2 --thread 0 --print '2: i'"), "{}", stdout(&o));
+    // `lint` on a puzzle file compiles it as the book does.
+    std::fs::write(ws.join("01_map.metal"), common::file_with("map", common::SOLUTIONS[0].1)).unwrap();
+    let o = bin(&root, &["lint", "metal-puzzles/01_map.metal"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is puzzle 1's file: it holds a kernel body"), "{}", stderr(&o));
+    std::fs::write(ws.join("01_map.metal"), "uint i = thread_position_in_grid.x;\nout[i] = a[i] +;\n").unwrap();
+    let o = bin(&root, &["lint", "metal-puzzles/01_map.metal", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["diagnostics"][0]["line"], 2);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn show_refuses_an_image_name_of_another_format_and_quotes_commands() {
+    let root = temp("show-png");
+    assert_eq!(bin(&root, &["init", "my ws"]).status.code(), Some(0));
+    let o = bin(&root, &["show", "1", "--dir", "my ws", "--png", "x.jpg"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--png writes a PNG file, but `x.jpg` ends in `.jpg`") && stderr(&o).contains("name it `x.png`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!root.join("x.jpg").exists());
+    // Suggested commands are shell-quoted.
+    let out = stdout(&bin(&root, &["list", "--dir", "my ws"]));
+    assert!(out.contains("--dir 'my ws'"), "{out}");
+    // Piped diagrams never print `#` for thread numbers: matvec's 32 threads.
+    let o = bin(&root, &["show", "simd_sum", "--dir", "my ws"]);
+    let out = stdout(&o);
+    let diagram = &out[out.find("Puzzle 15: SIMD Sum").expect("the diagram's title")..];
+    assert!(diagram.contains("Legend:") && !diagram.contains('#'), "{out}");
     let _ = std::fs::remove_dir_all(&root);
 }

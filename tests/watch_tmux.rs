@@ -30,6 +30,11 @@ impl Screen {
     /// Start `metal-puzzles` (no sub-command: the live screen) in a fresh
     /// directory, in a `cols`x`rows` terminal.
     fn start(name: &str, cols: u16, rows: u16) -> Screen {
+        Screen::start_with(name, cols, rows, &[])
+    }
+
+    /// [`Screen::start`] with environment variables set for the program.
+    fn start_with(name: &str, cols: u16, rows: u16, env: &[(&str, &str)]) -> Screen {
         let socket = format!("mp-{name}-{}", std::process::id());
         let root = std::env::temp_dir().join(format!("mp-tmux-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
@@ -44,6 +49,8 @@ impl Screen {
             .arg(&conf)
             .args(["new-session", "-d", "-s", "book", "-x", &cols.to_string(), "-y", &rows.to_string(), "-c"])
             .arg(&screen.root)
+            .arg("env")
+            .args(env.iter().map(|(k, v)| format!("{k}={v}")))
             .arg(bin)
             .env_remove("VERBOSE")
             .status()
@@ -64,6 +71,39 @@ impl Screen {
         self.tmux(&["capture-pane", "-p", "-t", "book"])
     }
 
+    /// The screen with its colours, as escape sequences.
+    fn capture_colors(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-e", "-t", "book"])
+    }
+
+    /// Every line of the pane, scrolled through from the top a page at a
+    /// time (the top lines and key bar once per screen).
+    fn whole_pane(&self) -> String {
+        self.keys("Home");
+        std::thread::sleep(Duration::from_millis(300));
+        let mut all = String::new();
+        for _ in 0..12 {
+            let s = self.capture();
+            all.push_str(&s);
+            let at_end = s.lines().find(|l| l.starts_with("── lines")).is_none_or(|l| {
+                // `── lines 5–20 of 20`: at the end when the two match.
+                let nums: Vec<&str> = l.split(|c: char| !c.is_ascii_digit()).filter(|x| !x.is_empty()).collect();
+                nums.len() >= 3 && nums[1] == nums[2]
+            });
+            if at_end {
+                break;
+            }
+            self.keys("PageDown");
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        all
+    }
+
+    fn check_now(&self, puzzle: &str) {
+        let o = Command::new(env!("CARGO_BIN_EXE_metal-puzzles")).current_dir(&self.root).args(["check", puzzle]).output().unwrap();
+        assert!(o.status.code().is_some(), "check ran");
+    }
+
     fn keys(&self, keys: &str) {
         self.tmux(&["send-keys", "-t", "book", keys]);
     }
@@ -77,7 +117,7 @@ impl Screen {
     fn wait_for(&self, what: &str, timeout: Duration, ok: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         // (A whole frame: the key bar is on its last line.)
-        let whole = |s: &str| s.lines().rev().find(|l| !l.trim().is_empty()).is_some_and(|l| l.contains("n/p puzzle"));
+        let whole = |s: &str| s.lines().rev().find(|l| !l.trim().is_empty()).is_some_and(|l| l.contains("q quit"));
         loop {
             let s = self.capture();
             if whole(&s) && ok(&s) {
@@ -117,7 +157,9 @@ fn assert_frame(s: &str, cols: usize, rows: usize, puzzle: &str) {
     assert!(lines[0].starts_with("Metal Puzzles"), "{s}");
     assert!(lines[1].starts_with(puzzle), "{s}");
     let last = lines.iter().rev().find(|l| !l.trim().is_empty()).unwrap();
-    assert!(last.contains("n/p puzzle"), "the key bar is the last line:\n{s}");
+    assert!(last.contains("q quit"), "the key bar is the last line:\n{s}");
+    // Nothing is cut off: long lines wrap.
+    assert!(lines.iter().all(|l| !l.ends_with('…') || l.ends_with("Drawing…")), "a line is cut off:\n{s}");
 }
 
 /// The verdict sits in the first lines, where no scrolling moves it.
@@ -205,11 +247,12 @@ fn both_sizes_show_title_verdict_and_key_bar() {
         assert_frame(&s, cols as usize, rows as usize, "Puzzle 14: Matrix Multiply");
         for key in ["d", "h"] {
             t.keys(key);
-            let marker = if key == "d" { "Diagram of test 1" } else { "Hints:" };
+            let marker = if key == "d" { "Diagram of test 1" } else { "Hint 1 of" };
             let s = t.wait_for(marker, CHECK_TIMEOUT, |s| s.contains(marker));
             assert!(verdict_on_top(&s, "Failed Tests."), "{cols}x{rows} {key}:\n{s}");
             assert_frame(&s, cols as usize, rows as usize, "Puzzle 14: Matrix Multiply");
-            t.keys(key);
+            t.keys("Escape");
+            t.wait_for("the check view", CHECK_TIMEOUT, |s| !s.contains(marker));
         }
     }
 }
@@ -264,4 +307,86 @@ fn never_ending_loops_are_reported_and_running_checks_are_cancelled() {
     eprintln!("q quit {:?} after the key while a check ran", start.elapsed());
     // Had q waited for the check, the check would have recorded its result.
     assert_ne!(progress("map")["fingerprint"].as_str(), Some(heavy_fingerprint.as_str()), "the check finished before q took effect");
+}
+
+/// Words of a capture joined across line breaks (wrapped text reads whole).
+fn words(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Item 1 and 2 of issue 28 on the live screen: at both sizes a long "Why"
+/// and a long `= help:` line wrap and are whole; colour is on in a
+/// terminal and off under NO_COLOR.
+#[test]
+fn long_lines_wrap_whole_and_colour_follows_no_color() {
+    for (cols, rows) in [(80u16, 24u16), (160, 50)] {
+        let t = Screen::start(&format!("wrap{cols}"), cols, rows);
+        t.wait_for("the starter's verdict", CHECK_TIMEOUT, |s| verdict_on_top(s, "Failed Tests."));
+        // Colour: the verdict is red.
+        let c = t.capture_colors();
+        assert!(c.contains("\x1b[") && c.contains("31m"), "no colour on the screen:\n{c:?}");
+        // A Why line longer than the terminal, whose end names the bug.
+        t.save("map", "uint i = thread_position_in_grid.x;\nif (i < 3) { out[i] = a[i + 1] + 10; }\n");
+        let s = t.wait_for("the Why line", CHECK_TIMEOUT, |s| s.contains("Why:"));
+        assert_frame(&s, cols as usize, rows as usize, "Puzzle 1: Map");
+        let pane = t.whole_pane();
+        assert!(words(&pane).contains("— expected from a[0]"), "{cols}x{rows}: the end of the Why line is missing:\n{pane}");
+        // A help line longer than the terminal.
+        t.save("map", "uint i = thread_position_in_grid.x;\nout[i] = a[i] × 2;\n");
+        let s = t.wait_for("the look-alike character", CHECK_TIMEOUT, |s| s.contains("B0003") || s.contains("multiplication sign"));
+        assert_frame(&s, cols as usize, rows as usize, "Puzzle 1: Map");
+        let pane = t.whole_pane();
+        assert!(
+            words(&pane).contains("= help: write `*` instead (such characters come with text copied from a PDF or a web page)"),
+            "{cols}x{rows}: the help line is not whole:\n{pane}"
+        );
+    }
+    let t = Screen::start_with("nocolor", 80, 24, &[("NO_COLOR", "1")]);
+    t.wait_for("the starter's verdict", CHECK_TIMEOUT, |s| verdict_on_top(s, "Failed Tests."));
+    let c = t.capture_colors();
+    assert!(!c.contains("31m") && !c.contains("32m") && !c.contains("48;2;"), "colour under NO_COLOR:\n{c:?}");
+}
+
+/// Items 3–5: the list is a screen of its own (arrows and Enter), hints
+/// come one at a time, `n` goes to the next unsolved puzzle, and the
+/// progress bar follows edits made outside the screen.
+#[test]
+fn list_screen_hints_next_unsolved_and_live_progress() {
+    let (cols, rows) = (80u16, 24usize);
+    let t = Screen::start("list", cols, rows as u16);
+    t.wait_for("the starter's verdict", CHECK_TIMEOUT, |s| verdict_on_top(s, "Failed Tests."));
+    // Puzzle 2 solved from another terminal: the bar says so, unasked.
+    t.save("zip", common::solution("zip"));
+    t.check_now("2");
+    t.wait_for("1 solved", CHECK_TIMEOUT, |s| s.lines().next().unwrap_or("").contains(" 1/29 solved"));
+    // The first puzzle solved: `n` skips the solved puzzle 2.
+    t.save("map", common::SOLUTIONS[0].1);
+    t.wait_for("puzzle 1 solved", CHECK_TIMEOUT, |s| s.contains("Puzzle 1 solved!") && s.contains("2/29 solved"));
+    t.keys("n");
+    let s = t.wait_for("puzzle 3", CHECK_TIMEOUT, |s| s.contains("Puzzle 3: Guard") && verdict_on_top(s, "Failed Tests."));
+    assert_frame(&s, cols as usize, rows, "Puzzle 3: Guard");
+    // Editing a solved puzzle elsewhere: no longer solved, at once.
+    std::fs::write(t.workspace().join("02_zip.metal"), "// changed\nuint i = 0;\n").unwrap();
+    t.wait_for("the bar to drop", CHECK_TIMEOUT, |s| s.lines().next().unwrap_or("").contains(" 1/29 solved"));
+    // Hints, one at a time.
+    t.keys("h");
+    let s = t.wait_for("hint 1", CHECK_TIMEOUT, |s| s.contains("Hint 1 of 2"));
+    assert!(!s.contains("Hint 2 of 2"), "{s}");
+    assert_frame(&s, cols as usize, rows, "Puzzle 3: Guard");
+    t.keys("h");
+    t.wait_for("hint 2", CHECK_TIMEOUT, |s| s.contains("Hint 2 of 2"));
+    // The list: its own screen, arrows and Enter.
+    t.keys("l");
+    let s = t.wait_for("the list", CHECK_TIMEOUT, |s| s.contains("Choose a puzzle"));
+    assert!(s.lines().any(|l| l.starts_with("▶") && l.contains("Guard")), "{s}");
+    assert!(s.lines().any(|l| l.contains("Zip") && l.contains("edited, not checked")), "{s}");
+    assert!(s.lines().all(|l| l.chars().count() <= cols as usize), "{s}");
+    for _ in 0..19 {
+        t.keys("Down");
+    }
+    let s = t.wait_for("RMS Norm selected", CHECK_TIMEOUT, |s| s.lines().any(|l| l.starts_with("▶") && l.contains("RMS Norm")));
+    assert!(s.lines().all(|l| l.chars().count() <= cols as usize), "{s}");
+    t.keys("Enter");
+    let s = t.wait_for("puzzle 22", CHECK_TIMEOUT, |s| s.contains("Puzzle 22: RMS Norm") && verdict_on_top(s, "Failed Tests."));
+    assert_frame(&s, cols as usize, rows, "Puzzle 22: RMS Norm");
 }

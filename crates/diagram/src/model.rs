@@ -38,6 +38,9 @@ pub(crate) struct Panel {
     /// carried over from earlier intervals when not stored again).
     pub tg_values: BTreeMap<Pos, String>,
     pub threads: BTreeSet<u32>,
+    /// Cells two threads of the panel accessed in one barrier interval
+    /// without atomics, at least one of them writing: a data race.
+    pub races: BTreeSet<Pos>,
 }
 
 /// One SIMD-group function call site in a panel, over every time it ran.
@@ -61,7 +64,10 @@ pub(crate) struct Model {
     pub panels: Vec<Panel>,
     /// Copies drawn of each threadgroup table (max over panels, at least 1).
     pub intervals: u32,
+    /// Events were dropped (the trace's limit) or threadgroups left out.
     pub truncated: bool,
+    /// A table has more rows or columns than the SVG draws.
+    pub clipped: bool,
     /// Threadgroups in the dispatch.
     pub tg_counts: [u32; 3],
     /// Threadgroup-local thread indices that appear, over all panels.
@@ -91,9 +97,7 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
             TableGeom { rows, cols, shown_rows: rows.min(MAX_ROWS), shown_cols: cols.min(MAX_COLS), len }
         })
         .collect();
-    if tables.iter().any(|g| g.shown_rows < g.rows || g.shown_cols < g.cols) {
-        truncated = true;
-    }
+    let clipped = tables.iter().any(|g| g.shown_rows < g.rows || g.shown_cols < g.cols);
 
     let t = spec.threadgroup.map(|v| v.max(1));
     let tg_counts = [0, 1, 2].map(|d| spec.grid[d].max(1).div_ceil(t[d]));
@@ -130,12 +134,9 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
                     if e >= g.len {
                         break;
                     }
-                    let (r, col) = (e / g.cols, e % g.cols);
-                    if r < g.shown_rows && col < g.shown_cols {
-                        v.push((ti, r, col));
-                    } else {
-                        truncated = true;
-                    }
+                    // Every cell is recorded (counts describe the whole
+                    // table); drawings leave out what they cannot show.
+                    v.push((ti, e / g.cols, e % g.cols));
                 }
             }
         }
@@ -144,6 +145,9 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
     let is_tg: Vec<bool> = spec.tables.iter().map(|t| t.role == Role::Threadgroup).collect();
 
     let mut intervals = 1u32;
+    // Plain accesses per (panel, cell, barrier interval): writers, readers.
+    type Access = (BTreeSet<u32>, BTreeSet<u32>);
+    let mut accesses: HashMap<(usize, Pos, u32), Access> = HashMap::new();
     // Interval of the last read of (threadgroup, thread, cell): which copy
     // of a threadgroup table a value came from.
     let mut last_read: HashMap<([u32; 3], u32, u32), u32> = HashMap::new();
@@ -176,6 +180,12 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
             // One mark for the read and the write of an atomic operation.
             for &(ti, r, c) in elems {
                 p.atomics.entry((ti, copy_of(ti, iv), r, c)).or_default().insert(th);
+            }
+        }
+        if !e.atomic {
+            for &(ti, r, c) in elems {
+                let a = accesses.entry((pi, (ti, copy_of(ti, iv), r, c), e.interval)).or_default();
+                if e.write { &mut a.0 } else { &mut a.1 }.insert(th);
             }
         }
         if !e.write {
@@ -243,6 +253,12 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
         r.moves.extend(x.moves.iter().copied());
         p.threads.extend(x.lanes.iter().copied());
     }
+    for ((pi, pos, _), (writers, readers)) in &accesses {
+        let racing = writers.len() > 1 || (writers.len() == 1 && readers.iter().any(|r| !writers.contains(r)));
+        if racing {
+            panels[*pi].races.insert(*pos);
+        }
+    }
     for p in &mut panels {
         for copy in 1..intervals {
             let carried: Vec<(Pos, String)> = p
@@ -257,7 +273,7 @@ pub(crate) fn build(spec: &DiagramSpec, trace: &Trace) -> Model {
         }
     }
     let threads = panels.iter().flat_map(|p| p.threads.iter().copied()).collect();
-    Model { tables, panels, intervals, truncated, tg_counts, threads }
+    Model { tables, panels, intervals, truncated, clipped, tg_counts, threads }
 }
 
 /// A stored value as a short label (registers hold halves as floats).

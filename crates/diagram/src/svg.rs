@@ -27,7 +27,11 @@ const ARC_DIP: f64 = 9.0;
 const FLOW_TEXT: &str = "value flow: source cell → written cell";
 /// The legend's explanation of atomics.
 const ATOMIC_TEXT: &str = "atomic operation on the cell: dashed outline in the thread's colour (not counted as a read or write)";
-/// The legend's explanation of the SIMD-group band.
+/// The legend's explanation of racing cells.
+const RACE_TEXT: &str = "race: two threads accessed the cell in one barrier interval, at least one writing (red dashed frame, !)";
+/// More arcs than this in a panel are a mesh: only one thread's are drawn.
+const CLEAR_ARCS: usize = 160;
+/// The legend's explanation of arcs.
 const SIMD_TEXT: &str = "SIMD-group function: lanes share values (arc: shuffle source → lane; bracket: reduction; ramp: prefix scan)";
 /// Most read dots drawn in one cell (5 a row, 3 rows).
 const MAX_DOTS: usize = 15;
@@ -154,6 +158,8 @@ fn layout_panel(spec: &DiagramSpec, m: &Model) -> Layout {
     }
     let row_w = |r: &[Block]| r.iter().map(|b| b.w).sum::<f64>() + TABLE_GAP * (r.len().saturating_sub(1)) as f64;
     let mut inner_w = rows.iter().map(|r| row_w(r)).fold(160.0, f64::max);
+    // (Bold text runs about a tenth wider than the estimate.)
+    inner_w = m.panels.iter().map(|p| text_width(&panel_title(m, p), 13.0) * 1.1).fold(inner_w, f64::max);
     // The band: as many rows as the busiest panel, lanes after the longest label.
     let band_rows = m.panels.iter().map(|p| p.exchanges.len()).max().unwrap_or(0);
     let all_lanes = m.panels.iter().flat_map(|p| p.exchanges.iter()).filter_map(|r| r.lanes.last()).map(|&l| l + 1).max().unwrap_or(0);
@@ -322,7 +328,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     }
     let panels_h = prows as f64 * l.h + (prows - 1) as f64 * PANEL_GAP;
     let mut title = spec.title.clone();
-    if m.truncated {
+    if m.truncated || m.clipped {
         title.push_str(" … truncated");
     }
     let [gx, gy, gz] = spec.grid;
@@ -360,7 +366,8 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     const TG_NOTE: &str = "threadgroup memory: one copy per interval; interval k = after k barriers";
     let has_tg = spec.tables.iter().any(|t| t.role == Role::Threadgroup);
     // (After the marks' last text, which starts at 156.)
-    let note_x = 156.0 + text_width(FLOW_TEXT, 10.0) + 24.0;
+    let flow_text = FLOW_TEXT.to_string();
+    let note_x = 156.0 + text_width(&flow_text, 10.0) + 24.0;
     let note_inline = note_x + text_width(TG_NOTE, 10.0) <= width - 2.0 * MARGIN;
     let note_line = if has_tg && !note_inline { 18.0 } else { 0.0 };
     // Lines for the marks only some diagrams have: atomics, SIMD-group functions.
@@ -371,6 +378,10 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     if l.band.is_some() && m.panels.iter().any(|p| !p.exchanges.is_empty()) {
         extra_marks.push(("simd", SIMD_TEXT));
     }
+    if m.panels.iter().any(|p| !p.races.is_empty()) {
+        extra_marks.push(("race", RACE_TEXT));
+    }
+
     let width = extra_marks.iter().map(|(_, t)| 20.0 + text_width(t, 10.0) + 2.0 * MARGIN).fold(width, f64::max);
     let height = legend_y + ky + 18.0 + note_line + 18.0 * extra_marks.len() as f64;
 
@@ -389,9 +400,7 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     for (pi, p) in m.panels.iter().enumerate() {
         let px = MARGIN + (pi % pcols) as f64 * (l.w + PANEL_GAP);
         let py = TITLE_H + (pi / pcols) as f64 * (l.h + PANEL_GAP);
-        let [x, y, z] = p.tg;
-        let tg_name = if two_d || z > 0 { format!("threadgroup ({x}, {y})") } else { format!("threadgroup ({x})") };
-        let tg_name = if m.tg_counts[2] > 1 { format!("threadgroup ({x}, {y}, {z})") } else { tg_name };
+        let tg_name = panel_title(&m, p);
         let _ = writeln!(s, r#"<g class="panel" transform="translate({},{})">"#, f(px), f(py));
         let _ = writeln!(
             s,
@@ -448,7 +457,8 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
                         _ => (e.to_string(), "#b0b0b0"),
                     };
                     // Long values get a smaller font, so they stay inside their cell.
-                    let size = (9.0f64).min((CELL - 3.0) / (0.6 * label.chars().count().max(1) as f64));
+                    // (0.68 em a character: DejaVu's digits are 0.64 em wide.)
+                    let size = (9.0f64).min((CELL - 4.0) / (0.68 * label.chars().count().max(1) as f64));
                     let _ = writeln!(
                         s,
                         r##"<text class="value" x="{}" y="{}" font-size="{}" text-anchor="middle" fill="{color}">{}</text>"##,
@@ -467,7 +477,8 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
         // box is never hidden by arcs passing over it.
         let arcs_at = s.len();
         let (arc_w, arc_op) = if p.arcs.len() > 96 { ("0.8", "0.35") } else { ("1.2", "0.7") };
-        for &(th, from, to) in &p.arcs {
+        let only = arc_thread(p);
+        for &(th, from, to) in p.arcs.iter().filter(|(th, _, _)| only.is_none_or(|o| o == *th)) {
             let (Some((x1, y1)), Some((x2, y2))) = (cell_xy(&l, &m, from), cell_xy(&l, &m, to)) else {
                 continue;
             };
@@ -575,6 +586,24 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
             draw_band(&mut s, b, p);
         }
 
+        // Races: a red dashed frame and a `!` in the corner.
+        for &pos in &p.races {
+            let Some((x, y)) = cell_xy(&l, &m, pos) else {
+                continue;
+            };
+            let _ = writeln!(
+                s,
+                r##"<g class="race" data-cell="{}"><rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#d00000" stroke-width="2.4" stroke-dasharray="4 2"/><text x="{}" y="{}" font-size="10" font-weight="bold" fill="#d00000">!</text></g>"##,
+                pos_id(spec, pos),
+                f(x - 1.0),
+                f(y - 1.0),
+                f(CELL + 2.0),
+                f(CELL + 2.0),
+                f(x + 2.0),
+                f(y + 9.5)
+            );
+        }
+
         // Reads: a dot per reading thread.
         for (&pos, readers) in &p.reads {
             let Some((x, y)) = cell_xy(&l, &m, pos) else {
@@ -629,7 +658,8 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     }
     let _ = writeln!(
         s,
-        r##"<g class="legend-marks" font-size="10" fill="#333"><circle cx="6" cy="{y0}" r="2.6" fill="#555"/><text x="14" y="{y1}">read</text><rect x="56" y="{y2}" width="12" height="12" fill="none" stroke="#555" stroke-width="2"/><text x="74" y="{y1}">write</text><path d="M120 {y0} Q135 {y3} 150 {y0}" fill="none" stroke="#555" stroke-width="1.2"/><text x="156" y="{y1}">{FLOW_TEXT}</text>{note}</g>"##,
+        r##"<g class="legend-marks" font-size="10" fill="#333"><circle cx="6" cy="{y0}" r="2.6" fill="#555"/><text x="14" y="{y1}">read</text><rect x="56" y="{y2}" width="12" height="12" fill="none" stroke="#555" stroke-width="2"/><text x="74" y="{y1}">write</text><path d="M120 {y0} Q135 {y3} 150 {y0}" fill="none" stroke="#555" stroke-width="1.2"/><text x="156" y="{y1}">{flow}</text>{note}</g>"##,
+        flow = esc(&flow_text),
         note = if has_tg {
             let (nx, ny) = if note_inline { (note_x, ky + 3.5) } else { (0.0, ky + 3.5 + 18.0) };
             format!(r##"<text x="{}" y="{}" fill="#888">{TG_NOTE}</text>"##, f(nx), f(ny))
@@ -643,7 +673,14 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     );
     for (k, (what, text)) in extra_marks.iter().enumerate() {
         let y = ky + note_line + 18.0 * (k + 1) as f64;
-        let mark = if *what == "atomic" {
+        let mark = if *what == "race" {
+            format!(
+                r##"<rect x="0" y="{}" width="12" height="12" fill="none" stroke="#d00000" stroke-width="2" stroke-dasharray="4 2"/>"##,
+                f(y - 6.0)
+            )
+        } else if *what == "thinned" {
+            format!(r##"<path d="M0 {} Q6 {} 12 {}" fill="none" stroke="#555" stroke-width="1.2"/>"##, f(y), f(y - 8.0), f(y))
+        } else if *what == "atomic" {
             format!(
                 r##"<rect class="legend-atomic" x="0" y="{}" width="12" height="12" fill="none" stroke="#555" stroke-width="1.6" stroke-dasharray="3 2"/><path d="M12 {} L15 {} L12 {} L9 {} Z" fill="#555"/>"##,
                 f(y - 6.0),
@@ -672,6 +709,30 @@ pub fn render_svg(spec: &DiagramSpec, trace: &Trace) -> String {
     let _ = writeln!(s, "</g>");
     s.push_str("</svg>\n");
     s
+}
+
+/// A panel's title: its threadgroup, and whose arcs are drawn when there
+/// are too many to read.
+fn panel_title(m: &Model, p: &crate::model::Panel) -> String {
+    let two_d = m.tg_counts[1] > 1 || m.tg_counts[2] > 1;
+    let [x, y, z] = p.tg;
+    let mut name = if m.tg_counts[2] > 1 {
+        format!("threadgroup ({x}, {y}, {z})")
+    } else if two_d || z > 0 {
+        format!("threadgroup ({x}, {y})")
+    } else {
+        format!("threadgroup ({x})")
+    };
+    if let Some(t) = arc_thread(p) {
+        name.push_str(&format!(" · value flow drawn for thread {t} only ({} arcs in all)", p.arcs.len()));
+    }
+    name
+}
+
+/// When a panel has too many arcs to read, the one thread whose arcs are
+/// drawn: the first that wrote something.
+fn arc_thread(p: &crate::model::Panel) -> Option<u32> {
+    (p.arcs.len() > CLEAR_ARCS).then(|| p.arcs.iter().map(|(t, _, _)| *t).min()).flatten()
 }
 
 /// Where the ray from a cell's centre `(x, y)` towards `(tx, ty)` leaves

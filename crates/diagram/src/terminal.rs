@@ -1,10 +1,16 @@
 //! The terminal rendering: per threadgroup, a compact grid of who wrote
-//! each cell and a line of read counts per table.
+//! each cell and a line of read counts per table, then a legend. Nothing is
+//! cut off: cells are as wide as the largest thread number needs, rows
+//! wider than the terminal continue on further lines, and counts describe
+//! whole tables.
 
 use crate::model::{build, Model, Panel};
 use crate::{thread_color, DiagramSpec, Role};
 use gpu::trace::Trace;
 use std::collections::BTreeSet;
+
+/// Most rows of one table drawn in the terminal (the rest are counted).
+const MAX_TERMINAL_ROWS: usize = 64;
 
 /// A block of lines with their visible width.
 struct Block {
@@ -16,82 +22,99 @@ fn pad(s: &str, visible: usize, to: usize) -> String {
     format!("{s}{}", " ".repeat(to.saturating_sub(visible)))
 }
 
-fn cell_text(writers: Option<&BTreeSet<u32>>, atomics: Option<&BTreeSet<u32>>, cw: usize, color: bool) -> String {
-    let inner = cw - 1;
-    // A cell only atomics updated: its first thread and `*`.
+/// One cell: the thread that wrote it (`3`), `3+` when others did too,
+/// `3*` when only atomics updated it, `·` when nothing wrote it, and `!`
+/// after it when threads raced on it. `inner` columns, then a space.
+fn cell_text(writers: Option<&BTreeSet<u32>>, atomics: Option<&BTreeSet<u32>>, race: bool, inner: usize, color: bool) -> String {
     let (w, atomic) = match (writers.filter(|w| !w.is_empty()), atomics.filter(|a| !a.is_empty())) {
         (Some(w), _) => (w, false),
         (None, Some(a)) => (a, true),
         (None, None) => {
-            let dot = format!("{:>inner$}", "·");
+            let dot = format!("{:>inner$}", if race { "·!" } else { "·" });
             return if color { format!("\x1b[2m{dot}\x1b[0m ") } else { format!("{dot} ") };
         }
     };
-    let first = *w.iter().next().unwrap();
-    let mut t = match (atomic, w.len()) {
-        (true, _) => format!("{first}*"),
-        (false, 1) => first.to_string(),
-        (false, _) => format!("{first}+"),
+    let first = *w.iter().next().unwrap_or(&0);
+    let mark = match (atomic, w.len()) {
+        (true, _) => "*",
+        (false, 1) => "",
+        (false, _) => "+",
     };
-    if t.chars().count() > inner {
-        t = if atomic {
-            "*".repeat(inner)
-        } else if w.len() == 1 {
-            "#".repeat(inner)
-        } else {
-            "+".repeat(inner)
-        };
-    }
-    let t = format!("{t:>inner$}");
+    let t = format!("{:>inner$}", format!("{first}{mark}{}", if race { "!" } else { "" }));
     if color {
         let (r, g, b) = thread_color(first);
         let lum = 0.299 * r as f64 + 0.587 * g as f64 + 0.114 * b as f64;
         let fg = if lum > 150.0 { "30" } else { "97" };
-        format!("\x1b[48;2;{r};{g};{b}m\x1b[{fg}m{t}\x1b[0m ")
+        let style = if race { ";1;4" } else { "" };
+        format!("\x1b[48;2;{r};{g};{b}m\x1b[{fg}{style}m{t}\x1b[0m ")
     } else {
         format!("{t} ")
     }
 }
 
-/// How grids are drawn: cell width (with its separator), line width, colour.
+/// How grids are drawn: cell width (without its separator), line width, colour.
 #[derive(Clone, Copy)]
 struct Style {
-    cw: usize,
+    inner: usize,
     width: usize,
     color: bool,
 }
 
-fn grid_block(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, st: Style) -> Block {
-    let Style { cw, width, color } = st;
+fn table_name(spec: &DiagramSpec, ti: usize, copy: u32) -> String {
     let t = &spec.tables[ti];
-    let g = &m.tables[ti];
-    let max_cols = ((width.saturating_sub(1)) / cw).max(1);
-    let cols = g.shown_cols.min(max_cols);
-    let mut title = if t.role == Role::Threadgroup { format!("{} @ interval {copy}", t.name) } else { t.name.clone() };
-    if cols < g.cols || g.shown_rows < g.rows {
-        title.push_str(" …");
+    if t.role == Role::Threadgroup {
+        format!("{} @ interval {copy}", t.name)
+    } else {
+        t.name.clone()
     }
-    let grid_w = cols * cw;
-    let w = grid_w.max(title.chars().count());
-    let mut lines = vec![pad(&title, title.chars().count(), w)];
-    for r in 0..g.shown_rows {
-        let mut line = String::new();
-        for c in 0..cols {
-            if r * g.cols + c >= g.len {
-                line.push_str(&" ".repeat(cw));
-                continue;
-            }
-            let pos = (ti, copy, r, c);
-            line.push_str(&cell_text(p.writes.get(&pos), p.atomics.get(&pos), cw, color));
-        }
-        lines.push(pad(&line, grid_w, w));
-    }
-    Block { lines, width: w }
 }
 
-/// `  out: 40 atomics on 4/4 cells by 32 threads` for a table atomics touched.
+/// The grid of one table copy: one block per slice of columns that fits
+/// the width (`out [columns 16–31]` for the second), every row drawn up to
+/// [`MAX_TERMINAL_ROWS`] (then a line says how many more there are).
+fn grid_blocks(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, st: Style) -> Vec<Block> {
+    let Style { inner, width, color } = st;
+    let g = &m.tables[ti];
+    let cw = inner + 1;
+    // Columns per slice: as many as fit, spread evenly over the slices.
+    let fit = (width.saturating_sub(1) / cw).max(1);
+    let per_line = g.cols.div_ceil(g.cols.div_ceil(fit)).max(1);
+    let rows = g.rows.min(MAX_TERMINAL_ROWS);
+    let mut blocks = Vec::new();
+    let mut first_col = 0;
+    while first_col < g.cols {
+        let cols = per_line.min(g.cols - first_col);
+        let mut title = table_name(spec, ti, copy);
+        if cols < g.cols {
+            title.push_str(&format!(" [columns {}–{}]", first_col, first_col + cols - 1));
+        }
+        let grid_w = cols * cw;
+        let w = grid_w.max(title.chars().count());
+        let mut lines = vec![pad(&title, title.chars().count(), w)];
+        for r in 0..rows {
+            let mut line = String::new();
+            for c in first_col..first_col + cols {
+                if r * g.cols + c >= g.len {
+                    line.push_str(&" ".repeat(cw));
+                    continue;
+                }
+                let pos = (ti, copy, r, c);
+                line.push_str(&cell_text(p.writes.get(&pos), p.atomics.get(&pos), p.races.contains(&pos), inner, color));
+            }
+            lines.push(pad(&line, grid_w, w));
+        }
+        if g.rows > rows {
+            let more = format!("({} more rows not drawn)", g.rows - rows);
+            lines.push(pad(&more, more.chars().count(), w));
+        }
+        blocks.push(Block { lines, width: w });
+        first_col += cols;
+    }
+    blocks
+}
+
+/// `  out: atomics on 4 cells by 32 threads (*)` for a table atomics touched.
 fn atomic_line(spec: &DiagramSpec, p: &Panel, ti: usize, copy: u32) -> Option<String> {
-    let t = &spec.tables[ti];
     let mut cells = 0usize;
     let mut threads = BTreeSet::new();
     for (_, th) in p.atomics.range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX)) {
@@ -101,17 +124,17 @@ fn atomic_line(spec: &DiagramSpec, p: &Panel, ti: usize, copy: u32) -> Option<St
     if cells == 0 {
         return None;
     }
-    let name = if t.role == Role::Threadgroup { format!("{} @ interval {copy}", t.name) } else { t.name.clone() };
     Some(format!(
-        "  {name}: atomics on {cells} cell{} by {} thread{} (*)",
+        "  {}: atomics on {cells} cell{} by {} thread{} (*)",
+        table_name(spec, ti, copy),
         if cells == 1 { "" } else { "s" },
         threads.len(),
         if threads.len() == 1 { "" } else { "s" }
     ))
 }
 
-/// `  SIMD-group functions: simd_sum ×2 (64 lanes), …` within `width`.
-fn exchange_lines(p: &Panel, width: usize) -> Vec<String> {
+/// `  SIMD-group functions:` and a line per call site.
+fn exchange_lines(p: &Panel) -> Vec<String> {
     if p.exchanges.is_empty() {
         return Vec::new();
     }
@@ -119,20 +142,20 @@ fn exchange_lines(p: &Panel, width: usize) -> Vec<String> {
     for r in &p.exchanges {
         let runs = if r.runs == 1 { String::new() } else { format!(" ×{}", r.runs) };
         let moves = if r.moves.is_empty() { String::new() } else { format!(", {} lane-to-lane moves", r.moves.len()) };
-        let line = format!("    {}{runs} ({} lanes{moves})", r.name, r.lanes.len());
-        lines.push(line.chars().take(width).collect());
+        lines.push(format!("    {}{runs} ({} lanes{moves})", r.name, r.lanes.len()));
     }
     lines
 }
 
-fn read_line(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, width: usize) -> Option<String> {
-    let t = &spec.tables[ti];
+/// `  a: 12 reads of 4/4 cells by 4 threads` over the whole table, then
+/// its read counts per cell (`.` none, 1–9, `+` more), a row of the table
+/// per group, on further lines when they do not fit.
+fn read_lines(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, width: usize) -> Vec<String> {
     let g = &m.tables[ti];
     let mut events = 0u32;
     let mut cells = 0usize;
     let mut threads = BTreeSet::new();
-    for (&(pt, pc, _, _), &n) in p.read_counts.range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX)) {
-        debug_assert_eq!((pt, pc), (ti, copy));
+    for (_, &n) in p.read_counts.range((ti, copy, 0, 0)..=(ti, copy, usize::MAX, usize::MAX)) {
         events += n;
         cells += 1;
     }
@@ -140,55 +163,65 @@ fn read_line(spec: &DiagramSpec, m: &Model, p: &Panel, ti: usize, copy: u32, wid
         threads.extend(rs.iter().copied());
     }
     if events == 0 {
-        return None;
+        return Vec::new();
     }
-    let name = if t.role == Role::Threadgroup { format!("{} @ interval {copy}", t.name) } else { t.name.clone() };
-    let total = (0..g.shown_rows).map(|r| g.shown_cols.min(g.len.saturating_sub(r * g.cols))).sum::<usize>();
-    let mut s = format!(
-        "  {name}: {events} read{} of {cells}/{total} cell{} by {} thread{}",
+    let total = g.len;
+    let mut out = vec![format!(
+        "  {}: {events} read{} of {cells}/{total} cell{} by {} thread{}",
+        table_name(spec, ti, copy),
         if events == 1 { "" } else { "s" },
         if total == 1 { "" } else { "s" },
         threads.len(),
         if threads.len() == 1 { "" } else { "s" }
-    );
-    let mut digits = String::new();
-    for r in 0..g.shown_rows {
-        if r > 0 {
-            digits.push(' ');
-        }
-        for c in 0..g.shown_cols {
+    )];
+    if total > 4096 {
+        return out;
+    }
+    // One group of digits per table row; groups fill lines of `width`.
+    let mut line = String::from("    reads per cell:");
+    for r in 0..g.rows {
+        let mut group = String::new();
+        for c in 0..g.cols {
             if r * g.cols + c >= g.len {
                 break;
             }
-            digits.push(match p.read_counts.get(&(ti, copy, r, c)).copied().unwrap_or(0) {
+            group.push(match p.read_counts.get(&(ti, copy, r, c)).copied().unwrap_or(0) {
                 0 => '.',
                 n @ 1..=9 => char::from(b'0' + n as u8),
                 _ => '+',
             });
         }
+        for chunk in group.as_bytes().chunks(width.saturating_sub(8).max(8)) {
+            let chunk = std::str::from_utf8(chunk).unwrap_or("");
+            if line.chars().count() + 1 + chunk.len() > width {
+                out.push(std::mem::replace(&mut line, "     ".to_string()));
+            }
+            line.push(' ');
+            line.push_str(chunk);
+        }
     }
-    if s.chars().count() + 18 + digits.chars().count() <= width {
-        s.push_str(" · reads per cell ");
-        s.push_str(&digits);
-    }
-    Some(s)
+    out.push(line);
+    out
 }
 
 /// A compact text diagram: for each threadgroup, a grid per written table
 /// where each cell shows the (threadgroup-local) thread that wrote it
-/// (`3+` when several did; coloured cells when `color`), and a line per
-/// table with its read counts. Lines stay within `width` columns.
+/// (`3+` when several did; coloured cells when `color`), and lines per
+/// table with its read counts, then a legend. Lines stay within `width`
+/// columns; nothing is cut off.
 pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: usize) -> String {
     let width = width.max(20);
     let m = build(spec, trace);
     let mut out = String::new();
     out.push_str(&spec.title);
     if m.truncated {
-        out.push_str(" … truncated");
+        out.push_str(" (trace cut short: later accesses are not drawn)");
     }
     out.push('\n');
-    let widest = m.tables.iter().map(|g| g.shown_cols).max().unwrap_or(1);
-    let cw = if widest * 3 < width { 3 } else { 2 };
+    // Wide enough for the largest thread number, a mark (+ or *) and `!`.
+    let largest = m.threads.iter().next_back().copied().unwrap_or(0);
+    let races = m.panels.iter().any(|p| !p.races.is_empty());
+    let inner = largest.to_string().len() + 1 + usize::from(races);
     let order: Vec<usize> = [Role::Input, Role::Threadgroup, Role::Output]
         .iter()
         .flat_map(|role| spec.tables.iter().enumerate().filter(move |(_, t)| t.role == *role).map(|(i, _)| i))
@@ -211,7 +244,7 @@ pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: us
             let written = p.writes.keys().chain(p.atomics.keys()).any(|k| k.0 == ti);
             if t.role == Role::Output || written {
                 let blocks: Vec<Block> =
-                    (0..copies).map(|c| grid_block(spec, &m, p, ti, c, Style { cw, width: width - 2, color })).collect();
+                    (0..copies).flat_map(|c| grid_blocks(spec, &m, p, ti, c, Style { inner, width: width - 2, color })).collect();
                 // Side by side while they fit, else one under another.
                 let mut row: Vec<&Block> = Vec::new();
                 let mut row_w = 0;
@@ -248,26 +281,63 @@ pub fn render_terminal(spec: &DiagramSpec, trace: &Trace, color: bool, width: us
                 flush(&mut row, &mut out);
             }
             for c in 0..copies {
-                for l in [read_line(spec, &m, p, ti, c, width), atomic_line(spec, p, ti, c)].into_iter().flatten() {
+                for l in read_lines(spec, &m, p, ti, c, width).into_iter().chain(atomic_line(spec, p, ti, c)) {
                     out.push_str(&l);
                     out.push('\n');
                 }
             }
         }
-        for l in exchange_lines(p, width) {
+        for l in exchange_lines(p) {
             out.push_str(&l);
             out.push('\n');
         }
     }
-    if m.panels.iter().any(|p| !p.atomics.is_empty()) {
-        out.push_str("(*: updated by atomic operations; the number is the first thread that did)\n");
-    }
-    if spec.tables.iter().any(|t| t.role == Role::Threadgroup) {
-        out.push_str("(interval k: threadgroup memory after k barriers; one grid per interval)\n");
-    }
+    out.push_str(&legend(spec, &m, width));
     if let (Some(_), Some(p)) = (spec.focus, m.panels.first()) {
         let [x, y, z] = p.tg;
-        out.push_str(&format!("(threadgroup ({x}, {y}, {z}) shown; `show --threadgroup X,Y,Z` draws another)\n"));
+        out.push_str(&wrap(&format!("(threadgroup ({x}, {y}, {z}) shown; `show --threadgroup X,Y,Z` draws another)"), width));
+    }
+    out
+}
+
+/// What the numbers and marks mean, for the marks this diagram has.
+fn legend(spec: &DiagramSpec, m: &Model, width: usize) -> String {
+    let two_d = spec.threadgroup[1] > 1 || spec.threadgroup[2] > 1;
+    let mut text = format!(
+        "Legend: in a grid, a number is the thread that wrote the cell, by its index in its threadgroup{}; `3+`: thread 3 and others; `·`: no thread wrote it",
+        if two_d { format!(" (x + y × {})", spec.threadgroup[0].max(1)) } else { String::new() }
+    );
+    if m.panels.iter().any(|p| !p.atomics.is_empty()) {
+        text.push_str("; `3*`: updated by atomic operations, thread 3 first");
+    }
+    if m.panels.iter().any(|p| !p.races.is_empty()) {
+        text.push_str("; `!`: threads raced on the cell (two accessed it in one barrier interval, one writing)");
+    }
+    text.push_str(". Reads per cell: `.` none, 1 to 9, `+` more.");
+    if spec.tables.iter().any(|t| t.role == Role::Threadgroup) {
+        text.push_str(" One grid per barrier interval (interval k: threadgroup memory after k barriers).");
+    }
+    wrap(&text, width)
+}
+
+/// Words wrapped to `width` columns, each line ending in a newline.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push_str(&line);
+        out.push('\n');
     }
     out
 }

@@ -157,7 +157,9 @@ fn threadgroup_memory_diagram_has_a_column_per_interval() {
     save_text("shared", &term);
     assert!(term.contains("── threadgroup (1) ──"), "{term}");
     assert!(term.contains("s @ interval 0"), "{term}");
-    assert!(term.contains("s @ interval 1: 7 reads of 4/4 cells by 4 threads · reads per cell 1222"), "{term}");
+    assert!(term.contains("s @ interval 1: 7 reads of 4/4 cells by 4 threads\n    reads per cell: 1222\n"), "{term}");
+    // The legend says what the numbers are.
+    assert!(term.contains("Legend: in a grid, a number is the thread that wrote the cell"), "{term}");
     assert!(term.lines().all(|l| l.chars().count() <= 100), "{term}");
     let colored = render_terminal(&spec, &t, true, 100);
     save_text("shared-color", &colored);
@@ -264,7 +266,9 @@ fn tiled_matmul_renders_and_caps() {
     assert!(t.truncated);
     let svg = render_svg(&spec, &t);
     assert!(svg.contains("Tiled matmul 8×8, 4×4 tiles … truncated"));
-    assert!(render_terminal(&spec, &t, false, 100).starts_with("Tiled matmul 8×8, 4×4 tiles … truncated\n"));
+    assert!(
+        render_terminal(&spec, &t, false, 100).starts_with("Tiled matmul 8×8, 4×4 tiles (trace cut short: later accesses are not drawn)\n")
+    );
 }
 
 #[test]
@@ -325,10 +329,15 @@ fn several_writers_of_one_cell_get_nested_outlines() {
         ],
     };
     let svg = render_svg(&spec, &t);
-    assert_eq!(count(&svg, r#"data-cell="out[0]""#), 2);
+    // Two outlines, and the race frame.
+    assert_eq!(count(&svg, r#"<rect class="write" data-thread="0" data-cell="out[0]""#), 1);
+    assert_eq!(count(&svg, r#"<rect class="write" data-thread="1" data-cell="out[0]""#), 1);
+    assert_eq!(count(&svg, r#"<g class="race" data-cell="out[0]">"#), 1);
+    assert!(svg.contains("race: two threads accessed the cell in one barrier interval"), "{svg}");
     assert!(svg.contains(r#"data-thread="1" data-cell="out[0]" x="18" "#), "second outline inset: {svg}");
     let term = render_terminal(&spec, &t, false, 80);
-    assert!(term.contains("\n  0+ 2+\n"), "{term}");
+    assert!(term.contains("\n  0+! 2+!\n"), "racing cells are marked: {term}");
+    assert!(term.replace('\n', " ").contains("`!`: threads raced on the cell"), "{term}");
     png_ok("race", &svg);
 }
 
@@ -372,7 +381,9 @@ fn many_threadgroups_and_threads_are_capped() {
     let svg = render_svg(&spec, &t);
     assert_eq!(count(&svg, r#"class="legend-thread""#), 64);
     assert!(svg.contains("… 192 more threads"));
-    assert_eq!(count(&svg, r#"class="arc""#), 256);
+    // 256 arcs are a mesh: only thread 0's are drawn, and the legend says so.
+    assert_eq!(count(&svg, r#"class="arc""#), 1);
+    assert!(svg.contains("value flow drawn for thread 0 only (256 arcs in all)"), "{svg}");
     png_ok("transpose", &svg);
     let term = render_terminal(&spec, &t, false, 100);
     save_text("transpose", &term);

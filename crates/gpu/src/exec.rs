@@ -386,7 +386,10 @@ impl<'k> Machine<'k> {
         if let Some(p) = self.profiler.as_mut() {
             p.instruction(inst, mask);
         }
-        if self.tracer.is_some() && !matches!(inst, Inst::Load { .. } | Inst::Store { .. } | Inst::MemCopy { .. } | Inst::Atomic { .. }) {
+        // (SIMD-group functions set their provenance lane by lane themselves.)
+        if self.tracer.is_some()
+            && !matches!(inst, Inst::Load { .. } | Inst::Store { .. } | Inst::MemCopy { .. } | Inst::Atomic { .. } | Inst::Lane { .. })
+        {
             let lanes: Vec<usize> = mask.lanes().collect();
             if let Some(t) = self.tracer.as_mut() {
                 t.propagate(inst, &lanes);

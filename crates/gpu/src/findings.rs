@@ -151,6 +151,12 @@ pub fn local_of(thread: [u32; 3], threadgroup: [u32; 3], threads_per_threadgroup
 }
 
 impl Finding {
+    /// Whether `o` is the same problem seen again (another test, other
+    /// values): same kind at the same places, as one run groups them.
+    pub fn same_place(&self, o: &Finding) -> bool {
+        self.kind == o.kind && self.span == o.span && self.secondary.as_ref().map(|s| s.0) == o.secondary.as_ref().map(|s| s.0)
+    }
+
     /// The finding as a diagnostic at the access, rustc-style: the thread
     /// in the label, the other access of a race as a secondary label, how
     /// often it happened and how to fix it.

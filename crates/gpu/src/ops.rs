@@ -863,6 +863,8 @@ impl Machine<'_> {
         let mut undefined = Mask::empty();
         let mut first_undefined: Option<(usize, Undefined)> = None;
         let tracing = self.tracing();
+        // For the trace: each lane's sources (register, lane).
+        let mut provenance: Vec<(usize, Vec<(Reg, usize)>)> = Vec::new();
         for start in (0..n).step_by(g) {
             let end = (start + g).min(n);
             let active: Vec<usize> = (start..end).filter(|&l| mask.get(l)).collect();
@@ -871,6 +873,7 @@ impl Machine<'_> {
             }
             // (source lane, destination lane) of shuffles, for the trace.
             let mut moves: Vec<(usize, usize)> = Vec::new();
+            let mut shuffled: Vec<(usize, Vec<(Reg, usize)>)> = Vec::new();
             let val = |m: &Self, l: usize| m.get_pub(a, l);
             match op {
                 LaneOp::Sum | LaneOp::Product | LaneOp::Min | LaneOp::Max | LaneOp::And | LaneOp::Or | LaneOp::Xor => {
@@ -952,6 +955,16 @@ impl Machine<'_> {
                         if let (true, Ok(Some((s, _)))) = (tracing, from) {
                             moves.push((start + s, l));
                         }
+                        if tracing {
+                            shuffled.push((
+                                l,
+                                vec![match from {
+                                    Ok(Some((s, false))) => (a, start + s),
+                                    Ok(Some((s, true))) => (fill, start + s),
+                                    _ => (a, l),
+                                }],
+                            ));
+                        }
                     }
                 }
                 LaneOp::BroadcastFirst => {
@@ -960,6 +973,7 @@ impl Machine<'_> {
                         result[l] = v;
                         if tracing {
                             moves.push((active[0], l));
+                            shuffled.push((l, vec![(a, active[0])]));
                         }
                     }
                 }
@@ -991,6 +1005,22 @@ impl Machine<'_> {
             for &l in &active {
                 written.set(l, true);
             }
+            if tracing {
+                // Reductions and scans: the lanes they combined.
+                let exclusive = matches!(op, LaneOp::PrefixExclusiveSum | LaneOp::PrefixExclusiveProduct);
+                for &l in &active {
+                    let from: Vec<(Reg, usize)> = match crate::trace::exchange_kind(op) {
+                        Some(crate::trace::ExchangeKind::Reduce) => active.iter().map(|&s| (a, s)).collect(),
+                        Some(crate::trace::ExchangeKind::Scan) => {
+                            active.iter().filter(|&&s| if exclusive { s < l } else { s <= l }).map(|&s| (a, s)).collect()
+                        }
+                        Some(_) => continue,
+                        None => Vec::new(),
+                    };
+                    provenance.push((l, from));
+                }
+                provenance.append(&mut shuffled);
+            }
             if let (Some(kind), true) = (crate::trace::exchange_kind(op), tracing) {
                 let moves = moves.into_iter().filter(|(a, b)| a != b).map(|(a, b)| (a as u32, b as u32)).collect();
                 let lanes = active.iter().map(|&l| l as u32).collect();
@@ -1004,6 +1034,9 @@ impl Machine<'_> {
         }
         for l in written.lanes() {
             self.set_lane_pub(dst, l, result[l]);
+        }
+        if let Some(t) = self.tracer.as_mut() {
+            t.lane_provenance(dst, &provenance);
         }
         self.track_lane_result(dst, a, mask, &undefined, first_undefined, (op, quad), at);
     }

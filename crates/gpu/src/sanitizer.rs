@@ -297,6 +297,10 @@ pub struct Counts {
     /// SIMD-group (and quad-group) functions: reductions, scans, shuffles,
     /// votes, `simdgroup_matrix` loads, stores and multiplies.
     pub simd_ops: u64,
+    /// Device atomics of one whole threadgroup, all its threads together
+    /// (set in the maxima at the end of each threadgroup; a lane's own
+    /// count is `device_atomics`).
+    pub threadgroup_device_atomics: u64,
 }
 
 impl Counts {
@@ -325,6 +329,7 @@ impl Counts {
             threadgroup_atomics: self.threadgroup_atomics.max(o.threadgroup_atomics),
             barriers: self.barriers.max(o.barriers),
             simd_ops: self.simd_ops.max(o.simd_ops),
+            threadgroup_device_atomics: self.threadgroup_device_atomics.max(o.threadgroup_device_atomics),
         }
     }
 }
@@ -690,6 +695,8 @@ impl Sanitizer {
         for c in &self.lane_counts {
             self.max_counts = self.max_counts.max(*c);
         }
+        let group: u64 = self.lane_counts.iter().map(|c| c.device_atomics).sum();
+        self.max_counts.threadgroup_device_atomics = self.max_counts.threadgroup_device_atomics.max(group);
     }
 
     /// A `threadgroup_barrier` (or, with `simdgroup`, a `simdgroup_barrier`,

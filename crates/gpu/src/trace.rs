@@ -120,8 +120,9 @@ pub struct Trace {
     pub truncated: bool,
 }
 
-/// Sources kept per value (more are dropped: diagrams stay readable).
-const MAX_SOURCES: usize = 64;
+/// Sources kept per value (more are dropped: diagrams stay readable). A
+/// value with this many sources may have had more.
+pub const MAX_SOURCES: usize = 64;
 
 #[derive(Debug)]
 pub struct Tracer {
@@ -248,6 +249,30 @@ impl Tracer {
         }
         let interval = self.interval;
         self.trace.exchanges.push(LaneExchange { threadgroup: tg, interval, name, kind, lanes, moves, span });
+    }
+
+    /// A SIMD-group function: each destination lane gets the provenance of
+    /// the lanes whose values it received (`from`: destination lane, then
+    /// (register, source lane) pairs), so a value followed back through
+    /// shuffles, reductions and scans reaches the cells it came from.
+    pub fn lane_provenance(&mut self, dst: Reg, from: &[(usize, Vec<(Reg, usize)>)]) {
+        let new: Vec<(usize, Vec<u32>)> = from
+            .iter()
+            .map(|(l, srcs)| {
+                let mut u: Vec<u32> = Vec::new();
+                for &(r, s) in srcs {
+                    for &c in self.get(r, s) {
+                        if !u.contains(&c) && u.len() < MAX_SOURCES {
+                            u.push(c);
+                        }
+                    }
+                }
+                (*l, u)
+            })
+            .collect();
+        for (l, u) in new {
+            *self.slot(dst, l) = u;
+        }
     }
 
     /// Propagate provenance through a register instruction for the lanes that ran it.

@@ -55,6 +55,10 @@ pub struct MetalKernel {
     /// Preprocessor settings (`-D`, include folders) for compiling the
     /// generated source.
     pub compile_options: msl::CompileOptions,
+    /// Whether the caller can pass template arguments (`mx.fast.metal_kernel`
+    /// and `mlx --template` can; the puzzle book cannot, so its help for an
+    /// unknown short name says to declare it instead).
+    pub templates: bool,
     /// Kernels already compiled, by generated source (MLX caches them too;
     /// compiling the preamble dominates a small call).
     cache: CompileCache,
@@ -429,6 +433,7 @@ impl MetalKernel {
             source_file: None,
             header_file: None,
             compile_options: msl::CompileOptions::default(),
+            templates: true,
             cache: CompileCache::default(),
         })
     }
@@ -834,7 +839,11 @@ impl MetalKernel {
                     && name.len() <= 3
                     && name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
                 {
-                    d.help.push(format!("if `{name}` is meant to be a template parameter, pass it in the call's template (template=[(\"{name}\", mx.float32)], or --template {name}=float32)"));
+                    d.help.push(if self.templates {
+                        format!("if `{name}` is meant to be a template parameter, pass it in the call's template (template=[(\"{name}\", mx.float32)], or --template {name}=float32)")
+                    } else {
+                        format!("the book passes no template arguments: declare `{name}` yourself (a type with `typedef float {name};`, a number with `constant uint {name} = 4;`), or use the sizes MLX passes, such as `a_shape[0]`")
+                    });
                 }
             }
             for (n, spec) in self.input_names.iter().zip(specs) {

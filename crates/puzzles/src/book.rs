@@ -61,6 +61,7 @@ const BOOK_ONE: [Puzzle; 14] = [
     Puzzle {
         number: 1,
         slug: "map",
+        answer_lines: 1,
         title: "Map",
         kernel_name: "map",
         explanation: "Write a kernel that takes the vector `a` and writes `a[i] + 10` into `out[i]`. \
@@ -87,6 +88,7 @@ index is its own position in the grid.",
     Puzzle {
         number: 2,
         slug: "zip",
+        answer_lines: 1,
         title: "Zip",
         kernel_name: "zip",
         explanation: "Two vectors `a` and `b` of the same length come in; write their element-wise \
@@ -109,6 +111,7 @@ sum into `out`. Again there is one thread per element.",
     Puzzle {
         number: 3,
         slug: "guard",
+        answer_lines: 3,
         title: "Guard",
         kernel_name: "guard",
         explanation: "Add 10 to every element of `a` and store the result in `out`, as in Map. This \
@@ -136,11 +139,14 @@ passed to the kernel automatically when you use it.",
     Puzzle {
         number: 4,
         slug: "map_2d",
+        answer_lines: 5,
         title: "Map 2D",
         kernel_name: "map_2D",
         explanation: "`a` is now a square matrix; add 10 to each entry and write it to `out`. The grid \
 is two-dimensional and larger than the matrix in both directions. Device memory is flat: a matrix \
-is stored row after row, so you must turn (row, column) into a single offset yourself.",
+is stored row after row, so you must turn (row, column) into a single offset yourself. The \
+matrix's size comes with it: `a_shape[0]` is its number of rows and `a_shape[1]` its number of \
+columns (MLX passes `NAME_shape` for any input whose name with `_shape` you use).",
         input_names: &["a"],
         output_name: "out",
         header: "",
@@ -162,6 +168,7 @@ is stored row after row, so you must turn (row, column) into a single offset you
     Puzzle {
         number: 5,
         slug: "broadcast",
+        answer_lines: 5,
         title: "Broadcast",
         kernel_name: "broadcast",
         explanation: "`a` is a column (n x 1) and `b` a row (1 x n). Produce the n x n matrix \
@@ -188,6 +195,7 @@ other. The 2D grid is again bigger than the output.",
     Puzzle {
         number: 6,
         slug: "threadgroups",
+        answer_lines: 3,
         title: "Threadgroups",
         kernel_name: "threadgroups",
         explanation: "Add 10 to each element of `a` again, but the threads are now split into \
@@ -212,6 +220,7 @@ some threads to spare). A thread's global index combines which threadgroup it is
     Puzzle {
         number: 7,
         slug: "threadgroups_2d",
+        answer_lines: 6,
         title: "Threadgroups 2D",
         kernel_name: "threadgroups_2D",
         explanation: "The two-dimensional version of the previous puzzle: add 10 to every entry of \
@@ -238,6 +247,7 @@ grid is 6 x 6.",
     Puzzle {
         number: 8,
         slug: "threadgroup_memory",
+        answer_lines: 3,
         title: "Threadgroup Memory",
         kernel_name: "threadgroup_memory",
         explanation: "Add 10 to each element of `a`, staging the values through threadgroup memory: a \
@@ -245,7 +255,7 @@ small array every thread of a threadgroup shares, declared in the body with a si
 compile time (the header defines the constant). After threads write to it, they must meet at \
 `threadgroup_barrier(mem_flags::mem_threadgroup)` before any thread reads what another wrote, and \
 every thread of the group has to reach that barrier. Threadgroups hold 4 threads; `a` has 8 \
-elements.",
+elements, and in the second test 6, so that the last threadgroup sticks out past its end.",
         input_names: &["a"],
         output_name: "out",
         header: "constant uint THREADGROUP_MEM_SIZE = 4;\n",
@@ -254,7 +264,12 @@ uint i = threadgroup_position_in_grid.x * threads_per_threadgroup.x + thread_pos
 uint local_i = thread_position_in_threadgroup.x;\n\
 \n\
 if (i < a_shape[0]) {\n    shared[local_i] = a[i];\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n}\n",
-        tests: &[test("Threadgroup Memory", &[ones("a", &[8])], &[8], [8, 1, 1], [4, 1, 1])],
+        tests: &[
+            test("Threadgroup Memory", &[ones("a", &[8])], &[8], [8, 1, 1], [4, 1, 1]),
+            // The last threadgroup sticks out: a barrier inside `if (i < n)`
+            // is skipped by threads 6 and 7.
+            test("Threadgroup Memory (Short)", &[ones("a", &[6])], &[6], [8, 1, 1], [4, 1, 1]),
+        ],
         spec: spec::add_ten,
         // Derived: one value through shared memory (one shared write, one shared read).
         targets: targets(Some(1), Some(1), Some(1), Some(1)),
@@ -271,6 +286,7 @@ if (i < a_shape[0]) {\n    shared[local_i] = a[i];\n    threadgroup_barrier(mem_
     Puzzle {
         number: 9,
         slug: "pooling",
+        answer_lines: 9,
         title: "Pooling",
         kernel_name: "pooling",
         explanation: "For each position i, write the sum of `a[i-2]`, `a[i-1]` and `a[i]` into \
@@ -300,6 +316,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
     Puzzle {
         number: 10,
         slug: "dot_product",
+        answer_lines: 11,
         title: "Dot Product",
         kernel_name: "dot_product",
         explanation: "Compute the dot product of `a` and `b` (the sum of their element-wise \
@@ -329,6 +346,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
     Puzzle {
         number: 11,
         slug: "1d_conv",
+        answer_lines: 23,
         title: "1D Convolution",
         kernel_name: "1D_conv",
         explanation: "Convolve `a` with the short filter `b`: `out[i]` is the sum over j of \
@@ -361,6 +379,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
     Puzzle {
         number: 12,
         slug: "prefix_sum",
+        answer_lines: 11,
         title: "Prefix Sum",
         kernel_name: "prefix_sum",
         explanation: "Sum the elements of `a`. When `a` is longer than a threadgroup (8 threads), each \
@@ -393,6 +412,7 @@ uint local_i = thread_position_in_threadgroup.x;\n",
     Puzzle {
         number: 13,
         slug: "axis_sum",
+        answer_lines: 13,
         title: "Axis Sum",
         kernel_name: "axis_sum",
         explanation: "`a` is a batch of rows; write the sum of each row into `out[row][0]`. The grid's \
@@ -422,6 +442,7 @@ uint batch = threadgroup_position_in_grid.y;\n",
     Puzzle {
         number: 14,
         slug: "matmul",
+        answer_lines: 14,
         title: "Matrix Multiply",
         kernel_name: "matmul",
         explanation: "Multiply the square matrices `a` and `b` into `out`. Threadgroups are 3 x 3 and \

@@ -44,6 +44,7 @@ pub const BOOK_TWO: [Puzzle; 15] = [
     Puzzle {
         number: 15,
         slug: "simd_sum",
+        answer_lines: 5,
         title: "SIMD Sum",
         kernel_name: "simd_sum",
         explanation: "The threads of a threadgroup run in SIMD-groups of 32 that execute in lock-step, \
@@ -86,6 +87,7 @@ changes the last bits, so results are compared with a tolerance (1e-5 relative +
     Puzzle {
         number: 16,
         slug: "simd_scan",
+        answer_lines: 5,
         title: "SIMD Scan",
         kernel_name: "simd_scan",
         explanation: "An inclusive scan inside each SIMD-group: `out[i]` is the sum of the elements of \
@@ -127,6 +129,7 @@ floats (tolerance 1e-5 relative + 1e-3 absolute).",
     Puzzle {
         number: 17,
         slug: "threadgroup_reduce",
+        answer_lines: 11,
         title: "Threadgroup Reduce",
         kernel_name: "threadgroup_reduce",
         explanation: "Sum each threadgroup's 256 elements of `a` into `out[group]`, in two levels: every \
@@ -172,6 +175,7 @@ uint simdgroup = simdgroup_index_in_threadgroup;\n",
     Puzzle {
         number: 18,
         slug: "histogram",
+        answer_lines: 14,
         title: "Histogram",
         kernel_name: "histogram",
         explanation: "Count how often each value 0..15 occurs in `x` (NumPy: \
@@ -211,6 +215,7 @@ uint stride = threads_per_grid.x;\n",
     Puzzle {
         number: 19,
         slug: "matvec",
+        answer_lines: 10,
         title: "Matrix-Vector Atomics",
         kernel_name: "matvec",
         explanation: "Multiply the (M, K) matrix `a` by the vector `x` (NumPy: `a @ x`) when rows are \
@@ -234,7 +239,15 @@ uint lane = thread_index_in_simdgroup;\n",
         spec: spec2::matvec,
         // Four columns per thread (128 / 32): 4 of `a` and 4 of `x`; one
         // atomic per SIMD-group, none for plain stores.
-        targets: Targets { global_reads: Some(8), global_writes: Some(0), device_atomics: Some(1), ..NO_TARGETS },
+        // One atomic per threadgroup (one SIMD-group): an atomic from every
+        // thread is 32.
+        targets: Targets {
+            global_reads: Some(8),
+            global_writes: Some(0),
+            device_atomics: Some(1),
+            threadgroup_device_atomics: Some(1),
+            ..NO_TARGETS
+        },
         hints: &[
             "The chunk's columns are `chunk * CHUNK + lane`, `+ 32`, `+ 64`, `+ 96`; stop at the end of the row (`a_shape[1]`).",
             "Accumulate in a register, `simd_sum` it, and let lane 0 call `atomic_fetch_add_explicit(&out[row], s, memory_order_relaxed)`.",
@@ -248,6 +261,7 @@ uint lane = thread_index_in_simdgroup;\n",
     Puzzle {
         number: 20,
         slug: "segment_sum",
+        answer_lines: 15,
         title: "Segment Sum",
         kernel_name: "segment_sum",
         explanation: "`ids` assigns each element of `x` to one of 64 segments, and is sorted: the \
@@ -297,6 +311,7 @@ thread never needs more than 2 atomics. Tolerance: 1e-5 relative + 1e-3 absolute
     Puzzle {
         number: 21,
         slug: "softmax",
+        answer_lines: 14,
         title: "Softmax",
         kernel_name: "softmax",
         explanation: "Softmax of each row of `a`: `out[r][c] = exp(a[r][c]) / sum_j exp(a[r][j])`. One \
@@ -312,6 +327,15 @@ the row: `simd_max` and `simd_sum`. Tolerance: 1e-4 relative + 1e-6 absolute.",
             test("Softmax (Simple)", &[input("a", F32, &[4, 40], Fill::Arange, Random::Floats(-100.0, 100.0))], &[4, 40], [32, 4, 1], [32, 1, 1]),
             test("Softmax (Edges)", &[input("a", F32, &[3, 100], Fill::Arange, Random::Floats(-100.0, 100.0))], &[3, 100], [32, 3, 1], [32, 1, 1]),
             test("Softmax (Short rows)", &[input("a", F32, &[5, 7], Fill::Arange, Random::Floats(-100.0, 100.0))], &[5, 7], [32, 5, 1], [32, 1, 1]),
+            // Every value far below 0: a running maximum that starts at 0
+            // instead of -INFINITY makes every exp underflow to 0 (0 / 0).
+            test(
+                "Softmax (All negative)",
+                &[input("a", F32, &[3, 50], Fill::Seeded(2100), Random::Floats(-300.0, -200.0))],
+                &[3, 50],
+                [32, 3, 1],
+                [32, 1, 1],
+            ),
         ],
         spec: spec2::softmax,
         // Three passes over a row of up to 4 values per thread (max, sum,
@@ -330,6 +354,7 @@ the row: `simd_max` and `simd_sum`. Tolerance: 1e-4 relative + 1e-6 absolute.",
     Puzzle {
         number: 22,
         slug: "rms_norm",
+        answer_lines: 9,
         title: "RMS Norm",
         kernel_name: "rms_norm",
         explanation: "RMS normalization of each row of `x`, scaled by the weights `w`: \
@@ -345,6 +370,14 @@ Tolerance: 1e-4 relative + 1e-5 absolute.",
             test("RMS Norm (Simple)", &[floats("x", &[4, 64]), floats("w", &[64])], &[4, 64], [32, 4, 1], [32, 1, 1]),
             test("RMS Norm (Edges)", &[floats("x", &[3, 100]), floats("w", &[100])], &[3, 100], [32, 3, 1], [32, 1, 1]),
             test("RMS Norm (Short rows)", &[floats("x", &[6, 20]), floats("w", &[20])], &[6, 20], [32, 6, 1], [32, 1, 1]),
+            // Rows of zeros: without EPS the scale is 1 / sqrt(0).
+            test(
+                "RMS Norm (Zero rows)",
+                &[input("x", F32, &[4, 40], Fill::Seeded(2200), Random::FloatsZeroRows { lo: -4.0, hi: 4.0, every: 2 }), floats("w", &[40])],
+                &[4, 40],
+                [32, 4, 1],
+                [32, 1, 1],
+            ),
         ],
         spec: spec2::rms_norm,
         // Up to 4 columns per thread: x twice (sum of squares, then the
@@ -363,6 +396,7 @@ Tolerance: 1e-4 relative + 1e-5 absolute.",
     Puzzle {
         number: 23,
         slug: "cdist",
+        answer_lines: 11,
         title: "Pairwise Distances",
         kernel_name: "cdist",
         explanation: "Euclidean distances between every point of `a` (N points in 3-D) and every point \
@@ -418,6 +452,7 @@ so the diagonal must be exactly 0; in the third the points lie close together ar
     Puzzle {
         number: 24,
         slug: "grid_sample",
+        answer_lines: 22,
         title: "Grid Sample",
         kernel_name: "grid_sample",
         explanation: "Sample the (H, W) image `img` at P points with bilinear interpolation, as PyTorch's \
@@ -463,6 +498,7 @@ pixels outside the image count as 0 (some points lie outside). One thread per po
     Puzzle {
         number: 25,
         slug: "grid_sample_vjp",
+        answer_lines: 21,
         title: "Grid Sample VJP",
         kernel_name: "grid_sample_vjp",
         explanation: "The backward pass of Grid Sample with respect to the image: given the primals \
@@ -516,6 +552,7 @@ is `device atomic<float>*` and the additions are atomic; their order varies, hen
     Puzzle {
         number: 26,
         slug: "attention_row",
+        answer_lines: 17,
         title: "Attention Row",
         kernel_name: "attention_row",
         explanation: "One row of attention: the query `q` (D values) against N keys `k` and values `v` \
@@ -548,6 +585,19 @@ exponentials of raw scores overflow. Tolerance: 1e-4 relative + 1e-5 absolute.",
                 [32, 1, 1],
                 [32, 1, 1],
             ),
+            // Every score far below 0: a running maximum that starts at 0
+            // instead of -INFINITY makes every exp underflow (0 / 0).
+            test(
+                "Attention Row (Negative scores)",
+                &[
+                    input("q", F32, &[20], Fill::Seeded(2601), Random::Floats(4.0, 6.0)),
+                    input("k", F32, &[30, 20], Fill::Seeded(2602), Random::Floats(-6.0, -4.0)),
+                    floats("v", &[30, 20]),
+                ],
+                &[20],
+                [32, 1, 1],
+                [32, 1, 1],
+            ),
         ],
         spec: spec2::attention_row,
         // One pass: q once, then one key and one value per key (N = 50);
@@ -566,6 +616,7 @@ exponentials of raw scores overflow. Tolerance: 1e-4 relative + 1e-5 absolute.",
     Puzzle {
         number: 27,
         slug: "simd_matmul",
+        answer_lines: 11,
         title: "SIMD-group Matrix Multiply",
         kernel_name: "simd_matmul",
         explanation: "Multiply `a` (M x K) by `b` (K x N) with the SIMD-group matrix unit: a \
@@ -603,6 +654,7 @@ Tolerance: 1e-5 relative + 1e-3 absolute.",
     Puzzle {
         number: 28,
         slug: "grid_scan",
+        answer_lines: 26,
         title: "Scan Across Threadgroups",
         kernel_name: "grid_scan",
         explanation: "An inclusive scan of the whole of `a` (NumPy: `np.cumsum(a)`), longer than any \
@@ -641,6 +693,7 @@ own reference, so a wrong stage is named. The last block is short. Tolerance: 1e
     Puzzle {
         number: 29,
         slug: "radix_pass",
+        answer_lines: 38,
         title: "Radix Sort Pass",
         kernel_name: "radix_pass",
         explanation: "One pass of an LSD radix sort: order the keys (uint32) by their 4-bit digit \

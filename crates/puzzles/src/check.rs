@@ -79,6 +79,9 @@ pub struct CheckResult {
     /// Why the first wrong cells of the first failing test are wrong, from
     /// a traced re-run (see [`crate::explain`]).
     pub explanations: Vec<String>,
+    /// When a read target is missed: which buffers the busiest thread
+    /// read, and what to do about it in this kernel (see [`read_advice`]).
+    pub advice: Vec<String>,
     /// A pipeline's per-thread maxima, stage by stage (empty for a
     /// one-kernel puzzle).
     pub stage_scores: Vec<(&'static str, Score)>,
@@ -99,6 +102,7 @@ impl CheckResult {
             generated: Vec::new(),
             passed: false,
             explanations: Vec::new(),
+            advice: Vec::new(),
             stage_scores: Vec::new(),
         }
     }
@@ -172,6 +176,15 @@ fn random_values(spec: &InputSpec, seed: u64) -> Array {
             let unit = Array::rand(DType::F32, &[n], seed).to_f64_vec();
             unit.into_iter().map(|u| (lo + u * (hi - lo)) as f32 as f64).collect()
         }
+        Random::FloatsZeroRows { lo, hi, every } => {
+            let row = spec.shape.last().copied().unwrap_or(1).max(1);
+            let unit = Array::rand(DType::F32, &[n], seed).to_f64_vec();
+            let every = every.max(1);
+            unit.into_iter()
+                .enumerate()
+                .map(|(i, u)| if (i / row) % every == 0 { 0.0 } else { (lo + u * (hi - lo)) as f32 as f64 })
+                .collect()
+        }
     };
     Array::from_f64(spec.dtype, spec.shape, &values).expect("values fill the shape")
 }
@@ -221,6 +234,15 @@ pub fn check_file_cancellable(
     file_text: &str,
     cancel: Option<&gpu::Cancel>,
 ) -> Option<CheckResult> {
+    // Mistakes the compiler would explain badly are named first.
+    if let Some((sources, diagnostics)) = crate::beginner::check(puzzle, file_name, file_text) {
+        let mut result = CheckResult::empty(puzzle);
+        result.error = Some("the kernel does not compile".into());
+        result.diagnostics = diagnostics;
+        result.diagnostic_sources = Rc::new(sources);
+        result.settle(None, puzzle.targets);
+        return Some(result);
+    }
     if !puzzle.stages.is_empty() {
         return crate::pipeline::check_pipeline(puzzle, file_name, file_text, cancel);
     }
@@ -331,10 +353,7 @@ fn run_checks(
                 }
                 let mut sources: Option<Rc<SourceMap>> = None;
                 for f in out.report.findings {
-                    let known = result
-                        .findings
-                        .iter()
-                        .any(|r| r.finding.kind == f.kind && r.finding.message == f.message && r.finding.span == f.span);
+                    let known = result.findings.iter().any(|r| r.finding.same_place(&f));
                     if !known {
                         let sources = sources.get_or_insert_with(|| Rc::new(out.sources.clone())).clone();
                         result.findings.push(ReportedFinding { finding: f, sources, test: test.name.clone() });
@@ -364,6 +383,12 @@ fn run_checks(
         }
     }
     result.settle(score, puzzle.targets);
+    if result.passed && !result.targets_met {
+        result.advice = read_advice(puzzle, &kernel, &result, cancel);
+        if is_cancelled() {
+            return None;
+        }
+    }
     Some(result)
 }
 
@@ -378,6 +403,7 @@ pub fn score_of(c: &gpu::sanitizer::Counts) -> Score {
         threadgroup_atomics: c.threadgroup_atomics,
         barriers: c.barriers,
         simd_ops: c.simd_ops,
+        threadgroup_device_atomics: c.threadgroup_device_atomics,
     }
 }
 
@@ -386,7 +412,10 @@ pub fn puzzle_kernel(puzzle: &Puzzle, header: &str, body: &str) -> Result<mlx::M
     if !puzzle.stages.is_empty() {
         return Err(pipeline_only(puzzle));
     }
-    mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], body, header, true, puzzle.atomic_outputs)
+    let mut k =
+        mlx::MetalKernel::new(puzzle.kernel_name, puzzle.input_names, &[puzzle.output_name], body, header, true, puzzle.atomic_outputs)?;
+    k.templates = false;
+    Ok(k)
 }
 
 /// The error of a one-kernel tool asked about a pipeline.
@@ -448,19 +477,29 @@ const EXPLAINED_CELLS: usize = 3;
 /// Most trace events recorded for an explanation.
 const EXPLAIN_TRACE_LIMIT: usize = 200_000;
 
-/// Re-run a failing test with the access trace on and explain its first
-/// wrong output cells.
-fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResult, cancel: Option<&gpu::Cancel>) -> Vec<String> {
+/// A test run again with the access trace on: the trace, its sources, the
+/// tables naming its cells (inputs, threadgroup arrays, the output) and
+/// the output.
+struct Traced {
+    trace: gpu::trace::Trace,
+    sources: SourceMap,
+    tables: Vec<crate::explain::Table>,
+    namer: crate::explain::Namer,
+    out_alloc: gpu::trace::CellAlloc,
+    yours: Array,
+}
+
+fn traced_run(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResult, cancel: Option<&gpu::Cancel>) -> Option<Traced> {
     let case: &TestCase = &puzzle.tests[t.case];
     let mut call = book_call(puzzle, case, &t.inputs);
     call.cancel = cancel.cloned();
     call.check = gpu::CheckLevel::None;
     call.trace = Some(EXPLAIN_TRACE_LIMIT);
     // Quietly: the source was already shown (VERBOSE) by the test run itself.
-    let Ok(out) = kernel.call_with(&call, &mut |_| {}) else { return Vec::new() };
-    let (Some(trace), Some(yours), Some(&out_index)) = (out.report.trace.as_ref(), out.outputs.first(), out.generated.outputs.first())
+    let out = kernel.call_with(&call, &mut |_| {}).ok()?;
+    let (Some(trace), Some(yours), Some(&out_index)) = (out.report.trace.clone(), out.outputs.first(), out.generated.outputs.first())
     else {
-        return Vec::new();
+        return None;
     };
     let mut tables = Vec::new();
     for (k, (a, slots)) in t.inputs.iter().zip(&out.generated.inputs).enumerate() {
@@ -488,6 +527,38 @@ fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResu
         shape: yours.shape.clone(),
         elem_size: puzzle.output_dtype.size() as u32,
     });
+    // (MLX clamps the threadgroup to the grid, as the run did.)
+    let threads_per_threadgroup = [0, 1, 2].map(|d| case.threadgroup[d].min(case.grid[d]));
+    let namer = crate::explain::Namer { tables: tables.clone(), threads_per_threadgroup };
+    Some(Traced { trace, sources: out.sources, tables, namer, out_alloc, yours: yours.clone() })
+}
+
+/// When the tests pass but a read target is missed: the test where the
+/// count is highest, run again with the trace, and for its busiest thread
+/// which buffers it read how often, with advice for what it did (a value
+/// read twice wants a register; the output read back wants a local
+/// accumulator; values other threads read too want threadgroup memory).
+pub fn read_advice(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, r: &CheckResult, cancel: Option<&gpu::Cancel>) -> Vec<String> {
+    let over = |k: usize| puzzle.targets.columns()[k].is_some_and(|t| r.score.columns()[k] > t);
+    let mut out = Vec::new();
+    for (column, device) in [(0, true), (2, false)] {
+        if !over(column) {
+            continue;
+        }
+        let Some(t) = r.tests.iter().filter(|t| t.score.is_some()).rev().max_by_key(|t| t.score.map(|s| s.columns()[column])) else {
+            continue;
+        };
+        let Some(tr) = traced_run(puzzle, kernel, t, cancel) else { continue };
+        out.extend(crate::explain::read_advice(&tr.trace, &tr.sources, &tr.namer, tr.out_alloc, device, &t.name));
+    }
+    out
+}
+
+/// Re-run a failing test with the access trace on and explain its first
+/// wrong output cells.
+fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResult, cancel: Option<&gpu::Cancel>) -> Vec<String> {
+    let Some(Traced { trace, sources, tables, namer, out_alloc, yours }) = traced_run(puzzle, kernel, t, cancel) else { return Vec::new() };
+    let trace = &trace;
     let (yours, spec) = (yours.to_f64_vec(), t.spec.to_f64_vec());
     // Which input cells the spec computes each wrong cell from.
     let wrong = crate::explain::wrong_cells(&yours, &spec, EXPLAINED_CELLS, puzzle.tolerance);
@@ -496,11 +567,8 @@ fn explain_test(puzzle: &'static Puzzle, kernel: &mlx::MetalKernel, t: &TestResu
         let Some(d) = wrong.iter().position(|&w| w == i).and_then(|p| deps.get(p)) else { return Vec::new() };
         d.iter().map(|&(k, e)| tables[k].name_of(e)).collect()
     };
-    // (MLX clamps the threadgroup to the grid, as the run did.)
-    let threads_per_threadgroup = [0, 1, 2].map(|d| case.threadgroup[d].min(case.grid[d]));
-    let namer = crate::explain::Namer { tables: tables.clone(), threads_per_threadgroup };
     let mut lines =
-        crate::explain::explain(trace, &out.sources, &namer, out_alloc, &yours, &spec, EXPLAINED_CELLS, puzzle.tolerance, &expected);
+        crate::explain::explain(trace, &sources, &namer, out_alloc, &yours, &spec, EXPLAINED_CELLS, puzzle.tolerance, &expected);
     if trace.truncated && !lines.is_empty() {
         lines.push("(the trace was cut short; later accesses are not taken into account)".into());
     }

@@ -69,7 +69,8 @@ fn value_text(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else {
-        format!("{v}")
+        // Six significant digits, as the arrays print.
+        arrays::format_g6(v)
     }
 }
 
@@ -161,13 +162,26 @@ pub fn explain(
             .collect();
         let writes: Vec<(usize, &TraceEvent)> = trace.events.iter().enumerate().filter(|(_, e)| e.write && ids.contains(&e.cell)).collect();
         let Some(&(at, last)) = writes.last() else {
-            let others = trace.events.iter().filter(|e| e.write && trace.cells[e.cell as usize].alloc == out).count();
+            // Distinct cells, not writes: one cell written twice is one cell.
+            let mut written: Vec<i64> = trace
+                .events
+                .iter()
+                .filter(|e| e.write && trace.cells[e.cell as usize].alloc == out)
+                .map(|e| trace.cells[e.cell as usize].offset / out_table.elem_size.max(1) as i64)
+                .collect();
+            written.sort_unstable();
+            written.dedup();
+            let others = written.len();
             let cells = if others == 1 { "1 other cell".to_string() } else { format!("{others} other cells") };
             // (Its value is whatever the memory held: not worth printing.)
             let head = format!("{cell_name} = ?, expected {}", value_text(spec[i]));
             lines.push(format!("{head}: no thread wrote it (threads wrote {cells} of {}: check the index and the guard)", out_table.name));
             continue;
         };
+        if writes.iter().any(|(_, e)| e.atomic) {
+            lines.push(atomic_text(trace, namer, &head, &writes, &line, &expected(i)));
+            continue;
+        }
         let mut text = format!("{head}: written by {} at line {}", namer.thread(last), line(last));
         text.push_str(&from_text(trace, sources, namer, at, last, true));
         let want = expected(i);
@@ -177,20 +191,82 @@ pub fn explain(
         want_sorted.sort();
         read.sort();
         read.dedup();
-        if !want.is_empty() && want_sorted != read {
+        // (A value with the most sources the trace keeps may have had more:
+        // then nothing is said about what it should have come from.)
+        let complete = last.sources.len() < gpu::trace::MAX_SOURCES;
+        if complete && !want.is_empty() && want_sorted != read {
             text.push_str(&format!(" — expected from {}", cells_text(&want)));
         }
         let writers: Vec<&TraceEvent> = writes.iter().map(|(_, e)| *e).filter(|e| e.thread != last.thread).collect();
         if let Some(other) = writers.last() {
-            text.push_str(&format!(
-                "; {} also wrote it (line {}), earlier: the last write decides, a race unless a barrier orders them",
-                namer.thread(other),
-                line(other)
-            ));
+            if other.threadgroup != last.threadgroup {
+                // No barrier orders threads of different threadgroups.
+                text.push_str(&format!(
+                    "; {} of another threadgroup also wrote it (line {}): threadgroups run in any order, so which write lands is a race no barrier can fix; give each cell one writer, or combine with atomics",
+                    namer.thread(other),
+                    line(other)
+                ));
+            } else {
+                text.push_str(&format!(
+                    "; {} also wrote it (line {}), earlier: the last write decides, a race unless a barrier orders them",
+                    namer.thread(other),
+                    line(other)
+                ));
+            }
         }
         lines.push(text);
     }
     lines
+}
+
+/// A cell updated by atomic operations: how many updates, by whom, from
+/// which cells (followed back as for plain writes), against what the spec
+/// computes it from.
+fn atomic_text(
+    trace: &Trace,
+    namer: &Namer,
+    head: &str,
+    writes: &[(usize, &TraceEvent)],
+    line: &dyn Fn(&TraceEvent) -> u32,
+    want: &[String],
+) -> String {
+    let atomics: Vec<&(usize, &TraceEvent)> = writes.iter().filter(|(_, e)| e.atomic).collect();
+    let mut threads: Vec<[u32; 3]> = atomics.iter().map(|(_, e)| e.thread).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let mut lines: Vec<u32> = atomics.iter().map(|(_, e)| line(e)).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    // (In the order first met, for reading; compared as sets.)
+    let mut read: Vec<String> = Vec::new();
+    for &&(at, e) in &atomics {
+        roots(trace, namer, at, e, 0, &mut read);
+    }
+    let mut seen = std::collections::HashSet::new();
+    read.retain(|c| seen.insert(c.clone()));
+    let n = atomics.len();
+    let by = match atomics.first() {
+        Some((_, e)) if threads.len() == 1 => namer.thread(e),
+        Some((_, e)) => format!("{} threads, the first {}", threads.len(), namer.thread(e)),
+        None => String::new(),
+    };
+    let lines_text = lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ");
+    let mut text = format!(
+        "{head}: {n} atomic update{} by {by} (line{} {lines_text})",
+        if n == 1 { "" } else { "s" },
+        if lines.len() == 1 { "" } else { "s" },
+    );
+    if !read.is_empty() {
+        text.push_str(&format!(" from {}", cells_text(&read)));
+    }
+    // Cells the spec computes this one from that no update brought in
+    // (unless an update had more sources than the trace keeps).
+    let complete = atomics.iter().all(|(_, e)| e.sources.len() < gpu::trace::MAX_SOURCES);
+    let missing: Vec<String> = want.iter().filter(|w| !read.contains(w)).cloned().collect();
+    if complete && !missing.is_empty() {
+        text.push_str(&format!(" — expected from {}; never added: {}", cells_text(want), cells_text(&missing)));
+    }
+    text
 }
 
 /// The input cells a write's value came from, following threadgroup
@@ -198,6 +274,10 @@ pub fn explain(
 fn roots(trace: &Trace, namer: &Namer, at: usize, w: &TraceEvent, depth: u32, out: &mut Vec<String>) {
     for &s in &w.sources {
         let cell = &trace.cells[s as usize];
+        // (MLX's shape and stride buffers are not the puzzle's cells.)
+        if namer.table(cell.alloc).is_none() {
+            continue;
+        }
         if !matches!(cell.alloc, CellAlloc::Threadgroup(_) | CellAlloc::ThreadgroupBuffer(_)) {
             out.push(namer.name(cell));
             continue;
@@ -223,11 +303,23 @@ fn from_text(trace: &Trace, sources: &SourceMap, namer: &Namer, at: usize, w: &T
     }
     let line = |e: &TraceEvent| sources.line_col(e.span).0;
     let mut parts = Vec::new();
-    for &s in w.sources.iter().take(3) {
+    let named: Vec<u32> = w.sources.iter().copied().filter(|&s| namer.table(trace.cells[s as usize].alloc).is_some()).collect();
+    if named.is_empty() {
+        return " (a value computed without reading the puzzle's arrays)".into();
+    }
+    for &s in named.iter().take(3) {
         let cell = &trace.cells[s as usize];
         let mut part = namer.name(cell);
         // The read of this cell by the writing thread, before the write.
         let read = trace.events[..at].iter().enumerate().rev().find(|(_, e)| !e.write && e.cell == s && e.thread == w.thread);
+        if read.is_none() {
+            // Read by another thread of the threadgroup: the value came
+            // over through a SIMD-group function (a shuffle, a sum, a scan).
+            let other = trace.events[..at].iter().rev().find(|e| !e.write && e.cell == s && e.threadgroup == w.threadgroup);
+            if let Some(o) = other {
+                part.push_str(&format!(" (read by {} at line {}, passed on by a SIMD-group function)", namer.thread(o), line(o)));
+            }
+        }
         if let Some((ri, r)) = read {
             part.push_str(&format!(" (read at line {})", line(r)));
             if follow && matches!(cell.alloc, CellAlloc::Threadgroup(_) | CellAlloc::ThreadgroupBuffer(_)) {
@@ -244,6 +336,86 @@ fn from_text(trace: &Trace, sources: &SourceMap, namer: &Namer, at: usize, w: &T
         }
         parts.push(part);
     }
-    let more = if w.sources.len() > 3 { format!(" and {} more", w.sources.len() - 3) } else { String::new() };
+    let more = if named.len() > 3 { format!(" and {} more", named.len() - 3) } else { String::new() };
     format!(" from {}{more}", parts.join(", "))
+}
+
+/// Why a read target is missed, from the trace of a passing test: the
+/// thread that read `device` (else threadgroup) memory most, how often it
+/// read each table, and advice for what it did.
+pub fn read_advice(trace: &Trace, sources: &SourceMap, namer: &Namer, out: CellAlloc, device: bool, test: &str) -> Vec<String> {
+    let counted = |a: CellAlloc| {
+        namer.table(a).is_some()
+            && match a {
+                CellAlloc::Buffer(_) => device,
+                CellAlloc::Threadgroup(_) | CellAlloc::ThreadgroupBuffer(_) => !device,
+            }
+    };
+    let reads: Vec<&TraceEvent> =
+        trace.events.iter().filter(|e| !e.write && !e.atomic && counted(trace.cells[e.cell as usize].alloc)).collect();
+    // The busiest thread (the first of those with the most reads).
+    let mut per_thread: std::collections::BTreeMap<([u32; 3], [u32; 3]), usize> = std::collections::BTreeMap::new();
+    for e in &reads {
+        *per_thread.entry((e.threadgroup, e.thread)).or_default() += 1;
+    }
+    let Some(most) = per_thread.values().copied().max() else { return Vec::new() };
+    let Some((&(tg, thread), _)) = per_thread.iter().find(|(_, &n)| n == most) else { return Vec::new() };
+    let mine: Vec<&TraceEvent> = reads.iter().copied().filter(|e| e.thread == thread && e.threadgroup == tg).collect();
+    let space = if device { "device memory" } else { "threadgroup memory" };
+    let who = namer.thread(mine[0]);
+    // Reads per table, in the order first read.
+    let mut by_table: Vec<(CellAlloc, usize)> = Vec::new();
+    for e in &mine {
+        let a = trace.cells[e.cell as usize].alloc;
+        match by_table.iter_mut().find(|(t, _)| *t == a) {
+            Some((_, n)) => *n += 1,
+            None => by_table.push((a, 1)),
+        }
+    }
+    let times = |n: usize| if n == 1 { "once".to_string() } else { format!("{n} times") };
+    let tables: Vec<String> =
+        by_table.iter().map(|(a, n)| format!("`{}` {}", namer.table(*a).map_or("?", |t| t.name.as_str()), times(*n))).collect();
+    let mut out_lines = vec![format!("In test `{test}`, {who} reads {space} {}: {}.", times(mine.len()), tables.join(", "))];
+    if device && by_table.iter().any(|(a, _)| *a == out) {
+        let name = namer.table(out).map_or("out", |t| t.name.as_str());
+        out_lines.push(format!(
+            "It reads `{name}`, the output, which the spec never reads (as in `{name}[i] +=`): add up in a local variable and write `{name}` once."
+        ));
+    }
+    // Cells this thread reads more than once.
+    let mut cells: Vec<(u32, Vec<u32>)> = Vec::new();
+    for e in &mine {
+        let line = sources.line_col(e.span).0;
+        match cells.iter_mut().find(|(c, _)| *c == e.cell) {
+            Some((_, lines)) => lines.push(line),
+            None => cells.push((e.cell, vec![line])),
+        }
+    }
+    let again: Vec<String> = cells
+        .iter()
+        .filter(|(_, l)| l.len() > 1)
+        .take(3)
+        .map(|(c, l)| {
+            let mut lines = l.clone();
+            lines.dedup();
+            let at = lines.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+            format!("{} {} (line{} {at})", namer.name(&trace.cells[*c as usize]), times(l.len()), if lines.len() == 1 { "" } else { "s" })
+        })
+        .collect();
+    if !again.is_empty() {
+        out_lines.push(format!(
+            "It reads the same cell again: {}. Read it once into a local variable and reuse that: a register costs nothing{}.",
+            again.join(", "),
+            if device { ", and threadgroup memory would cost shared reads instead" } else { "" }
+        ));
+    } else if device {
+        // Every cell once: the excess is cells other threads read as well.
+        let shared = cells.iter().filter(|(c, _)| reads.iter().any(|e| e.cell == *c && e.threadgroup == tg && e.thread != thread)).count();
+        if shared > 0 {
+            out_lines.push(format!(
+                "{shared} of the cells it reads are read by other threads of its threadgroup too: let each thread load its own share into threadgroup memory once, then read the others' from there after a barrier."
+            ));
+        }
+    }
+    out_lines
 }

@@ -8,15 +8,18 @@
 //! returns a [`CheckResult`] holding every run's inputs, outputs, score and
 //! findings, which a watch mode or a diagram renderer can use directly.
 
+pub mod beginner;
 mod book;
 mod book2;
 pub mod check;
 pub mod explain;
+pub mod guide;
 pub mod pipeline;
 pub mod render;
 pub mod show;
 mod spec;
 mod spec2;
+pub mod style;
 pub mod workspace;
 
 use arrays::{Array, DType};
@@ -52,6 +55,9 @@ pub enum Random {
     Floats(f64, f64),
     /// Integers in `[lo, hi)`, sorted ascending.
     SortedInts(i64, i64),
+    /// Floats uniform in `[lo, hi)`, except that every `every`-th row (rows
+    /// 0, `every`, …) is all zeros: a norm must not divide by 0 there.
+    FloatsZeroRows { lo: f64, hi: f64, every: usize },
     /// Sorted segment ids `0, 0, …, 1, 1, …`: runs of `min..=max` equal
     /// ids, the next run's id 1 or 2 higher (some ids have no elements),
     /// ids capped at `ids - 1`.
@@ -101,11 +107,13 @@ pub struct Score {
     pub threadgroup_atomics: u64,
     pub barriers: u64,
     pub simd_ops: u64,
+    /// Device atomics of one whole threadgroup (the most of any threadgroup).
+    pub threadgroup_device_atomics: u64,
 }
 
 /// Every score column: (JSON key, table heading). The first four are book
 /// one's and always shown; the others only for puzzles with a target there.
-pub const COLUMNS: [(&str, &str); 8] = [
+pub const COLUMNS: [(&str, &str); 9] = [
     ("global_reads", "Global Reads"),
     ("global_writes", "Global Writes"),
     ("shared_reads", "Shared Reads"),
@@ -114,6 +122,7 @@ pub const COLUMNS: [(&str, &str); 8] = [
     ("threadgroup_atomics", "TG Atomics"),
     ("barriers", "Barriers"),
     ("simd_ops", "SIMD Ops"),
+    ("threadgroup_device_atomics", "Dev Atomics/TG"),
 ];
 
 /// How many of [`COLUMNS`] every puzzle shows.
@@ -131,7 +140,7 @@ impl Score {
     }
 
     /// Every column, in the order of [`COLUMNS`].
-    pub fn columns(self) -> [u64; 8] {
+    pub fn columns(self) -> [u64; 9] {
         [
             self.global_reads,
             self.global_writes,
@@ -141,12 +150,24 @@ impl Score {
             self.threadgroup_atomics,
             self.barriers,
             self.simd_ops,
+            self.threadgroup_device_atomics,
         ]
     }
 
-    pub fn from_columns(c: [u64; 8]) -> Score {
-        let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops] = c;
-        Score { global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops }
+    pub fn from_columns(c: [u64; 9]) -> Score {
+        let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops, threadgroup_device_atomics] =
+            c;
+        Score {
+            global_reads,
+            global_writes,
+            shared_reads,
+            shared_writes,
+            device_atomics,
+            threadgroup_atomics,
+            barriers,
+            simd_ops,
+            threadgroup_device_atomics,
+        }
     }
 }
 
@@ -161,6 +182,7 @@ pub struct Targets {
     pub threadgroup_atomics: Option<u64>,
     pub barriers: Option<u64>,
     pub simd_ops: Option<u64>,
+    pub threadgroup_device_atomics: Option<u64>,
 }
 
 /// No target at all (a base for `Targets { global_reads: Some(1), ..NO_TARGETS }`).
@@ -173,6 +195,7 @@ pub const NO_TARGETS: Targets = Targets {
     threadgroup_atomics: None,
     barriers: None,
     simd_ops: None,
+    threadgroup_device_atomics: None,
 };
 
 impl Targets {
@@ -180,12 +203,12 @@ impl Targets {
     /// target when some stage sets one, the largest of them (a pipeline's
     /// score is the maximum of its kernels' scores).
     pub const fn loosest(stages: &[Stage]) -> Targets {
-        let mut cols: [Option<u64>; 8] = [None; 8];
+        let mut cols: [Option<u64>; 9] = [None; 9];
         let mut s = 0;
         while s < stages.len() {
             let c = stages[s].targets.columns();
             let mut k = 0;
-            while k < 8 {
+            while k < 9 {
                 cols[k] = match (cols[k], c[k]) {
                     (Some(a), Some(b)) => Some(if a > b { a } else { b }),
                     (None, b) => b,
@@ -195,8 +218,36 @@ impl Targets {
             }
             s += 1;
         }
-        let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops] = cols;
-        Targets { global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops }
+        let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops, threadgroup_device_atomics] =
+            cols;
+        Targets {
+            global_reads,
+            global_writes,
+            shared_reads,
+            shared_writes,
+            device_atomics,
+            threadgroup_atomics,
+            barriers,
+            simd_ops,
+            threadgroup_device_atomics,
+        }
+    }
+
+    /// Targets from every column, in the order of [`COLUMNS`].
+    pub fn from_columns(c: [Option<u64>; 9]) -> Targets {
+        let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops, threadgroup_device_atomics] =
+            c;
+        Targets {
+            global_reads,
+            global_writes,
+            shared_reads,
+            shared_writes,
+            device_atomics,
+            threadgroup_atomics,
+            barriers,
+            simd_ops,
+            threadgroup_device_atomics,
+        }
     }
 
     /// Book one's four columns.
@@ -205,7 +256,7 @@ impl Targets {
     }
 
     /// Every column, in the order of [`COLUMNS`].
-    pub const fn columns(self) -> [Option<u64>; 8] {
+    pub const fn columns(self) -> [Option<u64>; 9] {
         [
             self.global_reads,
             self.global_writes,
@@ -215,6 +266,7 @@ impl Targets {
             self.threadgroup_atomics,
             self.barriers,
             self.simd_ops,
+            self.threadgroup_device_atomics,
         ]
     }
 
@@ -253,6 +305,9 @@ pub struct Puzzle {
     pub number: u32,
     /// Workspace slug (`map`, `1d_conv`, ...).
     pub slug: &'static str,
+    /// About how many lines of code a solution adds to the starter (the
+    /// size hint; a test keeps it close to the reference solution's).
+    pub answer_lines: u32,
     pub title: &'static str,
     /// MLX kernel name (the book's `name=`), e.g. `map_2D`.
     pub kernel_name: &'static str,

@@ -45,8 +45,9 @@ pub fn stage_kernels(puzzle: &Puzzle, file_name: &str, text: &str) -> Result<Vec
         };
         let body_file = mlx::UserFile { name: file_name.to_string(), text: text.to_string(), offset: section.offset };
         let header_file = mlx::UserFile { name: file_name.to_string(), text: text.to_string(), offset: 0 };
-        let k = mlx::MetalKernel::new(stage.kernel_name, stage.inputs, &[stage.output], &section.body, &header, true, false)
+        let mut k = mlx::MetalKernel::new(stage.kernel_name, stage.inputs, &[stage.output], &section.body, &header, true, false)
             .map_err(LayoutError::Mlx)?;
+        k.templates = false;
         kernels.push(k.with_files(Some(body_file), Some(header_file)));
     }
     Ok(kernels)
@@ -181,8 +182,7 @@ pub fn check_pipeline(puzzle: &'static Puzzle, file_name: &str, text: &str, canc
             }
             let mut sources: Option<Rc<msl::source::SourceMap>> = None;
             for f in out.report.findings {
-                let known =
-                    result.findings.iter().any(|r| r.finding.kind == f.kind && r.finding.message == f.message && r.finding.span == f.span);
+                let known = result.findings.iter().any(|r| r.finding.same_place(&f));
                 if !known {
                     let sources = sources.get_or_insert_with(|| Rc::new(out.sources.clone())).clone();
                     result.findings.push(ReportedFinding { finding: f, sources, test: test.name.clone() });

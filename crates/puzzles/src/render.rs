@@ -1,6 +1,7 @@
 //! Rendering check results: the book's text format and the contract's JSON.
 
 use crate::check::{CheckResult, ReportedFinding};
+use crate::style::Tone;
 use crate::{Score, Targets, COLUMNS};
 use gpu::Finding;
 use msl::diag::Diagnostic;
@@ -13,44 +14,31 @@ use std::fmt::Write;
 /// (met) or ✗ (over). One score table as the book prints it under
 /// `# Title`; targets are judged (✓/✗) only once the tests pass.
 pub fn score_table(title: &str, score: Score, targets: Targets, judged: bool) -> String {
-    let shown = targets.shown_columns();
-    let (values, limits) = (score.columns(), targets.columns());
-    let mut s = String::new();
-    let _ = writeln!(s, "# {title}");
-    s.push_str(&counts_table(score, &shown));
-    let _ = write!(s, "   | Target |");
-    for &k in &shown {
-        let v = values[k];
-        let cell = match limits[k] {
-            Some(t) if judged => format!("≤ {t} {}", if v <= t { "✓" } else { "✗" }),
-            Some(t) => format!("≤ {t}"),
-            None => "-".to_string(),
-        };
-        let _ = write!(s, " {cell:>13} |");
-    }
-    s.push('\n');
-    s
+    score_table_styled(title, score, targets.shown_columns(), targets, judged, false)
 }
 
 /// A pipeline kernel's table: the puzzle's columns (the same in every
 /// kernel's table), this kernel's own targets (`-` where it sets none).
 pub fn stage_score_table(title: &str, score: Score, puzzle_targets: Targets, targets: Targets, judged: bool) -> String {
-    let shown = puzzle_targets.shown_columns();
+    score_table_styled(title, score, puzzle_targets.shown_columns(), targets, judged, false)
+}
+
+/// [`score_table`] over the columns `shown`, with ✓ and ✗ in colour when `color`.
+fn score_table_styled(title: &str, score: Score, shown: Vec<usize>, targets: Targets, judged: bool, color: bool) -> String {
     let (values, limits) = (score.columns(), targets.columns());
-    let mut s = String::new();
-    let _ = writeln!(s, "# {title}");
-    s.push_str(&counts_table(score, &shown));
-    let _ = write!(s, "   | Target |");
-    for &k in &shown {
-        let cell = match limits[k] {
-            Some(t) if judged => format!("≤ {t} {}", if values[k] <= t { "✓" } else { "✗" }),
+    let target_cells: Vec<String> = shown
+        .iter()
+        .map(|&k| match limits[k] {
+            Some(t) if judged => {
+                let ok = values[k] <= t;
+                let mark = crate::style::paint(color, if ok { Tone::Good } else { Tone::Bad }, if ok { "✓" } else { "✗" });
+                format!("≤ {t} {mark}")
+            }
             Some(t) => format!("≤ {t}"),
             None => "-".to_string(),
-        };
-        let _ = write!(s, " {cell:>13} |");
-    }
-    s.push('\n');
-    s
+        })
+        .collect();
+    format!("# {title}\n{}", table(score, &shown, Some(&target_cells)))
 }
 
 /// What the memory counts count (for `--help`, the README and the book).
@@ -59,26 +47,66 @@ bound to the kernel (a `device` or `constant` buffer parameter, a scalar passed 
 global write is one store to a `device` buffer; shared reads and writes are the same for `threadgroup` memory. \
 A vector load or store counts each element (a `float4` load is four reads). Not counted: program-scope `constant` values (such as `constant uint N = 3;` \
 in a header) and the `NAME_shape`, `NAME_strides` and `NAME_ndim` arrays MLX adds for its inputs. Atomic \
-operations, `threadgroup_barrier`s reached and SIMD-group functions have columns of their own, shown when the \
-kernel uses them or the puzzle sets a target. The table shows, for each column, the largest count of any one \
-thread.";
+operations, `threadgroup_barrier`s reached and SIMD-group functions have columns of their own: `check` shows \
+those its puzzle sets a target for, `run --counts` and `mlx --counts` those the kernel used. The table shows, \
+for each column, the largest count of any one thread.";
 
 /// The score table's header and the `Yours` row for the columns `shown`
 /// (indices into [`COLUMNS`]), as `check`, `run --counts` and
 /// `mlx --counts` all print it.
 pub fn counts_table(score: Score, shown: &[usize]) -> String {
+    table(score, shown, None)
+}
+
+/// Widest table, in columns, that is laid out across: book one's four
+/// columns fit 80 columns; more are stacked, one row per column.
+const ACROSS_MAX_WIDTH: usize = 80;
+/// Width of a column of the table laid out across.
+const CELL_WIDTH: usize = 13;
+
+/// The score table: across (`| Yours | 1 | 1 | …`) when it fits 80
+/// columns, else stacked (a row per column: `| Global Reads | 1 | ≤ 1 ✓ |`),
+/// so no column is ever cut off. `targets`: the Target row's cells.
+fn table(score: Score, shown: &[usize], targets: Option<&[String]>) -> String {
     let values = score.columns();
     let mut s = String::new();
     let _ = writeln!(s, "   Score (Max Per Thread):");
-    let _ = write!(s, "   |        |");
-    for &k in shown {
-        let _ = write!(s, " {:>13} |", COLUMNS[k].1);
+    let across = 3 + 10 + shown.len() * (CELL_WIDTH + 3);
+    if across <= ACROSS_MAX_WIDTH {
+        let _ = write!(s, "   |        |");
+        for &k in shown {
+            let _ = write!(s, " {:>13} |", COLUMNS[k].1);
+        }
+        let _ = write!(s, "\n   | Yours  |");
+        for &k in shown {
+            let _ = write!(s, " {:>13} |", values[k]);
+        }
+        s.push('\n');
+        if let Some(cells) = targets {
+            let _ = write!(s, "   | Target |");
+            for cell in cells {
+                let pad = CELL_WIDTH.saturating_sub(crate::style::visible_width(cell));
+                let _ = write!(s, " {}{cell} |", " ".repeat(pad));
+            }
+            s.push('\n');
+        }
+        return s;
     }
-    let _ = write!(s, "\n   | Yours  |");
-    for &k in shown {
-        let _ = write!(s, " {:>13} |", values[k]);
+    let name_w = shown.iter().map(|&k| COLUMNS[k].1.len()).max().unwrap_or(0);
+    let target_w = targets.map(|c| c.iter().map(|t| crate::style::visible_width(t)).max().unwrap_or(0)).unwrap_or(0).max(6);
+    let _ = write!(s, "   | {:name_w$} | Yours |", "");
+    if targets.is_some() {
+        let _ = write!(s, " {:>target_w$} |", "Target");
     }
     s.push('\n');
+    for (i, &k) in shown.iter().enumerate() {
+        let _ = write!(s, "   | {:<name_w$} | {:>5} |", COLUMNS[k].1, values[k]);
+        if let Some(cells) = targets {
+            let pad = target_w.saturating_sub(crate::style::visible_width(&cells[i]));
+            let _ = write!(s, " {}{} |", " ".repeat(pad), cells[i]);
+        }
+        s.push('\n');
+    }
     s
 }
 
@@ -110,20 +138,22 @@ fn render_finding(r: &ReportedFinding, color: bool) -> String {
 pub fn human(r: &CheckResult, color: bool) -> String {
     let mut s = String::new();
     let multi = r.puzzle.tests.len() > 1;
+    let failed = |what: &str| format!("{}{what}\n", crate::style::paint(color, Tone::Bad, "Failed Tests."));
     if r.passed {
-        s.push_str("Passed Tests!\n");
-        s.push_str(&targets_verdict(r));
+        let _ = writeln!(s, "{}", crate::style::paint(color, Tone::Good, "Passed Tests!"));
+        s.push_str(&targets_verdict_styled(r, color));
+        s.push_str(&tests_run_line(r));
     } else if let Some(error) = &r.error {
         if r.diagnostics.iter().any(|d| d.is_error()) {
-            s.push_str("Failed Tests. (the kernel does not compile)\n");
+            s.push_str(&failed(" (the kernel does not compile)"));
         } else {
-            let _ = writeln!(s, "Failed Tests. (the kernel could not run: {error})");
+            s.push_str(&failed(&format!(" (the kernel could not run: {error})")));
         }
     } else if let Some(t) = r.first_failure() {
         if t.seed.is_some() || multi {
-            let _ = writeln!(s, "Failed Tests. ({})", t.name);
+            s.push_str(&failed(&format!(" ({})", t.name)));
         } else {
-            s.push_str("Failed Tests.\n");
+            s.push_str(&failed(""));
         }
         if let Some(seed) = t.seed {
             let _ = writeln!(s, "Randomized inputs (seed {seed}; the book's inputs passed):");
@@ -139,31 +169,32 @@ pub fn human(r: &CheckResult, color: bool) -> String {
         }
         let _ = writeln!(s, "Spec : {}", repr(&t.spec));
         if !r.explanations.is_empty() {
-            s.push_str(if r.puzzle.stages.is_empty() {
-                "Why (from the trace of this test):\n"
+            let why = if r.puzzle.stages.is_empty() {
+                "Why (from the trace of this test):"
             } else {
-                "Why (each kernel checked against its own reference):\n"
-            });
+                "Why (each kernel checked against its own reference):"
+            };
+            let _ = writeln!(s, "{}", crate::style::paint(color, Tone::Strong, why));
             for e in &r.explanations {
                 let _ = writeln!(s, "  {e}");
             }
         }
     } else {
-        s.push_str("Failed Tests. (every output matches, but the sanitizer reported errors below)\n");
+        s.push_str(&failed(" (every output matches, but the sanitizer reported errors below)"));
     }
     // A pipeline: one table per kernel (every test included).
     for (name, score) in &r.stage_scores {
         let Some((k, stage)) = r.puzzle.stages.iter().enumerate().find(|(_, st)| st.name == *name) else { continue };
         s.push('\n');
         let title = format!("Kernel {} of {}: {name}", k + 1, r.puzzle.stages.len());
-        s.push_str(&stage_score_table(&title, *score, r.puzzle.targets, stage.targets, r.passed));
+        s.push_str(&score_table_styled(&title, *score, r.puzzle.targets.shown_columns(), stage.targets, r.passed, color));
     }
     // One table per book test (its randomized variants included).
     for (case, test) in r.puzzle.tests.iter().enumerate().filter(|_| r.puzzle.stages.is_empty()) {
         let scores = r.tests.iter().filter(|t| t.case == case).filter_map(|t| t.score);
         if let Some(score) = scores.reduce(Score::max) {
             s.push('\n');
-            s.push_str(&score_table(test.name, score, r.puzzle.targets, r.passed));
+            s.push_str(&score_table_styled(test.name, score, r.puzzle.targets.shown_columns(), r.puzzle.targets, r.passed, color));
         }
     }
     if !r.passed && r.puzzle.targets.columns().iter().any(|t| t.is_some()) && !r.tests.iter().all(|t| t.score.is_none()) {
@@ -190,11 +221,12 @@ pub fn human(r: &CheckResult, color: bool) -> String {
 /// The verdict in a few short lines (no color): what watch mode keeps on
 /// screen whatever the terminal's size. The first line is the book's
 /// `Passed Tests!` / `Failed Tests.`; then the most important reason.
-pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
-    let full = human(r, false);
+/// With `color`, the verdict is painted as in [`human`].
+pub fn verdict_lines(r: &CheckResult, color: bool) -> Vec<String> {
+    let full = human(r, color);
     let mut out = vec![full.lines().next().unwrap_or_default().to_string()];
     if r.passed {
-        let v = targets_verdict(r);
+        let v = targets_verdict_styled(r, color);
         out.extend(v.lines().take(3).map(|l| l.to_string()));
         return out;
     }
@@ -254,12 +286,26 @@ fn one_line(s: &str) -> String {
 /// After `Passed Tests!`: whether the puzzle is solved (every target met),
 /// else which target is missed and what it asks for.
 pub fn targets_verdict(r: &CheckResult) -> String {
+    targets_verdict_styled(r, false)
+}
+
+/// How many tests ran, the hidden randomized ones included (they are
+/// never a surprise when one fails).
+fn tests_run_line(r: &CheckResult) -> String {
+    let book = r.tests.iter().filter(|t| t.seed.is_none()).count();
+    let random = r.tests.len() - book;
+    let plural = |n: usize, what: &str| if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") };
+    format!("({} and {} with random inputs, all passed)\n", plural(book, "book test"), plural(random, "test"))
+}
+
+fn targets_verdict_styled(r: &CheckResult, color: bool) -> String {
     if r.targets_met {
-        return format!("Puzzle {} solved: the tests pass and every target is met.\n", r.puzzle.number);
+        let head = crate::style::paint(color, Tone::Good, &format!("Puzzle {} solved:", r.puzzle.number));
+        return format!("{head} the tests pass and every target is met.\n");
     }
     if !r.puzzle.stages.is_empty() {
         // A pipeline: each kernel against its own targets.
-        let mut s = String::from("Not solved yet: the tests pass, but the kernel misses a target.\n");
+        let mut s = not_solved_yet(color);
         let n = r.puzzle.stages.len();
         for (k, stage) in r.puzzle.stages.iter().enumerate() {
             let Some((_, score)) = r.stage_scores.iter().find(|(name, _)| *name == stage.name) else { continue };
@@ -270,17 +316,24 @@ pub fn targets_verdict(r: &CheckResult) -> String {
         }
         return s;
     }
-    let mut s = String::from("Not solved yet: the tests pass, but the kernel misses a target.\n");
+    let mut s = not_solved_yet(color);
     for (k, v) in missed_targets(r.score, r.puzzle.targets) {
         let _ = writeln!(s, "  {k}");
         let _ = writeln!(s, "    {v}");
     }
+    for a in &r.advice {
+        let _ = writeln!(s, "  {a}");
+    }
     s
+}
+
+fn not_solved_yet(color: bool) -> String {
+    format!("{} the tests pass, but the kernel misses a target.\n", crate::style::paint(color, Tone::Warn, "Not solved yet:"))
 }
 
 /// (what is over, what the target means) for every missed target.
 pub fn missed_targets(score: Score, targets: Targets) -> Vec<(String, String)> {
-    const WHAT: [&str; 8] = [
+    const WHAT: [&str; 9] = [
         "reads of device memory per thread: read each input value once (share it through threadgroup memory if other threads need it too)",
         "writes to device memory per thread: accumulate in a local variable and write the result once",
         "reads of threadgroup memory per thread: keep values you reuse in a local variable",
@@ -289,6 +342,7 @@ pub fn missed_targets(score: Score, targets: Targets) -> Vec<(String, String)> {
         "atomic operations on threadgroup memory per thread: accumulate in a register first where you can",
         "threadgroup barriers each thread reaches: exchange within a SIMD-group (simd_sum, shuffles) needs none",
         "SIMD-group functions per thread (simd_sum, simd_shuffle_*, simd_prefix_*, simdgroup_matrix operations): one built-in reduction or scan replaces a tree of shuffles",
+        "atomic operations on device memory by a whole threadgroup, all its threads together: combine the threadgroup's values first (simd_sum, threadgroup memory) and let one thread send each result",
     ];
     let mut out = Vec::new();
     for ((t, v), (k, meaning)) in targets.columns().into_iter().zip(score.columns()).zip(WHAT.iter().enumerate()) {

@@ -18,8 +18,26 @@ pub struct Shown {
     pub findings: Vec<gpu::Finding>,
 }
 
+/// Cell labels short enough to stay readable inside a cell: whole numbers
+/// up to 5 digits as they are, others with 3 significant digits
+/// (`0.25`, `-3.14`, `1.03e6`).
 fn labels(a: &Array) -> Vec<String> {
-    a.to_f64_vec().iter().map(|v| if v.fract() == 0.0 && v.abs() < 1e6 { format!("{}", *v as i64) } else { format!("{v:.2}") }).collect()
+    a.to_f64_vec().iter().map(|&v| label(v)).collect()
+}
+
+fn label(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e5 {
+        format!("{}", v as i64)
+    } else if v.is_finite() && (v.abs() >= 1e4 || (v != 0.0 && v.abs() < 1e-2)) {
+        let t = format!("{v:.2e}");
+        // `1.03e6`, not `1.03e+06`.
+        t.replace("e0", "e").replace("e-0", "e-")
+    } else if v.is_finite() {
+        let t = format!("{v:.3}");
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{v}")
+    }
 }
 
 /// Shape for drawing: 1-D stays, 2-D is (rows, cols), higher is flattened.
@@ -172,4 +190,17 @@ fn tables_of(
         tables.push(t);
     }
     Ok(tables)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn labels_are_short() {
+        assert_eq!(super::label(3.0), "3");
+        assert_eq!(super::label(-0.5), "-0.5");
+        assert_eq!(super::label(1029041.0), "1.03e6");
+        assert_eq!(super::label(0.001234), "1.23e-3");
+        assert_eq!(super::label(1.23456), "1.235");
+        assert!(super::label(f64::NAN).len() <= 4);
+    }
 }

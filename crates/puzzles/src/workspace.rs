@@ -23,7 +23,7 @@ fn comment(text: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line = String::new();
     for word in text.split_whitespace() {
-        if !line.is_empty() && line.len() + 1 + word.len() > width {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
             out.push_str(&format!("// {line}\n"));
             line.clear();
         }
@@ -64,14 +64,18 @@ pub fn starter_text(p: &Puzzle) -> String {
     s
 }
 
-/// Where a puzzle is in the learner's progress.
+/// Where a puzzle is in the learner's progress. Always true of the file as
+/// it is now: a file changed since its last check is [`Status::Edited`]
+/// until it is checked again, never a stale verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
-    /// The file is missing or still the starter.
+    /// The file is missing, or its code is still the starter's (comments aside).
     NotStarted,
-    /// Edited, but not (or no longer) passing its last check.
+    /// Changed since its last check (or never checked): nobody knows yet.
+    Edited,
+    /// Its last check, of exactly this text, did not solve it.
     Unsolved,
-    /// The current file passed `check`.
+    /// Its last check, of exactly this text, solved it.
     Solved,
 }
 
@@ -79,10 +83,77 @@ impl Status {
     pub fn label(self) -> &'static str {
         match self {
             Status::NotStarted => "not started",
+            Status::Edited => "edited, not checked",
             Status::Unsolved => "unsolved",
             Status::Solved => "solved",
         }
     }
+}
+
+/// Why a puzzle file could not be read as text.
+#[derive(Debug)]
+pub enum FileError {
+    /// There is no such file.
+    Missing,
+    /// The file is not UTF-8: the first bad byte, its 1-based line and
+    /// column (in characters).
+    NotUtf8 { byte: u8, line: usize, column: usize },
+    /// Anything else the system said.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileError::Missing => write!(f, "the file is missing"),
+            FileError::NotUtf8 { byte, line, column } => {
+                write!(f, "the file is not UTF-8 text: byte 0x{byte:02x} at line {line}, column {column} is not valid UTF-8")
+            }
+            FileError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl FileError {
+    /// What to do about it, given the command that restores missing files.
+    pub fn help(&self, init: &str) -> String {
+        match self {
+            FileError::Missing => format!("`{init}` restores missing starter files"),
+            FileError::NotUtf8 { .. } => {
+                "save the file as UTF-8 (in most editors: Save with Encoding, or the encoding in the status bar), or retype the characters around that place".into()
+            }
+            FileError::Io(_) => "check the file's permissions".into(),
+        }
+    }
+}
+
+/// `bytes` as text, or where the first byte that is not UTF-8 is.
+pub fn text_of(bytes: Vec<u8>) -> Result<String, FileError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let before = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        FileError::NotUtf8 { byte: bytes[at], line, column }
+    })
+}
+
+/// The code of a workspace file: comments and blank lines left out (a
+/// starter whose comments were edited is still not started).
+fn code_of(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => l[..i].trim(),
+            None => l.trim(),
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Whether `text` holds no code of the learner's: the starter's code, comments aside.
+pub fn is_untouched(p: &Puzzle, text: &str) -> bool {
+    code_of(text) == code_of(&starter_text(p))
 }
 
 /// FNV-1a, 64 bit: a stable fingerprint of a file's text.
@@ -137,8 +208,13 @@ impl Workspace {
         Ok(created)
     }
 
-    pub fn read(&self, p: &Puzzle) -> io::Result<String> {
-        fs::read_to_string(self.path(p))
+    /// The text of a puzzle's file ([`FileError`] says why not).
+    pub fn read(&self, p: &Puzzle) -> Result<String, FileError> {
+        match fs::read(self.path(p)) {
+            Ok(bytes) => text_of(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(FileError::Missing),
+            Err(e) => Err(FileError::Io(e)),
+        }
     }
 
     /// Move the learner's file to `.backup/NN_slug.<unix-ts>.metal` and
@@ -199,14 +275,22 @@ impl Workspace {
     pub fn status(&self, p: &Puzzle, progress: &serde_json::Value) -> Status {
         let Ok(text) = self.read(p) else { return Status::NotStarted };
         let rec = &progress["puzzles"][p.slug];
-        if rec["solved"].as_bool() == Some(true) && rec["fingerprint"].as_str() == Some(&fingerprint(&text)) {
-            return Status::Solved;
-        }
-        if text == starter_text(p) {
+        let checked = rec["fingerprint"].as_str() == Some(&fingerprint(&text));
+        if checked && rec["solved"].as_bool() == Some(true) {
+            Status::Solved
+        } else if is_untouched(p, &text) {
             Status::NotStarted
-        } else {
+        } else if checked {
             Status::Unsolved
+        } else {
+            Status::Edited
         }
+    }
+
+    /// Every puzzle's status, in book order.
+    pub fn statuses(&self) -> Vec<Status> {
+        let progress = self.load_progress();
+        PUZZLES.iter().map(|p| self.status(p, &progress)).collect()
     }
 }
 

@@ -89,13 +89,13 @@ fn sorted_runs_are_sorted_runs_of_at_least_the_minimum() {
 #[test]
 fn reference_scores() {
     let score = |slug| check(slug, solution(slug)).score.columns();
-    // [global r, global w, shared r, shared w, device atomics, tg atomics, barriers, simd]
-    assert_eq!(score("simd_sum"), [1, 1, 0, 0, 0, 0, 0, 1]);
-    assert_eq!(score("simd_scan"), [1, 1, 0, 0, 0, 0, 0, 1]);
-    assert_eq!(score("threadgroup_reduce"), [1, 1, 1, 1, 0, 0, 1, 2]);
+    // [global r, global w, shared r, shared w, device atomics, tg atomics, barriers, simd, device atomics per tg]
+    assert_eq!(score("simd_sum"), [1, 1, 0, 0, 0, 0, 0, 1, 0]);
+    assert_eq!(score("simd_scan"), [1, 1, 0, 0, 0, 0, 0, 1, 0]);
+    assert_eq!(score("threadgroup_reduce"), [1, 1, 1, 1, 0, 0, 1, 2, 0]);
     let h = score("histogram");
     assert_eq!((h[4], h[6]), (1, 2), "{h:?}");
-    assert_eq!(score("matvec"), [8, 0, 0, 0, 1, 0, 0, 1]);
+    assert_eq!(score("matvec"), [8, 0, 0, 0, 1, 0, 0, 1, 1]);
     assert_eq!(score("segment_sum")[4], 2);
 }
 
@@ -103,7 +103,9 @@ fn reference_scores() {
 fn score_columns_appear_only_where_targets_are_set() {
     let r = check("simd_sum", solution("simd_sum"));
     let text = human(&r);
-    assert!(text.contains("Barriers |      SIMD Ops |") && !text.contains("Dev Atomics"), "{text}");
+    // Seven columns: stacked, one row per column, so that 80 columns hold them.
+    assert!(text.contains("   | Barriers      |     0 |  ≤ 0 ✓ |") && text.contains("   | SIMD Ops      |     1 |  ≤ 5 ✓ |"), "{text}");
+    assert!(!text.contains("Dev Atomics") && text.lines().all(|l| l.chars().count() <= 80), "{text}");
     let j = puzzles::render::json(&r);
     assert_eq!(j["score"]["simd_ops"], 1);
     assert_eq!(j["targets"]["simd_ops"], 5);
@@ -542,11 +544,11 @@ fn radix_pass_is_a_pipeline_solved_by_the_reference() {
     assert!(sizes.iter().all(|n| n % 64 != 0), "{sizes:?}");
     let r = check_radix(&radix_file(solution("radix_pass")));
     assert_solved(&r);
-    // Per kernel: [global r, global w, shared r, shared w, device atomics, tg atomics, barriers, simd]
-    let scores: Vec<[u64; 8]> = r.stage_scores.iter().map(|(_, s)| s.columns()).collect();
-    assert_eq!(scores[0], [1, 1, 0, 0, 0, 3, 2, 0]);
-    assert_eq!(scores[1], [1, 1, 7, 1, 0, 0, 1, 1]);
-    assert_eq!(scores[2], [2, 1, 63, 1, 0, 0, 1, 0]);
+    // Per kernel: [global r, global w, shared r, shared w, device atomics, tg atomics, barriers, simd, device atomics per tg]
+    let scores: Vec<[u64; 9]> = r.stage_scores.iter().map(|(_, s)| s.columns()).collect();
+    assert_eq!(scores[0], [1, 1, 0, 0, 0, 3, 2, 0, 0]);
+    assert_eq!(scores[1], [1, 1, 7, 1, 0, 0, 1, 1, 0]);
+    assert_eq!(scores[2], [2, 1, 63, 1, 0, 0, 1, 0, 0]);
     // The book's test sorts its keys by digit, equal digits in input order.
     let t = &r.tests[0];
     let (keys, out) = (t.inputs[0].to_f64_vec(), t.yours.as_ref().unwrap().to_f64_vec());
@@ -627,7 +629,9 @@ fn radix_unstable_scatter_is_caught() {
     // digits come out in the order the atomics ran.
     let atomic = "threadgroup atomic_uint next[BINS];\nuint i = thread_position_in_grid.x;\nuint local_i = thread_position_in_threadgroup.x;\nuint block = threadgroup_position_in_grid.x;\nuint n = keys_shape[0];\nuint blocks = (n + BLOCK - 1) / BLOCK;\nif (local_i < BINS) {\n    atomic_store_explicit(&next[local_i], offsets[local_i * blocks + block], memory_order_relaxed);\n}\nthreadgroup_barrier(mem_flags::mem_threadgroup);\nif (i < n) {\n    uint key = keys[i];\n    uint pos = atomic_fetch_add_explicit(&next[(key >> SHIFT) & (BINS - 1)], 1u, memory_order_relaxed);\n    out[pos] = key;\n}\n";
     let r = check_radix(&radix_with("scatter", atomic));
-    assert!(!r.passed && r.findings.is_empty(), "{}", human(&r));
+    // Exploring other schedules shows the ranks depend on the order.
+    assert!(!r.passed && kinds(&r) == ["data-race"], "{}", human(&r));
+    assert!(r.findings[0].finding.message.contains("depends on the order"), "{}", human(&r));
     let why = &r.explanations;
     assert!(why[0].starts_with("stage 3 (scatter) is wrong in `Radix Pass (Book)`"), "{why:?}");
     assert!(why[0].contains("stages 1 (histogram), 2 (scan), which matched"), "{why:?}");

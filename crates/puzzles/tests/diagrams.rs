@@ -362,7 +362,7 @@ fn the_terminal_diagram_lists_atomics_and_simd_group_functions() {
     assert!(t.contains("  out: atomics on 1 cell by 1 thread (*)"), "{t}");
     assert!(t.contains("0*"), "{t}");
     assert!(t.contains("  SIMD-group functions:\n    simd_sum (32 lanes)"), "{t}");
-    assert!(t.contains("(*: updated by atomic operations"), "{t}");
+    assert!(t.contains("`3*`: updated by atomic operations"), "{t}");
     let t = text("map", solution("map"));
     assert!(!t.contains("SIMD-group") && !t.contains("atomic"), "{t}");
 }

@@ -203,7 +203,7 @@ struct MlxKernel {
 
 /// What one kernel call returns to Python.
 /// (outputs, findings JSON, verbose text, warnings, counts, capture note)
-type CallOut = (Vec<ArrayOut>, String, Option<String>, String, Option<[u64; 8]>, Option<String>);
+type CallOut = (Vec<ArrayOut>, String, Option<String>, String, Option<[u64; 9]>, Option<String>);
 
 /// Where a capture goes: the path given, the default place (`""`, or no
 /// path and `MTL_CAPTURE_ENABLED=1`), or nowhere.
@@ -503,7 +503,7 @@ fn book_inputs(py: Python<'_>, number: u32, case: usize, random: Option<u64>) ->
 }
 
 /// What a book check returns: passed, solved, the report, findings JSON, score, capture note.
-type BookCheck = (bool, bool, String, String, [u64; 8], Option<String>);
+type BookCheck = (bool, bool, String, String, [u64; 9], Option<String>);
 
 /// Check a header and body against a puzzle's tests, as `metal-puzzles check` does.
 #[pyfunction]
@@ -532,19 +532,9 @@ fn book_check(py: Python<'_>, number: u32, header: &str, body: &str, capture: Op
 /// The book's score table (the columns of `puzzles::COLUMNS`).
 #[pyfunction]
 #[pyo3(signature = (title, score, targets, judged))]
-fn score_table(title: &str, score: [u64; 8], targets: [Option<u64>; 8], judged: bool) -> String {
+fn score_table(title: &str, score: [u64; 9], targets: [Option<u64>; 9], judged: bool) -> String {
     let s = puzzles::Score::from_columns(score);
-    let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops] = targets;
-    let t = puzzles::Targets {
-        global_reads,
-        global_writes,
-        shared_reads,
-        shared_writes,
-        device_atomics,
-        threadgroup_atomics,
-        barriers,
-        simd_ops,
-    };
+    let t = puzzles::Targets::from_columns(targets);
     puzzles::render::score_table(title, s, t, judged)
 }
 

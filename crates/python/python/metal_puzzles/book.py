@@ -237,10 +237,10 @@ class MetalProblem:
     def _check_own(self, k: MetalKernelFunction) -> bool:
         if self.spec is None:
             raise ValueError(f"{self.name}: check() needs spec=, the function computing the expected output")
-        failure, findings, score = None, [], [0] * 8
+        failure, findings, score = None, [], [0] * 9
         for name, inputs in self._runs():
             yours, found, counts = self._run(k, inputs)
-            score = [max(a, b) for a, b in zip(score, counts or [0] * 8)]
+            score = [max(a, b) for a, b in zip(score, counts or [0] * 9)]
             for f in found:
                 if not any((g.kind, g.line, g.message) == (f.kind, f.line, f.message) for g in findings):
                     findings.append(f)
@@ -264,7 +264,7 @@ class MetalProblem:
         else:
             print("Failed Tests. (every output matches, but the sanitizer reported errors below)")
         print()
-        print(_native.score_table(self.name, score, [None] * 8, passed), end="")
+        print(_native.score_table(self.name, score, [None] * 9, passed), end="")
         for f in sorted(findings, key=lambda f: not f.is_error):
             print()
             print(str(f), end="")
@@ -278,7 +278,7 @@ class MetalProblem:
         global writes, shared reads, shared writes, device atomics,
         threadgroup atomics, barriers, SIMD-group operations."""
         _, _, counts = self._run(self._kernel(), self.inputs)
-        return list(counts or [0] * 8)
+        return list(counts or [0] * 9)
 
     def diagram(self, width: Optional[int] = None) -> Diagram:
         """The diagram of one run on the problem's inputs (also for wrong kernels)."""
@@ -296,7 +296,7 @@ class MetalProblem:
 
         k = self._kernel()
         p = self.book_puzzle(k)
-        targets = list(p.targets) if p is not None else [None] * 8
+        targets = list(p.targets) if p is not None else [None] * 9
         try:
             score = self.score()
         except CompileError as e:

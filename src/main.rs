@@ -11,6 +11,7 @@ mod mlx_cmd;
 mod profile;
 mod report;
 mod run;
+mod test_cmd;
 mod watch;
 
 use clap::{Parser, Subcommand};
@@ -22,10 +23,8 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Exit statuses of every sub-command (see the Usage section of README.md).
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_BAD_RESULT: u8 = 1;
-pub const EXIT_CANNOT_START: u8 = 2;
+/// Exit statuses of every sub-command (docs/exit-codes.md).
+pub use session::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
 
 #[derive(Parser)]
 #[command(
@@ -66,6 +65,8 @@ enum Command {
     Debug(debug::DebugArgs),
     /// Run a capture file again and say whether it reproduces its outputs and findings.
     Replay(captures::ReplayArgs),
+    /// Run the kernel test specs (`*.test.toml`) under a folder, every one under the sanitizer.
+    Test(test_cmd::TestArgs),
 }
 
 /// Rust ignores SIGPIPE, so printing into a closed pipe (`show 14 | head -1`)
@@ -100,6 +101,7 @@ fn main() -> ExitCode {
         Some(Command::Show(args)) => book::show(&args),
         Some(Command::Debug(args)) => debug::run(&args),
         Some(Command::Replay(args)) => captures::replay(&args),
+        Some(Command::Test(args)) => test_cmd::run(&args),
         None => book::default_command(cli.dir),
     };
     ExitCode::from(code)

@@ -433,12 +433,16 @@ impl Runner {
         }
         if !expressions.is_empty() {
             let exprs: Vec<(String, String)> = expressions.iter().map(|(n, e, _, _)| (n.clone(), e.clone())).collect();
-            let results = evaluate_numpy(&arrays_by_name, &exprs).map_err(Failure::Spec)?;
-            for ((name, text, rtol, atol), want) in expressions.iter().zip(results) {
-                let got = outcome.output(name).expect("checked above");
-                if let Some(why) = compare(name, got, &want, *rtol, *atol) {
-                    reasons.push(format!("{why} (expected from `{text}`)"));
+            match evaluate_numpy(&arrays_by_name, &exprs) {
+                Ok(results) => {
+                    for ((name, text, rtol, atol), want) in expressions.iter().zip(results) {
+                        let got = outcome.output(name).expect("checked above");
+                        if let Some(why) = compare(name, got, &want, *rtol, *atol) {
+                            reasons.push(format!("{why} (expected from `{text}`)"));
+                        }
+                    }
                 }
+                Err(e) => reasons.push(e),
             }
         }
         Ok((outcome, reasons))

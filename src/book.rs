@@ -190,7 +190,9 @@ fn unknown_puzzle(key: &str) -> u8 {
 /// cargo when that is how they started us, by name when it is on PATH, else
 /// by path; with `--dir` when the workspace is not the default one.
 pub fn invocation(sub: &str, dir: &Path) -> String {
-    let base = if std::env::var_os("CARGO").is_some() && std::env::var_os("CARGO_MANIFEST_DIR").is_some() {
+    let base = if let Some(p) = crate::PROGRAM.get() {
+        p.clone()
+    } else if std::env::var_os("CARGO").is_some() && std::env::var_os("CARGO_MANIFEST_DIR").is_some() {
         "cargo run --release --".to_string()
     } else {
         let exe = std::env::current_exe().ok();

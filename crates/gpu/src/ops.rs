@@ -607,6 +607,14 @@ impl Machine<'_> {
     }
 
     pub(crate) fn store(&mut self, src: Reg, ty: Scalar, ptr: Reg, space: AddressSpace, at: AccessId, mask: &Mask) {
+        // Every lane storing one value to one place: one store, and a warning.
+        if let Some((first, rest)) = self.agreeing_store(src, ptr, mask) {
+            let mut one = Mask::empty();
+            one.set(first, true);
+            self.store(src, ty, ptr, space, at, &one);
+            self.note_agreeing_store(ptr, at, first, &rest);
+            return;
+        }
         let size = ty.size() as usize;
         // Fast path: 32-bit values into one shared (non-private) allocation.
         if let (Reg::W32(sr), Reg::W64(pr), 4, false) = (src, ptr, size, space == AddressSpace::Thread || self.tracing()) {

@@ -35,7 +35,6 @@ def test_an_mlx_style_test_file_passes_unchanged(tmp_path):
     r = run_pytest(tmp_path, "mlx_style_test.py", args=["--metal-sim"])
     assert r.returncode == 0, r.stdout + r.stderr
     assert "4 passed" in r.stdout, r.stdout
-    assert "metal-sim: kernels on the simulated GPU: mx.fast.metal_kernel (availability checks on)" in r.stdout
     # The session summary, per kernel; the agreeing store is a warning.
     assert "basic: 1 call, clean" in r.stdout, r.stdout
     assert "library_double: 1 call, clean" in r.stdout, r.stdout
@@ -48,7 +47,7 @@ def test_a_planted_bug_fails_its_test_with_the_line(tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "1 failed, 1 passed" in r.stdout, r.stdout
     assert "FAILED planted_oob_test.py::test_planted_out_of_bounds" in r.stdout, r.stdout
-    assert "kernel `oob_copy` (called at " in r.stdout and "planted_oob_test.py:20)" in r.stdout, r.stdout
+    assert "kernel `oob_copy` (called at " in r.stdout and "planted_oob_test.py:17)" in r.stdout, r.stdout
     assert "oob_copy.metal:2:" in r.stdout and "out-of-bounds (error), thread (7, 0, 0)" in r.stdout, r.stdout
     assert "oob_copy: 1 call, 1 error finding" in r.stdout, r.stdout
 

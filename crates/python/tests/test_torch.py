@@ -130,4 +130,4 @@ def test_findings_raise_kernel_error_with_the_line(lib):
     with pytest.raises(mp.KernelError) as e:
         lib.add_f(y, 1.0, threads=5)
     f = e.value.findings[0]
-    assert f.kind == "out-of-bounds" and f.line == 19 and f.thread == (4, 0, 0)
+    assert f.kind == "out-of-bounds" and f.line == 17 and f.thread == (4, 0, 0)

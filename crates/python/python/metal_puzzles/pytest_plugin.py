@@ -132,10 +132,6 @@ def _where(f: dict) -> str:
     return f"{place}: {f['kind']} ({f['severity']}), thread ({t[0]}, {t[1]}, {t[2]}): {f['message']}"
 
 
-class MetalFindingError(AssertionError):
-    """A kernel run by this test had sanitizer error findings."""
-
-
 def pytest_configure(config):
     enabled = config.getoption("metal_sim") or config.getini("metal_sim")
     if not enabled:
@@ -184,7 +180,7 @@ def pytest_runtest_call(item):
             lines.append(f"    {_where(f)}")
         lines.append("")
         lines.extend(f["rendered"] for _, f in errors[:3] if f.get("rendered"))
-        raise MetalFindingError("\n".join(lines))
+        pytest.fail("\n".join(lines), pytrace=False)
     return result
 
 

@@ -351,7 +351,8 @@ pub fn check(args: &CheckArgs) -> u8 {
         }
     }
     if let Some(path) = &args.junit {
-        let cases: Vec<session::formats::TestCase> = results.iter().flat_map(|r| junit_cases(r, &ws.path(r.puzzle).display().to_string())).collect();
+        let cases: Vec<session::formats::TestCase> =
+            results.iter().flat_map(|r| junit_cases(r, &ws.path(r.puzzle).display().to_string())).collect();
         if let Err(e) = session::formats::write_atomically(path, &session::formats::junit("metal-puzzles check", &cases)) {
             eprintln!("error: {e}");
             return EXIT_CANNOT_START;

@@ -101,8 +101,10 @@ fn run_inner(args: &TestArgs) -> Result<u8, String> {
                 println!("\n---- {} ----", r.id);
                 print!("{}", r.details(color));
             }
-            let warned: usize = results.iter().filter_map(|r| r.outcome.as_ref()).map(|o| o.findings().iter().filter(|f| !f.is_error).count()).sum();
-            let note = if warned > 0 { format!(" ({warned} warning finding{})", if warned == 1 { "" } else { "s" }) } else { String::new() };
+            let warned: usize =
+                results.iter().filter_map(|r| r.outcome.as_ref()).map(|o| o.findings().iter().filter(|f| !f.is_error).count()).sum();
+            let note =
+                if warned > 0 { format!(" ({warned} warning finding{})", if warned == 1 { "" } else { "s" }) } else { String::new() };
             println!("\n{passed} passed, {failed} failed{note}");
         }
         TestFormat::Json => {

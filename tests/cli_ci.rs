@@ -103,7 +103,11 @@ fn test_cannot_start_without_specs_or_with_a_bad_spec() {
     let o = run(&["test", tmp.path().to_str().unwrap()]);
     assert_eq!(code(&o), 2, "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no kernel test specs"), "{}", show(&o));
-    std::fs::write(tmp.path().join("k.test.toml"), "file = \"k.metal\"\n[[test]]\nkernel = \"k\"\ngrid = [1]\nthreadgroup = [1]\nbogus = 1\n").unwrap();
+    std::fs::write(
+        tmp.path().join("k.test.toml"),
+        "file = \"k.metal\"\n[[test]]\nkernel = \"k\"\ngrid = [1]\nthreadgroup = [1]\nbogus = 1\n",
+    )
+    .unwrap();
     let o = run(&["test", tmp.path().to_str().unwrap()]);
     assert_eq!(code(&o), 2, "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("bogus"), "{}", show(&o));

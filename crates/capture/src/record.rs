@@ -196,7 +196,14 @@ pub struct MlxRun<'a> {
 }
 
 /// [`from_mlx`] from the parts of a run (a `session::Outcome`'s).
-pub fn from_mlx_run(kernel: &mlx::MetalKernel, call: &mlx::Call, result: &MlxRun, origin: &str, title: String, limit: usize) -> Result<Capture, String> {
+pub fn from_mlx_run(
+    kernel: &mlx::MetalKernel,
+    call: &mlx::Call,
+    result: &MlxRun,
+    origin: &str,
+    title: String,
+    limit: usize,
+) -> Result<Capture, String> {
     let inputs: Vec<Array> = call.inputs.iter().map(mlx::Input::to_array).collect();
     let named: Vec<(&str, &Array)> = kernel.input_names.iter().map(String::as_str).zip(&inputs).collect();
     let mut budget = Budget { limit, used: 0 };
@@ -230,7 +237,7 @@ pub fn from_mlx_run(kernel: &mlx::MetalKernel, call: &mlx::Call, result: &MlxRun
         threads: 0,
         atomics_last_lane_first: call.atomics_last_lane_first,
     };
-    let mut c = new_capture(origin, title, compile_record(&kernel.compile_options, &result.sources), program, options);
+    let mut c = new_capture(origin, title, compile_record(&kernel.compile_options, result.sources), program, options);
     let outs: Vec<(&str, &Array)> = kernel.output_names.iter().map(String::as_str).zip(result.outputs).collect();
     record_outputs(&mut c, &mut budget, &outs);
     c.findings = finding_records(result.findings, result.sources);

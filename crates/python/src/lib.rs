@@ -435,8 +435,9 @@ fn shader_call<'l>(
             let Some(first) = args.iter().find_map(|a| if let session::Arg::Array(a) = a { Some(a) } else { None }) else {
                 return Err(session::Error::Usage("threads: no tensor argument to take the thread count from; pass threads=N".into()));
             };
-            let n = u32::try_from(first.len().max(1))
-                .map_err(|_| session::Error::Usage(format!("threads: the first tensor has {} elements, too many threads for one dispatch", first.len())))?;
+            let n = u32::try_from(first.len().max(1)).map_err(|_| {
+                session::Error::Usage(format!("threads: the first tensor has {} elements, too many threads for one dispatch", first.len()))
+            })?;
             [n, 1, 1]
         }
     };

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-if os.environ.get("METAL_PUZZLES_SKIP_TORCH"):
+if os.environ.get("METAL_PUZZLES_SKIP_TORCH") == "1":
     pytest.skip("METAL_PUZZLES_SKIP_TORCH is set", allow_module_level=True)
 torch = pytest.importorskip("torch", reason="torch is not installed (tools/test.py installs it)")
 

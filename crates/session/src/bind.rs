@@ -77,7 +77,9 @@ const MAX_JSON_BYTES: u64 = 64 << 20;
 fn read_json(path: &str) -> Result<serde_json::Value, String> {
     let len = std::fs::metadata(path).map_err(|e| format!("cannot read `{path}`: {e}"))?.len();
     if len > MAX_JSON_BYTES {
-        return Err(format!("`{path}` is {len} bytes; JSON arguments are limited to {MAX_JSON_BYTES} bytes (use a .npy for large buffers)"));
+        return Err(format!(
+            "`{path}` is {len} bytes; JSON arguments are limited to {MAX_JSON_BYTES} bytes (use a .npy for large buffers)"
+        ));
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
     serde_json::from_str(&text).map_err(|e| format!("`{path}` is not valid JSON: {e}"))
@@ -189,14 +191,9 @@ fn buffer_params(kernel: &gpu::Kernel) -> Vec<Param<'_>> {
         .params
         .iter()
         .filter_map(|p| match &p.kind {
-            ParamKind::Buffer { index, pointee, pointee_size, writable, by_reference, .. } => Some(Param {
-                name: &p.name,
-                index: *index,
-                pointee,
-                size: *pointee_size,
-                writable: *writable,
-                by_reference: *by_reference,
-            }),
+            ParamKind::Buffer { index, pointee, pointee_size, writable, by_reference, .. } => {
+                Some(Param { name: &p.name, index: *index, pointee, size: *pointee_size, writable: *writable, by_reference: *by_reference })
+            }
             _ => None,
         })
         .collect()
@@ -387,7 +384,9 @@ pub fn positional(kernel: &gpu::Kernel, tables: &TypeTables, args: &[Arg]) -> Re
             ));
         }
         let bytes = match arg {
-            Arg::Array(a) if !p.by_reference => buffer_bytes(p.name, a, p.pointee, p.size, tables).map_err(|e| format!("argument {k}: {e}"))?,
+            Arg::Array(a) if !p.by_reference => {
+                buffer_bytes(p.name, a, p.pointee, p.size, tables).map_err(|e| format!("argument {k}: {e}"))?
+            }
             other => other.bytes(),
         };
         if p.by_reference || !is_array {
@@ -408,7 +407,15 @@ pub fn positional(kernel: &gpu::Kernel, tables: &TypeTables, args: &[Arg]) -> Re
 /// What a parameter read from raw bytes will see, compared with what was
 /// passed: a warning when they differ (the run goes on, as on a Mac); an
 /// error when fewer bytes were passed than one value needs.
-fn check_read(k: usize, p: &Param, shown: &str, arg: &Arg, bytes: &[u8], tables: &TypeTables, warnings: &mut Vec<String>) -> Result<(), String> {
+fn check_read(
+    k: usize,
+    p: &Param,
+    shown: &str,
+    arg: &Arg,
+    bytes: &[u8],
+    tables: &TypeTables,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
     let size = p.size as usize;
     let what = if p.by_reference { format!("`constant {shown}& {}`", p.name) } else { format!("`{shown}* {}`", p.name) };
     if p.by_reference && bytes.len() < size {

@@ -169,10 +169,12 @@ fn file_uri(path: &str) -> String {
 }
 
 fn rule_name(rule: &str) -> String {
-    rule.split(['-', '_']).map(|w| {
-        let mut c = w.chars();
-        c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
-    }).collect()
+    rule.split(['-', '_'])
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+        })
+        .collect()
 }
 
 fn rule_description(rule: &str) -> &'static str {
@@ -294,10 +296,7 @@ mod tests {
 
     #[test]
     fn github_escapes_messages_and_properties() {
-        assert_eq!(
-            github(&[p()]),
-            "::error file=k%2C1.metal,line=3,col=7,title=metal-puzzles%3A out-of-bounds::100%25 wrong%0Anote: x\n"
-        );
+        assert_eq!(github(&[p()]), "::error file=k%2C1.metal,line=3,col=7,title=metal-puzzles%3A out-of-bounds::100%25 wrong%0Anote: x\n");
     }
 
     #[test]

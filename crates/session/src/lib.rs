@@ -266,7 +266,11 @@ impl Library {
             Err(e) => {
                 let diagnostics = vec![e.to_diagnostic()];
                 let sources = self.sources.clone();
-                return Err(if e.is_limitation { Error::Compile { sources, diagnostics } } else { Error::Pipeline { sources, diagnostics } });
+                return Err(if e.is_limitation {
+                    Error::Compile { sources, diagnostics }
+                } else {
+                    Error::Pipeline { sources, diagnostics }
+                });
             }
         };
         self.lowered.lock().unwrap_or_else(|e| e.into_inner()).insert(key, ir.clone());
@@ -451,11 +455,8 @@ pub fn run_mlx(kernel: &mlx::MetalKernel, call: &mlx::Call, on_generated: &mut d
         .zip(&r.outputs)
         .map(|(name, a)| Output { name: name.clone(), position: None, array: a.clone() })
         .collect();
-    let dispatch = Dispatch {
-        grid: call.grid,
-        threadgroup: [0, 1, 2].map(|i| call.threadgroup[i].min(call.grid[i])),
-        mode: DispatchMode::Threads,
-    };
+    let dispatch =
+        Dispatch { grid: call.grid, threadgroup: [0, 1, 2].map(|i| call.threadgroup[i].min(call.grid[i])), mode: DispatchMode::Threads };
     let outcome = Outcome {
         kernel: r.generated.kernel_name.clone(),
         sources: Arc::new(r.sources),

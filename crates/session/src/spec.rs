@@ -83,7 +83,10 @@ pub fn find_specs(dir: &Path) -> Result<Vec<PathBuf>, String> {
         for e in entries.flatten() {
             seen += 1;
             if seen > MAX_ENTRIES {
-                return Err(format!("`{}` holds more than {MAX_ENTRIES} files and folders; point `test` at the kernels' folder", dir.display()));
+                return Err(format!(
+                    "`{}` holds more than {MAX_ENTRIES} files and folders; point `test` at the kernels' folder",
+                    dir.display()
+                ));
             }
             let path = e.path();
             let name = e.file_name().to_string_lossy().into_owned();
@@ -164,7 +167,10 @@ pub fn load(path: &Path) -> Result<Vec<Test>, String> {
             return Err(format!("{}: two tests are named `{name}`; give each `[[test]]` its own `name`", path.display()));
         }
         if t.file.is_none() && defaults.file.is_none() {
-            return Err(format!("{}: test `{name}` names no Metal file: add `file = \"kernels.metal\"` to it or at the top of the file", path.display()));
+            return Err(format!(
+                "{}: test `{name}` names no Metal file: add `file = \"kernels.metal\"` to it or at the top of the file",
+                path.display()
+            ));
         }
         out.push(Test { spec_file: path.to_path_buf(), name, spec: t, defaults: defaults.clone() });
     }
@@ -384,7 +390,8 @@ impl Runner {
         let check = crate::check_level(t.check.as_deref().or(d.check.as_deref()).unwrap_or("all")).map_err(Failure::Spec)?;
         let mut threadgroup_buffers = BTreeMap::new();
         for (k, bytes) in &t.threadgroup_memory {
-            let index = k.parse::<u32>().map_err(|_| Failure::Spec(format!("threadgroup_memory: `{k}` is not a [[threadgroup(N)]] index")))?;
+            let index =
+                k.parse::<u32>().map_err(|_| Failure::Spec(format!("threadgroup_memory: `{k}` is not a [[threadgroup(N)]] index")))?;
             threadgroup_buffers.insert(index, *bytes);
         }
         let options = RunOptions {
@@ -550,7 +557,7 @@ fn expectation(name: &str, v: &toml::Value, base: &Path, got: &Array, rtol: f64,
             let (rtol, atol) = (f("rtol", rtol), f("atol", atol));
             if let Some(p) = t.get("npy").and_then(|p| p.as_str()) {
                 let path = base.join(p);
-                let a = Array::read_npy(&path.display().to_string()).map_err(|e| format!("expect `{name}`: cannot load `{}`: {e}", path.display()))?;
+                let a = Array::read_npy(&path).map_err(|e| format!("expect `{name}`: cannot load `{}`: {e}", path.display()))?;
                 return Ok(Expected::Array(a, rtol, atol));
             }
             if let Some(e) = t.get("expr").and_then(|e| e.as_str()) {
@@ -597,7 +604,7 @@ fn evaluate_numpy(inputs: &[(String, Array)], exprs: &[(String, String)]) -> Res
     let dir = tempdir()?;
     let result = (|| {
         for (n, a) in inputs {
-            a.write_npy(&dir.join(format!("in_{n}.npy"))).map_err(|e| format!("cannot write a temporary file: {e}"))?;
+            a.write_npy(dir.join(format!("in_{n}.npy"))).map_err(|e| format!("cannot write a temporary file: {e}"))?;
         }
         let list = serde_json::json!(exprs.iter().map(|(n, e)| [n, e]).collect::<Vec<_>>());
         std::fs::write(dir.join("exprs.json"), list.to_string()).map_err(|e| format!("cannot write a temporary file: {e}"))?;
@@ -613,7 +620,7 @@ fn evaluate_numpy(inputs: &[(String, Array)], exprs: &[(String, String)]) -> Res
             let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
             return Err(format!("evaluating an expected value failed: {last}"));
         }
-        exprs.iter().map(|(n, _)| Array::read_npy(&dir.join(format!("out_{n}.npy")).display().to_string())).collect()
+        exprs.iter().map(|(n, _)| Array::read_npy(dir.join(format!("out_{n}.npy")))).collect()
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// A spec file: defaults for its tests, then `[[test]]` tables.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 struct FileSpec {
     file: Option<String>,
@@ -116,19 +116,8 @@ pub struct Test {
     /// Its name (unique within the file).
     pub name: String,
     spec: TestSpec,
-    defaults: Defaults,
-}
-
-#[derive(Debug, Clone, Default)]
-struct Defaults {
-    file: Option<String>,
-    include: Vec<String>,
-    defines: BTreeMap<String, toml::Value>,
-    constants: BTreeMap<String, toml::Value>,
-    check: Option<String>,
-    budget: Option<u64>,
-    rtol: Option<f64>,
-    atol: Option<f64>,
+    /// The file's settings for all its tests (its `test` list emptied).
+    defaults: std::sync::Arc<FileSpec>,
 }
 
 impl Test {
@@ -145,23 +134,15 @@ pub fn load(path: &Path) -> Result<Vec<Test>, String> {
         return Err(format!("`{}` is {len} bytes; a spec file may have at most {MAX_SPEC_BYTES}", path.display()));
     }
     let text = crate::read_source(path)?;
-    let spec: FileSpec = toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.to_string().trim_end()))?;
+    let mut spec: FileSpec = toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.to_string().trim_end()))?;
     if spec.test.is_empty() {
         return Err(format!("{}: no `[[test]]` tables (each test starts with `[[test]]`, see docs/kernel-tests.md)", path.display()));
     }
-    let defaults = Defaults {
-        file: spec.file,
-        include: spec.include,
-        defines: spec.defines,
-        constants: spec.constants,
-        check: spec.check,
-        budget: spec.budget,
-        rtol: spec.rtol,
-        atol: spec.atol,
-    };
+    let tests = std::mem::take(&mut spec.test);
+    let defaults = std::sync::Arc::new(spec);
     let mut names = std::collections::BTreeSet::new();
     let mut out = Vec::new();
-    for (i, t) in spec.test.into_iter().enumerate() {
+    for (i, t) in tests.into_iter().enumerate() {
         let name = t.name.clone().unwrap_or_else(|| format!("{}#{}", t.kernel, i + 1));
         if !names.insert(name.clone()) {
             return Err(format!("{}: two tests are named `{name}`; give each `[[test]]` its own `name`", path.display()));

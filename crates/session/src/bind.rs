@@ -430,12 +430,14 @@ fn check_read(
         // An array bound to a `constant T&`: its bytes are read as one T.
         if let Arg::Array(a) = arg {
             let want = element_scalar(p.pointee, tables).map(scalar_dtype);
-            if want.is_some_and(|w| w != a.dtype && !(w == DType::BF16 && a.dtype == DType::U16)) && a.dtype != DType::U8 {
-                let read = scalar_count(p.pointee).map(|(s, n)| show_values(&read_scalars(bytes, s, n)));
+            let read = scalar_count(p.pointee).map(|(s, n)| read_scalars(bytes, s, n));
+            // (another dtype whose bytes read as the same values, e.g. int32 for `uint2`, is fine)
+            let differs = read.as_ref().is_none_or(|r| *r != a.to_f64_vec());
+            if want.is_some_and(|w| w != a.dtype && !(w == DType::BF16 && a.dtype == DType::U16)) && a.dtype != DType::U8 && differs {
                 warnings.push(format!(
                     "argument {k} is {}, but {what} reads its bytes as `{shown}`{}",
                     arg.sent_as(),
-                    read.map(|r| format!(": it sees {r}")).unwrap_or_default()
+                    read.map(|r| format!(": it sees {}", show_values(&r))).unwrap_or_default()
                 ));
             } else if bytes.len() > size {
                 warnings.push(format!("argument {k} is {}, but {what} reads only its first {size} bytes", arg.sent_as()));

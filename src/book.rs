@@ -37,6 +37,9 @@ pub struct CheckArgs {
     /// Save the first failing test's run (or the first test's) as a capture file.
     #[command(flatten)]
     pub capture: crate::captures::CaptureArgs,
+    /// Also write a JUnit XML report to FILE: one test case per test of each puzzle.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -226,7 +229,9 @@ fn unknown_puzzle(key: &str) -> u8 {
 /// cargo when that is how they started us, by name when it is on PATH, else
 /// by path; with `--dir` when the workspace is not the default one.
 pub fn invocation(sub: &str, dir: &Path) -> String {
-    let base = if std::env::var_os("CARGO").is_some() && std::env::var_os("CARGO_MANIFEST_DIR").is_some() {
+    let base = if let Some(p) = crate::PROGRAM.get() {
+        p.clone()
+    } else if std::env::var_os("CARGO").is_some() && std::env::var_os("CARGO_MANIFEST_DIR").is_some() {
         "cargo run --release --".to_string()
     } else {
         let exe = std::env::current_exe().ok();
@@ -409,6 +414,14 @@ pub fn check(args: &CheckArgs) -> u8 {
             });
         }
     }
+    if let Some(path) = &args.junit {
+        let cases: Vec<session::formats::TestCase> =
+            results.iter().flat_map(|r| junit_cases(r, &ws.path(r.puzzle).display().to_string())).collect();
+        if let Err(e) = session::formats::write_atomically(path, &session::formats::junit("metal-puzzles check", &cases)) {
+            eprintln!("error: {e}");
+            return EXIT_CANNOT_START;
+        }
+    }
     let pairs: Vec<(&CheckResult, &str)> = results.iter().zip(texts.iter().map(String::as_str)).collect();
     if let Err(e) = ws.record(&pairs) {
         eprintln!("warning: cannot save progress in `{}`: {e}", ws.dir.display());
@@ -418,6 +431,41 @@ pub fn check(args: &CheckArgs) -> u8 {
     } else {
         EXIT_BAD_RESULT
     }
+}
+
+/// A puzzle's check as JUnit test cases: one per test; a kernel that could
+/// not run, error findings or missed targets fail the puzzle's first case.
+fn junit_cases(r: &CheckResult, file: &str) -> Vec<session::formats::TestCase> {
+    let details = puzzles::render::human(r, false);
+    let mut cases: Vec<session::formats::TestCase> = r
+        .tests
+        .iter()
+        .map(|t| session::formats::TestCase {
+            name: format!("{}: {}", r.puzzle.slug, t.name),
+            classname: file.to_string(),
+            failure: (!t.passed).then(|| (format!("test `{}` failed", t.name), details.clone())),
+            ..Default::default()
+        })
+        .collect();
+    let why = if let Some(e) = &r.error {
+        Some(e.clone())
+    } else if r.findings.iter().any(|f| f.finding.is_error) {
+        Some("the sanitizer reported errors".to_string())
+    } else if r.passed && !r.solved() {
+        Some("the tests pass, but a memory target is missed".to_string())
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        // (a failing test already fails the report; otherwise the first case carries why)
+        if cases.is_empty() {
+            cases.push(session::formats::TestCase { name: r.puzzle.slug.to_string(), classname: file.to_string(), ..Default::default() });
+        }
+        if cases.iter().all(|c| c.failure.is_none()) {
+            cases[0].failure = Some((why, details));
+        }
+    }
+    cases
 }
 
 /// A puzzle's first test run again with per-line statistics.

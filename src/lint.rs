@@ -8,11 +8,25 @@ use std::path::PathBuf;
 pub struct LintArgs {
     /// The Metal source file to check.
     pub file: PathBuf,
-    /// Print one JSON document with the diagnostics instead of text.
+    /// Print one JSON document with the diagnostics instead of text (the
+    /// same as `--format json`).
     #[arg(long)]
     pub json: bool,
+    /// Output format: `text` (rustc-style, on stderr), `json`, `github`
+    /// (GitHub Actions annotations on the offending lines) or `sarif`
+    /// (SARIF 2.1.0 for code scanning), the last three on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: LintFormat,
     #[command(flatten)]
     pub pp: PreprocessArgs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LintFormat {
+    Text,
+    Json,
+    Github,
+    Sarif,
 }
 
 /// Preprocessor flags shared by every command that compiles Metal.
@@ -93,8 +107,16 @@ pub fn run(args: &LintArgs) -> u8 {
     let mut opts = compile_options(&args.pp, Some(&args.file));
     opts.diagnostics_only = true;
     let c = msl::compile(&name, &text, &opts);
-    if args.json {
-        let diags: Vec<serde_json::Value> = c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect();
+    let format = if args.json { LintFormat::Json } else { args.format };
+    if matches!(format, LintFormat::Github | LintFormat::Sarif) {
+        let problems = session::formats::problems(&c.sources, &c.diagnostics.items, &[]);
+        if format == LintFormat::Github {
+            print!("{}", session::formats::github(&problems));
+        } else {
+            println!("{}", session::formats::sarif(&problems, env!("CARGO_PKG_VERSION")));
+        }
+    } else if format == LintFormat::Json {
+        let diags: Vec<serde_json::Value> = c.diagnostics.items.iter().map(|d| session::json::diagnostic(&c.sources, d)).collect();
         println!("{}", serde_json::json!({ "diagnostics": diags }));
     } else {
         eprint!("{}", c.render(crate::color::stderr()));

@@ -1,21 +1,5 @@
-//! `metal-puzzles`: run Metal compute kernels on a simulated Apple GPU.
-
-mod book;
-mod captures;
-mod color;
-mod debug;
-mod debug_model;
-mod debug_tui;
-mod lint;
-mod logs;
-mod mlx_cmd;
-mod profile;
-mod report;
-mod run;
-mod watch;
-
-use clap::{Parser, Subcommand};
-use std::process::ExitCode;
+//! `metal-puzzles`: run Metal compute kernels on a simulated Apple GPU
+//! (the command line lives in the library, `src/lib.rs`).
 
 // The front end allocates many small, short-lived nodes (types, expressions,
 // template environments); glibc's allocator spent about a quarter of lint
@@ -23,89 +7,6 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Exit statuses of every sub-command (see the Usage section of README.md).
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_BAD_RESULT: u8 = 1;
-pub const EXIT_CANNOT_START: u8 = 2;
-
-#[derive(Parser)]
-#[command(
-    name = "metal-puzzles",
-    version,
-    about = "Run Apple Metal (MSL) compute kernels on a simulated GPU, anywhere.",
-    after_help = "Without a command: open the Metal Puzzles book in ./metal-puzzles (created on first run). In a terminal it is a live screen that re-checks on every save; otherwise it prints your progress and exits."
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Option<Command>,
-    /// The puzzle workspace the book opens (without a command).
-    #[arg(long, value_name = "DIR")]
-    dir: Option<std::path::PathBuf>,
-    /// When to print in colour (auto: on a terminal, unless NO_COLOR is set).
-    #[arg(long, global = true, value_enum, default_value = "auto", value_name = "WHEN")]
-    color: color::ColorChoice,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Preprocess, parse and type-check a Metal source file.
-    Lint(lint::LintArgs),
-    /// Run one kernel of a Metal source file on the simulated GPU.
-    Run(run::RunArgs),
-    /// Run an MLX custom kernel (`mx.fast.metal_kernel`) from its body.
-    Mlx(mlx_cmd::MlxArgs),
-    /// Create the puzzle workspace (one starter file per puzzle).
-    Init(book::InitArgs),
-    /// Check puzzle solutions in the workspace.
-    Check(book::CheckArgs),
-    /// Show your progress through the puzzles.
-    List(book::DirArgs),
-    /// Explain a puzzle and give hints.
-    Hint(book::HintArgs),
-    /// Restore a puzzle's starter file (your version is backed up first).
-    Reset(book::PuzzleArgs),
-    /// Draw which thread read and wrote which cell (terminal, SVG, PNG).
-    Show(book::ShowArgs),
-    /// Step through one thread interactively, or print expressions each time it reaches a line (--print).
-    Debug(debug::DebugArgs),
-    /// Run a capture file again and say whether it reproduces its outputs and findings.
-    Replay(captures::ReplayArgs),
-}
-
-/// Rust ignores SIGPIPE, so printing into a closed pipe (`show 14 | head -1`)
-/// would panic; restore the default so we stop quietly, like other Unix tools.
-fn quiet_on_closed_pipe() {
-    #[cfg(unix)]
-    // SAFETY: called first thing in main, before any other thread exists;
-    // SIG_DFL is a valid disposition for SIGPIPE.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}
-
-fn main() -> ExitCode {
-    quiet_on_closed_pipe();
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_CANNOT_START } else { EXIT_OK });
-        }
-    };
-    color::set(cli.color);
-    let code = match cli.command {
-        Some(Command::Lint(args)) => lint::run(&args),
-        Some(Command::Run(args)) => run::run(&args),
-        Some(Command::Mlx(args)) => mlx_cmd::run(&args),
-        Some(Command::Init(args)) => book::init(&args),
-        Some(Command::Check(args)) => book::check(&args),
-        Some(Command::List(args)) => book::list(&args),
-        Some(Command::Hint(args)) => book::hint(&args),
-        Some(Command::Reset(args)) => book::reset(&args),
-        Some(Command::Show(args)) => book::show(&args),
-        Some(Command::Debug(args)) => debug::run(&args),
-        Some(Command::Replay(args)) => captures::replay(&args),
-        None => book::default_command(cli.dir),
-    };
-    ExitCode::from(code)
+fn main() -> std::process::ExitCode {
+    metal_puzzles::main_from_env()
 }

@@ -8,7 +8,7 @@ use crate::{EXIT_BAD_RESULT, EXIT_OK};
 use arrays::{Array, DType};
 use clap::Args;
 use gpu::CheckLevel;
-use mlx::{Call, Input, MetalKernel, MlxError, TemplateArg, UserFile};
+use mlx::{Call, Input, MetalKernel, TemplateArg, UserFile};
 use std::path::PathBuf;
 
 /// The line that separates header and body in a puzzle workspace file.
@@ -71,6 +71,9 @@ pub struct MlxArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also write a JUnit XML report (one test case: the kernel) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     #[command(flatten)]
     pub schedules: crate::run::ScheduleArgs,
     #[command(flatten)]
@@ -269,7 +272,7 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     // (Nothing on stdout under the interactive debugger's screen.)
     let verbose = (args.verbose || mlx::verbose_env()) && !crate::debug::Request::wants_stops(args.debug.as_ref());
     let json = args.json;
-    let result = kernel.call_with(&call, &mut |g| {
+    let result = session::run_mlx(&kernel, &call, &mut |g| {
         if verbose {
             // MLX prints to stdout; keep stdout clean for --json.
             if json {
@@ -282,23 +285,23 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     let color = crate::color::stderr();
     let sink = args.debug.as_ref().and_then(|r| r.interactive.clone());
     let r = match result {
-        Ok(r) => r,
-        Err(MlxError::Argument(m)) => return Err(m),
-        Err(MlxError::Compile { sources, diagnostics, .. }) => {
+        Ok(r) => r.outcome,
+        Err(session::Error::Usage(m)) => return Err(m),
+        Err(e) => {
+            let (sources, diagnostics) = e.diagnostics().expect("a compile error has diagnostics");
             if let Some(sink) = &sink {
-                sink.borrow_mut().failed(&sources, &diagnostics, &placed);
+                sink.borrow_mut().failed(sources, diagnostics, &placed);
                 return Ok(EXIT_BAD_RESULT);
             }
             if json {
-                let d: Vec<serde_json::Value> = diagnostics.iter().map(|d| msl::diag::to_json(&sources, d)).collect();
-                println!("{}", serde_json::json!({"diagnostics": d, "findings": [], "outputs": {}}));
+                println!("{}", e.to_json());
             } else {
-                eprint!("{}", msl::diag::render(&sources, &diagnostics, color));
+                eprint!("{}", e.render(color));
                 if !placed.is_empty() {
                     eprintln!("{}", crate::debug::placed_note(&placed));
                 }
             }
-            return Ok(EXIT_BAD_RESULT);
+            return Ok(e.exit_code());
         }
     };
     if let Some(sink) = &sink {
@@ -306,7 +309,7 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         o.finished(&r.report, &r.sources, &placed);
         (o.grid, o.threadgroup) = (grid, threadgroup);
         o.what = format!("MLX kernel `{name}`");
-        return Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK });
+        return Ok(r.exit_code());
     }
     if let (Some(logs), false) = (&r.report.logs, json) {
         print!("{}", crate::logs::text(logs));
@@ -318,7 +321,7 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         print!("{}", crate::debug::render(req, threadgroup, &placed, r.report.probes.as_ref(), &note));
         let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
         eprint!("{}", msl::diag::render(&r.sources, &diags, color));
-        return Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK });
+        return Ok(r.exit_code());
     }
 
     let mut outputs = serde_json::Map::new();
@@ -326,34 +329,24 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     }
-    for (name, arr) in output_names.iter().zip(&r.outputs) {
+    for o in &r.outputs {
         match &args.out {
             Some(dir) => {
-                let path = dir.join(format!("{name}.npy"));
-                arr.write_npy(&path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
-                outputs.insert(name.clone(), serde_json::Value::String(path.display().to_string()));
+                let path = dir.join(format!("{}.npy", o.name));
+                o.array.write_npy(&path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+                outputs.insert(o.name.clone(), serde_json::Value::String(path.display().to_string()));
             }
             None => {
-                outputs.insert(name.clone(), serde_json::Value::Null);
-                printed.push(format!("{name} = {}", arr.repr_numpy()));
+                outputs.insert(o.name.clone(), serde_json::Value::Null);
+                printed.push(format!("{} = {}", o.name, o.array.repr_numpy()));
             }
         }
     }
-    let counts = r.report.max_counts.map(|c| {
-        serde_json::json!({
-            "global_reads": c.device_reads,
-            "global_writes": c.device_writes,
-            "shared_reads": c.threadgroup_reads,
-            "shared_writes": c.threadgroup_writes,
-        })
-    });
     if json {
-        let diags: Vec<serde_json::Value> = r.diagnostics.iter().map(|d| msl::diag::to_json(&r.sources, d)).collect();
-        let findings: Vec<serde_json::Value> = r.report.findings.iter().map(|f| f.to_json(&r.sources)).collect();
-        let mut doc =
-            serde_json::json!({"diagnostics": diags, "findings": findings, "outputs": outputs, "kernel": r.generated.kernel_name});
-        if let Some(c) = counts {
-            doc["counts"] = c;
+        let mut doc = r.to_json(outputs);
+        doc["kernel"] = serde_json::Value::String(r.kernel.clone());
+        if let Some(c) = r.report.max_counts {
+            doc["counts"] = crate::run::counts_json(&c);
         }
         if let Some(l) = &r.report.logs {
             doc["logs"] = crate::logs::json(l);
@@ -363,9 +356,7 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         }
         println!("{doc}");
     } else {
-        let mut diags = r.diagnostics.clone();
-        diags.extend(r.report.findings.iter().map(gpu::Finding::to_diagnostic));
-        eprint!("{}", msl::diag::render(&r.sources, &diags, color));
+        eprint!("{}", r.render(color));
         for p in printed {
             println!("{p}");
         }
@@ -376,10 +367,17 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
             print!("{}", crate::profile::text(&name, p, &r.sources, r.report.threads, r.report.threadgroups));
         }
     }
+    if let Some(path) = &args.junit {
+        let case = crate::run::junit_case(&r, &body_name, &name);
+        session::formats::write_atomically(path, &session::formats::junit("metal-puzzles mlx", &[case]))?;
+    }
     args.capture.save(&name, || {
-        capture::from_mlx(&kernel, &call, &r, "metal-puzzles mlx", format!("MLX kernel `{name}` from {body_name}"), capture::DEFAULT_LIMIT)
+        let outs: Vec<arrays::Array> = r.outputs.iter().map(|o| o.array.clone()).collect();
+        let run = capture::MlxRun { sources: &r.sources, outputs: &outs, findings: &r.report.findings };
+        let title = format!("MLX kernel `{name}` from {body_name}");
+        capture::from_mlx_run(&kernel, &call, &run, "metal-puzzles mlx", title, capture::DEFAULT_LIMIT)
     });
-    Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })
+    Ok(r.exit_code())
 }
 
 /// (end of the header, start of the body) when `text` has the marker line.

@@ -3,12 +3,10 @@
 
 use crate::lint::{compile_options, read_source, PreprocessArgs};
 use crate::report::exit_code;
-use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
-use arrays::Array;
+use crate::EXIT_BAD_RESULT;
 use clap::{Args, ValueEnum};
 use gpu::ir::ParamKind;
 use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};
-use mlx::shader::buffer_bytes;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -61,8 +59,11 @@ pub struct RunArgs {
     /// Instructions one threadgroup may execute before the kernel counts as
     /// runaway (threads run in lock-step, so this is about the instructions
     /// per thread; a 1024x1024 tiled matmul needs under 100,000).
-    #[arg(long, default_value_t = 10_000_000)]
+    #[arg(long, default_value_t = session::DEFAULT_BUDGET)]
     pub budget: u64,
+    /// Also write a JUnit XML report (one test case: the kernel) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Worker threads for large dispatches (0: two, on every machine; 1:
     /// threadgroups strictly in order). Race-free kernels give the same
     /// result with any number; racy ones the same result for the same number.
@@ -118,42 +119,32 @@ pub fn parse_dims(s: &str, what: &str) -> Result<[u32; 3], String> {
     Ok(out)
 }
 
-/// A stable seed per parameter name, so generated inputs differ between
-/// parameters but not between runs.
-pub fn name_seed(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
-}
-
-/// A `--arg` value before it meets its parameter: JSON is laid out only
-/// once the parameter's type is known.
-enum Given {
-    Array(Array),
-    Json(serde_json::Value),
-}
-
-/// JSON files for arguments are small; refuse anything that could exhaust memory.
-const MAX_JSON_BYTES: u64 = 64 << 20;
-
-fn read_json(path: &str) -> Result<serde_json::Value, String> {
-    let len = std::fs::metadata(path).map_err(|e| format!("cannot read `{path}`: {e}"))?.len();
-    if len > MAX_JSON_BYTES {
-        return Err(format!(
-            "`{path}` is {len} bytes; JSON arguments are limited to {MAX_JSON_BYTES} bytes (use a .npy for large buffers)"
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("`{path}` is not valid JSON: {e}"))
-}
-
-struct Bound {
-    name: String,
-    index: u32,
-    array: Array,
-    output: bool,
-}
+pub use session::bind::name_seed;
 
 pub fn run(args: &RunArgs) -> u8 {
     exit_code(run_inner(args), args.json)
+}
+
+/// How a session that could not give an outcome ends: printed (or handed
+/// to the debugger's screen), with its exit code.
+fn report_error(e: session::Error, args: &RunArgs, placed: &[crate::debug::Placed]) -> Result<u8, String> {
+    let sink = args.debug.as_ref().and_then(|r| r.interactive.clone());
+    let Some((sources, diagnostics)) = e.diagnostics() else {
+        return Err(e.to_string());
+    };
+    if let Some(sink) = &sink {
+        sink.borrow_mut().failed(sources, diagnostics, placed);
+        return Ok(EXIT_BAD_RESULT);
+    }
+    if args.json {
+        println!("{}", e.to_json());
+    } else {
+        eprint!("{}", e.render(std::io::stderr().is_terminal()));
+        if !placed.is_empty() {
+            eprintln!("{}", crate::debug::placed_note(placed));
+        }
+    }
+    Ok(e.exit_code())
 }
 
 pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
@@ -176,149 +167,29 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         }
         None => (text, Vec::new()),
     };
-    let c = msl::compile(&name, &text, &pp);
     let sink = args.debug.as_ref().and_then(|r| r.interactive.clone());
     let color = crate::color::stderr();
-    let diag_json = |c: &msl::Compilation| -> Vec<serde_json::Value> {
-        c.diagnostics.items.iter().map(|d| msl::diag::to_json(&c.sources, d)).collect()
+    let lib = match session::Library::compile(&name, &text, &pp) {
+        Ok(lib) => lib,
+        Err(e) => return report_error(e, args, &placed),
     };
-    let Some(program) = c.program.as_ref() else {
-        if let Some(sink) = &sink {
-            sink.borrow_mut().failed(&c.sources, &c.diagnostics.items, &placed);
-            return Ok(EXIT_BAD_RESULT);
-        }
-        if args.json {
-            println!("{}", serde_json::json!({"diagnostics": diag_json(&c), "findings": [], "outputs": {}}));
-        } else {
-            eprint!("{}", c.render(color));
-            if !placed.is_empty() {
-                eprintln!("{}", crate::debug::placed_note(&placed));
-            }
-        }
-        return Ok(EXIT_BAD_RESULT);
-    };
-    if !args.json && sink.is_none() && !c.diagnostics.items.is_empty() {
-        eprint!("{}", c.render(color));
+    if !args.json && sink.is_none() && !lib.diagnostics().is_empty() {
+        eprint!("{}", msl::diag::render(lib.sources(), lib.diagnostics(), color));
     }
-    crate::lint::check_constants_exist(&args.pp, program)?;
-    let Some((kid, _)) = program.kernel(&args.kernel) else {
-        let names: Vec<String> = program.kernels().filter_map(|(_, f)| f.host_name.clone()).collect();
-        return Err(format!(
-            "`{}` has no kernel named `{}`; its kernels are: {}",
-            name,
-            args.kernel,
-            if names.is_empty() { "(none)".into() } else { names.join(", ") }
-        ));
-    };
-    let kernel = match gpu::lower::lower_kernel_with(
-        program,
-        kid,
-        gpu::lower::LowerOptions { statement_marks: args.profile, debug_stops: crate::debug::Request::wants_stops(args.debug.as_ref()) },
-    ) {
+    crate::lint::check_constants_exist(&args.pp, lib.program())?;
+    let how = session::LowerKey { statement_marks: args.profile, debug_stops: crate::debug::Request::wants_stops(args.debug.as_ref()) };
+    let kernel = match lib.kernel_with(&args.kernel, how) {
         Ok(k) => k,
-        Err(e) => {
-            let d = e.to_diagnostic();
-            if let Some(sink) = &sink {
-                sink.borrow_mut().failed(&c.sources, &[d], &placed);
-                return Ok(EXIT_BAD_RESULT);
-            }
-            if args.json {
-                println!("{}", serde_json::json!({"diagnostics": [msl::diag::to_json(&c.sources, &d)], "findings": [], "outputs": {}}));
-            } else {
-                eprint!("{}", msl::diag::render(&c.sources, &[d], color));
-            }
-            // A pipeline Metal would refuse to build: a usage error.
-            return Ok(if e.is_limitation { EXIT_BAD_RESULT } else { EXIT_CANNOT_START });
-        }
+        Err(e) => return report_error(e, args, &placed),
     };
 
     // Bind arguments by parameter name.
-    let mut given: BTreeMap<String, Given> = BTreeMap::new();
+    let mut values = Vec::new();
     for a in &args.args {
         let (pname, spec) = a.split_once('=').ok_or_else(|| format!("--arg `{a}` must look like NAME=VALUE"))?;
-        let pname = pname.trim();
-        let value = if spec.trim_start().starts_with(['{', '[']) {
-            Given::Json(serde_json::from_str(spec).map_err(|e| format!("parameter `{pname}`: `{spec}` is not valid JSON: {e}"))?)
-        } else if let Some(path) = spec.strip_prefix('@').filter(|p| p.ends_with(".json")) {
-            Given::Json(read_json(path).map_err(|e| format!("parameter `{pname}`: {e}"))?)
-        } else if let Some(path) = spec.strip_prefix('@') {
-            let cannot = |e: String| format!("parameter `{pname}`: cannot load `{path}`: {e}");
-            let bytes = std::fs::read(path).map_err(|e| cannot(e.to_string()))?;
-            if arrays::is_record_npy(&bytes) {
-                // A NumPy record array: its fields are matched to the struct's by name.
-                Given::Json(arrays::records_from_npy_bytes(&bytes).map_err(cannot)?)
-            } else {
-                Given::Array(Array::from_npy_bytes(&bytes).map_err(cannot)?)
-            }
-        } else {
-            Given::Array(arrays::parse_value(spec, name_seed(pname)).map_err(|e| format!("parameter `{pname}`: {e}"))?)
-        };
-        if given.insert(pname.to_string(), value).is_some() {
-            return Err(format!("parameter `{pname}` is bound twice"));
-        }
+        values.push((pname.trim().to_string(), session::bind::parse_value(pname.trim(), spec)?));
     }
-    let mut bound: Vec<Bound> = Vec::new();
-    for p in &kernel.params {
-        match &p.kind {
-            ParamKind::Buffer { index, pointee, pointee_size, writable, by_reference, .. } => {
-                let Some(value) = given.remove(&p.name) else {
-                    return Err(format!(
-                        "kernel `{}` needs a value for its buffer parameter `{}` (`{}`): add --arg {}=@file.npy or {}={}",
-                        args.kernel,
-                        p.name,
-                        program.types.display(pointee),
-                        p.name,
-                        p.name,
-                        if *by_reference { "VALUE:DTYPE" } else { "zeros(N):DTYPE" }
-                    ));
-                };
-                let a = match value {
-                    Given::Array(a) => a,
-                    Given::Json(v) => {
-                        let bytes = mlx::json_args::json_to_bytes(&v, pointee, &program.types, !*by_reference, &p.name)?;
-                        Array::from_bytes(arrays::DType::U8, &[bytes.len()], bytes)?
-                    }
-                };
-                let bytes = buffer_bytes(&p.name, &a, pointee, *pointee_size, &program.types)?;
-                // A reference (`constant long2&`, `constant Params&`) is one
-                // value: a scalar, or the elements (or raw bytes) of one
-                // vector, array or struct.
-                if *by_reference && bytes.len() != *pointee_size as usize {
-                    return Err(format!(
-                        "parameter `{}` is a single `{}` ({} bytes), but {} values ({} bytes) were given",
-                        p.name,
-                        program.types.display(pointee),
-                        pointee_size,
-                        a.len(),
-                        bytes.len()
-                    ));
-                }
-                bound.push(Bound { name: p.name.clone(), index: *index, array: a, output: *writable });
-            }
-            ParamKind::ThreadgroupBuffer { .. } => {}
-            ParamKind::Attr { .. } => {
-                if given.contains_key(&p.name) {
-                    return Err(format!(
-                        "parameter `{}` is a thread-position attribute; the simulator supplies it, do not bind it",
-                        p.name
-                    ));
-                }
-            }
-        }
-    }
-    if let Some((extra, _)) = given.iter().next() {
-        let names: Vec<&str> =
-            kernel.params.iter().filter(|p| matches!(p.kind, ParamKind::Buffer { .. })).map(|p| p.name.as_str()).collect();
-        return Err(format!(
-            "kernel `{}` has no buffer parameter named `{extra}`; its buffer parameters are: {}",
-            args.kernel,
-            names.join(", ")
-        ));
-    }
-    let mut buffers: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
-    for b in &bound {
-        buffers.insert(b.index, b.array.contiguous_bytes());
-    }
+    let bindings = kernel.bind(values).map_err(|e| e.to_string())?;
     let dispatch = Dispatch {
         grid,
         threadgroup: tg,
@@ -327,7 +198,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             DispatchKind::Threadgroups => DispatchMode::Threadgroups,
         },
     };
-    let threadgroup_buffers = threadgroup_buffer_sizes(&args.threadgroup_memory, &kernel)?;
+    let threadgroup_buffers = threadgroup_buffer_sizes(&args.threadgroup_memory, kernel.ir())?;
     let opts = RunOptions {
         threadgroup_buffers,
         check: match args.check {
@@ -346,9 +217,6 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         schedule_tolerance: args.schedules.tolerance(),
         ..Default::default()
     };
-    // A dispatch Metal would refuse is a usage error: nothing runs.
-    gpu::validate(&kernel, &dispatch, &opts).map_err(|e| format!("cannot dispatch this kernel: {e}"))?;
-    let inputs = if args.bench.is_some() { Some(buffers.clone()) } else { None };
     let started = Instant::now();
     let show_progress = std::io::stderr().is_terminal() && !args.json && sink.is_none();
     let mut last_draw = Instant::now();
@@ -360,27 +228,28 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             eprint!("\r[{}{}] {done}/{total} threadgroups", "#".repeat(filled), " ".repeat(width - filled.min(width)));
         }
     };
-    let report = gpu::run_with_progress(&kernel, &dispatch, &mut buffers, &opts, &mut progress);
+    // A dispatch Metal would refuse is a usage error: nothing runs.
+    let outcome = kernel.run_with_progress(&bindings, dispatch, &opts, &mut progress).map_err(|e| e.to_string())?;
     if show_progress && started.elapsed().as_secs_f64() > 1.0 {
         eprint!("\r{}\r", " ".repeat(60));
     }
+    let report = &outcome.report;
     if let Some(sink) = &sink {
         let mut o = sink.borrow_mut();
-        o.finished(&report, &c.sources, &placed);
+        o.finished(report, &outcome.sources, &placed);
         o.grid = match args.dispatch {
             DispatchKind::Threads => grid,
             DispatchKind::Threadgroups => [0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])),
         };
         o.threadgroup = tg;
         o.what = format!("kernel `{}` of {name}", args.kernel);
-        return Ok(if report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK });
+        return Ok(outcome.exit_code());
     }
-    if let (Some(reps), Some(inputs)) = (args.bench, inputs) {
+    if let Some(reps) = args.bench {
         let mut times = Vec::new();
         for _ in 0..reps {
-            let mut bufs = inputs.clone();
             let t = Instant::now();
-            let _ = gpu::run(&kernel, &dispatch, &mut bufs, &opts);
+            let _ = kernel.run(&bindings, dispatch, &opts);
             times.push(t.elapsed().as_secs_f64());
         }
         if times.is_empty() {
@@ -399,37 +268,31 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         let note = format!(" of kernel `{}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}", args.kernel);
         print!("{}", crate::debug::render(req, tg, &placed, report.probes.as_ref(), &note));
         let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
-        eprint!("{}", msl::diag::render(&c.sources, &diags, color));
-        return Ok(if report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK });
+        eprint!("{}", msl::diag::render(&outcome.sources, &diags, color));
+        return Ok(outcome.exit_code());
     }
 
     // Outputs.
-    let mut results: Vec<(String, Array)> = Vec::new();
     let mut outputs = serde_json::Map::new();
     let mut printed = Vec::new();
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     }
-    for b in bound.iter().filter(|b| b.output) {
-        let bytes = buffers.remove(&b.index).unwrap_or_default();
-        let result = Array::from_bytes(b.array.dtype, &b.array.shape, bytes).map_err(|e| format!("output `{}`: {e}", b.name))?;
-        results.push((b.name.clone(), result.clone()));
+    for o in &outcome.outputs {
         match &args.out {
             Some(dir) => {
-                let path = dir.join(format!("{}.npy", b.name));
-                result.write_npy(&path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
-                outputs.insert(b.name.clone(), serde_json::Value::String(path.display().to_string()));
+                let path = dir.join(format!("{}.npy", o.name));
+                o.array.write_npy(&path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+                outputs.insert(o.name.clone(), serde_json::Value::String(path.display().to_string()));
             }
             None => {
-                outputs.insert(b.name.clone(), serde_json::Value::Null);
-                printed.push(format!("{} = {}", b.name, result.repr_numpy()));
+                outputs.insert(o.name.clone(), serde_json::Value::Null);
+                printed.push(format!("{} = {}", o.name, o.array.repr_numpy()));
             }
         }
     }
-    let has_errors = report.has_errors() || c.has_errors();
     if args.json {
-        let findings: Vec<serde_json::Value> = report.findings.iter().map(|f| f.to_json(&c.sources)).collect();
-        let mut doc = serde_json::json!({"diagnostics": diag_json(&c), "findings": findings, "outputs": outputs});
+        let mut doc = outcome.to_json(outputs);
         if let Some(m) = report.max_counts {
             doc["counts"] = counts_json(&m);
         }
@@ -437,12 +300,12 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             doc["logs"] = crate::logs::json(l);
         }
         if let Some(p) = &report.profile {
-            doc["profile"] = crate::profile::json(&args.kernel, p, &c.sources, report.threads, report.threadgroups);
+            doc["profile"] = crate::profile::json(&args.kernel, p, &outcome.sources, report.threads, report.threadgroups);
         }
         println!("{doc}");
     } else {
         let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
-        eprint!("{}", msl::diag::render(&c.sources, &diags, color));
+        eprint!("{}", msl::diag::render(&outcome.sources, &diags, color));
         for p in printed {
             println!("{p}");
         }
@@ -450,24 +313,44 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             print!("{}", counts_table(&m));
         }
         if let Some(p) = &report.profile {
-            print!("{}", crate::profile::text(&args.kernel, p, &c.sources, report.threads, report.threadgroups));
+            print!("{}", crate::profile::text(&args.kernel, p, &outcome.sources, report.threads, report.threadgroups));
         }
+    }
+    if let Some(path) = &args.junit {
+        let case = junit_case(&outcome, &name, &args.kernel);
+        session::formats::write_atomically(path, &session::formats::junit("metal-puzzles run", &[case]))?;
     }
     args.capture.save(&args.kernel, || {
         let run = capture::SourceRun {
-            sources: &c.sources,
-            main: c.file,
+            sources: &outcome.sources,
+            main: lib.file(),
             compile_options: &pp,
             kernel: &args.kernel,
             dispatch,
             options: &opts,
-            arguments: bound.iter().map(|b| (b.name.clone(), b.array.clone(), b.output)).collect(),
-            outputs: results,
+            arguments: bindings.items.iter().map(|b| (b.name.clone(), b.array.clone(), b.writable)).collect(),
+            outputs: outcome.outputs.iter().map(|o| (o.name.clone(), o.array.clone())).collect(),
             findings: &report.findings,
         };
         capture::from_source(&run, "metal-puzzles run", format!("kernel `{}` of {name}", args.kernel), capture::DEFAULT_LIMIT)
     });
-    Ok(if has_errors { EXIT_BAD_RESULT } else { EXIT_OK })
+    Ok(outcome.exit_code())
+}
+
+/// One JUnit test case for a run: failed when a finding is an error.
+pub fn junit_case(outcome: &session::Outcome, file: &str, kernel: &str) -> session::formats::TestCase {
+    let errors: Vec<&gpu::Finding> = outcome.findings().iter().filter(|f| f.is_error).collect();
+    session::formats::TestCase {
+        name: kernel.to_string(),
+        classname: file.to_string(),
+        seconds: 0.0,
+        failure: errors.first().map(|f| {
+            let line = outcome.sources.line_col(f.span).0;
+            (format!("{} at line {line}: {}", f.kind.name(), f.message), outcome.render(false))
+        }),
+        skipped: None,
+        output: outcome.warnings.join("\n"),
+    }
 }
 
 /// `--counts`' long help: what it prints and the counting rule.

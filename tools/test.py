@@ -8,7 +8,9 @@ Needs a Rust toolchain and Python >= 3.9 with network access to crates.io
 and PyPI on the first run. Python tools live in `.venv` at the repository
 root (created here, gitignored): maturin builds the extension into it.
 MLX's CPU wheel is installed when PyPI has one for this machine; without
-it the MLX tests are skipped and say why.
+it the MLX tests are skipped and say why. PyTorch (about 3 GB with its CUDA
+libraries, a few minutes the first time) is installed for the PyTorch tests
+unless METAL_PUZZLES_SKIP_TORCH=1 is set, which skips them.
 """
 import json
 import os
@@ -24,8 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
-NEEDED = ["maturin>=1.5,<2", "pytest", "numpy", "nbclient", "nbformat", "ipykernel"]
+NEEDED = ["maturin>=1.5,<2", "pytest", "pytest-xdist", "numpy", "nbclient", "nbformat", "ipykernel"]
 OPTIONAL = ["mlx[cpu]"]
+SKIP_TORCH = os.environ.get("METAL_PUZZLES_SKIP_TORCH") == "1"
 
 
 def run(*cmd, env=None):
@@ -74,6 +77,10 @@ def main():
     for extra in OPTIONAL:
         if run(*pip, extra) != 0:
             print(f"note: `{extra}` does not install here; the MLX tests will be skipped", flush=True)
+    if SKIP_TORCH:
+        print("note: METAL_PUZZLES_SKIP_TORCH=1: torch is not installed and the PyTorch tests are skipped", flush=True)
+    elif run(*pip, "torch") != 0:
+        print("note: `torch` does not install here; the PyTorch tests will be skipped", flush=True)
     env = dict(os.environ, VIRTUAL_ENV=str(VENV), PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     env.pop("CONDA_PREFIX", None)
     must(BIN / "maturin", "develop", "--quiet", env=env)

@@ -20,7 +20,7 @@ mod record;
 mod replay;
 mod summary;
 
-pub use record::{default_path, enabled_by_env, from_mlx, from_source, SourceRun, ENV_VAR};
+pub use record::{default_path, enabled_by_env, from_mlx, from_mlx_run, from_source, MlxRun, SourceRun, ENV_VAR};
 pub use replay::{compare, compile_options, mlx_parts, replay, Comparison, OutputCheck, ReplayError, ReplayOptions, Replayed};
 pub use summary::summary;
 

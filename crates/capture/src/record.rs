@@ -184,6 +184,26 @@ pub fn from_mlx(
     title: String,
     limit: usize,
 ) -> Result<Capture, String> {
+    let run = MlxRun { sources: &result.sources, outputs: &result.outputs, findings: &result.report.findings };
+    from_mlx_run(kernel, call, &run, origin, title, limit)
+}
+
+/// What an MLX run produced, as a capture records it.
+pub struct MlxRun<'a> {
+    pub sources: &'a SourceMap,
+    pub outputs: &'a [Array],
+    pub findings: &'a [gpu::Finding],
+}
+
+/// [`from_mlx`] from the parts of a run (a `session::Outcome`'s).
+pub fn from_mlx_run(
+    kernel: &mlx::MetalKernel,
+    call: &mlx::Call,
+    result: &MlxRun,
+    origin: &str,
+    title: String,
+    limit: usize,
+) -> Result<Capture, String> {
     let inputs: Vec<Array> = call.inputs.iter().map(mlx::Input::to_array).collect();
     let named: Vec<(&str, &Array)> = kernel.input_names.iter().map(String::as_str).zip(&inputs).collect();
     let mut budget = Budget { limit, used: 0 };
@@ -217,10 +237,10 @@ pub fn from_mlx(
         threads: 0,
         atomics_last_lane_first: call.atomics_last_lane_first,
     };
-    let mut c = new_capture(origin, title, compile_record(&kernel.compile_options, &result.sources), program, options);
-    let outs: Vec<(&str, &Array)> = kernel.output_names.iter().map(String::as_str).zip(&result.outputs).collect();
+    let mut c = new_capture(origin, title, compile_record(&kernel.compile_options, result.sources), program, options);
+    let outs: Vec<(&str, &Array)> = kernel.output_names.iter().map(String::as_str).zip(result.outputs).collect();
     record_outputs(&mut c, &mut budget, &outs);
-    c.findings = finding_records(&result.report.findings, &result.sources);
+    c.findings = finding_records(result.findings, result.sources);
     Ok(c)
 }
 

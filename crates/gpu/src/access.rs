@@ -91,7 +91,7 @@ impl Machine<'_> {
         if write && matches!(kind, AllocKind::Constant(_)) {
             return Some(Fault::ReadOnly);
         }
-        if align > 1 && off as usize % align != 0 {
+        if align > 1 && !(off as usize).is_multiple_of(align) {
             return Some(Fault::Misaligned);
         }
         None

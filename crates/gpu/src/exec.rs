@@ -648,6 +648,58 @@ impl<'k> Machine<'k> {
         self.full(mask)
     }
 
+    /// When the race checker is on and every lane of `mask` (two or more)
+    /// stores the same value to the same shared address: the first lane and
+    /// the others. Their stores race only formally (the memory ends up the
+    /// same whichever lands last), so `store` performs them as one store
+    /// and reports a warning instead of a write-write race.
+    pub(crate) fn agreeing_store(&self, src: Reg, ptr: Reg, mask: &Mask) -> Option<(usize, Mask)> {
+        self.san.as_ref().filter(|s| s.races)?;
+        let mut lanes = mask.lanes();
+        let first = lanes.next()?;
+        let (p0, v0) = (self.get(ptr, first), self.get(src, first));
+        if matches!(crate::memory::ptr_alloc(p0).kind(), AllocKind::Private(_) | AllocKind::Constant(_)) {
+            return None;
+        }
+        let uniform = self.is_uniform(ptr) && self.is_uniform(src);
+        let mut rest = Mask::empty();
+        for l in lanes {
+            if !uniform && (self.get(ptr, l) != p0 || self.get(src, l) != v0) {
+                return None;
+            }
+            rest.set(l, true);
+        }
+        (!rest.is_empty()).then_some((first, rest))
+    }
+
+    /// The other lanes of an agreeing store (see [`Self::agreeing_store`]):
+    /// counted as writes, and reported once as a warning-level race.
+    pub(crate) fn note_agreeing_store(&mut self, ptr: Reg, at: AccessId, first: usize, rest: &Mask) {
+        let p = self.get(ptr, first);
+        let kind = crate::memory::ptr_alloc(p).kind();
+        self.count_lanes(rest, |c| c.access(kind, true, false));
+        if !self.san.as_ref().is_some_and(|s| s.observes(kind)) {
+            return;
+        }
+        let Some(second) = rest.lanes().next() else { return };
+        let what = self.k.accesses.get(at as usize).map(|a| a.what.clone()).unwrap_or_default();
+        let (n, first_t) = (rest.count() + 1, self.geo.global(first));
+        let f = self.report_lane(
+            FindingKind::DataRace,
+            at,
+            second,
+            format!(
+                "formal data race whose stores agree: {n} threads (the first {}) store the same value to `{what}` (byte offset {}) at once",
+                crate::findings::xyz(first_t),
+                crate::memory::ptr_offset(p)
+            ),
+        );
+        f.is_error = false;
+        if f.notes.is_empty() {
+            f.notes.push("the value stored is the same whichever thread lands last, so the result is well defined in practice; Metal's memory model still calls unordered stores a race: to be strictly correct, let one thread store (e.g. `if (thread_index_in_simdgroup == 0)`)".into());
+        }
+    }
+
     /// Record a finding for lane `l` at access `at`.
     pub(crate) fn report_lane(&mut self, kind: FindingKind, at: AccessId, l: usize, message: String) -> &mut crate::Finding {
         let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);

@@ -59,6 +59,10 @@ impl Cancel {
 pub const MAX_THREADS_PER_THREADGROUP: u32 = 1024;
 pub const MAX_THREADGROUP_MEMORY: u64 = 32 * 1024;
 pub const SIMD_WIDTH: u32 = 32;
+/// Instructions one threadgroup may run before the kernel counts as
+/// runaway, unless a caller sets its own (the puzzle book does): about 3 s
+/// for a 32-thread `while (true)` in a release build.
+pub const DEFAULT_BUDGET: u64 = 10_000_000;
 /// Grids beyond this many threads are refused up front.
 pub const MAX_GRID_THREADS: u64 = 1 << 31;
 
@@ -141,7 +145,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             check: CheckLevel::All,
-            budget: 200_000_000,
+            budget: DEFAULT_BUDGET,
             threadgroup_buffers: BTreeMap::new(),
             count: false,
             uncounted_buffers: Vec::new(),

@@ -580,6 +580,14 @@ impl Machine<'_> {
     }
 
     pub(crate) fn store(&mut self, src: Reg, ty: Scalar, ptr: Reg, at: AccessId, mask: &Mask) {
+        // Every lane storing one value to one place: one store, and a warning.
+        if let Some((first, rest)) = self.agreeing_store(src, ptr, mask) {
+            let mut one = Mask::empty();
+            one.set(first, true);
+            self.store(src, ty, ptr, at, &one);
+            self.note_agreeing_store(ptr, at, first, &rest);
+            return;
+        }
         let size = ty.size() as usize;
         let checked = self.check_lanes(ptr, size, mask, at, true);
         let ok = checked.ok;
@@ -1038,7 +1046,7 @@ impl Machine<'_> {
         if let Some(t) = self.tracer.as_mut() {
             t.lane_provenance(dst, &provenance);
         }
-        self.track_lane_result(dst, a, mask, &undefined, first_undefined, (op, quad), at);
+        self.track_lane_result(dst, a, (mask, &undefined), first_undefined, (op, quad), at);
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -132,12 +132,12 @@ impl Machine<'_> {
     /// After a SIMD-group function wrote `dst` for the lanes of `mask`:
     /// mark the lanes whose result is undefined, or that depend on an
     /// undefined operand `a` (a reduction or shuffle mixes lanes).
+    /// `undefined` are the lanes of `mask` whose own result is undefined.
     pub(crate) fn track_lane_result(
         &mut self,
         dst: Reg,
         a: Reg,
-        mask: &Mask,
-        undefined: &Mask,
+        (mask, undefined): (&Mask, &Mask),
         first: Option<(usize, Undefined)>,
         (op, quad): (LaneOp, bool),
         at: AccessId,

@@ -484,3 +484,48 @@ fn racing_updates_of_one_element_get_advice_that_works() {
     assert!(advice.contains("no barrier can order them") && advice.contains("atomic_fetch_add_explicit"), "{advice}");
     assert!(!advice.contains("add `threadgroup_barrier"), "{advice}");
 }
+
+#[test]
+fn every_lane_storing_the_same_value_is_a_warning_not_an_error() {
+    // mlx-lm's masked GatedDeltaNet path and MLX's own attribute test:
+    // every thread writes one value to one element.
+    let k = Case::new(
+        "kernel void k(device float* out [[buffer(0)]], device uint* n [[buffer(1)]], uint i [[thread_position_in_grid]], uint3 tpt [[threads_per_threadgroup]]) {\n  out[0] = 7.0f; // @same\n  n[0] = tpt.x; // @uniform\n  out[1 + i] = 1.0f;\n}\n",
+    );
+    let mut b = bufs(vec![(0, zeros(33 * 4)), (1, zeros(4))]);
+    let r = k.run(threads([32, 1, 1], [32, 1, 1]), &mut b);
+    assert!(!r.has_errors(), "{:#?}", r.findings);
+    assert_eq!(r.findings.len(), 2, "{:#?}", r.findings);
+    for f in &r.findings {
+        assert_eq!(f.kind, FindingKind::DataRace);
+        assert!(!f.is_error);
+        assert!(f.message.contains("formal data race whose stores agree: 32 threads"), "{}", f.message);
+    }
+    assert_eq!(to_f32(&b[&0])[0], 7.0);
+    assert_eq!(u32::from_le_bytes(b[&1][..4].try_into().unwrap()), 32);
+}
+
+#[test]
+fn lanes_storing_different_values_to_one_element_still_race() {
+    let k = Case::new(
+        "kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  out[0] = float(i); // @diff\n}\n",
+    );
+    let mut b = bufs(vec![(0, zeros(4))]);
+    let r = k.run(threads([32, 1, 1], [32, 1, 1]), &mut b);
+    let f = k.expect_one(&r, FindingKind::DataRace, "@diff");
+    assert!(f.is_error);
+    assert!(f.message.contains("write-after-write"), "{}", f.message);
+}
+
+#[test]
+fn agreeing_stores_still_race_with_other_accesses() {
+    // The agreeing store is one write: a read by another thread in the same
+    // barrier interval is still a race (an error).
+    let k = Case::new(
+        "kernel void k(device float* out [[buffer(0)]], uint l [[thread_position_in_threadgroup]]) {\n  threadgroup float t[1];\n  t[0] = 3.0f;\n  out[l] = t[0]; // @read\n}\n",
+    );
+    let mut b = bufs(vec![(0, zeros(32 * 4))]);
+    let r = k.run(threads([32, 1, 1], [32, 1, 1]), &mut b);
+    assert!(r.has_errors(), "{:#?}", r.findings);
+    assert!(r.findings.iter().any(|f| f.is_error && f.kind == FindingKind::DataRace), "{:#?}", r.findings);
+}

@@ -199,7 +199,7 @@ fn shuffle_ref(a: &[u32], src: &dyn Fn(usize, usize) -> Option<usize>) -> Vec<u3
 /// poison: those lanes must get an uninitialized-read finding.
 fn run_shuffle(expr: &str, a: &[u32], want: &[u32]) -> Vec<u32> {
     let (out, findings) = run_uint_findings("true", "", expr, a);
-    let undefined = want.iter().any(|&v| v == gpu::undefined::POISON as u32);
+    let undefined = want.contains(&(gpu::undefined::POISON as u32));
     let kinds: Vec<&str> = findings.iter().map(|f| f.kind.name()).collect();
     if undefined {
         assert!(kinds.iter().all(|&k| k == "uninitialized-read") && !kinds.is_empty(), "{expr}: {findings:?}");

@@ -9,7 +9,6 @@
 
 mod gen;
 pub mod json_args;
-pub mod shader;
 
 pub use gen::{kernel_name, Generated, InputSlots, InputSpec, ATTRIBUTES, MAX_CONSTANT_ARRAY_SIZE};
 

@@ -107,9 +107,16 @@ impl CheckResult {
         }
     }
 
-    /// Tests pass and every memory target is met.
+    /// Tests pass, every memory target is met and no stores race. (A race
+    /// whose stores agree is only a warning for kernel authors, but the book
+    /// teaches Metal's rule: one thread stores.)
     pub fn solved(&self) -> bool {
-        self.passed && self.targets_met
+        self.passed && self.targets_met && !self.has_racing_stores()
+    }
+
+    /// Some race was found, even one whose stores agree.
+    pub fn has_racing_stores(&self) -> bool {
+        self.findings.iter().any(|f| f.finding.kind == gpu::FindingKind::DataRace)
     }
 
     pub fn has_error_findings(&self) -> bool {

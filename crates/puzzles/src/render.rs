@@ -274,7 +274,7 @@ fn array_json_unknown(a: &arrays::Array, unknown: Option<&[bool]>) -> serde_json
         }
     }
     let values: Vec<Option<f64>> =
-        a.to_f64_vec().into_iter().enumerate().map(|(i, x)| (!unknown.is_some_and(|u| u.get(i) == Some(&true))).then_some(x)).collect();
+        a.to_f64_vec().into_iter().enumerate().map(|(i, x)| unknown.is_none_or(|u| u.get(i) != Some(&true)).then_some(x)).collect();
     nest(&values, &a.shape)
 }
 
@@ -299,6 +299,10 @@ fn tests_run_line(r: &CheckResult) -> String {
 }
 
 fn targets_verdict_styled(r: &CheckResult, color: bool) -> String {
+    if r.targets_met && r.has_racing_stores() {
+        let head = crate::style::paint(color, Tone::Warn, "Not solved yet:");
+        return format!("{head} the tests pass, but threads store to the same place at once (the warning above): let one thread store.\n");
+    }
     if r.targets_met {
         let head = crate::style::paint(color, Tone::Good, &format!("Puzzle {} solved:", r.puzzle.number));
         return format!("{head} the tests pass and every target is met.\n");

@@ -10,8 +10,7 @@ use arrays::{Array, DType};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyString};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// An array as the Python side hands it over.
@@ -85,27 +84,18 @@ fn source_line(sources: &msl::source::SourceMap, span: msl::source::Span) -> Str
     text.lines().nth(line.saturating_sub(1) as usize).unwrap_or("").to_string()
 }
 
-/// Findings as JSON: the contract's fields plus file, column, source line,
-/// notes and the rendered report.
+/// Findings as JSON: the contract's shape (`session::json::finding`, the
+/// one the command line prints) plus the rendered report.
 fn findings_json(sources: &msl::source::SourceMap, findings: &[gpu::Finding]) -> String {
     let list: Vec<serde_json::Value> = findings
         .iter()
         .map(|f| {
-            let mut v = f.to_json(sources);
-            let known = f.kind != gpu::FindingKind::InvalidDispatch && !sources.files().is_empty();
-            if known {
-                let (_, col) = sources.line_col(f.span);
-                v["file"] = serde_json::Value::String(sources.file(f.span.file).name.clone());
-                v["column"] = serde_json::json!(col);
-                v["source_line"] = serde_json::Value::String(source_line(sources, f.span));
-                v["rendered"] = serde_json::Value::String(msl::diag::render(sources, &[f.to_diagnostic()], false));
+            let mut v = session::json::finding(sources, f);
+            v["rendered"] = serde_json::Value::String(if v["file"].is_null() {
+                format!("error: {}\n", f.message)
             } else {
-                v["file"] = serde_json::Value::Null;
-                v["column"] = serde_json::Value::Null;
-                v["source_line"] = serde_json::Value::Null;
-                v["rendered"] = serde_json::Value::String(format!("error: {}\n", f.message));
-            }
-            v["notes"] = serde_json::json!(f.notes);
+                msl::diag::render(sources, &[f.to_diagnostic()], false)
+            });
             v
         })
         .collect();
@@ -113,7 +103,7 @@ fn findings_json(sources: &msl::source::SourceMap, findings: &[gpu::Finding]) ->
 }
 
 fn level(name: &str) -> PyResult<gpu::CheckLevel> {
-    mlx::shader::check_level(name).map_err(PyValueError::new_err)
+    session::check_level(name).map_err(PyValueError::new_err)
 }
 
 /// Run `work` on a helper thread with the GIL released, looking for
@@ -186,12 +176,22 @@ fn mlx_input(v: &Bound<'_, PyAny>) -> PyResult<mlx::Input> {
     Ok(mlx::Input::Array(array_in(&v.extract::<ArrayTuple>()?)?))
 }
 
-fn shader_arg(v: &Bound<'_, PyAny>) -> PyResult<mlx::shader::Arg> {
+/// A `compile_shader` argument: a Python scalar, a list/tuple of Python
+/// numbers (sent as PyTorch sends them), or an array tuple.
+fn shader_arg(v: &Bound<'_, PyAny>) -> PyResult<session::Arg> {
+    if let Ok(items) = v.extract::<Vec<Bound<'_, PyAny>>>() {
+        if !items.is_empty() && items.iter().all(|i| i.cast::<PyInt>().is_ok() || i.cast::<PyFloat>().is_ok()) {
+            if items.iter().all(|i| i.cast::<PyInt>().is_ok()) {
+                return Ok(session::Arg::Ints(items.iter().map(|i| i.extract::<i64>()).collect::<PyResult<_>>()?));
+            }
+            return Ok(session::Arg::Floats(items.iter().map(|i| i.extract::<f64>()).collect::<PyResult<_>>()?));
+        }
+    }
     Ok(match mlx_input(v)? {
-        mlx::Input::Array(a) => mlx::shader::Arg::Array(a),
-        mlx::Input::Bool(b) => mlx::shader::Arg::Bool(b),
-        mlx::Input::Int(i) => mlx::shader::Arg::Int(i),
-        mlx::Input::Float(f) => mlx::shader::Arg::Float(f),
+        mlx::Input::Array(a) => session::Arg::Array(a),
+        mlx::Input::Bool(b) => session::Arg::Bool(b),
+        mlx::Input::Int(i) => session::Arg::Int(i),
+        mlx::Input::Float(f) => session::Arg::Float(f),
     })
 }
 
@@ -228,7 +228,8 @@ fn save_capture(path: Option<std::path::PathBuf>, make: impl FnOnce() -> Result<
 #[pymethods]
 impl MlxKernel {
     #[new]
-    #[pyo3(signature = (name, input_names, output_names, source, header, ensure_row_contiguous, atomic_outputs))]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (name, input_names, output_names, source, header, ensure_row_contiguous, atomic_outputs, defines=Vec::new()))]
     fn new(
         name: &str,
         input_names: Vec<String>,
@@ -237,11 +238,13 @@ impl MlxKernel {
         header: &str,
         ensure_row_contiguous: bool,
         atomic_outputs: bool,
+        defines: Vec<(String, String)>,
     ) -> PyResult<MlxKernel> {
         let ins: Vec<&str> = input_names.iter().map(String::as_str).collect();
         let outs: Vec<&str> = output_names.iter().map(String::as_str).collect();
+        let options = msl::CompileOptions { defines, ..Default::default() };
         mlx::MetalKernel::new(name, &ins, &outs, source, header, ensure_row_contiguous, atomic_outputs)
-            .map(|kernel| MlxKernel { kernel })
+            .map(|kernel| MlxKernel { kernel: kernel.with_compile_options(options) })
             .map_err(|e| PyValueError::new_err(format!("[metal_kernel] {e}")))
     }
 
@@ -330,21 +333,24 @@ impl MlxKernel {
 /// `torch.mps.compile_shader`'s library (see `metal_puzzles.compile_shader`).
 #[pyclass(frozen, module = "metal_puzzles._native")]
 struct ShaderLibrary {
-    library: mlx::shader::Library,
-    /// Kernels lowered on first use.
-    lowered: Mutex<HashMap<String, Arc<gpu::Kernel>>>,
+    library: session::Library,
 }
 
-/// What one shader call returns: new contents per argument, findings JSON, capture note.
-type ShaderOut = (Vec<Option<ArrayOut>>, String, Option<String>);
+/// What one shader call returns: new contents per argument, findings JSON,
+/// binding warnings, capture note.
+type ShaderOut = (Vec<Option<ArrayOut>>, String, Vec<String>, Option<String>);
 
 #[pymethods]
 impl ShaderLibrary {
     #[new]
     fn new(py: Python<'_>, source: &str, file_name: &str) -> PyResult<ShaderLibrary> {
-        match mlx::shader::compile(file_name, source) {
-            Ok(library) => Ok(ShaderLibrary { library, lowered: Mutex::new(HashMap::new()) }),
-            Err((sources, diagnostics)) => Err(compile_error(py, &sources, &diagnostics)),
+        match session::Library::compile(file_name, source, &msl::CompileOptions::default()) {
+            Ok(library) => Ok(ShaderLibrary { library }),
+            Err(session::Error::Usage(m)) => Err(PyValueError::new_err(m)),
+            Err(e) => {
+                let (sources, diagnostics) = e.diagnostics().expect("compile errors have diagnostics");
+                Err(compile_error(py, sources, diagnostics))
+            }
         }
     }
 
@@ -354,10 +360,10 @@ impl ShaderLibrary {
 
     /// Compile warnings, rendered.
     fn warnings(&self) -> String {
-        if self.library.diagnostics.is_empty() {
+        if self.library.diagnostics().is_empty() {
             String::new()
         } else {
-            msl::diag::render(&self.library.sources, &self.library.diagnostics, false)
+            msl::diag::render(self.library.sources(), self.library.diagnostics(), false)
         }
     }
 
@@ -373,78 +379,96 @@ impl ShaderLibrary {
         check: &str,
         capture: Option<&str>,
     ) -> PyResult<ShaderOut> {
-        let kernel = {
-            let mut cache = self.lowered.lock().unwrap_or_else(|e| e.into_inner());
-            match cache.get(name) {
-                Some(k) => k.clone(),
-                None => {
-                    let k = Arc::new(self.library.kernel(name).map_err(PyValueError::new_err)?);
-                    cache.insert(name.to_string(), k.clone());
-                    k
-                }
-            }
-        };
-        let mut call = mlx::shader::ShaderCall {
-            args: args.iter().map(shader_arg).collect::<PyResult<Vec<_>>>()?,
-            threads,
-            group_size,
-            check: level(check)?,
-            budget: None,
-            cancel: None,
-        };
+        let args = args.iter().map(shader_arg).collect::<PyResult<Vec<_>>>()?;
+        let check = level(check)?;
         let library = &self.library;
         let capture_to = capture_path(capture, name);
-        let result = run_interruptibly(py, move |cancel| {
-            call.cancel = Some(cancel);
-            let r = library.call(&kernel, &call);
+        let (result, note) = run_interruptibly(py, move |cancel| {
+            let r = shader_call(library, name, &args, threads, group_size, check, cancel);
             let note = match &r {
-                Ok(r) if !r.report.cancelled => save_capture(capture_to, || shader_capture(library, &kernel, &call, r)),
+                Ok((kernel, bound, opts, outcome)) if !outcome.report.cancelled => {
+                    save_capture(capture_to, || shader_capture(library, kernel, bound, opts, outcome))
+                }
                 _ => None,
             };
-            (r, note)
+            (r.map(|(_, _, _, o)| o), note)
         })?;
-        let (r, note) = result;
-        let r = r.map_err(|m| PyValueError::new_err(format!("{name}: {m}")))?;
-        if r.report.cancelled {
+        let outcome = result.map_err(|e| match e {
+            session::Error::Usage(m) => PyValueError::new_err(format!("{name}: {m}")),
+            other => match other.diagnostics() {
+                Some((sources, diagnostics)) => compile_error(py, sources, diagnostics),
+                None => PyValueError::new_err(other.to_string()),
+            },
+        })?;
+        if outcome.report.cancelled {
             return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("the kernel was interrupted"));
         }
-        let written = r.written.iter().map(|w| w.as_ref().map(|a| array_out(py, a))).collect();
-        Ok((written, findings_json(&self.library.sources, &r.report.findings), note))
+        let written: Vec<Option<ArrayOut>> = (0..args_len(&outcome))
+            .map(|k| outcome.outputs.iter().find(|o| o.position == Some(k)).map(|o| array_out(py, &o.array)))
+            .collect();
+        Ok((written, findings_json(&outcome.sources, outcome.findings()), outcome.warnings.clone(), note))
     }
+}
+
+/// The number of argument slots the written list needs (the last output's position + 1).
+fn args_len(outcome: &session::Outcome) -> usize {
+    outcome.outputs.iter().filter_map(|o| o.position).max().map_or(0, |k| k + 1)
+}
+
+/// Bind and run one `compile_shader` call: PyTorch's rules for arguments,
+/// `threads` defaulting to the first array's element count and `group_size`
+/// to `min(threads, 1024)`.
+fn shader_call<'l>(
+    library: &'l session::Library,
+    name: &str,
+    args: &[session::Arg],
+    threads: Option<[u32; 3]>,
+    group_size: Option<[u32; 3]>,
+    check: gpu::CheckLevel,
+    cancel: gpu::Cancel,
+) -> Result<(session::Kernel<'l>, session::Bindings, gpu::RunOptions, session::Outcome), session::Error> {
+    let kernel = library.kernel(name)?;
+    let bound = kernel.bind_positional(args)?;
+    let threads = match threads {
+        Some(t) => t,
+        None => {
+            let Some(first) = args.iter().find_map(|a| if let session::Arg::Array(a) = a { Some(a) } else { None }) else {
+                return Err(session::Error::Usage("threads: no tensor argument to take the thread count from; pass threads=N".into()));
+            };
+            let n = u32::try_from(first.len().max(1)).map_err(|_| {
+                session::Error::Usage(format!("threads: the first tensor has {} elements, too many threads for one dispatch", first.len()))
+            })?;
+            [n, 1, 1]
+        }
+    };
+    let group = group_size.unwrap_or([threads[0].min(gpu::MAX_THREADS_PER_THREADGROUP), 1, 1]);
+    let dispatch = gpu::Dispatch { grid: threads, threadgroup: group, mode: gpu::DispatchMode::Threads };
+    let opts = gpu::RunOptions { check, budget: session::DEFAULT_BUDGET, cancel: Some(cancel), ..Default::default() };
+    let outcome = kernel.run(&bound, dispatch, &opts)?;
+    Ok((kernel, bound, gpu::RunOptions { cancel: None, ..opts }, outcome))
 }
 
 /// A capture of a `compile_shader` call: argument k as the parameter bound
 /// to `[[buffer(k)]]`.
 fn shader_capture(
-    library: &mlx::shader::Library,
-    kernel: &gpu::Kernel,
-    call: &mlx::shader::ShaderCall,
-    r: &mlx::shader::ShaderResult,
+    library: &session::Library,
+    kernel: &session::Kernel<'_>,
+    bound: &session::Bindings,
+    options: &gpu::RunOptions,
+    outcome: &session::Outcome,
 ) -> Result<capture::Capture, String> {
-    let mut arguments = Vec::new();
-    let mut outputs = Vec::new();
-    for p in &kernel.params {
-        if let gpu::ir::ParamKind::Buffer { index, writable, .. } = &p.kind {
-            let k = *index as usize;
-            let Some(arg) = call.args.get(k) else { continue };
-            arguments.push((p.name.clone(), arg.to_array()?, *writable));
-            if let Some(Some(a)) = r.written.get(k) {
-                outputs.push((p.name.clone(), a.clone()));
-            }
-        }
-    }
     let run = capture::SourceRun {
-        sources: &library.sources,
-        main: library.file,
-        compile_options: &msl::CompileOptions::default(),
-        kernel: &kernel.name,
-        dispatch: r.dispatch,
-        options: &r.options,
-        arguments,
-        outputs,
-        findings: &r.report.findings,
+        sources: library.sources(),
+        main: library.file(),
+        compile_options: library.options(),
+        kernel: kernel.name(),
+        dispatch: outcome.dispatch,
+        options,
+        arguments: bound.items.iter().map(|b| (b.name.clone(), b.array.clone(), b.writable)).collect(),
+        outputs: outcome.outputs.iter().map(|o| (o.name.clone(), o.array.clone())).collect(),
+        findings: outcome.findings(),
     };
-    capture::from_source(&run, "metal_puzzles.compile_shader", format!("shader kernel `{}`", kernel.name), capture::DEFAULT_LIMIT)
+    capture::from_source(&run, "metal_puzzles.compile_shader", format!("shader kernel `{}`", kernel.name()), capture::DEFAULT_LIMIT)
 }
 
 /// The book's puzzles as JSON (the data the command line uses).
@@ -529,6 +553,17 @@ fn book_check(py: Python<'_>, number: u32, header: &str, body: &str, capture: Op
     })
 }
 
+/// The book's expected output of a puzzle for these inputs (its spec).
+#[pyfunction]
+fn book_spec(py: Python<'_>, number: u32, inputs: Vec<ArrayTuple<'_>>) -> PyResult<ArrayOut> {
+    let p = puzzle(number)?;
+    let arrays = inputs.iter().map(array_in).collect::<PyResult<Vec<_>>>()?;
+    if arrays.len() != p.input_names.len() {
+        return Err(PyValueError::new_err(format!("puzzle {number} takes {} inputs, not {}", p.input_names.len(), arrays.len())));
+    }
+    Ok(array_out(py, &(p.spec)(&arrays)))
+}
+
 /// The book's score table (the columns of `puzzles::COLUMNS`).
 #[pyfunction]
 #[pyo3(signature = (title, score, targets, judged))]
@@ -576,6 +611,15 @@ fn draw_call(
     shown.map_err(PyValueError::new_err)
 }
 
+/// Run the command line with `argv` (the program name first) in this
+/// process, as the `metal-puzzles` command installed by the wheel and
+/// `python -m metal_puzzles` do; the exit status. The GIL is released.
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>, program: String) -> u8 {
+    let _ = metal_puzzles::PROGRAM.set(program);
+    py.detach(|| metal_puzzles::main_with_args(argv))
+}
+
 /// Whether `VERBOSE` asks for generated sources (MLX's rule).
 #[pyfunction]
 fn verbose_env() -> bool {
@@ -587,9 +631,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MlxKernel>()?;
     m.add_class::<ShaderLibrary>()?;
     m.add_function(wrap_pyfunction!(verbose_env, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(book_puzzles, m)?)?;
     m.add_function(wrap_pyfunction!(book_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(book_check, m)?)?;
+    m.add_function(wrap_pyfunction!(book_spec, m)?)?;
     m.add_function(wrap_pyfunction!(score_table, m)?)?;
     m.add_function(wrap_pyfunction!(book_repr, m)?)?;
     m.add_function(wrap_pyfunction!(draw_call, m)?)?;

@@ -106,3 +106,27 @@ def test_compile_error_in_show_and_check(capsys):
     assert "undeclared identifier `nope`" in capsys.readouterr().out
     assert problem.check() is False
     assert "does not compile" in capsys.readouterr().out
+
+
+def test_the_teachers_spec_and_title_win_over_a_book_puzzle(capsys):
+    # A "My Map" that adds 20, with the book's Map kernel name, shapes and grid.
+    def my_map(a):
+        return MetalKernel(name="map", input_names=["a"], output_names=["out"],
+                           source="uint i = thread_position_in_grid.x;\nout[i] = a[i] + 20;")
+
+    a = np.arange(4, dtype=np.int32)
+    p = MetalProblem("My Map", my_map, [a], (4,), grid=(4, 1, 1), spec=lambda a: a + 20)
+    assert p.check() is True
+    out = capsys.readouterr().out
+    assert out.startswith("Passed Tests!") and "# My Map" in out and "Puzzle 1" not in out
+    # The book's title but the teacher's own (different) spec: still the teacher's.
+    q = MetalProblem("Map", my_map, [a], (4,), grid=(4, 1, 1), spec=lambda a: a + 20)
+    assert q.check() is True
+
+
+def test_check_shows_no_extra_line_in_a_notebook():
+    from metal_puzzles.book import Verdict
+
+    v = Verdict(True)
+    assert v and v == True and repr(v) == "True"  # noqa: E712
+    assert v._ipython_display_() is None

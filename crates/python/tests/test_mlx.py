@@ -119,3 +119,51 @@ def test_numpy_kernels_take_mlx_inputs():
     k = metal_kernel("add1", ["a"], ["out"], "uint i = thread_position_in_grid.x;\nout[i] = a[i] + 1;")
     (b,) = k(inputs=[mx.arange(4)], grid=(4, 1, 1), threadgroup=(4, 1, 1), output_shapes=[(4,)], output_dtypes=[mx.int32])
     assert isinstance(b, mx.array) and b.tolist() == [1, 2, 3, 4]
+
+
+def test_availability_switch_and_library_gates():
+    assert not mx.metal.is_available()
+    assert metal_puzzles.mlx.install(force=True, available=True)
+    try:
+        assert mx.metal.is_available() and mx.is_available(mx.gpu)
+        assert mx.default_device() == mx.gpu
+        mx.set_default_device(mx.gpu)  # accepted; ops still run on the CPU
+        assert (mx.arange(3) * 2).tolist() == [0, 2, 4]
+        assert mx.metal.device_info()["threads_per_simdgroup"] == 32
+    finally:
+        metal_puzzles.mlx.uninstall()
+    assert not mx.metal.is_available()
+    assert mx.default_device() == mx.Device(mx.cpu)
+
+
+def test_compile_runs_kernels_and_vmap_is_refused_with_the_workaround(hooked):
+    k = mx.fast.metal_kernel(name="inc", input_names=["x"], output_names=["out"],
+                             source="uint i = thread_position_in_grid.x;\nout[i] = x[i] + 1;")
+
+    def f(x):
+        return k(inputs=[x], grid=(x.size, 1, 1), threadgroup=(4, 1, 1), output_shapes=[x.shape],
+                 output_dtypes=[x.dtype])[0]
+
+    x = mx.arange(4, dtype=mx.float32)
+    assert mx.compile(f)(x).tolist() == [1, 2, 3, 4]
+    with pytest.raises(ValueError, match=r"\[metal_kernel\] kernel `inc` cannot run inside mx.vmap.*Workaround"):
+        mx.vmap(f)(mx.ones((2, 4)))
+
+
+def test_math_mode_errors_and_docstring(hooked):
+    src = "uint i = thread_position_in_grid.x;\n#if defined(__FAST_MATH__) && __FAST_MATH__\nout[i] = 1.0f;\n#else\nout[i] = 0.0f;\n#endif"
+    a = mx.zeros((2,))
+    for mode, want in (("safe", 0.0), ("fast", 1.0)):
+        k = mx.fast.metal_kernel(name="mm", input_names=["inp"], output_names=["out"], source=src,
+                                 compile_options={"math_mode": mode})
+        out = k(inputs=[a], grid=(2, 1, 1), threadgroup=(2, 1, 1), output_shapes=[(2,)], output_dtypes=[mx.float32])[0]
+        assert out.tolist() == [want, want]
+    with pytest.raises(ValueError, match=r"\[metal_kernel\] Expected math_mode"):
+        mx.fast.metal_kernel(name="x", input_names=["a"], output_names=["o"], source="", compile_options={"math_mode": "precise"})
+    with pytest.raises(ValueError, match=r"\[metal_kernel\] Unknown compile option"):
+        mx.fast.metal_kernel(name="x", input_names=["a"], output_names=["o"], source="", compile_options={"unknown": 1})
+    k = mx.fast.metal_kernel(name="d", input_names=["a"], output_names=["o"], source="o[0] = a[0];")
+    assert "grid" in type(k).__call__.__doc__ and "threads" in type(k).__call__.__doc__
+    assert mx.fast.metal_kernel.__name__ == "metal_kernel"
+    with pytest.raises(TypeError, match=r"metal_kernel\.__call__\(\) got an unexpected keyword"):
+        k(inputs=[a], grid=(1, 1, 1), threadgroup=(1, 1, 1), output_shapes=[(1,)], output_dtypes=[mx.float32], bogus=1)

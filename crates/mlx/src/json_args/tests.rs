@@ -3,11 +3,13 @@ use gpu::ir::ParamKind;
 
 /// The pointee type of `kernel k`'s parameter `name`, with the type tables.
 fn param_type(src: &str, name: &str) -> (Type, TypeTables) {
-    let lib = crate::shader::compile("t.metal", src).unwrap_or_else(|(_, d)| panic!("{d:?}"));
-    let k = lib.kernel("k").unwrap();
+    let c = msl::compile("t.metal", src, &msl::CompileOptions::default());
+    let program = c.program.unwrap_or_else(|| panic!("{:?}", c.diagnostics.items));
+    let (kid, _) = program.kernel("k").unwrap();
+    let k = gpu::lower::lower_kernel(&program, kid).unwrap();
     let p = k.params.iter().find(|p| p.name == name).unwrap();
     let ParamKind::Buffer { pointee, .. } = &p.kind else { panic!("not a buffer") };
-    (pointee.clone(), lib.types().clone())
+    (pointee.clone(), program.types.clone())
 }
 
 const PARAMS: &str = r#"

@@ -2,7 +2,10 @@
 
 * :func:`metal_puzzles.fast.metal_kernel` — MLX's ``mx.fast.metal_kernel``;
   :func:`metal_puzzles.mlx.install` routes MLX's own to the simulator.
-* :func:`compile_shader` — PyTorch's ``torch.mps.compile_shader``.
+* :func:`compile_shader` — PyTorch's ``torch.mps.compile_shader``;
+  :func:`metal_puzzles.torch.install` routes PyTorch's own to the simulator.
+* ``pytest --metal-sim`` — the pytest plugin (:mod:`metal_puzzles.pytest_plugin`).
+* ``metal-puzzles`` / ``python -m metal_puzzles`` — the command line.
 * :class:`MetalKernel`, :class:`MetalProblem` and :data:`puzzles` — the
   Metal Puzzles book, as its notebook has it.
 * :class:`CompileError`, :class:`KernelError` (with :class:`Finding`

@@ -171,8 +171,31 @@ class KernelWarning(UserWarning):
     """A finding that is not an error (for example a benign race), or a compile warning."""
 
 
+#: Functions called with (kernel name, findings, Python call site) after
+#: every kernel run (the pytest plugin listens).
+_listeners: List = []
+
+
+def _call_site() -> str:
+    """`file.py:LINE` of the first frame outside this package and MLX/torch."""
+    import sys
+
+    f = sys._getframe(1)
+    here = __name__.rsplit(".", 1)[0]
+    while f is not None:
+        mod = f.f_globals.get("__name__", "")
+        if not (mod == here or mod.startswith(here + ".") or mod.startswith(("mlx", "torch"))):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return ""
+
+
 def _raise_or_warn(kernel: str, findings: List[Finding], outputs=None) -> None:
     """Raise KernelError for error findings; warn for the others."""
+    if _listeners:
+        site = _call_site()
+        for listen in list(_listeners):
+            listen(kernel, findings, site)
     errors = [f for f in findings if f.is_error]
     for f in findings:
         if not f.is_error or _error_action == "warn":

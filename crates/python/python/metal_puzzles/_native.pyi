@@ -17,6 +17,7 @@ class MlxKernel:
         header: str,
         ensure_row_contiguous: bool,
         atomic_outputs: bool,
+        defines: Sequence[Tuple[str, str]] = ...,
     ) -> None: ...
     def generate(
         self,
@@ -46,14 +47,16 @@ class ShaderLibrary:
     def call(
         self,
         name: str,
-        args: Sequence[Input],
+        args: Sequence[Union[Input, List[int], List[float]]],
         threads: Optional[Sequence[int]],
         group_size: Optional[Sequence[int]],
         check: str,
         capture: Optional[str] = None,
-    ) -> Tuple[List[Optional[ArrayOut]], str, Optional[str]]: ...
+    ) -> Tuple[List[Optional[ArrayOut]], str, List[str], Optional[str]]: ...
 
 def verbose_env() -> bool: ...
+def cli_main(argv: Sequence[str], program: str) -> int: ...
+def book_spec(number: int, inputs: Sequence[ArrayTuple]) -> ArrayOut: ...
 def book_puzzles() -> str: ...
 def book_inputs(number: int, case: int, random: Optional[int] = None) -> List[ArrayOut]: ...
 def book_check(

@@ -146,8 +146,48 @@ def _same_kind(template, values: np.ndarray):
     return values
 
 
+class Verdict:
+    """What :meth:`MetalProblem.check` returns: true when the tests passed.
+
+    It behaves as a bool (``if problem.check():``, ``assert
+    problem.check()``, ``== True``) but shows nothing as the last line of a
+    notebook cell, where ``check()`` has already printed its report.
+    """
+
+    __slots__ = ("passed",)
+
+    def __init__(self, passed: bool):
+        self.passed = bool(passed)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __eq__(self, other) -> bool:
+        return bool(self) == bool(other) if isinstance(other, (bool, Verdict)) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.passed)
+
+    def __repr__(self) -> str:
+        return repr(self.passed)
+
+    def _ipython_display_(self) -> None:
+        # (the report is printed already; no `True` under the cell)
+        pass
+
+
+def _verdict(passed: bool):
+    """In a notebook, a :class:`Verdict` (no extra line under the cell);
+    elsewhere the plain bool."""
+    return Verdict(passed) if _in_notebook() else bool(passed)
+
+
 class MetalProblem:
     """A puzzle: a kernel factory, inputs, an output shape, a dispatch and a spec.
+
+    A problem whose kernel, inputs, output and dispatch match one of the
+    book's puzzles is checked as ``metal-puzzles check`` checks it, unless
+    it has a ``spec=`` of its own: the teacher's spec (and title) always win.
 
     ``MetalProblem(name, fn, inputs, output_shape, grid=(1,1,1), threadgroup=(1,1,1), spec=None)``
     — ``fn(*inputs)`` returns the :class:`MetalKernel` to test; ``spec(*inputs)``
@@ -198,13 +238,15 @@ class MetalProblem:
         any sanitizer findings. The book's puzzles are checked exactly as
         ``metal-puzzles check`` checks them (their tests, randomized
         variants and targets); other problems with their own inputs, three
-        randomized variants of them, and ``spec``. Returns whether it passed.
+        randomized variants of them, and ``spec``. Returns whether it passed
+        (a bool; in a notebook a :class:`Verdict`, which acts as one but
+        adds no ``True`` line under the cell).
         ``capture="p.mpcapture"`` (or ``True``, or ``MTL_CAPTURE_ENABLED=1``)
         saves the first failing test's run (or the first test's) of a book
         puzzle as a capture file for ``metal-puzzles debug``/``replay``.
         """
         k = self._kernel()
-        p = self.book_puzzle(k)
+        p = self._as_book_puzzle(k)
         if p is not None:
             passed, _solved, report, findings_json, _score, note = _native.book_check(
                 p.number, k.header, k.source, _capture_arg(capture)
@@ -212,8 +254,27 @@ class MetalProblem:
             print(report, end="")
             _capture_note(note)
             self.findings = _findings(findings_json)
-            return passed
-        return self._check_own(k)
+            return _verdict(passed)
+        return _verdict(self._check_own(k))
+
+    def _as_book_puzzle(self, k: MetalKernelFunction) -> Optional[Puzzle]:
+        """The book puzzle to check this problem as, if it is one: same
+        kernel, inputs, output and dispatch, the same title, and a spec (if
+        any) that gives the book's answer. Otherwise the teacher's own
+        spec and title are used: they always win."""
+        p = self.book_puzzle(k)
+        if p is None or self.name != p.title:
+            return None
+        if self.spec is not None:
+            try:
+                mine = np.asarray(self.spec(*self.inputs))
+            except Exception:  # noqa: BLE001 - the own check reports a failing spec
+                return None
+            natives = [_native_array(x, f"inputs[{i}]") for i, x in enumerate(self.inputs)]
+            book = _arrays.numpy_result(*_native.book_spec(p.number, natives))
+            if mine.shape != book.shape or not np.allclose(mine.astype(np.float64), book.astype(np.float64), rtol=1e-5, atol=1e-8):
+                return None
+        return p
 
     def _runs(self):
         yield self.name, self.inputs
@@ -295,7 +356,7 @@ class MetalProblem:
         from ._errors import CompileError
 
         k = self._kernel()
-        p = self.book_puzzle(k)
+        p = self._as_book_puzzle(k)
         targets = list(p.targets) if p is not None else [None] * 9
         try:
             score = self.score()

@@ -61,7 +61,8 @@ def _sizes_match(what: str, names: List[str], got: int) -> None:
 class MetalKernelFunction:
     """The callable :func:`metal_kernel` returns; call it like MLX's kernel."""
 
-    def __init__(self, name, input_names, output_names, source, header, ensure_row_contiguous, atomic_outputs):
+    def __init__(self, name, input_names, output_names, source, header, ensure_row_contiguous, atomic_outputs,
+                 math_mode: str = "safe"):
         self.name = name
         self.input_names = list(input_names)
         self.output_names = list(output_names)
@@ -69,8 +70,11 @@ class MetalKernelFunction:
         self.header = header
         # The kind of array results come back as (None: the kind that came in).
         self.output_kind: Optional[str] = None
+        self.math_mode = math_mode
+        # Metal's compiler defines __FAST_MATH__ only in fast mode.
+        defines = [("__FAST_MATH__", "1")] if math_mode == "fast" else []
         self._native = _native.MlxKernel(
-            name, self.input_names, self.output_names, source, header, ensure_row_contiguous, atomic_outputs
+            name, self.input_names, self.output_names, source, header, ensure_row_contiguous, atomic_outputs, defines
         )
 
     def __repr__(self) -> str:
@@ -104,6 +108,26 @@ class MetalKernelFunction:
         check: Optional[str] = None,
         capture: Any = None,
     ) -> list:
+        """Run the kernel on the simulated GPU, as calling MLX's kernel runs it.
+
+        ``inputs``: one array or Python scalar per input name, in order
+        (NumPy, ``mlx.core.array`` or CPU torch tensors; a Python int
+        becomes int32, a float float32, a bool bool). ``output_shapes`` and
+        ``output_dtypes``: one per output name. ``grid`` counts *threads*
+        per dimension (``dispatchThreads``), ``threadgroup`` threads per
+        threadgroup (at most 1024 in all). ``template``: ``(name, value)``
+        pairs, a dtype, an int or a bool each. ``init_value``: fill the
+        outputs first (otherwise they start uninitialized, and reading them
+        is a finding). ``verbose=True`` (or ``VERBOSE=1``) prints the
+        generated source. ``stream`` is accepted and ignored.
+
+        Simulator options: ``check="none"|"memory"|"all"`` (default
+        :func:`metal_puzzles.set_default_check`) and ``capture=``.
+        Returns the list of outputs; error findings raise
+        :class:`metal_puzzles.KernelError` (file, line, thread). A loop that
+        never ends is stopped after 10,000,000 instructions per threadgroup
+        (about 3 s) as a ``runaway-kernel`` finding.
+        """
         check = _check_name(check)
         if isinstance(inputs, dict) or not isinstance(inputs, (list, tuple)):
             raise TypeError("[metal_kernel] inputs must be a list of arrays or scalars, in the order of input_names")
@@ -115,7 +139,7 @@ class MetalKernelFunction:
             if _arrays.kind_of(x) == "scalar":
                 native_inputs.append(x)
             else:
-                a, dname = _arrays.to_numpy(x, f"[metal_kernel] inputs[{i}]")
+                a, dname = _input_numpy(self.name, x, i)
                 native_inputs.append(_arrays.to_native(a, dname))
         if not isinstance(output_shapes, (list, tuple)) or not isinstance(output_dtypes, (list, tuple)):
             raise TypeError("[metal_kernel] output_shapes and output_dtypes must be lists, one entry per output name")
@@ -154,6 +178,46 @@ class MetalKernelFunction:
         return results
 
 
+MetalKernelFunction.__call__.__qualname__ = "metal_kernel.__call__"
+
+
+def _input_numpy(name: str, x: Any, i: int):
+    """Input `i` as NumPy; an MLX array that cannot be read here is inside a
+    function transformation (``mx.vmap``, a compiled graph) and says so."""
+    try:
+        return _arrays.to_numpy(x, f"[metal_kernel] inputs[{i}]")
+    except TypeError:
+        raise
+    except Exception as e:  # noqa: BLE001 - MLX refuses to evaluate while transforming
+        if _arrays.kind_of(x) != "mlx":
+            raise
+        raise ValueError(
+            f"[metal_kernel] kernel `{name}` cannot run inside mx.vmap (or another function transformation that "
+            "traces its inputs): the simulator needs the values of its inputs, and a traced array has none. "
+            "Workaround: call the kernel outside the transformation, e.g. loop over the batch and mx.stack the "
+            "results, or give the kernel a batch dimension in its grid. (mx.compile works: while "
+            f"metal_puzzles.mlx is installed it runs functions uncompiled.) [MLX said: {e}]"
+        ) from None
+
+
+def _math_mode(compile_options: Optional[dict], math_mode: Optional[str]) -> str:
+    """MLX's ``compile_options={"math_mode": ...}`` (or ``math_mode=``): "safe", "relaxed" or "fast"."""
+    mode = math_mode
+    if compile_options is not None:
+        if not isinstance(compile_options, dict):
+            raise ValueError("[metal_kernel] Expected `compile_options` to be a dict.")
+        for key, value in compile_options.items():
+            if key != "math_mode":
+                raise ValueError(f"[metal_kernel] Unknown compile option {key!r} (the only one is 'math_mode').")
+            if mode is not None and mode != value:
+                raise ValueError("[metal_kernel] math_mode is given twice, with different values.")
+            mode = value
+    mode = "safe" if mode is None else mode
+    if mode not in ("safe", "relaxed", "fast"):
+        raise ValueError(f"[metal_kernel] Expected math_mode to be 'safe', 'relaxed', or 'fast' (got {mode!r}).")
+    return mode
+
+
 def _capture_arg(capture: Any) -> Optional[str]:
     """``capture=`` as the native call takes it: a path, ``""`` for the
     default place (``capture=True``), or ``None`` (then
@@ -187,6 +251,8 @@ def metal_kernel(
     ensure_row_contiguous: bool = True,
     atomic_outputs: bool = False,
     compile_options: Optional[dict] = None,
+    *,
+    math_mode: Optional[str] = None,
 ) -> MetalKernelFunction:
     """A custom Metal kernel, as ``mx.fast.metal_kernel`` makes it, run on the simulator.
 
@@ -208,11 +274,15 @@ def metal_kernel(
     variable ``MTL_CAPTURE_ENABLED=1``: ``metal-puzzles-captures/NAME-N.mpcapture``)
     saves the call as a capture file that ``metal-puzzles debug FILE`` opens
     and ``metal-puzzles replay FILE`` re-runs; where it went is printed on stderr.
-    ``compile_options`` is accepted for compatibility; the simulator always
-    computes with IEEE semantics (MLX's ``"safe"`` math mode).
+    ``compile_options={"math_mode": "safe"|"relaxed"|"fast"}`` (or
+    ``math_mode=``) is checked as MLX checks it; ``"fast"`` defines
+    ``__FAST_MATH__`` as Metal's compiler does. The simulator computes with
+    IEEE semantics in every mode (what fast math may round differently, it
+    rounds exactly).
     """
     if isinstance(input_names, str) or isinstance(output_names, str):
         raise TypeError("[metal_kernel] input_names and output_names must be lists of names, e.g. ['a'], not a string")
+    mode = _math_mode(compile_options, math_mode)
     return MetalKernelFunction(
-        name, list(input_names), list(output_names), source, header, ensure_row_contiguous, atomic_outputs
+        name, list(input_names), list(output_names), source, header, ensure_row_contiguous, atomic_outputs, mode
     )

@@ -54,9 +54,16 @@ class ShaderKernel:
         """Run with argument k bound to ``[[buffer(k)]]``.
 
         Arrays/tensors are bound whole and the kernel's writes land in them
-        (in place, as on the GPU). Python ints are sent as 64-bit integers,
-        floats as 32-bit floats, bools as one byte; a one-element array may
-        back a ``constant T&`` parameter. ``threads`` counts threads
+        (in place, as on the GPU). Python scalars travel as PyTorch sends
+        them: an int as 8 bytes (int64), a float as 4 bytes (float32), a
+        bool as 1 byte, a list or tuple of ints/floats as int64/float32
+        elements. A ``constant T&`` parameter reads its own type from the
+        first bytes, as on a Mac: ``constant uint& n`` given the int 4 reads
+        4; when what it reads is not the value passed (an int into a
+        ``constant float&``, a value too large for ``uint``), a
+        :class:`KernelWarning` says so and the run goes on. Vector and struct
+        parameters (``constant uint2&``, ``constant Params&``) take an array,
+        tensor or tuple whose bytes are the parameter's size. ``threads`` counts threads
         (``dispatchThreads``; default: the first array's element count),
         ``group_size`` threads per threadgroup (default: ``min(threads, 1024)``).
         ``capture="run.mpcapture"`` (or ``capture=True``, or the environment
@@ -66,17 +73,19 @@ class ShaderKernel:
         check = _check_name(check)
         natives, views = [], []
         for i, x in enumerate(args):
-            if _arrays.kind_of(x) == "scalar":
-                natives.append(x)
+            if _arrays.kind_of(x) == "scalar" or _is_number_list(x):
+                natives.append(list(x) if isinstance(x, tuple) else x)
                 views.append(None)
                 continue
             a, dname = _arrays.to_numpy(x, f"{self.name}: argument {i}")
             natives.append(_arrays.to_native(a, dname))
             views.append(a)
-        written, findings_json, note = self._library._native.call(
+        written, findings_json, warns, note = self._library._native.call(
             self.name, natives, _dims(threads, "threads"), _dims(group_size, "group_size"), check, _capture_arg(capture)
         )
         _capture_note(note)
+        for w in warns:
+            warnings.warn(f"{self.name}: {w}", KernelWarning, stacklevel=2)
         for i, w in enumerate(written):
             if w is None or views[i] is None:
                 continue
@@ -88,6 +97,12 @@ class ShaderKernel:
             np.copyto(target, raw, casting="no")
             _write_back(args[i], target)
         _raise_or_warn(self.name, _findings(findings_json))
+
+
+def _is_number_list(x: Any) -> bool:
+    """A list or tuple of Python ints/floats (not bools), as PyTorch takes them."""
+    return (isinstance(x, (list, tuple)) and len(x) > 0
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x))
 
 
 def _write_back(original: Any, view: np.ndarray) -> None:

@@ -241,6 +241,22 @@ pub fn book_kernel(puzzle: &'static Puzzle, file_name: &str, file_text: &str) ->
     Ok(k.with_files(Some(body_file), Some(header_file)))
 }
 
+/// The kernel signature a workspace file's body runs inside, as MLX
+/// generates it for the puzzle's first test: the `[[kernel]]` line through
+/// the opening brace, then `...your code...` and the closing brace. `None`
+/// for a pipeline (one signature per kernel) or a header that does not
+/// generate.
+pub fn signature(puzzle: &'static Puzzle, file_text: &str) -> Option<String> {
+    let kernel = book_kernel(puzzle, &puzzle.file_name(), file_text).ok()?;
+    let case = puzzle.tests.first()?;
+    let inputs: Vec<Array> = case.inputs.iter().map(|s| build_input(s, None)).collect();
+    let generated = kernel.generate_for(&book_call(puzzle, case, &inputs)).ok()?;
+    let src = &generated.source;
+    let start = src.find("[[kernel]]")?;
+    let end = src[start..].find(") {")? + start + 3;
+    Some(format!("{}\n    ...your code...\n}}\n", &src[start..end]))
+}
+
 /// The run a capture of this check holds: the first failing test (the
 /// one `check` explains), or the first test when all pass, as the book
 /// runs it: (title, kernel, call). Pipelines are not captured yet.

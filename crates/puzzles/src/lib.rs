@@ -12,6 +12,7 @@ mod book;
 mod book2;
 pub mod check;
 pub mod explain;
+pub mod goal;
 pub mod pipeline;
 pub mod render;
 pub mod show;

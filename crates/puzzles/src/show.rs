@@ -18,12 +18,12 @@ pub struct Shown {
     pub findings: Vec<gpu::Finding>,
 }
 
-fn labels(a: &Array) -> Vec<String> {
+pub(crate) fn labels(a: &Array) -> Vec<String> {
     a.to_f64_vec().iter().map(|v| if v.fract() == 0.0 && v.abs() < 1e6 { format!("{}", *v as i64) } else { format!("{v:.2}") }).collect()
 }
 
 /// Shape for drawing: 1-D stays, 2-D is (rows, cols), higher is flattened.
-fn draw_shape(shape: &[usize]) -> Vec<usize> {
+pub(crate) fn draw_shape(shape: &[usize]) -> Vec<usize> {
     match shape.len() {
         0 => vec![1],
         1 | 2 => shape.to_vec(),

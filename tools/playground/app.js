@@ -36,6 +36,7 @@ class Simulator {
   }
 
   start() {
+    this.live = false;
     this.worker = new Worker("worker.js");
     this.ready = this.module.then(
       (module) =>
@@ -44,8 +45,11 @@ class Simulator {
           this.worker.postMessage({ type: "init", module });
         }),
     );
+    const worker = this.worker;
     this.ready.then(() => {
-      this.worker.onmessage = (e) => this.onAnswer(e.data);
+      if (worker !== this.worker) return; // (replaced while starting)
+      this.live = true;
+      worker.onmessage = (e) => this.onAnswer(e.data);
       this.pump();
     }, () => {});
   }
@@ -59,7 +63,7 @@ class Simulator {
   }
 
   pump() {
-    if (this.pending || !this.queue.length) return;
+    if (!this.live || this.pending || !this.queue.length) return;
     const job = this.queue.shift();
     this.pending = job;
     job.started = performance.now();

@@ -281,7 +281,14 @@ mod tests {
 
     #[test]
     fn bad_requests_are_errors_not_panics() {
-        for bad in ["", "{", "[]", r#"{"op":"check"}"#, r#"{"op":"check","puzzle":99,"source":""}"#, r#"{"op":"diagram","puzzle":1,"source":"","test":7}"#] {
+        for bad in [
+            "",
+            "{",
+            "[]",
+            r#"{"op":"check"}"#,
+            r#"{"op":"check","puzzle":99,"source":""}"#,
+            r#"{"op":"diagram","puzzle":1,"source":"","test":7}"#,
+        ] {
             let out: Value = serde_json::from_str(&handle(bad)).unwrap();
             assert!(out["error"].is_string(), "{bad}: {out}");
         }

@@ -338,7 +338,7 @@ function renderVerdict(v, ms) {
     el("details", {}, el("summary", {}, "Full report (as the command line prints it)"), el("pre", { class: "code" }, v.report)),
     el("p", { class: "help" }, `Checked in ${Math.round(ms)} ms.`),
   );
-  if (v.signature) $("signature").textContent = v.signature;
+  if (v.signatures.length) showSignatures(v.signatures);
   const status = v.solved ? "solved" : "attempted";
   if (state.status[info.number] !== status && (v.solved || input.value !== info.starter)) {
     state.status[info.number] = status;
@@ -403,6 +403,13 @@ function showGoal(p) {
 
 // ---- a puzzle --------------------------------------------------------------
 
+function showSignatures(list) {
+  const names = info.stages.length ? info.stages.map((s) => `// ${s.marker}\n`) : [""];
+  $("signature").textContent = list.length
+    ? list.map((sig, k) => (names[k] || "") + sig).join("\n")
+    : "(shown once the file's kernel sections are in place)";
+}
+
 function renderHints() {
   const shown = state.hints[info.number] || 0;
   const ol = $("hints");
@@ -450,7 +457,7 @@ async function open(number) {
       el("ol", {}, ...info.stages.map((s) => el("li", {}, el("code", {}, s.marker), ` — ${s.about}`))),
     );
   }
-  $("signature").textContent = info.signature || "(each kernel's signature is shown in its section's comments)";
+  showSignatures(info.signatures);
   const targets = info.targets.filter((t) => t.target !== null);
   $("targets").textContent = "";
   if (targets.length) {

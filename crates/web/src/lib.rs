@@ -120,7 +120,7 @@ pub fn puzzle_info(p: &'static Puzzle) -> Result<Value, String> {
         "output_dtype": p.output_dtype.mlx_name(),
         "header": p.header,
         "starter": starter,
-        "signature": puzzles::check::signature(p, &starter),
+        "signatures": puzzles::check::signatures(p, &starter),
         "hints": p.hints,
         "targets": targets_rows(p.targets),
         "tests": tests,
@@ -185,7 +185,7 @@ pub fn check(p: &'static Puzzle, source: &str, outputs: bool) -> Value {
         "explanations": r.explanations,
         "marks": marks,
         "tables": score_tables(&r),
-        "signature": puzzles::check::signature(p, source),
+        "signatures": puzzles::check::signatures(p, source),
         "check": puzzles::render::json(&r),
     });
     if outputs {
@@ -273,7 +273,10 @@ mod tests {
     #[test]
     fn puzzle_has_signature_hints_and_targets() {
         let p = ok(json!({ "op": "puzzle", "puzzle": 10 }));
-        assert!(p["signature"].as_str().unwrap().contains("[[kernel]]"), "{p}");
+        assert!(p["signatures"][0].as_str().unwrap().contains("[[kernel]]"), "{p}");
+        let pipeline = PUZZLES.iter().find(|p| !p.stages.is_empty()).unwrap();
+        let p = ok(json!({ "op": "puzzle", "puzzle": pipeline.number }));
+        assert_eq!(p["signatures"].as_array().unwrap().len(), pipeline.stages.len(), "{p}");
         assert!(!p["hints"].as_array().unwrap().is_empty());
         assert!(p["targets"].as_array().unwrap().iter().any(|t| t["target"].is_number()));
         assert_eq!(p["starter"], PUZZLES[9].starter_file());

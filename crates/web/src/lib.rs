@@ -274,12 +274,12 @@ mod tests {
     fn puzzle_has_signature_hints_and_targets() {
         let p = ok(json!({ "op": "puzzle", "puzzle": 10 }));
         assert!(p["signatures"][0].as_str().unwrap().contains("[[kernel]]"), "{p}");
+        assert_eq!(p["starter"], PUZZLES[9].starter_file());
         let pipeline = PUZZLES.iter().find(|p| !p.stages.is_empty()).unwrap();
         let p = ok(json!({ "op": "puzzle", "puzzle": pipeline.number }));
         assert_eq!(p["signatures"].as_array().unwrap().len(), pipeline.stages.len(), "{p}");
         assert!(!p["hints"].as_array().unwrap().is_empty());
         assert!(p["targets"].as_array().unwrap().iter().any(|t| t["target"].is_number()));
-        assert_eq!(p["starter"], PUZZLES[9].starter_file());
     }
 
     #[test]

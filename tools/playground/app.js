@@ -369,12 +369,13 @@ async function refresh() {
   sim.cancelAll();
   const p = info;
   const source = input.value;
-  setHeadline("Checking…", "busy");
-  $("verdict").setAttribute("aria-busy", "true");
+  // "Checking…" only for checks that take a while: quick ones would make
+  // the headline (a live region) flicker and chatter on every keystroke.
+  const busy = setTimeout(() => gen === generation && setHeadline("Checking…", "busy"), 400);
   try {
     const { value, ms } = await sim.run({ op: "check", puzzle: p.number, source });
+    clearTimeout(busy);
     if (gen !== generation) return;
-    $("verdict").setAttribute("aria-busy", "false");
     renderVerdict(value, ms);
     const d = await sim.run({ op: "diagram", puzzle: p.number, source, test: 0 });
     if (gen !== generation) return;
@@ -389,8 +390,8 @@ async function refresh() {
       if (gen === generation) showGoal(p);
     }
   } catch (e) {
+    clearTimeout(busy);
     if (e instanceof Cancelled || gen !== generation) return;
-    $("verdict").setAttribute("aria-busy", "false");
     setHeadline(`Could not check: ${e.message}`, "bad");
     $("details").textContent = "";
   }

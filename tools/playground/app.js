@@ -246,7 +246,12 @@ input.addEventListener("keydown", (e) => {
 input.addEventListener("input", () => {
   if (!info) return;
   state.files[info.file_name] = input.value;
-  if (state.status[info.number] !== "attempted" && input.value !== info.starter) state.status[info.number] = "attempted";
+  // Progress is about the current text: an edit makes a solved puzzle
+  // "attempted" until its next verdict.
+  if (state.status[info.number] !== "attempted" && input.value !== info.starter) {
+    state.status[info.number] = "attempted";
+    updatePickerMarks();
+  }
   save();
   renderEditor();
   scheduleCheck();
@@ -340,11 +345,10 @@ function renderVerdict(v, ms) {
   );
   if (v.signatures.length) showSignatures(v.signatures);
   const status = v.solved ? "solved" : "attempted";
-  if (state.status[info.number] !== status && (v.solved || input.value !== info.starter)) {
-    state.status[info.number] = status;
-    save();
-    updatePickerMarks();
-  }
+  if (v.solved || input.value !== info.starter) state.status[info.number] = status;
+  else delete state.status[info.number];
+  save();
+  updatePickerMarks();
   $("state").textContent = v.solved ? "✓ solved" : "";
 }
 

@@ -158,6 +158,8 @@ for (const [name, viewport] of [["desktop", { width: 1280, height: 860 }], ["pho
         await page.keyboard.press("Control+End");
         await page.keyboard.type("// still typing\n");
         assert.match(await page.inputValue("#editor-input"), /still typing/);
+        assert.match(await page.locator("#picker option[value='1']").textContent(), /^•/, "an edited puzzle is no longer marked solved");
+        assert.match(await page.locator("#progress").textContent(), /^0 of 29 solved/);
         await shot(page, "runaway");
         await page.fill("#editor-input", SOLVE_1);
         await waitHeadline(page, /^Solved!/);

@@ -409,7 +409,7 @@ function showGoal(p) {
 // ---- a puzzle --------------------------------------------------------------
 
 function showSignatures(list) {
-  const names = info.stages.length ? info.stages.map((s) => `// ${s.marker}\n`) : [""];
+  const names = info.stages.length ? info.stages.map((s) => `${s.marker}\n`) : [""];
   $("signature").textContent = list.length
     ? list.map((sig, k) => (names[k] || "") + sig).join("\n")
     : "(shown once the file's kernel sections are in place)";
@@ -519,6 +519,7 @@ $("export").addEventListener("click", async () => {
   document.body.append(a);
   a.click();
   a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 60000);
   setStatus(`Exported ${files.length} file${files.length === 1 ? "" : "s"} as metal-puzzles.zip (unzip into your metal-puzzles folder).`);
 });
 

@@ -141,13 +141,19 @@ function fileText(p) {
   return state.files[p.file_name] ?? null;
 }
 
+// A message (export, import, storage) stays for a few seconds, then the
+// progress count comes back; progress changes meanwhile wait for it.
 function setStatus(text) {
   $("progress").textContent = text;
   clearTimeout(statusTimer);
-  statusTimer = setTimeout(showProgress, 6000);
+  statusTimer = setTimeout(() => {
+    statusTimer = null;
+    showProgress();
+  }, 8000);
 }
 
 function showProgress() {
+  if (statusTimer) return;
   const solved = list.filter((p) => state.status[p.number] === "solved").length;
   $("progress").textContent = `${solved} of ${list.length} solved`;
 }

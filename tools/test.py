@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Run every test of the repository: the Rust workspace, then the Python
-package's tests (pytest, the notebook included).
+"""Run every test of the repository: the Rust workspace, the browser book
+(built with tools/playground.py, tested in Chromium with playwright-core),
+then the Python package's tests (pytest, the notebook included).
 
 Usage: python3 tools/test.py [PYTEST ARGS...]
 
@@ -10,7 +11,10 @@ root (created here, gitignored): maturin builds the extension into it.
 MLX's CPU wheel is installed when PyPI has one for this machine; without
 it the MLX tests are skipped and say why. PyTorch (about 3 GB with its CUDA
 libraries, a few minutes the first time) is installed for the PyTorch tests
-unless METAL_PUZZLES_SKIP_TORCH=1 is set, which skips them.
+unless METAL_PUZZLES_SKIP_TORCH=1 is set, which skips them. The browser
+tests need node with npm, Chromium at /usr/bin/chromium (Debian's
+`chromium`; CHROMIUM= points elsewhere) and the `wasm32-unknown-unknown`
+Rust target; screenshots go to target/playground/artifacts.
 """
 import json
 import os
@@ -69,8 +73,43 @@ def make_venv():
         bootstrap_pip()
 
 
+def target_dir():
+    out = subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=ROOT, capture_output=True, text=True, check=True)
+    return Path(json.loads(out.stdout)["target_directory"])
+
+
+def browser_tests():
+    """Build the static site, then test it in Chromium and its wasm module
+    against the command line (tools/playground/test_site.mjs)."""
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        print(f"error: no Chromium at {chromium}: `apt-get install chromium` (or set CHROMIUM=...)", file=sys.stderr)
+        sys.exit(1)
+    work = target_dir() / "playground"
+    site = work / "site"
+    must(sys.executable, "tools/playground.py", "build", site)
+    work.mkdir(parents=True, exist_ok=True)
+    with open(work / "reference.json", "w") as out:
+        print("+ cargo run -p web --example reference_outputs", flush=True)
+        if subprocess.run(["cargo", "run", "-q", "--locked", "-p", "web", "--example", "reference_outputs"], cwd=ROOT, stdout=out).returncode != 0:
+            sys.exit(1)
+    page = ROOT / "tools" / "playground"
+    if not (page / "node_modules" / "playwright-core").exists():
+        must("npm", "ci", "--prefix", page, "--no-audit", "--no-fund")
+    env = dict(
+        os.environ,
+        CHROMIUM=chromium,
+        PLAYGROUND_SITE=str(site),
+        PLAYGROUND_REFERENCE=str(work / "reference.json"),
+        PLAYGROUND_ARTIFACTS=str(work / "artifacts"),
+        METAL_PUZZLES_BIN=str(target_dir() / "debug" / "metal-puzzles"),
+    )
+    must("node", "--test", "--test-concurrency=1", page / "test_site.mjs", env=env)
+
+
 def main():
     must("cargo", "test", "--workspace")
+    browser_tests()
     make_venv()
     pip = [PY, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     must(*pip, *NEEDED)

@@ -13,10 +13,12 @@
 //! writers and read counts for watch mode).
 
 mod model;
+#[cfg(feature = "png")]
 mod png;
 mod svg;
 mod terminal;
 
+#[cfg(feature = "png")]
 pub use png::render_png;
 pub use svg::render_svg;
 pub use terminal::render_terminal;

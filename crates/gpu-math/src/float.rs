@@ -62,24 +62,32 @@ pub fn modf(x: f32) -> (f32, f32) {
 
 // ---------------------------------------------------------------- unary
 
+// Transcendental functions are computed in f64 by the `libm` crate and
+// rounded once: the same code on every platform (the system's libm differs
+// between machines, and WebAssembly has none), so results are identical
+// everywhere, and within an ulp of the exact value.
+fn via_f64(f: fn(f64) -> f64, x: f32) -> f32 {
+    f(x as f64) as f32
+}
+
 fn exp(x: f32) -> f32 {
-    x.exp()
+    via_f64(libm::exp, x)
 }
 fn exp2(x: f32) -> f32 {
-    x.exp2()
+    via_f64(libm::exp2, x)
 }
 /// 10^x; computed in f64 (f32 has no exp10) and rounded once.
 fn exp10(x: f32) -> f32 {
-    10f64.powf(x as f64) as f32
+    libm::pow(10.0, x as f64) as f32
 }
 fn log(x: f32) -> f32 {
-    x.ln()
+    via_f64(libm::log, x)
 }
 fn log2(x: f32) -> f32 {
-    x.log2()
+    via_f64(libm::log2, x)
 }
 fn log10(x: f32) -> f32 {
-    x.log10()
+    via_f64(libm::log10, x)
 }
 fn sqrt(x: f32) -> f32 {
     x.sqrt()
@@ -89,44 +97,47 @@ fn sqrt(x: f32) -> f32 {
 fn rsqrt(x: f32) -> f32 {
     (1.0 / (x as f64).sqrt()) as f32
 }
-fn sin(x: f32) -> f32 {
-    x.sin()
+/// sin(x) (also what `sincos` returns first).
+pub fn sin(x: f32) -> f32 {
+    via_f64(libm::sin, x)
 }
-fn cos(x: f32) -> f32 {
-    x.cos()
+/// cos(x) (also what `sincos` returns second).
+pub fn cos(x: f32) -> f32 {
+    via_f64(libm::cos, x)
 }
 fn tan(x: f32) -> f32 {
-    x.tan()
+    via_f64(libm::tan, x)
 }
 fn asin(x: f32) -> f32 {
-    x.asin()
+    via_f64(libm::asin, x)
 }
 fn acos(x: f32) -> f32 {
-    x.acos()
+    via_f64(libm::acos, x)
 }
 fn atan(x: f32) -> f32 {
-    x.atan()
+    via_f64(libm::atan, x)
 }
 fn sinh(x: f32) -> f32 {
-    x.sinh()
+    via_f64(libm::sinh, x)
 }
 fn cosh(x: f32) -> f32 {
-    x.cosh()
+    via_f64(libm::cosh, x)
 }
 fn tanh(x: f32) -> f32 {
-    x.tanh()
+    via_f64(libm::tanh, x)
 }
-// Rust implements f32::{asinh, acosh, atanh} with f32 formulas that lose a
-// few ulps (atanh(-0.7576564) is 3 ulps off); the f64 versions rounded once
-// are within an ulp.
 fn asinh(x: f32) -> f32 {
-    (x as f64).asinh() as f32
+    via_f64(libm::asinh, x)
 }
+/// NaN below 1 (`libm::acosh` returns a number for x <= -2).
 fn acosh(x: f32) -> f32 {
-    (x as f64).acosh() as f32
+    if x < 1.0 {
+        return f32::NAN;
+    }
+    via_f64(libm::acosh, x)
 }
 fn atanh(x: f32) -> f32 {
-    (x as f64).atanh() as f32
+    via_f64(libm::atanh, x)
 }
 
 /// Exact reduction for the *pi functions: |x| = 2j + k/2 + r with integer j,
@@ -148,10 +159,10 @@ fn sinpi(x: f32) -> f32 {
     let (k, r) = reduce_pi(x.abs());
     let pr = std::f64::consts::PI * r;
     let s = match k {
-        0 => pr.sin(),
-        1 => pr.cos(),
-        2 => -pr.sin(),
-        _ => -pr.cos(),
+        0 => libm::sin(pr),
+        1 => libm::cos(pr),
+        2 => -libm::sin(pr),
+        _ => -libm::cos(pr),
     };
     // Exact zeros (integer x) get the sign of x; otherwise sinpi is odd.
     let s = if s == 0.0 { 0.0 } else { s as f32 };
@@ -171,10 +182,10 @@ fn cospi(x: f32) -> f32 {
     let (k, r) = reduce_pi(x.abs());
     let pr = std::f64::consts::PI * r;
     let c = match k {
-        0 => pr.cos(),
-        1 => -pr.sin(),
-        2 => -pr.cos(),
-        _ => pr.sin(),
+        0 => libm::cos(pr),
+        1 => -libm::sin(pr),
+        2 => -libm::cos(pr),
+        _ => libm::sin(pr),
     };
     if c == 0.0 {
         0.0
@@ -192,7 +203,7 @@ fn tanpi(x: f32) -> f32 {
     }
     let (k, r) = reduce_pi(x.abs());
     let pr = std::f64::consts::PI * r;
-    let (s, c) = (pr.sin(), pr.cos());
+    let (s, c) = (libm::sin(pr), libm::cos(pr));
     // tan(pi(r + k/2)): period 1, so k and k+2 agree.
     let t = match k & 1 {
         0 => s / c,
@@ -327,7 +338,7 @@ fn pow(x: f32, y: f32) -> f32 {
     if y == 0.0 || x == 1.0 {
         return 1.0;
     }
-    x.powf(y)
+    libm::pow(x as f64, y as f64) as f32
 }
 
 /// `powr(x, y)`: x^y for x >= 0. MSL: undefined/NaN for x < 0; the special
@@ -349,11 +360,11 @@ fn powr(x: f32, y: f32) -> f32 {
     if (x.is_infinite() && y == 0.0) || (x == 1.0 && y.is_infinite()) {
         return f32::NAN;
     }
-    x.powf(y)
+    libm::pow(x as f64, y as f64) as f32
 }
 
 fn atan2(y: f32, x: f32) -> f32 {
-    y.atan2(x)
+    libm::atan2(y as f64, x as f64) as f32
 }
 
 /// C fmod: x - trunc(x / y) * y computed exactly; result has the sign of x.

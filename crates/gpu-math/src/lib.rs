@@ -24,8 +24,8 @@ mod int;
 
 pub use convert::{float_to_bool, float_to_int, int_to_float};
 pub use float::{
-    float_binary, float_predicate, float_relation, float_ternary, float_unary, fmax, fmin, frexp, is_normal_in, ldexp, modf, round_to,
-    FloatKind,
+    cos, float_binary, float_predicate, float_relation, float_ternary, float_unary, fmax, fmin, frexp, is_normal_in, ldexp, modf, round_to,
+    sin, FloatKind,
 };
 pub use geometric::{cross, distance, dot, faceforward, length, normalize_vec, reflect, refract};
 pub use int::{extract_bits, insert_bits, int_binary, int_cmp, int_op, int_ternary, int_unary, normalize, IntKind, IntOp, IntTernaryFn};

@@ -479,8 +479,8 @@ impl Machine<'_> {
                     outs[1][l] = r(ip);
                 }
                 "sincos" => {
-                    outs[0][l] = r(x.sin());
-                    outs[1][l] = r(x.cos());
+                    outs[0][l] = r(gpu_math::sin(x));
+                    outs[1][l] = r(gpu_math::cos(x));
                 }
                 _ => {}
             }

@@ -33,7 +33,9 @@ const COPY_BUDGET: u64 = 4 << 30;
 
 /// How many workers to run the dispatch on (1: sequentially).
 pub(crate) fn workers(kernel: &Kernel, opts: &RunOptions, groups: u64, lanes: usize, buffers: &BTreeMap<u32, Vec<u8>>) -> usize {
+    // (WebAssembly in a browser has no threads to give: always sequential.)
     if opts.threads == 1
+        || cfg!(target_family = "wasm")
         || kernel.device_atomics
         || opts.trace.is_some()
         || opts.profile

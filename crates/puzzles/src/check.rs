@@ -273,6 +273,44 @@ pub fn book_kernel(puzzle: &'static Puzzle, file_name: &str, file_text: &str) ->
     Ok(k.with_files(Some(body_file), Some(header_file)))
 }
 
+/// The kernel signatures a workspace file's bodies run inside, as MLX
+/// generates them for the puzzle's first test: one per kernel (a pipeline
+/// has one per stage, in order), each the `[[kernel]]` line through the
+/// opening brace, then `...your code...` and the closing brace. Empty when
+/// the file's layout or header does not generate.
+pub fn signatures(puzzle: &'static Puzzle, file_text: &str) -> Vec<String> {
+    let Some(case) = puzzle.tests.first() else { return Vec::new() };
+    let inputs: Vec<Array> = case.inputs.iter().map(|s| build_input(s, None)).collect();
+    let generated: Vec<Option<mlx::Generated>> = if puzzle.stages.is_empty() {
+        let Ok(kernel) = book_kernel(puzzle, &puzzle.file_name(), file_text) else { return Vec::new() };
+        vec![kernel.generate_for(&book_call(puzzle, case, &inputs)).ok()]
+    } else {
+        let Ok(kernels) = crate::pipeline::stage_kernels(puzzle, &puzzle.file_name(), file_text) else { return Vec::new() };
+        // Each stage sees the puzzle's inputs and earlier stages' outputs:
+        // only their dtypes and shapes matter to the signature.
+        let n = crate::pipeline::size_of(&inputs);
+        let mut buffers: Vec<(&str, Array)> = puzzle.input_names.iter().copied().zip(inputs.iter().cloned()).collect();
+        let mut out = Vec::new();
+        for (stage, kernel) in puzzle.stages.iter().zip(&kernels) {
+            let given: Option<Vec<Array>> =
+                stage.inputs.iter().map(|name| buffers.iter().rev().find(|(b, _)| b == name).map(|(_, a)| a.clone())).collect();
+            out.push(given.and_then(|g| kernel.generate_for(&crate::pipeline::stage_call(stage, &g, n)).ok()));
+            buffers.push((stage.output, Array::zeros(stage.output_dtype, &(stage.dispatch)(n).output_shape)));
+        }
+        out
+    };
+    generated
+        .iter()
+        .flatten()
+        .filter_map(|g| {
+            let src = &g.source;
+            let start = src.find("[[kernel]]")?;
+            let end = src[start..].find(") {")? + start + 3;
+            Some(format!("{}\n    ...your code...\n}}\n", &src[start..end]))
+        })
+        .collect()
+}
+
 /// The run a capture of this check holds: the first failing test (the
 /// one `check` explains), or the first test when all pass, as the book
 /// runs it: (title, kernel, call). Pipelines are not captured yet.

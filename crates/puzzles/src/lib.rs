@@ -13,6 +13,7 @@ mod book;
 mod book2;
 pub mod check;
 pub mod explain;
+pub mod goal;
 pub mod guide;
 pub mod pipeline;
 pub mod render;

@@ -21,7 +21,7 @@ pub struct Shown {
 /// Cell labels short enough to stay readable inside a cell: whole numbers
 /// up to 5 digits as they are, others with 3 significant digits
 /// (`0.25`, `-3.14`, `1.03e6`).
-fn labels(a: &Array) -> Vec<String> {
+pub(crate) fn labels(a: &Array) -> Vec<String> {
     a.to_f64_vec().iter().map(|&v| label(v)).collect()
 }
 
@@ -41,7 +41,7 @@ fn label(v: f64) -> String {
 }
 
 /// Shape for drawing: 1-D stays, 2-D is (rows, cols), higher is flattened.
-fn draw_shape(shape: &[usize]) -> Vec<usize> {
+pub(crate) fn draw_shape(shape: &[usize]) -> Vec<usize> {
     match shape.len() {
         0 => vec![1],
         1 | 2 => shape.to_vec(),

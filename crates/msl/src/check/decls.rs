@@ -148,7 +148,7 @@ impl<'a> Checker<'a, '_> {
                     .note("the program is compiled as if the assertion held; Metal's compiler checks it");
             }
             None => {
-                self.error(cond.span, "static_assert needs a compile-time constant condition");
+                self.not_constant(cond.span, "static_assert needs a compile-time constant condition", &h);
             }
         }
     }
@@ -1585,7 +1585,7 @@ impl<'a> Checker<'a, '_> {
 
     /// Fold a scalar constant expression.
     pub(crate) fn const_value(&self, e: &hir::Expr) -> Option<ConstValue> {
-        crate::check::expr::fold(self, e)
+        crate::check::fold::fold(self, e)
     }
 }
 

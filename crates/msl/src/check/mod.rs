@@ -10,6 +10,7 @@
 
 mod calls;
 mod consteval;
+mod fold;
 mod decls;
 mod expr;
 mod fnconst;

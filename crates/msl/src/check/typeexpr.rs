@@ -119,7 +119,7 @@ impl<'a> Checker<'a, '_> {
         match self.const_value(&h) {
             Some(v) => Some(v.as_i64()),
             None => {
-                self.error(e.span, format!("{what} must be a compile-time constant"))
+                self.not_constant(e.span, format!("{what} must be a compile-time constant"), &h)
                     .help("use a literal, a `constexpr` or `constant` variable, or a template parameter");
                 None
             }
@@ -383,7 +383,7 @@ impl<'a> Checker<'a, '_> {
                                 match v {
                                     Some(v) => out.push(TArg::Value(v, h.ty)),
                                     None => {
-                                        self.error(te.span, "template argument must be a type or a constant");
+                                        self.not_constant(te.span, "template argument must be a type or a constant", &h);
                                         return None;
                                     }
                                 }
@@ -415,7 +415,7 @@ impl<'a> Checker<'a, '_> {
                     match self.const_value(&h) {
                         Some(v) => out.push(TArg::Value(v, h.ty)),
                         None => {
-                            self.error(e.span, "template argument must be a compile-time constant");
+                            self.not_constant(e.span, "template argument must be a compile-time constant", &h);
                             return None;
                         }
                     }

@@ -586,7 +586,7 @@ impl<'a> Checker<'a, '_> {
                 let ty = x.ty.clone();
                 if let Some(v) = self.const_value(&x) {
                     if let Some(s) = ty.elem_scalar().filter(|_| ty.is_scalar()) {
-                        if let Some(nv) = super::fold::negate(v, s) {
+                        if let Some(nv) = self.fold_negation(v, s, span) {
                             return Some(mk(H::Const(nv), ty, span));
                         }
                     }

@@ -23,6 +23,10 @@ use std::cell::Cell;
 /// Deepest expression nesting folded (deeper is "not a constant").
 const MAX_FOLD_DEPTH: u32 = 200;
 
+/// The note of warnings about undefined operations.
+const COMPILER_MAY_FOLD: &str =
+    "the simulator computes what Apple GPUs compute at run time, but Apple's compiler may fold this expression to any value";
+
 /// An undefined operation met while folding: where, what, and the type it
 /// happened in.
 #[derive(Clone, Copy)]
@@ -264,10 +268,6 @@ fn fold_unary(op: hir::UnaryOp, v: ConstValue, s: Scalar) -> Result<ConstValue, 
     }
 }
 
-/// `-v` for a constant of type `s` (`None` if that is undefined).
-pub(crate) fn negate(v: ConstValue, s: Scalar) -> Option<ConstValue> {
-    fold_unary(hir::UnaryOp::Neg, v, s).ok()
-}
 
 impl Checker<'_, '_> {
     /// An error at `at` saying `h` is not a compile-time constant, pointing
@@ -308,11 +308,23 @@ impl Checker<'_, '_> {
                 self.warn(r.span, "integer division by zero").note(Undefined::DivisionByZero.describe(s.name()));
             }
             Some(u) => {
-                self.warn(span, u.describe(s.name())).note(
-                    "the simulator computes what Apple GPUs compute at run time, but Apple's compiler may fold this expression to any value",
-                );
+                self.warn(span, u.describe(s.name())).note(COMPILER_MAY_FOLD);
             }
             None => {}
+        }
+    }
+
+    /// `-v` for a constant `v` of type `s` negated at `span`; `None` (after a
+    /// warning) when the negation is undefined (the smallest signed value).
+    pub(crate) fn fold_negation(&self, v: ConstValue, s: Scalar, span: Span) -> Option<ConstValue> {
+        match fold_unary(hir::UnaryOp::Neg, v, s) {
+            Ok(nv) => Some(nv),
+            Err(u) => {
+                if let Some(u) = u {
+                    self.warn(span, u.describe(s.name())).note(COMPILER_MAY_FOLD);
+                }
+                None
+            }
         }
     }
 
@@ -345,8 +357,8 @@ mod tests {
         assert_eq!(fold_binary(BinaryOp::Add, i(i32::MAX as i64), i(1), Scalar::Int), None);
         assert_eq!(fold_binary(BinaryOp::Add, ConstValue::UInt(u32::MAX as u64), i(1), Scalar::UInt), Some(ConstValue::UInt(0)));
         assert_eq!(fold_binary(BinaryOp::Div, i(1), i(0), Scalar::Int), None);
-        assert_eq!(negate(i(i32::MIN as i64), Scalar::Int), None);
-        assert_eq!(negate(i(5), Scalar::Int), Some(i(-5)));
+        assert_eq!(fold_unary(hir::UnaryOp::Neg, i(i32::MIN as i64), Scalar::Int), Err(Some(Undefined::SignedOverflow)));
+        assert_eq!(fold_unary(hir::UnaryOp::Neg, i(5), Scalar::Int), Ok(i(-5)));
         assert_eq!(
             fold_binary(BinaryOp::Lt, ConstValue::Float(f64::NAN), ConstValue::Float(1.0), Scalar::Float),
             Some(ConstValue::Bool(false))

@@ -11,6 +11,7 @@
 mod calls;
 mod consteval;
 mod fold;
+mod kernel_args;
 mod decls;
 mod expr;
 mod fnconst;

@@ -37,8 +37,8 @@ pub fn round_f64_to(kind: FloatKind, x: f64) -> f32 {
     }
     let e = ((ax.to_bits() >> 52) & 0x7ff) as i32 - 1023; // floor(log2 ax); ax is normal
     let q = e.max(emin) - (p - 1); // exponent of the kind's ulp at ax
-    // ax / 2^q and back are exact power-of-two scalings (no overflow or
-    // underflow for these exponents); the only rounding is round_ties_even.
+                                   // ax / 2^q and back are exact power-of-two scalings (no overflow or
+                                   // underflow for these exponents); the only rounding is round_ties_even.
     let r = (ax * 2f64.powi(-q)).round_ties_even() * 2f64.powi(q);
     let r = if r >= 2f64.powi(emax + 1) { f64::INFINITY } else { r };
     (r as f32).copysign(x as f32) // exact: r is a value of the kind

@@ -113,7 +113,13 @@ fn fma_exact(kind: FloatKind, a: f32, b: f32, c: f32) -> f32 {
         return if sp && sc { -0.0 } else { 0.0 };
     }
     // Both terms as integers times 2^e0 with a common exponent.
-    let e0 = if mp == 0 { ec } else if mc == 0 { ep } else { ep.min(ec) };
+    let e0 = if mp == 0 {
+        ec
+    } else if mc == 0 {
+        ep
+    } else {
+        ep.min(ec)
+    };
     let p = Big::from(mp).shl((ep - e0).max(0) as u32);
     let q = Big::from(mc).shl((ec - e0).max(0) as u32);
     let (p, q) = (if mp == 0 { Big::from(0) } else { p }, if mc == 0 { Big::from(0) } else { q });

@@ -71,7 +71,13 @@ fn value(t: Scalar) -> BoxedStrategy<u64> {
             let k = gpu_math::IntKind { bits: w, signed: t.is_signed() };
             let norm = move |v: u64| gpu_math::normalize(k, v);
             let min = if t.is_signed() { 1u64 << (w - 1) } else { 0 };
-            let max = if t.is_signed() { (1u64 << (w - 1)) - 1 } else if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+            let max = if t.is_signed() {
+                (1u64 << (w - 1)) - 1
+            } else if w == 64 {
+                u64::MAX
+            } else {
+                (1u64 << w) - 1
+            };
             prop_oneof![
                 3 => any::<u64>().prop_map(norm),
                 2 => (0u64..70).prop_map(norm),
@@ -88,8 +94,10 @@ fn value(t: Scalar) -> BoxedStrategy<u64> {
                 .to_bits() as u64
             };
             let special = [0.0f32, -0.0, 1.0, -1.0, 0.5, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 65504.0, 3.0e9, -3.0e9, 1e-40];
-            let special: Vec<u64> = special.iter().map(|x| gpu_math::scalar::convert(Scalar::Float.arith(), kind, x.to_bits() as u64)).collect();
-            let random = if t == Scalar::Float { any::<u32>().prop_map(|b| b as u64).boxed() } else { any::<u16>().prop_map(widen).boxed() };
+            let special: Vec<u64> =
+                special.iter().map(|x| gpu_math::scalar::convert(Scalar::Float.arith(), kind, x.to_bits() as u64)).collect();
+            let random =
+                if t == Scalar::Float { any::<u32>().prop_map(|b| b as u64).boxed() } else { any::<u16>().prop_map(widen).boxed() };
             prop_oneof![
                 3 => random,
                 1 => (-3000i32..3000).prop_map(move |i| gpu_math::scalar::convert(Scalar::Int.arith(), kind, i as i64 as u64)),
@@ -228,7 +236,9 @@ fn check(t: Scalar, a: &[u64], b: &[u64]) -> Result<(), String> {
 
     let tn = t.name();
     let mut runtime_src = String::from(PRELUDE);
-    runtime_src += &format!("kernel void k(device uchar* out [[buffer(0)]], device const {tn}* in [[buffer(1)]], uint tid [[thread_position_in_grid]]) {{\n");
+    runtime_src += &format!(
+        "kernel void k(device uchar* out [[buffer(0)]], device const {tn}* in [[buffer(1)]], uint tid [[thread_position_in_grid]]) {{\n"
+    );
     runtime_src += &format!("  {tn} a = in[2 * tid], b = in[2 * tid + 1];\n  uint k = tid;\n");
     for (i, c) in all[0].iter().enumerate() {
         let at = format!("*(device {}*)(out + 8 * (k * {n} + {i}))", c.rt.name());

@@ -4270,8 +4270,11 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
                 .prop_map(|(v, s)| {
                     // The lexer gives a literal a value of its own type.
                     // (half stays below its largest finite value, 65504).
-                    let (kind, v) =
-                        if s == crate::token::FloatSuffix::H { (gpu_math::FloatKind::F16, v % 65504.0) } else { (gpu_math::FloatKind::F32, v) };
+                    let (kind, v) = if s == crate::token::FloatSuffix::H {
+                        (gpu_math::FloatKind::F16, v % 65504.0)
+                    } else {
+                        (gpu_math::FloatKind::F32, v)
+                    };
                     Expr { kind: ExprKind::FloatLit { value: gpu_math::round_f64_to(kind, v) as f64, suffix: s }, span: sp() }
                 }),
             any::<bool>().prop_map(|b| Expr { kind: ExprKind::BoolLit(b), span: sp() }),

@@ -155,9 +155,9 @@ impl<'p> Lowerer<'p> {
                 1 => gpu_math::float_unary(name, fast)
                     .map(MathFn::F1)
                     .or_else(|| gpu_math::float_predicate_in(kind, name).map(MathFn::FPred)),
-                2 => gpu_math::float_binary_in(kind, name, fast)
-                    .map(MathFn::F2)
-                    .or_else(|| gpu_math::float_relation(name).map(MathFn::FRel)),
+                2 => {
+                    gpu_math::float_binary_in(kind, name, fast).map(MathFn::F2).or_else(|| gpu_math::float_relation(name).map(MathFn::FRel))
+                }
                 3 => gpu_math::float_ternary_in(kind, name, fast).map(MathFn::F3),
                 _ => None,
             }

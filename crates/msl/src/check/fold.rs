@@ -268,7 +268,6 @@ fn fold_unary(op: hir::UnaryOp, v: ConstValue, s: Scalar) -> Result<ConstValue, 
     }
 }
 
-
 impl Checker<'_, '_> {
     /// An error at `at` saying `h` is not a compile-time constant, pointing
     /// at the undefined operation when that is the reason.

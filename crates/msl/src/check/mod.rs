@@ -10,14 +10,14 @@
 
 mod calls;
 mod consteval;
-mod fold;
-mod kernel_args;
 mod decls;
 mod expr;
 mod fnconst;
 mod fnptr;
+mod fold;
 mod inherit;
 mod intrinsics;
+mod kernel_args;
 mod limits;
 mod localtypes;
 pub mod logging;

@@ -29,7 +29,7 @@ impl Checker<'_, '_> {
                     }
                 };
                 if !(0..31).contains(&idx) {
-                    self.error(a.span, format!("buffer index {idx} is out of range (0 to 30)"));
+                    self.error(a.span, format!("{an} index {idx} is out of range (0 to 30)"));
                     return None;
                 }
                 if an == "buffer" {
@@ -110,6 +110,15 @@ impl Checker<'_, '_> {
                 // Metal assigns buffer indices to unattributed buffer params in order.
                 Type::Pointer { space: AddressSpace::Device | AddressSpace::Constant, .. }
                 | Type::Reference { space: AddressSpace::Device | AddressSpace::Constant, .. } => Some(Binding::Buffer(u32::MAX)),
+                Type::Pointer { space: AddressSpace::Thread, .. } | Type::Reference { space: AddressSpace::Thread, .. } => {
+                    self.error(p.ty.span, format!("kernel parameter `{pname}` cannot point into `thread` memory"))
+                        .label("each thread's own memory; the host cannot pass it")
+                        .help(format!(
+                            "pass the data in a buffer: `device {}` (or `constant` for read-only data) with `[[buffer(n)]]`",
+                            pointee_display(self, ty)
+                        ));
+                    None
+                }
                 _ => {
                     self.error(p.span, format!("kernel parameter `{pname}` needs an attribute saying where its value comes from"))
                         .help("use `[[buffer(n)]]` for a buffer or a thread-position attribute such as `[[thread_position_in_grid]]`");

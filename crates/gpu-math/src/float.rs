@@ -502,6 +502,96 @@ pub fn float_ternary(name: &str, fast: bool) -> Option<fn(f32, f32, f32) -> f32>
     })
 }
 
+/// `fma(a, b, c)` rounded once to `kind`. The product of two f32 values is
+/// exact in f64; TwoSum gives the sum's rounding error exactly; rounding the
+/// f64 sum to odd (the nearer neighbour with an odd last bit when the sum was
+/// inexact) keeps the information a later rounding to 51 bits or fewer
+/// needs, so the final rounding to the kind is the only one that counts.
+fn fma_rounded_to(kind: FloatKind, a: f32, b: f32, c: f32) -> f32 {
+    let p = a as f64 * b as f64;
+    let c = c as f64;
+    let s = p + c;
+    if !s.is_finite() || s == 0.0 {
+        // Infinities and NaN follow IEEE from the f64 sum; an exact zero sum
+        // has the sign IEEE gives it.
+        return crate::round::round_f64_to(kind, s);
+    }
+    let bp = s - p;
+    let err = (p - (s - bp)) + (c - bp);
+    let odd = if err != 0.0 && s.to_bits() & 1 == 0 {
+        // One step along the error's direction: away from zero when the
+        // error has the sum's sign, towards zero otherwise.
+        let away = (err > 0.0) == (s > 0.0);
+        f64::from_bits(if away { s.to_bits() + 1 } else { s.to_bits() - 1 })
+    } else {
+        s
+    };
+    crate::round::round_f64_to(kind, odd)
+}
+
+fn fma_half(a: f32, b: f32, c: f32) -> f32 {
+    fma_rounded_to(FloatKind::F16, a, b, c)
+}
+
+fn fma_bfloat(a: f32, b: f32, c: f32) -> f32 {
+    fma_rounded_to(FloatKind::BF16, a, b, c)
+}
+
+/// [`float_ternary`] for elements of `kind`: `fma` and `mad` round once to
+/// the kind (the MSL specification requires `fma` correctly rounded, and
+/// computing in f32 and rounding again is off by one ulp for some half
+/// triples).
+pub fn float_ternary_in(kind: FloatKind, name: &str, fast: bool) -> Option<fn(f32, f32, f32) -> f32> {
+    match (kind, name) {
+        (FloatKind::F16, "fma" | "mad") => Some(fma_half),
+        (FloatKind::BF16, "fma" | "mad") => Some(fma_bfloat),
+        _ => float_ternary(name, fast),
+    }
+}
+
+/// `nextafter` in a 16-bit float format given by its bits conversions: the
+/// neighbour of x towards y in that format's spacing (y if x == y, NaN if
+/// either is NaN), returned widened to f32.
+fn nextafter16(x: f32, y: f32, to_bits: fn(f32) -> u16, from_bits: fn(u16) -> f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        return f32::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    let b = to_bits(x);
+    let r = if x == 0.0 {
+        if y > 0.0 {
+            1
+        } else {
+            0x8001
+        }
+    } else if (y > x) == (x > 0.0) {
+        b + 1
+    } else {
+        b - 1
+    };
+    from_bits(r)
+}
+
+fn nextafter_half(x: f32, y: f32) -> f32 {
+    nextafter16(x, y, |v| half::f16::from_f32(v).to_bits(), |b| half::f16::from_bits(b).to_f32())
+}
+
+fn nextafter_bfloat(x: f32, y: f32) -> f32 {
+    nextafter16(x, y, |v| half::bf16::from_f32(v).to_bits(), |b| half::bf16::from_bits(b).to_f32())
+}
+
+/// [`float_binary`] for elements of `kind`: `nextafter` steps by the kind's
+/// own spacing.
+pub fn float_binary_in(kind: FloatKind, name: &str, fast: bool) -> Option<fn(f32, f32) -> f32> {
+    match (kind, name) {
+        (FloatKind::F16, "nextafter") => Some(nextafter_half),
+        (FloatKind::BF16, "nextafter") => Some(nextafter_bfloat),
+        _ => float_binary(name, fast),
+    }
+}
+
 // ---------------------------------------------------------------- predicates
 
 fn isnan(x: f32) -> bool {
@@ -543,6 +633,24 @@ pub fn is_normal_in(kind: FloatKind, x: f32) -> bool {
         FloatKind::F32 => x.is_normal(),
         FloatKind::F16 => half::f16::from_f32(x).is_normal(),
         FloatKind::BF16 => half::bf16::from_f32(x).is_normal(),
+    }
+}
+
+fn isnormal_half(x: f32) -> bool {
+    is_normal_in(FloatKind::F16, x)
+}
+
+fn isnormal_bfloat(x: f32) -> bool {
+    is_normal_in(FloatKind::BF16, x)
+}
+
+/// [`float_predicate`] for elements of `kind`: `isnormal` answers for the
+/// kind's own exponent range.
+pub fn float_predicate_in(kind: FloatKind, name: &str) -> Option<fn(f32) -> bool> {
+    match (kind, name) {
+        (FloatKind::F16, "isnormal") => Some(isnormal_half),
+        (FloatKind::BF16, "isnormal") => Some(isnormal_bfloat),
+        _ => float_predicate(name),
     }
 }
 

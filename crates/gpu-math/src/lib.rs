@@ -21,11 +21,14 @@ mod convert;
 mod float;
 pub mod geometric;
 mod int;
+mod round;
+pub mod scalar;
 
 pub use convert::{float_to_bool, float_to_int, int_to_float};
 pub use float::{
-    cos, float_binary, float_predicate, float_relation, float_ternary, float_unary, fmax, fmin, frexp, is_normal_in, ldexp, modf, round_to,
-    sin, FloatKind,
+    cos, float_binary, float_binary_in, float_predicate, float_predicate_in, float_relation, float_ternary, float_ternary_in, float_unary,
+    fmax, fmin, frexp, is_normal_in, ldexp, modf, round_to, sin, FloatKind,
 };
 pub use geometric::{cross, distance, dot, faceforward, length, normalize_vec, reflect, refract};
 pub use int::{extract_bits, insert_bits, int_binary, int_cmp, int_op, int_ternary, int_unary, normalize, IntKind, IntOp, IntTernaryFn};
+pub use round::{decimal_to_kind, int_to_kind, round_f64_to};

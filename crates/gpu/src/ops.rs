@@ -52,26 +52,19 @@ pub fn from_norm(s: Scalar, v: u64) -> u64 {
     }
 }
 
-/// Convert register bits of type `from` to register bits of type `to`.
+/// Convert register bits of type `from` to register bits of type `to`, with
+/// the one scalar arithmetic (`gpu_math::scalar::convert`) that constant
+/// folding uses too.
 pub fn convert_bits(from: Scalar, to: Scalar, bits: u64) -> u64 {
     if from == to {
         return bits;
     }
-    if to == Scalar::Bool {
-        return if from.is_float() { gpu_math::float_to_bool(f(bits as u32)) as u64 } else { (to_norm(from, bits) != 0) as u64 };
-    }
-    match (from.is_float(), to.is_float()) {
-        (true, true) => gpu_math::round_to(float_kind(to), f(bits as u32)).to_bits() as u64,
-        (true, false) => from_norm(to, gpu_math::float_to_int(int_kind(to), f(bits as u32))),
-        (false, true) => {
-            let v = if from == Scalar::Bool { bits & 1 } else { to_norm(from, bits) };
-            let k = if from == Scalar::Bool { IntKind { bits: 32, signed: false } } else { int_kind(from) };
-            gpu_math::round_to(float_kind(to), gpu_math::int_to_float(k, v)).to_bits() as u64
-        }
-        (false, false) => {
-            let v = if from == Scalar::Bool { bits & 1 } else { to_norm(from, bits) };
-            from_norm(to, v)
-        }
+    let v = if from.is_float() { bits as u32 as u64 } else { to_norm(from, bits) };
+    let r = gpu_math::scalar::convert(from.arith(), to.arith(), v);
+    if to.is_float() {
+        r
+    } else {
+        from_norm(to, r)
     }
 }
 

@@ -493,12 +493,15 @@ fn float_binary_functions() {
 
 #[test]
 fn float_ternary_functions() {
-    ternary("fma(a, b, c)", Tol::Bits, |a, b, c| {
-        // Exact a*b in f64, then one rounding of the sum to f32 via f64 can
-        // double-round; accept the true fma in f32 (correctly rounded) and,
-        // for half/bfloat, the f32 fma rounded again (what a GPU does).
-        vec![a.mul_add(b, c)]
-    });
+    // fma rounds once in every precision: f32's fused multiply-add
+    // for float; for half and bfloat the correctly rounded function that
+    // gpu-math's tests/fma.rs checks against exact big-integer arithmetic.
+    for (kind, gk) in [(FK::F32, gpu_math::FloatKind::F32), (FK::F16, gpu_math::FloatKind::F16), (FK::BF16, gpu_math::FloatKind::BF16)] {
+        let once = gpu_math::float_ternary_in(gk, "fma", false).unwrap();
+        for expr in ["fma(a, b, c)", "fast::fma(a, b, c)", "precise::fma(a, b, c)"] {
+            float_prop(kind, 3, expr, Tol::Bits, &|a| vec![once(a[0], a[1], a[2])], None);
+        }
+    }
     ternary("clamp(a, b, c)", Tol::Ulp(0), |x, lo, hi| vec![x.max(lo).min(hi)]);
     ternary("mix(a, b, c)", Tol::Ulp(0), |x, y, t| vec![x + (y - x) * t, (y - x).mul_add(t, x)]);
     ternary("fmin3(a, b, c)", Tol::Ulp(0), |a, b, c| vec![a.min(b).min(c)]);

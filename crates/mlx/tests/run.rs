@@ -446,17 +446,28 @@ fn header_errors_point_at_the_header() {
 
 #[test]
 fn every_attribute_compiles_and_runs() {
-    let mut body = String::from("uint i = thread_position_in_grid.x;\nuint acc = 0;\n");
-    for (name, ty) in mlx::ATTRIBUTES {
-        body.push_str(&format!("acc += {name}{};\n", if ty == "uint3" { ".x" } else { "" }));
-    }
-    body.push_str("out[i] = acc;\n");
-    let k = MetalKernel::new("attrs", &[], &["out"], &body, "", true, false).unwrap();
-    let r = ok(k.call(&Call::new(vec![], vec![vec![64]], vec![DType::U32], [64, 1, 1], [32, 1, 1])));
-    assert_eq!(r.generated.attributes.len(), 20);
+    // `thread_execution_width` is the old name of `threads_per_simdgroup`;
+    // Metal refuses a kernel that takes both, so it gets a kernel of its own.
+    let body_using = |names: &[(&str, &str)]| {
+        let mut body = String::from("uint i = thread_position_in_grid.x;\nuint acc = 0;\n");
+        for (name, ty) in names {
+            body.push_str(&format!("acc += {name}{};\n", if *ty == "uint3" { ".x" } else { "" }));
+        }
+        body + "out[i] = acc;\n"
+    };
+    let all_but_old: Vec<_> = mlx::ATTRIBUTES.into_iter().filter(|(n, _)| *n != "thread_execution_width").collect();
+    let call = Call::new(vec![], vec![vec![64]], vec![DType::U32], [64, 1, 1], [32, 1, 1]);
+    let k = MetalKernel::new("attrs", &[], &["out"], &body_using(&all_but_old), "", true, false).unwrap();
+    let r = ok(k.call(&call));
+    assert_eq!(r.generated.attributes.len(), 19);
     // Thread 0 of threadgroup 0: the position-type attributes are 0, the sizes are not.
     let v = r.outputs[0].to_f64_vec();
     assert!(v[0] > 0.0 && v[1] > v[0]);
+    let k = MetalKernel::new("width", &[], &["out"], &body_using(&[("thread_execution_width", "uint")]), "", true, false).unwrap();
+    assert_eq!(ok(k.call(&call)).outputs[0].to_f64_vec()[0], 32.0);
+    let k = MetalKernel::new("both", &[], &["out"], &body_using(&mlx::ATTRIBUTES), "", true, false).unwrap();
+    let m = compile_error(k.call(&call));
+    assert!(m.contains("cannot take both `[[thread_execution_width]]` and `[[threads_per_simdgroup]]`"), "{m}");
 }
 
 #[test]

@@ -55,35 +55,49 @@ impl ConstValue {
         }
     }
 
-    /// Convert to the representation of scalar type `s` (wrapping, truncating
-    /// and rounding like the executor will).
+    /// Convert to scalar type `s` with the executor's arithmetic
+    /// (`gpu_math::scalar`): integers wrap, floats round once to the kind,
+    /// floats truncate into integers saturating (see [`Self::cast_checked`]).
     pub fn cast(self, s: Scalar) -> ConstValue {
-        match s {
-            Scalar::Bool => ConstValue::Bool(self.is_true()),
-            Scalar::Half | Scalar::BFloat | Scalar::Float => ConstValue::Float(match self {
-                ConstValue::Float(f) => {
-                    if s == Scalar::Float {
-                        f as f32 as f64
-                    } else {
-                        f
-                    }
-                }
-                v => v.as_f64(),
-            }),
-            _ => {
-                let raw: i64 = match self {
-                    ConstValue::Float(f) => f as i64,
-                    v => v.as_i64(),
-                };
-                let bits = s.size() * 8;
-                if s.is_signed() {
-                    let shift = 64 - bits;
-                    ConstValue::Int((raw << shift) >> shift)
-                } else {
-                    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-                    ConstValue::UInt(raw as u64 & mask)
-                }
+        self.cast_checked(s).0
+    }
+
+    /// [`Self::cast`], also saying when C++ leaves the conversion undefined
+    /// (a floating value outside the integer type's range).
+    pub fn cast_checked(self, s: Scalar) -> (ConstValue, Option<gpu_math::scalar::Undefined>) {
+        use gpu_math::scalar::{self as arith, ScalarType};
+        let (from, bits) = match self {
+            ConstValue::Bool(b) => (ScalarType::Bool, b as u64),
+            ConstValue::Int(v) => (Scalar::Long.arith(), v as u64),
+            ConstValue::UInt(v) => (Scalar::ULong.arith(), v),
+            ConstValue::Float(f) if s.is_float() => {
+                // A literal's f64 rounds once, straight to the kind.
+                return (ConstValue::Float(gpu_math::round_f64_to(s.float_kind(), f) as f64), None);
             }
+            // Floating constants hold values of their own kind, all exact in f32.
+            ConstValue::Float(f) => (Scalar::Float.arith(), (f as f32).to_bits() as u64),
+        };
+        let (bits, undefined) = arith::convert_checked(from, s.arith(), bits);
+        (ConstValue::from_bits(s, bits), undefined)
+    }
+
+    /// The lane bits (`gpu_math::scalar`'s form) of this value as type `s`.
+    pub fn to_bits(self, s: Scalar) -> u64 {
+        match self.cast(s) {
+            ConstValue::Bool(b) => b as u64,
+            ConstValue::Int(v) => v as u64,
+            ConstValue::UInt(v) => v,
+            ConstValue::Float(f) => (f as f32).to_bits() as u64,
+        }
+    }
+
+    /// The value of type `s` whose lane bits are `bits`.
+    pub fn from_bits(s: Scalar, bits: u64) -> ConstValue {
+        match s {
+            Scalar::Bool => ConstValue::Bool(bits & 1 != 0),
+            _ if s.is_float() => ConstValue::Float(f32::from_bits(bits as u32) as f64),
+            _ if s.is_signed() => ConstValue::Int(bits as i64),
+            _ => ConstValue::UInt(bits),
         }
     }
 }

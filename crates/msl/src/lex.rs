@@ -315,8 +315,18 @@ fn parse_number(raw: &str, is_hex: bool, is_bin: bool) -> Result<TokenKind, Stri
         } else {
             (&lower[..], FloatSuffix::None)
         };
-        let value =
-            if is_hex { parse_hex_float(body)? } else { body.parse::<f64>().map_err(|_| "malformed floating-point number".to_string())? };
+        let kind = match suffix {
+            FloatSuffix::H => gpu_math::FloatKind::F16,
+            FloatSuffix::Bf => gpu_math::FloatKind::BF16,
+            FloatSuffix::F | FloatSuffix::None => gpu_math::FloatKind::F32,
+        };
+        // The literal's value is its digits rounded once to its own type
+        // (through f64 first, a half literal could be off by one ulp).
+        let value = if is_hex {
+            gpu_math::round_f64_to(kind, parse_hex_float(body)?) as f64
+        } else {
+            gpu_math::decimal_to_kind(kind, body).ok_or_else(|| "malformed floating-point number".to_string())? as f64
+        };
         return Ok(TokenKind::Float { value, suffix });
     }
     // Integer: split digits from suffix.

@@ -4267,7 +4267,16 @@ kernel void misc(device float4* out [[buffer(0)]], threadgroup float* scratch [[
                 0.0f64..1e6,
                 prop::sample::select(vec![crate::token::FloatSuffix::None, crate::token::FloatSuffix::F, crate::token::FloatSuffix::H])
             )
-                .prop_map(|(v, s)| Expr { kind: ExprKind::FloatLit { value: v, suffix: s }, span: sp() }),
+                .prop_map(|(v, s)| {
+                    // The lexer gives a literal a value of its own type.
+                    // (half stays below its largest finite value, 65504).
+                    let (kind, v) = if s == crate::token::FloatSuffix::H {
+                        (gpu_math::FloatKind::F16, v % 65504.0)
+                    } else {
+                        (gpu_math::FloatKind::F32, v)
+                    };
+                    Expr { kind: ExprKind::FloatLit { value: gpu_math::round_f64_to(kind, v) as f64, suffix: s }, span: sp() }
+                }),
             any::<bool>().prop_map(|b| Expr { kind: ExprKind::BoolLit(b), span: sp() }),
             (32u32..127).prop_map(|c| Expr { kind: ExprKind::CharLit(c), span: sp() }),
             "[a-z \"\\\\]{0,6}".prop_map(|s| Expr { kind: ExprKind::StrLit(Rc::from(s.as_str())), span: sp() }),

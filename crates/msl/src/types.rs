@@ -61,6 +61,27 @@ impl Scalar {
         matches!(self, Scalar::Char | Scalar::Short | Scalar::Int | Scalar::Long) || self.is_float()
     }
 
+    /// The type as the one scalar arithmetic (`gpu_math::scalar`) sees it.
+    pub fn arith(self) -> gpu_math::scalar::ScalarType {
+        use gpu_math::scalar::ScalarType as T;
+        match self {
+            Scalar::Bool => T::Bool,
+            Scalar::Half => T::Float(gpu_math::FloatKind::F16),
+            Scalar::BFloat => T::Float(gpu_math::FloatKind::BF16),
+            Scalar::Float => T::Float(gpu_math::FloatKind::F32),
+            s => T::Int(gpu_math::IntKind { bits: s.size() * 8, signed: s.is_signed() }),
+        }
+    }
+
+    /// The floating kind of `half`, `bfloat` and `float` (f32 for the others).
+    pub fn float_kind(self) -> gpu_math::FloatKind {
+        match self {
+            Scalar::Half => gpu_math::FloatKind::F16,
+            Scalar::BFloat => gpu_math::FloatKind::BF16,
+            _ => gpu_math::FloatKind::F32,
+        }
+    }
+
     /// The MSL spelling (`uint`, `half`, ...).
     pub fn name(self) -> &'static str {
         match self {

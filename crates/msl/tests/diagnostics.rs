@@ -604,3 +604,32 @@ kernel void k(device float2* out [[buffer(0)]], uint i [[thread_position_in_grid
 }
 "#
 );
+
+// Constant operations whose result C++ leaves undefined run with the
+// hardware's result and warn, as clang does.
+case!(
+    undefined_constant_operations_warn,
+    r#"
+kernel void k(device int* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {
+  int x = int(tid);
+  out[0] = x << 32;
+  out[1] = 2147483647 + 1;
+  out[2] = x / 0;
+  out[3] = int(3e9f);
+  out[4] = -(-2147483647 - 1);
+}
+"#
+);
+
+// A threadgroup reference is a valid `[[threadgroup(n)]]` parameter.
+case!(
+    threadgroup_reference_parameter,
+    r#"
+kernel void k(device float* out [[buffer(0)]], threadgroup float& total [[threadgroup(0)]],
+              uint lid [[thread_position_in_threadgroup]]) {
+  if (lid == 0) total = 1.0f;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[lid] = total;
+}
+"#
+);

@@ -7,47 +7,6 @@ use msl::hir::{self, ConstValue};
 use msl::source::Span;
 use msl::types::{Scalar, Type};
 
-fn isnormal_half(x: f32) -> bool {
-    gpu_math::is_normal_in(gpu_math::FloatKind::F16, x)
-}
-
-fn isnormal_bfloat(x: f32) -> bool {
-    gpu_math::is_normal_in(gpu_math::FloatKind::BF16, x)
-}
-
-/// `nextafter` in a 16-bit float format given by its bits conversions: the
-/// neighbour of x towards y in that format's spacing (y if x == y, NaN if
-/// either is NaN), returned widened to f32.
-fn nextafter16(x: f32, y: f32, to_bits: fn(f32) -> u16, from_bits: fn(u16) -> f32) -> f32 {
-    if x.is_nan() || y.is_nan() {
-        return f32::NAN;
-    }
-    if x == y {
-        return y;
-    }
-    let b = to_bits(x);
-    let r = if x == 0.0 {
-        if y > 0.0 {
-            1
-        } else {
-            0x8001
-        }
-    } else if (y > x) == (x > 0.0) {
-        b + 1
-    } else {
-        b - 1
-    };
-    from_bits(r)
-}
-
-fn nextafter_half(x: f32, y: f32) -> f32 {
-    nextafter16(x, y, |v| half::f16::from_f32(v).to_bits(), |b| half::f16::from_bits(b).to_f32())
-}
-
-fn nextafter_bfloat(x: f32, y: f32) -> f32 {
-    nextafter16(x, y, |v| half::bf16::from_f32(v).to_bits(), |b| half::bf16::from_bits(b).to_f32())
-}
-
 impl<'p> Lowerer<'p> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn builtin(
@@ -189,16 +148,17 @@ impl<'p> Lowerer<'p> {
         let _ = arg_ty;
         // Component-wise functions: find the scalar implementation.
         let f = if elem.is_float() && !matches!(name, "abs" if !elem.is_float()) {
+            // The element kind picks functions that depend on its own spacing,
+            // range or rounding (nextafter, isnormal, fma).
+            let kind = elem.float_kind();
             match regs.len() {
-                // isnormal / nextafter depend on the element kind's own
-                // exponent range and spacing, not f32's.
-                1 if name == "isnormal" && elem == Scalar::Half => Some(MathFn::FPred(isnormal_half)),
-                1 if name == "isnormal" && elem == Scalar::BFloat => Some(MathFn::FPred(isnormal_bfloat)),
-                2 if name == "nextafter" && elem == Scalar::Half => Some(MathFn::F2(nextafter_half)),
-                2 if name == "nextafter" && elem == Scalar::BFloat => Some(MathFn::F2(nextafter_bfloat)),
-                1 => gpu_math::float_unary(name, fast).map(MathFn::F1).or_else(|| gpu_math::float_predicate(name).map(MathFn::FPred)),
-                2 => gpu_math::float_binary(name, fast).map(MathFn::F2).or_else(|| gpu_math::float_relation(name).map(MathFn::FRel)),
-                3 => gpu_math::float_ternary(name, fast).map(MathFn::F3),
+                1 => gpu_math::float_unary(name, fast)
+                    .map(MathFn::F1)
+                    .or_else(|| gpu_math::float_predicate_in(kind, name).map(MathFn::FPred)),
+                2 => {
+                    gpu_math::float_binary_in(kind, name, fast).map(MathFn::F2).or_else(|| gpu_math::float_relation(name).map(MathFn::FRel))
+                }
+                3 => gpu_math::float_ternary_in(kind, name, fast).map(MathFn::F3),
                 _ => None,
             }
         } else {

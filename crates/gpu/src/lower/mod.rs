@@ -793,23 +793,14 @@ impl<'p> Lowerer<'p> {
     }
 }
 
-/// Register bits of a constant of scalar type `s`.
+/// Register bits of a constant of scalar type `s`: the one arithmetic's
+/// value (`ConstValue::to_bits`), with narrow integers kept sign- or
+/// zero-extended to 32 bits as registers hold them.
 pub(crate) fn const_bits(v: ConstValue, s: Scalar) -> u64 {
-    let v = v.cast(s);
+    let bits = v.to_bits(s);
     match s {
-        Scalar::Float | Scalar::Half | Scalar::BFloat => {
-            let f = v.as_f64() as f32;
-            let f = match s {
-                Scalar::Half => half::f16::from_f32(f).to_f32(),
-                Scalar::BFloat => half::bf16::from_f32(f).to_f32(),
-                _ => f,
-            };
-            f.to_bits() as u64
-        }
-        Scalar::Bool => v.is_true() as u64,
-        Scalar::Long | Scalar::ULong => v.as_i64() as u64,
-        // Narrow integers are kept sign- or zero-extended to 32 bits.
-        _ => (v.as_i64() as u32) as u64,
+        Scalar::Long | Scalar::ULong => bits,
+        _ => bits as u32 as u64,
     }
 }
 

@@ -893,6 +893,12 @@ impl<'a> Checker<'a, '_> {
     /// A call of a checked function; one returning a reference is
     /// dereferenced, so the call can be assigned to and passed on by reference.
     pub(crate) fn call_expr(&mut self, func: FuncId, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+        let f = self.functions[func.0 as usize].as_ref()?;
+        if f.is_kernel {
+            let name = f.name.clone();
+            self.kernel_called(&name, span);
+            return None;
+        }
         self.use_function(func);
         let ret = self.functions[func.0 as usize].as_ref()?.ret.clone();
         let call = mk(H::Call { func, args }, ret.clone(), span);

@@ -8,7 +8,7 @@
 //! caller reports as such. A step budget and a call-depth cap keep hostile
 //! input from hanging the front end.
 
-use super::expr::{fold_binary, fold_with};
+use super::fold::{fold_binary, fold_with};
 use super::Checker;
 use crate::hir::{self, ConstValue, ExprKind as H, FuncId, LocalId, StmtKind};
 use crate::types::{Scalar, Type};

@@ -4,7 +4,7 @@
 use super::typeexpr::QualType;
 use super::{Checker, DeclId, DeclKind, Env, FnState, StructInfo, TArg, MAX_INSTANTIATION_DEPTH};
 use crate::ast::{self, AddressSpace, ItemKind};
-use crate::hir::{self, Binding, ConstValue, FuncId, LocalId, ThreadAttr};
+use crate::hir::{self, Binding, ConstValue, FuncId, LocalId};
 use crate::source::Span;
 use crate::types::{EnumDef, EnumId, Scalar, StructDef, StructId, Type, TypeTables};
 use std::rc::Rc;
@@ -148,7 +148,7 @@ impl<'a> Checker<'a, '_> {
                     .note("the program is compiled as if the assertion held; Metal's compiler checks it");
             }
             None => {
-                self.error(cond.span, "static_assert needs a compile-time constant condition");
+                self.not_constant(cond.span, "static_assert needs a compile-time constant condition", &h);
             }
         }
     }
@@ -558,24 +558,20 @@ impl<'a> Checker<'a, '_> {
         let old_fs = self.fs.replace(fs);
         let old_this = self.env.this_struct;
         self.env.this_struct = this.map(|t| t.0);
-        let mut bindings_ok = true;
+        let mut bound = Vec::new();
         for (p, ty) in fparams.iter().zip(&sig.params) {
-            let binding = if f.is_kernel {
-                match self.kernel_binding(p, ty) {
-                    Some(b) => b,
-                    None => {
-                        bindings_ok = false;
-                        Binding::Argument
-                    }
-                }
-            } else {
-                Binding::Argument
-            };
+            let binding = if f.is_kernel { self.kernel_binding(p, ty).unwrap_or(Binding::Argument) } else { Binding::Argument };
+            if f.is_kernel {
+                bound.push((p, binding.clone()));
+            }
             let pname: Rc<str> = p.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| Rc::from(""));
             let local = self.declare_param(&pname, ty, p);
             params.push(hir::Param { local, binding });
         }
-        let _ = bindings_ok;
+        if f.is_kernel {
+            let tys: Vec<&Type> = sig.params.iter().collect();
+            self.kernel_param_rules(&bound, &tys);
+        }
         let errors_before = self.pending.borrow().iter().filter(|d| d.is_error()).count();
         let scope_depth = self.env.scope.len();
         let stmts = self.block_stmts(body);
@@ -651,111 +647,6 @@ impl<'a> Checker<'a, '_> {
             self.ref_locals_insert(local);
         }
         local
-    }
-
-    /// Validate a kernel parameter's attribute and type.
-    fn kernel_binding(&mut self, p: &ast::Param, ty: &Type) -> Option<Binding> {
-        let pname = p.name.as_ref().map(|n| n.name.to_string()).unwrap_or_default();
-        if self.refuse_stored_fn_ptr(ty, p.ty.span, "a kernel parameter") {
-            return None;
-        }
-        let mut binding = None;
-        for a in &p.attrs {
-            let an = &*a.name.name;
-            if an == "buffer" || an == "threadgroup" {
-                let idx = match a.args.first() {
-                    Some(e) => self.const_int(e, "a buffer index")?,
-                    None => {
-                        self.error(a.span, format!("`[[{an}(n)]]` needs an index"));
-                        return None;
-                    }
-                };
-                if !(0..31).contains(&idx) {
-                    self.error(a.span, format!("buffer index {idx} is out of range (0 to 30)"));
-                    return None;
-                }
-                if an == "buffer" {
-                    match ty {
-                        Type::Pointer { space: AddressSpace::Device | AddressSpace::Constant, .. }
-                        | Type::Reference { space: AddressSpace::Device | AddressSpace::Constant, .. } => {}
-                        Type::Pointer { space, .. } | Type::Reference { space, .. } => {
-                            self.error(
-                                p.ty.span,
-                                format!(
-                                    "a `[[buffer(n)]]` parameter must point to `device` or `constant` memory, not `{}`",
-                                    space.keyword()
-                                ),
-                            )
-                            .help(format!(
-                                "declare it as `device {}` (or use `[[threadgroup(n)]]` for threadgroup memory)",
-                                pointee_display(self, ty)
-                            ));
-                            return None;
-                        }
-                        _ => {
-                            self.error(
-                                p.ty.span,
-                                format!("a `[[buffer(n)]]` parameter must be a pointer or reference, not `{}`", self.ty_name(ty)),
-                            )
-                            .help(format!("write `constant {}& {pname}` for a single value", self.ty_name(ty)));
-                            return None;
-                        }
-                    }
-                    binding = Some(Binding::Buffer(idx as u32));
-                } else {
-                    if !matches!(ty, Type::Pointer { space: AddressSpace::Threadgroup, .. }) {
-                        self.error(p.ty.span, "a `[[threadgroup(n)]]` parameter must be a `threadgroup` pointer");
-                        return None;
-                    }
-                    binding = Some(Binding::Threadgroup(idx as u32));
-                }
-            } else if let Some(attr) = ThreadAttr::from_name(an) {
-                let ok = match ty {
-                    Type::Scalar(Scalar::UInt | Scalar::UShort) => true,
-                    Type::Vector { elem: Scalar::UInt | Scalar::UShort, len: 2 | 3, packed: false } => attr.is_vector(),
-                    _ => false,
-                };
-                if !ok {
-                    let allowed =
-                        if attr.is_vector() { "`uint`, `ushort`, `uint2`, `uint3`, `ushort2` or `ushort3`" } else { "`uint` or `ushort`" };
-                    self.error(p.ty.span, format!("`[[{an}]]` cannot have type `{}`", self.ty_name(ty)))
-                        .label("wrong type for this attribute")
-                        .help(format!("declare it with type {allowed}"));
-                    return None;
-                }
-                binding = Some(Binding::Attr(attr));
-            } else if matches!(an, "stage_in" | "vertex_id" | "instance_id" | "position" | "color" | "sample_id") {
-                self.error(a.span, format!("`[[{an}]]` belongs to render functions; compute kernels cannot use it"));
-                return None;
-            } else if an == "function_constant" {
-                if !self.param_present(p) {
-                    return Some(Binding::Absent);
-                }
-            } else if an == "texture" || an == "sampler" {
-                self.error(a.span, format!("`[[{an}]]` is not supported by the simulator"));
-                return None;
-            } else {
-                let known = ThreadAttr::ALL.iter().map(|(n, _)| *n).chain(["buffer", "threadgroup"]);
-                let near = crate::diag::suggest(an, known);
-                let w = self.warn(a.span, format!("unknown attribute `[[{an}]]` ignored"));
-                if let Some(s) = near {
-                    w.help(format!("did you mean `[[{s}]]`?"));
-                }
-            }
-        }
-        match binding {
-            Some(b) => Some(b),
-            None => match ty {
-                // Metal assigns buffer indices to unattributed buffer params in order.
-                Type::Pointer { space: AddressSpace::Device | AddressSpace::Constant, .. }
-                | Type::Reference { space: AddressSpace::Device | AddressSpace::Constant, .. } => Some(Binding::Buffer(u32::MAX)),
-                _ => {
-                    self.error(p.span, format!("kernel parameter `{pname}` needs an attribute saying where its value comes from"))
-                        .help("use `[[buffer(n)]]` for a buffer or a thread-position attribute such as `[[thread_position_in_grid]]`");
-                    None
-                }
-            },
-        }
     }
 
     // ----- templates -----------------------------------------------------
@@ -1585,7 +1476,7 @@ impl<'a> Checker<'a, '_> {
 
     /// Fold a scalar constant expression.
     pub(crate) fn const_value(&self, e: &hir::Expr) -> Option<ConstValue> {
-        crate::check::expr::fold(self, e)
+        crate::check::fold::fold(self, e)
     }
 }
 
@@ -1644,14 +1535,6 @@ pub(crate) fn param_type(q: QualType, te: &ast::TypeExpr) -> Type {
             Type::Pointer { pointee: elem, space: q.space.unwrap_or(AddressSpace::Thread), is_const: q.is_const }
         }
         t => t,
-    }
-}
-
-fn pointee_display(c: &Checker, ty: &Type) -> String {
-    match ty {
-        Type::Pointer { pointee, .. } => format!("{}*", c.ty_name(pointee)),
-        Type::Reference { referee, .. } => format!("{}&", c.ty_name(referee)),
-        t => c.ty_name(t),
     }
 }
 

@@ -400,6 +400,7 @@ impl<'a> Checker<'a, '_> {
             // Constant-fold literal conversions right away.
             (Type::Scalar(_) | Type::Enum(_), Type::Scalar(s)) if matches!(h.kind, H::Const(_)) => {
                 let H::Const(v) = h.kind else { unreachable!() };
+                self.warn_undefined_conversion(v, *s, span);
                 mk(H::Const(v.cast(*s)), to, span)
             }
             (Type::Array { .. }, Type::Pointer { .. }) => self.decay(h),
@@ -585,11 +586,9 @@ impl<'a> Checker<'a, '_> {
                 let ty = x.ty.clone();
                 if let Some(v) = self.const_value(&x) {
                     if let Some(s) = ty.elem_scalar().filter(|_| ty.is_scalar()) {
-                        let nv = match v {
-                            ConstValue::Float(f) => ConstValue::Float(-f),
-                            other => ConstValue::Int(other.as_i64().wrapping_neg()),
-                        };
-                        return Some(mk(H::Const(nv.cast(s)), ty, span));
+                        if let Some(nv) = self.fold_negation(v, s, span) {
+                            return Some(mk(H::Const(nv), ty, span));
+                        }
                     }
                 }
                 Some(mk(H::Unary { op: hir::UnaryOp::Neg, operand: bx(x) }, ty, span))
@@ -809,12 +808,8 @@ impl<'a> Checker<'a, '_> {
         } else {
             oty
         };
-        if matches!(op, Div | Rem) && elem.is_integer() {
-            if let Some(v) = self.const_value(&r) {
-                if v.as_i64() == 0 && r.ty.is_scalar() {
-                    self.warn(r.span, "integer division by zero");
-                }
-            }
+        if !elem.is_float() {
+            self.warn_undefined(op, &l, &r, span);
         }
         Some(mk(H::Binary { op, lhs: bx(l), rhs: bx(r) }, ty, span))
     }
@@ -1021,7 +1016,7 @@ impl<'a> Checker<'a, '_> {
     fn conditional(&mut self, c: hir::Expr, t: hir::Expr, f: hir::Expr, span: Span) -> Option<hir::Expr> {
         if matches!(t.ty, Type::FnPtr { .. }) || matches!(f.ty, Type::FnPtr { .. }) {
             // A condition known now chooses the function now.
-            return match fold(self, &c) {
+            return match super::fold::fold(self, &c) {
                 Some(v) if t.ty == f.ty => Some(if v.is_true() { t } else { f }),
                 _ => {
                     self.error(span, "choosing a function pointer with `?:` at run time is not supported by the simulator")
@@ -1926,210 +1921,4 @@ fn builtin_value(name: &str, span: Span) -> Option<hir::Expr> {
         _ => cv,
     };
     Some(mk(H::Const(cv), ty, span))
-}
-
-/// Fold a scalar constant expression; `None` if it is not constant.
-pub(crate) fn fold(c: &Checker, e: &hir::Expr) -> Option<ConstValue> {
-    let const_locals = |id: hir::LocalId| c.fs.as_ref()?.const_locals.get(&id).copied();
-    fold_depth(c, e, 0, &const_locals)
-}
-
-/// [`fold`] with the values of locals given by `locals` (the compile-time
-/// evaluator's frame).
-pub(crate) fn fold_with(c: &Checker, e: &hir::Expr, locals: &dyn Fn(hir::LocalId) -> Option<ConstValue>) -> Option<ConstValue> {
-    fold_depth(c, e, 0, locals)
-}
-
-fn fold_depth(c: &Checker, e: &hir::Expr, depth: u32, locals: &dyn Fn(hir::LocalId) -> Option<ConstValue>) -> Option<ConstValue> {
-    if depth > 200 {
-        return None;
-    }
-    let f = |x: &hir::Expr| fold_depth(c, x, depth + 1, locals);
-    let scalar = match &e.ty {
-        Type::Scalar(s) => Some(*s),
-        Type::Enum(id) => Some(c.tables.enum_def(*id).underlying),
-        Type::BuiltinEnum(_) => Some(Scalar::Int),
-        _ => None,
-    };
-    match &e.kind {
-        H::Const(v) => Some(*v),
-        H::Local(id) => locals(*id),
-        H::Call { func, args } => {
-            let vals: Option<Vec<ConstValue>> = args.iter().map(f).collect();
-            super::consteval::call(c, *func, &vals?)
-        }
-        H::Convert(x) | H::PtrCast(x) => {
-            let v = f(x)?;
-            Some(v.cast(scalar?))
-        }
-        H::Global(g) => {
-            let glob = c.globals.get(g.0 as usize)?;
-            scalar?;
-            f(&glob.init)
-        }
-        H::Index { base, index } => {
-            let i = f(index)?.as_i64();
-            let agg = const_aggregate(c, base, depth, locals)?;
-            let H::Aggregate(items) = &agg.kind else { return None };
-            if i < 0 {
-                return None;
-            }
-            match items.get(i as usize) {
-                Some(item) => f(item),
-                None => Some(ConstValue::Int(0).cast(scalar?)),
-            }
-        }
-        H::Field { base, field } => {
-            let agg = const_aggregate(c, base, depth, locals)?;
-            let H::Aggregate(items) = &agg.kind else { return None };
-            match items.get(*field as usize) {
-                Some(item) => f(item),
-                None => Some(ConstValue::Int(0).cast(scalar?)),
-            }
-        }
-        H::Zero => Some(ConstValue::Int(0).cast(scalar?)),
-        H::Unary { op, operand } => {
-            let v = f(operand)?;
-            let s = scalar?;
-            Some(match op {
-                hir::UnaryOp::Neg => match v {
-                    ConstValue::Float(x) => ConstValue::Float(-x),
-                    v => ConstValue::Int(v.as_i64().wrapping_neg()),
-                }
-                .cast(s),
-                hir::UnaryOp::Not => ConstValue::Bool(!v.is_true()),
-                hir::UnaryOp::BitNot => ConstValue::Int(!v.as_i64()).cast(s),
-            })
-        }
-        H::Logical { and, lhs, rhs } => {
-            let l = f(lhs)?.is_true();
-            if *and && !l {
-                return Some(ConstValue::Bool(false));
-            }
-            if !*and && l {
-                return Some(ConstValue::Bool(true));
-            }
-            Some(ConstValue::Bool(f(rhs)?.is_true()))
-        }
-        H::Conditional { cond, then, els } => {
-            if f(cond)?.is_true() {
-                f(then)
-            } else {
-                f(els)
-            }
-        }
-        H::Comma { rhs, .. } => f(rhs),
-        H::Binary { op, lhs, rhs } => {
-            let (l, r) = (f(lhs)?, f(rhs)?);
-            let os = lhs.ty.elem_scalar().or(match &lhs.ty {
-                Type::BuiltinEnum(_) => Some(Scalar::Int),
-                _ => None,
-            })?;
-            fold_binary(*op, l, r, os)
-        }
-        _ => None,
-    }
-}
-
-fn const_aggregate<'e>(
-    c: &'e Checker,
-    e: &'e hir::Expr,
-    depth: u32,
-    locals: &dyn Fn(hir::LocalId) -> Option<ConstValue>,
-) -> Option<&'e hir::Expr> {
-    if depth > 200 {
-        return None;
-    }
-    match &e.kind {
-        H::Global(g) => {
-            let init = &c.globals.get(g.0 as usize)?.init;
-            matches!(init.kind, H::Aggregate(_)).then_some(init)
-        }
-        H::Aggregate(_) => Some(e),
-        H::Index { base, index } => {
-            let i = fold_depth(c, index, depth + 1, locals)?.as_i64();
-            let H::Aggregate(items) = &const_aggregate(c, base, depth + 1, locals)?.kind else { return None };
-            let item = items.get(usize::try_from(i).ok()?)?;
-            const_aggregate(c, item, depth + 1, locals)
-        }
-        H::Field { base, field } => {
-            let H::Aggregate(items) = &const_aggregate(c, base, depth + 1, locals)?.kind else { return None };
-            const_aggregate(c, items.get(*field as usize)?, depth + 1, locals)
-        }
-        _ => None,
-    }
-}
-
-pub(crate) fn fold_binary(op: BinaryOp, l: ConstValue, r: ConstValue, s: Scalar) -> Option<ConstValue> {
-    use BinaryOp::*;
-    if s.is_float() {
-        let (a, b) = (l.as_f64(), r.as_f64());
-        let v = match op {
-            Add => a + b,
-            Sub => a - b,
-            Mul => a * b,
-            Div => a / b,
-            Eq => return Some(ConstValue::Bool(a == b)),
-            Ne => return Some(ConstValue::Bool(a != b)),
-            Lt => return Some(ConstValue::Bool(a < b)),
-            Gt => return Some(ConstValue::Bool(a > b)),
-            Le => return Some(ConstValue::Bool(a <= b)),
-            Ge => return Some(ConstValue::Bool(a >= b)),
-            _ => return None,
-        };
-        return Some(ConstValue::Float(v).cast(s));
-    }
-    let bits = s.size() * 8;
-    let signed = s.is_signed();
-    // Work in i128 on values normalized to the operand type.
-    let norm = |v: ConstValue| -> i128 {
-        match v.cast(s) {
-            ConstValue::Int(x) => x as i128,
-            ConstValue::UInt(x) => x as i128,
-            ConstValue::Bool(b) => b as i128,
-            ConstValue::Float(f) => f as i128,
-        }
-    };
-    let (a, b) = (norm(l), norm(r));
-    let v: i128 = match op {
-        Add => a.wrapping_add(b),
-        Sub => a.wrapping_sub(b),
-        Mul => a.wrapping_mul(b),
-        Div => {
-            if b == 0 {
-                return None;
-            }
-            a.wrapping_div(b)
-        }
-        Rem => {
-            if b == 0 {
-                return None;
-            }
-            a.wrapping_rem(b)
-        }
-        Shl => {
-            let sh = (b as u32) % bits;
-            ((a as u128) << sh) as i128
-        }
-        Shr => {
-            let sh = (b as u32) % bits;
-            if signed {
-                a >> sh
-            } else {
-                ((a as u128) >> sh) as i128
-            }
-        }
-        BitAnd => a & b,
-        BitOr => a | b,
-        BitXor => a ^ b,
-        Eq => return Some(ConstValue::Bool(a == b)),
-        Ne => return Some(ConstValue::Bool(a != b)),
-        Lt => return Some(ConstValue::Bool(a < b)),
-        Gt => return Some(ConstValue::Bool(a > b)),
-        Le => return Some(ConstValue::Bool(a <= b)),
-        Ge => return Some(ConstValue::Bool(a >= b)),
-        LogAnd | LogOr => return None,
-    };
-    let v = if signed { ConstValue::Int(v as i64) } else { ConstValue::UInt(v as u64) };
-    Some(v.cast(s))
 }

@@ -131,7 +131,7 @@ impl Checker<'_, '_> {
         match self.const_value(&h) {
             Some(v) => v.as_i64() != 0,
             None => {
-                self.error(e.span, "the condition of `[[function_constant(c)]]` must be a constant");
+                self.not_constant(e.span, "the condition of `[[function_constant(c)]]` must be a constant", &h);
                 true
             }
         }

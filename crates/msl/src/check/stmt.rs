@@ -107,7 +107,7 @@ impl<'a> Checker<'a, '_> {
                 // Only the selected branch exists in this instance.
                 let Some(c) = self.condition(cond) else { return };
                 let Some(v) = self.const_value(&c) else {
-                    self.error(cond.span, "the condition of `if constexpr` must be a compile-time constant");
+                    self.not_constant(cond.span, "the condition of `if constexpr` must be a compile-time constant", &c);
                     return;
                 };
                 let taken = if v.is_true() { Some(then) } else { els.as_ref() };
@@ -368,7 +368,7 @@ impl<'a> Checker<'a, '_> {
                 StmtKind::Case(e) => {
                     let Some(h) = self.expr(e) else { continue };
                     let Some(v) = self.const_value(&h) else {
-                        self.error(e.span, "a `case` value must be a compile-time constant");
+                        self.not_constant(e.span, "a `case` value must be a compile-time constant", &h);
                         continue;
                     };
                     let v = v.as_i64();

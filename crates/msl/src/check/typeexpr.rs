@@ -52,6 +52,9 @@ impl<'a> Checker<'a, '_> {
                     self.error(te.span, "pointers to references are not allowed");
                     return None;
                 }
+                if inner.space.is_none() && self.names_concrete_type(pointee) {
+                    self.missing_address_space(te, &inner.ty);
+                }
                 let ty = Type::Pointer {
                     pointee: Box::new(inner.ty),
                     space: inner.space.unwrap_or(AddressSpace::Thread),
@@ -88,6 +91,34 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
+    /// Whether `te` names a type that cannot carry an address space of its
+    /// own: a built-in type or a struct, spelled without one (a template
+    /// parameter or an alias might stand for `device float`).
+    fn names_concrete_type(&self, te: &ast::TypeExpr) -> bool {
+        let TypeExprKind::Named { path, addr_space: None, .. } = &te.kind else { return false };
+        let [seg] = &path.segments[..] else { return false };
+        let name = &*seg.ident.name;
+        if seg.template_args.is_some() || self.env.targs.contains_key(name) {
+            return false;
+        }
+        if name == "void" || crate::types::builtin_type_name(name).is_some() {
+            return true;
+        }
+        let decls = self.lookup_global(name);
+        !decls.is_empty() && decls.iter().all(|&d| matches!(self.decls[d].kind, DeclKind::Struct(_)))
+    }
+
+    /// Metal has no default address space for pointers: `float* p` is an
+    /// error (Apple's compiler: "pointer type must have explicit address
+    /// space qualifier").
+    fn missing_address_space(&self, te: &ast::TypeExpr, ty: &Type) {
+        let shown = self.ty_name(ty);
+        self.error(te.span, "a pointer type needs an explicit address space")
+            .label(format!("which memory does this `{shown}*` point into?"))
+            .note("Metal has no default address space for pointers: `device` and `constant` are buffers, `threadgroup` is shared by a threadgroup, `thread` is the thread's own memory")
+            .help(format!("write `thread {shown}*` for a pointer to a local variable, `device {shown}*` for buffer memory"));
+    }
+
     /// Evaluate an array bound: a positive integer constant.
     fn array_len(&mut self, e: &ast::Expr) -> Option<u32> {
         let v = self.const_int(e, "an array size")?;
@@ -119,7 +150,7 @@ impl<'a> Checker<'a, '_> {
         match self.const_value(&h) {
             Some(v) => Some(v.as_i64()),
             None => {
-                self.error(e.span, format!("{what} must be a compile-time constant"))
+                self.not_constant(e.span, format!("{what} must be a compile-time constant"), &h)
                     .help("use a literal, a `constexpr` or `constant` variable, or a template parameter");
                 None
             }
@@ -383,7 +414,7 @@ impl<'a> Checker<'a, '_> {
                                 match v {
                                     Some(v) => out.push(TArg::Value(v, h.ty)),
                                     None => {
-                                        self.error(te.span, "template argument must be a type or a constant");
+                                        self.not_constant(te.span, "template argument must be a type or a constant", &h);
                                         return None;
                                     }
                                 }
@@ -415,7 +446,7 @@ impl<'a> Checker<'a, '_> {
                     match self.const_value(&h) {
                         Some(v) => out.push(TArg::Value(v, h.ty)),
                         None => {
-                            self.error(e.span, "template argument must be a compile-time constant");
+                            self.not_constant(e.span, "template argument must be a compile-time constant", &h);
                             return None;
                         }
                     }

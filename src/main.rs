@@ -1,5 +1,17 @@
 //! `metal-puzzles`: run Metal compute kernels on a simulated Apple GPU.
 
+/// `print!`/`println!` for every command: a failed write to stdout (a full
+/// disk, `> /dev/full`) is remembered instead of panicking, and `main`
+/// turns it into exit status 2 (declared before the modules, so it is the
+/// `println!` they see).
+macro_rules! print {
+    ($($arg:tt)*) => { $crate::stdout_write(format_args!($($arg)*)) };
+}
+macro_rules! println {
+    () => { $crate::stdout_write(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::stdout_write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 mod book;
 mod captures;
 mod debug;
@@ -79,16 +91,63 @@ fn quiet_on_closed_pipe() {
     }
 }
 
+/// The first error writing to stdout, if any.
+static STDOUT_ERROR: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+pub(crate) fn stdout_write(args: std::fmt::Arguments) {
+    use std::io::Write;
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        let mut first = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert_with(|| e.to_string());
+    }
+}
+
+/// Whether the command was started with stdout closed (`>&-`). Rust's
+/// runtime puts `/dev/null` (opened read-write) on a closed standard
+/// descriptor before `main`, so the command would "succeed" with its output
+/// lost; a user's `> /dev/null` is opened write-only and stays allowed.
+fn stdout_was_closed() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: F_GETFL only queries the descriptor's flags.
+        let flags = unsafe { libc::fcntl(1, libc::F_GETFL) };
+        if flags == -1 {
+            return true;
+        }
+        let null = std::fs::metadata("/dev/null").map(|m| m.rdev()).ok();
+        let out = std::fs::metadata("/proc/self/fd/1").or_else(|_| std::fs::metadata("/dev/fd/1")).map(|m| m.rdev()).ok();
+        flags & libc::O_ACCMODE == libc::O_RDWR && null.is_some() && out == null
+    }
+    #[cfg(not(unix))]
+    false
+}
+
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
+    if stdout_was_closed() {
+        eprintln!("error: standard output is closed; give the command somewhere to write (a file, a pipe or the terminal)");
+        return ExitCode::from(EXIT_CANNOT_START);
+    }
+    let code = run_command();
+    let flushed = std::io::Write::flush(&mut std::io::stdout()).map_err(|e| e.to_string());
+    let failed = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner()).take().or(flushed.err());
+    if let Some(e) = failed {
+        eprintln!("error: cannot write the output: {e}");
+        return ExitCode::from(EXIT_CANNOT_START);
+    }
+    ExitCode::from(code)
+}
+
+fn run_command() -> u8 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_CANNOT_START } else { EXIT_OK });
+            return if e.use_stderr() { EXIT_CANNOT_START } else { EXIT_OK };
         }
     };
-    let code = match cli.command {
+    match cli.command {
         Some(Command::Lint(args)) => lint::run(&args),
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Mlx(args)) => mlx_cmd::run(&args),
@@ -101,6 +160,5 @@ fn main() -> ExitCode {
         Some(Command::Debug(args)) => debug::run(&args),
         Some(Command::Replay(args)) => captures::replay(&args),
         None => book::default_command(cli.dir),
-    };
-    ExitCode::from(code)
+    }
 }

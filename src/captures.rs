@@ -29,12 +29,21 @@ impl CaptureArgs {
         self.capture.clone().unwrap_or_else(|| capture::default_path(Path::new(""), kernel))
     }
 
+    /// Before running: refuse a `--capture` path that would overwrite one
+    /// of the command's inputs or is not a `.mpcapture` file (a capture
+    /// written over `k.metal` would destroy the kernel).
+    pub fn check_target(&self, inputs: &[PathBuf]) -> Result<(), String> {
+        let Some(path) = &self.capture else { return Ok(()) };
+        files::require_extension(path, capture::EXTENSION, "--capture")?;
+        files::refuse_overwrite(path, inputs, "--capture")
+    }
+
     /// Write the capture `make` builds, when one was asked for, and say
     /// where it went (on stderr: stdout may be a JSON document). A capture
-    /// that cannot be made leaves the run's result as it is, with a warning.
-    pub fn save(&self, kernel: &str, make: impl FnOnce() -> Result<Capture, String>) {
+    /// that cannot be made or written is an error: the command asked for it.
+    pub fn save(&self, kernel: &str, make: impl FnOnce() -> Result<Capture, String>) -> Result<(), String> {
         if !self.wanted() {
-            return;
+            return Ok(());
         }
         let path = self.path(kernel);
         match make().and_then(|c| c.write(&path).map(|()| c)) {
@@ -47,8 +56,9 @@ impl CaptureArgs {
                 );
                 eprintln!("  open it with `metal-puzzles debug {0} --thread X,Y,Z --print 'LINE: expr'`; re-run it with `metal-puzzles replay {0}`", path.display());
             }
-            Err(e) => eprintln!("warning: {e}"),
+            Err(e) => return Err(e),
         }
+        Ok(())
     }
 }
 

@@ -181,6 +181,16 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         output_dtypes.push(d);
         output_shapes.push(s);
     }
+    // Outputs never replace what the command reads (checked before running).
+    let mut read: Vec<std::path::PathBuf> = vec![args.body.clone()];
+    read.extend(args.header.clone());
+    read.extend(args.inputs.iter().filter_map(|a| a.split_once('=')).filter_map(|(_, v)| v.trim().strip_prefix('@')).map(Into::into));
+    args.capture.check_target(&read)?;
+    if let Some(dir) = &args.out {
+        for n in &output_names {
+            files::refuse_overwrite(&dir.join(format!("{n}.npy")), &read, "--out")?;
+        }
+    }
     let mut template = Vec::new();
     for t in &args.template {
         let (n, v) =
@@ -375,7 +385,7 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     }
     args.capture.save(&name, || {
         capture::from_mlx(&kernel, &call, &r, "metal-puzzles mlx", format!("MLX kernel `{name}` from {body_name}"), capture::DEFAULT_LIMIT)
-    });
+    })?;
     Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })
 }
 

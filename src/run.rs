@@ -129,17 +129,28 @@ enum Given {
     Json(serde_json::Value),
 }
 
+/// The files a run reads: the source, the headers it included and every
+/// `NAME=@file` argument (outputs must never be written over them).
+pub fn input_paths(file: &std::path::Path, args: &[String], sources: &msl::source::SourceMap) -> Vec<PathBuf> {
+    let mut out = vec![file.to_path_buf()];
+    out.extend(args.iter().filter_map(|a| a.split_once('=')).filter_map(|(_, v)| v.trim().strip_prefix('@')).map(PathBuf::from));
+    // A header's name is its path as shown: relative to the main file's
+    // folder, or as found under a `-I` root.
+    let dir = file.parent().unwrap_or(std::path::Path::new(""));
+    for e in sources.includes() {
+        let name = PathBuf::from(&sources.file(e.to).name);
+        out.push(dir.join(&name));
+        out.push(name);
+    }
+    out
+}
+
 /// JSON files for arguments are small; refuse anything that could exhaust memory.
 const MAX_JSON_BYTES: u64 = 64 << 20;
 
 fn read_json(path: &str) -> Result<serde_json::Value, String> {
-    let len = std::fs::metadata(path).map_err(|e| format!("cannot read `{path}`: {e}"))?.len();
-    if len > MAX_JSON_BYTES {
-        return Err(format!(
-            "`{path}` is {len} bytes; JSON arguments are limited to {MAX_JSON_BYTES} bytes (use a .npy for large buffers)"
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let text = files::read_text(std::path::Path::new(path), MAX_JSON_BYTES, "the JSON argument")
+        .map_err(|e| format!("{e} (use a .npy for large buffers)"))?;
     serde_json::from_str(&text).map_err(|e| format!("`{path}` is not valid JSON: {e}"))
 }
 
@@ -241,7 +252,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             Given::Json(read_json(path).map_err(|e| format!("parameter `{pname}`: {e}"))?)
         } else if let Some(path) = spec.strip_prefix('@') {
             let cannot = |e: String| format!("parameter `{pname}`: cannot load `{path}`: {e}");
-            let bytes = std::fs::read(path).map_err(|e| cannot(e.to_string()))?;
+            let bytes = files::read_bytes(std::path::Path::new(path), files::MAX_DATA_BYTES, "the array").map_err(cannot)?;
             if arrays::is_record_npy(&bytes) {
                 // A NumPy record array: its fields are matched to the struct's by name.
                 Given::Json(arrays::records_from_npy_bytes(&bytes).map_err(cannot)?)
@@ -312,6 +323,15 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             args.kernel,
             names.join(", ")
         ));
+    }
+    // Outputs never replace what the run read: its source, headers and
+    // argument files. Checked before running, so nothing is lost.
+    let inputs = input_paths(&args.file, &args.args, &c.sources);
+    args.capture.check_target(&inputs)?;
+    if let Some(dir) = &args.out {
+        for b in bound.iter().filter(|b| b.output) {
+            files::refuse_overwrite(&dir.join(format!("{}.npy", b.name)), &inputs, "--out")?;
+        }
     }
     let mut buffers: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
     for b in &bound {
@@ -462,7 +482,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             findings: &report.findings,
         };
         capture::from_source(&run, "metal-puzzles run", format!("kernel `{}` of {name}", args.kernel), capture::DEFAULT_LIMIT)
-    });
+    })?;
     Ok(if has_errors { EXIT_BAD_RESULT } else { EXIT_OK })
 }
 

@@ -332,19 +332,15 @@ impl Capture {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
         }
-        std::fs::write(path, self.to_json()).map_err(|e| format!("cannot write the capture `{}`: {e}", path.display()))
+        files::write_atomic(path, self.to_json().as_bytes()).map_err(|e| format!("cannot write the capture `{}`: {e}", path.display()))
     }
 
     /// Read and check a capture file.
     pub fn read(path: &Path) -> Result<Capture, String> {
         let shown = path.display();
-        let len = std::fs::metadata(path).map_err(|e| format!("cannot read the capture `{shown}`: {e}"))?.len();
-        if len > MAX_FILE_BYTES {
-            return Err(format!(
-                "`{shown}` is {len} bytes; captures over {MAX_FILE_BYTES} bytes are refused (a capture's arrays are limited to {DEFAULT_LIMIT} bytes when it is written)"
-            ));
-        }
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read the capture `{shown}`: {e}"))?;
+        let bytes = files::read_bytes(path, MAX_FILE_BYTES, "the capture").map_err(|e| {
+            format!("{e} (a capture's arrays are limited to {DEFAULT_LIMIT} bytes when it is written)")
+        })?;
         Capture::parse(&bytes).map_err(|e| format!("`{shown}` is not a usable capture: {e}"))
     }
 

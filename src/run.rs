@@ -243,7 +243,11 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
 
     // Bind arguments by parameter name.
     let mut given: BTreeMap<String, Given> = BTreeMap::new();
+    // All buffers together stay within one budget, checked before each
+    // is allocated or read.
+    let mut used: usize = 0;
     for a in &args.args {
+        let room = arrays::MAX_TOTAL_BUFFER_BYTES.saturating_sub(used);
         let (pname, spec) = a.split_once('=').ok_or_else(|| format!("--arg `{a}` must look like NAME=VALUE"))?;
         let pname = pname.trim();
         let value = if spec.trim_start().starts_with(['{', '[']) {
@@ -252,7 +256,9 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             Given::Json(read_json(path).map_err(|e| format!("parameter `{pname}`: {e}"))?)
         } else if let Some(path) = spec.strip_prefix('@') {
             let cannot = |e: String| format!("parameter `{pname}`: cannot load `{path}`: {e}");
-            let bytes = files::read_bytes(std::path::Path::new(path), files::MAX_DATA_BYTES, "the array").map_err(cannot)?;
+            let bytes = files::read_bytes(std::path::Path::new(path), room as u64, "the array").map_err(|e| {
+                cannot(format!("{e} (all buffers of a dispatch together may take {} bytes)", arrays::MAX_TOTAL_BUFFER_BYTES))
+            })?;
             if arrays::is_record_npy(&bytes) {
                 // A NumPy record array: its fields are matched to the struct's by name.
                 Given::Json(arrays::records_from_npy_bytes(&bytes).map_err(cannot)?)
@@ -260,7 +266,11 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
                 Given::Array(Array::from_npy_bytes(&bytes).map_err(cannot)?)
             }
         } else {
-            Given::Array(arrays::parse_value(spec, name_seed(pname)).map_err(|e| format!("parameter `{pname}`: {e}"))?)
+            Given::Array(arrays::parse_value_within(spec, name_seed(pname), room).map_err(|e| format!("parameter `{pname}`: {e}"))?)
+        };
+        used += match &value {
+            Given::Array(a) => a.nbytes(),
+            Given::Json(_) => 0,
         };
         if given.insert(pname.to_string(), value).is_some() {
             return Err(format!("parameter `{pname}` is bound twice"));

@@ -752,6 +752,14 @@ impl<'p> Lowerer<'p> {
     fn probe(&mut self, local: LocalId, init: &hir::Expr, out: &mut Block) -> LResult<()> {
         let name = self.func().local(local).name.clone();
         let Some((probe, slot)) = crate::probe::probe_ids(&name) else { return Ok(()) };
+        // Printing must not change what the kernel computes.
+        if let Some((at, why)) = crate::probe::side_effect(self.prog, init) {
+            return Err(LowerError {
+                span: at,
+                message: format!("a printed expression must not change the kernel: this one {why}"),
+                is_limitation: false,
+            });
+        }
         let kind = match &init.ty {
             Type::Pointer { .. } | Type::NullPtr => crate::probe::ProbeKind::Pointer,
             Type::SimdMatrix { .. } => return err(init.span, "cannot print a simdgroup_matrix; print single values instead"),

@@ -96,7 +96,9 @@ fn replay_inner(args: &ReplayArgs) -> Result<u8, String> {
         Err(e) => return compile_failed(e, &[]),
     };
     let cmp = capture::compare(&c, &r);
-    print!("{}", capture::summary(&args.file.display().to_string(), &c, &r, &cmp));
+    // Names, titles and messages come from the file: never let them
+    // drive the terminal.
+    print!("{}", msl::text::printable(&capture::summary(&args.file.display().to_string(), &c, &r, &cmp)));
     Ok(if cmp.reproduces() { EXIT_OK } else { EXIT_BAD_RESULT })
 }
 
@@ -164,7 +166,7 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
             Err(ReplayError::Invalid(m)) => return Err(m.clone()),
         }
         (out.grid, out.threadgroup) = (grid_threads, tg);
-        out.what = format!("capture `{}` ({})", path.display(), c.title);
+        out.what = msl::text::printable_line(&format!("capture `{}` ({})", path.display(), c.title)).into_owned();
         return Ok(EXIT_OK);
     }
     let r = match replayed {
@@ -172,7 +174,7 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
         Err(e) => return compile_failed(e, &placed),
     };
     let note = format!(" of capture `{}` ({}): grid {}, threadgroup {}", path.display(), c.title, dims(grid), dims(tg));
-    print!("{}", render(req, tg, &placed, r.report.probes.as_ref(), &note));
+    print!("{}", msl::text::printable(&render(req, tg, &placed, r.report.probes.as_ref(), &note)));
     let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
     eprint!("{}", msl::diag::render(&r.sources, &diags, std::io::stderr().is_terminal()));
     Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })

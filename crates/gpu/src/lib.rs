@@ -195,8 +195,9 @@ fn invalid(message: String) -> RunReport {
     }
 }
 
-/// Check the dispatch against Apple's limits; the error explains the limit.
-pub fn validate(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> Result<(), String> {
+/// Check a dispatch's sizes alone (no kernel needed: captures are checked
+/// with it before anything runs); returns the threads per threadgroup.
+pub fn check_dispatch(d: &Dispatch) -> Result<u64, String> {
     if d.grid.contains(&0) || d.threadgroup.contains(&0) {
         return Err(format!("grid {:?} and threadgroup {:?} must have every dimension at least 1", d.grid, d.threadgroup));
     }
@@ -233,6 +234,12 @@ pub fn validate(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> Result<(), 
             }
         };
     }
+    Ok(tg_threads)
+}
+
+/// Check the dispatch against Apple's limits; the error explains the limit.
+pub fn validate(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> Result<(), String> {
+    let tg_threads = check_dispatch(d)?;
     let tg_mem: u64 = kernel.threadgroup_vars.iter().map(|v| v.size as u64).sum::<u64>()
         + opts.threadgroup_buffers.values().map(|&s| s as u64).sum::<u64>();
     if tg_mem > MAX_THREADGROUP_MEMORY {

@@ -119,7 +119,8 @@ pub fn show(args: &ShowArgs) -> u8 {
     let targets = [(&args.svg, "svg", "--svg"), (&args.png, "png", "--png")];
     for (path, ext, flag) in targets {
         if let Some(path) = path {
-            if let Err(e) = files::require_extension(path, ext, flag).and_then(|()| files::refuse_overwrite(path, &ws.owned_files(), flag)) {
+            if let Err(e) = files::require_extension(path, ext, flag).and_then(|()| files::refuse_overwrite(path, &ws.owned_files(), flag))
+            {
                 eprintln!("error: {e}");
                 return EXIT_CANNOT_START;
             }
@@ -168,7 +169,10 @@ pub fn show(args: &ShowArgs) -> u8 {
             println!("wrote {}", path.display());
         }
         if let Some(path) = &args.png {
-            match diagram::render_png(&svg).map_err(|e| e.to_string()).and_then(|b| files::write_atomic(path, &b).map_err(|e| e.to_string())) {
+            match diagram::render_png(&svg)
+                .map_err(|e| e.to_string())
+                .and_then(|b| files::write_atomic(path, &b).map_err(|e| e.to_string()))
+            {
                 Ok(()) => println!("wrote {}", path.display()),
                 Err(e) => {
                     eprintln!("error: cannot write `{}`: {e}", path.display());

@@ -55,7 +55,7 @@ pub fn check_constants_exist(pp: &PreprocessArgs, program: &msl::hir::Program) -
 }
 
 /// Read a source file as text, or explain why not.
-pub fn read_source(path: &PathBuf) -> Result<String, String> {
+pub fn read_source(path: &std::path::Path) -> Result<String, String> {
     files::read_text(path, files::MAX_SOURCE_BYTES, "the source")
 }
 

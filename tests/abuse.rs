@@ -253,11 +253,32 @@ fn buffers_workers_and_grids_stay_within_budgets() {
     );
     let g = "zeros(268435456):f32";
     let (a, b, c, e) = (format!("a={g}"), format!("b={g}"), format!("c={g}"), format!("e={g}"));
-    let o = run(d.path(), &["run", "four.metal", "--kernel", "k", "--grid", "4", "--threadgroup", "4", "--arg", &a, "--arg", &b, "--arg", &c, "--arg", &e]);
+    let o = run(
+        d.path(),
+        &["run", "four.metal", "--kernel", "k", "--grid", "4", "--threadgroup", "4", "--arg", &a, "--arg", &b, "--arg", &c, "--arg", &e],
+    );
     refused(&o, "all buffers of a dispatch together may take 1073741824 bytes");
     // A million workers asked for: the cores are used, the result is right.
     write(d.path(), "add.metal", kernel("o[i] = o[i] + float(i);"));
-    let o = run(d.path(), &["run", "add.metal", "--kernel", "k", "--grid", "196608", "--threadgroup", "64", "--arg", "o=zeros(196608):f32", "--threads", "1000000", "--check", "none"]);
+    let o = run(
+        d.path(),
+        &[
+            "run",
+            "add.metal",
+            "--kernel",
+            "k",
+            "--grid",
+            "196608",
+            "--threadgroup",
+            "64",
+            "--arg",
+            "o=zeros(196608):f32",
+            "--threads",
+            "1000000",
+            "--check",
+            "none",
+        ],
+    );
     assert_eq!(code(&o), 0, "{}", err(&o));
     // Grids whose product wraps or is huge: an error, never a silent no-op or a hang.
     for grid in ["4194304,4194304,1048576", "65536,32768", "4294967295,4294967295,4294967295"] {
@@ -280,7 +301,23 @@ fn output_flags_never_replace_an_input_or_a_workspace_file() {
     // --capture over the source, or with another extension.
     refused(&run_k(d.path(), "k.metal", &["--capture", "k.metal"]), "name it `k.mpcapture`");
     write(d.path(), "inputs.mpcapture", b"keep");
-    let o = run(d.path(), &["run", "k.metal", "--kernel", "k", "--grid", "4", "--threadgroup", "4", "--arg", "o=@inputs.mpcapture", "--capture", "inputs.mpcapture"]);
+    let o = run(
+        d.path(),
+        &[
+            "run",
+            "k.metal",
+            "--kernel",
+            "k",
+            "--grid",
+            "4",
+            "--threadgroup",
+            "4",
+            "--arg",
+            "o=@inputs.mpcapture",
+            "--capture",
+            "inputs.mpcapture",
+        ],
+    );
     assert_eq!(code(&o), 2, "{}", err(&o));
     assert_eq!(std::fs::read_to_string(d.path().join("k.metal")).unwrap(), src);
     assert_eq!(std::fs::read(d.path().join("inputs.mpcapture")).unwrap(), b"keep");
@@ -379,9 +416,38 @@ fn printed_expressions_that_write_are_refused() {
     );
     let dbg = |e: &str| {
         let print = format!("7: {e}");
-        run(d.path(), &["debug", "k.metal", "--kernel", "k", "--grid", "2", "--threadgroup", "2", "--arg", "o=zeros(2):f32", "--arg", "c=zeros(1):i32", "--thread", "1", "--print", &print])
+        run(
+            d.path(),
+            &[
+                "debug",
+                "k.metal",
+                "--kernel",
+                "k",
+                "--grid",
+                "2",
+                "--threadgroup",
+                "2",
+                "--arg",
+                "o=zeros(2):f32",
+                "--arg",
+                "c=zeros(1):i32",
+                "--thread",
+                "1",
+                "--print",
+                &print,
+            ],
+        )
     };
-    for e in ["acc = 99", "n++", "--n", "acc *= 2", "o[i] = 123", "atomic_fetch_add_explicit(c, 1, memory_order_relaxed)", "(bump(o), 1)", "(threadgroup_barrier(mem_flags::mem_none), 1)"] {
+    for e in [
+        "acc = 99",
+        "n++",
+        "--n",
+        "acc *= 2",
+        "o[i] = 123",
+        "atomic_fetch_add_explicit(c, 1, memory_order_relaxed)",
+        "(bump(o), 1)",
+        "(threadgroup_barrier(mem_flags::mem_none), 1)",
+    ] {
         let o = dbg(e);
         refused(&o, "a printed expression must not change the kernel");
     }
@@ -422,7 +488,8 @@ fn captures_are_validated_before_use() {
     assert_eq!(code(&run_k(d.path(), "k.metal", &["--capture", "k.mpcapture"])), 0);
     let text = std::fs::read_to_string(d.path().join("k.mpcapture")).unwrap();
     let base: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>)> = vec![
+    type Change = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(&str, Change)> = vec![
         ("more than 268435456 threads", Box::new(|v| v["program"]["grid"] = serde_json::json!([4194304, 4194304, 1048576]))),
         ("more than 268435456 threads", Box::new(|v| v["program"]["grid"] = serde_json::json!([65536, 32768, 1]))),
         ("worker threads", Box::new(|v| v["options"]["threads"] = serde_json::json!(1_000_000))),

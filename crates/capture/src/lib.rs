@@ -343,9 +343,8 @@ impl Capture {
     /// Read and check a capture file.
     pub fn read(path: &Path) -> Result<Capture, String> {
         let shown = path.display();
-        let bytes = files::read_bytes(path, MAX_FILE_BYTES, "the capture").map_err(|e| {
-            format!("{e} (a capture's arrays are limited to {DEFAULT_LIMIT} bytes when it is written)")
-        })?;
+        let bytes = files::read_bytes(path, MAX_FILE_BYTES, "the capture")
+            .map_err(|e| format!("{e} (a capture's arrays are limited to {DEFAULT_LIMIT} bytes when it is written)"))?;
         Capture::parse(&bytes).map_err(|e| format!("`{shown}` is not a usable capture: {e}"))
     }
 

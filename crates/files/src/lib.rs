@@ -92,11 +92,7 @@ pub fn read_text(path: &Path, limit: u64, what: &str) -> Result<String, String> 
         let at = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();
         let (line, col) = line_col(&bytes[..at]);
-        format!(
-            "{}:{line}:{col}: {what} is not valid UTF-8 (byte 0x{:02x}); save it as UTF-8",
-            path.display(),
-            bytes[at]
-        )
+        format!("{}:{line}:{col}: {what} is not valid UTF-8 (byte 0x{:02x}); save it as UTF-8", path.display(), bytes[at])
     })
 }
 
@@ -143,11 +139,9 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// sources, headers, data files and workspace files the command read).
 pub fn refuse_overwrite(target: &Path, inputs: &[PathBuf], flag: &str) -> Result<(), String> {
     match inputs.iter().find(|i| same_file(target, i)) {
-        Some(i) => Err(format!(
-            "{flag} `{}` would overwrite `{}`, which this command reads; write to another file",
-            target.display(),
-            i.display()
-        )),
+        Some(i) => {
+            Err(format!("{flag} `{}` would overwrite `{}`, which this command reads; write to another file", target.display(), i.display()))
+        }
         None => Ok(()),
     }
 }

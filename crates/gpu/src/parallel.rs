@@ -60,7 +60,6 @@ pub(crate) fn workers(kernel: &Kernel, opts: &RunOptions, groups: u64, lanes: us
     wanted.min((COPY_BUDGET / bytes) as usize).min((REGISTER_BUDGET / regs) as usize).max(1)
 }
 
-
 /// The most workers one dispatch uses: the machine's cores (at least 2,
 /// so that a split run is exercised everywhere), at most `MAX_WORKERS`.
 pub fn max_workers() -> usize {

@@ -154,9 +154,9 @@ fn effect_in_expr(
             H::Assign { place, .. } | H::CompoundAssign { place, .. } if !own_local(place, own) => Some((x.span, "assigns a value".into())),
             H::IncDec { place, .. } if !own_local(place, own) => Some((x.span, "increments or decrements a value".into())),
             H::Builtin { name, param_types, .. } => {
-                let writes = param_types.iter().any(|t| {
-                    matches!(t, Type::Pointer { is_const: false, .. } | Type::Reference { is_const: false, .. })
-                });
+                let writes = param_types
+                    .iter()
+                    .any(|t| matches!(t, Type::Pointer { is_const: false, .. } | Type::Reference { is_const: false, .. }));
                 let syncs = msl::builtins::lookup(name).is_some_and(|b| b.kind == msl::builtins::BuiltinKind::Barrier);
                 (writes || syncs).then(|| (x.span, format!("calls `{name}`, which writes memory or synchronizes threads")))
             }

@@ -160,7 +160,7 @@ pub fn parse_value_within(spec: &str, seed: u64, limit: usize) -> Result<Array, 
         let n = checked_nbytes(dtype, shape)?;
         if n > limit {
             return Err(format!(
-                "`{spec}`: shape {} of {} is {n} bytes, over the {limit} bytes left for buffers (all buffers of a dispatch together may take {MAX_TOTAL_BUFFER_BYTES} bytes)",
+                "`{spec}`: shape {} of {} is {n} bytes, over the limit of {limit} bytes left for it (all buffers of a dispatch together may take {MAX_TOTAL_BUFFER_BYTES} bytes)",
                 shape_str(shape),
                 dtype
             ));

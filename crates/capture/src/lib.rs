@@ -443,7 +443,9 @@ impl Capture {
             if a.strides.as_ref().is_some_and(|s| s.len() != a.shape.len()) {
                 return Err(format!("array `{}`: its strides and shape differ in length", a.name));
             }
-            total = total.saturating_add(a.bytes);
+            // What decoding will allocate (a damaged `bytes` field is
+            // reported, more precisely, when the array is decoded).
+            total = total.saturating_add(a.data.as_deref().and_then(|t| base64::decoded_len(t).ok()).unwrap_or(0));
         }
         if let Program::Mlx { output_shapes, output_dtypes, .. } = &self.program {
             for (s, d) in output_shapes.iter().zip(output_dtypes) {

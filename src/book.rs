@@ -159,6 +159,18 @@ pub fn show(args: &ShowArgs) -> u8 {
     if !ws.exists() {
         return no_workspace(&ws);
     }
+    // A diagram is never written over a workspace file (nor as PNG bytes
+    // into a file named otherwise): refused before anything runs.
+    let targets = [(&args.svg, "svg", "--svg"), (&args.png, "png", "--png")];
+    for (path, ext, flag) in targets {
+        if let Some(path) = path {
+            if let Err(e) = files::require_extension(path, ext, flag).and_then(|()| files::refuse_overwrite(path, &ws.owned_files(), flag))
+            {
+                eprintln!("error: {e}");
+                return EXIT_CANNOT_START;
+            }
+        }
+    }
     let text = match ws.read(p) {
         Ok(t) => t,
         Err(e) => return unreadable(&ws, p, &e),
@@ -192,14 +204,17 @@ pub fn show(args: &ShowArgs) -> u8 {
     if args.svg.is_some() || args.png.is_some() {
         let svg = diagram::render_svg(&shown.spec, &shown.trace);
         if let Some(path) = &args.svg {
-            if let Err(e) = std::fs::write(path, &svg) {
+            if let Err(e) = files::write_atomic(path, svg.as_bytes()) {
                 eprintln!("error: cannot write `{}`: {e}", path.display());
                 return EXIT_CANNOT_START;
             }
             println!("wrote {}", path.display());
         }
         if let Some(path) = &args.png {
-            match diagram::render_png(&svg).map_err(|e| e.to_string()).and_then(|b| std::fs::write(path, b).map_err(|e| e.to_string())) {
+            match diagram::render_png(&svg)
+                .map_err(|e| e.to_string())
+                .and_then(|b| files::write_atomic(path, &b).map_err(|e| e.to_string()))
+            {
                 Ok(()) => println!("wrote {}", path.display()),
                 Err(e) => {
                     eprintln!("error: cannot write `{}`: {e}", path.display());
@@ -318,6 +333,10 @@ pub fn check(args: &CheckArgs) -> u8 {
     if !ws.exists() {
         return no_workspace(&ws);
     }
+    if let Err(e) = args.capture.check_target(&ws.owned_files()) {
+        eprintln!("error: {e}");
+        return EXIT_CANNOT_START;
+    }
     let progress = ws.load_progress();
     let selected: Vec<&'static Puzzle> = if args.all {
         PUZZLES.iter().collect()
@@ -406,12 +425,16 @@ pub fn check(args: &CheckArgs) -> u8 {
         eprintln!("warning: no capture written: --capture FILE saves one puzzle's run; name the puzzle, or use MTL_CAPTURE_ENABLED=1 for one capture per puzzle");
     } else {
         for ((r, p), t) in results.iter().zip(&selected).zip(&texts) {
-            args.capture.save(p.kernel_name, || {
+            let saved = args.capture.save(p.kernel_name, || {
                 let file = ws.path(p).display().to_string();
                 let (title, kernel, call) = puzzles::check::capture_run(r, &file, t)?;
                 let result = kernel.call(&call).map_err(|e| format!("capture not written: {e}"))?;
                 capture::from_mlx(&kernel, &call, &result, "metal-puzzles check", title, capture::DEFAULT_LIMIT)
             });
+            if let Err(e) = saved {
+                eprintln!("error: {e}");
+                return EXIT_CANNOT_START;
+            }
         }
     }
     if let Some(path) = &args.junit {

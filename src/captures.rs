@@ -28,12 +28,21 @@ impl CaptureArgs {
         self.capture.clone().unwrap_or_else(|| capture::default_path(Path::new(""), kernel))
     }
 
+    /// Before running: refuse a `--capture` path that would overwrite one
+    /// of the command's inputs or is not a `.mpcapture` file (a capture
+    /// written over `k.metal` would destroy the kernel).
+    pub fn check_target(&self, inputs: &[PathBuf]) -> Result<(), String> {
+        let Some(path) = &self.capture else { return Ok(()) };
+        files::require_extension(path, capture::EXTENSION, "--capture")?;
+        files::refuse_overwrite(path, inputs, "--capture")
+    }
+
     /// Write the capture `make` builds, when one was asked for, and say
     /// where it went (on stderr: stdout may be a JSON document). A capture
-    /// that cannot be made leaves the run's result as it is, with a warning.
-    pub fn save(&self, kernel: &str, make: impl FnOnce() -> Result<Capture, String>) {
+    /// that cannot be made or written is an error: the command asked for it.
+    pub fn save(&self, kernel: &str, make: impl FnOnce() -> Result<Capture, String>) -> Result<(), String> {
         if !self.wanted() {
-            return;
+            return Ok(());
         }
         let path = self.path(kernel);
         match make().and_then(|c| c.write(&path).map(|()| c)) {
@@ -46,8 +55,9 @@ impl CaptureArgs {
                 );
                 eprintln!("  open it with `metal-puzzles debug {0} --thread X,Y,Z --print 'LINE: expr'`; re-run it with `metal-puzzles replay {0}`", path.display());
             }
-            Err(e) => eprintln!("warning: {e}"),
+            Err(e) => return Err(e),
         }
+        Ok(())
     }
 }
 
@@ -85,7 +95,9 @@ fn replay_inner(args: &ReplayArgs) -> Result<u8, String> {
         Err(e) => return compile_failed(e, &[]),
     };
     let cmp = capture::compare(&c, &r);
-    print!("{}", capture::summary(&args.file.display().to_string(), &c, &r, &cmp));
+    // Names, titles and messages come from the file: never let them
+    // drive the terminal.
+    print!("{}", msl::text::printable(&capture::summary(&args.file.display().to_string(), &c, &r, &cmp)));
     Ok(if cmp.reproduces() { EXIT_OK } else { EXIT_BAD_RESULT })
 }
 
@@ -153,7 +165,7 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
             Err(ReplayError::Invalid(m)) => return Err(m.clone()),
         }
         (out.grid, out.threadgroup) = (grid_threads, tg);
-        out.what = format!("capture `{}` ({})", path.display(), c.title);
+        out.what = msl::text::printable_line(&format!("capture `{}` ({})", path.display(), c.title)).into_owned();
         return Ok(EXIT_OK);
     }
     let r = match replayed {
@@ -161,7 +173,7 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
         Err(e) => return compile_failed(e, &placed),
     };
     let note = format!(" of capture `{}` ({}): grid {}, threadgroup {}", path.display(), c.title, dims(grid), dims(tg));
-    print!("{}", render(req, tg, &placed, r.report.probes.as_ref(), &note));
+    print!("{}", msl::text::printable(&render(req, tg, &placed, r.report.probes.as_ref(), &note)));
     let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
     eprint!("{}", msl::diag::render(&r.sources, &diags, crate::color::stderr()));
     Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })

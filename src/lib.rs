@@ -3,6 +3,18 @@
 //! (`src/main.rs`) and the Python package's `metal-puzzles` command and
 //! `python -m metal_puzzles` run.
 
+/// `print!`/`println!` for every command: a failed write to stdout (a full
+/// disk, `> /dev/full`) is remembered instead of panicking, and
+/// [`main_with_args`] turns it into exit status 2 (declared before the
+/// modules, so it is the `println!` they see).
+macro_rules! print {
+    ($($arg:tt)*) => { $crate::stdout_write(format_args!($($arg)*)) };
+}
+macro_rules! println {
+    () => { $crate::stdout_write(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::stdout_write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 mod book;
 mod captures;
 mod color;
@@ -85,9 +97,46 @@ fn quiet_on_closed_pipe() {
 /// metal_puzzles`), when the caller knows better than the process's own name.
 pub static PROGRAM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
-/// The binary's entry point: SIGPIPE as other Unix tools have it, then the command line.
+/// The first error writing to stdout, if any.
+static STDOUT_ERROR: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+pub(crate) fn stdout_write(args: std::fmt::Arguments) {
+    use std::io::Write;
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        let mut first = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert_with(|| e.to_string());
+    }
+}
+
+/// Whether the command was started with stdout closed (`>&-`). Rust's
+/// runtime puts `/dev/null` (opened read-write) on a closed standard
+/// descriptor before `main`, so the command would "succeed" with its output
+/// lost; a user's `> /dev/null` is opened write-only and stays allowed.
+fn stdout_was_closed() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: F_GETFL only queries the descriptor's flags.
+        let flags = unsafe { libc::fcntl(1, libc::F_GETFL) };
+        if flags == -1 {
+            return true;
+        }
+        let null = std::fs::metadata("/dev/null").map(|m| m.rdev()).ok();
+        let out = std::fs::metadata("/proc/self/fd/1").or_else(|_| std::fs::metadata("/dev/fd/1")).map(|m| m.rdev()).ok();
+        flags & libc::O_ACCMODE == libc::O_RDWR && null.is_some() && out == null
+    }
+    #[cfg(not(unix))]
+    false
+}
+
+/// The binary's entry point: SIGPIPE as other Unix tools have it, a closed
+/// stdout refused, then the command line.
 pub fn main_from_env() -> ExitCode {
     quiet_on_closed_pipe();
+    if stdout_was_closed() {
+        eprintln!("error: standard output is closed; give the command somewhere to write (a file, a pipe or the terminal)");
+        return ExitCode::from(EXIT_CANNOT_START);
+    }
     ExitCode::from(main_with_args(std::env::args_os()))
 }
 
@@ -105,6 +154,17 @@ where
         }
     };
     color::set(cli.color);
+    let code = run_command(cli);
+    let flushed = std::io::Write::flush(&mut std::io::stdout()).map_err(|e| e.to_string());
+    let failed = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner()).take().or(flushed.err());
+    if let Some(e) = failed {
+        eprintln!("error: cannot write the output: {e}");
+        return EXIT_CANNOT_START;
+    }
+    code
+}
+
+fn run_command(cli: Cli) -> u8 {
     match cli.command {
         Some(Command::Lint(args)) => lint::run(&args),
         Some(Command::Run(args)) => run::run(&args),

@@ -67,11 +67,7 @@ pub fn check_constants_exist(pp: &PreprocessArgs, program: &msl::hir::Program) -
     Ok(())
 }
 
-/// Read a source file as text, or explain why not.
-pub fn read_source(path: &PathBuf) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-    Ok(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
-}
+pub use session::read_source;
 
 /// Compile options for a source read from `file` (`None`: no file, so
 /// includes come from the `-I` folders only).

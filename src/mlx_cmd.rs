@@ -95,10 +95,14 @@ pub fn run(args: &MlxArgs) -> u8 {
 }
 
 /// An input value: the `run` forms, or a Python-style scalar.
-fn parse_input(name: &str, spec: &str) -> Result<Input, String> {
+/// `room`: bytes left in the dispatch's buffer budget.
+fn parse_input(name: &str, spec: &str, room: usize) -> Result<Input, String> {
     let s = spec.trim();
     if let Some(path) = s.strip_prefix('@') {
-        return Array::read_npy(path).map(Input::Array).map_err(|e| format!("input `{name}`: cannot load `{path}`: {e}"));
+        let cannot = |e: String| format!("input `{name}`: cannot load `{path}`: {e}");
+        let bytes = files::read_bytes(std::path::Path::new(path), room as u64, "the array")
+            .map_err(|e| cannot(format!("{e} (all buffers of a dispatch together may take {} bytes)", arrays::MAX_TOTAL_BUFFER_BYTES)))?;
+        return Array::from_npy_bytes(&bytes).map(Input::Array).map_err(cannot);
     }
     if !s.contains(':') {
         match s {
@@ -113,7 +117,7 @@ fn parse_input(name: &str, spec: &str) -> Result<Input, String> {
             return Ok(Input::Float(f));
         }
     }
-    arrays::parse_value(s, name_seed(name)).map(Input::Array).map_err(|e| format!("input `{name}`: {e}"))
+    arrays::parse_value_within(s, name_seed(name), room).map(Input::Array).map_err(|e| format!("input `{name}`: {e}"))
 }
 
 /// `NAME:DTYPE:SHAPE`.
@@ -173,7 +177,8 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     for a in &args.inputs {
         let (n, v) = a.split_once('=').ok_or_else(|| format!("--input `{a}` must look like NAME=VALUE"))?;
         let n = n.trim();
-        inputs.push(parse_input(n, v)?);
+        let used: usize = inputs.iter().map(Input::nbytes).sum();
+        inputs.push(parse_input(n, v, arrays::MAX_TOTAL_BUFFER_BYTES.saturating_sub(used))?);
         input_names.push(n.to_string());
     }
     let mut output_names = Vec::new();
@@ -184,6 +189,16 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         output_names.push(n);
         output_dtypes.push(d);
         output_shapes.push(s);
+    }
+    // Outputs never replace what the command reads (checked before running).
+    let mut read: Vec<std::path::PathBuf> = vec![args.body.clone()];
+    read.extend(args.header.clone());
+    read.extend(args.inputs.iter().filter_map(|a| a.split_once('=')).filter_map(|(_, v)| v.trim().strip_prefix('@')).map(Into::into));
+    args.capture.check_target(&read)?;
+    if let Some(dir) = &args.out {
+        for n in &output_names {
+            files::refuse_overwrite(&dir.join(format!("{n}.npy")), &read, "--out")?;
+        }
     }
     let mut template = Vec::new();
     for t in &args.template {
@@ -376,7 +391,7 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         let run = capture::MlxRun { sources: &r.sources, outputs: &outs, findings: &r.report.findings };
         let title = format!("MLX kernel `{name}` from {body_name}");
         capture::from_mlx_run(&kernel, &call, &run, "metal-puzzles mlx", title, capture::DEFAULT_LIMIT)
-    });
+    })?;
     Ok(r.exit_code())
 }
 

@@ -121,6 +121,22 @@ pub fn parse_dims(s: &str, what: &str) -> Result<[u32; 3], String> {
 
 pub use session::bind::name_seed;
 
+/// The files a run reads: the source, the headers it included and every
+/// `NAME=@file` argument (outputs must never be written over them).
+pub fn input_paths(file: &std::path::Path, args: &[String], sources: &msl::source::SourceMap) -> Vec<PathBuf> {
+    let mut out = vec![file.to_path_buf()];
+    out.extend(args.iter().filter_map(|a| a.split_once('=')).filter_map(|(_, v)| v.trim().strip_prefix('@')).map(PathBuf::from));
+    // A header's name is its path as shown: relative to the main file's
+    // folder, or as found under a `-I` root.
+    let dir = file.parent().unwrap_or(std::path::Path::new(""));
+    for e in sources.includes() {
+        let name = PathBuf::from(&sources.file(e.to).name);
+        out.push(dir.join(&name));
+        out.push(name);
+    }
+    out
+}
+
 pub fn run(args: &RunArgs) -> u8 {
     exit_code(run_inner(args), args.json)
 }
@@ -184,12 +200,27 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
     };
 
     // Bind arguments by parameter name.
+    // All buffers together stay within one budget, checked before each is
+    // read or generated.
     let mut values = Vec::new();
+    let mut used = 0usize;
     for a in &args.args {
         let (pname, spec) = a.split_once('=').ok_or_else(|| format!("--arg `{a}` must look like NAME=VALUE"))?;
-        values.push((pname.trim().to_string(), session::bind::parse_value(pname.trim(), spec)?));
+        let room = arrays::MAX_TOTAL_BUFFER_BYTES.saturating_sub(used);
+        let v = session::bind::parse_value_within(pname.trim(), spec, room)?;
+        used += session::bind::value_bytes(&v);
+        values.push((pname.trim().to_string(), v));
     }
     let bindings = kernel.bind(values).map_err(|e| e.to_string())?;
+    // Outputs never replace what the run read: its source, headers and
+    // argument files. Checked before running, so nothing is lost.
+    let inputs = input_paths(&args.file, &args.args, lib.sources());
+    args.capture.check_target(&inputs)?;
+    if let Some(dir) = &args.out {
+        for b in bindings.items.iter().filter(|b| b.writable) {
+            files::refuse_overwrite(&dir.join(format!("{}.npy", b.name)), &inputs, "--out")?;
+        }
+    }
     let dispatch = Dispatch {
         grid,
         threadgroup: tg,
@@ -333,7 +364,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             findings: &report.findings,
         };
         capture::from_source(&run, "metal-puzzles run", format!("kernel `{}` of {name}", args.kernel), capture::DEFAULT_LIMIT)
-    });
+    })?;
     Ok(outcome.exit_code())
 }
 

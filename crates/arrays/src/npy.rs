@@ -301,7 +301,7 @@ impl Array {
     /// Reads a `.npy` file.
     pub fn read_npy(path: impl AsRef<Path>) -> Result<Array, String> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let bytes = files::read_bytes(path, files::MAX_DATA_BYTES, "the array")?;
         Array::from_npy_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
     }
 
@@ -338,6 +338,6 @@ impl Array {
     /// Writes a `.npy` file.
     pub fn write_npy(&self, path: impl AsRef<Path>) -> Result<(), String> {
         let path = path.as_ref();
-        std::fs::write(path, self.to_npy_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        files::write_atomic(path, &self.to_npy_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 }

@@ -6,6 +6,9 @@ use crate::dtype::DType;
 
 /// Generated buffers larger than this are refused (1 GiB).
 pub const MAX_GENERATED_BYTES: usize = 1 << 30;
+/// All the buffers of one dispatch together (1 GiB): a per-buffer cap
+/// alone lets four 1 GiB outputs exhaust the machine.
+pub const MAX_TOTAL_BUFFER_BYTES: usize = 1 << 30;
 
 const FORMS: &str = "expected VALUE:DTYPE (e.g. `1024:u32`, `0.5:f32`, `true:bool`, `0xFF:u8`) \
 or GEN(SHAPE):DTYPE with GEN one of zeros, ones, arange, rand, randint(SHAPE,LO,HI), \
@@ -129,6 +132,13 @@ fn shape_of(args: &[String], spec: &str) -> Result<Vec<usize>, String> {
 /// generated array (`seed` drives `rand`/`randint`). `@path.npy` loads a
 /// file (callers usually handle it themselves to name the parameter).
 pub fn parse_value(spec: &str, seed: u64) -> Result<Array, String> {
+    parse_value_within(spec, seed, MAX_GENERATED_BYTES)
+}
+
+/// [`parse_value`], refusing a generated buffer over `limit` bytes before
+/// allocating it (the room left in a dispatch's buffer budget).
+pub fn parse_value_within(spec: &str, seed: u64, limit: usize) -> Result<Array, String> {
+    let limit = limit.min(MAX_GENERATED_BYTES);
     let spec = spec.trim();
     if let Some(path) = spec.strip_prefix('@') {
         return Array::read_npy(path);
@@ -148,9 +158,9 @@ pub fn parse_value(spec: &str, seed: u64) -> Result<Array, String> {
     let args = split_args(inner);
     let check = |shape: &[usize]| -> Result<(), String> {
         let n = checked_nbytes(dtype, shape)?;
-        if n > MAX_GENERATED_BYTES {
+        if n > limit {
             return Err(format!(
-                "`{spec}`: shape {} of {} is {n} bytes, over the {MAX_GENERATED_BYTES}-byte limit for generated buffers",
+                "`{spec}`: shape {} of {} is {n} bytes, over the limit of {limit} bytes left for it (all buffers of a dispatch together may take {MAX_TOTAL_BUFFER_BYTES} bytes)",
                 shape_str(shape),
                 dtype
             ));

@@ -40,6 +40,11 @@ pub const DEFAULT_LIMIT: usize = 64 << 20;
 pub const MAX_FILE_BYTES: u64 = 512 << 20;
 /// Largest array a capture may declare (checked before decoding it).
 pub const MAX_ARRAY_BYTES: usize = 1 << 30;
+/// Worker threads a capture may ask for (the run caps them by cores too).
+pub const MAX_CAPTURE_WORKERS: usize = 1024;
+/// Instructions per threadgroup a capture may allow before a kernel counts
+/// as runaway (100 times the default): a replayed infinite loop must stop.
+pub const MAX_CAPTURE_BUDGET: u64 = 1_000_000_000;
 
 /// One dispatch, saved whole.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -332,19 +337,14 @@ impl Capture {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
         }
-        std::fs::write(path, self.to_json()).map_err(|e| format!("cannot write the capture `{}`: {e}", path.display()))
+        files::write_atomic(path, self.to_json().as_bytes()).map_err(|e| format!("cannot write the capture `{}`: {e}", path.display()))
     }
 
     /// Read and check a capture file.
     pub fn read(path: &Path) -> Result<Capture, String> {
         let shown = path.display();
-        let len = std::fs::metadata(path).map_err(|e| format!("cannot read the capture `{shown}`: {e}"))?.len();
-        if len > MAX_FILE_BYTES {
-            return Err(format!(
-                "`{shown}` is {len} bytes; captures over {MAX_FILE_BYTES} bytes are refused (a capture's arrays are limited to {DEFAULT_LIMIT} bytes when it is written)"
-            ));
-        }
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read the capture `{shown}`: {e}"))?;
+        let bytes = files::read_bytes(path, MAX_FILE_BYTES, "the capture")
+            .map_err(|e| format!("{e} (a capture's arrays are limited to {DEFAULT_LIMIT} bytes when it is written)"))?;
         Capture::parse(&bytes).map_err(|e| format!("`{shown}` is not a usable capture: {e}"))
     }
 
@@ -415,8 +415,49 @@ impl Capture {
         if grid.contains(&0) || tg.contains(&0) {
             return Err(format!("the dispatch (grid {grid:?}, threadgroup {tg:?}) has a zero dimension"));
         }
-        for a in &self.outputs {
+        // A capture may come from anyone: every size is checked before use.
+        let mode = match &self.program {
+            Program::Source { dispatch, .. } if dispatch == "threadgroups" => gpu::DispatchMode::Threadgroups,
+            _ => gpu::DispatchMode::Threads,
+        };
+        gpu::check_dispatch(&gpu::Dispatch { grid: *grid, threadgroup: *tg, mode }).map_err(|e| format!("program: {e}"))?;
+        if self.options.threads > MAX_CAPTURE_WORKERS {
+            return Err(format!(
+                "options.threads is {}; a capture may ask for at most {MAX_CAPTURE_WORKERS} worker threads",
+                self.options.threads
+            ));
+        }
+        if !(1..=MAX_CAPTURE_BUDGET).contains(&self.options.budget) {
+            return Err(format!(
+                "options.budget is {}; it must be 1 to {MAX_CAPTURE_BUDGET} instructions per threadgroup",
+                self.options.budget
+            ));
+        }
+        let arrays: &[ArrayRecord] = match &self.program {
+            Program::Source { arguments, .. } => arguments,
+            Program::Mlx { inputs, .. } => inputs,
+        };
+        let mut total: usize = 0;
+        for a in arrays.iter().chain(&self.outputs) {
             a.dtype()?;
+            if a.strides.as_ref().is_some_and(|s| s.len() != a.shape.len()) {
+                return Err(format!("array `{}`: its strides and shape differ in length", a.name));
+            }
+            // What decoding will allocate (a damaged `bytes` field is
+            // reported, more precisely, when the array is decoded).
+            total = total.saturating_add(a.data.as_deref().and_then(|t| base64::decoded_len(t).ok()).unwrap_or(0));
+        }
+        if let Program::Mlx { output_shapes, output_dtypes, .. } = &self.program {
+            for (s, d) in output_shapes.iter().zip(output_dtypes) {
+                let d = DType::parse(d).map_err(|e| format!("an output dtype: {e}"))?;
+                total = total.saturating_add(arrays::checked_nbytes(d, s).unwrap_or(usize::MAX));
+            }
+        }
+        if total > 2 * arrays::MAX_TOTAL_BUFFER_BYTES {
+            return Err(format!(
+                "its arrays take {total} bytes; a dispatch's buffers may take {} bytes in all",
+                arrays::MAX_TOTAL_BUFFER_BYTES
+            ));
         }
         Ok(())
     }

@@ -491,31 +491,40 @@ pub fn walk<'a>(block: &'a [Inst], f: &mut dyn FnMut(&'a Inst)) {
 /// into memory, an address or a branch). An atomic add whose result nobody
 /// uses commutes with another one; one whose result is used may not.
 pub fn atomic_sites(k: &Kernel) -> std::collections::HashMap<AccessId, (AtomicOp, bool)> {
-    use std::collections::HashSet;
+    use std::collections::{HashMap, HashSet};
     let mut insts: Vec<&Inst> = Vec::new();
     walk(&k.body, &mut |i| insts.push(i));
-    // Registers whose values matter: read by an effect, or by an
-    // instruction writing one that matters (a fixed point; registers are
-    // few and the walk is linear, so a handful of passes).
-    let uses: Vec<(Vec<Reg>, Vec<Reg>, bool)> = insts.iter().map(|i| reg_uses(i)).collect();
-    let mut live: HashSet<Reg> = HashSet::new();
-    for (_, srcs, effect) in &uses {
-        if *effect {
-            live.extend(srcs.iter().copied());
-        }
+    if !insts.iter().any(|i| matches!(i, Inst::Atomic { .. })) {
+        return HashMap::new();
     }
-    loop {
-        let before = live.len();
-        for (dsts, srcs, effect) in &uses {
-            if !*effect && dsts.iter().any(|d| live.contains(d)) {
-                live.extend(srcs.iter().copied());
+    // Registers whose values matter: read by an effect, or by an
+    // instruction writing one that matters. A worklist over "who writes
+    // this register" keeps it linear in the kernel's size.
+    let uses: Vec<(Vec<Reg>, Vec<Reg>, bool)> = insts.iter().map(|i| reg_uses(i)).collect();
+    let mut writers: HashMap<Reg, Vec<usize>> = HashMap::new();
+    for (n, (dsts, _, effect)) in uses.iter().enumerate() {
+        if !*effect {
+            for d in dsts {
+                writers.entry(*d).or_default().push(n);
             }
         }
-        if live.len() == before {
-            break;
+    }
+    let mut live: HashSet<Reg> = HashSet::new();
+    let mut work: Vec<Reg> = Vec::new();
+    for (_, srcs, effect) in &uses {
+        if *effect {
+            work.extend(srcs.iter().copied());
         }
     }
-    let mut sites = std::collections::HashMap::new();
+    while let Some(r) = work.pop() {
+        if !live.insert(r) {
+            continue;
+        }
+        for &n in writers.get(&r).map(Vec::as_slice).unwrap_or(&[]) {
+            work.extend(uses[n].1.iter().copied().filter(|s| !live.contains(s)));
+        }
+    }
+    let mut sites = HashMap::new();
     for inst in insts {
         if let Inst::Atomic { op, dst, at, .. } = inst {
             let used = live.contains(dst) || matches!(op, AtomicOp::Load | AtomicOp::CompareExchange);

@@ -63,8 +63,10 @@ pub const SIMD_WIDTH: u32 = 32;
 /// runaway, unless a caller sets its own (the puzzle book does): about 3 s
 /// for a 32-thread `while (true)` in a release build.
 pub const DEFAULT_BUDGET: u64 = 10_000_000;
-/// Grids beyond this many threads are refused up front.
-pub const MAX_GRID_THREADS: u64 = 1 << 31;
+/// Grids beyond this many threads (2^28, a 16384 x 16384 image) are
+/// refused up front: the simulator runs some million threads a second, so a
+/// bigger grid would run for minutes with nothing to show.
+pub const MAX_GRID_THREADS: u64 = 1 << 28;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckLevel {
@@ -221,8 +223,9 @@ fn invalid(message: String) -> RunReport {
     }
 }
 
-/// Check the dispatch against Apple's limits; the error explains the limit.
-pub fn validate(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> Result<(), String> {
+/// Check a dispatch's sizes alone (no kernel needed: captures are checked
+/// with it before anything runs); returns the threads per threadgroup.
+pub fn check_dispatch(d: &Dispatch) -> Result<u64, String> {
     if d.grid.contains(&0) || d.threadgroup.contains(&0) {
         return Err(format!("grid {:?} and threadgroup {:?} must have every dimension at least 1", d.grid, d.threadgroup));
     }
@@ -233,15 +236,38 @@ pub fn validate(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> Result<(), 
             d.threadgroup[0], d.threadgroup[1], d.threadgroup[2]
         ));
     }
-    let total: u64 = match d.mode {
-        DispatchMode::Threads => d.grid.iter().map(|&x| x as u64).product(),
-        DispatchMode::Threadgroups => d.grid.iter().map(|&x| x as u64).product::<u64>().saturating_mul(tg_threads),
-    };
-    if total > MAX_GRID_THREADS {
-        return Err(format!(
-            "the grid has {total} threads; the simulator refuses more than {MAX_GRID_THREADS} (it would take far too long)"
-        ));
+    // Products are checked: a grid of 2^22 x 2^22 x 2^20 threads wraps a
+    // 64-bit product to 0 and would silently run nothing.
+    let mut total: u64 = 1;
+    for i in 0..3 {
+        let threads = match d.mode {
+            DispatchMode::Threads => d.grid[i] as u64,
+            DispatchMode::Threadgroups => d.grid[i] as u64 * d.threadgroup[i] as u64,
+        };
+        // Kernels see grid sizes as 32-bit values (`threads_per_grid`).
+        if threads > u32::MAX as u64 {
+            return Err(format!(
+                "dimension {} of the grid has {threads} threads; a grid dimension holds at most {} (a 32-bit `uint`)",
+                ["x", "y", "z"][i],
+                u32::MAX
+            ));
+        }
+        total = match total.checked_mul(threads) {
+            Some(t) if t <= MAX_GRID_THREADS => t,
+            _ => {
+                return Err(format!(
+                    "the grid {}x{}x{} has more than {MAX_GRID_THREADS} threads, the most the simulator runs (it would take far too long)",
+                    d.grid[0], d.grid[1], d.grid[2]
+                ))
+            }
+        };
     }
+    Ok(tg_threads)
+}
+
+/// Check the dispatch against Apple's limits; the error explains the limit.
+pub fn validate(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> Result<(), String> {
+    let tg_threads = check_dispatch(d)?;
     let tg_mem: u64 = kernel.threadgroup_vars.iter().map(|v| v.size as u64).sum::<u64>()
         + opts.threadgroup_buffers.values().map(|&s| s as u64).sum::<u64>();
     if tg_mem > MAX_THREADGROUP_MEMORY {

@@ -53,11 +53,26 @@ pub(crate) fn workers(kernel: &Kernel, opts: &RunOptions, groups: u64, lanes: us
             }
             DEFAULT_WORKERS.min((groups / MIN_GROUPS_PER_WORKER) as usize)
         }
-        n => n.min(groups as usize),
+        // More workers than cores only costs memory (each has its own
+        // register file and buffer copies): `--threads 1000000` gets the cores.
+        n => n.min(groups.min(usize::MAX as u64) as usize).min(max_workers()),
     };
     let bytes: u64 = buffers.values().map(|b| b.len() as u64).sum::<u64>().max(1);
-    wanted.min((COPY_BUDGET / bytes) as usize).max(1)
+    let regs = ((kernel.n32 as u64 * 4 + kernel.n64 as u64 * 8) * lanes as u64).max(1);
+    wanted.min((COPY_BUDGET / bytes) as usize).min((REGISTER_BUDGET / regs) as usize).max(1)
 }
+
+/// The most workers one dispatch uses: the machine's cores (at least 2,
+/// so that a split run is exercised everywhere), at most `MAX_WORKERS`.
+pub fn max_workers() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, MAX_WORKERS)
+}
+
+/// A hard cap on workers, whatever the machine.
+pub const MAX_WORKERS: usize = 64;
+/// Register files of all workers together (each holds every register once
+/// per lane of a threadgroup).
+const REGISTER_BUDGET: u64 = 1 << 30;
 
 /// Run the dispatch on `workers` threads (see the module comment).
 pub(crate) fn run(

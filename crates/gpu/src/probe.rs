@@ -122,3 +122,111 @@ impl ProbeRecorder {
         self.log.hits.push(hit);
     }
 }
+
+/// Where a printed expression would change the kernel's state, and how: an
+/// assignment, `++`/`--`, a standard-library call that writes through a
+/// pointer or reference (atomics, `modf`'s out parameter, stores) or
+/// synchronizes (barriers), or a call of a function of the program that
+/// does any of these to something other than its own locals. A `--print`
+/// must only observe: such an expression is refused.
+pub fn side_effect(prog: &msl::hir::Program, e: &msl::hir::Expr) -> Option<(msl::source::Span, String)> {
+    let mut seen = std::collections::HashSet::new();
+    effect_in_expr(prog, e, &mut seen, None)
+}
+
+use msl::hir::{ExprKind as H, FuncId, Function, Stmt, StmtKind};
+use msl::types::Type;
+
+/// `own`: the function whose locals may be written freely (none for the
+/// printed expression itself: even its temporaries are the kernel's).
+fn effect_in_expr(
+    prog: &msl::hir::Program,
+    e: &msl::hir::Expr,
+    seen: &mut std::collections::HashSet<FuncId>,
+    own: Option<&Function>,
+) -> Option<(msl::source::Span, String)> {
+    let mut found = None;
+    e.visit(&mut |x| {
+        if found.is_some() {
+            return;
+        }
+        found = match &x.kind {
+            H::Assign { place, .. } | H::CompoundAssign { place, .. } if !own_local(place, own) => Some((x.span, "assigns a value".into())),
+            H::IncDec { place, .. } if !own_local(place, own) => Some((x.span, "increments or decrements a value".into())),
+            H::Builtin { name, param_types, .. } => {
+                let writes = param_types
+                    .iter()
+                    .any(|t| matches!(t, Type::Pointer { is_const: false, .. } | Type::Reference { is_const: false, .. }));
+                let syncs = msl::builtins::lookup(name).is_some_and(|b| b.kind == msl::builtins::BuiltinKind::Barrier);
+                (writes || syncs).then(|| (x.span, format!("calls `{name}`, which writes memory or synchronizes threads")))
+            }
+            H::Call { func, .. } => effect_in_function(prog, *func, seen).map(|(_, why)| {
+                let name = &prog.functions[func.0 as usize].name;
+                (x.span, format!("calls `{name}`, which {why}"))
+            }),
+            // Bound only when the function is inlined: assume the worst.
+            H::CallPtr { .. } => Some((x.span, "calls a function through a pointer".into())),
+            _ => None,
+        };
+    });
+    found
+}
+
+/// Whether `place` is a local variable of `own` itself (not a reference or
+/// pointer parameter, whose target belongs to the caller).
+fn own_local(place: &msl::hir::Expr, own: Option<&Function>) -> bool {
+    let Some(f) = own else { return false };
+    let mut p = place;
+    loop {
+        match &p.kind {
+            H::Field { base, .. } | H::Swizzle { base, .. } => p = base,
+            H::Index { base, .. } if !matches!(base.ty, Type::Pointer { .. }) => p = base,
+            H::Local(id) => return !matches!(f.local(*id).ty, Type::Pointer { .. } | Type::Reference { .. }),
+            _ => return false,
+        }
+    }
+}
+
+fn effect_in_function(
+    prog: &msl::hir::Program,
+    id: FuncId,
+    seen: &mut std::collections::HashSet<FuncId>,
+) -> Option<(msl::source::Span, String)> {
+    // Recursion: a function already being looked at adds nothing new.
+    if !seen.insert(id) {
+        return None;
+    }
+    let f = prog.functions.get(id.0 as usize)?;
+    let mut stack: Vec<&Stmt> = f.body.iter().collect();
+    while let Some(s) = stack.pop() {
+        let exprs: Vec<&msl::hir::Expr> = match &s.kind {
+            StmtKind::Expr(e) => vec![e],
+            StmtKind::Local { init, .. } => init.iter().collect(),
+            StmtKind::Block(b) => {
+                stack.extend(b);
+                vec![]
+            }
+            StmtKind::If { cond, then, els } => {
+                stack.extend(then);
+                stack.extend(els);
+                vec![cond]
+            }
+            StmtKind::Loop { cond, body, step, .. } => {
+                stack.extend(body);
+                cond.iter().chain(step.iter()).collect()
+            }
+            StmtKind::Switch { cond, cases } => {
+                stack.extend(cases.iter().flat_map(|c| &c.body));
+                vec![cond]
+            }
+            StmtKind::Return(e) => e.iter().collect(),
+            StmtKind::Break | StmtKind::Continue => vec![],
+        };
+        for e in exprs {
+            if let Some(r) = effect_in_expr(prog, e, seen, Some(f)) {
+                return Some(r);
+            }
+        }
+    }
+    None
+}

@@ -155,6 +155,14 @@ pub enum Input {
 }
 
 impl Input {
+    /// Bytes the input takes as a buffer (a scalar: a few).
+    pub fn nbytes(&self) -> usize {
+        match self {
+            Input::Array(a) => a.nbytes(),
+            _ => 8,
+        }
+    }
+
     pub fn to_array(&self) -> Array {
         match self {
             Input::Array(a) => a.clone(),
@@ -517,9 +525,16 @@ impl MetalKernel {
                 }
             }
         }
+        let mut total: usize = call.inputs.iter().map(Input::nbytes).sum();
         for ((name, shape), &dtype) in self.output_names.iter().zip(&call.output_shapes).zip(&call.output_dtypes) {
             match arrays::checked_nbytes(dtype, shape) {
-                Ok(n) if n <= arrays::MAX_GENERATED_BYTES => {}
+                Ok(n) if n <= arrays::MAX_GENERATED_BYTES && total.saturating_add(n) > arrays::MAX_TOTAL_BUFFER_BYTES => {
+                    return Err(arg(format!(
+                        "output_shapes: with output `{name}` the inputs and outputs take more than {} bytes, the simulator's limit for all buffers of one dispatch together; use smaller shapes",
+                        arrays::MAX_TOTAL_BUFFER_BYTES
+                    )))
+                }
+                Ok(n) if n <= arrays::MAX_GENERATED_BYTES => total += n,
                 _ => {
                     return Err(arg(format!(
                         "output_shapes: output `{name}` of shape {shape:?} ({}) would be over the simulator's limit of {} bytes per output; use a smaller shape",

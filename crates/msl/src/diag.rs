@@ -8,6 +8,8 @@ use codespan_reporting::files::{Error as FilesError, Files};
 use codespan_reporting::term;
 use codespan_reporting::term::termcolor::{Ansi, NoColor};
 use serde::Serialize;
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::ops::Range;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -140,41 +142,177 @@ impl Diagnostics {
     }
 }
 
-/// Adapter so codespan-reporting can read our source map.
-struct CsFiles<'a>(&'a SourceMap);
+/// What codespan sees of the files one diagnostic points into: only the
+/// lines its labels start or end on, each clipped to a window around the
+/// labels (a 100 KB line is never printed whole) and with its control
+/// characters escaped; line and column numbers stay the real ones.
+struct View<'s> {
+    sources: &'s SourceMap,
+    files: HashMap<u32, ViewFile>,
+}
 
-impl<'a> Files<'a> for CsFiles<'a> {
-    type FileId = u32;
-    type Name = &'a str;
-    type Source = &'a str;
+struct ViewFile {
+    name: String,
+    text: String,
+    lines: Vec<ViewLine>,
+}
 
-    fn name(&'a self, id: u32) -> Result<&'a str, FilesError> {
-        Ok(&self.file_of(id)?.name)
-    }
+struct ViewLine {
+    /// 0-based line in the real file.
+    real_line: usize,
+    /// Where the line is in the view's text (its newline excluded).
+    start: usize,
+    end: usize,
+    /// (view offset, real offset) at each character shown, then the end.
+    map: Vec<(usize, usize)>,
+}
 
-    fn source(&'a self, id: u32) -> Result<&'a str, FilesError> {
-        Ok(&self.file_of(id)?.text)
-    }
+/// Lines longer than this many characters are clipped to a window of
+/// `SNIPPET_WIDTH` around the first label on them, `SNIPPET_LEAD` before it.
+const SNIPPET_MAX_LINE: usize = 200;
+const SNIPPET_WIDTH: usize = 120;
+const SNIPPET_LEAD: usize = 40;
 
-    fn line_index(&'a self, id: u32, byte_index: usize) -> Result<usize, FilesError> {
-        let f = self.file_of(id)?;
-        Ok(f.line_col(byte_index as u32).0 as usize - 1)
-    }
-
-    fn line_range(&'a self, id: u32, line_index: usize) -> Result<Range<usize>, FilesError> {
-        let f = self.file_of(id)?;
-        if line_index >= f.line_count() {
-            return Err(FilesError::LineTooLarge { given: line_index, max: f.line_count() - 1 });
+impl<'s> View<'s> {
+    fn new(sources: &'s SourceMap, spans: &[Span]) -> View<'s> {
+        let mut points: HashMap<(u32, usize), Vec<usize>> = HashMap::new();
+        for sp in spans {
+            let Some(f) = sources.files().get(sp.file.0 as usize) else { continue };
+            let r = clamp_span(sources, *sp);
+            for at in [r.start, r.end] {
+                let line = f.line_of(at as u32) as usize - 1;
+                points.entry((sp.file.0, line)).or_default().push(at);
+            }
         }
-        let start = f.line_start(line_index as u32 + 1) as usize;
-        let end = if line_index + 1 < f.line_count() { f.line_start(line_index as u32 + 2) as usize } else { f.text.len() };
-        Ok(start..end)
+        let mut labelled: Vec<(u32, usize)> = points.keys().copied().collect();
+        labelled.sort_unstable();
+        // codespan shows the line between two labelled lines, or `·` for a
+        // longer gap, by their indices: keep the one line between, or put
+        // two empty lines in the gap.
+        let mut keys: Vec<(u32, usize, bool)> = Vec::new();
+        for (i, &(file, line)) in labelled.iter().enumerate() {
+            if let Some(&(pf, pl)) = i.checked_sub(1).map(|j| &labelled[j]) {
+                if pf == file && line == pl + 2 {
+                    keys.push((file, pl + 1, false));
+                } else if pf == file && line > pl + 2 {
+                    keys.push((file, pl + 1, true));
+                    keys.push((file, line - 1, true));
+                }
+            }
+            keys.push((file, line, false));
+        }
+        let mut files: HashMap<u32, ViewFile> = HashMap::new();
+        for (file, line, filler) in keys {
+            let f = &sources.files()[file as usize];
+            let vf = files.entry(file).or_insert_with(|| ViewFile { name: f.name.clone(), text: String::new(), lines: Vec::new() });
+            if !vf.text.is_empty() || !vf.lines.is_empty() {
+                vf.text.push('\n');
+            }
+            let ls = f.line_start(line as u32 + 1) as usize;
+            let mut le = f.line_start(line as u32 + 2) as usize;
+            if line + 1 >= f.line_count() {
+                le = f.text.len();
+            }
+            let full = if filler { "" } else { f.text[ls..le].trim_end_matches(['\n', '\r']) };
+            let le = ls + full.len();
+            let first = points.get(&(file, line)).and_then(|p| p.iter().copied().min()).unwrap_or(ls).clamp(ls, le);
+            let (mut lo, mut hi) = (ls, le);
+            if full.chars().count() > SNIPPET_MAX_LINE {
+                lo = back_chars(&f.text, first, SNIPPET_LEAD).max(ls);
+                hi = fwd_chars(&f.text, lo, SNIPPET_WIDTH).min(le);
+            }
+            let start = vf.text.len();
+            let mut map = Vec::new();
+            if lo > ls {
+                vf.text.push('…');
+            }
+            for (i, c) in f.text[lo..hi].char_indices() {
+                map.push((vf.text.len(), lo + i));
+                let mut buf = [0u8; 4];
+                vf.text.push_str(&crate::text::printable_line(c.encode_utf8(&mut buf)));
+            }
+            map.push((vf.text.len(), hi));
+            if hi < le {
+                vf.text.push('…');
+            }
+            vf.lines.push(ViewLine { real_line: line, start, end: vf.text.len(), map });
+        }
+        View { sources, files }
+    }
+
+    /// Where real offset `at` of `file` is shown (clamped into its window).
+    fn offset(&self, file: u32, at: usize) -> usize {
+        let Some(vf) = self.files.get(&file) else { return 0 };
+        let line = self.sources.files()[file as usize].line_of(at as u32) as usize - 1;
+        let Some(vl) = vf.lines.iter().find(|l| l.real_line == line) else { return 0 };
+        match vl.map.binary_search_by_key(&at, |&(_, r)| r) {
+            Ok(i) => vl.map[i].0,
+            Err(0) => vl.map[0].0,
+            Err(i) => vl.map[i - 1].0,
+        }
+    }
+
+    fn range(&self, span: Span) -> Range<usize> {
+        let r = clamp_span(self.sources, span);
+        let lo = self.offset(span.file.0, r.start);
+        lo..self.offset(span.file.0, r.end).max(lo)
     }
 }
 
-impl<'a> CsFiles<'a> {
-    fn file_of(&self, id: u32) -> Result<&'a crate::source::SourceFile, FilesError> {
-        self.0.files().get(id as usize).ok_or(FilesError::FileMissing)
+/// The offset `n` characters before `at` in `text` (or its start).
+fn back_chars(text: &str, at: usize, n: usize) -> usize {
+    text[..at].char_indices().rev().nth(n.saturating_sub(1)).map(|(i, _)| i).unwrap_or(0)
+}
+
+/// The offset `n` characters after `at` in `text` (or its end).
+fn fwd_chars(text: &str, at: usize, n: usize) -> usize {
+    text[at..].char_indices().nth(n).map(|(i, _)| at + i).unwrap_or(text.len())
+}
+
+impl<'a> Files<'a> for View<'_> {
+    type FileId = u32;
+    type Name = Cow<'a, str>;
+    type Source = &'a str;
+
+    fn name(&'a self, id: u32) -> Result<Cow<'a, str>, FilesError> {
+        Ok(crate::text::printable_line(&self.file(id)?.name))
+    }
+
+    fn source(&'a self, id: u32) -> Result<&'a str, FilesError> {
+        Ok(&self.file(id)?.text)
+    }
+
+    fn line_index(&'a self, id: u32, byte_index: usize) -> Result<usize, FilesError> {
+        let f = self.file(id)?;
+        Ok(f.lines.iter().rposition(|l| l.start <= byte_index).unwrap_or(0))
+    }
+
+    fn line_range(&'a self, id: u32, line_index: usize) -> Result<Range<usize>, FilesError> {
+        let f = self.file(id)?;
+        let l = f.lines.get(line_index).ok_or(FilesError::LineTooLarge { given: line_index, max: f.lines.len().saturating_sub(1) })?;
+        let end = if line_index + 1 < f.lines.len() { l.end + 1 } else { l.end };
+        Ok(l.start..end)
+    }
+
+    fn line_number(&'a self, id: u32, line_index: usize) -> Result<usize, FilesError> {
+        Ok(self.file(id)?.lines.get(line_index).map_or(line_index, |l| l.real_line) + 1)
+    }
+
+    fn column_number(&'a self, id: u32, line_index: usize, byte_index: usize) -> Result<usize, FilesError> {
+        let f = self.file(id)?;
+        let Some(l) = f.lines.get(line_index) else { return Ok(1) };
+        let real = match l.map.binary_search_by_key(&byte_index, |&(v, _)| v) {
+            Ok(i) => l.map[i].1,
+            Err(0) => l.map[0].1,
+            Err(i) => l.map[i - 1].1,
+        };
+        Ok(self.sources.files().get(id as usize).map_or(1, |src| src.line_col(real as u32).1 as usize))
+    }
+}
+
+impl View<'_> {
+    fn file(&self, id: u32) -> Result<&ViewFile, FilesError> {
+        self.files.get(&id).ok_or(FilesError::FileMissing)
     }
 }
 
@@ -192,20 +330,21 @@ fn clamp_span(sources: &SourceMap, span: Span) -> Range<usize> {
     lo..hi
 }
 
-fn to_codespan(sources: &SourceMap, d: &Diagnostic) -> cs::Diagnostic<u32> {
+fn to_codespan(view: &View, d: &Diagnostic) -> cs::Diagnostic<u32> {
     let severity = match d.severity {
         Severity::Error => cs::Severity::Error,
         Severity::Warning => cs::Severity::Warning,
         Severity::Note => cs::Severity::Note,
     };
-    let mut labels = vec![cs::Label::primary(d.span.file.0, clamp_span(sources, d.span)).with_message(d.label.clone())];
+    let p = |s: &str| crate::text::printable(s).into_owned();
+    let mut labels = vec![cs::Label::primary(d.span.file.0, view.range(d.span)).with_message(p(&d.label))];
     for l in &d.secondary {
-        labels.push(cs::Label::secondary(l.span.file.0, clamp_span(sources, l.span)).with_message(l.message.clone()));
+        labels.push(cs::Label::secondary(l.span.file.0, view.range(l.span)).with_message(p(&l.message)));
     }
-    let mut notes: Vec<String> = included_from(sources, d.span).into_iter().map(|n| format!("note: {n}")).collect();
-    notes.extend(d.notes.iter().map(|n| format!("note: {n}")));
-    notes.extend(d.help.iter().map(|h| format!("help: {h}")));
-    let mut out = cs::Diagnostic::new(severity).with_message(d.message.clone()).with_labels(labels).with_notes(notes);
+    let mut notes: Vec<String> = included_from(view.sources, d.span).into_iter().map(|n| format!("note: {}", p(&n))).collect();
+    notes.extend(d.notes.iter().map(|n| format!("note: {}", p(n))));
+    notes.extend(d.help.iter().map(|h| format!("help: {}", p(h))));
+    let mut out = cs::Diagnostic::new(severity).with_message(p(&d.message)).with_labels(labels).with_notes(notes);
     if let Some(code) = d.code {
         out = out.with_code(code);
     }
@@ -226,21 +365,23 @@ fn included_from(sources: &SourceMap, span: Span) -> Vec<String> {
 
 /// Render diagnostics rustc-style. `color` adds ANSI colours.
 pub fn render(sources: &SourceMap, diags: &[Diagnostic], color: bool) -> String {
-    let files = CsFiles(sources);
     let config = term::Config::default();
     let mut buf = Vec::new();
     for d in diags {
-        let cd = to_codespan(sources, d);
+        let spans: Vec<Span> = std::iter::once(d.span).chain(d.secondary.iter().map(|l| l.span)).collect();
+        let view = View::new(sources, &spans);
+        let cd = to_codespan(&view, d);
         let res = if color {
-            term::emit(&mut Ansi::new(&mut buf), &config, &files, &cd)
+            term::emit(&mut Ansi::new(&mut buf), &config, &view, &cd)
         } else {
-            term::emit(&mut NoColor::new(&mut buf), &config, &files, &cd)
+            term::emit(&mut NoColor::new(&mut buf), &config, &view, &cd)
         };
         if res.is_err() {
             // Fall back to a plain one-line form rather than losing the message.
             let (line, col) = sources.line_col(d.span);
-            let name = &sources.file(d.span.file).name;
-            buf.extend_from_slice(format!("{:?}: {}\n --> {name}:{line}:{col}\n", d.severity, d.message).as_bytes());
+            let name = crate::text::printable_line(&sources.file(d.span.file).name);
+            let msg = crate::text::printable(&d.message);
+            buf.extend_from_slice(format!("{:?}: {msg}\n --> {name}:{line}:{col}\n", d.severity).as_bytes());
         }
     }
     String::from_utf8_lossy(&buf).into_owned()
@@ -333,5 +474,26 @@ mod tests {
         assert!(text.contains("error[E0001]: use of undeclared identifier `y`"), "{text}");
         assert!(text.contains("k.metal:1:9"), "{text}");
         assert!(text.contains("help: did you mean `x`?"), "{text}");
+    }
+
+    #[test]
+    fn long_lines_are_clipped_around_the_column_and_controls_escaped() {
+        let mut sources = SourceMap::new();
+        let line = format!("{}\x1b]0;t\x07{}", "a + ".repeat(20_000), " + b".repeat(20_000));
+        let f = sources.add("long.metal", format!("first\n{line}\nlast\n"));
+        let at = 6 + 80_000;
+        let d = Diagnostic::error(Span::new(f, at as u32, at as u32 + 1), "bad \x1b[2J");
+        let text = render(&sources, &[d], false);
+        assert!(text.lines().all(|l| l.chars().count() < 200), "{text}");
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text}");
+        assert!(text.contains("long.metal:2:80001"), "{text}");
+        assert!(text.contains("bad \\x1b[2J") && text.contains("\\x1b]0;t\\x07"), "{text}");
+        // The caret sits under the escaped character.
+        let lines: Vec<&str> = text.lines().collect();
+        let src = lines.iter().position(|l| l.contains("]0;t")).unwrap();
+        let chars_before = |l: &str, i: usize| l[..i].chars().count();
+        let col = chars_before(lines[src], lines[src].find("\\x1b").unwrap());
+        let caret = chars_before(lines[src + 1], lines[src + 1].find('^').unwrap());
+        assert_eq!(caret, col, "{text}");
     }
 }

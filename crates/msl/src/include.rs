@@ -124,12 +124,7 @@ impl CapturedHeaders {
 
 /// Read a header found by [`IncludeRoots::lookup`], with a size cap.
 pub fn read_header(path: &Path) -> Result<String, String> {
-    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-    if len > MAX_HEADER_BYTES {
-        return Err(format!("it is {len} bytes; headers over {MAX_HEADER_BYTES} bytes are refused"));
-    }
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    Ok(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    files::read_text(path, MAX_HEADER_BYTES, "the header")
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod parse;
 pub mod preprocess;
 pub mod pretty;
 pub mod source;
+pub mod text;
 pub mod token;
 pub mod traits;
 pub mod types;

@@ -19,7 +19,12 @@ type NameSet = HashSet<Rc<str>>;
 const MAX_TEMPLATE_NESTING: u32 = 10;
 
 /// Nesting limit for expressions, statements and types together.
-const MAX_DEPTH: u32 = 256;
+pub const MAX_DEPTH: u32 = 256;
+/// Operators one statement may chain: `a + b + c` is a tree as deep as it is
+/// long (and so are `a, b, c`, `x.y.z` and `f()()`), and every later stage
+/// walks trees recursively. A separate limit from `MAX_DEPTH` so that a long
+/// sum is reported as long, not as nested.
+pub const MAX_CHAIN: u32 = 10_000;
 const MAX_STRUCT_DEPTH: u32 = 32;
 
 /// Parse a preprocessed token stream (ends with Eof) into a translation unit.
@@ -68,6 +73,7 @@ pub fn parse_expression(tokens: &[Token], diags: &mut Diagnostics) -> Expr {
 struct State {
     pos: usize,
     split: Option<(usize, Token)>,
+    chain: u32,
 }
 
 struct Parser<'a> {
@@ -80,6 +86,10 @@ struct Parser<'a> {
     eof: Token,
     depth: u32,
     too_deep: bool,
+    /// Nodes built on left-leaning chains in the current statement: with
+    /// `depth`, a bound on how deep its expression trees are (see
+    /// `MAX_CHAIN`). Elements of a list count from where the list started.
+    chain: u32,
     /// An error was reported and we have not resynchronised yet.
     silent: bool,
     /// >0 while parsing tentatively: errors make the attempt fail instead.
@@ -297,6 +307,7 @@ impl<'a> Parser<'a> {
             eof: Token::new(TokenKind::Eof, end),
             depth: 0,
             too_deep: false,
+            chain: 0,
             silent: false,
             tentative: 0,
             tentative_failed: false,
@@ -383,12 +394,13 @@ impl<'a> Parser<'a> {
     }
 
     fn save(&self) -> State {
-        State { pos: self.pos, split: self.split.clone() }
+        State { pos: self.pos, split: self.split.clone(), chain: self.chain }
     }
 
     fn restore(&mut self, s: State) {
         self.pos = s.pos;
         self.split = s.split;
+        self.chain = s.chain;
     }
 
     fn found(&self) -> String {
@@ -495,6 +507,33 @@ impl<'a> Parser<'a> {
 
     fn leave(&mut self) {
         self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// One more node on a chain (`a + b`, `a, b`, `x.y`, `f()`); false
+    /// (after one error, giving up on the file like `enter`) past `MAX_CHAIN`.
+    fn grow_chain(&mut self) -> bool {
+        if self.too_deep {
+            return false;
+        }
+        self.chain += 1;
+        if self.chain <= MAX_CHAIN {
+            return true;
+        }
+        self.too_deep = true;
+        let sp = self.tok(0).span;
+        self.silent = false;
+        let t = self.tentative;
+        self.tentative = 0;
+        self.report(
+            Diagnostic::error(sp, format!("this statement is too long: it chains more than {MAX_CHAIN} operators"))
+                .label("the limit is reached here")
+                .note("operators, `,`, member accesses and calls in a row count one each; the limit is fixed")
+                .help("split the expression: add its terms to a local variable over several statements"),
+        );
+        self.tentative = t;
+        self.pos = self.toks.len().saturating_sub(1);
+        self.split = None;
+        false
     }
 
     /// Skip to the end of the current statement: past a `;` or before a `}`
@@ -1274,10 +1313,11 @@ impl<'a> Parser<'a> {
     // ----- expressions -----
 
     fn parse_expr(&mut self) -> Expr {
+        let start = self.chain;
         let mut lhs = self.parse_assign();
-        while self.at(Punct::Comma) && !self.too_deep {
+        while self.at(Punct::Comma) && self.grow_chain() {
             self.bump();
-            let rhs = self.parse_assign();
+            let rhs = self.parse_operand(start, Self::parse_assign);
             let span = lhs.span.to(rhs.span);
             lhs = Expr { kind: ExprKind::Comma { lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
         }
@@ -1338,17 +1378,30 @@ impl<'a> Parser<'a> {
 
     /// Precedence climbing over binary operators of precedence >= `min`.
     fn parse_binary(&mut self, min: u8) -> Expr {
+        let start = self.chain;
         let mut lhs = self.parse_unary();
         while let Some((op, prec)) = self.binop_here() {
-            if prec < min || self.too_deep {
+            if prec < min || !self.grow_chain() {
                 break;
             }
             self.bump();
-            let rhs = self.parse_binary(prec + 1);
+            let rhs = self.parse_operand(start, |p| p.parse_binary(prec + 1));
             let span = lhs.span.to(rhs.span);
             lhs = Expr { kind: ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
         }
         lhs
+    }
+
+    /// The right operand of a chain's newest node: `chain` tracks the depth
+    /// of the tree built so far, and the right operand sits beside the left
+    /// one, so it counts from where the chain started (`start`); the node
+    /// is as deep as the deeper of its operands, plus one.
+    fn parse_operand(&mut self, start: u32, parse: impl FnOnce(&mut Self) -> Expr) -> Expr {
+        let lhs = self.chain;
+        self.chain = start;
+        let rhs = parse(self);
+        self.chain = lhs.max(self.chain + 1);
+        rhs
     }
 
     fn parse_unary(&mut self) -> Expr {
@@ -1462,6 +1515,13 @@ impl<'a> Parser<'a> {
                 return e;
             }
             let t = self.tok(0).clone();
+            let grows = matches!(
+                t.kind,
+                TokenKind::Punct(Punct::LParen | Punct::LBracket | Punct::Dot | Punct::Arrow | Punct::PlusPlus | Punct::MinusMinus)
+            );
+            if grows && !self.grow_chain() {
+                return e;
+            }
             match t.kind {
                 TokenKind::Punct(Punct::LParen) => {
                     self.bump();
@@ -1539,9 +1599,14 @@ impl<'a> Parser<'a> {
         let save = self.no_gt;
         self.no_gt = 0;
         let mut args = Vec::new();
+        // Elements are side by side, not nested: each counts its chains
+        // from the list's start, and the list costs its longest element.
+        let chain_start = self.chain;
+        let mut chain_max = chain_start;
         if !self.at(close) {
             loop {
                 let before = self.pos;
+                self.chain = chain_start;
                 let e = if close == Punct::RBrace && (self.at(Punct::LBracket) || self.at(Punct::Dot)) {
                     self.parse_designated()
                 } else if self.at(Punct::LBrace) {
@@ -1557,6 +1622,7 @@ impl<'a> Parser<'a> {
                     e
                 };
                 args.push(e);
+                chain_max = chain_max.max(self.chain);
                 if self.too_deep || self.pos == before {
                     break;
                 }
@@ -1568,6 +1634,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+        self.chain = chain_max.max(self.chain);
         self.no_gt = save;
         self.expect_close(close, open);
         args
@@ -1864,6 +1931,8 @@ impl<'a> Parser<'a> {
         if !self.enter() {
             return None;
         }
+        // Statements hold no enclosing expression: chains count afresh.
+        self.chain = 0;
         let was_silent = self.silent;
         let s = self.parse_stmt_inner();
         if self.silent && !was_silent && !self.too_deep {
@@ -2345,6 +2414,7 @@ impl<'a> Parser<'a> {
         if !self.enter() {
             return None;
         }
+        self.chain = 0;
         let kind = self.parse_item_kind();
         self.leave();
         kind.map(|kind| Item { kind, span: start.to(self.prev_span()) })

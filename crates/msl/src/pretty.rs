@@ -251,6 +251,11 @@ fn postfix_base(s: &mut String, e: &Expr) {
 }
 
 fn expr(s: &mut String, e: &Expr) {
+    // A chain of 10,000 operators is a tree as deep (see `parse::MAX_CHAIN`).
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || expr_inner(s, e))
+}
+
+fn expr_inner(s: &mut String, e: &Expr) {
     match &e.kind {
         ExprKind::IntLit { value, unsigned, long, decimal } => {
             if *decimal {

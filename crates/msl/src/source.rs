@@ -59,8 +59,25 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
+    /// A file's text as the front end reads it: a UTF-8 byte-order mark is
+    /// dropped, and a lone carriage return (old Mac line endings) ends a
+    /// line like `\n` does: it becomes `\n`, byte for byte, so every offset
+    /// still points at the same character. `\r\n` stays as it is.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
-        let text = text.into();
+        let mut text = text.into();
+        if text.starts_with('\u{feff}') {
+            text.drain(..'\u{feff}'.len_utf8());
+        }
+        if text.contains('\r') {
+            let mut bytes = std::mem::take(&mut text).into_bytes();
+            for i in 0..bytes.len() {
+                if bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
+                    bytes[i] = b'\n';
+                }
+            }
+            // Only ASCII bytes were replaced by ASCII bytes.
+            text = String::from_utf8(bytes).unwrap_or_default();
+        }
         let mut line_starts = vec![0u32];
         for (i, b) in text.bytes().enumerate() {
             if b == b'\n' {
@@ -208,5 +225,15 @@ mod tests {
         assert_eq!(f.line_of(3), 2);
         assert_eq!(f.line_of(5), 2);
         assert_eq!(f.line_of(100), 4);
+    }
+
+    #[test]
+    fn lone_carriage_returns_end_lines_and_a_bom_is_dropped() {
+        let f = SourceFile::new("a.metal", "\u{feff}a\rbc\r\nd\re");
+        assert_eq!(f.text, "a\nbc\r\nd\ne");
+        assert_eq!(f.line_count(), 4);
+        assert_eq!(f.line_col(2), (2, 1));
+        assert_eq!(f.line_col(6), (3, 1));
+        assert_eq!(f.line_col(8), (4, 1));
     }
 }

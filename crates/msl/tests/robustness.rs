@@ -281,3 +281,34 @@ fn template_template_parameters_misused() {
         assert!(errors, "{text}\n{rendered}");
     }
 }
+
+/// A chain as long as the parser allows (`parse::MAX_CHAIN` operators)
+/// compiles, and dropping its tree, on a 2 MB stack; one more operator is
+/// an error that says "too long", not "nested".
+#[test]
+fn chains_up_to_the_limit_compile_and_longer_ones_are_too_long() {
+    let n = msl::parse::MAX_CHAIN as usize;
+    let chain = |terms: usize| {
+        format!(
+            "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {{ o[i] = {}; }}",
+            vec!["o[i]"; terms].join(" + ")
+        )
+    };
+    // (The indexing of the assigned `o[i]` and of the first term count too.)
+    let (errors, text) = compile_small_stack(chain(n - 2));
+    assert!(!errors, "{text}");
+    let (errors, text) = compile_small_stack(chain(n + 2));
+    assert!(errors && text.contains("too long"), "{text}");
+}
+
+/// Instantiation that doubles per level stops at the instance budget with
+/// one error (also inside a probe whose diagnostics are rolled back).
+#[test]
+fn doubling_instantiation_stops_at_the_budget() {
+    let src = "template<int N, typename T> struct E { using A = typename E<N-1, E<N,T>>::type; using B = typename E<N-1, T>::type; using type = T; };\n\
+               template<typename T> struct E<0, T> { using type = T; };\n\
+               kernel void k(device float* o [[buffer(0)]]) { typename E<40, float>::type x = 1; o[0] = x; }";
+    let c = compile(src);
+    let errors: Vec<&str> = c.diagnostics.items.iter().filter(|d| d.is_error()).map(|d| d.message.as_str()).collect();
+    assert_eq!(errors.iter().filter(|m| m.contains("too many template instantiations")).count(), 1, "{errors:?}");
+}

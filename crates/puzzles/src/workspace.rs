@@ -11,6 +11,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub const DEFAULT_DIR: &str = "metal-puzzles";
 pub const PROGRESS_FILE: &str = ".progress.json";
+/// Locked while the progress file is read, changed and written.
+pub const PROGRESS_LOCK: &str = ".progress.lock";
 pub const BACKUP_DIR: &str = ".backup";
 
 /// Words of `text` wrapped to `width` columns.
@@ -185,6 +187,15 @@ impl Workspace {
         self.dir.join(p.file_name())
     }
 
+    /// Every file of the workspace a command might read or the learner
+    /// owns: the puzzle files, the progress file and its lock.
+    pub fn owned_files(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = PUZZLES.iter().map(|p| self.path(p)).collect();
+        out.push(self.dir.join(PROGRESS_FILE));
+        out.push(self.dir.join(PROGRESS_LOCK));
+        out
+    }
+
     pub fn exists(&self) -> bool {
         self.dir.is_dir()
     }
@@ -208,12 +219,17 @@ impl Workspace {
         Ok(created)
     }
 
-    /// The text of a puzzle's file ([`FileError`] says why not).
+    /// The text of a puzzle's file ([`FileError`] says why not): a regular
+    /// file only (a FIFO or a link to a device would block or never end), at
+    /// most `files::MAX_SOURCE_BYTES`.
     pub fn read(&self, p: &Puzzle) -> Result<String, FileError> {
-        match fs::read(self.path(p)) {
+        let path = self.path(p);
+        if !path.exists() {
+            return Err(FileError::Missing);
+        }
+        match files::read_bytes(&path, files::MAX_SOURCE_BYTES, "the puzzle file") {
             Ok(bytes) => text_of(bytes),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(FileError::Missing),
-            Err(e) => Err(FileError::Io(e)),
+            Err(e) => Err(FileError::Io(io::Error::other(e))),
         }
     }
 
@@ -225,7 +241,7 @@ impl Workspace {
         let mut backup = None;
         // An untouched starter needs no backup (resetting twice must not
         // pile up copies of the starter).
-        if fs::read_to_string(&path).is_ok_and(|t| t == starter_text(p)) {
+        if self.read(p).is_ok_and(|t| t == starter_text(p)) {
             return Ok(None);
         }
         if path.exists() {
@@ -247,7 +263,7 @@ impl Workspace {
     }
 
     pub fn load_progress(&self) -> serde_json::Value {
-        fs::read_to_string(self.dir.join(PROGRESS_FILE))
+        files::read_text(&self.dir.join(PROGRESS_FILE), files::MAX_SOURCE_BYTES, "the progress file")
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .filter(|v| v.is_object())
@@ -256,6 +272,9 @@ impl Workspace {
 
     /// Record the outcome of checking `text` (written atomically).
     pub fn record(&self, results: &[(&CheckResult, &str)]) -> io::Result<()> {
+        // Two `check`s at once must not lose each other's marks: the read,
+        // the change and the write happen under one lock.
+        let _lock = files::lock(&self.dir.join(PROGRESS_LOCK))?;
         let mut progress = self.load_progress();
         if !progress.get("puzzles").is_some_and(|p| p.is_object()) {
             progress["puzzles"] = serde_json::json!({});
@@ -296,10 +315,5 @@ impl Workspace {
 
 /// Write `bytes` to a temporary file next to `path`, then rename it over.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    fs::write(&tmp, bytes)?;
-    fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = fs::remove_file(&tmp);
-    })
+    files::write_atomic(path, bytes)
 }

@@ -75,20 +75,22 @@ pub fn name_seed(name: &str) -> u64 {
 const MAX_JSON_BYTES: u64 = 64 << 20;
 
 fn read_json(path: &str) -> Result<serde_json::Value, String> {
-    let len = std::fs::metadata(path).map_err(|e| format!("cannot read `{path}`: {e}"))?.len();
-    if len > MAX_JSON_BYTES {
-        return Err(format!(
-            "`{path}` is {len} bytes; JSON arguments are limited to {MAX_JSON_BYTES} bytes (use a .npy for large buffers)"
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let text = files::read_text(Path::new(path), MAX_JSON_BYTES, "the JSON argument")
+        .map_err(|e| format!("{e} (use a .npy for large buffers)"))?;
     serde_json::from_str(&text).map_err(|e| format!("`{path}` is not valid JSON: {e}"))
 }
 
 /// A value written as `run --arg` takes it: `@file.npy` (a record array
 /// becomes JSON), `@file.json`, inline JSON, `VALUE:DTYPE` or
-/// `GEN(SHAPE):DTYPE` (generated with a seed from the name).
+/// `GEN(SHAPE):DTYPE` (generated with a seed from the name), within the
+/// whole budget of a dispatch's buffers.
 pub fn parse_value(name: &str, spec: &str) -> Result<Value, String> {
+    parse_value_within(name, spec, arrays::MAX_TOTAL_BUFFER_BYTES)
+}
+
+/// [`parse_value`] with `room` bytes left in the dispatch's buffer budget
+/// (checked before a file is read or an array generated).
+pub fn parse_value_within(name: &str, spec: &str, room: usize) -> Result<Value, String> {
     if spec.trim_start().starts_with(['{', '[']) {
         return serde_json::from_str(spec).map(Value::Json).map_err(|e| format!("parameter `{name}`: `{spec}` is not valid JSON: {e}"));
     }
@@ -96,17 +98,30 @@ pub fn parse_value(name: &str, spec: &str) -> Result<Value, String> {
         return read_json(path).map(Value::Json).map_err(|e| format!("parameter `{name}`: {e}"));
     }
     if let Some(path) = spec.strip_prefix('@') {
-        return load_npy(name, Path::new(path));
+        return load_npy_within(name, Path::new(path), room);
     }
-    arrays::parse_value(spec, name_seed(name)).map(Value::Array).map_err(|e| format!("parameter `{name}`: {e}"))
+    arrays::parse_value_within(spec, name_seed(name), room).map(Value::Array).map_err(|e| format!("parameter `{name}`: {e}"))
+}
+
+/// The bytes a value takes in the dispatch's buffer budget.
+pub fn value_bytes(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => a.nbytes(),
+        _ => 0,
+    }
 }
 
 use std::path::Path;
 
 /// A `.npy` file as a value (a record array becomes JSON matched by field name).
 pub fn load_npy(name: &str, path: &Path) -> Result<Value, String> {
+    load_npy_within(name, path, arrays::MAX_TOTAL_BUFFER_BYTES)
+}
+
+fn load_npy_within(name: &str, path: &Path, room: usize) -> Result<Value, String> {
     let cannot = |e: String| format!("parameter `{name}`: cannot load `{}`: {e}", path.display());
-    let bytes = std::fs::read(path).map_err(|e| cannot(e.to_string()))?;
+    let bytes = files::read_bytes(path, room as u64, "the array")
+        .map_err(|e| cannot(format!("{e} (all buffers of a dispatch together may take {} bytes)", arrays::MAX_TOTAL_BUFFER_BYTES)))?;
     if arrays::is_record_npy(&bytes) {
         Ok(Value::Json(arrays::records_from_npy_bytes(&bytes).map_err(cannot)?))
     } else {

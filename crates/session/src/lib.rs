@@ -278,10 +278,10 @@ impl Library {
     }
 }
 
-/// Read a source file as text (invalid UTF-8 replaced), or say why not.
+/// Read a source file as text, or say why not (a regular file only, at
+/// most `files::MAX_SOURCE_BYTES`, UTF-8 errors by line and column).
 pub fn read_source(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-    Ok(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    files::read_text(path, files::MAX_SOURCE_BYTES, "the source")
 }
 
 /// One kernel of a [`Library`], ready to bind and run.

@@ -121,6 +121,13 @@ impl<'p> Lowerer<'p> {
     }
 
     pub(super) fn expr(&mut self, e: &hir::Expr, out: &mut Block) -> LResult<Val> {
+        self.check_size(e.span)?;
+        // The HIR's depth follows the source's (a long chain of `+` is a
+        // deep tree): grow the stack on the heap instead of overflowing it.
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.expr_inner(e, out))
+    }
+
+    fn expr_inner(&mut self, e: &hir::Expr, out: &mut Block) -> LResult<Val> {
         let span = e.span;
         match &e.kind {
             H::Const(v) => {
@@ -749,6 +756,7 @@ impl<'p> Lowerer<'p> {
                     Type::Array { elem, len } => {
                         let es = self.tables.size_of(elem) as i64;
                         for i in 0..*len as usize {
+                            self.check_size(e.span)?;
                             let sub = self.offset_place(*ptr, *space, elem, i as i64 * es, out);
                             match items.get(i) {
                                 Some(it) => self.store_expr_into(&sub, it, out)?,
@@ -789,6 +797,7 @@ impl<'p> Lowerer<'p> {
                 let (elem, len) = ((**elem).clone(), *len);
                 let es = self.tables.size_of(&elem) as i64;
                 for i in 0..len as usize {
+                    self.check_size(e.span)?;
                     let sub = self.offset_place(*ptr, *space, &elem, i as i64 * es, out);
                     self.store_expr_into(&sub, items.get(i).unwrap_or(rest), out)?;
                 }
@@ -827,6 +836,7 @@ impl<'p> Lowerer<'p> {
             Type::Array { elem, len } => {
                 let es = self.tables.size_of(elem) as i64;
                 for i in 0..*len as i64 {
+                    self.check_size(self.stmt_span)?;
                     let sub = self.offset_place(*ptr, *space, elem, i * es, out);
                     self.zero_fill(&sub, elem, out)?;
                 }
@@ -854,6 +864,8 @@ impl<'p> Lowerer<'p> {
         if self.frames.len() > 64 {
             return err(span, "calls are nested too deeply to inline");
         }
+        self.inlined_calls += 1;
+        self.check_size(span)?;
         let callee = self.prog.function(func);
         // Evaluate arguments in the caller's frame; a function pointer
         // argument is the function it names.

@@ -124,7 +124,19 @@ pub struct Lowerer<'p> {
     /// Unrolled recursion hit `MAX_RECURSIVE_INLINES`: the kernel is lowered
     /// again with a smaller `recursion_depth`.
     recursion_overflowed: bool,
+    /// Calls inlined so far (every call, recursive or not).
+    inlined_calls: u64,
+    /// The statement being lowered, for errors found below expressions.
+    stmt_span: Span,
 }
+
+/// The budget of one lowered kernel, in units of a 32-bit register word (a
+/// 64-bit register is two), a memory-access site or an inlined call. Every
+/// call is inlined, so a small source whose calls fan out (a template
+/// calling two instances of itself per level) would otherwise grow 2^N
+/// copies; the executor also keeps every register once per lane, so this
+/// bounds its register file too (at most 400 MB for 1,024 lanes).
+pub const MAX_LOWERED_SIZE: u64 = 100_000;
 
 /// Recursion depths tried, deepest first: a function that calls itself more
 /// than once per level grows exponentially with the depth, so the lowering
@@ -153,19 +165,36 @@ pub fn lower_kernel(prog: &hir::Program, id: FuncId) -> LResult<Kernel> {
 pub fn lower_kernel_with(prog: &hir::Program, id: FuncId, options: LowerOptions) -> LResult<Kernel> {
     required_constants_given(prog, id)?;
     let mut kernel = None;
-    for depth in RECURSION_DEPTHS {
-        let (k, overflowed) = lower_once(prog, id, options, depth)?;
-        kernel = Some(k);
+    for (i, depth) in RECURSION_DEPTHS.into_iter().enumerate() {
+        let mut recursed = false;
+        let (k, overflowed) = match lower_once(prog, id, options, depth, &mut recursed) {
+            // Unrolled recursion may be what made the kernel too large:
+            // try again with less of it.
+            Err(e) if recursed && i + 1 < RECURSION_DEPTHS.len() => {
+                kernel = Some(Err(e));
+                continue;
+            }
+            Err(e) => return Err(e),
+            Ok(r) => r,
+        };
+        kernel = Some(Ok(k));
         if !overflowed {
             break;
         }
     }
-    Ok(kernel.expect("at least one depth is tried"))
+    kernel.expect("at least one depth is tried")
 }
 
 /// One lowering with recursion unrolled to `recursion_depth`; true when the
 /// unrolling ran out of its budget somewhere.
-fn lower_once(prog: &hir::Program, id: FuncId, options: LowerOptions, recursion_depth: u32) -> LResult<(Kernel, bool)> {
+/// `recursed` tells, also on an error, whether any recursion was unrolled.
+fn lower_once(
+    prog: &hir::Program,
+    id: FuncId,
+    options: LowerOptions,
+    recursion_depth: u32,
+    recursed: &mut bool,
+) -> LResult<(Kernel, bool)> {
     let mut l = Lowerer {
         prog,
         tables: &prog.types,
@@ -187,6 +216,8 @@ fn lower_once(prog: &hir::Program, id: FuncId, options: LowerOptions, recursion_
         recursion_depth,
         recursive_inlines: 0,
         recursion_overflowed: false,
+        inlined_calls: 0,
+        stmt_span: Span::default(),
     };
     let f = prog.function(id);
     let mut body = Vec::new();
@@ -282,8 +313,9 @@ fn lower_once(prog: &hir::Program, id: FuncId, options: LowerOptions, recursion_
     l.frames.push(frame);
     l.compute_addr_taken(id);
     l.lower_constants()?;
-    let stmts = l.stmts(&f.body)?;
-    body.extend(stmts);
+    let stmts = l.stmts(&f.body);
+    *recursed = l.recursive_inlines > 0;
+    body.extend(stmts?);
     let mut prologue = std::mem::take(&mut l.pending_consts);
     prologue.push(Inst::Scope { body });
     let body = prologue;
@@ -502,6 +534,25 @@ fn components(t: &Type, tables: &TypeTables) -> Option<(Scalar, usize)> {
 }
 
 impl<'p> Lowerer<'p> {
+    /// Stop with an error naming the budget once the kernel outgrows
+    /// [`MAX_LOWERED_SIZE`]; called wherever the lowering loops or recurses.
+    fn check_size(&self, span: Span) -> LResult<()> {
+        let size = self.n32 as u64 + 2 * self.n64 as u64 + self.accesses.len() as u64 + self.inlined_calls;
+        if size <= MAX_LOWERED_SIZE {
+            return Ok(());
+        }
+        let here = self.frames.last().map(|f| format!(" (while inlining `{}`)", self.prog.function(f.func).name)).unwrap_or_default();
+        err(
+            span,
+            format!(
+                "this kernel is too large to simulate: with every call inlined it needs more than {MAX_LOWERED_SIZE} units of code \
+                 (registers, memory accesses and calls; {} calls inlined so far){here}; the limit is fixed: a function that calls \
+                 two others, each calling two others, doubles the code at every level — call fewer functions per level or split the kernel",
+                self.inlined_calls
+            ),
+        )
+    }
+
     fn reg32(&mut self) -> Reg {
         self.n32 += 1;
         Reg::W32(self.n32 - 1)
@@ -601,6 +652,13 @@ impl<'p> Lowerer<'p> {
     }
 
     fn stmt(&mut self, s: &hir::Stmt, out: &mut Block) -> LResult<()> {
+        self.check_size(s.span)?;
+        self.stmt_span = s.span;
+        // Nested blocks recurse: grow the stack on the heap when deep.
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.stmt_inner(s, out))
+    }
+
+    fn stmt_inner(&mut self, s: &hir::Stmt, out: &mut Block) -> LResult<()> {
         // (A loop counts each test of its condition instead: see below.)
         let is_probe =
             matches!(&s.kind, StmtKind::Local { local, .. } if crate::probe::probe_ids(&self.func().local(*local).name).is_some());
@@ -694,6 +752,14 @@ impl<'p> Lowerer<'p> {
     fn probe(&mut self, local: LocalId, init: &hir::Expr, out: &mut Block) -> LResult<()> {
         let name = self.func().local(local).name.clone();
         let Some((probe, slot)) = crate::probe::probe_ids(&name) else { return Ok(()) };
+        // Printing must not change what the kernel computes.
+        if let Some((at, why)) = crate::probe::side_effect(self.prog, init) {
+            return Err(LowerError {
+                span: at,
+                message: format!("a printed expression must not change the kernel: this one {why}"),
+                is_limitation: false,
+            });
+        }
         let kind = match &init.ty {
             Type::Pointer { .. } | Type::NullPtr => crate::probe::ProbeKind::Pointer,
             Type::SimdMatrix { .. } => return err(init.span, "cannot print a simdgroup_matrix; print single values instead"),

@@ -666,6 +666,9 @@ impl<'a> Checker<'a, '_> {
         if let Some(done) = self.completed_targs.get(&key) {
             return Some(done.clone());
         }
+        if !self.targs_within_limit(&targs, span) {
+            return None;
+        }
         let done = self.complete_targs_uncached(d, params, targs, span, written)?;
         self.completed_targs.insert(key, done.clone());
         Some(done)
@@ -879,6 +882,9 @@ impl<'a> Checker<'a, '_> {
         }
         if self.inst_depth >= MAX_INSTANTIATION_DEPTH {
             self.error(span, "template instantiation is nested too deeply (is a template instantiating itself?)");
+            return None;
+        }
+        if !self.targs_within_limit(&targs, span) || !self.count_instantiation(span, &format!("`{}`", self.decls[d].name)) {
             return None;
         }
         let mut env = self.template_env(d, params, &targs);
@@ -1168,6 +1174,9 @@ impl<'a> Checker<'a, '_> {
             self.error(span, "template instantiation is nested too deeply");
             return None;
         }
+        if !self.count_instantiation(span, &format!("`{}`", self.decls[d].name)) {
+            return None;
+        }
         // An explicit specialization replaces the primary template's body,
         // else the most specialised matching partial specialization does.
         let (s, env) = match self.struct_specs.get(&(d, targs.clone())) {
@@ -1197,6 +1206,9 @@ impl<'a> Checker<'a, '_> {
         }
         if self.inst_depth >= MAX_INSTANTIATION_DEPTH {
             self.error(span, "member function instantiation is nested too deeply");
+            return None;
+        }
+        if !self.count_instantiation(span, "a member function") {
             return None;
         }
         let saved = std::mem::replace(&mut self.env, env);
@@ -1235,6 +1247,9 @@ impl<'a> Checker<'a, '_> {
         }
         if self.inst_depth >= MAX_INSTANTIATION_DEPTH {
             self.error(span, "constructor instantiation is nested too deeply");
+            return None;
+        }
+        if !self.count_instantiation(span, "a constructor") {
             return None;
         }
         let saved = std::mem::replace(&mut self.env, env);

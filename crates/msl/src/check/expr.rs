@@ -17,17 +17,22 @@ fn bx(e: hir::Expr) -> Box<hir::Expr> {
     Box::new(e)
 }
 
-/// Nesting limit for expressions we recurse into (the parser limits too).
-const MAX_EXPR_DEPTH: u32 = 400;
+/// Depth limit for expressions we recurse into, instantiations inside them
+/// counted: the parser bounds a tree's depth by its nesting plus its chains;
+/// rewrites (implicit conversions, folds) add a little.
+const MAX_EXPR_DEPTH: u32 = 2 * (crate::parse::MAX_DEPTH + crate::parse::MAX_CHAIN);
 
 impl<'a> Checker<'a, '_> {
     pub(crate) fn expr(&mut self, e: &ast::Expr) -> Option<hir::Expr> {
         self.inst_depth += 1;
         let r = if self.inst_depth > MAX_EXPR_DEPTH + super::MAX_INSTANTIATION_DEPTH {
-            self.error(e.span, "expression is nested too deeply");
+            self.error(e.span, "expression is nested too deeply")
+                .note(format!("at most {MAX_EXPR_DEPTH} levels, counting the templates instantiated inside it"));
             None
         } else {
-            self.expr_inner(e)
+            // Deep trees (long chains) recurse deeply: grow the stack on
+            // the heap rather than overflow it.
+            stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || self.expr_inner(e))
         };
         self.inst_depth -= 1;
         // A failure must leave a reason: otherwise the statement would vanish

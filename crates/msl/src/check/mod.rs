@@ -60,6 +60,9 @@ pub fn check_with(
     c.fc_given = constants.to_vec();
     c.keep_bodies = keep_bodies;
     c.run(unit);
+    if let Some(d) = c.budget_error.take() {
+        c.pending.borrow_mut().push(d);
+    }
     for d in merge_repeats(c.pending.take()) {
         c.diags.push(d);
     }
@@ -392,6 +395,11 @@ pub(crate) struct Checker<'a, 'd> {
     pub kernel_names: HashMap<String, Span>,
     /// Nesting of template instantiation (bounded).
     pub inst_depth: u32,
+    /// Template instances made so far, of every kind (bounded by
+    /// `MAX_INSTANTIATIONS`), and the error reported when the budget ran out
+    /// (kept aside: a probe's rollback must not hide it).
+    pub instantiations: u32,
+    pub budget_error: Option<Diagnostic>,
     /// The function template instances being checked, outermost first:
     /// name with arguments, and where each was instantiated.
     pub inst_stack: Vec<(String, Span)>,
@@ -481,6 +489,13 @@ pub(crate) type DeferredBody<'a> = (&'a ast::Function, FuncId, decls::Signature)
 
 /// Instantiation depth beyond which we assume runaway template recursion.
 pub(crate) const MAX_INSTANTIATION_DEPTH: u32 = 64;
+/// Template instances (functions, classes, members, variables) one program
+/// may make in all. Depth alone does not bound the work: a template that
+/// instantiates two others per level makes 2^depth instances.
+pub const MAX_INSTANTIATIONS: u32 = 20_000;
+/// Template arguments one instance may have, pack elements counted one by
+/// one (a pack that doubles per level would otherwise grow 2^depth).
+pub const MAX_TEMPLATE_ARGS: usize = 1_024;
 
 impl<'a, 'd> Checker<'a, 'd> {
     fn new(diags: &'d mut Diagnostics) -> Self {
@@ -499,6 +514,8 @@ impl<'a, 'd> Checker<'a, 'd> {
             struct_instances: HashMap::default(),
             kernel_names: HashMap::default(),
             inst_depth: 0,
+            instantiations: 0,
+            budget_error: None,
             inst_stack: Vec::new(),
             deferred_bodies: None,
             lazy_bodies: HashMap::default(),
@@ -576,6 +593,44 @@ impl<'a, 'd> Checker<'a, 'd> {
             }
         }
         out
+    }
+
+    /// Count one new template instance; false (with an error that survives
+    /// rollbacks) once the program has made `MAX_INSTANTIATIONS`.
+    pub(crate) fn count_instantiation(&mut self, span: Span, what: &str) -> bool {
+        if self.instantiations < MAX_INSTANTIATIONS {
+            self.instantiations += 1;
+            return true;
+        }
+        let d = Diagnostic::error(span, format!("too many template instantiations: this program needs more than {MAX_INSTANTIATIONS}"))
+            .label(format!("instantiating {what} here"))
+            .note("a template that instantiates two others per level makes 2^N instances; the limit is fixed")
+            .help("instantiate fewer templates per level (recursion through one instance per level is fine)");
+        if self.budget_error.is_none() {
+            self.budget_error = Some(d.clone());
+        }
+        self.pending.borrow_mut().push(d);
+        false
+    }
+
+    /// False (with an error) when `targs` has more than `MAX_TEMPLATE_ARGS`
+    /// arguments, the elements of packs counted one by one.
+    pub(crate) fn targs_within_limit(&mut self, targs: &[TArg], span: Span) -> bool {
+        fn count(targs: &[TArg]) -> usize {
+            targs.iter().map(|t| if let TArg::Pack(e) = t { count(e) } else { 1 }).sum()
+        }
+        let n = count(targs);
+        if n <= MAX_TEMPLATE_ARGS {
+            return true;
+        }
+        let d = Diagnostic::error(span, format!("too many template arguments: {n}, the limit is {MAX_TEMPLATE_ARGS}"))
+            .note("parameter packs are counted element by element; a pack that doubles at each level grows 2^N")
+            .help("pass fewer arguments (the limit is fixed)");
+        if self.budget_error.is_none() {
+            self.budget_error = Some(d.clone());
+        }
+        self.pending.borrow_mut().push(d);
+        false
     }
 
     /// A point to roll diagnostics back to (for probing without reporting).

@@ -77,6 +77,11 @@ impl<'a> Checker<'a, '_> {
                 A::PackExpansion(pattern) => out.extend(self.expand_pattern(pattern, e.span)?),
                 _ => out.push(e.clone()),
             }
+            if out.len() > super::MAX_TEMPLATE_ARGS {
+                self.error(e.span, format!("this pack expansion makes more than {} elements", super::MAX_TEMPLATE_ARGS))
+                    .note("the limit on parameter packs is fixed");
+                return None;
+            }
         }
         Some(Cow::Owned(out))
     }
@@ -99,6 +104,11 @@ impl<'a> Checker<'a, '_> {
                     }
                 }
                 other => out.push(other.clone()),
+            }
+            if out.len() > super::MAX_TEMPLATE_ARGS {
+                self.error(targ_span(a), format!("this pack expansion makes more than {} template arguments", super::MAX_TEMPLATE_ARGS))
+                    .note("the limit on parameter packs is fixed");
+                return None;
             }
         }
         Some(Cow::Owned(out))

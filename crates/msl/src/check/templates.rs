@@ -302,6 +302,9 @@ impl<'a> Checker<'a, '_> {
             self.error(span, "variable template instantiation is nested too deeply");
             return None;
         }
+        if !self.count_instantiation(span, "a variable template") {
+            return None;
+        }
         let specs = self.var_specs.get(&d).cloned().unwrap_or_default();
         // Explicit (full) specializations first, then partial ones in order.
         let mut order: Vec<usize> = (0..specs.len()).collect();

@@ -108,32 +108,13 @@ pub(crate) fn stdout_write(args: std::fmt::Arguments) {
     }
 }
 
-/// Whether the command was started with stdout closed (`>&-`). Rust's
-/// runtime puts `/dev/null` (opened read-write) on a closed standard
-/// descriptor before `main`, so the command would "succeed" with its output
-/// lost; a user's `> /dev/null` is opened write-only and stays allowed.
-fn stdout_was_closed() -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        // SAFETY: F_GETFL only queries the descriptor's flags.
-        let flags = unsafe { libc::fcntl(1, libc::F_GETFL) };
-        if flags == -1 {
-            return true;
-        }
-        let null = std::fs::metadata("/dev/null").map(|m| m.rdev()).ok();
-        let out = std::fs::metadata("/proc/self/fd/1").or_else(|_| std::fs::metadata("/dev/fd/1")).map(|m| m.rdev()).ok();
-        flags & libc::O_ACCMODE == libc::O_RDWR && null.is_some() && out == null
-    }
-    #[cfg(not(unix))]
-    false
-}
-
 /// The binary's entry point: SIGPIPE as other Unix tools have it, a closed
-/// stdout refused, then the command line.
-pub fn main_from_env() -> ExitCode {
+/// stdout refused (`stdout_closed`: fd 1 was not open when the process
+/// started, which only the binary can see: Rust's runtime opens
+/// `/dev/null` on it before `main`), then the command line.
+pub fn main_from_env(stdout_closed: bool) -> ExitCode {
     quiet_on_closed_pipe();
-    if stdout_was_closed() {
+    if stdout_closed {
         eprintln!("error: standard output is closed; give the command somewhere to write (a file, a pipe or the terminal)");
         return ExitCode::from(EXIT_CANNOT_START);
     }

@@ -372,6 +372,12 @@ fn write_errors_are_exit_2() {
     }
     let o = finish(c.spawn().unwrap(), "lint >&-");
     refused(&o, "standard output is closed");
+    // `/dev/null` opened for reading and writing (Python's DEVNULL, node's
+    // "ignore") is a caller discarding the output, not a closed stdout.
+    let null = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null").unwrap();
+    let child = cmd(d.path(), &["lint", "k.metal"]).stdout(null).stderr(Stdio::piped()).spawn().unwrap();
+    let o = finish(child, "lint > DEVNULL");
+    assert_eq!(code(&o), 0, "{}", err(&o));
     // A capture that cannot be written.
     std::fs::create_dir(d.path().join("ro")).unwrap();
     let o = run_k(d.path(), "k.metal", &["--capture", "missing/dir/../../ro"]);

@@ -184,7 +184,14 @@ fn tables_of(
         }
     }
     if let (Some(out), Some(&index)) = (r.outputs.first(), r.generated.outputs.first()) {
-        let mut t = TableDesc::for_buffer(&r.kernel, index, Role::Output, draw_shape(&out.shape), Some(labels(out)))
+        // A cell no thread wrote holds garbage: `?`, never a plausible number.
+        let mut values = labels(out);
+        if let Some(Some(unwritten)) = r.unwritten.first() {
+            for (v, _) in values.iter_mut().zip(unwritten).filter(|(_, &u)| u) {
+                *v = "?".into();
+            }
+        }
+        let mut t = TableDesc::for_buffer(&r.kernel, index, Role::Output, draw_shape(&out.shape), Some(values))
             .ok_or("output buffer missing")?;
         t.name = output_name;
         tables.push(t);

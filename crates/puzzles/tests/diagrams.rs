@@ -366,3 +366,16 @@ fn the_terminal_diagram_lists_atomics_and_simd_group_functions() {
     let t = text("map", solution("map"));
     assert!(!t.contains("SIMD-group") && !t.contains("atomic"), "{t}");
 }
+
+#[test]
+fn cells_no_thread_wrote_are_drawn_as_unknown() {
+    // Only the first two threads write: the other cells of `out` hold
+    // garbage (MLX leaves outputs uninitialized) and must not look like 0.
+    let p = puzzles::find("map").expect("puzzle");
+    let text = file_with("map", "uint i = thread_position_in_grid.x;\n    if (i < 2) { out[i] = a[i] + 10; }");
+    let shown = puzzles::show::trace_test(p, &p.file_name(), &text, 0, None).expect("traced run");
+    let out = shown.spec.tables.iter().find(|t| t.name == p.output_name).expect("output table");
+    let values = out.values.as_ref().expect("values");
+    assert_eq!(&values[..2], &["10".to_string(), "11".to_string()]);
+    assert!(values[2..].iter().all(|v| v == "?"), "{values:?}");
+}

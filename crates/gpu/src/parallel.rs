@@ -163,7 +163,7 @@ fn merge(kernel: &Kernel, dispatch: &Geometry, initial: &BTreeMap<u32, Vec<u8>>,
         report.threads += part.report.threads;
         report.threadgroups += part.report.threadgroups;
         for p in part.report.order_pairs {
-            if !report.order_pairs.iter().any(|q| q.first_at == p.first_at && q.second_at == p.second_at) {
+            if !report.order_pairs.iter().any(|q| q.kind == p.kind && q.first_at == p.first_at && q.second_at == p.second_at) {
                 report.order_pairs.push(p);
             }
         }

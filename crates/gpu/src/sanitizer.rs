@@ -513,6 +513,8 @@ struct Groups {
 /// the result: their access sites and threads (global number + 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrderPair {
+    /// The allocation both operate on.
+    pub kind: AllocKind,
     pub first_at: u32,
     pub first_tid: u32,
     pub second_at: u32,
@@ -827,7 +829,7 @@ impl Sanitizer {
         let tg_start = self.tg_start;
         // The lanes of one instruction on one element run in no defined order either.
         if sg.shared && order_sensitive(mine, mine) {
-            self.add_order_pair(OrderPair { first_at: at, first_tid: sg.tid, second_at: at, second_tid: sg.tid });
+            self.add_order_pair(OrderPair { kind, first_at: at, first_tid: sg.tid, second_at: at, second_tid: sg.tid });
         }
         let mut found = None;
         for e in self.atomics_seen.iter().filter(|e| e.kind == kind) {
@@ -835,7 +837,7 @@ impl Sanitizer {
             let same_interval = e.interval == interval && (e.groups | sg.bits).count_ones() > 1;
             let Some(&theirs) = self.atomic_sites.get(&e.at) else { continue };
             if (other_threadgroup || same_interval) && order_sensitive(theirs, mine) {
-                found = Some(OrderPair { first_at: e.at, first_tid: e.tid, second_at: at, second_tid: sg.tid });
+                found = Some(OrderPair { kind, first_at: e.at, first_tid: e.tid, second_at: at, second_tid: sg.tid });
                 break;
             }
         }
@@ -859,8 +861,8 @@ impl Sanitizer {
     }
 
     fn add_order_pair(&mut self, p: OrderPair) {
-        let known = self.order_pairs.iter().any(|q| q.first_at == p.first_at && q.second_at == p.second_at);
-        if !known && self.order_pairs.len() < 16 {
+        let known = self.order_pairs.iter().any(|q| q.kind == p.kind && q.first_at == p.first_at && q.second_at == p.second_at);
+        if !known && self.order_pairs.len() < 64 {
             self.order_pairs.push(p);
         }
     }

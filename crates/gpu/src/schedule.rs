@@ -255,7 +255,7 @@ fn first_difference(
     a: &std::collections::BTreeMap<u32, Vec<u8>>,
     b: &std::collections::BTreeMap<u32, Vec<u8>>,
     (rtol, atol): (f64, f64),
-) -> Option<(String, usize, String, String)> {
+) -> Option<Difference> {
     use msl::types::Type;
     for p in &kernel.params {
         let crate::ir::ParamKind::Buffer { index, pointee, writable: true, .. } = &p.kind else { continue };
@@ -295,7 +295,7 @@ fn first_difference(
                 }
             }
             let elem = if scalar.is_some() { i } else { i / size.max(1) };
-            return Some((p.name.clone(), elem, ta, tb));
+            return Some(Difference { index: *index, buffer: p.name.clone(), element: elem, main: ta, other: tb });
         }
     }
     None
@@ -351,15 +351,42 @@ pub(crate) fn explore(
     }
 }
 
-/// The finding for a result that depends on the schedule.
+/// The first element of a writable buffer two schedules disagree on.
+struct Difference {
+    /// Its `[[buffer(index)]]` and parameter name.
+    index: u32,
+    buffer: String,
+    element: usize,
+    /// Its value in the lockstep run and in the other schedule.
+    main: String,
+    other: String,
+}
+
+/// The finding for a result that depends on the schedule. The atomics
+/// blamed are those on the differing buffer when some are (otherwise those
+/// on threadgroup memory that fed it). When every such pair is two
+/// read-modify-writes, each update still happens exactly once and only
+/// which thread got which value back differs (a ticket, a slot, the last
+/// exchanger): a warning, since a consumer may not depend on that order.
+/// When a plain atomic load or store is among them, an update is lost or
+/// a value is read half-way: an error.
 fn order_finding(
     kernel: &crate::Kernel,
     d: &crate::Dispatch,
     pairs: &[crate::sanitizer::OrderPair],
     schedule: &Schedule,
-    (buffer, element, main, other): (String, usize, String, String),
+    diff: Difference,
 ) -> crate::Finding {
-    let p = pairs[0];
+    use crate::ir::AtomicOp;
+    let Difference { index, buffer, element, main, other } = diff;
+    let on_buffer: Vec<crate::sanitizer::OrderPair> =
+        pairs.iter().copied().filter(|p| p.kind == crate::memory::AllocKind::Buffer(index)).collect();
+    let blamed: &[crate::sanitizer::OrderPair] = if on_buffer.is_empty() { pairs } else { &on_buffer };
+    let sites = crate::ir::atomic_sites(kernel);
+    let plain = |at: u32| sites.get(&at).is_some_and(|(op, _)| matches!(op, AtomicOp::Load | AtomicOp::Store));
+    let lost_update = blamed.iter().find(|p| plain(p.first_at) || plain(p.second_at));
+    let is_error = lost_update.is_some();
+    let p = *lost_update.unwrap_or(&blamed[0]);
     let span_of = |at: u32| kernel.accesses.get(at as usize).map(|a| a.span).unwrap_or(kernel.span);
     let what = |at: u32| kernel.accesses.get(at as usize).map(|a| a.what.clone()).unwrap_or_default();
     let tg = d.threadgroup;
@@ -380,7 +407,9 @@ fn order_finding(
         let name = crate::findings::thread_name(first_thread, crate::findings::local_of(first_thread, first_tg, tg), first_tg);
         (span_of(p.first_at), format!("unordered with this atomic operation (by {name})"))
     });
-    let note = if threadgroup != first_tg {
+    let note = if !is_error {
+        "every update is applied exactly once; only which thread gets which value back depends on the order (a ticket, a slot, the last exchange). That is fine if nothing downstream depends on the order; if it does, derive the position from the thread's index instead (e.g. a prefix sum)"
+    } else if threadgroup != first_tg {
         "threadgroups run in no defined order and no barrier orders them: make the result independent of the order (e.g. only commutative updates such as `atomic_fetch_add` whose return value is not used), or split the work into two dispatches"
     } else if same_site {
         "the lanes' atomic operations on one location are applied in no defined order: a thread that uses the value it gets back (a ticket, an index, a flag) sees a different one under another order"
@@ -389,7 +418,7 @@ fn order_finding(
     };
     crate::Finding {
         kind: crate::FindingKind::DataRace,
-        is_error: true,
+        is_error,
         message,
         span: span_of(p.second_at),
         secondary,

@@ -529,3 +529,26 @@ fn agreeing_stores_still_race_with_other_accesses() {
     assert!(r.has_errors(), "{:#?}", r.findings);
     assert!(r.findings.iter().any(|f| f.is_error && f.kind == FindingKind::DataRace), "{:#?}", r.findings);
 }
+
+#[test]
+fn an_order_dependent_exchange_is_a_warning_and_a_lost_update_an_error() {
+    // Exchanges: every update happens once, only who gets which old value
+    // back depends on the order (the sum of `olds` plus the last value is
+    // fixed). Reported, as a warning, at the atomic on the differing buffer.
+    let k = Case::new(
+        "kernel void k(device atomic_uint* acc [[buffer(0)]], device atomic_uint* x [[buffer(1)]], device uint* olds [[buffer(2)]], uint i [[thread_position_in_grid]]) {\n  atomic_fetch_add_explicit(&acc[0], i, memory_order_relaxed);\n  atomic_fetch_min_explicit(&acc[1], i, memory_order_relaxed);\n  olds[i] = atomic_exchange_explicit(&x[0], i, memory_order_relaxed); // @xchg\n}\n",
+    );
+    let mut b = bufs(vec![(0, zeros(8)), (1, zeros(4)), (2, zeros(64 * 4))]);
+    let r = k.run_opts(threads([64, 1, 1], [32, 1, 1]), &mut b, &opts(CheckLevel::All));
+    let f = k.expect_one(&r, FindingKind::DataRace, "@xchg");
+    assert!(!f.is_error && f.message.contains("depends on the order"), "{f:#?}");
+    // Zeroing with atomic_store while another SIMD-group adds: an update
+    // can be lost. An error, at the pair with the store.
+    let k = Case::new(
+        "kernel void k(device atomic_int* out [[buffer(0)]], uint l [[thread_position_in_threadgroup]]) {\n  threadgroup atomic_int bins[1];\n  if (l == 0) atomic_store_explicit(&bins[0], 0, memory_order_relaxed);\n  atomic_fetch_add_explicit(&bins[0], 1, memory_order_relaxed); // @add\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  if (l == 0) atomic_store_explicit(&out[0], atomic_load_explicit(&bins[0], memory_order_relaxed), memory_order_relaxed);\n}\n",
+    );
+    let mut b = bufs(vec![(0, zeros(4))]);
+    let r = k.run_opts(threads([64, 1, 1], [64, 1, 1]), &mut b, &opts(CheckLevel::All));
+    let f = k.expect_one(&r, FindingKind::DataRace, "@add");
+    assert!(f.is_error, "{f:#?}");
+}

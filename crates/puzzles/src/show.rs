@@ -191,8 +191,8 @@ fn tables_of(
                 *v = "?".into();
             }
         }
-        let mut t = TableDesc::for_buffer(&r.kernel, index, Role::Output, draw_shape(&out.shape), Some(values))
-            .ok_or("output buffer missing")?;
+        let mut t =
+            TableDesc::for_buffer(&r.kernel, index, Role::Output, draw_shape(&out.shape), Some(values)).ok_or("output buffer missing")?;
         t.name = output_name;
         tables.push(t);
     }

@@ -219,19 +219,7 @@ impl Targets {
             }
             s += 1;
         }
-        let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops, threadgroup_device_atomics] =
-            cols;
-        Targets {
-            global_reads,
-            global_writes,
-            shared_reads,
-            shared_writes,
-            device_atomics,
-            threadgroup_atomics,
-            barriers,
-            simd_ops,
-            threadgroup_device_atomics,
-        }
+        Targets::from_columns(cols)
     }
 
     /// Targets from every column, in the order of [`COLUMNS`].

@@ -223,7 +223,7 @@ impl Targets {
     }
 
     /// Targets from every column, in the order of [`COLUMNS`].
-    pub fn from_columns(c: [Option<u64>; 9]) -> Targets {
+    pub const fn from_columns(c: [Option<u64>; 9]) -> Targets {
         let [global_reads, global_writes, shared_reads, shared_writes, device_atomics, threadgroup_atomics, barriers, simd_ops, threadgroup_device_atomics] =
             c;
         Targets {

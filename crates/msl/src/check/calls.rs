@@ -118,9 +118,9 @@ impl<'a> Checker<'a, '_> {
             return Vec::new();
         }
         // The argument types only; the call checks the arguments again.
-        let mark = self.diag_mark();
+        let trial = self.trial();
         let tys: Vec<Type> = args.iter().filter_map(|a| self.expr(a).map(|h| h.ty)).collect();
-        self.diag_rollback(mark);
+        drop(trial);
         let mut found = self.argument_dependent(name, tys.iter());
         found.retain(|d| !have.contains(d));
         found
@@ -357,7 +357,7 @@ impl<'a> Checker<'a, '_> {
     ) -> Option<hir::Expr> {
         let mut fitting: Vec<(FuncId, Vec<Type>)> = Vec::new();
         for &d in funcs {
-            let mark = self.diag_mark();
+            let trial = self.trial();
             let cand = match self.decls[d].kind.clone() {
                 DeclKind::Function { id, params, .. } if explicit.is_none() && params.len() == args.len() => Some((id, params)),
                 DeclKind::FunctionTemplate { ast: f, .. } if f.params.len() == args.len() => self
@@ -373,7 +373,7 @@ impl<'a> Checker<'a, '_> {
                     _ => true,
                 })
             });
-            self.diag_rollback(mark);
+            drop(trial);
             if let (true, Some(c)) = (fits, cand) {
                 fitting.push(c);
             }
@@ -451,9 +451,9 @@ impl<'a> Checker<'a, '_> {
     /// (MLX adds `simd_shuffle_down(int64_t, …)` beside Metal's: a `uint`
     /// argument still calls Metal's exact `uint` overload).
     fn library_call_wins(&mut self, name: &str, funcs: &[usize], args: &[hir::Expr]) -> bool {
-        let saved = self.diag_mark();
+        let trial = self.trial();
         let cands = self.candidates(funcs, None, args);
-        self.diag_rollback(saved);
+        drop(trial);
         let user: Vec<Vec<ConvRank>> = cands.iter().filter_map(|c| self.score(c.params(), args)).collect();
         if user.is_empty() {
             return true;
@@ -467,9 +467,9 @@ impl<'a> Checker<'a, '_> {
     /// Whether some function of `funcs` can take `args` (quiet: deduction
     /// and instantiation leave no diagnostics).
     pub(crate) fn has_viable_overload(&mut self, funcs: &[usize], args: &[hir::Expr]) -> bool {
-        let saved = self.diag_mark();
+        let trial = self.trial();
         let cands = self.candidates(funcs, None, args);
-        self.diag_rollback(saved);
+        drop(trial);
         cands.iter().any(|c| self.score(c.params(), args).is_some())
     }
 
@@ -492,12 +492,12 @@ impl<'a> Checker<'a, '_> {
                 }
                 DeclKind::FunctionTemplate { ast, params } => {
                     let Some(targs) = self.deduce_for(d, args, explicit.cloned().unwrap_or_default()) else { continue };
-                    let saved = self.diag_mark();
+                    let trial = self.trial();
                     let fitted = self.complete_targs_quiet(d, &targs, ast.name.span).and_then(|targs| {
                         let ptys = self.candidate_param_types(d, ast, params, &targs)?;
                         Some((targs, ptys))
                     });
-                    self.diag_rollback(saved);
+                    drop(trial);
                     let Some((targs, mut ptys)) = fitted else { continue };
                     // Default arguments let a call pass fewer values.
                     let required = ast.params.iter().take_while(|p| p.default.is_none()).count();
@@ -528,11 +528,10 @@ impl<'a> Checker<'a, '_> {
             return known.clone();
         }
         let env = self.template_env(d, params, targs);
-        let old = std::mem::replace(&mut self.env, env);
-        let old_fs = self.fs.take();
+        let mut there = self.elsewhere(env);
         let mut ptys = Vec::new();
         let mut ok = true;
-        let fparams = match self.expanded_params(ast) {
+        let fparams = match there.expanded_params(ast) {
             Some(p) => p,
             None => {
                 ok = false;
@@ -540,7 +539,7 @@ impl<'a> Checker<'a, '_> {
             }
         };
         for p in fparams.iter() {
-            match self.resolve_param_type(&p.ty) {
+            match there.resolve_param_type(&p.ty) {
                 Some(q) => ptys.push(super::decls::param_type(q, &p.ty)),
                 None => ok = false,
             }
@@ -548,11 +547,10 @@ impl<'a> Checker<'a, '_> {
         // SFINAE: a return type that does not exist for these
         // arguments (`enable_if_t<false, T>`) drops the candidate.
         let auto_ret = matches!(&ast.ret.kind, ast::TypeExprKind::Named { path, .. } if path.plain_name() == "auto");
-        if ok && !auto_ret && self.signature_ret(ast).is_none() {
+        if ok && !auto_ret && there.signature_ret(ast).is_none() {
             ok = false;
         }
-        self.fs = old_fs;
-        self.env = old;
+        drop(there);
         let got = ok.then_some(ptys);
         self.candidate_params.insert(key, got.clone());
         got
@@ -629,11 +627,11 @@ impl<'a> Checker<'a, '_> {
         for &d in funcs {
             let why = match self.decls[d].kind.clone() {
                 DeclKind::FunctionTemplate { .. } => {
-                    let mark = self.diag_mark();
+                    let trial = self.trial();
                     let given = explicit.unwrap_or_default().to_vec();
                     let done = self.deduce_for(d, args, given).and_then(|t| self.complete_targs(d, t, name_span));
-                    let first = self.pending.borrow().get(mark).map(|diag| diag.message.clone());
-                    self.diag_rollback(mark);
+                    let first = trial.first().map(|diag| diag.message);
+                    drop(trial);
                     match (done, first) {
                         (_, Some(w)) => w,
                         (None, None) => "the call's argument types do not fit its parameters".to_string(),
@@ -747,9 +745,7 @@ impl<'a> Checker<'a, '_> {
         };
         for (p, pty) in ast.params.iter().zip(&full).skip(nargs) {
             let default = p.default.as_ref()?;
-            let old = std::mem::replace(&mut self.env, env.clone());
-            let h = self.coerce_ast(default, pty, "the default argument");
-            self.env = old;
+            let h = self.with_env(env.clone()).coerce_ast(default, pty, "the default argument");
             hargs.push(h?);
         }
         Some(())
@@ -971,10 +967,7 @@ impl<'a> Checker<'a, '_> {
         let ret = ret.filter(|_| !super::templates::is_auto(&ast.ret));
         let mut env = self.decls[d].env.clone();
         env.visible = env.visible.max(d + 1);
-        let saved = std::mem::replace(&mut self.env, env);
-        let got = self.deduce_from(tparams, ast, params, &[], ret, explicit);
-        self.env = saved;
-        got
+        self.with_env(env).deduce_from(tparams, ast, params, &[], ret, explicit)
     }
 
     /// [`Self::deduce`] for template `d`, seen from where it was declared.
@@ -982,10 +975,7 @@ impl<'a> Checker<'a, '_> {
         let DeclKind::FunctionTemplate { ast, params } = self.decls[d].kind.clone() else { return None };
         let mut env = self.decls[d].env.clone();
         env.visible = env.visible.max(d + 1);
-        let saved = std::mem::replace(&mut self.env, env);
-        let got = self.deduce(params, ast, arg_tys, decays, explicit);
-        self.env = saved;
-        got
+        self.with_env(env).deduce(params, ast, arg_tys, decays, explicit)
     }
 
     /// Unify a function template's parameters with argument types.

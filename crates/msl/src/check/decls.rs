@@ -2,7 +2,7 @@
 //! templates and their instantiation.
 
 use super::typeexpr::QualType;
-use super::{Checker, DeclId, DeclKind, Env, FnState, StructInfo, TArg, MAX_INSTANTIATION_DEPTH};
+use super::{Checker, DeclId, DeclKind, Env, FnState, StructInfo, TArg};
 use crate::ast::{self, AddressSpace, ItemKind};
 use crate::hir::{self, Binding, ConstValue, FuncId, LocalId};
 use crate::source::Span;
@@ -515,12 +515,11 @@ impl<'a> Checker<'a, '_> {
         host_name: Option<String>,
         this: Option<(StructId, AddressSpace, bool)>,
     ) {
-        let mark = self.diag_mark();
+        let _body = self.body_diagnostics();
         // Instantiating a template inside a body checks another body, up to
         // MAX_INSTANTIATION_DEPTH deep: grow the stack instead of
         // overflowing it (threads may have small stacks).
         stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || self.function_body_checked(f, id, sig, name, host_name, this));
-        self.keep_body_diagnostics(mark);
     }
 
     fn function_body_checked(
@@ -572,13 +571,13 @@ impl<'a> Checker<'a, '_> {
             let tys: Vec<&Type> = sig.params.iter().collect();
             self.kernel_param_rules(&bound, &tys);
         }
-        let errors_before = self.pending.borrow().iter().filter(|d| d.is_error()).count();
+        let errors_before = self.sink.error_count();
         let scope_depth = self.env.scope.len();
         let stmts = self.block_stmts(body);
         self.env.scope.truncate(scope_depth);
         // A `return` whose expression failed is missing from `stmts`: no
         // second message about it.
-        let body_failed = self.pending.borrow().iter().filter(|d| d.is_error()).count() > errors_before;
+        let body_failed = self.sink.error_count() > errors_before;
         let ret = match &self.fs {
             Some(fs) if ret_auto => fs.ret.clone(),
             _ => sig.ret.clone(),
@@ -691,49 +690,52 @@ impl<'a> Checker<'a, '_> {
         while targs.len() < params.len() {
             let p = &params[targs.len()];
             let env = self.template_env(d, params, &targs);
-            let saved = std::mem::replace(&mut self.env, env);
-            let mark = self.diag_mark();
+            let trial = self.trial();
+            let mut there = self.with_env(env);
             let v = match &p.kind {
                 // A pack nothing was given or deduced for is empty.
                 _ if p.is_pack => Some(TArg::Pack(Vec::new())),
-                ast::TemplateParamKind::Type { default: Some(t) } => self.resolve_type(t).map(|q| TArg::Type(q.ty)),
+                ast::TemplateParamKind::Type { default: Some(t) } => there.resolve_type(t).map(|q| TArg::Type(q.ty)),
                 ast::TemplateParamKind::Template { default: Some(path), .. } => {
-                    let t = self.template_default(path);
+                    let t = there.template_default(path);
                     if t.is_none() {
                         // Reported at the default.
-                        self.env = saved;
+                        trial.commit();
                         return None;
                     }
                     t
                 }
                 ast::TemplateParamKind::Value { default: Some(e), ty } => {
-                    let ty = self.value_param_type(ty);
+                    let ty = there.value_param_type(ty);
                     // `template <op_t f = plus>`: the function the default names.
-                    let named = ty.as_ref().and_then(|t| self.coerce_function_name(e, t));
+                    let named = ty.as_ref().and_then(|t| there.coerce_function_name(e, t));
                     let h = match named {
                         Some(f) => f,
-                        None => self.expr(e),
+                        None => there.expr(e),
                     };
                     match (h, ty) {
                         (Some(hir::Expr { kind: hir::ExprKind::FuncRef(f), ty: fty, .. }), Some(_)) => Some(TArg::Func(f, fty)),
                         (Some(h), Some(ty)) => {
-                            self.const_value(&h).map(|v| TArg::Value(v.cast(ty.elem_scalar().unwrap_or(Scalar::Int)), ty))
+                            there.const_value(&h).map(|v| TArg::Value(v.cast(ty.elem_scalar().unwrap_or(Scalar::Int)), ty))
                         }
                         _ => None,
                     }
                 }
                 _ => None,
             };
-            self.env = saved;
+            drop(there);
             match v {
-                Some(v) => targs.push(v),
+                Some(v) => {
+                    trial.commit();
+                    targs.push(v);
+                }
                 None => {
                     let fname = self.decls[d].name.clone();
                     let shown = self.targs_display(&targs);
                     if is_enable_if_param(p) {
                         // SFINAE: the constraint is false for these arguments
                         // (said once, here, rather than inside the condition).
-                        self.diag_rollback(mark);
+                        drop(trial);
                         self.error(
                             span,
                             format!("`{fname}` does not apply here: its `enable_if` condition is false for `{fname}{shown}…`"),
@@ -741,11 +743,13 @@ impl<'a> Checker<'a, '_> {
                         .secondary(p.span, "the condition, checked here")
                         .help("call it with argument types the condition accepts, or add an overload for these types");
                     } else if has_default(p) {
+                        trial.commit();
                         let who = param_display(p);
                         self.error(span, format!("the default argument of {who} of `{fname}` is not valid for `{fname}{shown}…`"))
                             .secondary(p.span, "template parameter declared here")
                             .help("give the argument explicitly, or call it with other argument types");
                     } else {
+                        trial.commit();
                         self.error(span, format!("couldn't infer template argument {}", param_display(p)))
                             .secondary(p.span, "template parameter declared here")
                             .help(format!("give it explicitly, e.g. `{fname}<float>(...)`"));
@@ -766,16 +770,12 @@ impl<'a> Checker<'a, '_> {
             match (&p.kind, &*a) {
                 (ast::TemplateParamKind::Value { ty, .. }, TArg::Func(..) | TArg::FuncName { .. }) if !p.is_pack => {
                     let env = self.template_env(d, params, &bound);
-                    let saved = std::mem::replace(&mut self.env, env);
-                    let t = self.value_param_type(ty);
-                    self.env = saved;
+                    let t = self.with_env(env).value_param_type(ty);
                     *a = self.bind_function_targ(a, &t?, &p.name.name, span)?;
                 }
                 (ast::TemplateParamKind::Value { ty, .. }, TArg::Value(v, _)) => {
                     let env = self.template_env(d, params, &bound);
-                    let saved = std::mem::replace(&mut self.env, env);
-                    let t = self.value_param_type(ty);
-                    self.env = saved;
+                    let t = self.with_env(env).value_param_type(ty);
                     if let Some(t) = t {
                         if matches!(t, Type::FnPtr { .. }) {
                             self.error(span, format!("template parameter `{}` takes a function, not a value", p.name.name));
@@ -829,11 +829,14 @@ impl<'a> Checker<'a, '_> {
         if self.failed_targs.contains(&key) {
             return None;
         }
-        let mark = self.diag_mark();
+        let trial = self.trial();
         let got = self.complete_targs(d, targs.to_vec(), span);
-        if got.is_none() {
-            self.diag_rollback(mark);
-            self.failed_targs.insert(key);
+        match got {
+            Some(_) => trial.commit(),
+            None => {
+                drop(trial);
+                self.failed_targs.insert(key);
+            }
         }
         got
     }
@@ -880,8 +883,8 @@ impl<'a> Checker<'a, '_> {
             }
             return Some((id, sig));
         }
-        if self.inst_depth >= MAX_INSTANTIATION_DEPTH {
-            self.error(span, "template instantiation is nested too deeply (is a template instantiating itself?)");
+        const TOO_DEEP: &str = "template instantiation is nested too deeply (is a template instantiating itself?)";
+        if !self.may_instantiate(span, TOO_DEEP) {
             return None;
         }
         if !self.targs_within_limit(&targs, span) || !self.count_instantiation(span, &format!("`{}`", self.decls[d].name)) {
@@ -896,54 +899,52 @@ impl<'a> Checker<'a, '_> {
             }
             None => f,
         };
-        let saved_env = std::mem::replace(&mut self.env, env);
-        // The caller's locals are not in scope in the template (a kernel
-        // parameter `K` must not hide the template parameter `K`).
-        let saved_fs = self.fs.take();
-        self.inst_depth += 1;
+        let mut there = self.instantiating(env, span, TOO_DEEP)?;
         let is_kernel = f.is_kernel || kernel.as_ref().is_some_and(|k| k.1);
         let mut fcopy_kernel = None;
         let sig = if is_kernel && !f.is_kernel {
             let mut fk = f.clone();
             fk.is_kernel = true;
-            let s = self.signature(&fk, None);
+            let s = there.signature(&fk, None);
             fcopy_kernel = Some(fk);
             s
         } else {
-            self.signature(f, None)
+            there.signature(f, None)
         };
         let result = sig.map(|sig| {
-            let id = self.new_function_slot();
-            self.fn_instances.insert(key, id);
-            self.fn_origin.insert(id, (d, targs.clone()));
-            let display = format!("{}{}", f.name.last().ident.name, self.targs_display(&targs));
-            self.functions[id.0 as usize] = Some(hir::Function {
+            let id = there.new_function_slot();
+            there.fn_instances.insert(key, id);
+            there.fn_origin.insert(id, (d, targs.clone()));
+            let display = format!("{}{}", f.name.last().ident.name, there.targs_display(&targs));
+            there.functions[id.0 as usize] = Some(hir::Function {
                 name: display.clone(),
                 host_name: None,
                 is_kernel,
                 params: Vec::new(),
-                ret: self.hir_ret(id, &sig.ret),
+                ret: there.hir_ret(id, &sig.ret),
                 locals: Vec::new(),
                 body: Vec::new(),
                 span: f.span,
             });
-            self.instance_sigs.insert(id, sig.params.clone());
+            there.instance_sigs.insert(id, sig.params.clone());
             let host = kernel.as_ref().map(|k| k.0.clone()).or_else(|| is_kernel.then(|| display.clone()));
             if let Some(h) = &host {
-                if let Some(prev) = self.kernel_names.get(h).copied() {
-                    self.error(span, format!("there is already a kernel named `{h}`")).secondary(prev, "the first one");
+                if let Some(prev) = there.kernel_names.get(h).copied() {
+                    there.error(span, format!("there is already a kernel named `{h}`")).secondary(prev, "the first one");
                 }
-                self.kernel_names.insert(h.clone(), span);
+                there.kernel_names.insert(h.clone(), span);
             }
             let fref = fcopy_kernel.as_ref().unwrap_or(f);
-            self.inst_stack.push((display.clone(), span));
-            self.function_body(fref, id, &sig, display, host, this.map(|(sid, space)| (sid, space, false)));
-            self.inst_stack.pop();
-            (id, self.deduced_signature(fref, id, sig))
+            there.checking_instance(display.clone(), span).function_body(
+                fref,
+                id,
+                &sig,
+                display,
+                host,
+                this.map(|(sid, space)| (sid, space, false)),
+            );
+            (id, there.deduced_signature(fref, id, sig))
         });
-        self.inst_depth -= 1;
-        self.fs = saved_fs;
-        self.env = saved_env;
         result
     }
 
@@ -1170,8 +1171,7 @@ impl<'a> Checker<'a, '_> {
             return Some(sid);
         }
         let DeclKind::StructTemplate { ast: s, params } = self.decls[d].kind.clone() else { return None };
-        if self.inst_depth >= MAX_INSTANTIATION_DEPTH {
-            self.error(span, "template instantiation is nested too deeply");
+        if !self.may_instantiate(span, "template instantiation is nested too deeply") {
             return None;
         }
         if !self.count_instantiation(span, &format!("`{}`", self.decls[d].name)) {
@@ -1186,13 +1186,9 @@ impl<'a> Checker<'a, '_> {
                 None => (s, self.template_env(d, params, &targs)),
             },
         };
-        let saved = std::mem::replace(&mut self.env, env);
-        let saved_fs = self.fs.take();
-        self.inst_depth += 1;
-        let r = self.struct_item(s, Some((d, targs)));
-        self.inst_depth -= 1;
-        self.fs = saved_fs;
-        self.env = saved;
+        let mut there = self.instantiating(env, span, "template instantiation is nested too deeply")?;
+        let r = there.struct_item(s, Some((d, targs)));
+        drop(there);
         r
     }
 
@@ -1204,38 +1200,33 @@ impl<'a> Checker<'a, '_> {
             let func = self.functions[id.0 as usize].as_ref()?;
             return Some((id, Signature { params: self.instance_param_types(id), ret: func.ret.clone() }));
         }
-        if self.inst_depth >= MAX_INSTANTIATION_DEPTH {
-            self.error(span, "member function instantiation is nested too deeply");
+        if !self.may_instantiate(span, "member function instantiation is nested too deeply") {
             return None;
         }
         if !self.count_instantiation(span, "a member function") {
             return None;
         }
-        let saved = std::mem::replace(&mut self.env, env);
-        let saved_fs = self.fs.take();
-        self.inst_depth += 1;
-        let sig = self.signature(f, Some(sid));
+        let mut there = self.instantiating(env, span, "member function instantiation is nested too deeply")?;
+        let sig = there.signature(f, Some(sid));
         let out = sig.map(|sig| {
-            let id = self.new_function_slot();
-            self.structs[sid.0 as usize].method_ids.insert((index, space), id);
-            let name = format!("{}::{}", self.tables.struct_def(sid).name, f.name.last().ident.name);
-            self.functions[id.0 as usize] = Some(hir::Function {
+            let id = there.new_function_slot();
+            there.structs[sid.0 as usize].method_ids.insert((index, space), id);
+            let name = format!("{}::{}", there.tables.struct_def(sid).name, f.name.last().ident.name);
+            there.functions[id.0 as usize] = Some(hir::Function {
                 name: name.clone(),
                 host_name: None,
                 is_kernel: false,
                 params: Vec::new(),
-                ret: self.hir_ret(id, &sig.ret),
+                ret: there.hir_ret(id, &sig.ret),
                 locals: Vec::new(),
                 body: Vec::new(),
                 span: f.span,
             });
-            self.instance_sigs.insert(id, sig.params.clone());
-            self.function_body(f, id, &sig, name, None, Some((sid, space, false)));
-            (id, self.deduced_signature(f, id, sig))
+            there.instance_sigs.insert(id, sig.params.clone());
+            there.function_body(f, id, &sig, name, None, Some((sid, space, false)));
+            (id, there.deduced_signature(f, id, sig))
         });
-        self.inst_depth -= 1;
-        self.fs = saved_fs;
-        self.env = saved;
+        drop(there);
         out
     }
 
@@ -1245,30 +1236,27 @@ impl<'a> Checker<'a, '_> {
         if let Some(&id) = self.structs[sid.0 as usize].ctor_ids.get(&index) {
             return Some((id, Signature { params: self.instance_param_types(id), ret: Type::Void }));
         }
-        if self.inst_depth >= MAX_INSTANTIATION_DEPTH {
-            self.error(span, "constructor instantiation is nested too deeply");
+        if !self.may_instantiate(span, "constructor instantiation is nested too deeply") {
             return None;
         }
         if !self.count_instantiation(span, "a constructor") {
             return None;
         }
-        let saved = std::mem::replace(&mut self.env, env);
-        let saved_fs = self.fs.take();
-        self.inst_depth += 1;
+        let mut there = self.instantiating(env, span, "constructor instantiation is nested too deeply")?;
         let mut params = Vec::new();
         let mut ok = true;
         for p in &f.params {
-            match self.resolve_param_type(&p.ty) {
+            match there.resolve_param_type(&p.ty) {
                 Some(q) => params.push(param_type(q, &p.ty)),
                 None => ok = false,
             }
         }
         let out = ok.then(|| {
             let sig = Signature { params, ret: Type::Void };
-            let id = self.new_function_slot();
-            self.structs[sid.0 as usize].ctor_ids.insert(index, id);
-            let name = format!("{}::{}", self.tables.struct_def(sid).name, f.name.last().ident.name);
-            self.functions[id.0 as usize] = Some(hir::Function {
+            let id = there.new_function_slot();
+            there.structs[sid.0 as usize].ctor_ids.insert(index, id);
+            let name = format!("{}::{}", there.tables.struct_def(sid).name, f.name.last().ident.name);
+            there.functions[id.0 as usize] = Some(hir::Function {
                 name: name.clone(),
                 host_name: None,
                 is_kernel: false,
@@ -1278,18 +1266,16 @@ impl<'a> Checker<'a, '_> {
                 body: Vec::new(),
                 span: f.span,
             });
-            self.instance_sigs.insert(id, sig.params.clone());
+            there.instance_sigs.insert(id, sig.params.clone());
             // Member initializers run first (base classes before members),
             // then the body.
-            let inits = self.with_base_inits(sid, &inits, f.name.span);
-            let inits = self.with_member_defaults(sid, inits, f.name.span);
+            let inits = there.with_base_inits(sid, &inits, f.name.span);
+            let inits = there.with_member_defaults(sid, inits, f.name.span);
             let fbody = ast::with_member_inits(f, &inits);
-            self.function_body(&fbody, id, &sig, name, None, Some((sid, AddressSpace::Thread, false)));
+            there.function_body(&fbody, id, &sig, name, None, Some((sid, AddressSpace::Thread, false)));
             (id, sig)
         });
-        self.inst_depth -= 1;
-        self.fs = saved_fs;
-        self.env = saved;
+        drop(there);
         out
     }
 

@@ -17,27 +17,27 @@ fn bx(e: hir::Expr) -> Box<hir::Expr> {
     Box::new(e)
 }
 
-/// Depth limit for expressions we recurse into, instantiations inside them
-/// counted: the parser bounds a tree's depth by its nesting plus its chains;
-/// rewrites (implicit conversions, folds) add a little.
+/// Depth limit for the expressions of one body (an instance's body counts
+/// afresh, see `Checker::instantiating`): the parser bounds a tree's depth
+/// by its nesting plus its chains; rewrites (implicit conversions, folds)
+/// add a little.
 const MAX_EXPR_DEPTH: u32 = 2 * (crate::parse::MAX_DEPTH + crate::parse::MAX_CHAIN);
 
 impl<'a> Checker<'a, '_> {
     pub(crate) fn expr(&mut self, e: &ast::Expr) -> Option<hir::Expr> {
-        self.inst_depth += 1;
-        let r = if self.inst_depth > MAX_EXPR_DEPTH + super::MAX_INSTANTIATION_DEPTH {
-            self.error(e.span, "expression is nested too deeply")
-                .note(format!("at most {MAX_EXPR_DEPTH} levels, counting the templates instantiated inside it"));
+        self.expr_depth += 1;
+        let r = if self.expr_depth > MAX_EXPR_DEPTH {
+            self.error(e.span, "expression is nested too deeply").note(format!("at most {MAX_EXPR_DEPTH} levels"));
             None
         } else {
             // Deep trees (long chains) recurse deeply: grow the stack on
             // the heap rather than overflow it.
             stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || self.expr_inner(e))
         };
-        self.inst_depth -= 1;
+        self.expr_depth -= 1;
         // A failure must leave a reason: otherwise the statement would vanish
         // from a program that still compiles.
-        if r.is_none() && !self.diags.has_errors() && !self.pending.borrow().iter().any(|d| d.is_error()) {
+        if r.is_none() && !self.diags.has_errors() && !self.sink.has_errors() {
             self.error(e.span, "the simulator could not check this expression (no reason was recorded)")
                 .note("this is a bug in the simulator's front end; please report it with this source");
         }
@@ -477,13 +477,14 @@ impl<'a> Checker<'a, '_> {
             // A conversion operator to another scalar, then a standard
             // conversion (`half s = mask;` through `operator bool()`).
             if to.is_scalar() {
-                let mark = self.diag_mark();
+                let trial = self.trial();
                 if let Some(c) = self.conversion_to_scalar(h.clone()) {
                     if implicit_conversion(&c.ty, to).is_some() {
+                        trial.commit();
                         return Some(self.convert(c, to.clone()));
                     }
                 }
-                self.diag_rollback(mark);
+                drop(trial);
             }
         }
         let (fname, tname) = (self.ty_name(&h.ty), self.ty_name(to));
@@ -1818,11 +1819,7 @@ impl<'a> Checker<'a, '_> {
     /// template instance gets its body now (see `lazy_bodies`).
     pub(crate) fn use_function(&mut self, callee: hir::FuncId) {
         if let Some(((f, id, sig), env)) = self.lazy_bodies.remove(&callee) {
-            let saved_env = std::mem::replace(&mut self.env, env);
-            let saved_fs = self.fs.take();
-            self.function_body(f, id, &sig, f.name.last().ident.name.to_string(), None, None);
-            self.fs = saved_fs;
-            self.env = saved_env;
+            self.elsewhere(env).function_body(f, id, &sig, f.name.last().ident.name.to_string(), None, None);
         }
     }
 }

@@ -425,16 +425,24 @@ impl<'a> Parser<'a> {
     }
 
     fn error_here(&mut self, what: &str) {
+        let d = self.expected_here(what);
+        self.report(d);
+    }
+
+    fn expected_here(&self, what: &str) -> Diagnostic {
         let msg = format!("expected {what}, found {}", self.found());
-        let sp = self.tok(0).span;
-        self.report(Diagnostic::error(sp, msg).label(format!("expected {what}")));
+        Diagnostic::error(self.tok(0).span, msg).label(format!("expected {what}"))
     }
 
     fn expect(&mut self, p: Punct) -> bool {
         if self.eat(p) {
             return true;
         }
-        self.error_here(&format!("`{}`", p.as_str()));
+        let mut d = self.expected_here(&format!("`{}`", p.as_str()));
+        if p == Punct::RBrace {
+            d = d.code(crate::diag::codes::EXPECTED_CLOSING_BRACE);
+        }
+        self.report(d);
         false
     }
 
@@ -448,13 +456,11 @@ impl<'a> Parser<'a> {
             Punct::RBracket => "[",
             _ => "{",
         };
-        let msg = format!("expected `{}`, found {}", close.as_str(), self.found());
-        let sp = self.tok(0).span;
-        self.report(
-            Diagnostic::error(sp, msg)
-                .label(format!("expected `{}`", close.as_str()))
-                .with_secondary(open, format!("to match this `{open_s}`")),
-        );
+        let mut d = self.expected_here(&format!("`{}`", close.as_str())).with_secondary(open, format!("to match this `{open_s}`"));
+        if close == Punct::RBrace {
+            d = d.code(crate::diag::codes::EXPECTED_CLOSING_BRACE);
+        }
+        self.report(d);
         if close == Punct::RParen && (self.at(Punct::LBrace) || self.at(Punct::Semi)) && self.tentative == 0 {
             // `f(a, b;` / `if (x {`: what follows is fine; keep parsing normally.
             self.silent = false;

@@ -327,7 +327,9 @@ impl<'a> Checker<'a, '_> {
         let shown = path.plain_name();
         let mut d = self
             .error(last.ident.span, format!("call to undeclared function `{shown}`"))
-            .label("no function with this name is declared above");
+            .label("no function with this name is declared above")
+            .code(crate::diag::codes::UNDECLARED_NAME)
+            .subject(shown.clone());
         if let Some(l) = later {
             d = d
                 .secondary(l, "it is declared here, after this call")

@@ -550,6 +550,7 @@ impl<'a> Checker<'a, '_> {
                 space: AddressSpace::Thread,
                 is_const: true,
                 span: f.name.span,
+                origin: hir::LocalOrigin::Source,
             });
             fs.this_local = Some(local);
             params.push(hir::Param { local, binding: Binding::Argument });
@@ -638,7 +639,8 @@ impl<'a> Checker<'a, '_> {
             t => (t.clone(), false),
         };
         let is_const = matches!(&p.ty.kind, ast::TypeExprKind::Named { is_const: true, .. });
-        fs.locals.push(hir::Local { name: name.to_string(), ty: lty, space: AddressSpace::Thread, is_const, span: p.span });
+        let origin = super::origin_of(name);
+        fs.locals.push(hir::Local { name: name.to_string(), ty: lty, space: AddressSpace::Thread, is_const, span: p.span, origin });
         if !name.is_empty() {
             fs.scopes.last_mut().expect("scope").push(name.clone(), local);
         }

@@ -299,7 +299,9 @@ impl<'a> Checker<'a, '_> {
                 return self.static_member(&t, &last.ident, span);
             }
         }
-        self.error(last.ident.span, format!("use of undeclared name `{}`", path.plain_name()));
+        self.error(last.ident.span, format!("use of undeclared name `{}`", path.plain_name()))
+            .code(crate::diag::codes::UNDECLARED_NAME)
+            .subject(path.plain_name());
         None
     }
 
@@ -381,7 +383,11 @@ impl<'a> Checker<'a, '_> {
             );
         }
         let suggestion = suggest(name, candidates.iter().map(|s| s.as_str())).map(|s| s.to_string());
-        let mut d = self.error(span, format!("use of undeclared identifier `{name}`")).label("not found in this scope");
+        let mut d = self
+            .error(span, format!("use of undeclared identifier `{name}`"))
+            .label("not found in this scope")
+            .code(crate::diag::codes::UNDECLARED_NAME)
+            .subject(name);
         if let Some(later) = later {
             d = d
                 .secondary(later, "declared here, after its use")

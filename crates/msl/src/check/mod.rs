@@ -756,6 +756,22 @@ impl<'a, 'd> Checker<'a, 'd> {
     }
 }
 
+/// Whether the checker made this name up (for a temporary, a desugaring, an
+/// unnamed parameter, a hidden member): such names start with `$`, which no
+/// identifier in the source can.
+pub(crate) fn is_made_up(name: &str) -> bool {
+    name.starts_with('$')
+}
+
+/// The origin of a local the checker declares under `name`.
+pub(crate) fn origin_of(name: &str) -> hir::LocalOrigin {
+    if is_made_up(name) {
+        hir::LocalOrigin::Compiler
+    } else {
+        hir::LocalOrigin::Source
+    }
+}
+
 /// Adds notes/help to a diagnostic and pushes it when dropped.
 pub(crate) struct DiagBuilder<'x> {
     sink: &'x scopes::DiagSink,
@@ -766,6 +782,18 @@ pub(crate) struct DiagBuilder<'x> {
 }
 
 impl DiagBuilder<'_> {
+    pub fn code(mut self, code: &'static str) -> Self {
+        if let Some(d) = self.diag.as_mut() {
+            d.code = Some(code);
+        }
+        self
+    }
+    pub fn subject(mut self, name: impl Into<String>) -> Self {
+        if let Some(d) = self.diag.as_mut() {
+            d.subject = Some(name.into());
+        }
+        self
+    }
     pub fn label(mut self, text: impl Into<String>) -> Self {
         if let Some(d) = self.diag.as_mut() {
             d.label = text.into();

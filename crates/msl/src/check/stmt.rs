@@ -633,7 +633,8 @@ impl<'a> Checker<'a, '_> {
             return None;
         }
         let id = LocalId(fs.locals.len() as u32);
-        fs.locals.push(hir::Local { name: name.name.to_string(), ty, space, is_const, span: name.span });
+        let origin = super::origin_of(&name.name);
+        fs.locals.push(hir::Local { name: name.name.to_string(), ty, space, is_const, span: name.span, origin });
         fs.scopes.last_mut().expect("scope").push(name.name.clone(), id);
         Some(id)
     }
@@ -655,7 +656,14 @@ impl<'a> Checker<'a, '_> {
             return None;
         };
         let id = LocalId(fs.locals.len() as u32);
-        fs.locals.push(hir::Local { name: format!("$tmp{}", self.temp_count), ty, space: AddressSpace::Thread, is_const: false, span });
+        fs.locals.push(hir::Local {
+            name: format!("$tmp{}", self.temp_count),
+            ty,
+            space: AddressSpace::Thread,
+            is_const: false,
+            span,
+            origin: hir::LocalOrigin::Compiler,
+        });
         Some(id)
     }
 

@@ -260,7 +260,9 @@ impl<'a> Checker<'a, '_> {
                 return self.type_from_decls(&decls, last, path.span);
             }
         }
-        self.error(last.ident.span, format!("unknown type `{}`", path.plain_name()));
+        self.error(last.ident.span, format!("unknown type `{}`", path.plain_name()))
+            .code(crate::diag::codes::UNKNOWN_TYPE)
+            .subject(path.plain_name());
         None
     }
 
@@ -312,7 +314,11 @@ impl<'a> Checker<'a, '_> {
                 .iter()
                 .map(|s| s.to_string()),
             );
-            let mut d = self.error(seg.ident.span, format!("unknown type name `{name}`")).label("not a type");
+            let mut d = self
+                .error(seg.ident.span, format!("unknown type name `{name}`"))
+                .label("not a type")
+                .code(crate::diag::codes::UNKNOWN_TYPE)
+                .subject(name);
             if let Some(s) = suggest(name, candidates.iter().map(|s| s.as_str())) {
                 d = d.help(format!("did you mean `{s}`?"));
             }

@@ -207,6 +207,14 @@ impl<'a, 'd> Checker<'a, 'd> {
         e
     }
 
+    /// Run `f` with room on the stack: instances nest up to
+    /// `MAX_INSTANTIATION_DEPTH` deep, each level many frames (threads may
+    /// have small stacks), so the stack grows on the heap instead of
+    /// overflowing.
+    pub fn with_stack<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || f(self))
+    }
+
     fn entered<'c>(&'c mut self) -> Entered<'c, 'a, 'd> {
         Entered {
             saved_inst_depth: self.inst_depth,

@@ -250,7 +250,7 @@ impl<'a> Checker<'a, '_> {
             return Some(t.clone());
         }
         let env = self.template_env(d, params, &targs);
-        let t = self.elsewhere(env).resolve_type(&ast.ty).map(|q| q.ty);
+        let t = self.elsewhere(env).with_stack(|c| c.resolve_type(&ast.ty)).map(|q| q.ty);
         if let Some(t) = &t {
             self.alias_instances.insert((d, targs), t.clone());
         }
@@ -310,15 +310,15 @@ impl<'a> Checker<'a, '_> {
             None => (primary, self.template_env(d, params, &targs)),
         };
         let mut there = self.instantiating(env, span, "variable template instantiation is nested too deeply")?;
-        let value = (|| {
-            let ty = there.resolve_type(&v.ty)?.ty;
+        let value = there.with_stack(|c| {
+            let ty = c.resolve_type(&v.ty)?.ty;
             let Some(init) = &v.init else {
-                there.error(v.span, format!("variable template `{}` needs an initializer", v.name.name));
+                c.error(v.span, format!("variable template `{}` needs an initializer", v.name.name));
                 return None;
             };
-            let h = there.initializer(init, &ty, v.span)?;
-            Some(there.fold_tree(h))
-        })();
+            let h = c.initializer(init, &ty, v.span)?;
+            Some(c.fold_tree(h))
+        });
         drop(there);
         let mut h = value?;
         self.var_instances.insert((d, targs), h.clone());

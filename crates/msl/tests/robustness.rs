@@ -332,3 +332,24 @@ fn expression_depth_and_instantiation_depth_are_counted_apart() {
     assert!(errors && text.contains("template instantiation is nested too deeply"), "{text}");
     assert!(!text.contains("expression is nested too deeply"), "{text}");
 }
+
+/// Expression nesting is counted per body, and bounded in all: a chain as
+/// long as the parser allows in an instance called from under another such
+/// chain compiles; ten levels of them stop with an error (the stack grows
+/// on the heap, so the total is what bounds its memory).
+#[test]
+fn long_chains_in_nested_instances() {
+    let n = msl::parse::MAX_CHAIN as usize - 10;
+    let terms = vec!["x"; n].join(" + ");
+    let src = |levels: u32| {
+        format!(
+            "template <int N> float f(float x);\ntemplate <> float f<0>(float x) {{ return x; }}\n\
+             template <int N> float f(float x) {{ return f<N - 1>(x) + {terms}; }}\n\
+             kernel void k(device float* o [[buffer(0)]]) {{ float x = o[1]; o[0] = f<{levels}>(x) + {terms}; }}"
+        )
+    };
+    let (errors, text) = compile_small_stack(src(1));
+    assert!(!errors, "{text}");
+    let (errors, text) = compile_small_stack(src(10));
+    assert!(errors && text.contains("expression is nested too deeply") && text.contains("in all"), "{text}");
+}

@@ -22,12 +22,21 @@ fn bx(e: hir::Expr) -> Box<hir::Expr> {
 /// by its nesting plus its chains; rewrites (implicit conversions, folds)
 /// add a little.
 const MAX_EXPR_DEPTH: u32 = 2 * (crate::parse::MAX_DEPTH + crate::parse::MAX_CHAIN);
+/// Depth limit for expressions nested in all the instances being checked,
+
+pub(crate) const MAX_EXPR_FRAMES: u32 = 2 * MAX_EXPR_DEPTH;
 
 impl<'a> Checker<'a, '_> {
     pub(crate) fn expr(&mut self, e: &ast::Expr) -> Option<hir::Expr> {
         self.expr_depth += 1;
+        self.expr_frames += 1;
         let r = if self.expr_depth > MAX_EXPR_DEPTH {
             self.error(e.span, "expression is nested too deeply").note(format!("at most {MAX_EXPR_DEPTH} levels"));
+            None
+        } else if self.expr_frames > MAX_EXPR_FRAMES {
+            self.error(e.span, "expression is nested too deeply").note(format!(
+                "at most {MAX_EXPR_FRAMES} levels in all, counting the expressions of the template instances being checked around it"
+            ));
             None
         } else {
             // Deep trees (long chains) recurse deeply: grow the stack on
@@ -35,6 +44,7 @@ impl<'a> Checker<'a, '_> {
             stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || self.expr_inner(e))
         };
         self.expr_depth -= 1;
+        self.expr_frames -= 1;
         // A failure must leave a reason: otherwise the statement would vanish
         // from a program that still compiles.
         if r.is_none() && !self.diags.has_errors() && !self.sink.has_errors() {

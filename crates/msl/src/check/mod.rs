@@ -400,6 +400,9 @@ pub(crate) struct Checker<'a, 'd> {
     /// Nesting of the expressions being checked in the current body,
     /// apart from instantiation depth (bounded by `MAX_EXPR_DEPTH`).
     pub expr_depth: u32,
+    /// Nesting of the expressions being checked in all bodies at once
+    /// (bounded by `MAX_EXPR_FRAMES`).
+    pub expr_frames: u32,
     /// Template instances made so far, of every kind (bounded by
     /// `MAX_INSTANTIATIONS`), and the error reported when the budget ran out
     /// (kept aside: a probe's rollback must not hide it).
@@ -519,6 +522,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             kernel_names: HashMap::default(),
             inst_depth: 0,
             expr_depth: 0,
+            expr_frames: 0,
             instantiations: 0,
             budget_error: None,
             inst_stack: Vec::new(),

@@ -1,4 +1,3 @@
-
 use super::tests::parse_src;
 use crate::ast::ItemKind;
 use crate::pretty;

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::lex;
 use crate::pretty::{self, erase_expr_spans, erase_unit_spans};

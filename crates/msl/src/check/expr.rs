@@ -23,7 +23,8 @@ fn bx(e: hir::Expr) -> Box<hir::Expr> {
 /// add a little.
 const MAX_EXPR_DEPTH: u32 = 2 * (crate::parse::MAX_DEPTH + crate::parse::MAX_CHAIN);
 /// Depth limit for expressions nested in all the instances being checked,
-
+/// which bounds the memory the (heap-grown) stack may take: two bodies of
+/// the deepest kind, or many of ordinary depth.
 pub(crate) const MAX_EXPR_FRAMES: u32 = 2 * MAX_EXPR_DEPTH;
 
 impl<'a> Checker<'a, '_> {

@@ -7,7 +7,7 @@ Prints a table (files, clean, percent, slowest file), then the first error of
 each failing file, grouped by cause (the message with names replaced by `…`)
 and ranked by how many files each cause stops. Files that include Apple's
 Metal 4 tensor headers are counted separately when --skip-nax is given:
-they must fail with "unsupported header", nothing else.
+they must fail with an unsupported header (code E0107), nothing else.
 """
 import argparse
 import collections
@@ -17,6 +17,9 @@ import re
 import subprocess
 import sys
 import time
+
+# The code of "unsupported header" (msl::diag::codes::UNSUPPORTED_HEADER).
+UNSUPPORTED_HEADER = "E0107"
 
 
 def main():
@@ -46,7 +49,7 @@ def main():
             clean += 1
             continue
         first = errors[0] if errors else {"message": f"exit {p.returncode}", "file": "", "line": 0}
-        if args.skip_nax and first["message"].startswith("unsupported header"):
+        if args.skip_nax and first.get("code") == UNSUPPORTED_HEADER:
             excluded.append(f)
             continue
         failures.append((f, f"{first['message']}  [{pathlib.Path(first.get('file', '')).name}:{first.get('line')}]"))

@@ -14,7 +14,7 @@ pub use gen::{kernel_name, Generated, InputSlots, InputSpec, ATTRIBUTES, MAX_CON
 
 use arrays::{Array, DType};
 use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};
-use msl::diag::Diagnostic;
+use msl::diag::{codes, Diagnostic};
 use msl::source::{FileId, SourceMap, Span};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -801,7 +801,7 @@ impl MetalKernel {
         }
         // An unclosed `{` in the body surfaces at the end of the generated
         // code: point at the learner's brace instead.
-        if w == Where::Generated && d.message.starts_with("expected `}`") {
+        if w == Where::Generated && d.code == Some(codes::EXPECTED_CLOSING_BRACE) {
             let body_at = g.source_offset + g.body_range.start;
             let body = g.full_source.get(body_at..g.source_offset + g.body_range.end).unwrap_or("");
             if let Some(open) = last_unclosed_brace(body) {
@@ -844,15 +844,11 @@ impl MetalKernel {
                     ));
                 }
             }
-            if let Some(name) = backticked_identifier(&snippet_src) {
+            let unknown = matches!(d.code, Some(codes::UNKNOWN_TYPE | codes::UNDECLARED_NAME));
+            if let Some(name) = d.subject.clone().filter(|n| unknown && gen::is_identifier(n)) {
                 let known =
                     call.template.iter().any(|(n, _)| *n == name) || self.input_names.contains(&name) || self.output_names.contains(&name);
-                if !known
-                    && w == Where::User
-                    && (d.message.contains("unknown type") || d.message.contains("undeclared"))
-                    && name.len() <= 3
-                    && name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-                {
+                if !known && w == Where::User && name.len() <= 3 && name.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
                     d.help.push(if self.templates {
                         format!("if `{name}` is meant to be a template parameter, pass it in the call's template (template=[(\"{name}\", mx.float32)], or --template {name}=float32)")
                     } else {
@@ -903,13 +899,6 @@ fn mentions(text: &str, name: &str) -> bool {
 }
 
 /// The first `identifier` in backticks in a message.
-fn backticked_identifier(msg: &str) -> Option<String> {
-    let start = msg.find('`')? + 1;
-    let end = start + msg[start..].find('`')?;
-    let s = &msg[start..end];
-    gen::is_identifier(s).then(|| s.to_string())
-}
-
 /// Byte offset of the last `{` in `text` that no `}` closes (comments,
 /// strings and character literals skipped).
 fn last_unclosed_brace(text: &str) -> Option<usize> {

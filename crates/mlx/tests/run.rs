@@ -490,3 +490,21 @@ fn an_unclosed_brace_points_at_the_learners_brace() {
     assert!(m.contains("this `{` is never closed") && m.contains("twice.metal:3:12"), "{m}");
     assert!(!m.contains("<generated"), "{m}");
 }
+
+#[test]
+fn an_undeclared_short_capitalised_name_is_explained_as_a_template_parameter() {
+    let a = Array::arange(DType::F32, &[8]);
+    let call = Call::new(vec![a.into()], vec![vec![8]], vec![DType::F32], [8, 1, 1], [8, 1, 1]);
+    for body in
+        ["uint i = thread_position_in_grid.x;\nT x = inp[i];\nout[i] = x;\n", "uint i = thread_position_in_grid.x;\nout[i] = inp[i] * N;\n"]
+    {
+        let k = MetalKernel::new("tp", &["inp"], &["out"], body, "", true, false).unwrap();
+        let m = compile_error(k.call(&call));
+        assert!(m.contains("template parameter") || m.contains("no template arguments"), "{m}");
+    }
+    // A long or lowercase name is a plain typo: no such help.
+    let k = MetalKernel::new("tp", &["inp"], &["out"], "uint i = thread_position_in_grid.x;\nout[i] = inp[i] * scale;\n", "", true, false)
+        .unwrap();
+    let m = compile_error(k.call(&call));
+    assert!(!m.contains("template parameter") && !m.contains("no template arguments"), "{m}");
+}

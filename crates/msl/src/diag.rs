@@ -27,6 +27,20 @@ pub struct Label {
     pub message: String,
 }
 
+/// The codes tools recognise a diagnostic by (its message may be reworded;
+/// its code stays).
+pub mod codes {
+    /// `#include` of a header the simulator does not have (Metal 4 tensors).
+    pub const UNSUPPORTED_HEADER: &str = "E0107";
+    /// A name that is not declared (variable, function, other name); the
+    /// name is the diagnostic's `subject`.
+    pub const UNDECLARED_NAME: &str = "E0201";
+    /// A type name that is not declared; the name is the `subject`.
+    pub const UNKNOWN_TYPE: &str = "E0202";
+    /// A `}` was expected (a block, struct or initializer list not closed).
+    pub const EXPECTED_CLOSING_BRACE: &str = "E0301";
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     pub severity: Severity,
@@ -39,6 +53,8 @@ pub struct Diagnostic {
     pub secondary: Vec<Label>,
     pub notes: Vec<String>,
     pub help: Vec<String>,
+    /// The name the diagnostic is about, for tools (see `codes`).
+    pub subject: Option<String>,
 }
 
 impl Diagnostic {
@@ -60,6 +76,7 @@ impl Diagnostic {
             secondary: Vec::new(),
             notes: Vec::new(),
             help: Vec::new(),
+            subject: None,
         }
     }
 
@@ -70,6 +87,11 @@ impl Diagnostic {
 
     pub fn label(mut self, text: impl Into<String>) -> Self {
         self.label = text.into();
+        self
+    }
+
+    pub fn subject(mut self, name: impl Into<String>) -> Self {
+        self.subject = Some(name.into());
         self
     }
 

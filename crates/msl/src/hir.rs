@@ -200,6 +200,16 @@ pub struct Local {
     pub space: AddressSpace,
     pub is_const: bool,
     pub span: Span,
+    pub origin: LocalOrigin,
+}
+
+/// Who made a local: the program, or the checker (a temporary, the range
+/// and index of a range-based `for`, an unnamed parameter), whose locals
+/// are not the user's variables (a debugger does not show them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalOrigin {
+    Source,
+    Compiler,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -60,7 +60,7 @@ pub fn compile_file(mut sources: SourceMap, file: FileId, opts: &CompileOptions)
     let tokens = preprocess::preprocess(&mut sources, file, opts, &mut diagnostics);
     // Without a header the simulator does not have, parsing would only
     // report what that header declares as missing: the refusal is the answer.
-    if diagnostics.items.iter().any(|d| d.is_error() && d.message.starts_with("unsupported header")) {
+    if diagnostics.items.iter().any(|d| d.code == Some(diag::codes::UNSUPPORTED_HEADER)) {
         diagnostics.sort();
         return Compilation { sources, file, program: None, diagnostics };
     }

@@ -1306,7 +1306,7 @@ impl Pp<'_, '_> {
             if t.is_punct(Punct::HashHash) && (k == 0 || k + 1 == body.len()) {
                 self.emit(
                     Diagnostic::error(t.span, "`##` cannot appear at either end of a macro body")
-                        .code("E0107")
+                        .code("E0106")
                         .label("nothing to paste on this side")
                         .help("put a token on both sides of `##`, or remove it"),
                 );
@@ -1315,7 +1315,7 @@ impl Pp<'_, '_> {
             if matches!(kind, MacroKind::Function { .. }) && t.is_punct(Punct::Hash) && param_at.get(k + 1).copied().flatten().is_none() {
                 self.emit(
                     Diagnostic::error(t.span, "`#` must be followed by a macro parameter name")
-                        .code("E0107")
+                        .code("E0106")
                         .label("`#` turns a parameter into a string")
                         .help("write `#param`, or use `##` to paste tokens"),
                 );
@@ -1390,7 +1390,7 @@ impl Pp<'_, '_> {
             if let Some(why) = unsupported_header(&header) {
                 self.emit(
                     Diagnostic::error(span, format!("unsupported header {shown}: {why}"))
-                        .code("E0107")
+                        .code(crate::diag::codes::UNSUPPORTED_HEADER)
                         .label("not supported by this simulator")
                         .note("code that needs it cannot run here; guard it with `#if __has_include(...)` to keep a fallback"),
                 );

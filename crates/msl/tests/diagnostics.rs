@@ -633,3 +633,23 @@ kernel void k(device float* out [[buffer(0)]], threadgroup float& total [[thread
 }
 "#
 );
+
+/// Tools recognise diagnostics by code and read the name from `subject`,
+/// never from the message text.
+#[test]
+fn codes_and_subjects_for_tools() {
+    use msl::diag::codes;
+    let first = |text: &str| {
+        let c = msl::compile("input.metal", text, &msl::CompileOptions::default());
+        let d = c.diagnostics.items.iter().find(|d| d.is_error()).cloned().expect("an error");
+        (d.code, d.subject)
+    };
+    let kernel = |body: &str| format!("kernel void k(device float* o [[buffer(0)]]) {{ {body} }}");
+    assert_eq!(first(&kernel("o[0] = nope;")), (Some(codes::UNDECLARED_NAME), Some("nope".to_string())));
+    assert_eq!(first(&kernel("o[0] = nope(1);")), (Some(codes::UNDECLARED_NAME), Some("nope".to_string())));
+    assert_eq!(first(&kernel("T x = 1; o[0] = x;")), (Some(codes::UNKNOWN_TYPE), Some("T".to_string())));
+    assert_eq!(first(&kernel("if (true) { o[0] = 1;")), (Some(codes::EXPECTED_CLOSING_BRACE), None));
+    assert_eq!(first("#include <metal_tensor>\n"), (Some(codes::UNSUPPORTED_HEADER), None));
+    // The code is the header's alone: a bad macro body has another.
+    assert_ne!(first("#define P(a) a ##\n").0, Some(codes::UNSUPPORTED_HEADER));
+}

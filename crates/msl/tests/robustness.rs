@@ -312,3 +312,44 @@ fn doubling_instantiation_stops_at_the_budget() {
     let errors: Vec<&str> = c.diagnostics.items.iter().filter(|d| d.is_error()).map(|d| d.message.as_str()).collect();
     assert_eq!(errors.iter().filter(|m| m.contains("too many template instantiations")).count(), 1, "{errors:?}");
 }
+
+/// Expression nesting and instantiation depth are counted apart: a
+/// template called at the bottom of an expression deeper than
+/// `MAX_INSTANTIATION_DEPTH` is no "too deep" instantiation, and deep
+/// expressions in every level of a deep instantiation are no "too deeply
+/// nested" expression.
+#[test]
+fn expression_depth_and_instantiation_depth_are_counted_apart() {
+    let head = "template <int N> float f(float x);\ntemplate <> float f<0>(float x) { return x; }\n";
+    // 200 operators: the call is the deepest operand.
+    let terms = vec!["x"; 200].join(" + ");
+    let recursive = format!("template <int N> float f(float x) {{ return f<N - 1>(x) + {terms}; }}\n");
+    let kernel = |n: u32| format!("kernel void k(device float* o [[buffer(0)]]) {{ float x = o[1]; o[0] = f<{n}>(x) + {terms}; }}");
+    let (errors, text) = compile_small_stack(format!("{head}{recursive}{}", kernel(60)));
+    assert!(!errors, "{text}");
+    // Deeper than the instantiation limit is still refused, as an instantiation.
+    let (errors, text) = compile_small_stack(format!("{head}{recursive}{}", kernel(100)));
+    assert!(errors && text.contains("template instantiation is nested too deeply"), "{text}");
+    assert!(!text.contains("expression is nested too deeply"), "{text}");
+}
+
+/// Expression nesting is counted per body, and bounded in all: a chain as
+/// long as the parser allows in an instance called from under another such
+/// chain compiles; ten levels of them stop with an error (the stack grows
+/// on the heap, so the total is what bounds its memory).
+#[test]
+fn long_chains_in_nested_instances() {
+    let n = msl::parse::MAX_CHAIN as usize - 10;
+    let terms = vec!["x"; n].join(" + ");
+    let src = |levels: u32| {
+        format!(
+            "template <int N> float f(float x);\ntemplate <> float f<0>(float x) {{ return x; }}\n\
+             template <int N> float f(float x) {{ return f<N - 1>(x) + {terms}; }}\n\
+             kernel void k(device float* o [[buffer(0)]]) {{ float x = o[1]; o[0] = f<{levels}>(x) + {terms}; }}"
+        )
+    };
+    let (errors, text) = compile_small_stack(src(1));
+    assert!(!errors, "{text}");
+    let (errors, text) = compile_small_stack(src(10));
+    assert!(errors && text.contains("expression is nested too deeply") && text.contains("in all"), "{text}");
+}

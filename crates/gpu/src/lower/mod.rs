@@ -9,7 +9,7 @@ mod linalg;
 use crate::ir::*;
 use crate::memory::{ptr_bits, AllocId};
 use msl::ast::AddressSpace;
-use msl::hir::{self, Binding, ConstValue, ExprKind as H, FuncId, LocalId, StmtKind};
+use msl::hir::{self, Binding, ConstValue, ExprKind as H, FuncId, LocalId, LocalOrigin, StmtKind};
 use msl::source::Span;
 use msl::types::{Scalar, Type, TypeTables};
 use std::collections::{HashMap, HashSet};
@@ -637,9 +637,9 @@ impl<'p> Lowerer<'p> {
     fn var_view(&self, id: LocalId) -> Option<crate::stops::VarView> {
         use crate::stops::{Home, VarView};
         let local = self.func().local(id);
-        // `$` names are the checker's own (a range-based `for`'s index and
-        // range): not the user's variables.
-        if local.name.is_empty() || local.name.starts_with('$') || crate::probe::probe_ids(&local.name).is_some() {
+        // The checker's own locals (a range-based `for`'s index and range)
+        // are not the user's variables.
+        if local.name.is_empty() || local.origin != LocalOrigin::Source || crate::probe::probe_ids(&local.name).is_some() {
             return None;
         }
         let home = match &self.frame().locals[id.0 as usize] {

@@ -4,7 +4,7 @@
 use super::expr::mk;
 use super::{Checker, DeclKind, TArg};
 use crate::ast::{self, AddressSpace, ExprKind as A};
-use crate::builtins::{self, ArgInfo, Namespace, ResolveError};
+use crate::builtins::{self, Namespace};
 use crate::diag::suggest;
 use crate::hir::{self, ConstValue, ExprKind as H, FuncId};
 use crate::source::Span;
@@ -14,9 +14,6 @@ use std::rc::Rc;
 /// The name constructor templates are declared under in their struct's
 /// scope (the struct's own name must keep naming the type there).
 pub(crate) const CTOR_TEMPLATE: &str = "$ctor";
-
-/// Alias templates deduction looks through inside one another at most.
-const MAX_ALIAS_DEPTH: u32 = 32;
 
 /// A candidate function for overload resolution.
 enum Candidate {
@@ -118,9 +115,9 @@ impl<'a> Checker<'a, '_> {
             return Vec::new();
         }
         // The argument types only; the call checks the arguments again.
-        let mark = self.diag_mark();
+        let trial = self.trial();
         let tys: Vec<Type> = args.iter().filter_map(|a| self.expr(a).map(|h| h.ty)).collect();
-        self.diag_rollback(mark);
+        drop(trial);
         let mut found = self.argument_dependent(name, tys.iter());
         found.retain(|d| !have.contains(d));
         found
@@ -327,7 +324,9 @@ impl<'a> Checker<'a, '_> {
         let shown = path.plain_name();
         let mut d = self
             .error(last.ident.span, format!("call to undeclared function `{shown}`"))
-            .label("no function with this name is declared above");
+            .label("no function with this name is declared above")
+            .code(crate::diag::codes::UNDECLARED_NAME)
+            .subject(shown.clone());
         if let Some(l) = later {
             d = d
                 .secondary(l, "it is declared here, after this call")
@@ -357,7 +356,7 @@ impl<'a> Checker<'a, '_> {
     ) -> Option<hir::Expr> {
         let mut fitting: Vec<(FuncId, Vec<Type>)> = Vec::new();
         for &d in funcs {
-            let mark = self.diag_mark();
+            let trial = self.trial();
             let cand = match self.decls[d].kind.clone() {
                 DeclKind::Function { id, params, .. } if explicit.is_none() && params.len() == args.len() => Some((id, params)),
                 DeclKind::FunctionTemplate { ast: f, .. } if f.params.len() == args.len() => self
@@ -373,7 +372,7 @@ impl<'a> Checker<'a, '_> {
                     _ => true,
                 })
             });
-            self.diag_rollback(mark);
+            drop(trial);
             if let (true, Some(c)) = (fits, cand) {
                 fitting.push(c);
             }
@@ -451,9 +450,9 @@ impl<'a> Checker<'a, '_> {
     /// (MLX adds `simd_shuffle_down(int64_t, …)` beside Metal's: a `uint`
     /// argument still calls Metal's exact `uint` overload).
     fn library_call_wins(&mut self, name: &str, funcs: &[usize], args: &[hir::Expr]) -> bool {
-        let saved = self.diag_mark();
+        let trial = self.trial();
         let cands = self.candidates(funcs, None, args);
-        self.diag_rollback(saved);
+        drop(trial);
         let user: Vec<Vec<ConvRank>> = cands.iter().filter_map(|c| self.score(c.params(), args)).collect();
         if user.is_empty() {
             return true;
@@ -467,9 +466,9 @@ impl<'a> Checker<'a, '_> {
     /// Whether some function of `funcs` can take `args` (quiet: deduction
     /// and instantiation leave no diagnostics).
     pub(crate) fn has_viable_overload(&mut self, funcs: &[usize], args: &[hir::Expr]) -> bool {
-        let saved = self.diag_mark();
+        let trial = self.trial();
         let cands = self.candidates(funcs, None, args);
-        self.diag_rollback(saved);
+        drop(trial);
         cands.iter().any(|c| self.score(c.params(), args).is_some())
     }
 
@@ -492,12 +491,12 @@ impl<'a> Checker<'a, '_> {
                 }
                 DeclKind::FunctionTemplate { ast, params } => {
                     let Some(targs) = self.deduce_for(d, args, explicit.cloned().unwrap_or_default()) else { continue };
-                    let saved = self.diag_mark();
+                    let trial = self.trial();
                     let fitted = self.complete_targs_quiet(d, &targs, ast.name.span).and_then(|targs| {
                         let ptys = self.candidate_param_types(d, ast, params, &targs)?;
                         Some((targs, ptys))
                     });
-                    self.diag_rollback(saved);
+                    drop(trial);
                     let Some((targs, mut ptys)) = fitted else { continue };
                     // Default arguments let a call pass fewer values.
                     let required = ast.params.iter().take_while(|p| p.default.is_none()).count();
@@ -528,11 +527,10 @@ impl<'a> Checker<'a, '_> {
             return known.clone();
         }
         let env = self.template_env(d, params, targs);
-        let old = std::mem::replace(&mut self.env, env);
-        let old_fs = self.fs.take();
+        let mut there = self.elsewhere(env);
         let mut ptys = Vec::new();
         let mut ok = true;
-        let fparams = match self.expanded_params(ast) {
+        let fparams = match there.expanded_params(ast) {
             Some(p) => p,
             None => {
                 ok = false;
@@ -540,7 +538,7 @@ impl<'a> Checker<'a, '_> {
             }
         };
         for p in fparams.iter() {
-            match self.resolve_param_type(&p.ty) {
+            match there.resolve_param_type(&p.ty) {
                 Some(q) => ptys.push(super::decls::param_type(q, &p.ty)),
                 None => ok = false,
             }
@@ -548,11 +546,10 @@ impl<'a> Checker<'a, '_> {
         // SFINAE: a return type that does not exist for these
         // arguments (`enable_if_t<false, T>`) drops the candidate.
         let auto_ret = matches!(&ast.ret.kind, ast::TypeExprKind::Named { path, .. } if path.plain_name() == "auto");
-        if ok && !auto_ret && self.signature_ret(ast).is_none() {
+        if ok && !auto_ret && there.signature_ret(ast).is_none() {
             ok = false;
         }
-        self.fs = old_fs;
-        self.env = old;
+        drop(there);
         let got = ok.then_some(ptys);
         self.candidate_params.insert(key, got.clone());
         got
@@ -629,11 +626,11 @@ impl<'a> Checker<'a, '_> {
         for &d in funcs {
             let why = match self.decls[d].kind.clone() {
                 DeclKind::FunctionTemplate { .. } => {
-                    let mark = self.diag_mark();
+                    let trial = self.trial();
                     let given = explicit.unwrap_or_default().to_vec();
                     let done = self.deduce_for(d, args, given).and_then(|t| self.complete_targs(d, t, name_span));
-                    let first = self.pending.borrow().get(mark).map(|diag| diag.message.clone());
-                    self.diag_rollback(mark);
+                    let first = trial.first().map(|diag| diag.message);
+                    drop(trial);
                     match (done, first) {
                         (_, Some(w)) => w,
                         (None, None) => "the call's argument types do not fit its parameters".to_string(),
@@ -747,9 +744,7 @@ impl<'a> Checker<'a, '_> {
         };
         for (p, pty) in ast.params.iter().zip(&full).skip(nargs) {
             let default = p.default.as_ref()?;
-            let old = std::mem::replace(&mut self.env, env.clone());
-            let h = self.coerce_ast(default, pty, "the default argument");
-            self.env = old;
+            let h = self.with_env(env.clone()).coerce_ast(default, pty, "the default argument");
             hargs.push(h?);
         }
         Some(())
@@ -943,346 +938,6 @@ impl<'a> Checker<'a, '_> {
         Some(out)
     }
 
-    /// `deduce` for function template `d`, looking names up (alias
-    /// templates in its parameter types) where the template was declared.
-    pub(crate) fn deduce_for(&mut self, d: super::DeclId, args: &[hir::Expr], explicit: Vec<TArg>) -> Option<Vec<TArg>> {
-        let arg_tys: Vec<Type> = args.iter().map(|a| a.ty.clone()).collect();
-        // An array decays to a pointer into the array's own address space
-        // (a string literal to `constant const char*`).
-        let decays: Vec<Type> = args.iter().map(|a| self.decay(a.clone()).ty).collect();
-        self.deduce_in_env(d, &arg_tys, &decays, explicit)
-    }
-
-    /// Deduce template `d`'s arguments from a whole function type (its
-    /// parameter types and, when given, its return type), as taking the
-    /// address of a template for a known pointer type does.
-    pub(crate) fn deduce_for_fn_type(
-        &mut self,
-        d: super::DeclId,
-        params: &[Type],
-        ret: Option<&Type>,
-        explicit: Vec<TArg>,
-    ) -> Option<Vec<TArg>> {
-        let DeclKind::FunctionTemplate { ast, params: tparams } = self.decls[d].kind.clone() else { return None };
-        // A parameter list of another length cannot be this function's.
-        if ast.params.len() != params.len() && !ast.params.iter().any(|p| p.is_pack) {
-            return None;
-        }
-        let ret = ret.filter(|_| !super::templates::is_auto(&ast.ret));
-        let mut env = self.decls[d].env.clone();
-        env.visible = env.visible.max(d + 1);
-        let saved = std::mem::replace(&mut self.env, env);
-        let got = self.deduce_from(tparams, ast, params, &[], ret, explicit);
-        self.env = saved;
-        got
-    }
-
-    /// [`Self::deduce`] for template `d`, seen from where it was declared.
-    fn deduce_in_env(&mut self, d: super::DeclId, arg_tys: &[Type], decays: &[Type], explicit: Vec<TArg>) -> Option<Vec<TArg>> {
-        let DeclKind::FunctionTemplate { ast, params } = self.decls[d].kind.clone() else { return None };
-        let mut env = self.decls[d].env.clone();
-        env.visible = env.visible.max(d + 1);
-        let saved = std::mem::replace(&mut self.env, env);
-        let got = self.deduce(params, ast, arg_tys, decays, explicit);
-        self.env = saved;
-        got
-    }
-
-    /// Unify a function template's parameters with argument types.
-    /// `decays[i]` is what argument `i` decays to when it is an array (a
-    /// missing entry: a `thread` pointer).
-    pub(crate) fn deduce(
-        &self,
-        params: &[ast::TemplateParam],
-        f: &ast::Function,
-        arg_tys: &[Type],
-        decays: &[Type],
-        explicit: Vec<TArg>,
-    ) -> Option<Vec<TArg>> {
-        self.deduce_from(params, f, arg_tys, decays, None, explicit)
-    }
-
-    /// [`Self::deduce`], also from the return type `ret` when given: an
-    /// explicit specialization names the template by its whole function
-    /// type (`template <> half2 to_float(bool)` of `template <class T> T
-    /// to_float(bool)`).
-    pub(crate) fn deduce_from(
-        &self,
-        params: &[ast::TemplateParam],
-        f: &ast::Function,
-        arg_tys: &[Type],
-        decays: &[Type],
-        ret: Option<&Type>,
-        explicit: Vec<TArg>,
-    ) -> Option<Vec<TArg>> {
-        let explicit = super::packs::gather_pack(params, explicit);
-        if explicit.len() > params.len() {
-            return None;
-        }
-        let mut map: Vec<Option<TArg>> = params.iter().map(|_| None).collect();
-        for (i, a) in explicit.into_iter().enumerate() {
-            map[i] = Some(a);
-        }
-        if let Some(ret) = ret {
-            if !self.unify(params, &f.ret, ret, &mut map) {
-                return None;
-            }
-        }
-        // By-value parameters see decayed arguments, except those that take
-        // an array whole.
-        let decays_here = |p: &ast::Param| !is_reference(p) && !super::decls::takes_array_whole(&p.ty);
-        let decayed = |p: &ast::Param, i: usize| match &arg_tys[i] {
-            Type::Array { .. } if matches!(decays.get(i), Some(Type::Pointer { .. })) && decays_here(p) => decays[i].clone(),
-            Type::Array { elem, .. } if decays_here(p) => {
-                Type::Pointer { pointee: elem.clone(), space: AddressSpace::Thread, is_const: false }
-            }
-            t => t.clone(),
-        };
-        let mut next = 0;
-        for p in &f.params {
-            if p.is_pack {
-                // A function parameter pack takes the remaining arguments (it
-                // is last in a deducible position): each one deduces the
-                // next element of the template packs its type names.
-                let rest: Vec<Type> = (next..arg_tys.len()).map(|i| decayed(p, i)).collect();
-                if !self.deduce_pack(params, p, &rest, &mut map) {
-                    return None;
-                }
-                next = arg_tys.len();
-                continue;
-            }
-            if next >= arg_tys.len() {
-                break;
-            }
-            next += 1;
-            if !self.unify(params, &p.ty, &decayed(p, next - 1), &mut map) {
-                return None;
-            }
-        }
-        // Leave unbound parameters for defaults (complete_targs); only a
-        // contiguous prefix can be passed on.
-        let mut out = Vec::new();
-        for m in map {
-            match m {
-                Some(a) => out.push(a),
-                None => break,
-            }
-        }
-        Some(out)
-    }
-
-    /// Deduce template parameter packs from the arguments a function
-    /// parameter pack receives (explicitly given elements come first).
-    fn deduce_pack(&self, params: &[ast::TemplateParam], p: &ast::Param, args: &[Type], map: &mut [Option<TArg>]) -> bool {
-        let packs: Vec<usize> = (0..params.len()).filter(|&i| params[i].is_pack).collect();
-        let mut elems: Vec<Vec<TArg>> = packs
-            .iter()
-            .map(|&k| match &map[k] {
-                Some(TArg::Pack(given)) => given.clone(),
-                _ => Vec::new(),
-            })
-            .collect();
-        for (j, t) in args.iter().enumerate() {
-            let mut sub = map.to_vec();
-            for (n, &k) in packs.iter().enumerate() {
-                sub[k] = elems[n].get(j).cloned();
-            }
-            if !self.unify(params, &p.ty, t, &mut sub) {
-                return false;
-            }
-            for (n, &k) in packs.iter().enumerate() {
-                match sub[k].take() {
-                    Some(v) if j >= elems[n].len() => elems[n].push(v),
-                    _ => {}
-                }
-            }
-            // Other parameters deduced on the way keep their values.
-            for (i, v) in sub.into_iter().enumerate() {
-                if !packs.contains(&i) && map[i].is_none() {
-                    map[i] = v;
-                }
-            }
-        }
-        for (n, &k) in packs.iter().enumerate() {
-            map[k] = Some(TArg::Pack(std::mem::take(&mut elems[n])));
-        }
-        true
-    }
-
-    pub(crate) fn unify(&self, params: &[ast::TemplateParam], te: &ast::TypeExpr, ty: &Type, map: &mut [Option<TArg>]) -> bool {
-        let find = |name: &str| params.iter().position(|p| *p.name.name == *name);
-        let bind = |map: &mut [Option<TArg>], i: usize, v: TArg| -> bool {
-            match &map[i] {
-                // A value deduced from an array bound (an `int`) agrees with
-                // the same value given explicitly as the parameter's own type
-                // (`short N`): template values compare by value.
-                Some(TArg::Value(a, _)) if matches!(&v, TArg::Value(..)) => {
-                    let TArg::Value(b, _) = &v else { return false };
-                    match (a, b) {
-                        (ConstValue::Float(_), _) | (_, ConstValue::Float(_)) => a == b,
-                        _ => a.as_i64() == b.as_i64(),
-                    }
-                }
-                Some(existing) => *existing == v,
-                None => {
-                    map[i] = Some(v);
-                    true
-                }
-            }
-        };
-        match &te.kind {
-            ast::TypeExprKind::Named { path, .. } => {
-                // `metal::vec<T, N>` is `vec<T, N>`.
-                let segs = match path.segments.as_slice() {
-                    [m, rest @ ..] if !rest.is_empty() && &*m.ident.name == "metal" => rest,
-                    all => all,
-                };
-                // `metal::array<T, N>` names Metal's own type, never a
-                // program's alias of the same name (c10's `array`).
-                let metal_qualified = segs.len() != path.segments.len();
-                let [seg] = segs else { return true };
-                match &seg.template_args {
-                    None => {
-                        if let Some(i) = find(&seg.ident.name) {
-                            if matches!(params[i].kind, ast::TemplateParamKind::Type { .. }) {
-                                return bind(map, i, TArg::Type(ty.clone()));
-                            }
-                        }
-                        true
-                    }
-                    Some(targs) => {
-                        let name = &*seg.ident.name;
-                        // `P<T>` with `P` a template template parameter.
-                        if let Some(i) = find(name).filter(|&i| matches!(params[i].kind, ast::TemplateParamKind::Template { .. })) {
-                            return self.unify_template_param(params, i, targs, ty, map);
-                        }
-                        let int = |n: u8| TArg::Value(ConstValue::Int(n as i64), Type::INT);
-                        let int_arg = |n: u32| TArg::Value(ConstValue::Int(n as i64), Type::INT);
-                        let pairs: Vec<(&ast::TemplateArg, TArg)> = match (name, ty) {
-                            ("vec", Type::Vector { elem, len, .. }) if targs.len() == 2 => {
-                                vec![(&targs[0], TArg::Type(Type::Scalar(*elem))), (&targs[1], int(*len))]
-                            }
-                            // `metal::array<T, N>` is an array type here.
-                            ("array", Type::Array { elem, len })
-                                if targs.len() == 2 && (metal_qualified || self.alias_template_named(name).is_none()) =>
-                            {
-                                vec![(&targs[0], TArg::Type((**elem).clone())), (&targs[1], int_arg(*len))]
-                            }
-                            ("atomic", Type::Atomic(elem)) if targs.len() == 1 => vec![(&targs[0], TArg::Type(Type::Scalar(*elem)))],
-                            ("simdgroup_matrix", Type::SimdMatrix { elem, rows, cols }) if targs.len() == 3 => {
-                                vec![(&targs[0], TArg::Type(Type::Scalar(*elem))), (&targs[1], int(*rows)), (&targs[2], int(*cols))]
-                            }
-                            // An alias template is transparent: deduce
-                            // through the type it names.
-                            _ if !metal_qualified
-                                && self.alias_unify_depth.get() < MAX_ALIAS_DEPTH
-                                && self.alias_template_named(name).is_some() =>
-                            {
-                                let Some((aparams, aliased)) = self.alias_template_named(name) else { return true };
-                                let mut inner: Vec<Option<TArg>> = vec![None; aparams.len()];
-                                self.alias_unify_depth.set(self.alias_unify_depth.get() + 1);
-                                let fits = self.unify(aparams, aliased, ty, &mut inner);
-                                self.alias_unify_depth.set(self.alias_unify_depth.get() - 1);
-                                if !fits {
-                                    return false;
-                                }
-                                targs.iter().zip(inner).filter_map(|(ta, v)| Some((ta, v?))).collect()
-                            }
-                            _ => match ty {
-                                // A class derived from an instance deduces from that base.
-                                Type::Struct(sid) => match self.instance_or_base_of(*sid, name) {
-                                    Some(args) => targs.iter().zip(args).collect(),
-                                    None => return true,
-                                },
-                                _ => return true,
-                            },
-                        };
-                        pairs.into_iter().all(|(ta, v)| self.unify_targ(params, ta, v, map))
-                    }
-                }
-            }
-            ast::TypeExprKind::Pointer { pointee, .. } => match (&pointee.kind, ty) {
-                // `T (*op)(T, T)` deduces from the function pointer's type.
-                (ast::TypeExprKind::Function { ret, params: ps }, Type::FnPtr { ret: tr, params: tps }) => {
-                    ps.len() == tps.len()
-                        && self.unify(params, ret, tr, map)
-                        && ps.iter().zip(tps).all(|(p, t)| self.unify(params, p, t, map))
-                }
-                (_, Type::Pointer { pointee: tp, .. }) => self.unify(params, pointee, tp, map),
-                _ => true,
-            },
-            ast::TypeExprKind::Function { .. } => true,
-            ast::TypeExprKind::Reference { referee } => self.unify(params, referee, ty.strip_ref(), map),
-            ast::TypeExprKind::Array { elem, size } => match ty {
-                Type::Array { elem: te2, len } => {
-                    // `T (&a)[N]` deduces N from the argument's length.
-                    if let Some(ast::Expr { kind: A::Name(p), .. }) = size.as_deref() {
-                        if let Some(i) = p.segments.first().filter(|_| p.segments.len() == 1).and_then(|s| find(&s.ident.name)) {
-                            if let ast::TemplateParamKind::Value { .. } = params[i].kind {
-                                if !bind(map, i, TArg::Value(ConstValue::Int(*len as i64), Type::INT)) {
-                                    return false;
-                                }
-                            }
-                        }
-                    }
-                    self.unify(params, elem, te2, map)
-                }
-                Type::Pointer { pointee: te2, .. } => self.unify(params, elem, te2, map),
-                _ => true,
-            },
-            ast::TypeExprKind::Decltype { .. } => true,
-        }
-    }
-
-    /// Deduce from one template argument of a pattern (`T`, `N`, or a
-    /// type built from parameters such as `vec<T, 2>`) given its value.
-    pub(crate) fn unify_targ(&self, params: &[ast::TemplateParam], ta: &ast::TemplateArg, v: TArg, map: &mut [Option<TArg>]) -> bool {
-        let pname = match ta {
-            ast::TemplateArg::Type(t) => match &t.kind {
-                ast::TypeExprKind::Named { path, .. } if path.segments.len() == 1 && path.segments[0].template_args.is_none() => {
-                    Some(&path.segments[0].ident.name)
-                }
-                _ => None,
-            },
-            ast::TemplateArg::Expr(ast::Expr { kind: A::Name(p), .. }) if p.segments.len() == 1 => Some(&p.segments[0].ident.name),
-            _ => None,
-        };
-        if let Some(i) = pname.and_then(|n| params.iter().position(|p| p.name.name == *n)) {
-            let v = match (&params[i].kind, v) {
-                (ast::TemplateParamKind::Value { .. }, v @ (TArg::Value(..) | TArg::Func(..)))
-                | (ast::TemplateParamKind::Type { .. }, v @ TArg::Type(_))
-                | (ast::TemplateParamKind::Template { .. }, v @ TArg::Template(_)) => v,
-                _ => return false,
-            };
-            return match &map[i] {
-                Some(existing) => *existing == v,
-                None => {
-                    map[i] = Some(v);
-                    true
-                }
-            };
-        }
-        match (ta, v) {
-            (ast::TemplateArg::Type(te), TArg::Type(t)) => self.unify(params, te, &t, map),
-            _ => true,
-        }
-    }
-
-    /// The parameters and aliased type of the alias template `name` seen
-    /// from here (also as a member of the struct whose code this is).
-    pub(crate) fn alias_template_named(&self, name: &str) -> Option<(&'a [ast::TemplateParam], &'a ast::TypeExpr)> {
-        let mut decls = self.lookup_global(name);
-        if decls.is_empty() {
-            if let Some(sid) = self.env.this_struct {
-                decls = self.lookup_member_decls(sid, name);
-            }
-        }
-        match self.decls[*decls.last()?].kind {
-            DeclKind::AliasTemplate { ast, params } => Some((params, &ast.ty)),
-            _ => None,
-        }
-    }
-
     // ----- member functions ---------------------------------------------------
 
     pub(crate) fn method_call(&mut self, obj: hir::Expr, name: &ast::Ident, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
@@ -1393,7 +1048,7 @@ impl<'a> Checker<'a, '_> {
     /// `simdgroup_multiply(half_d, float_a, half_b)`): Apple's compiler
     /// takes any mix; the product is computed in float and rounded to `d`'s
     /// type. Same-type calls go through the ordinary table.
-    fn mixed_precision_simdgroup_product(&mut self, name: &str, args: &[hir::Expr], span: Span) -> Option<hir::Expr> {
+    pub(crate) fn mixed_precision_simdgroup_product(&mut self, name: &str, args: &[hir::Expr], span: Span) -> Option<hir::Expr> {
         let n = match name {
             "simdgroup_multiply" => 3,
             "simdgroup_multiply_accumulate" => 4,
@@ -1417,307 +1072,4 @@ impl<'a> Checker<'a, '_> {
         let name = if n == 3 { "simdgroup_multiply" } else { "simdgroup_multiply_accumulate" };
         Some(mk(H::Builtin { name, fast: false, args: args.to_vec(), param_types }, Type::Void, span))
     }
-
-    // ----- the standard library -------------------------------------------
-
-    /// What overload resolution of the standard library needs to know
-    /// about each argument.
-    pub(crate) fn arg_infos(&self, args: &[hir::Expr]) -> Vec<ArgInfo> {
-        args.iter()
-            .map(|a| {
-                let ty = match &a.ty {
-                    Type::Array { elem, .. } => {
-                        let (space, is_const) = if a.is_place() { self.place_info(a) } else { (AddressSpace::Thread, false) };
-                        Type::Pointer { pointee: elem.clone(), space, is_const }
-                    }
-                    t => t.clone(),
-                };
-                let lit = matches!(a.kind, H::Const(_));
-                ArgInfo {
-                    is_int_literal: lit && ty.elem_scalar().is_some_and(|s| s.is_integer()),
-                    is_float_literal: lit && ty.elem_scalar().is_some_and(|s| s.is_float()),
-                    ty,
-                    is_lvalue: a.is_place(),
-                }
-            })
-            .collect()
-    }
-
-    pub(crate) fn builtin_call(
-        &mut self,
-        name: &str,
-        ns: Option<Namespace>,
-        targs: Option<&[ast::TemplateArg]>,
-        args: Vec<hir::Expr>,
-        span: Span,
-        name_span: Span,
-    ) -> Option<hir::Expr> {
-        match name {
-            "as_type" => return self.as_type(targs, args, span),
-            "declval" => return self.declval(targs, args, span),
-            "make_filled_simdgroup_matrix" => return self.make_filled(targs, args, span),
-            "determinant" | "transpose" if targs.is_none() => return self.matrix_function(name, args, span, name_span),
-            _ => {}
-        }
-        if targs.is_some() {
-            self.error(name_span, format!("`{name}` does not take template arguments"));
-            return None;
-        }
-        // `frexp(x, &e)` / `modf(x, &i)`: Metal also accepts the out
-        // parameter as a `thread` pointer (C's form); it is the place it
-        // points to.
-        let mut args = args;
-        if matches!(name, "frexp" | "modf") && args.len() == 2 {
-            if let Type::Pointer { pointee, space: AddressSpace::Thread, is_const: false } = args[1].ty.clone() {
-                let p = args.pop().expect("two arguments");
-                let sp = p.span;
-                args.push(mk(H::Deref(Box::new(p)), *pointee, sp));
-            }
-        }
-        let infos = self.arg_infos(&args);
-        let qualified = match ns {
-            Some(Namespace::Fast) => format!("metal::fast::{name}"),
-            Some(Namespace::Precise) => format!("metal::precise::{name}"),
-            _ => name.to_string(),
-        };
-        if let Some(call) = self.mixed_precision_simdgroup_product(name, &args, span) {
-            return Some(call);
-        }
-        match builtins::resolve(name, ns, &infos) {
-            Ok(r) => {
-                let mut hargs = Vec::with_capacity(args.len());
-                for (a, p) in args.into_iter().zip(&r.params) {
-                    match p {
-                        Type::Reference { referee, space, .. } => {
-                            if !a.is_place() {
-                                self.error(a.span, format!("`{name}` writes its result into this argument, so it must be a variable"));
-                                return None;
-                            }
-                            let (s, c) = self.place_info(&a);
-                            if c || s == AddressSpace::Constant {
-                                self.error(a.span, format!("`{name}` writes into this argument, but it is read-only"));
-                                return None;
-                            }
-                            if s != *space && *space != AddressSpace::Thread {
-                                self.error(a.span, format!("this argument must be in `{}` memory", space.keyword()));
-                                return None;
-                            }
-                            let _ = referee;
-                            hargs.push(a);
-                        }
-                        _ => hargs.push(self.coerce(a, p, "the argument")?),
-                    }
-                }
-                let fast = ns == Some(Namespace::Fast);
-                Some(mk(H::Builtin { name: r.func.name, fast, args: hargs, param_types: r.params.clone() }, r.ret, span))
-            }
-            Err(ResolveError::NotFound) => {
-                let mut d = self.error(name_span, format!("`{qualified}` is not a function of the Metal standard library"));
-                if ns.is_some() {
-                    d = d.help(format!("`metal::fast::` and `metal::precise::` only hold floating-point math; call `{name}` without them"));
-                }
-                drop(d);
-                None
-            }
-            Err(ResolveError::WrongArgCount { expected }) => {
-                let exp: Vec<String> = expected.iter().map(|n| n.to_string()).collect();
-                let n = args.len();
-                self.error(
-                    span,
-                    format!(
-                        "`{qualified}` takes {} argument{} but {n} {} given",
-                        exp.join(" or "),
-                        if expected == [1] { "" } else { "s" },
-                        if n == 1 { "was" } else { "were" }
-                    ),
-                )
-                .label("wrong number of arguments");
-                None
-            }
-            Err(ResolveError::NoMatch { candidates }) => {
-                let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
-                let mut d = self
-                    .error(name_span, format!("no overload of `{qualified}` takes ({})", shown.join(", ")))
-                    .label("no matching overload");
-                for c in candidates.iter().take(6) {
-                    d = d.note(format!("candidate: {c}"));
-                }
-                if candidates.len() > 6 {
-                    d = d.note(format!("... and {} more", candidates.len() - 6));
-                }
-                if name.starts_with("atomic_") {
-                    if let Some(Type::Pointer { pointee, space, .. }) = args.first().map(|a| &a.ty) {
-                        if !matches!(**pointee, Type::Atomic(_)) {
-                            let s = pointee.elem_scalar().unwrap_or(Scalar::UInt);
-                            d = d.help(format!(
-                                "atomic functions need a pointer to an atomic type: declare the buffer as `{} atomic_{}*`, or cast: `({} atomic_{}*)&...`",
-                                space.keyword(),
-                                s.name(),
-                                space.keyword(),
-                                s.name()
-                            ));
-                        }
-                    }
-                } else if args.iter().any(|a| a.ty.is_vector()) {
-                    d = d.help("vector arguments must agree in length and element type; convert explicitly if needed");
-                }
-                drop(d);
-                None
-            }
-            Err(ResolveError::Ambiguous { candidates }) => {
-                let shown: Vec<String> = args.iter().map(|a| self.ty_name(&a.ty)).collect();
-                let mut d = self.error(name_span, format!("call to `{qualified}({})` is ambiguous", shown.join(", ")));
-                for c in candidates.iter().take(6) {
-                    d = d.note(format!("candidate: {c}"));
-                }
-                drop(d.help("convert the arguments to the type you mean, e.g. `float(x)`"));
-                None
-            }
-        }
-    }
-
-    fn single_type_arg(&mut self, targs: Option<&[ast::TemplateArg]>, what: &str, span: Span) -> Option<Vec<TArg>> {
-        let Some(t) = targs else {
-            self.error(span, format!("`{what}` needs template arguments, e.g. `{what}<float>(...)`"));
-            return None;
-        };
-        self.template_args(t)
-    }
-
-    fn as_type(&mut self, targs: Option<&[ast::TemplateArg]>, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
-        let t = self.single_type_arg(targs, "as_type", span)?;
-        let [TArg::Type(to)] = t.as_slice() else {
-            self.error(span, "`as_type` takes one type argument");
-            return None;
-        };
-        let [x] = <[hir::Expr; 1]>::try_from(args).ok()?;
-        let ok_kind = |t: &Type| matches!(t, Type::Scalar(_) | Type::Vector { .. });
-        if !ok_kind(to) || !ok_kind(&x.ty) {
-            self.error(span, "`as_type` reinterprets scalars and vectors only");
-            return None;
-        }
-        let (a, b) = (self.tables.size_of(&x.ty), self.tables.size_of(to));
-        if a != b {
-            let (fx, ft) = (self.ty_name(&x.ty), self.ty_name(to));
-            self.error(span, format!("`as_type<{ft}>` needs a value of the same size, but `{fx}` is {a} bytes and `{ft}` is {b}"))
-                .help("reinterpreting bits needs equal sizes; to convert the value instead, write `".to_string() + &ft + "(...)`");
-            return None;
-        }
-        Some(mk(H::BitCast(Box::new(x)), to.clone(), span))
-    }
-
-    /// `declval<T>()`: a value of type `T` that is never computed, only
-    /// allowed inside `decltype(…)` (as in C++, where using it elsewhere
-    /// fails to link).
-    fn declval(&mut self, targs: Option<&[ast::TemplateArg]>, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
-        let t = self.single_type_arg(targs, "declval", span)?;
-        let [TArg::Type(ty)] = t.as_slice() else {
-            self.error(span, "`declval` takes one type argument: `declval<T>()`");
-            return None;
-        };
-        if !args.is_empty() {
-            self.error(span, "`declval<T>()` takes no arguments");
-            return None;
-        }
-        if self.unevaluated == 0 {
-            self.error(span, "`declval<T>()` can only be used where its value is never computed")
-                .help("use it inside `decltype(…)` to name the type of an expression");
-            return None;
-        }
-        let ty = match ty {
-            Type::Reference { referee, .. } => (**referee).clone(),
-            t => t.clone(),
-        };
-        Some(mk(H::Zero, ty, span))
-    }
-
-    fn make_filled(&mut self, targs: Option<&[ast::TemplateArg]>, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
-        let t = self.single_type_arg(targs, "make_filled_simdgroup_matrix", span)?;
-        let elem = match t.as_slice() {
-            // The row count defaults to the column count (`<float, 8>`).
-            [TArg::Type(Type::Scalar(s)), TArg::Value(r, _), TArg::Value(c, _)] if r.as_i64() == 8 && c.as_i64() == 8 && s.is_float() => *s,
-            [TArg::Type(Type::Scalar(s)), TArg::Value(c, _)] if c.as_i64() == 8 && s.is_float() => *s,
-            _ => {
-                self.error(span, "use `make_filled_simdgroup_matrix<T, 8, 8>(value)` with T = float, half or bfloat");
-                return None;
-            }
-        };
-        let [x] = <[hir::Expr; 1]>::try_from(args).ok()?;
-        let x = self.coerce(x, &Type::Scalar(elem), "the fill value")?;
-        let ty = Type::SimdMatrix { elem, rows: 8, cols: 8 };
-        Some(mk(
-            H::Builtin { name: "make_filled_simdgroup_matrix", fast: false, args: vec![x], param_types: vec![Type::Scalar(elem)] },
-            ty,
-            span,
-        ))
-    }
-
-    fn numeric_limits(&mut self, targs: &[TArg], member: &str, span: Span) -> Option<hir::Expr> {
-        // Metal defines the limits of a vector type too: its scalar's, in every lane.
-        let (s, vector) = match targs {
-            [TArg::Type(Type::Scalar(s))] => (*s, None),
-            [TArg::Type(v @ Type::Vector { elem, .. })] => (*elem, Some(v.clone())),
-            [TArg::Type(t)] => {
-                let n = self.ty_name(t);
-                self.error(span, format!("`numeric_limits<{n}>` is not defined: `{n}` is not a scalar or vector type"))
-                    .help("specialize `_numeric_limits_impl` for it, as `<metal_limits>` does for the scalar types");
-                return None;
-            }
-            _ => {
-                self.error(span, "`numeric_limits<T>` needs one scalar or vector type");
-                return None;
-            }
-        };
-        let v = match (member, s) {
-            ("max", Scalar::Float) => ConstValue::Float(f32::MAX as f64),
-            ("max", Scalar::Half) => ConstValue::Float(65504.0),
-            ("max", Scalar::BFloat) => ConstValue::Float(f32::from_bits(0x7f7f_0000) as f64),
-            ("min", Scalar::Float) | ("min", Scalar::BFloat) => ConstValue::Float(f32::MIN_POSITIVE as f64),
-            ("min", Scalar::Half) => ConstValue::Float(6.103_515_625e-5),
-            ("lowest", Scalar::Float) => ConstValue::Float(f32::MIN as f64),
-            ("lowest", Scalar::Half) => ConstValue::Float(-65504.0),
-            ("lowest", Scalar::BFloat) => ConstValue::Float(-(f32::from_bits(0x7f7f_0000) as f64)),
-            ("epsilon", Scalar::Float) => ConstValue::Float(f32::EPSILON as f64),
-            ("epsilon", Scalar::Half) => ConstValue::Float(0.000_976_562_5),
-            ("epsilon", Scalar::BFloat) => ConstValue::Float(0.007_812_5),
-            ("infinity", _) if s.is_float() => ConstValue::Float(f64::INFINITY),
-            ("quiet_NaN" | "signaling_NaN", _) if s.is_float() => ConstValue::Float(f64::NAN),
-            ("denorm_min", Scalar::Float) => ConstValue::Float(f32::from_bits(1) as f64),
-            ("denorm_min", Scalar::Half) => ConstValue::Float(5.960_464_477_539_063e-8),
-            ("denorm_min", Scalar::BFloat) => ConstValue::Float(f32::from_bits(0x0001_0000) as f64),
-            ("max", _) => int_limit(s, true),
-            ("min" | "lowest", _) => int_limit(s, false),
-            // Integers have no infinity or NaN: C++ gives 0 for them.
-            ("epsilon" | "denorm_min" | "infinity" | "quiet_NaN" | "signaling_NaN", _) => ConstValue::Int(0),
-            _ => {
-                self.error(span, format!("`numeric_limits<{}>` has no member `{member}` the simulator knows", s.name()))
-                    .help("use max, min, lowest, epsilon, infinity, quiet_NaN or denorm_min");
-                return None;
-            }
-        };
-        let scalar = mk(H::Const(v.cast(s)), Type::Scalar(s), span);
-        match vector {
-            Some(v) => Some(self.convert(scalar, v)),
-            None => Some(scalar),
-        }
-    }
-}
-
-fn int_limit(s: Scalar, max: bool) -> ConstValue {
-    let bits = s.size() * 8;
-    if s == Scalar::Bool {
-        return ConstValue::Bool(max);
-    }
-    if s.is_signed() {
-        let m = (1i128 << (bits - 1)) - 1;
-        ConstValue::Int(if max { m as i64 } else { (-m - 1) as i64 })
-    } else {
-        ConstValue::UInt(if max { ((1u128 << bits) - 1) as u64 } else { 0 })
-    }
-}
-
-/// A parameter declared as a reference (`T (&a)[N]`, `thread T&`): arrays
-/// bind to it without decaying.
-fn is_reference(p: &ast::Param) -> bool {
-    matches!(p.ty.kind, ast::TypeExprKind::Reference { .. })
 }

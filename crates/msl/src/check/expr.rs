@@ -17,27 +17,38 @@ fn bx(e: hir::Expr) -> Box<hir::Expr> {
     Box::new(e)
 }
 
-/// Depth limit for expressions we recurse into, instantiations inside them
-/// counted: the parser bounds a tree's depth by its nesting plus its chains;
-/// rewrites (implicit conversions, folds) add a little.
+/// Depth limit for the expressions of one body (an instance's body counts
+/// afresh, see `Checker::instantiating`): the parser bounds a tree's depth
+/// by its nesting plus its chains; rewrites (implicit conversions, folds)
+/// add a little.
 const MAX_EXPR_DEPTH: u32 = 2 * (crate::parse::MAX_DEPTH + crate::parse::MAX_CHAIN);
+/// Depth limit for expressions nested in all the instances being checked,
+/// which bounds the memory the (heap-grown) stack may take: two bodies of
+/// the deepest kind, or many of ordinary depth.
+pub(crate) const MAX_EXPR_FRAMES: u32 = 2 * MAX_EXPR_DEPTH;
 
 impl<'a> Checker<'a, '_> {
     pub(crate) fn expr(&mut self, e: &ast::Expr) -> Option<hir::Expr> {
-        self.inst_depth += 1;
-        let r = if self.inst_depth > MAX_EXPR_DEPTH + super::MAX_INSTANTIATION_DEPTH {
-            self.error(e.span, "expression is nested too deeply")
-                .note(format!("at most {MAX_EXPR_DEPTH} levels, counting the templates instantiated inside it"));
+        self.expr_depth += 1;
+        self.expr_frames += 1;
+        let r = if self.expr_depth > MAX_EXPR_DEPTH {
+            self.error(e.span, "expression is nested too deeply").note(format!("at most {MAX_EXPR_DEPTH} levels"));
+            None
+        } else if self.expr_frames > MAX_EXPR_FRAMES {
+            self.error(e.span, "expression is nested too deeply").note(format!(
+                "at most {MAX_EXPR_FRAMES} levels in all, counting the expressions of the template instances being checked around it"
+            ));
             None
         } else {
             // Deep trees (long chains) recurse deeply: grow the stack on
             // the heap rather than overflow it.
             stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || self.expr_inner(e))
         };
-        self.inst_depth -= 1;
+        self.expr_depth -= 1;
+        self.expr_frames -= 1;
         // A failure must leave a reason: otherwise the statement would vanish
         // from a program that still compiles.
-        if r.is_none() && !self.diags.has_errors() && !self.pending.borrow().iter().any(|d| d.is_error()) {
+        if r.is_none() && !self.diags.has_errors() && !self.sink.has_errors() {
             self.error(e.span, "the simulator could not check this expression (no reason was recorded)")
                 .note("this is a bug in the simulator's front end; please report it with this source");
         }
@@ -299,7 +310,9 @@ impl<'a> Checker<'a, '_> {
                 return self.static_member(&t, &last.ident, span);
             }
         }
-        self.error(last.ident.span, format!("use of undeclared name `{}`", path.plain_name()));
+        self.error(last.ident.span, format!("use of undeclared name `{}`", path.plain_name()))
+            .code(crate::diag::codes::UNDECLARED_NAME)
+            .subject(path.plain_name());
         None
     }
 
@@ -381,7 +394,11 @@ impl<'a> Checker<'a, '_> {
             );
         }
         let suggestion = suggest(name, candidates.iter().map(|s| s.as_str())).map(|s| s.to_string());
-        let mut d = self.error(span, format!("use of undeclared identifier `{name}`")).label("not found in this scope");
+        let mut d = self
+            .error(span, format!("use of undeclared identifier `{name}`"))
+            .label("not found in this scope")
+            .code(crate::diag::codes::UNDECLARED_NAME)
+            .subject(name);
         if let Some(later) = later {
             d = d
                 .secondary(later, "declared here, after its use")
@@ -477,13 +494,14 @@ impl<'a> Checker<'a, '_> {
             // A conversion operator to another scalar, then a standard
             // conversion (`half s = mask;` through `operator bool()`).
             if to.is_scalar() {
-                let mark = self.diag_mark();
+                let trial = self.trial();
                 if let Some(c) = self.conversion_to_scalar(h.clone()) {
                     if implicit_conversion(&c.ty, to).is_some() {
+                        trial.commit();
                         return Some(self.convert(c, to.clone()));
                     }
                 }
-                self.diag_rollback(mark);
+                drop(trial);
             }
         }
         let (fname, tname) = (self.ty_name(&h.ty), self.ty_name(to));
@@ -1818,11 +1836,7 @@ impl<'a> Checker<'a, '_> {
     /// template instance gets its body now (see `lazy_bodies`).
     pub(crate) fn use_function(&mut self, callee: hir::FuncId) {
         if let Some(((f, id, sig), env)) = self.lazy_bodies.remove(&callee) {
-            let saved_env = std::mem::replace(&mut self.env, env);
-            let saved_fs = self.fs.take();
-            self.function_body(f, id, &sig, f.name.last().ident.name.to_string(), None, None);
-            self.fs = saved_fs;
-            self.env = saved_env;
+            self.elsewhere(env).function_body(f, id, &sig, f.name.last().ident.name.to_string(), None, None);
         }
     }
 }

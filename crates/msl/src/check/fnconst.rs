@@ -100,9 +100,9 @@ impl Checker<'_, '_> {
         if self.function_constants.iter().all(|c| c.defined) {
             return false;
         }
-        let mark = self.diag_mark();
+        let trial = self.trial();
         let h = self.expr(e);
-        self.diag_rollback(mark);
+        drop(trial);
         h.is_some_and(|h| self.hir_mentions_undefined(&h))
     }
 

@@ -138,7 +138,7 @@ impl<'a> Checker<'a, '_> {
         let mut rejected: Vec<(DeclId, String)> = Vec::new();
         for &d in decls {
             // Where an instance's diagnostics start: dropped if it does not fit.
-            let mut mark = None;
+            let mut trial = None;
             let (id, template) = match self.decls[d].kind.clone() {
                 DeclKind::Function { .. } if explicit.is_some() => {
                     rejected.push((d, "not a template, so it takes no template arguments".to_string()));
@@ -146,8 +146,7 @@ impl<'a> Checker<'a, '_> {
                 }
                 DeclKind::Function { id, .. } => (id, None),
                 DeclKind::FunctionTemplate { .. } => {
-                    let m = self.diag_mark();
-                    mark = Some(m);
+                    let t = trial.insert(self.trial());
                     let given = explicit.clone().unwrap_or_default();
                     let targs = match &target_params {
                         Some(p) => self.deduce_for_fn_type(d, p, target_ret.as_ref(), given),
@@ -159,8 +158,8 @@ impl<'a> Checker<'a, '_> {
                         .and_then(|t| self.instantiate_function(d, t, span, None, None))
                         .map(|(id, _)| id);
                     let Some(id) = inst else {
-                        let why = self.pending.borrow().get(m).map(|diag| diag.message.clone());
-                        self.diag_rollback(m);
+                        let why = t.first().map(|diag| diag.message);
+                        drop(trial.take());
                         let why = match (why, target) {
                             (Some(w), _) => w,
                             (None, Some(t)) if !deduced => {
@@ -178,15 +177,19 @@ impl<'a> Checker<'a, '_> {
             let ty = self.fn_ptr_type(id);
             match target {
                 Some(t) if ty.as_ref() != Some(t) => {
-                    if let Some(m) = mark {
-                        self.diag_rollback(m);
-                    }
+                    drop(trial);
                     let got = ty.map(|t| self.ty_name(&t)).unwrap_or_default();
                     let what = if template.is_some() { "this instance" } else { "it" };
                     rejected.push((d, format!("{what} is a `{got}`")));
                 }
-                _ if found.iter().any(|&(f, _)| f == id) => {}
-                _ => found.push((id, template)),
+                _ => {
+                    if let Some(t) = trial {
+                        t.commit();
+                    }
+                    if !found.iter().any(|&(f, _)| f == id) {
+                        found.push((id, template));
+                    }
+                }
             }
         }
         // [over.over]: a function that is not a template beats instances of

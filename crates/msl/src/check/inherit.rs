@@ -31,7 +31,7 @@ pub(crate) fn anonymous_field_name(i: usize) -> String {
 
 /// Whether a member name is one of the hidden base members.
 pub(crate) fn is_hidden_member(name: &str) -> bool {
-    name.starts_with('$')
+    super::is_made_up(name)
 }
 
 /// Where a name was found among the bases of a struct.

@@ -76,10 +76,8 @@ impl<'a> Checker<'a, '_> {
         if self.struct_specs.contains_key(&(d, targs.clone())) {
             return false;
         }
-        let mark = self.diag_mark();
-        let partial = self.matching_partial_spec(d, &targs).is_some();
-        self.diag_rollback(mark);
-        !partial
+        let _trial = self.trial();
+        self.matching_partial_spec(d, &targs).is_none()
     }
 
     fn apply_template_member_def(&mut self, sid: StructId, targs: &[TArg], def: &TemplateMemberDef<'a>) {
@@ -127,23 +125,19 @@ impl<'a> Checker<'a, '_> {
         if same_name.len() <= 1 {
             return same_name.first().copied();
         }
-        let saved = std::mem::replace(&mut self.env, env.clone());
-        let saved_fs = self.fs.take();
-        let mark = self.diag_mark();
-        let own = self.signature(f, Some(sid));
+        let mut there = self.elsewhere(env.clone());
+        let _trial = there.trial();
+        let own = there.signature(f, Some(sid));
         let mut found = None;
         for i in same_name {
-            let (m, menv) = self.structs[sid.0 as usize].methods[i].clone();
-            self.env = menv;
-            let theirs = self.signature(m, Some(sid));
+            let (m, menv) = there.structs[sid.0 as usize].methods[i].clone();
+            there.env = menv;
+            let theirs = there.signature(m, Some(sid));
             if own.as_ref().zip(theirs.as_ref()).is_some_and(|(a, b)| a.params == b.params) && m.is_const_method == f.is_const_method {
                 found = Some(i);
                 break;
             }
         }
-        self.diag_rollback(mark);
-        self.fs = saved_fs;
-        self.env = saved;
         found
     }
 
@@ -155,15 +149,12 @@ impl<'a> Checker<'a, '_> {
             self.structs[sid.0 as usize].method_ids.iter().filter(|((j, _), _)| *j == i).map(|((_, s), id)| (*s, *id)).collect();
         made.sort_by_key(|(_, id)| id.0);
         for (space, id) in made {
-            let saved = std::mem::replace(&mut self.env, env.clone());
-            let saved_fs = self.fs.take();
-            if let Some(sig) = self.signature(f, Some(sid)) {
-                let name = self.functions[id.0 as usize].as_ref().map(|g| g.name.clone()).unwrap_or_default();
-                self.instance_sigs.insert(id, sig.params.clone());
-                self.function_body(f, id, &sig, name, None, Some((sid, space, false)));
+            let mut there = self.elsewhere(env.clone());
+            if let Some(sig) = there.signature(f, Some(sid)) {
+                let name = there.functions[id.0 as usize].as_ref().map(|g| g.name.clone()).unwrap_or_default();
+                there.instance_sigs.insert(id, sig.params.clone());
+                there.function_body(f, id, &sig, name, None, Some((sid, space, false)));
             }
-            self.fs = saved_fs;
-            self.env = saved;
         }
     }
 

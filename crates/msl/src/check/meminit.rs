@@ -114,10 +114,10 @@ impl<'a> Checker<'a, '_> {
                     // A member whose class has no default constructor leaves
                     // it unset (C++ would reject `S s;`; aggregate values may
                     // still come later).
-                    let mark = self.diag_mark();
+                    let trial = self.trial();
                     let v = self.init_without_values(&fty, span, rest);
-                    if v.is_none() {
-                        self.diag_rollback(mark);
+                    if v.is_some() {
+                        trial.commit();
                     }
                     v
                 }
@@ -137,14 +137,12 @@ impl<'a> Checker<'a, '_> {
         let k = info.member_defaults.iter().position(|d| d.field == field)?;
         let (init, reported) = (info.member_defaults[k].init, info.member_defaults[k].reported);
         let env = info.init_env.clone()?;
-        let saved = std::mem::replace(&mut self.env, env);
-        let mark = self.diag_mark();
-        let h = self.initializer(init, fty, span);
-        self.env = saved;
+        let trial = self.trial();
+        let h = self.with_env(env).initializer(init, fty, span);
+        if h.is_some() || !reported {
+            trial.commit();
+        }
         if h.is_none() {
-            if reported {
-                self.diag_rollback(mark);
-            }
             self.structs[sid.0 as usize].member_defaults[k].reported = true;
         }
         // Keep the construction's place in the source for run-time findings.

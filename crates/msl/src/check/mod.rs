@@ -11,11 +11,13 @@
 mod calls;
 mod consteval;
 mod decls;
+mod deduce;
 mod expr;
 mod fnconst;
 mod fnptr;
 mod fold;
 mod inherit;
+mod instantiate;
 mod intrinsics;
 mod kernel_args;
 mod limits;
@@ -29,6 +31,8 @@ mod ordering;
 mod packs;
 mod rangefor;
 mod refmembers;
+mod scopes;
+mod stdcalls;
 mod stmt;
 mod templates;
 mod templatetemplate;
@@ -61,9 +65,9 @@ pub fn check_with(
     c.keep_bodies = keep_bodies;
     c.run(unit);
     if let Some(d) = c.budget_error.take() {
-        c.pending.borrow_mut().push(d);
+        c.sink.push(d);
     }
-    for d in merge_repeats(c.pending.take()) {
+    for d in merge_repeats(c.sink.take()) {
         c.diags.push(d);
     }
     if c.diags.has_errors() {
@@ -374,11 +378,9 @@ impl FnState {
 
 pub(crate) struct Checker<'a, 'd> {
     pub diags: &'d mut Diagnostics,
-    /// Diagnostics of this run; a RefCell so reporting needs only `&self`.
-    pub pending: std::cell::RefCell<Vec<Diagnostic>>,
-    /// Index ranges of `pending` reported by function bodies, which
-    /// `diag_rollback` keeps.
-    pub body_diag_ranges: std::cell::RefCell<Vec<(usize, usize)>>,
+    /// Diagnostics of this run (reporting needs only `&self`; see
+    /// `Self::trial` for probing without reporting).
+    pub sink: Rc<scopes::DiagSink>,
     /// Alias templates being looked through by deduction (`unify`), so an
     /// alias that names itself cannot recurse without end.
     pub alias_unify_depth: std::cell::Cell<u32>,
@@ -393,8 +395,14 @@ pub(crate) struct Checker<'a, 'd> {
     pub struct_instances: HashMap<(DeclId, Vec<TArg>), StructId>,
     /// Kernel host names seen (for the "kernels cannot be overloaded" rule).
     pub kernel_names: HashMap<String, Span>,
-    /// Nesting of template instantiation (bounded).
+    /// Nesting of template instantiation (bounded; see `Self::instantiating`).
     pub inst_depth: u32,
+    /// Nesting of the expressions being checked in the current body,
+    /// apart from instantiation depth (bounded by `MAX_EXPR_DEPTH`).
+    pub expr_depth: u32,
+    /// Nesting of the expressions being checked in all bodies at once
+    /// (bounded by `MAX_EXPR_FRAMES`).
+    pub expr_frames: u32,
     /// Template instances made so far, of every kind (bounded by
     /// `MAX_INSTANTIATIONS`), and the error reported when the budget ran out
     /// (kept aside: a probe's rollback must not hide it).
@@ -501,8 +509,7 @@ impl<'a, 'd> Checker<'a, 'd> {
     fn new(diags: &'d mut Diagnostics) -> Self {
         Checker {
             diags,
-            pending: Default::default(),
-            body_diag_ranges: Default::default(),
+            sink: Default::default(),
             alias_unify_depth: Default::default(),
             tables: TypeTables::default(),
             functions: Vec::new(),
@@ -514,6 +521,8 @@ impl<'a, 'd> Checker<'a, 'd> {
             struct_instances: HashMap::default(),
             kernel_names: HashMap::default(),
             inst_depth: 0,
+            expr_depth: 0,
+            expr_frames: 0,
             instantiations: 0,
             budget_error: None,
             inst_stack: Vec::new(),
@@ -570,11 +579,11 @@ impl<'a, 'd> Checker<'a, 'd> {
 
     /// Push an error; returns a handle to add notes/help.
     pub fn error(&self, span: Span, msg: impl Into<String>) -> DiagBuilder<'_> {
-        DiagBuilder { sink: &self.pending, diag: Some(Diagnostic::error(span, msg)), context: self.instantiation_context(span) }
+        DiagBuilder { sink: &self.sink, diag: Some(Diagnostic::error(span, msg)), context: self.instantiation_context(span) }
     }
 
     pub fn warn(&self, span: Span, msg: impl Into<String>) -> DiagBuilder<'_> {
-        DiagBuilder { sink: &self.pending, diag: Some(Diagnostic::warning(span, msg)), context: self.instantiation_context(span) }
+        DiagBuilder { sink: &self.sink, diag: Some(Diagnostic::warning(span, msg)), context: self.instantiation_context(span) }
     }
 
     /// Labels naming the template instance whose body is being checked
@@ -609,7 +618,7 @@ impl<'a, 'd> Checker<'a, 'd> {
         if self.budget_error.is_none() {
             self.budget_error = Some(d.clone());
         }
-        self.pending.borrow_mut().push(d);
+        self.sink.push(d);
         false
     }
 
@@ -629,43 +638,8 @@ impl<'a, 'd> Checker<'a, 'd> {
         if self.budget_error.is_none() {
             self.budget_error = Some(d.clone());
         }
-        self.pending.borrow_mut().push(d);
+        self.sink.push(d);
         false
-    }
-
-    /// A point to roll diagnostics back to (for probing without reporting).
-    pub fn diag_mark(&self) -> usize {
-        self.pending.borrow().len()
-    }
-
-    /// Drop the diagnostics reported since `mark`, except those of function
-    /// bodies: a body is checked once, whoever asked first, and its errors
-    /// are the program's (in C++ too they are never a substitution failure).
-    /// Dropping them left a memoized function with a hole in its body that
-    /// ran as a silent wrong result.
-    pub fn diag_rollback(&self, mark: usize) {
-        let mut pending = self.pending.borrow_mut();
-        let mut ranges = self.body_diag_ranges.borrow_mut();
-        let mut kept = Vec::new();
-        for &(a, b) in ranges.iter() {
-            for i in a.max(mark)..b.min(pending.len()) {
-                kept.push(pending[i].clone());
-            }
-        }
-        ranges.retain(|&(_, b)| b <= mark);
-        pending.truncate(mark);
-        if !kept.is_empty() {
-            ranges.push((mark, mark + kept.len()));
-            pending.extend(kept);
-        }
-    }
-
-    /// The diagnostics from `mark` on came from checking a function body.
-    pub fn keep_body_diagnostics(&self, mark: usize) {
-        let end = self.pending.borrow().len();
-        if end > mark {
-            self.body_diag_ranges.borrow_mut().push((mark, end));
-        }
     }
 
     pub fn ty_name(&self, ty: &Type) -> String {
@@ -789,9 +763,25 @@ impl<'a, 'd> Checker<'a, 'd> {
     }
 }
 
+/// Whether the checker made this name up (for a temporary, a desugaring, an
+/// unnamed parameter, a hidden member): such names start with `$`, which no
+/// identifier in the source can.
+pub(crate) fn is_made_up(name: &str) -> bool {
+    name.starts_with('$')
+}
+
+/// The origin of a local the checker declares under `name`.
+pub(crate) fn origin_of(name: &str) -> hir::LocalOrigin {
+    if is_made_up(name) {
+        hir::LocalOrigin::Compiler
+    } else {
+        hir::LocalOrigin::Source
+    }
+}
+
 /// Adds notes/help to a diagnostic and pushes it when dropped.
 pub(crate) struct DiagBuilder<'x> {
-    sink: &'x std::cell::RefCell<Vec<Diagnostic>>,
+    sink: &'x scopes::DiagSink,
     diag: Option<Diagnostic>,
     /// Where the template holding the problem was instantiated; shown
     /// after the diagnostic's own labels.
@@ -799,6 +789,18 @@ pub(crate) struct DiagBuilder<'x> {
 }
 
 impl DiagBuilder<'_> {
+    pub fn code(mut self, code: &'static str) -> Self {
+        if let Some(d) = self.diag.as_mut() {
+            d.code = Some(code);
+        }
+        self
+    }
+    pub fn subject(mut self, name: impl Into<String>) -> Self {
+        if let Some(d) = self.diag.as_mut() {
+            d.subject = Some(name.into());
+        }
+        self
+    }
     pub fn label(mut self, text: impl Into<String>) -> Self {
         if let Some(d) = self.diag.as_mut() {
             d.label = text.into();
@@ -829,7 +831,7 @@ impl Drop for DiagBuilder<'_> {
     fn drop(&mut self) {
         if let Some(mut d) = self.diag.take() {
             d.secondary.append(&mut self.context);
-            self.sink.borrow_mut().push(d);
+            self.sink.push(d);
         }
     }
 }

@@ -108,11 +108,11 @@ impl Checker<'_, '_> {
     /// Each struct operand through its conversion operator to a scalar
     /// (others unchanged); None (quietly) if one has none.
     pub(crate) fn operands_as_scalars(&mut self, args: &[hir::Expr]) -> Option<Vec<hir::Expr>> {
-        let mark = self.diag_mark();
+        let trial = self.trial();
         let out: Option<Vec<hir::Expr>> =
             args.iter().map(|a| if Self::is_class(&a.ty) { self.conversion_to_scalar(a.clone()) } else { Some(a.clone()) }).collect();
-        if out.is_none() {
-            self.diag_rollback(mark);
+        if out.is_some() {
+            trial.commit();
         }
         out
     }
@@ -156,28 +156,25 @@ impl Checker<'_, '_> {
                 if i != 0 {
                     continue;
                 }
-                let mark = self.diag_mark();
-                let Some(targs) = self.complete_targs(d, vec![TArg::Type(to.clone())], span) else {
-                    self.diag_rollback(mark);
-                    continue;
+                let trial = self.trial();
+                let Some(targs) = self.complete_targs(d, vec![TArg::Type(to.clone())], span) else { continue };
+                // Its error is this call's, not a substitution failure.
+                let Some((this_ptr, space)) = self.this_pointer(h.clone(), span) else {
+                    trial.commit();
+                    return None;
                 };
-                let (this_ptr, space) = self.this_pointer(h.clone(), span)?;
-                let Some((func, _)) = self.instantiate_function(d, targs, span, None, Some((sid, space))) else {
-                    self.diag_rollback(mark);
-                    continue;
-                };
+                let Some((func, _)) = self.instantiate_function(d, targs, span, None, Some((sid, space))) else { continue };
+                trial.commit();
                 return self.call_expr(func, vec![this_ptr], span);
             }
         }
         if let Type::Struct(sid) = to {
             // (Bounded: a constructor's parameter may convert through another.)
             if self.has_constructors(*sid) && self.inst_depth < super::MAX_INSTANTIATION_DEPTH {
-                let mark = self.diag_mark();
-                self.inst_depth += 1;
-                let r = self.ctor_call(*sid, vec![h], span);
-                self.inst_depth -= 1;
-                if r.is_none() {
-                    self.diag_rollback(mark);
+                let trial = self.trial();
+                let r = self.deeper().ctor_call(*sid, vec![h], span);
+                if r.is_some() {
+                    trial.commit();
                 }
                 return r;
             }
@@ -206,9 +203,9 @@ impl Checker<'_, '_> {
             .filter(|(_, n)| is_conversion_name(n))
             .collect();
         for (i, name) in named {
-            let mark = self.diag_mark();
+            let trial = self.trial();
             let ret = self.method_instance(sid, i, AddressSpace::Thread, span).map(|(_, sig)| sig.ret);
-            self.diag_rollback(mark);
+            drop(trial);
             if ret.is_some_and(|r| wanted(&r)) {
                 return Some(name);
             }

@@ -427,9 +427,9 @@ impl<'a> Checker<'a, '_> {
                 return None;
             }
         };
-        let mark = self.diag_mark();
+        let trial = self.trial();
         let h = self.expr(init);
-        self.diag_rollback(mark);
+        drop(trial);
         let h = match h {
             Some(h) => h,
             None => {
@@ -450,11 +450,11 @@ impl<'a> Checker<'a, '_> {
             }
             (t, _) => t.clone(),
         };
-        let mut targs = (*self.env.targs).clone();
+        let mut env = self.env.clone();
+        let mut targs = (*env.targs).clone();
         targs.insert(Rc::from("auto"), super::TArg::Type(deduced));
-        let saved = std::mem::replace(&mut self.env.targs, Rc::new(targs));
-        let q = self.resolve_type(&v.ty);
-        self.env.targs = saved;
+        env.targs = Rc::new(targs);
+        let q = self.with_env(env).resolve_type(&v.ty);
         let mut q = q?;
         match (&mut q.ty, &v.ty.kind) {
             (Type::Reference { space, .. }, ast::TypeExprKind::Reference { referee: inner })
@@ -633,7 +633,8 @@ impl<'a> Checker<'a, '_> {
             return None;
         }
         let id = LocalId(fs.locals.len() as u32);
-        fs.locals.push(hir::Local { name: name.name.to_string(), ty, space, is_const, span: name.span });
+        let origin = super::origin_of(&name.name);
+        fs.locals.push(hir::Local { name: name.name.to_string(), ty, space, is_const, span: name.span, origin });
         fs.scopes.last_mut().expect("scope").push(name.name.clone(), id);
         Some(id)
     }
@@ -655,7 +656,14 @@ impl<'a> Checker<'a, '_> {
             return None;
         };
         let id = LocalId(fs.locals.len() as u32);
-        fs.locals.push(hir::Local { name: format!("$tmp{}", self.temp_count), ty, space: AddressSpace::Thread, is_const: false, span });
+        fs.locals.push(hir::Local {
+            name: format!("$tmp{}", self.temp_count),
+            ty,
+            space: AddressSpace::Thread,
+            is_const: false,
+            span,
+            origin: hir::LocalOrigin::Compiler,
+        });
         Some(id)
     }
 

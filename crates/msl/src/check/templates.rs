@@ -116,11 +116,9 @@ impl<'a> Checker<'a, '_> {
         let mut found: Vec<(usize, Env)> = Vec::new();
         for (i, (sparams, s, env)) in specs.iter().enumerate() {
             let pattern = s.specialization.as_deref().unwrap_or(&[]);
-            let saved = self.inst_depth;
             if let Some(env) = self.spec_matches(sparams, pattern, env, targs, Some(d)) {
                 found.push((i, env));
             }
-            self.inst_depth = saved;
         }
         if found.len() > 1 {
             // `a` is more specialised than `b` when `b`'s pattern matches `a`'s.
@@ -201,12 +199,12 @@ impl<'a> Checker<'a, '_> {
             let DeclKind::FunctionTemplate { ast: primary, params } = self.decls[d].kind.clone() else { continue };
             let ret = (!own_ret_auto && !is_auto(&primary.ret)).then_some(&own.ret);
             let Some(targs) = self.deduce_from(params, primary, &own.params, &[], ret, explicit.to_vec()) else { continue };
-            let mark = self.diag_mark();
+            let trial = self.trial();
             let sig = self.complete_targs(d, targs, span).and_then(|targs| {
                 let sig = self.template_signature(d, &targs)?;
                 Some((targs, sig))
             });
-            self.diag_rollback(mark);
+            drop(trial);
             let Some((targs, sig)) = sig else { continue };
             let ret_matches = own_ret_auto || is_auto(&primary.ret) || sig.ret == own.ret;
             if sig.params == own.params && ret_matches {
@@ -226,12 +224,7 @@ impl<'a> Checker<'a, '_> {
     fn template_signature(&mut self, d: DeclId, targs: &[TArg]) -> Option<super::decls::Signature> {
         let DeclKind::FunctionTemplate { ast: f, params } = self.decls[d].kind.clone() else { return None };
         let env = self.template_env(d, params, targs);
-        let saved = std::mem::replace(&mut self.env, env);
-        let saved_fs = self.fs.take();
-        let sig = self.signature_any_ret(f);
-        self.fs = saved_fs;
-        self.env = saved;
-        sig
+        self.elsewhere(env).signature_any_ret(f)
     }
 
     /// `f`'s signature; an `auto` return type (deduced from the body) is
@@ -257,11 +250,7 @@ impl<'a> Checker<'a, '_> {
             return Some(t.clone());
         }
         let env = self.template_env(d, params, &targs);
-        let saved = std::mem::replace(&mut self.env, env);
-        let saved_fs = self.fs.take();
-        let t = self.resolve_type(&ast.ty).map(|q| q.ty);
-        self.fs = saved_fs;
-        self.env = saved;
+        let t = self.elsewhere(env).with_stack(|c| c.resolve_type(&ast.ty)).map(|q| q.ty);
         if let Some(t) = &t {
             self.alias_instances.insert((d, targs), t.clone());
         }
@@ -298,8 +287,7 @@ impl<'a> Checker<'a, '_> {
             h.span = span;
             return Some(h);
         }
-        if self.inst_depth >= super::MAX_INSTANTIATION_DEPTH {
-            self.error(span, "variable template instantiation is nested too deeply");
+        if !self.may_instantiate(span, "variable template instantiation is nested too deeply") {
             return None;
         }
         if !self.count_instantiation(span, "a variable template") {
@@ -321,21 +309,17 @@ impl<'a> Checker<'a, '_> {
             Some(c) => c,
             None => (primary, self.template_env(d, params, &targs)),
         };
-        let saved = std::mem::replace(&mut self.env, env);
-        let saved_fs = self.fs.take();
-        self.inst_depth += 1;
-        let value = (|| {
-            let ty = self.resolve_type(&v.ty)?.ty;
+        let mut there = self.instantiating(env, span, "variable template instantiation is nested too deeply")?;
+        let value = there.with_stack(|c| {
+            let ty = c.resolve_type(&v.ty)?.ty;
             let Some(init) = &v.init else {
-                self.error(v.span, format!("variable template `{}` needs an initializer", v.name.name));
+                c.error(v.span, format!("variable template `{}` needs an initializer", v.name.name));
                 return None;
             };
-            let h = self.initializer(init, &ty, v.span)?;
-            Some(self.fold_tree(h))
-        })();
-        self.inst_depth -= 1;
-        self.fs = saved_fs;
-        self.env = saved;
+            let h = c.initializer(init, &ty, v.span)?;
+            Some(c.fold_tree(h))
+        });
+        drop(there);
         let mut h = value?;
         self.var_instances.insert((d, targs), h.clone());
         h.span = span;
@@ -389,16 +373,14 @@ impl<'a> Checker<'a, '_> {
         }
         env.targs = Rc::new(names);
         // Substitute and compare: the pattern must give exactly `targs`.
-        let saved = std::mem::replace(&mut self.env, env.clone());
-        let saved_fs = self.fs.take();
-        let mark = self.diag_mark();
-        let mut got = self.template_args(pattern);
+        let mut there = self.elsewhere(env.clone());
+        let trial = there.trial();
+        let mut got = there.template_args(pattern);
         if let Some(d) = primary {
-            got = got.and_then(|g| self.complete_targs(d, g, Span::default()));
+            got = got.and_then(|g| there.complete_targs(d, g, Span::default()));
         }
-        self.diag_rollback(mark);
-        self.fs = saved_fs;
-        self.env = saved;
+        drop(trial);
+        drop(there);
         (got.as_deref() == Some(targs)).then_some(env)
     }
 }

@@ -10,6 +10,7 @@
 //! (P0522): an argument template may have more parameters when they have
 //! defaults, a pack on either side absorbs the rest.
 
+use super::instantiate::has_default;
 use super::{Checker, DeclId, DeclKind, TArg};
 use crate::ast::{self, TemplateParamKind};
 use crate::source::Span;
@@ -190,14 +191,6 @@ fn kind_of(p: &ast::TemplateParam) -> u8 {
 
 fn kind_word(p: &ast::TemplateParam) -> &'static str {
     ["a type", "a value", "a template"][kind_of(p) as usize]
-}
-
-fn has_default(p: &ast::TemplateParam) -> bool {
-    match &p.kind {
-        TemplateParamKind::Type { default } => default.is_some(),
-        TemplateParamKind::Value { default, .. } => default.is_some(),
-        TemplateParamKind::Template { default, .. } => default.is_some(),
-    }
 }
 
 /// Do two parameters at the same position agree (kinds, and the inner

@@ -260,7 +260,9 @@ impl<'a> Checker<'a, '_> {
                 return self.type_from_decls(&decls, last, path.span);
             }
         }
-        self.error(last.ident.span, format!("unknown type `{}`", path.plain_name()));
+        self.error(last.ident.span, format!("unknown type `{}`", path.plain_name()))
+            .code(crate::diag::codes::UNKNOWN_TYPE)
+            .subject(path.plain_name());
         None
     }
 
@@ -269,22 +271,20 @@ impl<'a> Checker<'a, '_> {
     /// only be a type: its failure (a bad argument) is reported, as `Err`,
     /// instead of leaving the caller to call `name` undeclared.
     pub(crate) fn resolve_type_prefix(&mut self, prefix: &ast::Path) -> Result<Option<Type>, ()> {
-        let mark = self.diag_mark();
+        let trial = self.trial();
         let t = self.resolve_named_type(prefix);
         let has_args = prefix.segments.last().is_some_and(|s| s.template_args.is_some());
-        if t.is_none() && has_args && self.diag_mark() > mark {
+        if t.is_none() && has_args && trial.reported() {
+            trial.commit();
             return Err(());
         }
-        self.diag_rollback(mark);
         Ok(t)
     }
 
     /// Resolve without reporting (used to probe whether a path is a type).
     pub(crate) fn resolve_named_type_quiet(&mut self, path: &ast::Path) -> Option<Type> {
-        let mark = self.diag_mark();
-        let t = self.resolve_named_type(path);
-        self.diag_rollback(mark);
-        t
+        let _trial = self.trial();
+        self.resolve_named_type(path)
     }
 
     fn type_from_decls(&mut self, decls: &[usize], seg: &ast::PathSegment, span: crate::source::Span) -> Option<Type> {
@@ -314,7 +314,11 @@ impl<'a> Checker<'a, '_> {
                 .iter()
                 .map(|s| s.to_string()),
             );
-            let mut d = self.error(seg.ident.span, format!("unknown type name `{name}`")).label("not a type");
+            let mut d = self
+                .error(seg.ident.span, format!("unknown type name `{name}`"))
+                .label("not a type")
+                .code(crate::diag::codes::UNKNOWN_TYPE)
+                .subject(name);
             if let Some(s) = suggest(name, candidates.iter().map(|s| s.as_str())) {
                 d = d.help(format!("did you mean `{s}`?"));
             }

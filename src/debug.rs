@@ -54,6 +54,8 @@ pub struct DebugArgs {
 /// `LINE: expr, expr`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PrintSpec {
+    /// A header's name or path (`softmax.h`); `None`: the kernel's own file.
+    pub file: Option<String>,
     pub line: u32,
     pub exprs: Vec<String>,
     /// Placed before every line with a statement (`line` unused), except
@@ -64,7 +66,7 @@ pub struct PrintSpec {
 
 impl PrintSpec {
     pub fn at(line: u32, exprs: Vec<String>) -> PrintSpec {
-        PrintSpec { line, exprs, everywhere: false, skip: Vec::new() }
+        PrintSpec { file: None, line, exprs, everywhere: false, skip: Vec::new() }
     }
 }
 
@@ -82,6 +84,14 @@ pub struct Request {
 /// Where an interactive run leaves what it found.
 pub type Sink = std::rc::Rc<std::cell::RefCell<Outcome>>;
 
+/// Where a finding happened (the first thread that hit it).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FindingSite {
+    pub thread: [u32; 3],
+    pub file: String,
+    pub line: u32,
+}
+
 /// One run of the target for the interactive debugger.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -90,6 +100,8 @@ pub struct Outcome {
     pub placed: Vec<Placed>,
     /// Sanitizer findings, rendered (no colour).
     pub findings: Vec<String>,
+    /// Where each finding is: its first thread, file name and line.
+    pub finding_sites: Vec<FindingSite>,
     /// The kernel did not compile: the rendered errors, and where they are
     /// (file name, byte offset) so probes that cause them can be dropped.
     pub failure: Option<String>,
@@ -120,14 +132,46 @@ impl Outcome {
     pub fn finished(&mut self, report: &gpu::RunReport, sources: &SourceMap, placed: &[Placed]) {
         self.stops = report.stops.clone();
         self.findings = report.findings.iter().map(|f| msl::diag::render(sources, &[f.to_diagnostic()], false)).collect();
+        self.finding_sites = report
+            .findings
+            .iter()
+            .map(|f| FindingSite { thread: f.thread, file: sources.file(f.span.file).name.clone(), line: sources.line_col(f.span).0 })
+            .collect();
         self.sources = Some(sources.clone());
         self.placed = placed.to_vec();
     }
 }
 
+/// `LINE` or `FILE:LINE` (a header the kernel includes, by name or path).
+pub fn parse_place(s: &str) -> Result<(Option<String>, u32), String> {
+    let (file, line) = match s.rsplit_once(':') {
+        Some((f, l)) if !f.trim().is_empty() => (Some(f.trim().to_string()), l),
+        _ => (None, s),
+    };
+    let line = line.trim().parse::<u32>().map_err(|_| format!("`{}` is not a line number", line.trim()))?;
+    Ok((file, line))
+}
+
 pub fn parse_print(s: &str) -> Result<PrintSpec, String> {
-    let (line, rest) = s.split_once(':').ok_or_else(|| format!("--print `{s}` must look like 'LINE: expr, expr' (e.g. '5: i, a[i]')"))?;
-    let line: u32 = line.trim().parse().map_err(|_| format!("--print `{s}`: `{}` is not a line number", line.trim()))?;
+    let shape =
+        || format!("--print `{s}` must look like 'LINE: expr, expr' or 'FILE:LINE: expr, …' (e.g. '5: i, a[i]', 'softmax.h:70: x')");
+    let (head, mut rest) = s.split_once(':').ok_or_else(shape)?;
+    let head = head.trim();
+    let file = match head.parse::<u32>() {
+        Ok(_) => None,
+        // `FILE:LINE:`: the line is the next field.
+        Err(_) if !head.is_empty() && !head.contains(char::is_whitespace) && rest.contains(':') => Some(head.to_string()),
+        Err(_) => return Err(format!("--print `{s}`: `{head}` is not a line number (nor FILE:LINE)")),
+    };
+    let line_text = match file {
+        Some(_) => {
+            let (l, r) = rest.split_once(':').ok_or_else(shape)?;
+            rest = r;
+            l.trim()
+        }
+        None => head,
+    };
+    let line: u32 = line_text.parse().map_err(|_| format!("--print `{s}`: `{line_text}` is not a line number"))?;
     let exprs = split_exprs(rest);
     if exprs.is_empty() {
         return Err(format!("--print `{s}` names no expression; add some after the colon, e.g. '{line}: i, a[i]'"));
@@ -135,7 +179,7 @@ pub fn parse_print(s: &str) -> Result<PrintSpec, String> {
     if let Some(e) = exprs.iter().find(|e| e.contains(['\n', ';', '{', '}'])) {
         return Err(format!("--print expression `{e}` must be one expression on one line (no `;`, braces or line breaks)"));
     }
-    Ok(PrintSpec::at(line, exprs))
+    Ok(PrintSpec { file, ..PrintSpec::at(line, exprs) })
 }
 
 /// Split at the commas that are not inside brackets (`a[min(i, 3)], b`).

@@ -23,7 +23,7 @@ pub struct SourceText {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProbeFor {
     Watch(String),
-    Condition { line: u32, expr: String },
+    Condition { file: Option<String>, line: u32, expr: String },
 }
 
 /// One stop: the thread is about to run the statement on `line`.
@@ -43,6 +43,8 @@ pub struct Stop {
     pub accesses_omitted: usize,
     /// Probe values here: (index into `Recording::probes`, value).
     pub values: Vec<(usize, String)>,
+    /// Findings of this thread in the statement about to run (`kind: message`).
+    pub faults: Vec<String>,
 }
 
 /// Everything one run showed about the watched thread.
@@ -64,8 +66,9 @@ pub struct Recording {
     /// Threads in the grid and per threadgroup.
     pub grid: [u32; 3],
     pub tg_size: [u32; 3],
-    /// Sanitizer findings of the run (rendered).
+    /// Sanitizer findings of the run (rendered), and where each is.
     pub findings: Vec<String>,
+    pub finding_sites: Vec<crate::debug::FindingSite>,
     pub probes: Vec<ProbeFor>,
     /// Why some watches or conditions are not evaluated everywhere.
     pub notes: Vec<String>,
@@ -91,6 +94,8 @@ impl Recording {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Breakpoint {
+    /// A header's name (`softmax.h`), or `None` for the kernel's own file.
+    pub file: Option<String>,
     pub line: u32,
     /// Only while watching this thread.
     pub thread: Option<[u32; 3]>,
@@ -113,15 +118,20 @@ pub enum Command {
     Back,
     /// Back to the previous breakpoint (or the start).
     ReverseContinue,
-    /// Forwards to the next stop on this line.
-    RunTo(u32),
+    /// Forwards to the next stop on this line (of this file).
+    RunTo(Option<String>, u32),
     Break {
+        file: Option<String>,
         line: u32,
         thread: Option<[u32; 3]>,
         condition: Option<String>,
     },
-    /// Remove the breakpoints on this line.
-    Clear(u32),
+    /// Remove the breakpoints on this line (of this file).
+    Clear(Option<String>, u32),
+    /// Whether the thread's own findings stop `continue` (on by default).
+    BreakOnFindings(bool),
+    /// Go to finding N (counting from 1): its thread, at its line.
+    Finding(usize),
     Watch(String),
     /// Remove watch N (counting from 1).
     Unwatch(usize),
@@ -145,15 +155,17 @@ pub enum Effect {
     Quit,
 }
 
-pub const HELP: &str = "commands: s[tep] | n[ext] | fin[ish] | c[ontinue] | b[ack] | rc (reverse continue) | u[ntil] LINE | \
-break LINE [thread X,Y,Z] [if EXPR] | clear LINE | w[atch] EXPR | unwatch N | t[hread] X,Y,Z | simd N | group X,Y,Z | restart | q[uit]";
+pub const HELP: &str = "commands: s[tep] | n[ext] | fin[ish] | c[ontinue] | b[ack] | rc (reverse continue) | u[ntil] [FILE:]LINE | \
+break [FILE:]LINE [thread X,Y,Z] [if EXPR] | clear [FILE:]LINE | findings on|off | finding N | w[atch] EXPR | unwatch N | \
+t[hread] X,Y,Z | simd N | group X,Y,Z | restart | q[uit]";
 
 /// Parse a typed command.
 pub fn parse_command(text: &str) -> Result<Command, String> {
     let text = text.trim().trim_start_matches(':').trim();
     let (word, rest) = text.split_once(char::is_whitespace).map(|(w, r)| (w, r.trim())).unwrap_or((text, ""));
-    let line = |r: &str| -> Result<u32, String> {
-        r.trim().parse::<u32>().map_err(|_| format!("`{word}` needs a line number (e.g. `{word} 12`), got `{r}`"))
+    let line = |r: &str| -> Result<(Option<String>, u32), String> {
+        crate::debug::parse_place(r.trim())
+            .map_err(|_| format!("`{word}` needs a line, LINE or FILE:LINE (e.g. `{word} 12`, `{word} softmax.h:70`), got `{r}`"))
     };
     let no_args = |c: Command| if rest.is_empty() { Ok(c) } else { Err(format!("`{word}` takes no arguments")) };
     match word {
@@ -163,9 +175,20 @@ pub fn parse_command(text: &str) -> Result<Command, String> {
         "c" | "continue" => no_args(Command::Continue),
         "b" | "back" | "p" | "prev" if rest.is_empty() => Ok(Command::Back),
         "rc" | "reverse-continue" => no_args(Command::ReverseContinue),
-        "u" | "until" | "run" | "advance" => Ok(Command::RunTo(line(rest)?)),
+        "u" | "until" | "run" | "advance" => line(rest).map(|(f, l)| Command::RunTo(f, l)),
         "b" | "break" => parse_break(rest),
-        "clear" | "delete" | "d" => Ok(Command::Clear(line(rest)?)),
+        "clear" | "delete" | "d" => line(rest).map(|(f, l)| Command::Clear(f, l)),
+        "findings" => match rest {
+            "on" => Ok(Command::BreakOnFindings(true)),
+            "off" => Ok(Command::BreakOnFindings(false)),
+            _ => Err("`findings on` makes the thread's findings stop `continue` (the default); `findings off` runs past them".into()),
+        },
+        "e" | "finding" => rest
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .map(Command::Finding)
+            .ok_or_else(|| "`finding N` goes to finding N (1, 2, … as listed): its thread, at its line".to_string()),
         "w" | "watch" if !rest.is_empty() => Ok(Command::Watch(rest.to_string())),
         "w" | "watch" => Err("`watch` needs an MSL expression, e.g. `watch a[i] * 2`".into()),
         "unwatch" => rest.parse::<usize>().map(Command::Unwatch).map_err(|_| "`unwatch` needs a watch number (1, 2, …)".to_string()),
@@ -189,10 +212,9 @@ fn parse_break(rest: &str) -> Result<Command, String> {
         None => (rest.trim(), None),
     };
     let mut words = head.split_whitespace();
-    let line = words
-        .next()
-        .and_then(|w| w.parse::<u32>().ok())
-        .ok_or_else(|| "`break` needs a line number: `break 12`, `break 12 thread 3,0,0`, `break 12 if i == 3`".to_string())?;
+    let (file, line) = words.next().and_then(|w| crate::debug::parse_place(w).ok()).ok_or_else(|| {
+        "`break` needs a line number: `break 12`, `break softmax.h:70`, `break 12 thread 3,0,0`, `break 12 if i == 3`".to_string()
+    })?;
     let thread = match (words.next(), words.next()) {
         (None, _) => None,
         (Some("thread"), Some(t)) => Some(parse_dims0(t, "thread")?),
@@ -204,7 +226,7 @@ fn parse_break(rest: &str) -> Result<Command, String> {
     if condition.as_deref().is_some_and(|c| c.contains(['\n', ';', '{', '}'])) {
         return Err("a condition is one MSL expression (no `;` or braces)".into());
     }
-    Ok(Command::Break { line, thread, condition })
+    Ok(Command::Break { file, line, thread, condition })
 }
 
 /// `X[,Y[,Z]]`, positions from 0.
@@ -237,6 +259,10 @@ pub struct Debugger {
     anchor: Option<Anchor>,
     /// Shown once per load: the help line instead of the status message.
     pub show_help: bool,
+    /// The thread's findings stop `continue` (`findings off` turns it off).
+    pub stop_on_findings: bool,
+    /// After the next `load`, go to the thread's first finding (if any).
+    goto_fault: bool,
 }
 
 /// A place that survives a rerun: the Nth visit of a line (another thread
@@ -250,7 +276,7 @@ struct Anchor {
 
 impl Debugger {
     pub fn new(thread: [u32; 3]) -> Debugger {
-        Debugger { thread, ..Default::default() }
+        Debugger { thread, stop_on_findings: true, ..Default::default() }
     }
 
     pub fn stop(&self) -> Option<&Stop> {
@@ -267,7 +293,7 @@ impl Debugger {
         let mut out: Vec<ProbeFor> = self.watches.iter().map(|w| ProbeFor::Watch(w.clone())).collect();
         for b in &self.breakpoints {
             if let Some(c) = &b.condition {
-                out.push(ProbeFor::Condition { line: b.line, expr: c.clone() });
+                out.push(ProbeFor::Condition { file: b.file.clone(), line: b.line, expr: c.clone() });
             }
         }
         out
@@ -279,6 +305,11 @@ impl Debugger {
         self.pos = 0;
         if let Some(a) = self.anchor.take() {
             if let Some(i) = self.find_visit(a) {
+                self.pos = i;
+            }
+        }
+        if std::mem::take(&mut self.goto_fault) {
+            if let Some(i) = (0..self.rec.stops.len()).find(|&i| !self.rec.stops[i].faults.is_empty()) {
                 self.pos = i;
             }
         }
@@ -315,25 +346,40 @@ impl Debugger {
         i == 0 || i >= self.rec.stops.len() || Self::key(&self.rec.stops[i - 1]) != Self::key(&self.rec.stops[i])
     }
 
+    /// The recording's file named `name` (`None`: the kernel's own file):
+    /// the same name, path or file name.
+    pub fn file_named(&self, name: Option<&str>) -> Option<usize> {
+        let Some(name) = name else { return Some(self.rec.main_file) };
+        let base = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or(p).to_string();
+        let files = &self.rec.files;
+        files.iter().position(|f| f.name == name).or_else(|| files.iter().position(|f| base(&f.name) == base(name)))
+    }
+
     /// Whether a breakpoint stops the thread at stop `i`.
     pub fn breaks_at(&self, i: usize) -> Option<&Breakpoint> {
         let s = self.rec.stops.get(i)?;
-        if s.file != self.rec.main_file || !self.starts_line(i) {
+        if !self.starts_line(i) {
             return None;
         }
         self.breakpoints.iter().find(|b| {
             b.line == s.line
+                && self.file_named(b.file.as_deref()) == Some(s.file)
                 && b.thread.is_none_or(|t| t == self.rec.thread)
                 && match &b.condition {
                     None => true,
-                    Some(c) => self.condition_at(s, b.line, c) == Some(true),
+                    Some(c) => self.condition_at(s, b.file.clone(), b.line, c) == Some(true),
                 }
         })
     }
 
+    /// Whether the thread's own finding stops it at stop `i` (`findings on`).
+    pub fn faults_at(&self, i: usize) -> bool {
+        self.stop_on_findings && self.rec.stops.get(i).is_some_and(|s| !s.faults.is_empty())
+    }
+
     /// A condition's value at a stop (None: not evaluated there).
-    pub fn condition_at(&self, s: &Stop, line: u32, expr: &str) -> Option<bool> {
-        let want = ProbeFor::Condition { line, expr: expr.to_string() };
+    pub fn condition_at(&self, s: &Stop, file: Option<String>, line: u32, expr: &str) -> Option<bool> {
+        let want = ProbeFor::Condition { file, line, expr: expr.to_string() };
         let p = self.rec.probes.iter().position(|x| *x == want)?;
         s.values.iter().find(|v| v.0 == p).map(|v| truthy(&v.1))
     }
@@ -382,15 +428,26 @@ impl Debugger {
                 }
             }
             Command::Continue => {
-                let hit = self.first_after(|i, _| self.breaks_at(i).is_some());
+                // A finding stops the thread at the statement that makes it
+                // (any stop, not only a line's first: a loop's test can fault).
+                let hit = (self.pos + 1..self.rec.stops.len()).find(|&i| self.faults_at(i) || self.breaks_at(i).is_some());
                 match hit {
+                    Some(i) if self.faults_at(i) && self.breaks_at(i).is_none() => {
+                        self.go(i);
+                        let s = &self.rec.stops[i];
+                        self.message = format!(
+                            "stopped before the finding on line {} ({}); `findings off` runs past findings",
+                            s.line,
+                            s.faults.first().map(String::as_str).unwrap_or("")
+                        );
+                    }
                     Some(i) => {
                         self.go(i);
                         self.message = format!("stopped at the breakpoint on line {}", self.rec.stops[i].line);
                     }
                     None => {
                         self.go(self.rec.stops.len());
-                        self.message = format!("{} (no breakpoint on the way)", self.end_message());
+                        self.message = format!("{} (no breakpoint or finding on the way)", self.end_message());
                     }
                 }
             }
@@ -414,35 +471,60 @@ impl Debugger {
                     None => "back at the start (no breakpoint before)".into(),
                 };
             }
-            Command::RunTo(line) => {
-                let main = self.rec.main_file;
-                match self.first_after(|_, s| s.file == main && s.line == line) {
+            Command::RunTo(file, line) => {
+                let f = self.file_named(file.as_deref());
+                match self.first_after(|_, s| Some(s.file) == f && s.line == line) {
                     Some(i) => self.go(i),
-                    None => self.message = format!("the thread does not reach line {line} again from here"),
+                    None => self.message = format!("the thread does not reach {} again from here", place_text(&file, line)),
                 }
             }
-            Command::Break { line, thread, condition } => {
-                self.breakpoints.retain(|b| b.line != line);
-                let reached = self.rec.stops.iter().any(|s| s.file == self.rec.main_file && s.line == line);
+            Command::Break { file, line, thread, condition } => {
+                self.breakpoints.retain(|b| !(b.line == line && b.file == file));
+                let f = self.file_named(file.as_deref());
+                let reached = self.rec.stops.iter().any(|s| Some(s.file) == f && s.line == line);
                 let rerun = condition.is_some();
-                self.breakpoints.push(Breakpoint { line, thread, condition });
+                let place = place_text(&file, line);
+                self.breakpoints.push(Breakpoint { file, line, thread, condition });
                 self.message = format!(
-                    "breakpoint set on line {line}{}",
-                    if reached { String::new() } else { " (this thread never stops there)".into() }
+                    "breakpoint set on {place}{}",
+                    if reached { String::new() } else { " (this thread never stops there in this run)".into() }
                 );
                 if rerun {
                     self.anchor = self.anchor_here();
                     return Effect::Rerun;
                 }
             }
-            Command::Clear(line) => {
+            Command::Clear(file, line) => {
                 let before = self.breakpoints.len();
-                self.breakpoints.retain(|b| b.line != line);
+                self.breakpoints.retain(|b| !(b.line == line && b.file == file));
+                let place = place_text(&file, line);
                 self.message = if before == self.breakpoints.len() {
-                    format!("no breakpoint on line {line}")
+                    format!("no breakpoint on {place}")
                 } else {
-                    format!("breakpoint on line {line} removed")
+                    format!("breakpoint on {place} removed")
                 };
+            }
+            Command::BreakOnFindings(on) => {
+                self.stop_on_findings = on;
+                self.message = if on {
+                    "the thread's findings stop `continue` again".into()
+                } else {
+                    "`continue` now runs past findings (`findings on` to stop at them)".into()
+                };
+            }
+            Command::Finding(n) => {
+                let Some(site) = self.rec.finding_sites.get(n - 1).cloned() else {
+                    self.message = format!("there is no finding {n} ({} findings in this run)", self.rec.finding_sites.len());
+                    return Effect::None;
+                };
+                self.thread = site.thread;
+                let file = self.rec.files.iter().position(|f| f.name == site.file).unwrap_or(self.rec.main_file);
+                // Land on the visit that makes the finding, else the line's first.
+                self.anchor = Some(Anchor { file, line: site.line, visit: 0 });
+                self.goto_fault = true;
+                let [x, y, z] = site.thread;
+                self.message = format!("finding {n}: thread ({x}, {y}, {z}) at line {}", site.line);
+                return Effect::Rerun;
             }
             Command::Watch(expr) => {
                 if !self.watches.contains(&expr) {
@@ -548,6 +630,14 @@ impl Failed {
     }
 }
 
+/// `line 12` or `softmax.h:70`.
+fn place_text(file: &Option<String>, line: u32) -> String {
+    match file {
+        Some(f) => format!("{f}:{line}"),
+        None => format!("line {line}"),
+    }
+}
+
 /// How a condition's value reads as a truth value.
 fn truthy(v: &str) -> bool {
     !matches!(v, "false" | "0" | "-0" | "nullptr")
@@ -567,8 +657,10 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
         let mut spec_probe = Vec::new();
         for (i, p) in probes.iter().enumerate().filter(|(i, _)| !off[*i]) {
             specs.push(match p {
-                ProbeFor::Watch(e) => PrintSpec { line: 0, exprs: vec![e.clone()], everywhere: true, skip: skip[i].clone() },
-                ProbeFor::Condition { line, expr } => PrintSpec::at(*line, vec![format!("(bool)({expr})")]),
+                ProbeFor::Watch(e) => PrintSpec { file: None, line: 0, exprs: vec![e.clone()], everywhere: true, skip: skip[i].clone() },
+                ProbeFor::Condition { file, line, expr } => {
+                    PrintSpec { file: file.clone(), ..PrintSpec::at(*line, vec![format!("(bool)({expr})")]) }
+                }
             });
             spec_probe.push(i);
         }
@@ -601,7 +693,7 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
                         skip[i].push(pl.line);
                     }
                 }
-                ProbeFor::Condition { line, expr } => {
+                ProbeFor::Condition { line, expr, .. } => {
                     if !off[i] {
                         off[i] = true;
                         notes.push(format!(
@@ -626,6 +718,7 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
         grid: o.grid,
         tg_size: o.threadgroup,
         findings: o.findings.clone(),
+        finding_sites: o.finding_sites.clone(),
         probes: probes.to_vec(),
         limit,
         ..Default::default()
@@ -658,6 +751,7 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
             accesses: s.accesses.clone(),
             accesses_omitted: s.accesses_omitted,
             values: Vec::new(),
+            faults: s.faults.iter().map(|f| format!("{}: {}", f.kind.name(), f.message)).collect(),
         });
     }
     // The kernel's own file: where depth-1 stops are.

@@ -177,13 +177,14 @@ fn key_command(dbg: &mut Debugger, key: KeyEvent) -> KeyAction {
         KeyCode::Right => Run(Command::Step),
         KeyCode::Char('b') => {
             let line = dbg.cursor;
-            if dbg.breakpoints.iter().any(|b| b.line == line) {
-                Run(Command::Clear(line))
+            let file = dbg.shown_file_name();
+            if dbg.breakpoints.iter().any(|b| b.line == line && b.file == file) {
+                Run(Command::Clear(file, line))
             } else {
-                Run(Command::Break { line, thread: None, condition: None })
+                Run(Command::Break { file, line, thread: None, condition: None })
             }
         }
-        KeyCode::Char('r') => Run(Command::RunTo(dbg.cursor)),
+        KeyCode::Char('r') => Run(Command::RunTo(dbg.shown_file_name(), dbg.cursor)),
         KeyCode::Char('R') => Run(Command::Restart),
         KeyCode::Char('t') => Type("thread "),
         KeyCode::Char('m') => Type("simd "),
@@ -269,6 +270,12 @@ impl Debugger {
     pub fn shown_file(&self) -> usize {
         self.stop().map(|s| s.file).unwrap_or(self.rec.main_file)
     }
+
+    /// How breakpoints name the shown file: `None` for the kernel's own.
+    pub fn shown_file_name(&self) -> Option<String> {
+        let f = self.shown_file();
+        (f != self.rec.main_file).then(|| self.rec.files.get(f).map(|s| s.name.clone())).flatten()
+    }
 }
 
 fn draw_source(f: &mut Frame, dbg: &Debugger, area: Rect) {
@@ -283,11 +290,10 @@ fn draw_source(f: &mut Frame, dbg: &Debugger, area: Rect) {
     let focus = dbg.cursor.max(1) as usize;
     let top = focus.saturating_sub(height / 2).max(1).min(src.lines.len().saturating_sub(height).max(1));
     let width = src.lines.len().to_string().len().max(2);
-    let main = file == dbg.rec.main_file;
     let mut lines = Vec::new();
     for n in top..(top + height).min(src.lines.len() + 1) {
         let text = src.lines.get(n - 1).cloned().unwrap_or_default().replace('\t', "    ");
-        let bp = main && dbg.breakpoints.iter().any(|b| b.line == n as u32);
+        let bp = dbg.breakpoints.iter().any(|b| b.line == n as u32 && dbg.file_named(b.file.as_deref()) == Some(file));
         let here = current == Some(n as u32);
         let mark = match (bp, here) {
             (true, true) => "●▶",
@@ -361,7 +367,10 @@ fn draw_state(f: &mut Frame, dbg: &Debugger, area: Rect) {
     if !dbg.breakpoints.is_empty() {
         lines.push(head("Breakpoints"));
         for b in &dbg.breakpoints {
-            let mut t = format!("  line {}", b.line);
+            let mut t = match &b.file {
+                Some(f) => format!("  {f}:{}", b.line),
+                None => format!("  line {}", b.line),
+            };
             if let Some([x, y, z]) = b.thread {
                 t.push_str(&format!(" thread ({x}, {y}, {z})"));
             }

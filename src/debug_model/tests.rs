@@ -72,15 +72,15 @@ fn locals_are_those_in_scope_with_their_values() {
     let mut d = start(&fx, [5, 0, 0]);
     assert_eq!(var(&d, "i"), Some("5"));
     assert_eq!(var(&d, "tile"), None, "declared on this line: not yet in scope");
-    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(None, 16));
     assert_eq!((var(&d, "k"), var(&d, "acc")), (Some("0"), Some("0")));
-    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(None, 16));
     assert_eq!((var(&d, "k"), var(&d, "acc")), (Some("1"), Some("4")));
     // The statement's memory: tile[1] read, with its neighbours.
     let a = &d.stop().unwrap().accesses[0];
     assert_eq!((a.write, a.name.as_str(), a.index, a.value.as_str()), (false, "tile", 1, "5"));
     assert_eq!(a.around.len(), 4);
-    d.apply(Command::RunTo(18));
+    d.apply(Command::RunTo(None, 18));
     assert_eq!(var(&d, "k"), None, "the loop's variable is out of scope after it");
 }
 
@@ -88,8 +88,9 @@ fn locals_are_those_in_scope_with_their_values() {
 fn threadgroup_memory_before_and_after_the_barrier() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [5, 0, 0]);
-    d.apply(Command::RunTo(12));
-    assert_eq!(var(&d, "tile"), Some("[0, 0, 0, 0]"));
+    d.apply(Command::RunTo(None, 12));
+    // Threadgroup memory starts as garbage: unknown, never a plausible 0.
+    assert_eq!(var(&d, "tile"), Some("[?, ?, ?, ?]"));
     let acc: Vec<(bool, &str, i64)> = d.stop().unwrap().accesses.iter().map(|a| (a.write, a.name.as_str(), a.index)).collect();
     assert_eq!(acc, [(false, "a", 5), (true, "tile", 1)]);
     d.apply(Command::Step);
@@ -104,13 +105,13 @@ fn the_active_mask_shows_divergence() {
     let mut d = start(&fx, [5, 0, 0]);
     assert_eq!(d.stop().unwrap().simd_active, 0b1111);
     assert_eq!(d.stop().unwrap().simd_width, 4);
-    d.apply(Command::RunTo(21));
+    d.apply(Command::RunTo(None, 21));
     // Only the odd threads of the group take the else branch.
     assert_eq!(d.stop().unwrap().simd_active, 0b1010);
     d.apply(Command::Thread([4, 0, 0]));
     let rec = record(&fx.target, d.thread, &[], 10_000).unwrap();
     d.load(rec);
-    d.apply(Command::RunTo(19));
+    d.apply(Command::RunTo(None, 19));
     assert_eq!(d.stop().unwrap().simd_active, 0b0101);
 }
 
@@ -118,7 +119,7 @@ fn the_active_mask_shows_divergence() {
 fn step_enters_a_helper_next_steps_over_it_finish_leaves_it() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [4, 0, 0]);
-    d.apply(Command::RunTo(19));
+    d.apply(Command::RunTo(None, 19));
     let at_call = d.pos;
     d.apply(Command::Step);
     let s = d.stop().unwrap();
@@ -141,14 +142,14 @@ fn step_enters_a_helper_next_steps_over_it_finish_leaves_it() {
 fn step_back_and_reverse_continue_replay_earlier_stops() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [5, 0, 0]);
-    d.apply(Command::RunTo(16));
-    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(None, 16));
+    d.apply(Command::RunTo(None, 16));
     let second = d.pos;
     d.apply(Command::Step);
     assert_eq!(line(&d), Some(15));
     d.apply(Command::Back);
     assert_eq!((d.pos, var(&d, "k")), (second, Some("1")));
-    d.apply(Command::Break { line: 14, thread: None, condition: None });
+    d.apply(Command::Break { file: None, line: 14, thread: None, condition: None });
     d.apply(Command::ReverseContinue);
     assert_eq!(line(&d), Some(14));
     d.apply(Command::Back);
@@ -162,21 +163,21 @@ fn step_back_and_reverse_continue_replay_earlier_stops() {
 fn breakpoints_stop_continue_including_conditions_on_values_and_threads() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [7, 0, 0]);
-    d.apply(Command::Break { line: 16, thread: None, condition: None });
+    d.apply(Command::Break { file: None, line: 16, thread: None, condition: None });
     d.apply(Command::Continue);
     assert_eq!((line(&d), var(&d, "k")), (Some(16), Some("0")));
     d.apply(Command::Continue);
     assert_eq!(var(&d, "k"), Some("1"));
     // A condition on a value: an MSL expression evaluated at the line.
-    apply(&fx, &mut d, Command::Break { line: 16, thread: None, condition: Some("k == 2 && acc > 8".into()) });
+    apply(&fx, &mut d, Command::Break { file: None, line: 16, thread: None, condition: Some("k == 2 && acc > 8".into()) });
     assert_eq!(var(&d, "k"), Some("1"), "a rerun keeps the place");
     d.pos = 0;
     d.apply(Command::Continue);
     assert_eq!((var(&d, "k"), var(&d, "acc")), (Some("2"), Some("9")));
     d.apply(Command::Continue);
-    assert!(d.finished() && d.message.contains("no breakpoint on the way"), "{}", d.message);
+    assert!(d.finished() && d.message.contains("no breakpoint or finding on the way"), "{}", d.message);
     // A condition on the thread: ignored while watching another.
-    d.apply(Command::Break { line: 16, thread: Some([6, 0, 0]), condition: None });
+    d.apply(Command::Break { file: None, line: 16, thread: Some([6, 0, 0]), condition: None });
     d.pos = 0;
     d.apply(Command::Continue);
     assert!(d.finished());
@@ -184,7 +185,7 @@ fn breakpoints_stop_continue_including_conditions_on_values_and_threads() {
     d.pos = 0;
     d.apply(Command::Continue);
     assert_eq!((d.rec.thread, line(&d)), ([6, 0, 0], Some(16)));
-    d.apply(Command::Clear(16));
+    d.apply(Command::Clear(None, 16));
     d.apply(Command::Continue);
     assert!(d.finished());
 }
@@ -193,7 +194,7 @@ fn breakpoints_stop_continue_including_conditions_on_values_and_threads() {
 fn a_condition_that_does_not_compile_is_ignored_with_a_note() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [5, 0, 0]);
-    apply(&fx, &mut d, Command::Break { line: 16, thread: None, condition: Some("nope == 1".into()) });
+    apply(&fx, &mut d, Command::Break { file: None, line: 16, thread: None, condition: Some("nope == 1".into()) });
     assert!(d.rec.notes.iter().any(|n| n.contains("`nope == 1`") && n.contains("ignored")), "{:?}", d.rec.notes);
     d.apply(Command::Continue);
     assert!(d.finished(), "never true");
@@ -207,8 +208,8 @@ fn watches_are_evaluated_where_they_compile() {
     apply(&fx, &mut d, Command::Watch("i + 1".into()));
     assert_eq!(d.watch_value("tile[k] * 10"), None, "k is not in scope on the first line");
     assert_eq!(d.watch_value("i + 1"), Some("7"));
-    d.apply(Command::RunTo(16));
-    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(None, 16));
+    d.apply(Command::RunTo(None, 16));
     assert_eq!(d.watch_value("tile[k] * 10"), Some("50"));
     // The loop's own line sees `k` at each iteration start.
     d.apply(Command::Step);
@@ -222,8 +223,8 @@ fn watches_are_evaluated_where_they_compile() {
 fn switching_thread_simd_group_and_threadgroup_keeps_the_place() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [5, 0, 0]);
-    d.apply(Command::RunTo(16));
-    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(None, 16));
+    d.apply(Command::RunTo(None, 16));
     apply(&fx, &mut d, Command::Thread([7, 0, 0]));
     assert_eq!(d.rec.thread_text(), "thread (7, 0, 0) in the grid, (3, 0, 0) in threadgroup (1, 0, 0)");
     assert_eq!((line(&d), var(&d, "k")), (Some(16), Some("1")), "the same visit of the same line");
@@ -278,7 +279,7 @@ fn a_puzzle_and_an_mlx_body_are_targets_too() {
     let mut d = Debugger::new([2, 0, 0]);
     d.load(record(&target, [2, 0, 0], &[ProbeFor::Watch("a[local_i]".into())], 100).unwrap());
     assert!(d.rec.what.starts_with("puzzle 1 (Map), test 1"), "{}", d.rec.what);
-    d.apply(Command::RunTo(body_line));
+    d.apply(Command::RunTo(None, body_line));
     assert_eq!(var(&d, "local_i"), Some("2"));
     let file = &d.rec.files[d.stop().unwrap().file];
     assert_eq!(file.lines[body_line as usize - 1], "out[local_i] = a[local_i] + 10;", "shown without the probes");
@@ -291,7 +292,7 @@ fn a_puzzle_and_an_mlx_body_are_targets_too() {
     let target = Target { argv: argv.iter().map(|s| s.to_string()).collect(), test: None };
     let mut d = Debugger::new([3, 0, 0]);
     d.load(record(&target, [3, 0, 0], &[], 100).unwrap());
-    d.apply(Command::RunTo(2));
+    d.apply(Command::RunTo(None, 2));
     assert_eq!(var(&d, "i"), Some("3"));
     let a: Vec<(bool, &str, &str)> = d.stop().unwrap().accesses.iter().map(|a| (a.write, a.name.as_str(), a.value.as_str())).collect();
     assert_eq!(a, [(false, "inp", "3"), (true, "out", "6")]);
@@ -301,12 +302,12 @@ fn a_puzzle_and_an_mlx_body_are_targets_too() {
 fn typed_commands_parse_and_errors_teach() {
     assert_eq!(parse_command("s"), Ok(Command::Step));
     assert_eq!(parse_command(":next"), Ok(Command::Next));
-    assert_eq!(parse_command("until 12"), Ok(Command::RunTo(12)));
+    assert_eq!(parse_command("until 12"), Ok(Command::RunTo(None, 12)));
     assert_eq!(
         parse_command("break 12 thread 3,1 if i == 3"),
-        Ok(Command::Break { line: 12, thread: Some([3, 1, 0]), condition: Some("i == 3".into()) })
+        Ok(Command::Break { file: None, line: 12, thread: Some([3, 1, 0]), condition: Some("i == 3".into()) })
     );
-    assert_eq!(parse_command("b 7"), Ok(Command::Break { line: 7, thread: None, condition: None }));
+    assert_eq!(parse_command("b 7"), Ok(Command::Break { file: None, line: 7, thread: None, condition: None }));
     assert_eq!(parse_command("b"), Ok(Command::Back));
     assert_eq!(parse_command("watch a[min(i, 3)]"), Ok(Command::Watch("a[min(i, 3)]".into())));
     assert_eq!(parse_command("thread 7"), Ok(Command::Thread([7, 0, 0])));
@@ -349,4 +350,82 @@ fn a_capture_is_a_target_and_steps_like_its_source() {
         }
     }
     assert_eq!(seen, [11, 12, 13, 14, 15, 16, 15, 16, 15, 18, 21]);
+}
+
+/// Thread 6 reads `a[8]` on its third pass, thread 7 on its second.
+const OOB: &str = "kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    float x = 0;
+    for (uint k = 0; k < 3; k++) {
+        x += a[i + k];
+    }
+    out[i] = x;
+}
+";
+
+#[test]
+fn continue_stops_before_the_watched_threads_finding() {
+    let fx = fixture(OOB);
+    let mut d = start(&fx, [6, 0, 0]);
+    d.apply(Command::Continue);
+    assert_eq!((line(&d), var(&d, "k")), (Some(5), Some("2")), "{}", d.message);
+    assert!(d.message.contains("out-of-bounds"), "{}", d.message);
+    assert!(d.stop().unwrap().faults[0].starts_with("out-of-bounds"));
+    // Past it: the thread finishes; with findings off it never stops.
+    d.apply(Command::Continue);
+    assert!(d.finished(), "{}", d.message);
+    d.pos = 0;
+    d.apply(Command::BreakOnFindings(false));
+    d.apply(Command::Continue);
+    assert!(d.finished());
+    // A thread without findings runs to the end.
+    let mut d = start(&fx, [2, 0, 0]);
+    d.apply(Command::Continue);
+    assert!(d.finished() && d.message.contains("no breakpoint or finding"), "{}", d.message);
+}
+
+#[test]
+fn finding_n_goes_to_its_thread_and_line() {
+    let fx = fixture(OOB);
+    let mut d = start(&fx, [0, 0, 0]);
+    assert_eq!(d.rec.finding_sites.len(), 1, "{:?}", d.rec.findings);
+    apply(&fx, &mut d, Command::Finding(1));
+    assert_eq!((d.rec.thread, line(&d), var(&d, "k")), ([7, 0, 0], Some(5), Some("1")), "{}", d.message);
+    assert_eq!(d.apply(Command::Finding(2)), Effect::None);
+    assert!(d.message.contains("no finding 2"), "{}", d.message);
+}
+
+#[test]
+fn unwritten_memory_shows_as_unknown() {
+    // A private array half written, and an element read before it is written.
+    let src = "kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    float v[3];
+    v[0] = a[i];
+    out[i] = v[0] + v[1];
+}
+";
+    let fx = fixture(src);
+    let mut d = start(&fx, [1, 0, 0]);
+    d.apply(Command::RunTo(None, 5));
+    assert_eq!(var(&d, "v"), Some("[1, ?, ?]"));
+    let reads: Vec<(String, String)> = d.stop().unwrap().accesses.iter().map(|a| (a.name.clone(), a.value.clone())).collect();
+    assert!(d.stop().unwrap().faults.iter().any(|f| f.starts_with("uninitialized-read")), "{:?} {reads:?}", d.stop());
+}
+
+#[test]
+fn file_and_line_places_parse() {
+    assert_eq!(
+        parse_command("b softmax.h:70"),
+        Ok(Command::Break { file: Some("softmax.h".into()), line: 70, thread: None, condition: None })
+    );
+    assert_eq!(parse_command("until lib/x.h:3"), Ok(Command::RunTo(Some("lib/x.h".into()), 3)));
+    assert_eq!(parse_command("findings off"), Ok(Command::BreakOnFindings(false)));
+    assert_eq!(parse_command("finding 2"), Ok(Command::Finding(2)));
+    assert!(parse_command("finding 0").is_err());
+    let p = crate::debug::parse_print("softmax.h:70: x, metal::exp(y)").unwrap();
+    assert_eq!((p.file.as_deref(), p.line, p.exprs.clone()), (Some("softmax.h"), 70, vec!["x".to_string(), "metal::exp(y)".to_string()]));
+    let p = crate::debug::parse_print("5: a::b").unwrap();
+    assert_eq!((p.file, p.line), (None, 5));
+    assert!(crate::debug::parse_print("x.h: 3").is_err());
 }

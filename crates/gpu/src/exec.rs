@@ -417,7 +417,9 @@ impl<'k> Machine<'k> {
             .map(|v| {
                 let text = match &v.home {
                     crate::stops::Home::Regs(r) => crate::stops::regs_text(&v.layout, r, &|reg| self.get(reg, lane)),
-                    crate::stops::Home::Memory(p) => crate::stops::memory_text(&v.layout, &self.mem, *p, lane),
+                    crate::stops::Home::Memory(p) => {
+                        crate::stops::memory_text(&v.layout, &self.mem, *p, lane, &|q, n| self.bytes_written(q, n, lane))
+                    }
                 };
                 (v.name.clone(), text)
             })
@@ -433,6 +435,7 @@ impl<'k> Machine<'k> {
             simd_width,
             accesses: Vec::new(),
             accesses_omitted: 0,
+            faults: Vec::new(),
         };
         if let Some(p) = self.stops.as_mut() {
             p.push(record);
@@ -450,8 +453,14 @@ impl<'k> Machine<'k> {
         let p = self.get(ptr, lane);
         let Some(name) = crate::stops::alloc_name(self.k, p) else { return };
         let bits = value.map(|r| self.get(r, lane));
-        let a = crate::stops::access_of(&self.mem, name, write, ty, p, bits, lane);
+        // (The sanitizer names only the first lane of an instruction that
+        // reads garbage; the watched thread's own read is known here.)
+        let garbage = !write && !self.bytes_written(p, ty.size() as usize, lane);
+        let a = crate::stops::access_of(&self.mem, name, write, ty, p, bits, lane, &|q, n| self.bytes_written(q, n, lane));
         if let Some(s) = self.stops.as_mut() {
+            if garbage {
+                s.fault(lane, FindingKind::UninitializedRead, &format!("reads `{}[{}]` before it was written (garbage)", a.name, a.index));
+            }
             s.access(a);
         }
     }
@@ -704,6 +713,9 @@ impl<'k> Machine<'k> {
     pub(crate) fn report_lane(&mut self, kind: FindingKind, at: AccessId, l: usize, message: String) -> &mut crate::Finding {
         let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
         let (thread, tg) = (self.geo.global(l), self.geo.tg_pos);
+        if let Some(st) = self.stops.as_mut() {
+            st.fault(l, kind, &message);
+        }
         self.findings.report(kind, span, None, thread, tg, self.geo.requested_tg, message)
     }
 
@@ -825,6 +837,16 @@ impl<'k> Machine<'k> {
         private_shadow(&self.mem, p, size, l).and_then(|r| san.private_init.get(r)).map(|b| b.to_vec())
     }
 
+    /// Whether lane `l` would read written values from the `size` bytes
+    /// at `p` (`true` where the sanitizer tracks nothing).
+    pub(crate) fn bytes_written(&self, p: u64, size: usize, l: usize) -> bool {
+        let Some(san) = self.san.as_ref().filter(|s| s.uninit) else { return true };
+        match crate::memory::ptr_alloc(p).kind() {
+            AllocKind::Private(_) => self.private_init_bits(p, size, l).is_none_or(|b| b.iter().all(|&x| x)),
+            kind => san.written(kind, crate::memory::ptr_offset(p), size),
+        }
+    }
+
     /// Set the initialization state of lane `l`'s private bytes at `p`.
     pub(crate) fn set_private_init_bits(&mut self, p: u64, l: usize, bits: &[bool]) {
         let Some(r) = private_shadow(&self.mem, p, bits.len(), l) else { return };
@@ -863,6 +885,9 @@ impl<'k> Machine<'k> {
         let threads =
             RaceThreads { first, first_tg, second: self.geo.global(l), second_tg: self.geo.tg_pos, tg_size: self.geo.requested_tg };
         let f = report_race(&mut self.findings, self.k, r, threads, at, write, cross_tg);
+        if let Some(st) = self.stops.as_mut() {
+            st.fault(l, FindingKind::DataRace, &f.message);
+        }
         if let (Some(w), true) = (weak, f.count == 1) {
             let which = if w.simdgroup { "simdgroup_barrier" } else { "threadgroup_barrier" };
             let (memory, flag) = if device { ("device", "mem_device") } else { ("threadgroup", "mem_threadgroup") };

@@ -112,6 +112,16 @@ pub struct StopRecord {
     /// Memory the statement accessed (after this stop, before the next).
     pub accesses: Vec<MemAccess>,
     pub accesses_omitted: usize,
+    /// What the sanitizer found the watched thread doing at this statement
+    /// (an out-of-bounds access, a race...): the debugger stops here.
+    pub faults: Vec<Fault>,
+}
+
+/// A finding of the watched thread, at the stop it happened after.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    pub kind: crate::FindingKind,
+    pub message: String,
 }
 
 /// A debugger probe's value, and how many stops were recorded before it.
@@ -185,6 +195,18 @@ impl StopRecorder {
         }
     }
 
+    /// A finding made by lane `lane` (kept when it is the watched thread's).
+    pub fn fault(&mut self, lane: usize, kind: crate::FindingKind, message: &str) {
+        if self.lane != Some(lane) || self.log.truncated {
+            return;
+        }
+        if let Some(s) = self.log.stops.last_mut() {
+            if s.faults.len() < 4 && !s.faults.iter().any(|f| f.kind == kind) {
+                s.faults.push(Fault { kind, message: message.to_string() });
+            }
+        }
+    }
+
     pub fn access(&mut self, a: MemAccess) {
         if let Some(s) = self.log.stops.last_mut() {
             if s.accesses.len() < MAX_ACCESSES {
@@ -220,26 +242,43 @@ pub fn regs_text(layout: &Layout, regs: &[Reg], get: &dyn Fn(Reg) -> u64) -> Str
     cap(text.unwrap_or_else(|| "?".into()))
 }
 
+/// Whether the bytes at (pointer, size) were ever written; unwritten
+/// ones show as `?` (their contents are garbage, not a value).
+pub type Written<'a> = &'a dyn Fn(u64, usize) -> bool;
+
 /// A value in memory at pointer `p`, as `lane` sees it.
-pub fn memory_text(layout: &Layout, mem: &Memory, p: u64, lane: usize) -> String {
+pub fn memory_text(layout: &Layout, mem: &Memory, p: u64, lane: usize, written: Written) -> String {
     let Some((bytes, off)) = mem.region(p, lane) else { return "<not readable>".into() };
     let mut out = String::new();
-    write_value(layout, bytes, off, &mut out);
+    let base = p - ptr_offset(p) as u64;
+    let known = |at: i64, size: u32| written(base.wrapping_add(at as u64), size as usize);
+    write_value(layout, bytes, off, &known, &mut out);
     cap(out)
 }
 
-fn write_value(layout: &Layout, bytes: &[u8], off: i64, out: &mut String) {
+fn write_value(layout: &Layout, bytes: &[u8], off: i64, known: &dyn Fn(i64, u32) -> bool, out: &mut String) {
     if out.len() > MAX_VALUE_CHARS {
         return;
     }
     match layout {
+        Layout::Scalar(s) if !known(off, s.size()) => out.push('?'),
         Layout::Scalar(s) => out.push_str(&read_scalar(*s, bytes, off)),
+        Layout::Pointer if !known(off, 8) => out.push('?'),
         Layout::Pointer => match read_le(bytes, off, 8) {
             Some(b) => out.push_str(&ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Pointer, bits: vec![b] }.text()),
             None => out.push('?'),
         },
         Layout::Vector { elem, n, name } => {
-            let parts: Vec<String> = (0..*n).map(|i| read_scalar(*elem, bytes, off + (i * elem.size()) as i64)).collect();
+            let parts: Vec<String> = (0..*n)
+                .map(|i| {
+                    let at = off + (i * elem.size()) as i64;
+                    if known(at, elem.size()) {
+                        read_scalar(*elem, bytes, at)
+                    } else {
+                        "?".into()
+                    }
+                })
+                .collect();
             out.push_str(&format!("{name}({})", parts.join(", ")));
         }
         Layout::Array { elem, len, stride } => {
@@ -248,7 +287,7 @@ fn write_value(layout: &Layout, bytes: &[u8], off: i64, out: &mut String) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_value(elem, bytes, off + i as i64 * *stride as i64, out);
+                write_value(elem, bytes, off + i as i64 * *stride as i64, known, out);
                 if out.len() > MAX_VALUE_CHARS {
                     break;
                 }
@@ -266,7 +305,7 @@ fn write_value(layout: &Layout, bytes: &[u8], off: i64, out: &mut String) {
                 }
                 out.push_str(name);
                 out.push_str(": ");
-                write_value(l, bytes, off + *at as i64, out);
+                write_value(l, bytes, off + *at as i64, known, out);
             }
             out.push('}');
         }
@@ -295,7 +334,17 @@ fn cap(mut s: String) -> String {
 }
 
 /// The accessed cell `p` (of scalar type `ty`) and its neighbours.
-pub fn access_of(mem: &Memory, name: String, write: bool, ty: Scalar, p: u64, value_bits: Option<u64>, lane: usize) -> MemAccess {
+#[allow(clippy::too_many_arguments)]
+pub fn access_of(
+    mem: &Memory,
+    name: String,
+    write: bool,
+    ty: Scalar,
+    p: u64,
+    value_bits: Option<u64>,
+    lane: usize,
+    written: Written,
+) -> MemAccess {
     let size = ty.size().max(1) as i64;
     let off = ptr_offset(p);
     let index = off.div_euclid(size);
@@ -305,7 +354,8 @@ pub fn access_of(mem: &Memory, name: String, write: bool, ty: Scalar, p: u64, va
         let base = off - index * size;
         for i in (index - AROUND).max(0)..=index + AROUND {
             let Some(raw) = read_le(bytes, base + i * size, size as usize) else { continue };
-            let mut text = scalar_text(ty, crate::ops::from_memory(ty, raw));
+            let cell = p.wrapping_add(((i - index) * size) as u64);
+            let mut text = if written(cell, size as usize) { scalar_text(ty, crate::ops::from_memory(ty, raw)) } else { "?".into() };
             if i == index {
                 if write {
                     text = value.clone();
@@ -362,12 +412,15 @@ mod tests {
         let bytes: Vec<u8> = [1.5f32, 2.0, 3.0].iter().flat_map(|f| f.to_le_bytes()).collect();
         let arr = Layout::Array { elem: Box::new(Layout::Scalar(Scalar::Float)), len: 3, stride: 4 };
         let mut out = String::new();
-        write_value(&arr, &bytes, 0, &mut out);
+        write_value(&arr, &bytes, 0, &|_, _| true, &mut out);
         assert_eq!(out, "[1.5, 2, 3]");
+        let mut out = String::new();
+        write_value(&arr, &bytes, 0, &|at, _| at != 4, &mut out);
+        assert_eq!(out, "[1.5, ?, 3]");
         let st =
             Layout::Struct { fields: vec![("x".into(), 0, Layout::Scalar(Scalar::Float)), ("y".into(), 4, Layout::Scalar(Scalar::Int))] };
         let mut out = String::new();
-        write_value(&st, &bytes, 0, &mut out);
+        write_value(&st, &bytes, 0, &|_, _| true, &mut out);
         assert_eq!(out, format!("{{x: 1.5, y: {}}}", 2.0f32.to_bits() as i32));
     }
 
@@ -376,7 +429,7 @@ mod tests {
         let bytes = vec![0u8; 4 * 1000];
         let arr = Layout::Array { elem: Box::new(Layout::Scalar(Scalar::Float)), len: 1000, stride: 4 };
         let mut out = String::new();
-        write_value(&arr, &bytes, 0, &mut out);
+        write_value(&arr, &bytes, 0, &|_, _| true, &mut out);
         assert!(cap(out).chars().count() <= MAX_VALUE_CHARS + 1);
     }
 }

@@ -309,6 +309,15 @@ pub struct CallResult {
     pub kernel: gpu::Kernel,
 }
 
+impl CallResult {
+    /// One warning per output that has elements no thread wrote
+    /// (`names`: the kernel's output names, in order).
+    pub fn unwritten_warnings(&self, names: &[String]) -> Vec<String> {
+        let outs = names.iter().zip(&self.outputs).zip(&self.unwritten);
+        outs.filter_map(|((name, a), u)| unwritten_message(name, u.as_deref()?, &a.shape)).collect()
+    }
+}
+
 #[derive(Debug)]
 pub enum MlxError {
     /// The generated source does not compile (or the simulator cannot run

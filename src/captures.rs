@@ -133,9 +133,15 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
     let opts = capture::compile_options(&c.compile);
     let placed = match &mut c.program {
         Program::Source { main, .. } => {
-            let (text, placed) = instrument_file(&main.name, &main.text, &opts, req)?;
-            main.text = text;
-            placed
+            let done = instrument_file(&main.name, &main.text, &opts, req)?;
+            main.text = done.text;
+            // Probes in headers: the capture's own headers, edited.
+            for e in done.headers.iter().flat_map(|h| &h.entries) {
+                for h in c.compile.headers.iter_mut().filter(|h| h.from == e.from && h.spelled == e.spelled && h.quoted == e.quoted) {
+                    h.text = e.text.clone();
+                }
+            }
+            done.placed
         }
         Program::Mlx { .. } => {
             let (kernel, call) = capture::mlx_parts(&c).map_err(|e| e.to_string())?;

@@ -360,6 +360,8 @@ fn line_of(file_prefix_lines: u32, text: &str, offset: usize) -> u32 {
 /// One `--print` placed in the source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placed {
+    /// The file it is in (display name) and its line there.
+    pub file: String,
     pub line: u32,
     pub exprs: Vec<String>,
     /// Which `PrintSpec` it came from.
@@ -378,9 +380,9 @@ impl Placed {
     }
 }
 
-/// `text` with the inserted probes of `placed` taken out again.
-pub fn without_probes(text: &str, placed: &[Placed]) -> String {
-    let mut ranges: Vec<(usize, usize)> = placed.iter().flat_map(|p| p.edits.iter().copied()).collect();
+/// `text` of file `file` with the inserted probes of `placed` taken out again.
+pub fn without_probes(text: &str, file: &str, placed: &[Placed]) -> String {
+    let mut ranges: Vec<(usize, usize)> = placed.iter().filter(|p| p.file == file).flat_map(|p| p.edits.iter().copied()).collect();
     ranges.sort();
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
@@ -395,21 +397,24 @@ pub fn without_probes(text: &str, placed: &[Placed]) -> String {
     out
 }
 
-/// Insert the probes of `prints` into `text` (the editable part of file
-/// `file_name`, which starts `prefix_lines` lines into the file).
+/// Insert the probes of the `prints` that `here` accepts into `text` (the
+/// editable part of file `file_name`, which starts `prefix_lines` lines
+/// into the file); probes are numbered from `first_probe`.
 fn instrument(
     text: &str,
     prefix_lines: u32,
     file_name: &str,
     stops: &[Stop],
     prints: &[PrintSpec],
+    here: &dyn Fn(&PrintSpec) -> bool,
+    first_probe: usize,
 ) -> Result<(String, Vec<Placed>), String> {
     let mut edits: Vec<(usize, String)> = Vec::new();
     // (indices of the probe's edits, its spec and line)
     let mut placed_at: Vec<(Vec<usize>, usize, u32)> = Vec::new();
     // One placement per (spec, line): every line with a statement for `everywhere`.
     let mut wanted: Vec<(usize, u32)> = Vec::new();
-    for (i, spec) in prints.iter().enumerate() {
+    for (i, spec) in prints.iter().enumerate().filter(|(_, p)| here(p)) {
         if spec.everywhere {
             let mut lines: Vec<u32> = stops.iter().map(|s| line_of(prefix_lines, text, s.start)).collect();
             lines.sort();
@@ -439,6 +444,7 @@ fn instrument(
                 if near.is_empty() { "(none)".to_string() } else { near.join(", ") }
             ));
         };
+        let p = first_probe + p;
         let decls: Vec<String> = spec.exprs.iter().enumerate().map(|(s, e)| format!("auto {PROBE_PREFIX}{p}_{s} = ({e});")).collect();
         let probe = format!("{{ {} }}", decls.join(" "));
         match stop.spot {
@@ -467,6 +473,7 @@ fn instrument(
     let placed: Vec<Placed> = placed_at
         .iter()
         .map(|(es, spec, line)| Placed {
+            file: file_name.to_string(),
             line: *line,
             exprs: prints[*spec].exprs.clone(),
             spec: *spec,
@@ -491,13 +498,83 @@ fn parse_unit(sources: &mut SourceMap, file: FileId, opts: &msl::CompileOptions)
     msl::parse::parse(&tokens, &mut diags)
 }
 
-/// Instrument a full source file (`run`'s form).
-pub fn instrument_file(name: &str, text: &str, opts: &msl::CompileOptions, req: &Request) -> Result<(String, Vec<Placed>), String> {
+/// A source with the probes placed.
+pub struct Instrumented {
+    pub text: String,
+    pub placed: Vec<Placed>,
+    /// When a probe went into a header: every header the source includes,
+    /// as text, the instrumented ones edited (for
+    /// `CompileOptions::captured_headers`, so the compile reads these).
+    pub headers: Option<msl::include::CapturedHeaders>,
+}
+
+/// Whether `name` (a display name or path) is what `wanted` names: the
+/// same, or the same file name.
+pub fn names_file(name: &str, wanted: &str) -> bool {
+    let base = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or(p).to_string();
+    name == wanted || base(name) == base(wanted)
+}
+
+/// Instrument a full source file (`run`'s form), and the headers it
+/// includes that a `FILE:LINE` names.
+pub fn instrument_file(name: &str, text: &str, opts: &msl::CompileOptions, req: &Request) -> Result<Instrumented, String> {
     let mut sources = SourceMap::new();
     let file = sources.add(name, text);
     let unit = parse_unit(&mut sources, file, opts);
+    let main = |p: &PrintSpec| p.file.as_deref().is_none_or(|f| names_file(name, f));
     let to_offset = |s: Span| (s.file == file).then_some(s.lo as usize);
-    instrument(text, 0, name, &stops(&unit, &to_offset), &req.prints)
+    let (text, mut placed) = instrument(text, 0, name, &stops(&unit, &to_offset), &req.prints, &main, 0)?;
+    let headers = instrument_headers(&sources, &unit, req, &main, &mut placed)?;
+    Ok(Instrumented { text, placed, headers })
+}
+
+/// Place the probes of `FILE:LINE` specs (those `main` does not take) in
+/// the headers `sources` read; appends to `placed`.
+fn instrument_headers(
+    sources: &SourceMap,
+    unit: &TranslationUnit,
+    req: &Request,
+    main: &dyn Fn(&PrintSpec) -> bool,
+    placed: &mut Vec<Placed>,
+) -> Result<Option<msl::include::CapturedHeaders>, String> {
+    let wanted: Vec<&str> = req.prints.iter().filter(|p| !main(p)).filter_map(|p| p.file.as_deref()).collect();
+    if wanted.is_empty() {
+        return Ok(None);
+    }
+    let headers: Vec<FileId> = sources.includes().iter().map(|e| e.to).collect();
+    let mut edited: Vec<(FileId, String)> = Vec::new();
+    for w in &wanted {
+        let Some(&id) = headers.iter().find(|&&h| names_file(&sources.file(h).name, w)) else {
+            let mut names: Vec<String> = headers.iter().map(|&h| sources.file(h).name.clone()).collect();
+            names.sort();
+            names.dedup();
+            return Err(format!(
+                "`{w}` is not a file this kernel reads; its headers are: {}",
+                if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
+            ));
+        };
+        if edited.iter().any(|e| e.0 == id) {
+            continue;
+        }
+        let f = sources.file(id);
+        let this = |p: &PrintSpec| !main(p) && p.file.as_deref().is_some_and(|x| names_file(&f.name, x));
+        let to_offset = |s: Span| (s.file == id).then_some(s.lo as usize);
+        let (text, more) = instrument(&f.text, 0, &f.name, &stops(unit, &to_offset), &req.prints, &this, placed.len())?;
+        placed.extend(more);
+        edited.push((id, text));
+    }
+    let entries = sources
+        .includes()
+        .iter()
+        .map(|e| msl::include::CapturedInclude {
+            from: sources.file(e.from).name.clone(),
+            spelled: e.spelled.clone(),
+            quoted: e.quoted,
+            name: sources.file(e.to).name.clone(),
+            text: edited.iter().find(|x| x.0 == e.to).map(|x| x.1.clone()).unwrap_or_else(|| sources.file(e.to).text.clone()),
+        })
+        .collect();
+    Ok(Some(msl::include::CapturedHeaders { entries }))
 }
 
 /// Instrument an MLX body: `g` is the source generated for the original
@@ -517,7 +594,15 @@ pub fn instrument_body(
     let unit = parse_unit(&mut sources, file, opts);
     let (lo, hi) = (g.source_offset + g.body_range.start, g.source_offset + g.body_range.end);
     let to_offset = |s: Span| (s.file == file && (lo..=hi).contains(&(s.lo as usize))).then(|| s.lo as usize - lo);
-    let (text, placed) = instrument(body, prefix_lines, file_name, &stops(&unit, &to_offset), &req.prints)?;
+    let own = |p: &PrintSpec| p.file.as_deref().is_none_or(|f| names_file(file_name, f));
+    let (text, placed) = instrument(body, prefix_lines, file_name, &stops(&unit, &to_offset), &req.prints, &own, 0)?;
+    if let Some(p) = req.prints.iter().find(|p| !own(p)) {
+        return Err(format!(
+            "--print {}:{}: an MLX kernel's probes go in its body (LINE of `{file_name}`); FILE:LINE works with full sources (`debug FILE.metal --kernel K …`)",
+            p.file.as_deref().unwrap_or(""),
+            p.line
+        ));
+    }
     Ok((text, placed.into_iter().map(|p| p.shifted(body_offset)).collect()))
 }
 
@@ -542,12 +627,14 @@ pub fn render(req: &Request, tg: [u32; 3], placed: &[Placed], log: Option<&Probe
                 r.push(h.text());
             }
         }
-        out.push_str(&format!("\nline {}:\n", place.line));
+        let at = if place.file.is_empty() || !req.prints.get(place.spec).is_some_and(|p| p.file.is_some()) {
+            format!("line {}", place.line)
+        } else {
+            format!("{}:{}", place.file, place.line)
+        };
+        out.push_str(&format!("\n{at}:\n"));
         if rows.is_empty() {
-            out.push_str(&format!(
-                "  the thread never reached line {} (a guard, a branch or an earlier `return` kept it away)\n",
-                place.line
-            ));
+            out.push_str(&format!("  the thread never reached {at} (a guard, a branch or an earlier `return` kept it away)\n"));
             continue;
         }
         let mut header = vec!["pass".to_string()];
@@ -782,7 +869,7 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
 
 /// Says where the `--print` expressions went, for compile errors in them.
 pub fn placed_note(placed: &[Placed]) -> String {
-    let lines: Vec<String> = placed.iter().map(|p| format!("line {}: {}", p.line, p.exprs.join(", "))).collect();
+    let lines: Vec<String> = placed.iter().map(|p| format!("{}:{}: {}", p.file, p.line, p.exprs.join(", "))).collect();
     format!(
         "note: the --print expressions are compiled where they are printed ({}), as `auto {PROBE_PREFIX}…` locals; an error there is an expression that does not compile at that point",
         lines.join("; ")

@@ -683,8 +683,10 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
         // Which probes the errors are in.
         let mut blamed = false;
         for (file, at, message) in &outcome.error_spots {
-            let _ = file;
-            let Some(pl) = outcome.placed.iter().find(|p| p.edits.first().is_some_and(|r| (r.0..r.1).contains(at))) else { continue };
+            let Some(pl) = outcome.placed.iter().find(|p| &p.file == file && p.edits.first().is_some_and(|r| (r.0..r.1).contains(at)))
+            else {
+                continue;
+            };
             blamed = true;
             let i = spec_probe[pl.spec];
             match &probes[i] {
@@ -735,7 +737,7 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
     for s in &log.stops {
         let f = *file_index.entry(s.span.file).or_insert_with(|| {
             let sf = sources.file(s.span.file);
-            let text = crate::debug::without_probes(&sf.text, &o.placed);
+            let text = crate::debug::without_probes(&sf.text, &sf.name, &o.placed);
             rec.files.push(SourceText { name: sf.name.clone(), lines: text.lines().map(str::to_string).collect() });
             rec.files.len() - 1
         });
@@ -762,9 +764,10 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
         let Some(placed) = o.placed.get(p.hit.probe as usize) else { continue };
         let Some(&probe) = spec_probe.get(placed.spec) else { continue };
         let next = p.after_stops;
-        let target = if stops.get(next).is_some_and(|s| s.line == placed.line) {
+        let at = |s: &Stop| s.line == placed.line && rec.files.get(s.file).is_some_and(|f| f.name == placed.file);
+        let target = if stops.get(next).is_some_and(at) {
             Some(next)
-        } else if next > 0 && stops.get(next - 1).is_some_and(|s| s.line == placed.line) {
+        } else if next > 0 && stops.get(next - 1).is_some_and(at) {
             Some(next - 1)
         } else {
             None

@@ -168,7 +168,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let name = args.file.display().to_string();
     let grid = parse_dims(&args.grid, "--grid")?;
     let tg = parse_dims(&args.threadgroup, "--threadgroup")?;
-    let pp = compile_options(&args.pp, Some(&args.file));
+    let mut pp = compile_options(&args.pp, Some(&args.file));
     if args.debug.is_some() && (args.json || args.bench.is_some()) {
         return Err("debug prints a table: drop --json and --bench".into());
     }
@@ -179,7 +179,10 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
                 DispatchKind::Threadgroups => [0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])),
             };
             req.check_thread(grid_threads)?;
-            crate::debug::instrument_file(&name, &text, &pp, req)?
+            let done = crate::debug::instrument_file(&name, &text, &pp, req)?;
+            // Probes in headers: the compile reads the edited headers.
+            pp.captured_headers = done.headers.map(std::sync::Arc::new);
+            (done.text, done.placed)
         }
         None => (text, Vec::new()),
     };

@@ -312,3 +312,42 @@ fn simd_group_functions_in_expressions_see_their_group() {
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(out(&o).contains("     1 |          20 |         190\n"), "{}", out(&o));
 }
+
+/// A kernel whose work is in a header, as MLX's and candle's are.
+const SOFTMAX_H: &str = "#pragma once
+template <typename T>
+T scaled_exp(T x, T m) {
+    T d = x - m;
+    T e = metal::exp(d);
+    return e;
+}
+";
+
+const USES_HEADER: &str = "#include <metal_stdlib>
+#include \"softmax.h\"
+using namespace metal;
+
+kernel void sm(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+               uint i [[thread_position_in_grid]]) {
+    out[i] = scaled_exp(a[i], 3.0f);
+}
+";
+
+#[test]
+fn print_file_line_in_a_header() {
+    let d = temp("header");
+    std::fs::write(d.join("softmax.h"), SOFTMAX_H).unwrap();
+    std::fs::write(d.join("sm.metal"), USES_HEADER).unwrap();
+    let target =
+        ["sm.metal", "--kernel", "sm", "--grid", "4", "--threadgroup", "4", "--arg", "a=arange(4):f32", "--arg", "out=zeros(4):f32"];
+    let o = debug(&d, &["--thread", "1", "--print", "softmax.h:5: x, d", "--print", "7: i, a[i]"], &target);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    insta::assert_snapshot!("print_in_header", out(&o));
+    // A header the kernel does not read, and a header line without a statement.
+    let o = debug(&d, &["--thread", "1", "--print", "other.h:5: x"], &target);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("`other.h` is not a file this kernel reads; its headers are: "), "{}", err(&o));
+    let o = debug(&d, &["--thread", "1", "--print", "softmax.h:2: x"], &target);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("line 2 of `") && err(&o).contains("softmax.h` has no statement"), "{}", err(&o));
+}

@@ -429,3 +429,28 @@ fn file_and_line_places_parse() {
     assert_eq!((p.file, p.line), (None, 5));
     assert!(crate::debug::parse_print("x.h: 3").is_err());
 }
+
+#[test]
+fn breakpoints_and_conditions_in_a_header() {
+    let header = "#pragma once\ntemplate <typename T>\nT twice(T x) {\n    T y = x * 2;\n    return y;\n}\n";
+    let src = "#include \"twice.h\"\nkernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    out[i] = twice(a[i]);
+}
+";
+    let fx = fixture(src);
+    std::fs::write(fx._dir.path().join("twice.h"), header).expect("write");
+    let mut d = start(&fx, [3, 0, 0]);
+    apply(&fx, &mut d, Command::Break { file: Some("twice.h".into()), line: 5, thread: None, condition: Some("y > 5".into()) });
+    d.pos = 0;
+    d.apply(Command::Continue);
+    assert_eq!((line(&d), var(&d, "y")), (Some(5), Some("6")), "{}", d.message);
+    assert!(d.rec.files[d.stop().unwrap().file].name.ends_with("twice.h"));
+    // Thread 2's y is 4: the condition is false there.
+    apply(&fx, &mut d, Command::Thread([2, 0, 0]));
+    d.pos = 0;
+    d.apply(Command::Continue);
+    assert!(d.finished(), "{}", d.message);
+    d.apply(Command::Clear(Some("twice.h".into()), 5));
+    assert!(d.message.contains("twice.h:5 removed"), "{}", d.message);
+}

@@ -23,7 +23,13 @@ pub struct SourceText {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProbeFor {
     Watch(String),
-    Condition { file: Option<String>, line: u32, expr: String },
+    /// A watch shown in every lane of the SIMD-group (`lanes EXPR`).
+    Lanes(String),
+    Condition {
+        file: Option<String>,
+        line: u32,
+        expr: String,
+    },
 }
 
 /// One stop: the thread is about to run the statement on `line`.
@@ -45,6 +51,8 @@ pub struct Stop {
     pub values: Vec<(usize, String)>,
     /// Findings of this thread in the statement about to run (`kind: message`).
     pub faults: Vec<String>,
+    /// The `lanes` watch here, lane by lane (`—`: the lane is not running it).
+    pub lanes: Option<Vec<String>>,
 }
 
 /// Everything one run showed about the watched thread.
@@ -133,6 +141,8 @@ pub enum Command {
     /// Go to finding N (counting from 1): its thread, at its line.
     Finding(usize),
     Watch(String),
+    /// Show an expression in every lane of the SIMD-group (`None`: stop).
+    Lanes(Option<String>),
     /// Remove watch N (counting from 1).
     Unwatch(usize),
     Thread([u32; 3]),
@@ -157,6 +167,7 @@ pub enum Effect {
 
 pub const HELP: &str = "commands: s[tep] | n[ext] | fin[ish] | c[ontinue] | b[ack] | rc (reverse continue) | u[ntil] [FILE:]LINE | \
 break [FILE:]LINE [thread X,Y,Z] [if EXPR] | clear [FILE:]LINE | findings on|off | finding N | w[atch] EXPR | unwatch N | \
+l[anes] EXPR (in all 32 lanes) | \
 t[hread] X,Y,Z | simd N | group X,Y,Z | restart | q[uit]";
 
 /// Parse a typed command.
@@ -191,6 +202,7 @@ pub fn parse_command(text: &str) -> Result<Command, String> {
             .ok_or_else(|| "`finding N` goes to finding N (1, 2, … as listed): its thread, at its line".to_string()),
         "w" | "watch" if !rest.is_empty() => Ok(Command::Watch(rest.to_string())),
         "w" | "watch" => Err("`watch` needs an MSL expression, e.g. `watch a[i] * 2`".into()),
+        "l" | "lanes" => Ok(Command::Lanes((!rest.is_empty()).then(|| rest.to_string()))),
         "unwatch" => rest.parse::<usize>().map(Command::Unwatch).map_err(|_| "`unwatch` needs a watch number (1, 2, …)".to_string()),
         "t" | "thread" => parse_dims0(rest, "thread").map(Command::Thread),
         "simd" => rest.parse::<u32>().map(Command::Simd).map_err(|_| "`simd` needs a SIMD-group number (0, 1, …)".to_string()),
@@ -252,6 +264,8 @@ pub struct Debugger {
     pub watches: Vec<String>,
     /// The thread to record next.
     pub thread: [u32; 3],
+    /// The expression shown across the SIMD-group's lanes.
+    pub lanes: Option<String>,
     /// A line of the main file the user points at (run to / break here).
     pub cursor: u32,
     pub message: String,
@@ -291,6 +305,7 @@ impl Debugger {
     /// at their breakpoint's line.
     pub fn probes(&self) -> Vec<ProbeFor> {
         let mut out: Vec<ProbeFor> = self.watches.iter().map(|w| ProbeFor::Watch(w.clone())).collect();
+        out.extend(self.lanes.iter().map(|e| ProbeFor::Lanes(e.clone())));
         for b in &self.breakpoints {
             if let Some(c) = &b.condition {
                 out.push(ProbeFor::Condition { file: b.file.clone(), line: b.line, expr: c.clone() });
@@ -533,6 +548,14 @@ impl Debugger {
                 self.anchor = self.anchor_here();
                 return Effect::Rerun;
             }
+            Command::Lanes(expr) => {
+                if expr.is_none() {
+                    self.message = "the SIMD-group view is closed".into();
+                }
+                self.lanes = expr;
+                self.anchor = self.anchor_here();
+                return Effect::Rerun;
+            }
             Command::Unwatch(n) => {
                 if n == 0 || n > self.watches.len() {
                     self.message = format!("there is no watch {n} ({} watches)", self.watches.len());
@@ -596,11 +619,11 @@ impl Debugger {
 
     /// What a rerun may change, to put back when it fails.
     pub fn settings(&self) -> Settings {
-        Settings { breakpoints: self.breakpoints.clone(), watches: self.watches.clone(), thread: self.thread }
+        Settings { breakpoints: self.breakpoints.clone(), watches: self.watches.clone(), thread: self.thread, lanes: self.lanes.clone() }
     }
 
     pub fn restore(&mut self, s: Settings) {
-        (self.breakpoints, self.watches, self.thread) = (s.breakpoints, s.watches, s.thread);
+        (self.breakpoints, self.watches, self.thread, self.lanes) = (s.breakpoints, s.watches, s.thread, s.lanes);
         self.anchor = None;
     }
 }
@@ -611,6 +634,7 @@ pub struct Settings {
     breakpoints: Vec<Breakpoint>,
     watches: Vec<String>,
     thread: [u32; 3],
+    lanes: Option<String>,
 }
 
 /// Why there is no recording.
@@ -657,7 +681,9 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
         let mut spec_probe = Vec::new();
         for (i, p) in probes.iter().enumerate().filter(|(i, _)| !off[*i]) {
             specs.push(match p {
-                ProbeFor::Watch(e) => PrintSpec { file: None, line: 0, exprs: vec![e.clone()], everywhere: true, skip: skip[i].clone() },
+                ProbeFor::Watch(e) | ProbeFor::Lanes(e) => {
+                    PrintSpec { file: None, line: 0, exprs: vec![e.clone()], everywhere: true, skip: skip[i].clone() }
+                }
                 ProbeFor::Condition { file, line, expr } => {
                     PrintSpec { file: file.clone(), ..PrintSpec::at(*line, vec![format!("(bool)({expr})")]) }
                 }
@@ -690,7 +716,7 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
             blamed = true;
             let i = spec_probe[pl.spec];
             match &probes[i] {
-                ProbeFor::Watch(_) => {
+                ProbeFor::Watch(_) | ProbeFor::Lanes(_) => {
                     if !skip[i].contains(&pl.line) {
                         skip[i].push(pl.line);
                     }
@@ -754,6 +780,7 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
             accesses_omitted: s.accesses_omitted,
             values: Vec::new(),
             faults: s.faults.iter().map(|f| format!("{}: {}", f.kind.name(), f.message)).collect(),
+            lanes: None,
         });
     }
     // The kernel's own file: where depth-1 stops are.
@@ -773,7 +800,12 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
             None
         };
         if let Some(t) = target {
-            let v = p.hit.text();
+            let (lane, _) = rec.simd_position();
+            let undefined = matches!(p.lanes.get(lane as usize), Some(Some(gpu::stops::LaneValue::Undefined)));
+            let v = if undefined { "undefined".to_string() } else { p.hit.text() };
+            if matches!(probes.get(probe), Some(ProbeFor::Lanes(_))) {
+                stops[t].lanes = Some((0..p.lanes.len()).map(|i| p.lane_text(i)).collect());
+            }
             let values = &mut stops[t].values;
             match values.iter_mut().find(|x| x.0 == probe) {
                 Some(x) => x.1 = v,

@@ -454,3 +454,65 @@ fn breakpoints_and_conditions_in_a_header() {
     d.apply(Command::Clear(Some("twice.h".into()), 5));
     assert!(d.message.contains("twice.h:5 removed"), "{}", d.message);
 }
+
+/// A fixture of `n` threads in one threadgroup.
+fn fixture_n(src: &str, n: u32) -> Fixture {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("scan.metal");
+    std::fs::write(&file, src).expect("write");
+    let (n, a, out) = (n.to_string(), format!("a=arange({n}):f32"), format!("out=zeros({n}):f32"));
+    let argv = [file.to_str().expect("utf-8 path"), "--kernel", "scan", "--grid", &n, "--threadgroup", &n, "--arg", &a, "--arg", &out]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    Fixture { _dir: dir, target: Target { argv, test: None } }
+}
+
+const SHUFFLE: &str = "#include <metal_stdlib>
+using namespace metal;
+kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+    float v = a[i];
+    float below = simd_shuffle_down(v, 1);
+    simd_vote vote = simd_ballot(v > 3);
+    if (lane < 31)
+        out[i] = v + below;
+}
+";
+
+#[test]
+fn lanes_shows_an_expression_in_the_whole_simd_group() {
+    // 20 threads: lanes 20..31 of the SIMD-group do not exist.
+    let fx = fixture_n(SHUFFLE, 20);
+    let mut d = start(&fx, [5, 0, 0]);
+    apply(&fx, &mut d, Command::Lanes(Some("below".into())));
+    d.apply(Command::RunTo(None, 8));
+    let lanes = d.stop().unwrap().lanes.clone().expect("the lanes view");
+    assert_eq!(lanes.len(), 20);
+    assert_eq!((lanes[0].as_str(), lanes[5].as_str(), lanes[18].as_str()), ("1", "6", "19"));
+    // Lane 19 reads lane 20, which does not exist: undefined, never a plausible value.
+    assert_eq!(lanes[19], "undefined");
+    // A ballot is a mask: its lanes show in hex.
+    assert_eq!(var(&d, "vote"), Some("1048560 (0xffff0)"));
+    apply(&fx, &mut d, Command::Lanes(None));
+    assert_eq!(d.stop().unwrap().lanes, None);
+}
+
+#[test]
+fn a_simdgroup_matrix_shows_its_values() {
+    let src = "#include <metal_stdlib>
+using namespace metal;
+kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    simdgroup_float8x8 m;
+    simdgroup_load(m, a, 8);
+    simdgroup_store(m, out, 8);
+}
+";
+    let fx = fixture_n(src, 64);
+    let mut d = start(&fx, [0, 0, 0]);
+    d.apply(Command::RunTo(None, 7));
+    let m = var(&d, "m").unwrap();
+    assert!(m.starts_with("simdgroup_float8x8[[0, 1, 2, 3, 4, 5, 6, 7], [8, 9,"), "{m}");
+    assert!(m.ends_with("[56, 57, 58, 59, 60, 61, 62, 63]]"), "{m}");
+}

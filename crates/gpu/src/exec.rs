@@ -415,9 +415,18 @@ impl<'k> Machine<'k> {
             .iter()
             .take(crate::stops::MAX_VARS)
             .map(|v| {
-                let text = match &v.home {
-                    crate::stops::Home::Regs(r) => crate::stops::regs_text(&v.layout, r, &|reg| self.get(reg, lane)),
-                    crate::stops::Home::Memory(p) => {
+                let text = match (&v.home, &v.layout) {
+                    (crate::stops::Home::Regs(r), crate::stops::Layout::SimdMatrix { elem, name }) => {
+                        // Element e lives in the lane and slot Apple's layout says.
+                        let (first, n) = (lane / 32 * 32, self.n);
+                        crate::stops::simd_matrix_text(*elem, name, &|e| {
+                            let (l, slot) = crate::ops::matrix_lane_slot(e);
+                            let q = first + l;
+                            (q < n).then(|| r.get(slot).map(|&reg| self.get(reg, q))).flatten()
+                        })
+                    }
+                    (crate::stops::Home::Regs(r), _) => crate::stops::regs_text(&v.layout, r, &|reg| self.get(reg, lane)),
+                    (crate::stops::Home::Memory(p), _) => {
                         crate::stops::memory_text(&v.layout, &self.mem, *p, lane, &|q, n| self.bytes_written(q, n, lane))
                     }
                 };
@@ -1243,8 +1252,23 @@ impl<'k> Machine<'k> {
                 if let Some(l) = self.watched_lane(mask) {
                     let bits: Vec<u64> = regs.iter().map(|&r| self.get(r, l)).collect();
                     let hit = crate::probe::ProbeHit { probe: *probe, slot: *slot, kind: *kind, bits };
-                    if let Some(p) = self.stops.as_mut() {
-                        p.probe(hit.clone());
+                    if self.stops.is_some() {
+                        // The debugger's SIMD-group view: every lane of the group.
+                        let (first, n) = (l / 32 * 32, self.n);
+                        let lanes = (first..(first + 32).min(n))
+                            .map(|q| {
+                                if !mask.get(q) {
+                                    None
+                                } else if regs.iter().any(|&r| self.undef.undefined_at(r, q)) {
+                                    Some(crate::stops::LaneValue::Undefined)
+                                } else {
+                                    Some(crate::stops::LaneValue::Bits(regs.iter().map(|&r| self.get(r, q)).collect()))
+                                }
+                            })
+                            .collect();
+                        if let Some(p) = self.stops.as_mut() {
+                            p.probe(hit.clone(), lanes);
+                        }
                     }
                     if let Some(p) = self.probe.as_mut() {
                         p.record(hit);

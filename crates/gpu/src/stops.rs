@@ -49,8 +49,35 @@ pub enum Layout {
     Struct {
         fields: Vec<(String, u32, Layout)>,
     },
-    /// Something the debugger does not spell out (a simdgroup matrix…).
+    /// An 8x8 SIMD-group matrix (in registers: two elements per lane,
+    /// spread over the SIMD-group), shown as its 64 values by rows.
+    SimdMatrix {
+        elem: Scalar,
+        name: String,
+    },
+    /// Something the debugger does not spell out.
     Opaque(String),
+}
+
+/// Characters of a SIMD-group matrix's text (64 values).
+pub const MAX_MATRIX_CHARS: usize = 1600;
+
+/// The 8x8 values of a SIMD-group matrix, `get(e)` giving element `e`
+/// (row-major) or `None` when the lane holding it is not in the group:
+/// `simdgroup_float8x8[[r0c0, r0c1, …], [r1c0, …], …]`.
+pub fn simd_matrix_text(elem: Scalar, name: &str, get: &dyn Fn(usize) -> Option<u64>) -> String {
+    let rows: Vec<String> = (0..8)
+        .map(|r| {
+            let cells: Vec<String> = (0..8).map(|c| get(r * 8 + c).map(|b| scalar_text(elem, b)).unwrap_or_else(|| "?".into())).collect();
+            format!("[{}]", cells.join(", "))
+        })
+        .collect();
+    let mut text = format!("{name}[{}]", rows.join(", "));
+    if text.chars().count() > MAX_MATRIX_CHARS {
+        text = text.chars().take(MAX_MATRIX_CHARS).collect();
+        text.push('…');
+    }
+    text
 }
 
 /// Where a local lives.
@@ -129,6 +156,29 @@ pub struct Fault {
 pub struct StopProbe {
     pub after_stops: usize,
     pub hit: ProbeHit,
+    /// The same expression in every lane of the watched thread's
+    /// SIMD-group (lane i at index i): `None` for a lane not running it.
+    pub lanes: Vec<Option<LaneValue>>,
+}
+
+/// One lane's value of a probe.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LaneValue {
+    Bits(Vec<u64>),
+    /// Undefined by the specification (a SIMD-group function read an
+    /// inactive lane): shown as such, never as the poison bits.
+    Undefined,
+}
+
+impl StopProbe {
+    /// Lane `i`'s value as text (`—` inactive, `undefined`).
+    pub fn lane_text(&self, i: usize) -> String {
+        match self.lanes.get(i) {
+            Some(Some(LaneValue::Bits(b))) => ProbeHit { bits: b.clone(), ..self.hit.clone() }.text(),
+            Some(Some(LaneValue::Undefined)) => "undefined".into(),
+            _ => "—".into(),
+        }
+    }
 }
 
 /// What the watched thread did, stop by stop.
@@ -189,9 +239,10 @@ impl StopRecorder {
         self.log.stops.push(stop);
     }
 
-    pub fn probe(&mut self, hit: ProbeHit) {
-        if self.log.probes.len() < self.limit.saturating_mul(4) {
-            self.log.probes.push(StopProbe { after_stops: self.log.stops.len(), hit });
+    pub fn probe(&mut self, hit: ProbeHit, lanes: Vec<Option<LaneValue>>) {
+        if self.log.probes.len() < self.limit.saturating_mul(4) && self.bytes <= MAX_BYTES {
+            self.bytes += 64 + lanes.len() * (32 + 8 * hit.bits.len());
+            self.log.probes.push(StopProbe { after_stops: self.log.stops.len(), hit, lanes });
         }
     }
 
@@ -236,7 +287,7 @@ pub fn regs_text(layout: &Layout, regs: &[Reg], get: &dyn Fn(Reg) -> u64) -> Str
         Layout::Vector { elem, name, .. } => {
             Some(format!("{name}({})", bits.iter().map(|&b| scalar_text(*elem, b)).collect::<Vec<_>>().join(", ")))
         }
-        Layout::Opaque(what) => Some(format!("<{what}>")),
+        Layout::Opaque(what) | Layout::SimdMatrix { name: what, .. } => Some(format!("<{what}>")),
         _ => None,
     };
     cap(text.unwrap_or_else(|| "?".into()))
@@ -309,7 +360,7 @@ fn write_value(layout: &Layout, bytes: &[u8], off: i64, known: &dyn Fn(i64, u32)
             }
             out.push('}');
         }
-        Layout::Opaque(what) => out.push_str(&format!("<{what}>")),
+        Layout::Opaque(what) | Layout::SimdMatrix { name: what, .. } => out.push_str(&format!("<{what}>")),
     }
 }
 
@@ -320,9 +371,14 @@ fn read_scalar(s: Scalar, bytes: &[u8], off: i64) -> String {
     }
 }
 
-/// Register bits of scalar type `s` as MSL would print them.
+/// Register bits of scalar type `s` as MSL would print them; a large
+/// `ulong` (what a `simd_vote` ballot is) also in hex, where its lanes show.
 pub fn scalar_text(s: Scalar, bits: u64) -> String {
-    ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Value(s), bits: vec![bits] }.text()
+    let text = ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Value(s), bits: vec![bits] }.text();
+    if s == Scalar::ULong && bits > 0xffff {
+        return format!("{text} (0x{bits:x})");
+    }
+    text
 }
 
 fn cap(mut s: String) -> String {

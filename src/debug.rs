@@ -61,7 +61,7 @@ pub struct PrintSpec {
     /// Placed before every line with a statement (`line` unused), except
     /// the lines in `skip` (the interactive debugger's watches).
     pub everywhere: bool,
-    pub skip: Vec<u32>,
+    pub skip: Vec<(String, u32)>,
 }
 
 impl PrintSpec {
@@ -419,7 +419,7 @@ fn instrument(
             let mut lines: Vec<u32> = stops.iter().map(|s| line_of(prefix_lines, text, s.start)).collect();
             lines.sort();
             lines.dedup();
-            wanted.extend(lines.into_iter().filter(|l| !spec.skip.contains(l)).map(|l| (i, l)));
+            wanted.extend(lines.into_iter().filter(|&l| !spec.skip.contains(&(file_name.to_string(), l))).map(|l| (i, l)));
         } else {
             wanted.push((i, spec.line));
         }
@@ -538,13 +538,19 @@ fn instrument_headers(
     placed: &mut Vec<Placed>,
 ) -> Result<Option<msl::include::CapturedHeaders>, String> {
     let wanted: Vec<&str> = req.prints.iter().filter(|p| !main(p)).filter_map(|p| p.file.as_deref()).collect();
-    if wanted.is_empty() {
+    let everywhere = req.prints.iter().any(|p| p.everywhere);
+    if wanted.is_empty() && !everywhere {
         return Ok(None);
     }
     let headers: Vec<FileId> = sources.includes().iter().map(|e| e.to).collect();
+    // Watches go everywhere the thread can stop: every header too.
+    let mut wanted: Vec<String> = wanted.into_iter().map(str::to_string).collect();
+    if everywhere {
+        wanted.extend(headers.iter().map(|&h| sources.file(h).name.clone()));
+    }
     let mut edited: Vec<(FileId, String)> = Vec::new();
     for w in &wanted {
-        let Some(&id) = headers.iter().find(|&&h| names_file(&sources.file(h).name, w)) else {
+        let Some(&id) = headers.iter().find(|&&h| names_file(&sources.file(h).name, w.as_str())) else {
             let mut names: Vec<String> = headers.iter().map(|&h| sources.file(h).name.clone()).collect();
             names.sort();
             names.dedup();
@@ -557,7 +563,7 @@ fn instrument_headers(
             continue;
         }
         let f = sources.file(id);
-        let this = |p: &PrintSpec| !main(p) && p.file.as_deref().is_some_and(|x| names_file(&f.name, x));
+        let this = |p: &PrintSpec| p.everywhere || (!main(p) && p.file.as_deref().is_some_and(|x| names_file(&f.name, x)));
         let to_offset = |s: Span| (s.file == id).then_some(s.lo as usize);
         let (text, more) = instrument(&f.text, 0, &f.name, &stops(unit, &to_offset), &req.prints, &this, placed.len())?;
         placed.extend(more);

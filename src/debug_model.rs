@@ -314,6 +314,33 @@ impl Debugger {
         out
     }
 
+    /// The locals at the stop before this one in the same call (to mark
+    /// what changed).
+    pub fn previous_vars(&self) -> Option<&[(String, String)]> {
+        let s = self.stop()?;
+        let prev = self.rec.stops.get(self.pos.checked_sub(1)?)?;
+        (prev.depth == s.depth && prev.func == s.func).then_some(prev.vars.as_slice())
+    }
+
+    /// The calls the thread is in, outermost first: (function, line of
+    /// the call or, innermost, of the current stop).
+    pub fn call_stack(&self) -> Vec<(String, u32)> {
+        let Some(s) = self.stop() else { return Vec::new() };
+        let mut out = vec![(s.func.clone(), s.line)];
+        let mut depth = s.depth;
+        for p in self.rec.stops[..self.pos].iter().rev() {
+            if p.depth < depth {
+                out.push((p.func.clone(), p.line));
+                depth = p.depth;
+            }
+            if depth <= 1 {
+                break;
+            }
+        }
+        out.reverse();
+        out
+    }
+
     /// Take a new recording, landing where the last command asked.
     pub fn load(&mut self, rec: Recording) {
         self.rec = rec;
@@ -672,7 +699,7 @@ fn truthy(v: &str) -> bool {
 /// not in scope there) are dropped from that line and the run repeated.
 pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usize) -> Result<Recording, Failed> {
     // Lines each watch is left out of; conditions that do not compile.
-    let mut skip: Vec<Vec<u32>> = vec![Vec::new(); probes.len()];
+    let mut skip: Vec<Vec<(String, u32)>> = vec![Vec::new(); probes.len()];
     let mut off: Vec<bool> = vec![false; probes.len()];
     let mut notes: Vec<String> = Vec::new();
     for _round in 0..4 {
@@ -699,7 +726,9 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
                 if let (ProbeFor::Watch(e), false, false) = (p, skip[i].is_empty(), off[i]) {
                     let mut lines = skip[i].clone();
                     lines.sort();
-                    let shown: Vec<String> = lines.iter().take(8).map(|l| l.to_string()).collect();
+                    let main_name = rec.files.get(rec.main_file).map(|f| f.name.clone()).unwrap_or_default();
+                    let shown: Vec<String> =
+                        lines.iter().take(8).map(|(f, l)| if *f == main_name { l.to_string() } else { format!("{f}:{l}") }).collect();
                     let more = if lines.len() > 8 { ", …" } else { "" };
                     rec.notes.push(format!("watch `{e}` skips lines {}{more} (does not compile there)", shown.join(", ")));
                 }
@@ -717,8 +746,8 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
             let i = spec_probe[pl.spec];
             match &probes[i] {
                 ProbeFor::Watch(_) | ProbeFor::Lanes(_) => {
-                    if !skip[i].contains(&pl.line) {
-                        skip[i].push(pl.line);
+                    if !skip[i].contains(&(pl.file.clone(), pl.line)) {
+                        skip[i].push((pl.file.clone(), pl.line));
                     }
                 }
                 ProbeFor::Condition { line, expr, .. } => {
@@ -736,6 +765,13 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
         }
     }
     Err(Failed::Usage("the watches and conditions could not be placed; remove some (`unwatch N`, `clear LINE`)".into()))
+}
+
+/// Whether `span` is inside text the debugger inserted (a probe).
+fn in_probe(sources: &msl::source::SourceMap, placed: &[crate::debug::Placed], span: msl::source::Span) -> bool {
+    let name = &sources.file(span.file).name;
+    let at = span.lo as usize;
+    placed.iter().filter(|p| &p.file == name).any(|p| p.edits.iter().any(|r| (r.0..r.1).contains(&at)))
 }
 
 /// Turn one run's outcome into a recording.
@@ -776,7 +812,8 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
             vars_omitted: s.vars_omitted,
             simd_active: s.simd_active,
             simd_width: s.simd_width,
-            accesses: s.accesses.clone(),
+            // The debugger's own probes read memory too: not the line's accesses.
+            accesses: s.accesses.iter().filter(|a| !in_probe(&sources, &o.placed, a.span)).cloned().collect(),
             accesses_omitted: s.accesses_omitted,
             values: Vec::new(),
             faults: s.faults.iter().map(|f| format!("{}: {}", f.kind.name(), f.message)).collect(),

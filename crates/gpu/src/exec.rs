@@ -453,9 +453,9 @@ impl<'k> Machine<'k> {
 
     /// A load or store about to run: the watched thread's cell and its neighbours.
     fn stop_access(&mut self, inst: &Inst, mask: &Mask) {
-        let (ty, ptr, value, write) = match inst {
-            Inst::Load { ty, ptr, .. } => (*ty, *ptr, None, false),
-            Inst::Store { src, ty, ptr, .. } => (*ty, *ptr, Some(*src), true),
+        let (ty, ptr, value, write, at) = match inst {
+            Inst::Load { ty, ptr, at, .. } => (*ty, *ptr, None, false, *at),
+            Inst::Store { src, ty, ptr, at, .. } => (*ty, *ptr, Some(*src), true, *at),
             _ => return,
         };
         let Some(lane) = self.stops.as_ref().and_then(|p| p.lane_in(mask)) else { return };
@@ -465,10 +465,12 @@ impl<'k> Machine<'k> {
         // (The sanitizer names only the first lane of an instruction that
         // reads garbage; the watched thread's own read is known here.)
         let garbage = !write && !self.bytes_written(p, ty.size() as usize, lane);
-        let a = crate::stops::access_of(&self.mem, name, write, ty, p, bits, lane, &|q, n| self.bytes_written(q, n, lane));
+        let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
+        let place = (name, crate::stops::alloc_dims(self.k, p, ty.size()), span);
+        let a = crate::stops::access_of(&self.mem, place, write, ty, p, bits, lane, &|q, n| self.bytes_written(q, n, lane));
         if let Some(s) = self.stops.as_mut() {
             if garbage {
-                s.fault(lane, FindingKind::UninitializedRead, &format!("reads `{}[{}]` before it was written (garbage)", a.name, a.index));
+                s.fault(lane, FindingKind::UninitializedRead, &format!("reads `{}` before it was written (garbage)", a.place()));
             }
             s.access(a);
         }

@@ -120,6 +120,33 @@ pub struct MemAccess {
     /// The cells around it at the time: (index, value), the accessed one
     /// showing the value read or written.
     pub around: Vec<(i64, String)>,
+    /// Dimensions of a multi-dimensional threadgroup array (`As[16][16]`),
+    /// to name the cell as declared; empty otherwise.
+    pub dims: Vec<u32>,
+    /// The access in the source (the debugger leaves out its own probes').
+    pub span: Span,
+}
+
+impl MemAccess {
+    /// The cell as the source names it: `a[19]`, `As[1][3]`.
+    pub fn place(&self) -> String {
+        format!("{}{}", self.name, index_text(self.index, &self.dims))
+    }
+}
+
+/// `[19]`, or `[1][3]` for a flat index into an array of `dims`.
+pub fn index_text(index: i64, dims: &[u32]) -> String {
+    let total: i64 = dims.iter().map(|&d| d as i64).product();
+    if dims.len() < 2 || index < 0 || index >= total {
+        return format!("[{index}]");
+    }
+    let mut parts = Vec::new();
+    let mut rest = index;
+    for &d in dims.iter().rev() {
+        parts.push(rest % d.max(1) as i64);
+        rest /= d.max(1) as i64;
+    }
+    parts.iter().rev().map(|i| format!("[{i}]")).collect()
 }
 
 /// One stop of the watched thread.
@@ -393,7 +420,7 @@ fn cap(mut s: String) -> String {
 #[allow(clippy::too_many_arguments)]
 pub fn access_of(
     mem: &Memory,
-    name: String,
+    (name, dims, span): (String, Vec<u32>, Span),
     write: bool,
     ty: Scalar,
     p: u64,
@@ -425,11 +452,24 @@ pub fn access_of(
     if value.is_empty() {
         value = "out of bounds".into();
     }
-    MemAccess { write, name, index, value, around }
+    MemAccess { write, name, index, value, around, dims, span }
 }
 
 /// A name for the allocation `p` points into (`out`, `tile`), given the
 /// kernel's buffer and threadgroup variable names.
+/// Dimensions of the threadgroup array `p` points into when it is an
+/// array of scalars of `size` bytes (to name cells `As[i][j]`).
+pub fn alloc_dims(k: &crate::ir::Kernel, p: u64, size: u32) -> Vec<u32> {
+    let AllocKind::Threadgroup(i) = ptr_alloc(p).kind() else { return Vec::new() };
+    let Some(v) = k.threadgroup_vars.get(i as usize) else { return Vec::new() };
+    let elems: u64 = v.dims.iter().map(|&d| d as u64).product();
+    if elems * size as u64 == v.size as u64 {
+        v.dims.clone()
+    } else {
+        Vec::new()
+    }
+}
+
 pub fn alloc_name(k: &crate::ir::Kernel, p: u64) -> Option<String> {
     match ptr_alloc(p).kind() {
         AllocKind::Buffer(i) => k
@@ -478,6 +518,13 @@ mod tests {
         let mut out = String::new();
         write_value(&st, &bytes, 0, &|_, _| true, &mut out);
         assert_eq!(out, format!("{{x: 1.5, y: {}}}", 2.0f32.to_bits() as i32));
+    }
+
+    #[test]
+    fn flat_indices_of_2d_arrays_are_named_as_declared() {
+        assert_eq!(index_text(19, &[4, 8]), "[2][3]");
+        assert_eq!(index_text(19, &[32]), "[19]");
+        assert_eq!(index_text(40, &[4, 8]), "[40]", "out of the array: the flat offset");
     }
 
     #[test]

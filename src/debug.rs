@@ -362,6 +362,8 @@ fn line_of(file_prefix_lines: u32, text: &str, offset: usize) -> u32 {
 pub struct Placed {
     /// The file it is in (display name) and its line there.
     pub file: String,
+    /// The file is a header (not the kernel's own file).
+    pub header: bool,
     pub line: u32,
     pub exprs: Vec<String>,
     /// Which `PrintSpec` it came from.
@@ -373,6 +375,15 @@ pub struct Placed {
 }
 
 impl Placed {
+    /// `line 12`, or `softmax.h:70` in a header.
+    pub fn place(&self) -> String {
+        if self.header {
+            format!("{}:{}", self.file, self.line)
+        } else {
+            format!("line {}", self.line)
+        }
+    }
+
     /// Move the ranges by `by` bytes (the edited text starts that far into its file).
     fn shifted(mut self, by: usize) -> Placed {
         self.edits.iter_mut().for_each(|r| *r = (r.0 + by, r.1 + by));
@@ -474,6 +485,7 @@ fn instrument(
         .iter()
         .map(|(es, spec, line)| Placed {
             file: file_name.to_string(),
+            header: false,
             line: *line,
             exprs: prints[*spec].exprs.clone(),
             spec: *spec,
@@ -566,7 +578,7 @@ fn instrument_headers(
         let this = |p: &PrintSpec| p.everywhere || (!main(p) && p.file.as_deref().is_some_and(|x| names_file(&f.name, x)));
         let to_offset = |s: Span| (s.file == id).then_some(s.lo as usize);
         let (text, more) = instrument(&f.text, 0, &f.name, &stops(unit, &to_offset), &req.prints, &this, placed.len())?;
-        placed.extend(more);
+        placed.extend(more.into_iter().map(|p| Placed { header: true, ..p }));
         edited.push((id, text));
     }
     let entries = sources
@@ -633,11 +645,7 @@ pub fn render(req: &Request, tg: [u32; 3], placed: &[Placed], log: Option<&Probe
                 r.push(h.text());
             }
         }
-        let at = if place.file.is_empty() || !req.prints.get(place.spec).is_some_and(|p| p.file.is_some()) {
-            format!("line {}", place.line)
-        } else {
-            format!("{}:{}", place.file, place.line)
-        };
+        let at = place.place();
         out.push_str(&format!("\n{at}:\n"));
         if rows.is_empty() {
             out.push_str(&format!("  the thread never reached {at} (a guard, a branch or an earlier `return` kept it away)\n"));
@@ -875,7 +883,7 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
 
 /// Says where the `--print` expressions went, for compile errors in them.
 pub fn placed_note(placed: &[Placed]) -> String {
-    let lines: Vec<String> = placed.iter().map(|p| format!("{}:{}: {}", p.file, p.line, p.exprs.join(", "))).collect();
+    let lines: Vec<String> = placed.iter().map(|p| format!("{}: {}", p.place(), p.exprs.join(", "))).collect();
     format!(
         "note: the --print expressions are compiled where they are printed ({}), as `auto {PROBE_PREFIX}…` locals; an error there is an expression that does not compile at that point",
         lines.join("; ")

@@ -351,3 +351,79 @@ fn print_file_line_in_a_header() {
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("line 2 of `") && err(&o).contains("softmax.h` has no statement"), "{}", err(&o));
 }
+
+/// One copy kernel reading coalesced and one reading with a 128-byte
+/// stride; a tile written along a row and along a column.
+const COPIES: &str = "#include <metal_stdlib>
+using namespace metal;
+
+kernel void coalesced(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+    out[i] = a[i];
+}
+
+kernel void strided(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                    uint i [[thread_position_in_grid]]) {
+    out[i] = a[i * 32];
+}
+
+kernel void tiles(device float* out [[buffer(0)]], constant float& scale [[buffer(1)]],
+                  uint l [[thread_position_in_threadgroup]]) {
+    threadgroup float tile[32][32];
+    threadgroup float padded[32][33];
+    tile[0][l] = scale;
+    tile[l][0] = scale;
+    padded[l][0] = scale;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[l] = tile[0][l] + tile[l][0] + padded[l][0];
+}
+";
+
+fn profile_of(d: &Path, kernel: &str, args: &[&str], json: bool) -> Output {
+    let mut all = vec!["run", "copies.metal", "--kernel", kernel, "--grid", "64", "--threadgroup", "32", "--profile"];
+    all.extend_from_slice(args);
+    if json {
+        all.push("--json");
+    }
+    bin(d, &all)
+}
+
+#[test]
+fn profile_counts_transactions_bank_conflicts_and_constant_reads_apart() {
+    let d = temp("copies");
+    std::fs::write(d.join("copies.metal"), COPIES).unwrap();
+    let copy_args = ["--arg", "a=arange(2048):f32", "--arg", "out=zeros(64):f32"];
+    let tx = |kernel: &str| {
+        let o = profile_of(&d, kernel, &copy_args, true);
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+        let line =
+            v["profile"]["lines"].as_array().unwrap().iter().find(|l| l["source"].as_str().unwrap().starts_with("out[i]")).unwrap().clone();
+        (line["device_transactions"].as_u64().unwrap(), line["device_bytes"].as_u64().unwrap())
+    };
+    // Both move the same bytes; the strided read touches 8 times the segments.
+    let (c, s) = (tx("coalesced"), tx("strided"));
+    assert_eq!(c.1, s.1, "the same bytes");
+    // Two SIMD-groups: reads 4 segments each coalesced, 32 strided; writes 4 each.
+    assert_eq!((c.0, s.0), (2 * 4 + 2 * 4, 2 * 32 + 2 * 4));
+    insta::assert_snapshot!("profile_coalesced", out(&profile_of(&d, "coalesced", &copy_args, false)));
+    insta::assert_snapshot!("profile_strided", out(&profile_of(&d, "strided", &copy_args, false)));
+    // The tile: a row is conflict-free, a column of a 32-wide tile puts all
+    // 32 lanes in one bank (31 extra passes), the padded tile none.
+    let tile_args = ["--grid", "32", "--arg", "out=zeros(32):f32", "--arg", "scale=2:f32"];
+    let mut args = vec!["run", "copies.metal", "--kernel", "tiles", "--threadgroup", "32", "--profile", "--json"];
+    args.extend_from_slice(&tile_args);
+    let o = bin(&d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let lines = v["profile"]["lines"].as_array().unwrap();
+    let conflicts = |n: u64| lines.iter().find(|l| l["line"] == n).unwrap()["bank_conflicts"].as_u64().unwrap();
+    assert_eq!((conflicts(18), conflicts(19), conflicts(20)), (0, 31, 0));
+    // `scale` is constant memory: read apart, not device traffic.
+    let l18 = lines.iter().find(|l| l["line"] == 18).unwrap();
+    assert_eq!((l18["constant_reads"].as_u64(), l18["device_reads"].as_u64()), (Some(32), Some(0)));
+    assert_eq!(l18["constant_bytes"], 128);
+    assert_eq!(v["profile"]["occupancy"]["limited_by"], "threadgroup memory");
+    args.pop();
+    insta::assert_snapshot!("profile_bank_conflicts", out(&bin(&d, &args)));
+}

@@ -386,6 +386,12 @@ impl<'k> Machine<'k> {
         if let Some(p) = self.profiler.as_mut() {
             p.instruction(inst, mask);
         }
+        if let (Some(_), Inst::Load { ty, ptr, space, at, .. } | Inst::Store { ty, ptr, space, at, .. }) = (&self.profiler, inst) {
+            let lanes: Vec<(usize, u64)> = mask.lanes().map(|l| (l, self.get(*ptr, l))).collect();
+            if let Some(p) = self.profiler.as_mut() {
+                p.addresses(*at, *space, ty.size() as u64, &lanes);
+            }
+        }
         // (SIMD-group functions set their provenance lane by lane themselves.)
         if self.tracer.is_some()
             && !matches!(inst, Inst::Load { .. } | Inst::Store { .. } | Inst::MemCopy { .. } | Inst::Atomic { .. } | Inst::Lane { .. })

@@ -440,7 +440,10 @@ pub(crate) fn run_part<'a>(
     }
     tick(since_tick);
     report.trace = m.tracer.take().map(|t| t.trace);
-    report.profile = m.profiler.take().map(|p| p.finish(kernel));
+    let tg_mem = kernel.threadgroup_vars.iter().map(|v| v.size as u64).sum::<u64>()
+        + opts.threadgroup_buffers.values().map(|&s| s as u64).sum::<u64>();
+    let tg_threads = lanes as u64;
+    report.profile = m.profiler.take().map(|p| p.finish(kernel, tg_mem, tg_threads));
     report.probes = m.probe.take().map(|p| p.log);
     report.stops = m.stops.take().map(|p| p.log);
     report.logs = m.logger.take().map(|l| l.out);

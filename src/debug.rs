@@ -79,6 +79,8 @@ pub struct Request {
     /// Set by the interactive debugger: record the thread stop by stop and
     /// hand the outcome back here instead of printing.
     pub interactive: Option<Sink>,
+    /// Trace non-finite values (the debugger's `break nan`).
+    pub nan: bool,
 }
 
 /// Where an interactive run leaves what it found.
@@ -213,7 +215,7 @@ impl Request {
             return Err("--print 'LINE: expr, …' is required: what to show each time the thread reaches LINE".into());
         }
         let prints = a.prints.iter().map(|p| parse_print(p)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Request { thread, prints, limit: a.limit.unwrap_or(DEFAULT_LIMIT).max(1), interactive: None })
+        Ok(Request { thread, prints, limit: a.limit.unwrap_or(DEFAULT_LIMIT).max(1), interactive: None, nan: false })
     }
 
     /// The probe recorder's settings (the non-interactive form).
@@ -837,6 +839,7 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
     let mut call = puzzles::check::book_call(puzzle, case, &inputs);
     call.probe = req.probe();
     call.stops = req.stops();
+    call.nan = req.nan;
     let (header, body) = puzzles::split_source(&file_text);
     let body_offset = file_text.len() - body.len();
     let prefix_lines = file_text[..body_offset].bytes().filter(|&b| b == b'\n').count() as u32;

@@ -138,6 +138,8 @@ pub enum Command {
     Clear(Option<String>, u32),
     /// Whether the thread's own findings stop `continue` (on by default).
     BreakOnFindings(bool),
+    /// `break nan` / `clear nan`.
+    BreakNan(bool),
     /// Go to finding N (counting from 1): its thread, at its line.
     Finding(usize),
     Watch(String),
@@ -166,7 +168,7 @@ pub enum Effect {
 }
 
 pub const HELP: &str = "commands: s[tep] | n[ext] | fin[ish] | c[ontinue] | b[ack] | rc (reverse continue) | u[ntil] [FILE:]LINE | \
-break [FILE:]LINE [thread X,Y,Z] [if EXPR] | clear [FILE:]LINE | findings on|off | finding N | w[atch] EXPR | unwatch N | \
+break [FILE:]LINE [thread X,Y,Z] [if EXPR] | clear [FILE:]LINE | break nan | clear nan | findings on|off | finding N | w[atch] EXPR | unwatch N | \
 l[anes] EXPR (in all 32 lanes) | \
 t[hread] X,Y,Z | simd N | group X,Y,Z | restart | q[uit]";
 
@@ -188,6 +190,7 @@ pub fn parse_command(text: &str) -> Result<Command, String> {
         "rc" | "reverse-continue" => no_args(Command::ReverseContinue),
         "u" | "until" | "run" | "advance" => line(rest).map(|(f, l)| Command::RunTo(f, l)),
         "b" | "break" => parse_break(rest),
+        "clear" | "delete" | "d" if rest == "nan" => Ok(Command::BreakNan(false)),
         "clear" | "delete" | "d" => line(rest).map(|(f, l)| Command::Clear(f, l)),
         "findings" => match rest {
             "on" => Ok(Command::BreakOnFindings(true)),
@@ -217,6 +220,9 @@ pub fn parse_command(text: &str) -> Result<Command, String> {
 
 /// `LINE [thread X,Y,Z] [if EXPR]`.
 fn parse_break(rest: &str) -> Result<Command, String> {
+    if rest.trim() == "nan" {
+        return Ok(Command::BreakNan(true));
+    }
     let padded = format!(" {rest} ");
     let (head, condition) = match padded.split_once(" if ") {
         Some((h, c)) if !c.trim().is_empty() => (h.trim(), Some(c.trim().to_string())),
@@ -277,6 +283,9 @@ pub struct Debugger {
     pub stop_on_findings: bool,
     /// After the next `load`, go to the thread's first finding (if any).
     goto_fault: bool,
+    /// `break nan`: stop where the thread makes a NaN or infinity from
+    /// finite values (the run traces them).
+    pub break_nan: bool,
 }
 
 /// A place that survives a rerun: the Nth visit of a line (another thread
@@ -414,9 +423,13 @@ impl Debugger {
         })
     }
 
-    /// Whether the thread's own finding stops it at stop `i` (`findings on`).
+    /// Whether the thread's own finding stops it at stop `i` (`findings
+    /// on`), or the birth of a non-finite value (`break nan`).
     pub fn faults_at(&self, i: usize) -> bool {
-        self.stop_on_findings && self.rec.stops.get(i).is_some_and(|s| !s.faults.is_empty())
+        self.rec
+            .stops
+            .get(i)
+            .is_some_and(|s| s.faults.iter().any(|f| if f.starts_with("nan:") { self.break_nan } else { self.stop_on_findings }))
     }
 
     /// A condition's value at a stop (None: not evaluated there).
@@ -553,6 +566,16 @@ impl Debugger {
                 } else {
                     "`continue` now runs past findings (`findings on` to stop at them)".into()
                 };
+            }
+            Command::BreakNan(on) => {
+                self.break_nan = on;
+                self.message = if on {
+                    "`continue` stops where this thread makes a NaN or infinity from finite values (`clear nan` to stop)".into()
+                } else {
+                    "no longer stopping at NaN births".into()
+                };
+                self.anchor = self.anchor_here();
+                return Effect::Rerun;
             }
             Command::Finding(n) => {
                 let Some(site) = self.rec.finding_sites.get(n - 1).cloned() else {
@@ -697,7 +720,8 @@ fn truthy(v: &str) -> bool {
 /// Run the target for `thread` with `probes` placed and make a recording.
 /// Probes that do not compile at some line (a watch naming a local that is
 /// not in scope there) are dropped from that line and the run repeated.
-pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usize) -> Result<Recording, Failed> {
+/// `nan`: trace non-finite values (for `break nan`).
+pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usize, nan: bool) -> Result<Recording, Failed> {
     // Lines each watch is left out of; conditions that do not compile.
     let mut skip: Vec<Vec<(String, u32)>> = vec![Vec::new(); probes.len()];
     let mut off: Vec<bool> = vec![false; probes.len()];
@@ -717,7 +741,7 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
             });
             spec_probe.push(i);
         }
-        let req = Request { thread, prints: specs, limit, interactive: None };
+        let req = Request { thread, prints: specs, limit, interactive: None, nan };
         let outcome = target.record(&req).map_err(Failed::Usage)?;
         let Some(failure) = &outcome.failure else {
             let mut rec = recording_of(outcome, &spec_probe, probes, thread, limit);
@@ -816,7 +840,7 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
             accesses: s.accesses.iter().filter(|a| !in_probe(&sources, &o.placed, a.span)).cloned().collect(),
             accesses_omitted: s.accesses_omitted,
             values: Vec::new(),
-            faults: s.faults.iter().map(|f| format!("{}: {}", f.kind.name(), f.message)).collect(),
+            faults: s.faults.iter().map(|f| format!("{}: {}", f.kind, f.message)).collect(),
             lanes: None,
         });
     }

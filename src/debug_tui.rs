@@ -66,7 +66,7 @@ enum Input {
 
 pub fn run(target: Target, thread: [u32; 3], limit: usize) -> u8 {
     // Resolve and run the target first, so a bad one is an ordinary error.
-    let first = match record(&target, thread, &[], limit) {
+    let first = match record(&target, thread, &[], limit, false) {
         Ok(r) => r,
         Err(Failed::Usage(e)) => {
             eprintln!("error: {e}");
@@ -185,7 +185,7 @@ fn interact(target: &Target, dbg: &mut Debugger, limit: usize) -> std::io::Resul
             Effect::Rerun => {
                 let said = std::mem::replace(&mut dbg.message, "running the kernel…".into());
                 term.draw(|f| draw(f, dbg, &input, &view))?;
-                match record(target, dbg.thread, &dbg.probes(), limit) {
+                match record(target, dbg.thread, &dbg.probes(), limit, dbg.break_nan) {
                     Ok(rec) => {
                         dbg.load(rec);
                         dbg.message = if dbg.rec.thread_ran { said } else { opening_message(&dbg.rec) };

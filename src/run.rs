@@ -89,6 +89,9 @@ pub enum Check {
     None,
     Memory,
     All,
+    /// `all`, and for every NaN or infinity in the outputs, the operation
+    /// that first made a non-finite value from finite operands.
+    Nan,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -196,7 +199,9 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         eprint!("{}", msl::diag::render(lib.sources(), lib.diagnostics(), color));
     }
     crate::lint::check_constants_exist(&args.pp, lib.program())?;
-    let how = session::LowerKey { statement_marks: args.profile, debug_stops: crate::debug::Request::wants_stops(args.debug.as_ref()) };
+    let nan = matches!(args.check, Check::Nan) || args.debug.as_ref().is_some_and(|r| r.nan);
+    let how =
+        session::LowerKey { statement_marks: args.profile || nan, debug_stops: crate::debug::Request::wants_stops(args.debug.as_ref()) };
     let kernel = match lib.kernel_with(&args.kernel, how) {
         Ok(k) => k,
         Err(e) => return report_error(e, args, &placed),
@@ -238,12 +243,13 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         check: match args.check {
             Check::None => CheckLevel::None,
             Check::Memory => CheckLevel::Memory,
-            Check::All => CheckLevel::All,
+            Check::All | Check::Nan => CheckLevel::All,
         },
         budget: args.budget,
         count: args.counts,
         threads: args.threads,
         profile: args.profile,
+        nan,
         probe: args.debug.as_ref().and_then(|r| r.probe()),
         stops: args.debug.as_ref().and_then(|r| r.stops()),
         log: args.logging.options()?,
@@ -336,6 +342,9 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         if let Some(p) = &report.profile {
             doc["profile"] = crate::profile::json(&args.kernel, p, &outcome.sources, report.threads, report.threadgroups);
         }
+        if let Some(n) = &report.nan {
+            doc["nan"] = crate::nan::json(n, &outcome.sources);
+        }
         println!("{doc}");
     } else {
         let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
@@ -348,6 +357,9 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         }
         if let Some(p) = &report.profile {
             print!("{}", crate::profile::text(&args.kernel, p, &outcome.sources, report.threads, report.threadgroups));
+        }
+        if let Some(n) = &report.nan {
+            eprint!("{}", crate::nan::text(n, &outcome.sources));
         }
     }
     if let Some(path) = &args.junit {

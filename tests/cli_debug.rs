@@ -427,3 +427,70 @@ fn profile_counts_transactions_bank_conflicts_and_constant_reads_apart() {
     args.pop();
     insta::assert_snapshot!("profile_bank_conflicts", out(&bin(&d, &args)));
 }
+
+/// A softmax that forgets to subtract the row's maximum: `exp` of a large
+/// input overflows, and inf / inf is NaN.
+const SOFTMAX: &str = "#include <metal_stdlib>
+using namespace metal;
+
+kernel void softmax(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                    uint i [[thread_position_in_grid]]) {
+    float e = exp(x[i]);
+    float total = simd_sum(e);
+    out[i] = e / total;
+}
+";
+
+/// A float32 .npy file of `vals`.
+fn npy_f32(vals: &[f32]) -> Vec<u8> {
+    let mut hdr = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", vals.len());
+    while (10 + hdr.len() + 1) % 64 != 0 {
+        hdr.push(' ');
+    }
+    hdr.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((hdr.len() as u16).to_le_bytes());
+    out.extend(hdr.as_bytes());
+    out.extend(vals.iter().flat_map(|v| v.to_le_bytes()));
+    out
+}
+
+#[test]
+fn check_nan_names_the_operation_that_overflowed() {
+    let d = temp("nan");
+    std::fs::write(d.join("softmax.metal"), SOFTMAX).unwrap();
+    let mut x: Vec<f32> = (0..32).map(|k| k as f32 * 0.5).collect();
+    x[5] = 121.3;
+    std::fs::write(d.join("x.npy"), npy_f32(&x)).unwrap();
+    let args = [
+        "run",
+        "softmax.metal",
+        "--kernel",
+        "softmax",
+        "--grid",
+        "32",
+        "--threadgroup",
+        "32",
+        "--arg",
+        "x=@x.npy",
+        "--arg",
+        "out=zeros(32):f32",
+    ];
+    let mut with = args.to_vec();
+    with.extend(["--check", "nan"]);
+    let o = bin(&d, &with);
+    assert_eq!(o.status.code(), Some(0), "NaN outputs are reported, not errors: {}", err(&o));
+    insta::assert_snapshot!("check_nan_softmax", err(&o));
+    with.push("--json");
+    let v: serde_json::Value = serde_json::from_str(&out(&bin(&d, &with))).unwrap();
+    let n = &v["nan"][0];
+    assert_eq!((n["buffer"].as_str(), n["index"].as_i64(), n["value"].as_str()), (Some("out"), Some(5), Some("nan")));
+    assert_eq!((n["born"]["line"].as_u64(), n["born"]["what"].as_str()), (Some(6), Some("exp(121.3) overflows float (inf)")));
+    // Without --check nan nothing is traced or said.
+    let o = bin(&d, &args);
+    assert!(!err(&o).contains("born"), "{}", err(&o));
+    let mut j = args.to_vec();
+    j.push("--json");
+    let v: serde_json::Value = serde_json::from_str(&out(&bin(&d, &j))).unwrap();
+    assert!(v.get("nan").is_none());
+}

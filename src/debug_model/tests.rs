@@ -29,14 +29,14 @@ fn fixture(src: &str) -> Fixture {
 /// A debugger on `thread`, after its first recording.
 fn start(fx: &Fixture, thread: [u32; 3]) -> Debugger {
     let mut d = Debugger::new(thread);
-    d.load(record(&fx.target, thread, &[], 10_000).expect("records"));
+    d.load(record(&fx.target, thread, &[], 10_000, false).expect("records"));
     d
 }
 
 /// Apply a command, re-recording when it asks to.
 fn apply(fx: &Fixture, d: &mut Debugger, c: Command) {
     if d.apply(c) == Effect::Rerun {
-        let rec = record(&fx.target, d.thread, &d.probes(), 10_000).expect("records");
+        let rec = record(&fx.target, d.thread, &d.probes(), 10_000, d.break_nan).expect("records");
         d.load(rec);
     }
 }
@@ -109,7 +109,7 @@ fn the_active_mask_shows_divergence() {
     // Only the odd threads of the group take the else branch.
     assert_eq!(d.stop().unwrap().simd_active, 0b1010);
     d.apply(Command::Thread([4, 0, 0]));
-    let rec = record(&fx.target, d.thread, &[], 10_000).unwrap();
+    let rec = record(&fx.target, d.thread, &[], 10_000, false).unwrap();
     d.load(rec);
     d.apply(Command::RunTo(None, 19));
     assert_eq!(d.stop().unwrap().simd_active, 0b0101);
@@ -243,7 +243,7 @@ fn switching_thread_simd_group_and_threadgroup_keeps_the_place() {
 fn recordings_are_capped_with_a_clear_message() {
     let fx = fixture(SCAN);
     let mut d = Debugger::new([7, 0, 0]);
-    d.load(record(&fx.target, [7, 0, 0], &[], 5).unwrap());
+    d.load(record(&fx.target, [7, 0, 0], &[], 5, false).unwrap());
     assert!(d.rec.truncated && d.rec.stops.len() == 5);
     d.apply(Command::Continue);
     assert!(d.message.contains("recording stopped after 5 stops"), "{}", d.message);
@@ -252,12 +252,12 @@ fn recordings_are_capped_with_a_clear_message() {
 #[test]
 fn compile_errors_and_bad_arguments_are_failures_not_recordings() {
     let fx = fixture(&SCAN.replace("acc += tile[k];", "acc += tile[q];"));
-    match record(&fx.target, [0, 0, 0], &[], 100) {
+    match record(&fx.target, [0, 0, 0], &[], 100, false) {
         Err(Failed::Kernel(text)) => assert!(text.contains("scan.metal:16"), "{text}"),
         other => panic!("expected a compile failure, got {other:?}"),
     }
     let fx = fixture(SCAN);
-    match record(&fx.target, [9, 0, 0], &[], 100) {
+    match record(&fx.target, [9, 0, 0], &[], 100, false) {
         Err(Failed::Usage(text)) => assert!(text.contains("outside the grid"), "{text}"),
         other => panic!("expected a usage error, got {other:?}"),
     }
@@ -277,7 +277,7 @@ fn a_puzzle_and_an_mlx_body_are_targets_too() {
         .unwrap();
     let target = Target { argv: vec!["1".into(), "--dir".into(), dir.path().join("ws").display().to_string()], test: None };
     let mut d = Debugger::new([2, 0, 0]);
-    d.load(record(&target, [2, 0, 0], &[ProbeFor::Watch("a[local_i]".into())], 100).unwrap());
+    d.load(record(&target, [2, 0, 0], &[ProbeFor::Watch("a[local_i]".into())], 100, false).unwrap());
     assert!(d.rec.what.starts_with("puzzle 1 (Map), test 1"), "{}", d.rec.what);
     d.apply(Command::RunTo(None, body_line));
     assert_eq!(var(&d, "local_i"), Some("2"));
@@ -291,7 +291,7 @@ fn a_puzzle_and_an_mlx_body_are_targets_too() {
     let argv = [body.to_str().unwrap(), "--input", "inp=arange(4):f32", "--output", "out:float32:4", "--grid", "4", "--threadgroup", "4"];
     let target = Target { argv: argv.iter().map(|s| s.to_string()).collect(), test: None };
     let mut d = Debugger::new([3, 0, 0]);
-    d.load(record(&target, [3, 0, 0], &[], 100).unwrap());
+    d.load(record(&target, [3, 0, 0], &[], 100, false).unwrap());
     d.apply(Command::RunTo(None, 2));
     assert_eq!(var(&d, "i"), Some("3"));
     let a: Vec<(bool, &str, &str)> = d.stop().unwrap().accesses.iter().map(|a| (a.write, a.name.as_str(), a.value.as_str())).collect();
@@ -340,7 +340,7 @@ fn a_capture_is_a_target_and_steps_like_its_source() {
     std::fs::remove_file(dir.join("scan.metal")).unwrap();
     let target = Target { argv: vec![cap.display().to_string()], test: None };
     let mut d = Debugger::new([5, 0, 0]);
-    d.load(record(&target, [5, 0, 0], &[], 10_000).expect("records"));
+    d.load(record(&target, [5, 0, 0], &[], 10_000, false).expect("records"));
     assert!(d.rec.what.starts_with("capture `"), "{}", d.rec.what);
     let mut seen = vec![line(&d).unwrap()];
     while !d.finished() {
@@ -515,4 +515,34 @@ kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer
     let m = var(&d, "m").unwrap();
     assert!(m.starts_with("simdgroup_float8x8[[0, 1, 2, 3, 4, 5, 6, 7], [8, 9,"), "{m}");
     assert!(m.ends_with("[56, 57, 58, 59, 60, 61, 62, 63]]"), "{m}");
+}
+
+#[test]
+fn break_nan_stops_where_the_thread_makes_an_infinity() {
+    let src = "#include <metal_stdlib>
+using namespace metal;
+kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    float x = a[i] * 10.0f;
+    float e = exp(x);
+    out[i] = e / simd_sum(e);
+}
+";
+    let fx = fixture_n(src, 20);
+    let mut d = start(&fx, [9, 0, 0]);
+    d.apply(Command::Continue);
+    assert!(d.finished(), "no break on NaN unless asked: {}", d.message);
+    d.pos = 0;
+    apply(&fx, &mut d, Command::BreakNan(true));
+    d.pos = 0;
+    d.apply(Command::Continue);
+    assert_eq!(line(&d), Some(6), "{}", d.message);
+    assert!(d.message.contains("exp(90) overflows float (inf)"), "{}", d.message);
+    // A thread whose values stay finite runs to the end.
+    apply(&fx, &mut d, Command::Thread([2, 0, 0]));
+    d.pos = 0;
+    d.apply(Command::Continue);
+    assert!(d.finished(), "{}", d.message);
+    assert_eq!(parse_command("break nan"), Ok(Command::BreakNan(true)));
+    assert_eq!(parse_command("clear nan"), Ok(Command::BreakNan(false)));
 }

@@ -264,6 +264,8 @@ pub struct Machine<'k> {
     pub tracer: Option<Box<crate::trace::Tracer>>,
     /// Per-site statistics, when profiling.
     pub profiler: Option<Box<crate::profile::Profiler>>,
+    /// `--check nan`: where non-finite values are born (`nan.rs`).
+    pub nan: Option<Box<crate::nan::NanTracker>>,
     /// The debugger's watched thread, when debugging.
     pub probe: Option<Box<crate::probe::ProbeRecorder>>,
     /// The interactive debugger's watched thread, stop by stop.
@@ -319,6 +321,7 @@ impl<'k> Machine<'k> {
             tg_linear: 0,
             tracer: None,
             profiler: None,
+            nan: None,
             probe: None,
             stops: None,
             logger: None,
@@ -353,6 +356,9 @@ impl<'k> Machine<'k> {
         if let Some(p) = self.stops.as_mut() {
             p.start_threadgroup(&geo);
         }
+        if let Some(t) = self.nan.as_mut() {
+            t.start_threadgroup();
+        }
         self.budget = self.budget_total;
         self.alive = Mask::first(self.n);
         self.returned_at.clear();
@@ -375,7 +381,8 @@ impl<'k> Machine<'k> {
 
     /// Recompute `observers` after attaching or removing one.
     pub fn update_observing(&mut self) {
-        self.observers = self.tracer.is_some() || self.profiler.is_some() || self.probe.is_some() || self.stops.is_some();
+        self.observers =
+            self.tracer.is_some() || self.profiler.is_some() || self.probe.is_some() || self.stops.is_some() || self.nan.is_some();
     }
 
     /// Tell the attached observers about an instruction the lanes in `mask` ran.
@@ -476,7 +483,7 @@ impl<'k> Machine<'k> {
         let a = crate::stops::access_of(&self.mem, place, write, ty, p, bits, lane, &|q, n| self.bytes_written(q, n, lane));
         if let Some(s) = self.stops.as_mut() {
             if garbage {
-                s.fault(lane, FindingKind::UninitializedRead, &format!("reads `{}` before it was written (garbage)", a.place()));
+                s.fault(lane, FindingKind::UninitializedRead.name(), &format!("reads `{}` before it was written (garbage)", a.place()));
             }
             s.access(a);
         }
@@ -731,7 +738,7 @@ impl<'k> Machine<'k> {
         let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
         let (thread, tg) = (self.geo.global(l), self.geo.tg_pos);
         if let Some(st) = self.stops.as_mut() {
-            st.fault(l, kind, &message);
+            st.fault(l, kind.name(), &message);
         }
         self.findings.report(kind, span, None, thread, tg, self.geo.requested_tg, message)
     }
@@ -903,7 +910,7 @@ impl<'k> Machine<'k> {
             RaceThreads { first, first_tg, second: self.geo.global(l), second_tg: self.geo.tg_pos, tg_size: self.geo.requested_tg };
         let f = report_race(&mut self.findings, self.k, r, threads, at, write, cross_tg);
         if let Some(st) = self.stops.as_mut() {
-            st.fault(l, FindingKind::DataRace, &f.message);
+            st.fault(l, FindingKind::DataRace.name(), &f.message);
         }
         if let (Some(w), true) = (weak, f.count == 1) {
             let which = if w.simdgroup { "simdgroup_barrier" } else { "threadgroup_barrier" };
@@ -1081,6 +1088,15 @@ impl<'k> Machine<'k> {
     pub(crate) fn exec_simple(&mut self, inst: &Inst, mask: &Mask) {
         if self.observers {
             self.observe_inst(inst, mask);
+            if self.nan.is_some() {
+                let before = self.nan_before(inst, mask);
+                if !self.undef.is_empty() {
+                    self.track_undefined(inst, mask);
+                }
+                self.simple(inst, mask);
+                self.nan_after(inst, mask, before);
+                return;
+            }
         }
         if self.undef.is_empty() {
             self.simple(inst, mask);
@@ -1146,7 +1162,7 @@ impl<'k> Machine<'k> {
                 self.map_generic(*dst, &[c, a, b], |v| if v[0] != 0 { v[1] } else { v[2] });
             }
             Inst::BitCast { dst, dst_ty, src, src_ty } => self.bitcast(dst, *dst_ty, src, *src_ty),
-            Inst::Math { f, ty, dst, args } => self.math(*f, *ty, *dst, args),
+            Inst::Math { f, ty, dst, args, .. } => self.math(*f, *ty, *dst, args),
             Inst::Geometric { name, ty, dst, args } => self.geometric(name, *ty, dst, args),
             Inst::Special { name, ty, dst, args } => self.special(name, *ty, dst, args),
             Inst::PtrIndex { dst, ptr, index, index_ty, scale } => self.ptr_index(*dst, *ptr, *index, *index_ty, *scale),

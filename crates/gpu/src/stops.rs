@@ -174,7 +174,9 @@ pub struct StopRecord {
 /// A finding of the watched thread, at the stop it happened after.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fault {
-    pub kind: crate::FindingKind,
+    /// The finding kind's name (`out-of-bounds`), or `nan` for a birth
+    /// of a non-finite value under `--check nan`.
+    pub kind: &'static str,
     pub message: String,
 }
 
@@ -274,7 +276,7 @@ impl StopRecorder {
     }
 
     /// A finding made by lane `lane` (kept when it is the watched thread's).
-    pub fn fault(&mut self, lane: usize, kind: crate::FindingKind, message: &str) {
+    pub fn fault(&mut self, lane: usize, kind: &'static str, message: &str) {
         if self.lane != Some(lane) || self.log.truncated {
             return;
         }

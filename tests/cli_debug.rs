@@ -494,3 +494,47 @@ fn check_nan_names_the_operation_that_overflowed() {
     let v: serde_json::Value = serde_json::from_str(&out(&bin(&d, &j))).unwrap();
     assert!(v.get("nan").is_none());
 }
+
+#[test]
+fn a_runaway_loop_names_the_thread_in_it_and_its_loop() {
+    let d = temp("runaway");
+    let src = "#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float x = 0;
+    if (i == 5) {
+        for (uint j = 0; j < 10; j += 0) {
+            x += 1;
+        }
+    }
+    out[i] = x;
+}
+";
+    std::fs::write(d.join("loop.metal"), src).unwrap();
+    let o = bin(
+        &d,
+        &[
+            "run",
+            "loop.metal",
+            "--kernel",
+            "k",
+            "--grid",
+            "8",
+            "--threadgroup",
+            "8",
+            "--arg",
+            "out=zeros(8):f32",
+            "--budget",
+            "10000",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let f = &v["findings"][0];
+    assert_eq!(
+        (f["kind"].as_str(), f["line"].as_u64(), f["thread"].clone()),
+        (Some("runaway-kernel"), Some(6), serde_json::json!([5, 0, 0]))
+    );
+    assert!(f["message"].as_str().unwrap().contains("while thread (5, 0, 0) in the grid, (5, 0, 0) in threadgroup (0, 0, 0) was still in this loop (the only thread of its threadgroup in it)"), "{f}");
+}

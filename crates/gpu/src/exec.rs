@@ -1033,8 +1033,24 @@ impl<'k> Machine<'k> {
             Inst::Loop { at, .. } => Some(*at),
             _ => None,
         };
+        // Blame a thread that is in the innermost loop running, and that
+        // loop, not the threadgroup's first thread (which may have left).
+        let looping = self.frames.iter().rev().find_map(|f| match f {
+            crate::flow::Frame::Loop { inst: Inst::Loop { at, .. }, live, .. } => live.lanes().next().map(|l| (l, *at, live.count())),
+            _ => None,
+        });
+        let at = at.or(looping.map(|x| x.1));
         let span = at.map(|a| self.k.accesses[a as usize].span).or(self.last_loop_span).unwrap_or(self.k.span);
-        let lane = self.alive.lanes().next().unwrap_or(0);
+        let lane = looping.map(|x| x.0).or_else(|| self.alive.lanes().next()).unwrap_or(0);
+        let n = self.budget_total;
+        let message = match looping {
+            Some((_, _, count)) => format!(
+                "the kernel ran more than {n} instructions in one threadgroup and was stopped while {} was still in this loop ({}): does the loop ever end for it?",
+                self.thread_name(lane),
+                if count == 1 { "the only thread of its threadgroup in it".to_string() } else { format!("with {} other threads of its threadgroup", count - 1) }
+            ),
+            None => format!("the kernel ran more than {n} instructions in one threadgroup and was stopped: is there a loop that never ends?"),
+        };
         self.findings.report(
             FindingKind::RunawayKernel,
             span,
@@ -1042,10 +1058,7 @@ impl<'k> Machine<'k> {
             self.geo.global(lane),
             self.geo.tg_pos,
             self.geo.requested_tg,
-            format!(
-                "the kernel ran more than {} instructions in one threadgroup and was stopped: is there a loop that never ends?",
-                self.budget_total
-            ),
+            message,
         );
     }
 

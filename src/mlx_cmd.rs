@@ -249,7 +249,11 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         nan: matches!(args.check, Check::Nan) || args.debug.as_ref().is_some_and(|r| r.nan),
         probe: args.debug.as_ref().and_then(|r| r.probe()),
         stops: args.debug.as_ref().and_then(|r| r.stops()),
-        log: args.logging.options()?,
+        log: {
+            let groups = [0, 1, 2].map(|d| grid[d].div_ceil(threadgroup[d].max(1)));
+            let watched = args.debug.as_ref().filter(|r| r.interactive.is_none()).map(|r| r.thread);
+            crate::logs::run_options(&args.logging, grid, groups, watched)?
+        },
         cancel: None,
         atomics_last_lane_first: false,
         schedules: args.schedules.schedules,

@@ -252,7 +252,14 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         nan,
         probe: args.debug.as_ref().and_then(|r| r.probe()),
         stops: args.debug.as_ref().and_then(|r| r.stops()),
-        log: args.logging.options()?,
+        log: {
+            let (threads, groups) = match args.dispatch {
+                DispatchKind::Threads => (grid, [0, 1, 2].map(|d| grid[d].div_ceil(tg[d]))),
+                DispatchKind::Threadgroups => ([0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])), grid),
+            };
+            let watched = args.debug.as_ref().filter(|r| r.interactive.is_none()).map(|r| r.thread);
+            crate::logs::run_options(&args.logging, threads, groups, watched)?
+        },
         schedules: args.schedules.schedules,
         schedule_tolerance: args.schedules.tolerance(),
         ..Default::default()

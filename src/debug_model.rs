@@ -502,7 +502,22 @@ impl Debugger {
                     }
                     None => {
                         self.go(self.rec.stops.len());
-                        self.message = format!("{} (no breakpoint or finding on the way)", self.end_message());
+                        // Say which breakpoints this thread never gets to.
+                        let never: Vec<String> = self
+                            .breakpoints
+                            .iter()
+                            .filter(|b| {
+                                let f = self.file_named(b.file.as_deref());
+                                !self.rec.stops.iter().any(|s| Some(s.file) == f && s.line == b.line)
+                            })
+                            .map(|b| place_text(&b.file, b.line))
+                            .collect();
+                        let never = if never.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; this thread never runs {} (a guard or branch keeps it away: try another thread)", never.join(", "))
+                        };
+                        self.message = format!("{} (no breakpoint or finding on the way{never})", self.end_message());
                     }
                 }
             }

@@ -546,3 +546,15 @@ kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer
     assert_eq!(parse_command("break nan"), Ok(Command::BreakNan(true)));
     assert_eq!(parse_command("clear nan"), Ok(Command::BreakNan(false)));
 }
+
+#[test]
+fn a_breakpoint_the_thread_never_reaches_is_named() {
+    let fx = fixture(SCAN);
+    // Thread 5 is odd: it never runs line 19 (the even branch).
+    let mut d = start(&fx, [5, 0, 0]);
+    d.apply(Command::Break { file: None, line: 19, thread: None, condition: None });
+    assert!(d.message.contains("never stops there"), "{}", d.message);
+    d.apply(Command::Continue);
+    assert!(d.finished());
+    assert!(d.message.contains("this thread never runs line 19"), "{}", d.message);
+}

@@ -80,6 +80,18 @@ pub fn is_capture(target: &str) -> bool {
 pub struct ReplayArgs {
     /// The capture file (`.mpcapture`).
     pub file: PathBuf,
+    /// Replace an argument (MLX: an input) before replaying:
+    /// NAME=@x.npy, NAME=VALUE:DTYPE or NAME=GEN(SHAPE):DTYPE, as `run` takes.
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    pub args: Vec<String>,
+    /// Replay with this source instead of the captured one (a full source,
+    /// or an MLX kernel's body); the captured headers are kept.
+    #[arg(long, value_name = "FILE")]
+    pub source: Option<PathBuf>,
+    /// Write the capture's arrays as .npy files into DIR (DIR/inputs/NAME.npy
+    /// before the run, DIR/outputs/NAME.npy after) instead of replaying.
+    #[arg(long, value_name = "DIR")]
+    pub extract: Option<PathBuf>,
 }
 
 /// `replay FILE`: run the capture again; exit 0 when outputs and findings
@@ -89,7 +101,14 @@ pub fn replay(args: &ReplayArgs) -> u8 {
 }
 
 fn replay_inner(args: &ReplayArgs) -> Result<u8, String> {
-    let c = Capture::read(&args.file)?;
+    let mut c = Capture::read(&args.file)?;
+    if let Some(dir) = &args.extract {
+        if !args.args.is_empty() || args.source.is_some() {
+            return Err("--extract writes the capture's arrays as they are: drop --arg and --source".into());
+        }
+        return extract(&c, &args.file, dir);
+    }
+    let changes = change(&mut c, args)?;
     let r = match capture::replay(&c, &ReplayOptions::default()) {
         Ok(r) => r,
         Err(e) => return compile_failed(e, &[]),
@@ -98,7 +117,84 @@ fn replay_inner(args: &ReplayArgs) -> Result<u8, String> {
     // Names, titles and messages come from the file: never let them
     // drive the terminal.
     print!("{}", msl::text::printable(&capture::summary(&args.file.display().to_string(), &c, &r, &cmp)));
-    Ok(if cmp.reproduces() { EXIT_OK } else { EXIT_BAD_RESULT })
+    if changes.is_empty() {
+        return Ok(if cmp.reproduces() { EXIT_OK } else { EXIT_BAD_RESULT });
+    }
+    // A changed replay is a new run: differences from the record are the
+    // point; its own error findings decide the exit status.
+    println!("changed before replaying (so outputs and findings may differ from the record):");
+    for ch in &changes {
+        println!("  {}", msl::text::printable(ch));
+    }
+    Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })
+}
+
+/// Apply `--arg` and `--source` to the capture; what was changed, in words.
+fn change(c: &mut Capture, args: &ReplayArgs) -> Result<Vec<String>, String> {
+    let mut said = Vec::new();
+    for a in &args.args {
+        let (name, spec) = a.split_once('=').ok_or_else(|| format!("--arg `{a}` must look like NAME=VALUE"))?;
+        let name = name.trim();
+        let array = match session::bind::parse_value_within(name, spec, arrays::MAX_TOTAL_BUFFER_BYTES)? {
+            session::bind::Value::Array(x) => x,
+            session::bind::Value::Json(_) => {
+                return Err(format!("--arg {name}: a replay takes arrays and scalars (NAME=@x.npy, NAME=3:u32), not JSON"))
+            }
+        };
+        let records = match &mut c.program {
+            Program::Source { arguments, .. } => arguments,
+            Program::Mlx { inputs, .. } => inputs,
+        };
+        let names: Vec<String> = records.iter().map(|r| r.name.clone()).collect();
+        let Some(rec) = records.iter_mut().find(|r| r.name == name) else {
+            return Err(format!("--arg {name}: the capture has no argument `{name}`; its arguments are: {}", names.join(", ")));
+        };
+        let before = format!("{} {:?}", rec.dtype, rec.shape);
+        *rec = capture::ArrayRecord::new(name, &array, rec.output, true);
+        said.push(format!("argument `{name}`: {before} → {} {:?} from `{}`", rec.dtype, rec.shape, spec.trim()));
+    }
+    if let Some(path) = &args.source {
+        let text = session::read_source(path)?;
+        let shown = path.display().to_string();
+        match &mut c.program {
+            // Keep the captured name: the captured headers are keyed by it.
+            Program::Source { main, .. } => main.text = text,
+            Program::Mlx { source, source_file, .. } => {
+                *source = text.clone();
+                *source_file = capture::FileRecord { name: shown.clone(), text, offset: 0 };
+            }
+        }
+        said.push(format!("source: `{shown}` instead of the captured one"));
+    }
+    Ok(said)
+}
+
+/// `replay FILE --extract DIR`: every array of the capture as a `.npy` file.
+fn extract(c: &Capture, file: &Path, dir: &Path) -> Result<u8, String> {
+    let before = match &c.program {
+        Program::Source { arguments, .. } => arguments,
+        Program::Mlx { inputs, .. } => inputs,
+    };
+    let mut written = 0;
+    for (sub, records) in [("inputs", before), ("outputs", &c.outputs)] {
+        let folder = dir.join(sub);
+        for rec in records.iter() {
+            let Ok(array) = rec.to_array() else {
+                eprintln!("note: `{}` is not stored in the capture (only its checksum): skipped", msl::text::printable(&rec.name));
+                continue;
+            };
+            // Names come from the file: keep them to plain file names.
+            let safe: String = rec.name.chars().map(|ch| if ch.is_ascii_alphanumeric() || ch == '_' { ch } else { '_' }).collect();
+            let path = folder.join(format!("{safe}.npy"));
+            files::refuse_overwrite(&path, &[file.to_path_buf()], "--extract")?;
+            std::fs::create_dir_all(&folder).map_err(|e| format!("cannot create `{}`: {e}", folder.display()))?;
+            array.write_npy(&path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+            println!("{}", path.display());
+            written += 1;
+        }
+    }
+    eprintln!("{written} arrays written under {} (inputs/ before the run, outputs/ after)", dir.display());
+    Ok(EXIT_OK)
 }
 
 /// A replay that could not run: compile errors are exit 1, a damaged capture exit 2.
@@ -133,9 +229,15 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
     let opts = capture::compile_options(&c.compile);
     let placed = match &mut c.program {
         Program::Source { main, .. } => {
-            let (text, placed) = instrument_file(&main.name, &main.text, &opts, req)?;
-            main.text = text;
-            placed
+            let done = instrument_file(&main.name, &main.text, &opts, req)?;
+            main.text = done.text;
+            // Probes in headers: the capture's own headers, edited.
+            for e in done.headers.iter().flat_map(|h| &h.entries) {
+                for h in c.compile.headers.iter_mut().filter(|h| h.from == e.from && h.spelled == e.spelled && h.quoted == e.quoted) {
+                    h.text = e.text.clone();
+                }
+            }
+            done.placed
         }
         Program::Mlx { .. } => {
             let (kernel, call) = capture::mlx_parts(&c).map_err(|e| e.to_string())?;

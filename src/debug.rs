@@ -54,17 +54,19 @@ pub struct DebugArgs {
 /// `LINE: expr, expr`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PrintSpec {
+    /// A header's name or path (`softmax.h`); `None`: the kernel's own file.
+    pub file: Option<String>,
     pub line: u32,
     pub exprs: Vec<String>,
     /// Placed before every line with a statement (`line` unused), except
     /// the lines in `skip` (the interactive debugger's watches).
     pub everywhere: bool,
-    pub skip: Vec<u32>,
+    pub skip: Vec<(String, u32)>,
 }
 
 impl PrintSpec {
     pub fn at(line: u32, exprs: Vec<String>) -> PrintSpec {
-        PrintSpec { line, exprs, everywhere: false, skip: Vec::new() }
+        PrintSpec { file: None, line, exprs, everywhere: false, skip: Vec::new() }
     }
 }
 
@@ -77,10 +79,20 @@ pub struct Request {
     /// Set by the interactive debugger: record the thread stop by stop and
     /// hand the outcome back here instead of printing.
     pub interactive: Option<Sink>,
+    /// Trace non-finite values (the debugger's `break nan`).
+    pub nan: bool,
 }
 
 /// Where an interactive run leaves what it found.
 pub type Sink = std::rc::Rc<std::cell::RefCell<Outcome>>;
+
+/// Where a finding happened (the first thread that hit it).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FindingSite {
+    pub thread: [u32; 3],
+    pub file: String,
+    pub line: u32,
+}
 
 /// One run of the target for the interactive debugger.
 #[derive(Debug, Default)]
@@ -90,6 +102,8 @@ pub struct Outcome {
     pub placed: Vec<Placed>,
     /// Sanitizer findings, rendered (no colour).
     pub findings: Vec<String>,
+    /// Where each finding is: its first thread, file name and line.
+    pub finding_sites: Vec<FindingSite>,
     /// The kernel did not compile: the rendered errors, and where they are
     /// (file name, byte offset) so probes that cause them can be dropped.
     pub failure: Option<String>,
@@ -120,14 +134,46 @@ impl Outcome {
     pub fn finished(&mut self, report: &gpu::RunReport, sources: &SourceMap, placed: &[Placed]) {
         self.stops = report.stops.clone();
         self.findings = report.findings.iter().map(|f| msl::diag::render(sources, &[f.to_diagnostic()], false)).collect();
+        self.finding_sites = report
+            .findings
+            .iter()
+            .map(|f| FindingSite { thread: f.thread, file: sources.file(f.span.file).name.clone(), line: sources.line_col(f.span).0 })
+            .collect();
         self.sources = Some(sources.clone());
         self.placed = placed.to_vec();
     }
 }
 
+/// `LINE` or `FILE:LINE` (a header the kernel includes, by name or path).
+pub fn parse_place(s: &str) -> Result<(Option<String>, u32), String> {
+    let (file, line) = match s.rsplit_once(':') {
+        Some((f, l)) if !f.trim().is_empty() => (Some(f.trim().to_string()), l),
+        _ => (None, s),
+    };
+    let line = line.trim().parse::<u32>().map_err(|_| format!("`{}` is not a line number", line.trim()))?;
+    Ok((file, line))
+}
+
 pub fn parse_print(s: &str) -> Result<PrintSpec, String> {
-    let (line, rest) = s.split_once(':').ok_or_else(|| format!("--print `{s}` must look like 'LINE: expr, expr' (e.g. '5: i, a[i]')"))?;
-    let line: u32 = line.trim().parse().map_err(|_| format!("--print `{s}`: `{}` is not a line number", line.trim()))?;
+    let shape =
+        || format!("--print `{s}` must look like 'LINE: expr, expr' or 'FILE:LINE: expr, …' (e.g. '5: i, a[i]', 'softmax.h:70: x')");
+    let (head, mut rest) = s.split_once(':').ok_or_else(shape)?;
+    let head = head.trim();
+    let file = match head.parse::<u32>() {
+        Ok(_) => None,
+        // `FILE:LINE:`: the line is the next field.
+        Err(_) if !head.is_empty() && !head.contains(char::is_whitespace) && rest.contains(':') => Some(head.to_string()),
+        Err(_) => return Err(format!("--print `{s}`: `{head}` is not a line number (nor FILE:LINE)")),
+    };
+    let line_text = match file {
+        Some(_) => {
+            let (l, r) = rest.split_once(':').ok_or_else(shape)?;
+            rest = r;
+            l.trim()
+        }
+        None => head,
+    };
+    let line: u32 = line_text.parse().map_err(|_| format!("--print `{s}`: `{line_text}` is not a line number"))?;
     let exprs = split_exprs(rest);
     if exprs.is_empty() {
         return Err(format!("--print `{s}` names no expression; add some after the colon, e.g. '{line}: i, a[i]'"));
@@ -135,7 +181,7 @@ pub fn parse_print(s: &str) -> Result<PrintSpec, String> {
     if let Some(e) = exprs.iter().find(|e| e.contains(['\n', ';', '{', '}'])) {
         return Err(format!("--print expression `{e}` must be one expression on one line (no `;`, braces or line breaks)"));
     }
-    Ok(PrintSpec::at(line, exprs))
+    Ok(PrintSpec { file, ..PrintSpec::at(line, exprs) })
 }
 
 /// Split at the commas that are not inside brackets (`a[min(i, 3)], b`).
@@ -169,7 +215,7 @@ impl Request {
             return Err("--print 'LINE: expr, …' is required: what to show each time the thread reaches LINE".into());
         }
         let prints = a.prints.iter().map(|p| parse_print(p)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Request { thread, prints, limit: a.limit.unwrap_or(DEFAULT_LIMIT).max(1), interactive: None })
+        Ok(Request { thread, prints, limit: a.limit.unwrap_or(DEFAULT_LIMIT).max(1), interactive: None, nan: false })
     }
 
     /// The probe recorder's settings (the non-interactive form).
@@ -316,6 +362,10 @@ fn line_of(file_prefix_lines: u32, text: &str, offset: usize) -> u32 {
 /// One `--print` placed in the source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placed {
+    /// The file it is in (display name) and its line there.
+    pub file: String,
+    /// The file is a header (not the kernel's own file).
+    pub header: bool,
     pub line: u32,
     pub exprs: Vec<String>,
     /// Which `PrintSpec` it came from.
@@ -327,6 +377,15 @@ pub struct Placed {
 }
 
 impl Placed {
+    /// `line 12`, or `softmax.h:70` in a header.
+    pub fn place(&self) -> String {
+        if self.header {
+            format!("{}:{}", self.file, self.line)
+        } else {
+            format!("line {}", self.line)
+        }
+    }
+
     /// Move the ranges by `by` bytes (the edited text starts that far into its file).
     fn shifted(mut self, by: usize) -> Placed {
         self.edits.iter_mut().for_each(|r| *r = (r.0 + by, r.1 + by));
@@ -334,9 +393,9 @@ impl Placed {
     }
 }
 
-/// `text` with the inserted probes of `placed` taken out again.
-pub fn without_probes(text: &str, placed: &[Placed]) -> String {
-    let mut ranges: Vec<(usize, usize)> = placed.iter().flat_map(|p| p.edits.iter().copied()).collect();
+/// `text` of file `file` with the inserted probes of `placed` taken out again.
+pub fn without_probes(text: &str, file: &str, placed: &[Placed]) -> String {
+    let mut ranges: Vec<(usize, usize)> = placed.iter().filter(|p| p.file == file).flat_map(|p| p.edits.iter().copied()).collect();
     ranges.sort();
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
@@ -351,26 +410,29 @@ pub fn without_probes(text: &str, placed: &[Placed]) -> String {
     out
 }
 
-/// Insert the probes of `prints` into `text` (the editable part of file
-/// `file_name`, which starts `prefix_lines` lines into the file).
+/// Insert the probes of the `prints` that `here` accepts into `text` (the
+/// editable part of file `file_name`, which starts `prefix_lines` lines
+/// into the file); probes are numbered from `first_probe`.
 fn instrument(
     text: &str,
     prefix_lines: u32,
     file_name: &str,
     stops: &[Stop],
     prints: &[PrintSpec],
+    here: &dyn Fn(&PrintSpec) -> bool,
+    first_probe: usize,
 ) -> Result<(String, Vec<Placed>), String> {
     let mut edits: Vec<(usize, String)> = Vec::new();
     // (indices of the probe's edits, its spec and line)
     let mut placed_at: Vec<(Vec<usize>, usize, u32)> = Vec::new();
     // One placement per (spec, line): every line with a statement for `everywhere`.
     let mut wanted: Vec<(usize, u32)> = Vec::new();
-    for (i, spec) in prints.iter().enumerate() {
+    for (i, spec) in prints.iter().enumerate().filter(|(_, p)| here(p)) {
         if spec.everywhere {
             let mut lines: Vec<u32> = stops.iter().map(|s| line_of(prefix_lines, text, s.start)).collect();
             lines.sort();
             lines.dedup();
-            wanted.extend(lines.into_iter().filter(|l| !spec.skip.contains(l)).map(|l| (i, l)));
+            wanted.extend(lines.into_iter().filter(|&l| !spec.skip.contains(&(file_name.to_string(), l))).map(|l| (i, l)));
         } else {
             wanted.push((i, spec.line));
         }
@@ -395,6 +457,7 @@ fn instrument(
                 if near.is_empty() { "(none)".to_string() } else { near.join(", ") }
             ));
         };
+        let p = first_probe + p;
         let decls: Vec<String> = spec.exprs.iter().enumerate().map(|(s, e)| format!("auto {PROBE_PREFIX}{p}_{s} = ({e});")).collect();
         let probe = format!("{{ {} }}", decls.join(" "));
         match stop.spot {
@@ -423,6 +486,8 @@ fn instrument(
     let placed: Vec<Placed> = placed_at
         .iter()
         .map(|(es, spec, line)| Placed {
+            file: file_name.to_string(),
+            header: false,
             line: *line,
             exprs: prints[*spec].exprs.clone(),
             spec: *spec,
@@ -447,13 +512,89 @@ fn parse_unit(sources: &mut SourceMap, file: FileId, opts: &msl::CompileOptions)
     msl::parse::parse(&tokens, &mut diags)
 }
 
-/// Instrument a full source file (`run`'s form).
-pub fn instrument_file(name: &str, text: &str, opts: &msl::CompileOptions, req: &Request) -> Result<(String, Vec<Placed>), String> {
+/// A source with the probes placed.
+pub struct Instrumented {
+    pub text: String,
+    pub placed: Vec<Placed>,
+    /// When a probe went into a header: every header the source includes,
+    /// as text, the instrumented ones edited (for
+    /// `CompileOptions::captured_headers`, so the compile reads these).
+    pub headers: Option<msl::include::CapturedHeaders>,
+}
+
+/// Whether `name` (a display name or path) is what `wanted` names: the
+/// same, or the same file name.
+pub fn names_file(name: &str, wanted: &str) -> bool {
+    let base = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or(p).to_string();
+    name == wanted || base(name) == base(wanted)
+}
+
+/// Instrument a full source file (`run`'s form), and the headers it
+/// includes that a `FILE:LINE` names.
+pub fn instrument_file(name: &str, text: &str, opts: &msl::CompileOptions, req: &Request) -> Result<Instrumented, String> {
     let mut sources = SourceMap::new();
     let file = sources.add(name, text);
     let unit = parse_unit(&mut sources, file, opts);
+    let main = |p: &PrintSpec| p.file.as_deref().is_none_or(|f| names_file(name, f));
     let to_offset = |s: Span| (s.file == file).then_some(s.lo as usize);
-    instrument(text, 0, name, &stops(&unit, &to_offset), &req.prints)
+    let (text, mut placed) = instrument(text, 0, name, &stops(&unit, &to_offset), &req.prints, &main, 0)?;
+    let headers = instrument_headers(&sources, &unit, req, &main, &mut placed)?;
+    Ok(Instrumented { text, placed, headers })
+}
+
+/// Place the probes of `FILE:LINE` specs (those `main` does not take) in
+/// the headers `sources` read; appends to `placed`.
+fn instrument_headers(
+    sources: &SourceMap,
+    unit: &TranslationUnit,
+    req: &Request,
+    main: &dyn Fn(&PrintSpec) -> bool,
+    placed: &mut Vec<Placed>,
+) -> Result<Option<msl::include::CapturedHeaders>, String> {
+    let wanted: Vec<&str> = req.prints.iter().filter(|p| !main(p)).filter_map(|p| p.file.as_deref()).collect();
+    let everywhere = req.prints.iter().any(|p| p.everywhere);
+    if wanted.is_empty() && !everywhere {
+        return Ok(None);
+    }
+    let headers: Vec<FileId> = sources.includes().iter().map(|e| e.to).collect();
+    // Watches go everywhere the thread can stop: every header too.
+    let mut wanted: Vec<String> = wanted.into_iter().map(str::to_string).collect();
+    if everywhere {
+        wanted.extend(headers.iter().map(|&h| sources.file(h).name.clone()));
+    }
+    let mut edited: Vec<(FileId, String)> = Vec::new();
+    for w in &wanted {
+        let Some(&id) = headers.iter().find(|&&h| names_file(&sources.file(h).name, w.as_str())) else {
+            let mut names: Vec<String> = headers.iter().map(|&h| sources.file(h).name.clone()).collect();
+            names.sort();
+            names.dedup();
+            return Err(format!(
+                "`{w}` is not a file this kernel reads; its headers are: {}",
+                if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
+            ));
+        };
+        if edited.iter().any(|e| e.0 == id) {
+            continue;
+        }
+        let f = sources.file(id);
+        let this = |p: &PrintSpec| p.everywhere || (!main(p) && p.file.as_deref().is_some_and(|x| names_file(&f.name, x)));
+        let to_offset = |s: Span| (s.file == id).then_some(s.lo as usize);
+        let (text, more) = instrument(&f.text, 0, &f.name, &stops(unit, &to_offset), &req.prints, &this, placed.len())?;
+        placed.extend(more.into_iter().map(|p| Placed { header: true, ..p }));
+        edited.push((id, text));
+    }
+    let entries = sources
+        .includes()
+        .iter()
+        .map(|e| msl::include::CapturedInclude {
+            from: sources.file(e.from).name.clone(),
+            spelled: e.spelled.clone(),
+            quoted: e.quoted,
+            name: sources.file(e.to).name.clone(),
+            text: edited.iter().find(|x| x.0 == e.to).map(|x| x.1.clone()).unwrap_or_else(|| sources.file(e.to).text.clone()),
+        })
+        .collect();
+    Ok(Some(msl::include::CapturedHeaders { entries }))
 }
 
 /// Instrument an MLX body: `g` is the source generated for the original
@@ -473,7 +614,15 @@ pub fn instrument_body(
     let unit = parse_unit(&mut sources, file, opts);
     let (lo, hi) = (g.source_offset + g.body_range.start, g.source_offset + g.body_range.end);
     let to_offset = |s: Span| (s.file == file && (lo..=hi).contains(&(s.lo as usize))).then(|| s.lo as usize - lo);
-    let (text, placed) = instrument(body, prefix_lines, file_name, &stops(&unit, &to_offset), &req.prints)?;
+    let own = |p: &PrintSpec| p.file.as_deref().is_none_or(|f| names_file(file_name, f));
+    let (text, placed) = instrument(body, prefix_lines, file_name, &stops(&unit, &to_offset), &req.prints, &own, 0)?;
+    if let Some(p) = req.prints.iter().find(|p| !own(p)) {
+        return Err(format!(
+            "--print {}:{}: an MLX kernel's probes go in its body (LINE of `{file_name}`); FILE:LINE works with full sources (`debug FILE.metal --kernel K …`)",
+            p.file.as_deref().unwrap_or(""),
+            p.line
+        ));
+    }
     Ok((text, placed.into_iter().map(|p| p.shifted(body_offset)).collect()))
 }
 
@@ -498,12 +647,10 @@ pub fn render(req: &Request, tg: [u32; 3], placed: &[Placed], log: Option<&Probe
                 r.push(h.text());
             }
         }
-        out.push_str(&format!("\nline {}:\n", place.line));
+        let at = place.place();
+        out.push_str(&format!("\n{at}:\n"));
         if rows.is_empty() {
-            out.push_str(&format!(
-                "  the thread never reached line {} (a guard, a branch or an earlier `return` kept it away)\n",
-                place.line
-            ));
+            out.push_str(&format!("  the thread never reached {at} (a guard, a branch or an earlier `return` kept it away)\n"));
             continue;
         }
         let mut header = vec!["pass".to_string()];
@@ -692,6 +839,7 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
     let mut call = puzzles::check::book_call(puzzle, case, &inputs);
     call.probe = req.probe();
     call.stops = req.stops();
+    call.nan = req.nan;
     let (header, body) = puzzles::split_source(&file_text);
     let body_offset = file_text.len() - body.len();
     let prefix_lines = file_text[..body_offset].bytes().filter(|&b| b == b'\n').count() as u32;
@@ -738,7 +886,7 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
 
 /// Says where the `--print` expressions went, for compile errors in them.
 pub fn placed_note(placed: &[Placed]) -> String {
-    let lines: Vec<String> = placed.iter().map(|p| format!("line {}: {}", p.line, p.exprs.join(", "))).collect();
+    let lines: Vec<String> = placed.iter().map(|p| format!("{}: {}", p.place(), p.exprs.join(", "))).collect();
     format!(
         "note: the --print expressions are compiled where they are printed ({}), as `auto {PROBE_PREFIX}…` locals; an error there is an expression that does not compile at that point",
         lines.join("; ")

@@ -23,7 +23,13 @@ pub struct SourceText {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProbeFor {
     Watch(String),
-    Condition { line: u32, expr: String },
+    /// A watch shown in every lane of the SIMD-group (`lanes EXPR`).
+    Lanes(String),
+    Condition {
+        file: Option<String>,
+        line: u32,
+        expr: String,
+    },
 }
 
 /// One stop: the thread is about to run the statement on `line`.
@@ -43,6 +49,10 @@ pub struct Stop {
     pub accesses_omitted: usize,
     /// Probe values here: (index into `Recording::probes`, value).
     pub values: Vec<(usize, String)>,
+    /// Findings of this thread in the statement about to run (`kind: message`).
+    pub faults: Vec<String>,
+    /// The `lanes` watch here, lane by lane (`—`: the lane is not running it).
+    pub lanes: Option<Vec<String>>,
 }
 
 /// Everything one run showed about the watched thread.
@@ -64,8 +74,9 @@ pub struct Recording {
     /// Threads in the grid and per threadgroup.
     pub grid: [u32; 3],
     pub tg_size: [u32; 3],
-    /// Sanitizer findings of the run (rendered).
+    /// Sanitizer findings of the run (rendered), and where each is.
     pub findings: Vec<String>,
+    pub finding_sites: Vec<crate::debug::FindingSite>,
     pub probes: Vec<ProbeFor>,
     /// Why some watches or conditions are not evaluated everywhere.
     pub notes: Vec<String>,
@@ -91,6 +102,8 @@ impl Recording {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Breakpoint {
+    /// A header's name (`softmax.h`), or `None` for the kernel's own file.
+    pub file: Option<String>,
     pub line: u32,
     /// Only while watching this thread.
     pub thread: Option<[u32; 3]>,
@@ -113,16 +126,25 @@ pub enum Command {
     Back,
     /// Back to the previous breakpoint (or the start).
     ReverseContinue,
-    /// Forwards to the next stop on this line.
-    RunTo(u32),
+    /// Forwards to the next stop on this line (of this file).
+    RunTo(Option<String>, u32),
     Break {
+        file: Option<String>,
         line: u32,
         thread: Option<[u32; 3]>,
         condition: Option<String>,
     },
-    /// Remove the breakpoints on this line.
-    Clear(u32),
+    /// Remove the breakpoints on this line (of this file).
+    Clear(Option<String>, u32),
+    /// Whether the thread's own findings stop `continue` (on by default).
+    BreakOnFindings(bool),
+    /// `break nan` / `clear nan`.
+    BreakNan(bool),
+    /// Go to finding N (counting from 1): its thread, at its line.
+    Finding(usize),
     Watch(String),
+    /// Show an expression in every lane of the SIMD-group (`None`: stop).
+    Lanes(Option<String>),
     /// Remove watch N (counting from 1).
     Unwatch(usize),
     Thread([u32; 3]),
@@ -145,15 +167,18 @@ pub enum Effect {
     Quit,
 }
 
-pub const HELP: &str = "commands: s[tep] | n[ext] | fin[ish] | c[ontinue] | b[ack] | rc (reverse continue) | u[ntil] LINE | \
-break LINE [thread X,Y,Z] [if EXPR] | clear LINE | w[atch] EXPR | unwatch N | t[hread] X,Y,Z | simd N | group X,Y,Z | restart | q[uit]";
+pub const HELP: &str = "commands: s[tep] | n[ext] | fin[ish] | c[ontinue] | b[ack] | rc (reverse continue) | u[ntil] [FILE:]LINE | \
+break [FILE:]LINE [thread X,Y,Z] [if EXPR] | clear [FILE:]LINE | break nan | clear nan | findings on|off | finding N | w[atch] EXPR | unwatch N | \
+l[anes] EXPR (in all 32 lanes) | \
+t[hread] X,Y,Z | simd N | group X,Y,Z | restart | q[uit]";
 
 /// Parse a typed command.
 pub fn parse_command(text: &str) -> Result<Command, String> {
     let text = text.trim().trim_start_matches(':').trim();
     let (word, rest) = text.split_once(char::is_whitespace).map(|(w, r)| (w, r.trim())).unwrap_or((text, ""));
-    let line = |r: &str| -> Result<u32, String> {
-        r.trim().parse::<u32>().map_err(|_| format!("`{word}` needs a line number (e.g. `{word} 12`), got `{r}`"))
+    let line = |r: &str| -> Result<(Option<String>, u32), String> {
+        crate::debug::parse_place(r.trim())
+            .map_err(|_| format!("`{word}` needs a line, LINE or FILE:LINE (e.g. `{word} 12`, `{word} softmax.h:70`), got `{r}`"))
     };
     let no_args = |c: Command| if rest.is_empty() { Ok(c) } else { Err(format!("`{word}` takes no arguments")) };
     match word {
@@ -163,11 +188,24 @@ pub fn parse_command(text: &str) -> Result<Command, String> {
         "c" | "continue" => no_args(Command::Continue),
         "b" | "back" | "p" | "prev" if rest.is_empty() => Ok(Command::Back),
         "rc" | "reverse-continue" => no_args(Command::ReverseContinue),
-        "u" | "until" | "run" | "advance" => Ok(Command::RunTo(line(rest)?)),
+        "u" | "until" | "run" | "advance" => line(rest).map(|(f, l)| Command::RunTo(f, l)),
         "b" | "break" => parse_break(rest),
-        "clear" | "delete" | "d" => Ok(Command::Clear(line(rest)?)),
+        "clear" | "delete" | "d" if rest == "nan" => Ok(Command::BreakNan(false)),
+        "clear" | "delete" | "d" => line(rest).map(|(f, l)| Command::Clear(f, l)),
+        "findings" => match rest {
+            "on" => Ok(Command::BreakOnFindings(true)),
+            "off" => Ok(Command::BreakOnFindings(false)),
+            _ => Err("`findings on` makes the thread's findings stop `continue` (the default); `findings off` runs past them".into()),
+        },
+        "e" | "finding" => rest
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .map(Command::Finding)
+            .ok_or_else(|| "`finding N` goes to finding N (1, 2, … as listed): its thread, at its line".to_string()),
         "w" | "watch" if !rest.is_empty() => Ok(Command::Watch(rest.to_string())),
         "w" | "watch" => Err("`watch` needs an MSL expression, e.g. `watch a[i] * 2`".into()),
+        "l" | "lanes" => Ok(Command::Lanes((!rest.is_empty()).then(|| rest.to_string()))),
         "unwatch" => rest.parse::<usize>().map(Command::Unwatch).map_err(|_| "`unwatch` needs a watch number (1, 2, …)".to_string()),
         "t" | "thread" => parse_dims0(rest, "thread").map(Command::Thread),
         "simd" => rest.parse::<u32>().map(Command::Simd).map_err(|_| "`simd` needs a SIMD-group number (0, 1, …)".to_string()),
@@ -182,6 +220,9 @@ pub fn parse_command(text: &str) -> Result<Command, String> {
 
 /// `LINE [thread X,Y,Z] [if EXPR]`.
 fn parse_break(rest: &str) -> Result<Command, String> {
+    if rest.trim() == "nan" {
+        return Ok(Command::BreakNan(true));
+    }
     let padded = format!(" {rest} ");
     let (head, condition) = match padded.split_once(" if ") {
         Some((h, c)) if !c.trim().is_empty() => (h.trim(), Some(c.trim().to_string())),
@@ -189,10 +230,9 @@ fn parse_break(rest: &str) -> Result<Command, String> {
         None => (rest.trim(), None),
     };
     let mut words = head.split_whitespace();
-    let line = words
-        .next()
-        .and_then(|w| w.parse::<u32>().ok())
-        .ok_or_else(|| "`break` needs a line number: `break 12`, `break 12 thread 3,0,0`, `break 12 if i == 3`".to_string())?;
+    let (file, line) = words.next().and_then(|w| crate::debug::parse_place(w).ok()).ok_or_else(|| {
+        "`break` needs a line number: `break 12`, `break softmax.h:70`, `break 12 thread 3,0,0`, `break 12 if i == 3`".to_string()
+    })?;
     let thread = match (words.next(), words.next()) {
         (None, _) => None,
         (Some("thread"), Some(t)) => Some(parse_dims0(t, "thread")?),
@@ -204,7 +244,7 @@ fn parse_break(rest: &str) -> Result<Command, String> {
     if condition.as_deref().is_some_and(|c| c.contains(['\n', ';', '{', '}'])) {
         return Err("a condition is one MSL expression (no `;` or braces)".into());
     }
-    Ok(Command::Break { line, thread, condition })
+    Ok(Command::Break { file, line, thread, condition })
 }
 
 /// `X[,Y[,Z]]`, positions from 0.
@@ -230,6 +270,8 @@ pub struct Debugger {
     pub watches: Vec<String>,
     /// The thread to record next.
     pub thread: [u32; 3],
+    /// The expression shown across the SIMD-group's lanes.
+    pub lanes: Option<String>,
     /// A line of the main file the user points at (run to / break here).
     pub cursor: u32,
     pub message: String,
@@ -237,6 +279,13 @@ pub struct Debugger {
     anchor: Option<Anchor>,
     /// Shown once per load: the help line instead of the status message.
     pub show_help: bool,
+    /// The thread's findings stop `continue` (`findings off` turns it off).
+    pub stop_on_findings: bool,
+    /// After the next `load`, go to the thread's first finding (if any).
+    goto_fault: bool,
+    /// `break nan`: stop where the thread makes a NaN or infinity from
+    /// finite values (the run traces them).
+    pub break_nan: bool,
 }
 
 /// A place that survives a rerun: the Nth visit of a line (another thread
@@ -250,7 +299,7 @@ struct Anchor {
 
 impl Debugger {
     pub fn new(thread: [u32; 3]) -> Debugger {
-        Debugger { thread, ..Default::default() }
+        Debugger { thread, stop_on_findings: true, ..Default::default() }
     }
 
     pub fn stop(&self) -> Option<&Stop> {
@@ -265,11 +314,39 @@ impl Debugger {
     /// at their breakpoint's line.
     pub fn probes(&self) -> Vec<ProbeFor> {
         let mut out: Vec<ProbeFor> = self.watches.iter().map(|w| ProbeFor::Watch(w.clone())).collect();
+        out.extend(self.lanes.iter().map(|e| ProbeFor::Lanes(e.clone())));
         for b in &self.breakpoints {
             if let Some(c) = &b.condition {
-                out.push(ProbeFor::Condition { line: b.line, expr: c.clone() });
+                out.push(ProbeFor::Condition { file: b.file.clone(), line: b.line, expr: c.clone() });
             }
         }
+        out
+    }
+
+    /// The locals at the stop before this one in the same call (to mark
+    /// what changed).
+    pub fn previous_vars(&self) -> Option<&[(String, String)]> {
+        let s = self.stop()?;
+        let prev = self.rec.stops.get(self.pos.checked_sub(1)?)?;
+        (prev.depth == s.depth && prev.func == s.func).then_some(prev.vars.as_slice())
+    }
+
+    /// The calls the thread is in, outermost first: (function, line of
+    /// the call or, innermost, of the current stop).
+    pub fn call_stack(&self) -> Vec<(String, u32)> {
+        let Some(s) = self.stop() else { return Vec::new() };
+        let mut out = vec![(s.func.clone(), s.line)];
+        let mut depth = s.depth;
+        for p in self.rec.stops[..self.pos].iter().rev() {
+            if p.depth < depth {
+                out.push((p.func.clone(), p.line));
+                depth = p.depth;
+            }
+            if depth <= 1 {
+                break;
+            }
+        }
+        out.reverse();
         out
     }
 
@@ -279,6 +356,11 @@ impl Debugger {
         self.pos = 0;
         if let Some(a) = self.anchor.take() {
             if let Some(i) = self.find_visit(a) {
+                self.pos = i;
+            }
+        }
+        if std::mem::take(&mut self.goto_fault) {
+            if let Some(i) = (0..self.rec.stops.len()).find(|&i| !self.rec.stops[i].faults.is_empty()) {
                 self.pos = i;
             }
         }
@@ -315,25 +397,44 @@ impl Debugger {
         i == 0 || i >= self.rec.stops.len() || Self::key(&self.rec.stops[i - 1]) != Self::key(&self.rec.stops[i])
     }
 
+    /// The recording's file named `name` (`None`: the kernel's own file):
+    /// the same name, path or file name.
+    pub fn file_named(&self, name: Option<&str>) -> Option<usize> {
+        let Some(name) = name else { return Some(self.rec.main_file) };
+        let base = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or(p).to_string();
+        let files = &self.rec.files;
+        files.iter().position(|f| f.name == name).or_else(|| files.iter().position(|f| base(&f.name) == base(name)))
+    }
+
     /// Whether a breakpoint stops the thread at stop `i`.
     pub fn breaks_at(&self, i: usize) -> Option<&Breakpoint> {
         let s = self.rec.stops.get(i)?;
-        if s.file != self.rec.main_file || !self.starts_line(i) {
+        if !self.starts_line(i) {
             return None;
         }
         self.breakpoints.iter().find(|b| {
             b.line == s.line
+                && self.file_named(b.file.as_deref()) == Some(s.file)
                 && b.thread.is_none_or(|t| t == self.rec.thread)
                 && match &b.condition {
                     None => true,
-                    Some(c) => self.condition_at(s, b.line, c) == Some(true),
+                    Some(c) => self.condition_at(s, b.file.clone(), b.line, c) == Some(true),
                 }
         })
     }
 
+    /// Whether the thread's own finding stops it at stop `i` (`findings
+    /// on`), or the birth of a non-finite value (`break nan`).
+    pub fn faults_at(&self, i: usize) -> bool {
+        self.rec
+            .stops
+            .get(i)
+            .is_some_and(|s| s.faults.iter().any(|f| if f.starts_with("nan:") { self.break_nan } else { self.stop_on_findings }))
+    }
+
     /// A condition's value at a stop (None: not evaluated there).
-    pub fn condition_at(&self, s: &Stop, line: u32, expr: &str) -> Option<bool> {
-        let want = ProbeFor::Condition { line, expr: expr.to_string() };
+    pub fn condition_at(&self, s: &Stop, file: Option<String>, line: u32, expr: &str) -> Option<bool> {
+        let want = ProbeFor::Condition { file, line, expr: expr.to_string() };
         let p = self.rec.probes.iter().position(|x| *x == want)?;
         s.values.iter().find(|v| v.0 == p).map(|v| truthy(&v.1))
     }
@@ -382,15 +483,41 @@ impl Debugger {
                 }
             }
             Command::Continue => {
-                let hit = self.first_after(|i, _| self.breaks_at(i).is_some());
+                // A finding stops the thread at the statement that makes it
+                // (any stop, not only a line's first: a loop's test can fault).
+                let hit = (self.pos + 1..self.rec.stops.len()).find(|&i| self.faults_at(i) || self.breaks_at(i).is_some());
                 match hit {
+                    Some(i) if self.faults_at(i) && self.breaks_at(i).is_none() => {
+                        self.go(i);
+                        let s = &self.rec.stops[i];
+                        self.message = format!(
+                            "stopped before the finding on line {} ({}); `findings off` runs past findings",
+                            s.line,
+                            s.faults.first().map(String::as_str).unwrap_or("")
+                        );
+                    }
                     Some(i) => {
                         self.go(i);
                         self.message = format!("stopped at the breakpoint on line {}", self.rec.stops[i].line);
                     }
                     None => {
                         self.go(self.rec.stops.len());
-                        self.message = format!("{} (no breakpoint on the way)", self.end_message());
+                        // Say which breakpoints this thread never gets to.
+                        let never: Vec<String> = self
+                            .breakpoints
+                            .iter()
+                            .filter(|b| {
+                                let f = self.file_named(b.file.as_deref());
+                                !self.rec.stops.iter().any(|s| Some(s.file) == f && s.line == b.line)
+                            })
+                            .map(|b| place_text(&b.file, b.line))
+                            .collect();
+                        let never = if never.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; this thread never runs {} (a guard or branch keeps it away: try another thread)", never.join(", "))
+                        };
+                        self.message = format!("{} (no breakpoint or finding on the way{never})", self.end_message());
                     }
                 }
             }
@@ -414,40 +541,83 @@ impl Debugger {
                     None => "back at the start (no breakpoint before)".into(),
                 };
             }
-            Command::RunTo(line) => {
-                let main = self.rec.main_file;
-                match self.first_after(|_, s| s.file == main && s.line == line) {
+            Command::RunTo(file, line) => {
+                let f = self.file_named(file.as_deref());
+                match self.first_after(|_, s| Some(s.file) == f && s.line == line) {
                     Some(i) => self.go(i),
-                    None => self.message = format!("the thread does not reach line {line} again from here"),
+                    None => self.message = format!("the thread does not reach {} again from here", place_text(&file, line)),
                 }
             }
-            Command::Break { line, thread, condition } => {
-                self.breakpoints.retain(|b| b.line != line);
-                let reached = self.rec.stops.iter().any(|s| s.file == self.rec.main_file && s.line == line);
+            Command::Break { file, line, thread, condition } => {
+                self.breakpoints.retain(|b| !(b.line == line && b.file == file));
+                let f = self.file_named(file.as_deref());
+                let reached = self.rec.stops.iter().any(|s| Some(s.file) == f && s.line == line);
                 let rerun = condition.is_some();
-                self.breakpoints.push(Breakpoint { line, thread, condition });
+                let place = place_text(&file, line);
+                self.breakpoints.push(Breakpoint { file, line, thread, condition });
                 self.message = format!(
-                    "breakpoint set on line {line}{}",
-                    if reached { String::new() } else { " (this thread never stops there)".into() }
+                    "breakpoint set on {place}{}",
+                    if reached { String::new() } else { " (this thread never stops there in this run)".into() }
                 );
                 if rerun {
                     self.anchor = self.anchor_here();
                     return Effect::Rerun;
                 }
             }
-            Command::Clear(line) => {
+            Command::Clear(file, line) => {
                 let before = self.breakpoints.len();
-                self.breakpoints.retain(|b| b.line != line);
+                self.breakpoints.retain(|b| !(b.line == line && b.file == file));
+                let place = place_text(&file, line);
                 self.message = if before == self.breakpoints.len() {
-                    format!("no breakpoint on line {line}")
+                    format!("no breakpoint on {place}")
                 } else {
-                    format!("breakpoint on line {line} removed")
+                    format!("breakpoint on {place} removed")
                 };
+            }
+            Command::BreakOnFindings(on) => {
+                self.stop_on_findings = on;
+                self.message = if on {
+                    "the thread's findings stop `continue` again".into()
+                } else {
+                    "`continue` now runs past findings (`findings on` to stop at them)".into()
+                };
+            }
+            Command::BreakNan(on) => {
+                self.break_nan = on;
+                self.message = if on {
+                    "`continue` stops where this thread makes a NaN or infinity from finite values (`clear nan` to stop)".into()
+                } else {
+                    "no longer stopping at NaN births".into()
+                };
+                self.anchor = self.anchor_here();
+                return Effect::Rerun;
+            }
+            Command::Finding(n) => {
+                let Some(site) = self.rec.finding_sites.get(n - 1).cloned() else {
+                    self.message = format!("there is no finding {n} ({} findings in this run)", self.rec.finding_sites.len());
+                    return Effect::None;
+                };
+                self.thread = site.thread;
+                let file = self.rec.files.iter().position(|f| f.name == site.file).unwrap_or(self.rec.main_file);
+                // Land on the visit that makes the finding, else the line's first.
+                self.anchor = Some(Anchor { file, line: site.line, visit: 0 });
+                self.goto_fault = true;
+                let [x, y, z] = site.thread;
+                self.message = format!("finding {n}: thread ({x}, {y}, {z}) at line {}", site.line);
+                return Effect::Rerun;
             }
             Command::Watch(expr) => {
                 if !self.watches.contains(&expr) {
                     self.watches.push(expr);
                 }
+                self.anchor = self.anchor_here();
+                return Effect::Rerun;
+            }
+            Command::Lanes(expr) => {
+                if expr.is_none() {
+                    self.message = "the SIMD-group view is closed".into();
+                }
+                self.lanes = expr;
                 self.anchor = self.anchor_here();
                 return Effect::Rerun;
             }
@@ -514,11 +684,11 @@ impl Debugger {
 
     /// What a rerun may change, to put back when it fails.
     pub fn settings(&self) -> Settings {
-        Settings { breakpoints: self.breakpoints.clone(), watches: self.watches.clone(), thread: self.thread }
+        Settings { breakpoints: self.breakpoints.clone(), watches: self.watches.clone(), thread: self.thread, lanes: self.lanes.clone() }
     }
 
     pub fn restore(&mut self, s: Settings) {
-        (self.breakpoints, self.watches, self.thread) = (s.breakpoints, s.watches, s.thread);
+        (self.breakpoints, self.watches, self.thread, self.lanes) = (s.breakpoints, s.watches, s.thread, s.lanes);
         self.anchor = None;
     }
 }
@@ -529,6 +699,7 @@ pub struct Settings {
     breakpoints: Vec<Breakpoint>,
     watches: Vec<String>,
     thread: [u32; 3],
+    lanes: Option<String>,
 }
 
 /// Why there is no recording.
@@ -548,6 +719,14 @@ impl Failed {
     }
 }
 
+/// `line 12` or `softmax.h:70`.
+fn place_text(file: &Option<String>, line: u32) -> String {
+    match file {
+        Some(f) => format!("{f}:{line}"),
+        None => format!("line {line}"),
+    }
+}
+
 /// How a condition's value reads as a truth value.
 fn truthy(v: &str) -> bool {
     !matches!(v, "false" | "0" | "-0" | "nullptr")
@@ -556,9 +735,10 @@ fn truthy(v: &str) -> bool {
 /// Run the target for `thread` with `probes` placed and make a recording.
 /// Probes that do not compile at some line (a watch naming a local that is
 /// not in scope there) are dropped from that line and the run repeated.
-pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usize) -> Result<Recording, Failed> {
+/// `nan`: trace non-finite values (for `break nan`).
+pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usize, nan: bool) -> Result<Recording, Failed> {
     // Lines each watch is left out of; conditions that do not compile.
-    let mut skip: Vec<Vec<u32>> = vec![Vec::new(); probes.len()];
+    let mut skip: Vec<Vec<(String, u32)>> = vec![Vec::new(); probes.len()];
     let mut off: Vec<bool> = vec![false; probes.len()];
     let mut notes: Vec<String> = Vec::new();
     for _round in 0..4 {
@@ -567,12 +747,16 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
         let mut spec_probe = Vec::new();
         for (i, p) in probes.iter().enumerate().filter(|(i, _)| !off[*i]) {
             specs.push(match p {
-                ProbeFor::Watch(e) => PrintSpec { line: 0, exprs: vec![e.clone()], everywhere: true, skip: skip[i].clone() },
-                ProbeFor::Condition { line, expr } => PrintSpec::at(*line, vec![format!("(bool)({expr})")]),
+                ProbeFor::Watch(e) | ProbeFor::Lanes(e) => {
+                    PrintSpec { file: None, line: 0, exprs: vec![e.clone()], everywhere: true, skip: skip[i].clone() }
+                }
+                ProbeFor::Condition { file, line, expr } => {
+                    PrintSpec { file: file.clone(), ..PrintSpec::at(*line, vec![format!("(bool)({expr})")]) }
+                }
             });
             spec_probe.push(i);
         }
-        let req = Request { thread, prints: specs, limit, interactive: None };
+        let req = Request { thread, prints: specs, limit, interactive: None, nan };
         let outcome = target.record(&req).map_err(Failed::Usage)?;
         let Some(failure) = &outcome.failure else {
             let mut rec = recording_of(outcome, &spec_probe, probes, thread, limit);
@@ -581,7 +765,9 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
                 if let (ProbeFor::Watch(e), false, false) = (p, skip[i].is_empty(), off[i]) {
                     let mut lines = skip[i].clone();
                     lines.sort();
-                    let shown: Vec<String> = lines.iter().take(8).map(|l| l.to_string()).collect();
+                    let main_name = rec.files.get(rec.main_file).map(|f| f.name.clone()).unwrap_or_default();
+                    let shown: Vec<String> =
+                        lines.iter().take(8).map(|(f, l)| if *f == main_name { l.to_string() } else { format!("{f}:{l}") }).collect();
                     let more = if lines.len() > 8 { ", …" } else { "" };
                     rec.notes.push(format!("watch `{e}` skips lines {}{more} (does not compile there)", shown.join(", ")));
                 }
@@ -591,17 +777,19 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
         // Which probes the errors are in.
         let mut blamed = false;
         for (file, at, message) in &outcome.error_spots {
-            let _ = file;
-            let Some(pl) = outcome.placed.iter().find(|p| p.edits.first().is_some_and(|r| (r.0..r.1).contains(at))) else { continue };
+            let Some(pl) = outcome.placed.iter().find(|p| &p.file == file && p.edits.first().is_some_and(|r| (r.0..r.1).contains(at)))
+            else {
+                continue;
+            };
             blamed = true;
             let i = spec_probe[pl.spec];
             match &probes[i] {
-                ProbeFor::Watch(_) => {
-                    if !skip[i].contains(&pl.line) {
-                        skip[i].push(pl.line);
+                ProbeFor::Watch(_) | ProbeFor::Lanes(_) => {
+                    if !skip[i].contains(&(pl.file.clone(), pl.line)) {
+                        skip[i].push((pl.file.clone(), pl.line));
                     }
                 }
-                ProbeFor::Condition { line, expr } => {
+                ProbeFor::Condition { line, expr, .. } => {
                     if !off[i] {
                         off[i] = true;
                         notes.push(format!(
@@ -618,6 +806,13 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
     Err(Failed::Usage("the watches and conditions could not be placed; remove some (`unwatch N`, `clear LINE`)".into()))
 }
 
+/// Whether `span` is inside text the debugger inserted (a probe).
+fn in_probe(sources: &msl::source::SourceMap, placed: &[crate::debug::Placed], span: msl::source::Span) -> bool {
+    let name = &sources.file(span.file).name;
+    let at = span.lo as usize;
+    placed.iter().filter(|p| &p.file == name).any(|p| p.edits.iter().any(|r| (r.0..r.1).contains(&at)))
+}
+
 /// Turn one run's outcome into a recording.
 fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [u32; 3], limit: usize) -> Recording {
     let mut rec = Recording {
@@ -626,6 +821,7 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
         grid: o.grid,
         tg_size: o.threadgroup,
         findings: o.findings.clone(),
+        finding_sites: o.finding_sites.clone(),
         probes: probes.to_vec(),
         limit,
         ..Default::default()
@@ -642,7 +838,7 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
     for s in &log.stops {
         let f = *file_index.entry(s.span.file).or_insert_with(|| {
             let sf = sources.file(s.span.file);
-            let text = crate::debug::without_probes(&sf.text, &o.placed);
+            let text = crate::debug::without_probes(&sf.text, &sf.name, &o.placed);
             rec.files.push(SourceText { name: sf.name.clone(), lines: text.lines().map(str::to_string).collect() });
             rec.files.len() - 1
         });
@@ -655,9 +851,12 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
             vars_omitted: s.vars_omitted,
             simd_active: s.simd_active,
             simd_width: s.simd_width,
-            accesses: s.accesses.clone(),
+            // The debugger's own probes read memory too: not the line's accesses.
+            accesses: s.accesses.iter().filter(|a| !in_probe(&sources, &o.placed, a.span)).cloned().collect(),
             accesses_omitted: s.accesses_omitted,
             values: Vec::new(),
+            faults: s.faults.iter().map(|f| format!("{}: {}", f.kind, f.message)).collect(),
+            lanes: None,
         });
     }
     // The kernel's own file: where depth-1 stops are.
@@ -668,15 +867,21 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
         let Some(placed) = o.placed.get(p.hit.probe as usize) else { continue };
         let Some(&probe) = spec_probe.get(placed.spec) else { continue };
         let next = p.after_stops;
-        let target = if stops.get(next).is_some_and(|s| s.line == placed.line) {
+        let at = |s: &Stop| s.line == placed.line && rec.files.get(s.file).is_some_and(|f| f.name == placed.file);
+        let target = if stops.get(next).is_some_and(at) {
             Some(next)
-        } else if next > 0 && stops.get(next - 1).is_some_and(|s| s.line == placed.line) {
+        } else if next > 0 && stops.get(next - 1).is_some_and(at) {
             Some(next - 1)
         } else {
             None
         };
         if let Some(t) = target {
-            let v = p.hit.text();
+            let (lane, _) = rec.simd_position();
+            let undefined = matches!(p.lanes.get(lane as usize), Some(Some(gpu::stops::LaneValue::Undefined)));
+            let v = if undefined { "undefined".to_string() } else { p.hit.text() };
+            if matches!(probes.get(probe), Some(ProbeFor::Lanes(_))) {
+                stops[t].lanes = Some((0..p.lanes.len()).map(|i| p.lane_text(i)).collect());
+            }
             let values = &mut stops[t].values;
             match values.iter_mut().find(|x| x.0 == probe) {
                 Some(x) => x.1 = v,

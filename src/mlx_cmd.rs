@@ -240,15 +240,20 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         check: match args.check {
             Check::None => CheckLevel::None,
             Check::Memory => CheckLevel::Memory,
-            Check::All => CheckLevel::All,
+            Check::All | Check::Nan => CheckLevel::All,
         },
         count: args.counts,
         trace: None,
         budget: None,
         profile: args.profile,
+        nan: matches!(args.check, Check::Nan) || args.debug.as_ref().is_some_and(|r| r.nan),
         probe: args.debug.as_ref().and_then(|r| r.probe()),
         stops: args.debug.as_ref().and_then(|r| r.stops()),
-        log: args.logging.options()?,
+        log: {
+            let groups = [0, 1, 2].map(|d| grid[d].div_ceil(threadgroup[d].max(1)));
+            let watched = args.debug.as_ref().filter(|r| r.interactive.is_none()).map(|r| r.thread);
+            crate::logs::run_options(&args.logging, grid, groups, watched)?
+        },
         cancel: None,
         atomics_last_lane_first: false,
         schedules: args.schedules.schedules,
@@ -369,6 +374,9 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         if let Some(p) = &r.report.profile {
             doc["profile"] = crate::profile::json(&name, p, &r.sources, r.report.threads, r.report.threadgroups);
         }
+        if let Some(n) = &r.report.nan {
+            doc["nan"] = crate::nan::json(n, &r.sources);
+        }
         println!("{doc}");
     } else {
         eprint!("{}", r.render(color));
@@ -380,6 +388,9 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         }
         if let Some(p) = &r.report.profile {
             print!("{}", crate::profile::text(&name, p, &r.sources, r.report.threads, r.report.threadgroups));
+        }
+        if let Some(n) = &r.report.nan {
+            eprint!("{}", crate::nan::text(n, &r.sources));
         }
     }
     if let Some(path) = &args.junit {

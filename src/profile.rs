@@ -36,10 +36,14 @@ pub fn by_line(p: &Profile, sources: &SourceMap) -> Lines {
     Lines { lines: map.into_iter().map(|((f, line), stats)| LineStats { file: FileId(f), line, stats }).collect(), totals }
 }
 
-/// Hottest first: most memory operations and barrier waits, then most executions.
+/// Hottest first: the cost model's estimate (`SiteStats::cost`), then
+/// memory operations, then executions.
 fn hottest(lines: &Lines) -> Vec<&LineStats> {
     let mut v: Vec<&LineStats> = lines.lines.iter().collect();
-    v.sort_by_key(|l| (std::cmp::Reverse((l.stats.memory_ops() + l.stats.barrier_waits, l.stats.executions)), l.file.0, l.line));
+    v.sort_by_key(|l| {
+        let s = &l.stats;
+        (std::cmp::Reverse((s.cost(), s.memory_ops() + s.barrier_waits, s.executions)), l.file.0, l.line)
+    });
     v
 }
 
@@ -74,21 +78,26 @@ fn count(n: u64) -> String {
     out
 }
 
-const HEADER: &str = "     execs   util   dev rd   dev wr    tg rd    tg wr      bytes  atomic  barrier";
+const HEADER: &str =
+    "     execs   util   dev rd   dev wr   dev tx    tg rd    tg wr  bank cf  const rd      bytes  atomic  barrier       cost";
 
 fn columns(s: &SiteStats) -> String {
     let util = utilisation(s).map(|u| format!("{u:.0}%")).unwrap_or_default();
     format!(
-        "{:>10} {:>6} {:>8} {:>8} {:>8} {:>8} {:>10} {:>7} {:>8}",
+        "{:>10} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10} {:>7} {:>8} {:>10}",
         count(s.executions),
         util,
         count(s.device_reads),
         count(s.device_writes),
+        count(s.device_transactions),
         count(s.threadgroup_reads),
         count(s.threadgroup_writes),
+        count(s.bank_conflicts),
+        count(s.constant_reads),
         count(s.device_bytes + s.threadgroup_bytes),
         count(s.atomics),
-        count(s.barrier_waits)
+        count(s.barrier_waits),
+        count(s.cost())
     )
 }
 
@@ -110,7 +119,18 @@ pub fn text(kernel: &str, p: &Profile, sources: &SourceMap, threads: u64, thread
         t.atomics,
         t.barrier_waits
     ));
-    out.push_str("\nhottest lines (memory operations and barrier waits, then executions):\n");
+    out.push_str(&format!(
+        "memory transactions: {} device (32-byte segments per SIMD-group access), {} threadgroup passes ({} from bank conflicts), {} constant reads ({} distinct per SIMD-group, {} bytes, not device traffic)\n",
+        t.device_transactions, t.threadgroup_wavefronts, t.bank_conflicts, t.constant_reads, t.constant_transactions, t.constant_bytes
+    ));
+    let (resident, limit) = p.occupancy();
+    out.push_str(&format!(
+        "occupancy: {resident} threadgroups of {} threads per GPU core, limited by {limit} ({} bytes of threadgroup memory each); estimated cost {}\n",
+        p.threads_per_threadgroup,
+        p.threadgroup_memory,
+        t.cost()
+    ));
+    out.push_str("\nhottest lines (by the cost model, see the README's \"Profile\" section):\n");
     out.push_str(&format!("  {:<24}{HEADER}\n", "where"));
     for l in hottest(&lines).into_iter().take(HOTTEST) {
         let name = sources.file(l.file).name.rsplit('/').next().unwrap_or("").to_string();
@@ -132,7 +152,7 @@ pub fn text(kernel: &str, p: &Profile, sources: &SourceMap, threads: u64, thread
             out.push_str(&format!("  {line:>4}{cols}  | {}\n", source_line(sources, f, line)));
         }
     }
-    out.push_str("\n(execs: statement executions by threads; util: active lanes of the SIMD-groups that ran the line; bytes: device and threadgroup bytes moved; barrier: threads that waited at a threadgroup barrier)\n");
+    out.push_str("\n(execs: statement executions by threads; util: active lanes of the SIMD-groups that ran the line; dev tx: device memory transactions (32-byte segments per SIMD-group access); bank cf: extra threadgroup passes from bank conflicts; const rd: reads of constant memory, not counted as device traffic; bytes: device and threadgroup bytes moved; barrier: threads that waited at a threadgroup barrier; cost: the cost model's estimate)\n");
     out
 }
 
@@ -152,8 +172,15 @@ pub fn json(kernel: &str, p: &Profile, sources: &SourceMap, threads: u64, thread
             "threadgroup_bytes": s.threadgroup_bytes,
             "atomics": s.atomics,
             "barrier_waits": s.barrier_waits,
+            "device_transactions": s.device_transactions,
+            "threadgroup_wavefronts": s.threadgroup_wavefronts,
+            "bank_conflicts": s.bank_conflicts,
+            "constant_reads": s.constant_reads,
+            "constant_bytes": s.constant_bytes,
+            "cost": s.cost(),
         })
     };
+    let (resident, limit) = p.occupancy();
     let list: Vec<serde_json::Value> = hottest(&lines)
         .into_iter()
         .map(|l| {
@@ -169,6 +196,7 @@ pub fn json(kernel: &str, p: &Profile, sources: &SourceMap, threads: u64, thread
         "threads": threads,
         "threadgroups": threadgroups,
         "totals": stats(&lines.totals),
+        "occupancy": {"threadgroups_per_core": resident, "limited_by": limit, "threadgroup_memory": p.threadgroup_memory, "threads_per_threadgroup": p.threads_per_threadgroup},
         "lines": list,
     })
 }

@@ -89,6 +89,9 @@ pub enum Check {
     None,
     Memory,
     All,
+    /// `all`, and for every NaN or infinity in the outputs, the operation
+    /// that first made a non-finite value from finite operands.
+    Nan,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -168,7 +171,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let name = args.file.display().to_string();
     let grid = parse_dims(&args.grid, "--grid")?;
     let tg = parse_dims(&args.threadgroup, "--threadgroup")?;
-    let pp = compile_options(&args.pp, Some(&args.file));
+    let mut pp = compile_options(&args.pp, Some(&args.file));
     if args.debug.is_some() && (args.json || args.bench.is_some()) {
         return Err("debug prints a table: drop --json and --bench".into());
     }
@@ -179,7 +182,10 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
                 DispatchKind::Threadgroups => [0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])),
             };
             req.check_thread(grid_threads)?;
-            crate::debug::instrument_file(&name, &text, &pp, req)?
+            let done = crate::debug::instrument_file(&name, &text, &pp, req)?;
+            // Probes in headers: the compile reads the edited headers.
+            pp.captured_headers = done.headers.map(std::sync::Arc::new);
+            (done.text, done.placed)
         }
         None => (text, Vec::new()),
     };
@@ -193,7 +199,9 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         eprint!("{}", msl::diag::render(lib.sources(), lib.diagnostics(), color));
     }
     crate::lint::check_constants_exist(&args.pp, lib.program())?;
-    let how = session::LowerKey { statement_marks: args.profile, debug_stops: crate::debug::Request::wants_stops(args.debug.as_ref()) };
+    let nan = matches!(args.check, Check::Nan) || args.debug.as_ref().is_some_and(|r| r.nan);
+    let how =
+        session::LowerKey { statement_marks: args.profile || nan, debug_stops: crate::debug::Request::wants_stops(args.debug.as_ref()) };
     let kernel = match lib.kernel_with(&args.kernel, how) {
         Ok(k) => k,
         Err(e) => return report_error(e, args, &placed),
@@ -235,15 +243,23 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         check: match args.check {
             Check::None => CheckLevel::None,
             Check::Memory => CheckLevel::Memory,
-            Check::All => CheckLevel::All,
+            Check::All | Check::Nan => CheckLevel::All,
         },
         budget: args.budget,
         count: args.counts,
         threads: args.threads,
         profile: args.profile,
+        nan,
         probe: args.debug.as_ref().and_then(|r| r.probe()),
         stops: args.debug.as_ref().and_then(|r| r.stops()),
-        log: args.logging.options()?,
+        log: {
+            let (threads, groups) = match args.dispatch {
+                DispatchKind::Threads => (grid, [0, 1, 2].map(|d| grid[d].div_ceil(tg[d]))),
+                DispatchKind::Threadgroups => ([0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])), grid),
+            };
+            let watched = args.debug.as_ref().filter(|r| r.interactive.is_none()).map(|r| r.thread);
+            crate::logs::run_options(&args.logging, threads, groups, watched)?
+        },
         schedules: args.schedules.schedules,
         schedule_tolerance: args.schedules.tolerance(),
         ..Default::default()
@@ -333,6 +349,9 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         if let Some(p) = &report.profile {
             doc["profile"] = crate::profile::json(&args.kernel, p, &outcome.sources, report.threads, report.threadgroups);
         }
+        if let Some(n) = &report.nan {
+            doc["nan"] = crate::nan::json(n, &outcome.sources);
+        }
         println!("{doc}");
     } else {
         let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
@@ -345,6 +364,9 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         }
         if let Some(p) = &report.profile {
             print!("{}", crate::profile::text(&args.kernel, p, &outcome.sources, report.threads, report.threadgroups));
+        }
+        if let Some(n) = &report.nan {
+            eprint!("{}", crate::nan::text(n, &outcome.sources));
         }
     }
     if let Some(path) = &args.junit {

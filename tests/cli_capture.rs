@@ -249,3 +249,37 @@ fn inputs_over_the_limit_are_not_captured() {
     );
     assert!(!d.path().join("big.mpcapture").exists());
 }
+
+#[test]
+fn replay_with_changed_inputs_and_source_and_extract_the_arrays() {
+    let d = tempfile::tempdir().unwrap();
+    add_run(d.path(), &["--capture", "add.mpcapture"]);
+    // The arrays as .npy files: before the run and after.
+    let x = bin(d.path(), &["replay", "add.mpcapture", "--extract", "arrays"]);
+    assert_eq!(x.status.code(), Some(0), "{}", err(&x));
+    for f in ["inputs/a.npy", "inputs/b.npy", "inputs/out.npy", "outputs/out.npy"] {
+        let bytes = std::fs::read(d.path().join("arrays").join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(bytes.starts_with(b"\x93NUMPY"), "{f} is an .npy file");
+    }
+    assert!(out(&x).contains("inputs/a.npy"), "{}", out(&x));
+    // A changed input (an .npy file, here the extracted `b`: 5 elements) fixes the read past `a`.
+    let r = bin(d.path(), &["replay", "add.mpcapture", "--arg", "a=@arrays/inputs/b.npy"]);
+    assert_eq!(r.status.code(), Some(0), "{}{}", out(&r), err(&r));
+    assert!(out(&r).contains("changed before replaying"), "{}", out(&r));
+    assert!(out(&r).contains("argument `a`: float32 [4] → float32 [5] from `@arrays/inputs/b.npy`"), "{}", out(&r));
+    // A changed source: the guard added, the recorded input kept.
+    let fixed = ADD.replace("float s = twice(a[i]);", "float s = i < 4 ? twice(a[i]) : 0.0f;");
+    std::fs::write(d.path().join("fixed.metal"), fixed).unwrap();
+    std::fs::remove_file(d.path().join("twice.h")).unwrap();
+    let r = bin(d.path(), &["replay", "add.mpcapture", "--source", "fixed.metal"]);
+    assert_eq!(r.status.code(), Some(0), "{}{}", out(&r), err(&r));
+    assert!(out(&r).contains("source: `fixed.metal` instead of the captured one"), "{}", out(&r));
+    // Unchanged, the capture still reproduces its finding (exit 0: it reproduces).
+    assert_eq!(bin(d.path(), &["replay", "add.mpcapture"]).status.code(), Some(0));
+    // Mistakes are explained.
+    let r = bin(d.path(), &["replay", "add.mpcapture", "--arg", "nope=ones(3):f32"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(err(&r).contains("the capture has no argument `nope`; its arguments are: a, b, out"), "{}", err(&r));
+    let r = bin(d.path(), &["replay", "add.mpcapture", "--extract", "arrays", "--source", "fixed.metal"]);
+    assert_eq!(r.status.code(), Some(2));
+}

@@ -312,3 +312,229 @@ fn simd_group_functions_in_expressions_see_their_group() {
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(out(&o).contains("     1 |          20 |         190\n"), "{}", out(&o));
 }
+
+/// A kernel whose work is in a header, as MLX's and candle's are.
+const SOFTMAX_H: &str = "#pragma once
+template <typename T>
+T scaled_exp(T x, T m) {
+    T d = x - m;
+    T e = metal::exp(d);
+    return e;
+}
+";
+
+const USES_HEADER: &str = "#include <metal_stdlib>
+#include \"softmax.h\"
+using namespace metal;
+
+kernel void sm(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+               uint i [[thread_position_in_grid]]) {
+    out[i] = scaled_exp(a[i], 3.0f);
+}
+";
+
+#[test]
+fn print_file_line_in_a_header() {
+    let d = temp("header");
+    std::fs::write(d.join("softmax.h"), SOFTMAX_H).unwrap();
+    std::fs::write(d.join("sm.metal"), USES_HEADER).unwrap();
+    let target =
+        ["sm.metal", "--kernel", "sm", "--grid", "4", "--threadgroup", "4", "--arg", "a=arange(4):f32", "--arg", "out=zeros(4):f32"];
+    let o = debug(&d, &["--thread", "1", "--print", "softmax.h:5: x, d", "--print", "7: i, a[i]"], &target);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    insta::assert_snapshot!("print_in_header", out(&o));
+    // A header the kernel does not read, and a header line without a statement.
+    let o = debug(&d, &["--thread", "1", "--print", "other.h:5: x"], &target);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("`other.h` is not a file this kernel reads; its headers are: "), "{}", err(&o));
+    let o = debug(&d, &["--thread", "1", "--print", "softmax.h:2: x"], &target);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("line 2 of `") && err(&o).contains("softmax.h` has no statement"), "{}", err(&o));
+}
+
+/// One copy kernel reading coalesced and one reading with a 128-byte
+/// stride; a tile written along a row and along a column.
+const COPIES: &str = "#include <metal_stdlib>
+using namespace metal;
+
+kernel void coalesced(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+    out[i] = a[i];
+}
+
+kernel void strided(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                    uint i [[thread_position_in_grid]]) {
+    out[i] = a[i * 32];
+}
+
+kernel void tiles(device float* out [[buffer(0)]], constant float& scale [[buffer(1)]],
+                  uint l [[thread_position_in_threadgroup]]) {
+    threadgroup float tile[32][32];
+    threadgroup float padded[32][33];
+    tile[0][l] = scale;
+    tile[l][0] = scale;
+    padded[l][0] = scale;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[l] = tile[0][l] + tile[l][0] + padded[l][0];
+}
+";
+
+fn profile_of(d: &Path, kernel: &str, args: &[&str], json: bool) -> Output {
+    let mut all = vec!["run", "copies.metal", "--kernel", kernel, "--grid", "64", "--threadgroup", "32", "--profile"];
+    all.extend_from_slice(args);
+    if json {
+        all.push("--json");
+    }
+    bin(d, &all)
+}
+
+#[test]
+fn profile_counts_transactions_bank_conflicts_and_constant_reads_apart() {
+    let d = temp("copies");
+    std::fs::write(d.join("copies.metal"), COPIES).unwrap();
+    let copy_args = ["--arg", "a=arange(2048):f32", "--arg", "out=zeros(64):f32"];
+    let tx = |kernel: &str| {
+        let o = profile_of(&d, kernel, &copy_args, true);
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+        let line =
+            v["profile"]["lines"].as_array().unwrap().iter().find(|l| l["source"].as_str().unwrap().starts_with("out[i]")).unwrap().clone();
+        (line["device_transactions"].as_u64().unwrap(), line["device_bytes"].as_u64().unwrap())
+    };
+    // Both move the same bytes; the strided read touches 8 times the segments.
+    let (c, s) = (tx("coalesced"), tx("strided"));
+    assert_eq!(c.1, s.1, "the same bytes");
+    // Two SIMD-groups: reads 4 segments each coalesced, 32 strided; writes 4 each.
+    assert_eq!((c.0, s.0), (2 * 4 + 2 * 4, 2 * 32 + 2 * 4));
+    insta::assert_snapshot!("profile_coalesced", out(&profile_of(&d, "coalesced", &copy_args, false)));
+    insta::assert_snapshot!("profile_strided", out(&profile_of(&d, "strided", &copy_args, false)));
+    // The tile: a row is conflict-free, a column of a 32-wide tile puts all
+    // 32 lanes in one bank (31 extra passes), the padded tile none.
+    let tile_args = ["--grid", "32", "--arg", "out=zeros(32):f32", "--arg", "scale=2:f32"];
+    let mut args = vec!["run", "copies.metal", "--kernel", "tiles", "--threadgroup", "32", "--profile", "--json"];
+    args.extend_from_slice(&tile_args);
+    let o = bin(&d, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let lines = v["profile"]["lines"].as_array().unwrap();
+    let conflicts = |n: u64| lines.iter().find(|l| l["line"] == n).unwrap()["bank_conflicts"].as_u64().unwrap();
+    assert_eq!((conflicts(18), conflicts(19), conflicts(20)), (0, 31, 0));
+    // `scale` is constant memory: read apart, not device traffic.
+    let l18 = lines.iter().find(|l| l["line"] == 18).unwrap();
+    assert_eq!((l18["constant_reads"].as_u64(), l18["device_reads"].as_u64()), (Some(32), Some(0)));
+    assert_eq!(l18["constant_bytes"], 128);
+    assert_eq!(v["profile"]["occupancy"]["limited_by"], "threadgroup memory");
+    args.pop();
+    insta::assert_snapshot!("profile_bank_conflicts", out(&bin(&d, &args)));
+}
+
+/// A softmax that forgets to subtract the row's maximum: `exp` of a large
+/// input overflows, and inf / inf is NaN.
+const SOFTMAX: &str = "#include <metal_stdlib>
+using namespace metal;
+
+kernel void softmax(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                    uint i [[thread_position_in_grid]]) {
+    float e = exp(x[i]);
+    float total = simd_sum(e);
+    out[i] = e / total;
+}
+";
+
+/// A float32 .npy file of `vals`.
+fn npy_f32(vals: &[f32]) -> Vec<u8> {
+    let mut hdr = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", vals.len());
+    while (10 + hdr.len() + 1) % 64 != 0 {
+        hdr.push(' ');
+    }
+    hdr.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((hdr.len() as u16).to_le_bytes());
+    out.extend(hdr.as_bytes());
+    out.extend(vals.iter().flat_map(|v| v.to_le_bytes()));
+    out
+}
+
+#[test]
+fn check_nan_names_the_operation_that_overflowed() {
+    let d = temp("nan");
+    std::fs::write(d.join("softmax.metal"), SOFTMAX).unwrap();
+    let mut x: Vec<f32> = (0..32).map(|k| k as f32 * 0.5).collect();
+    x[5] = 121.3;
+    std::fs::write(d.join("x.npy"), npy_f32(&x)).unwrap();
+    let args = [
+        "run",
+        "softmax.metal",
+        "--kernel",
+        "softmax",
+        "--grid",
+        "32",
+        "--threadgroup",
+        "32",
+        "--arg",
+        "x=@x.npy",
+        "--arg",
+        "out=zeros(32):f32",
+    ];
+    let mut with = args.to_vec();
+    with.extend(["--check", "nan"]);
+    let o = bin(&d, &with);
+    assert_eq!(o.status.code(), Some(0), "NaN outputs are reported, not errors: {}", err(&o));
+    insta::assert_snapshot!("check_nan_softmax", err(&o));
+    with.push("--json");
+    let v: serde_json::Value = serde_json::from_str(&out(&bin(&d, &with))).unwrap();
+    let n = &v["nan"][0];
+    assert_eq!((n["buffer"].as_str(), n["index"].as_i64(), n["value"].as_str()), (Some("out"), Some(5), Some("nan")));
+    assert_eq!((n["born"]["line"].as_u64(), n["born"]["what"].as_str()), (Some(6), Some("exp(121.3) overflows float (inf)")));
+    // Without --check nan nothing is traced or said.
+    let o = bin(&d, &args);
+    assert!(!err(&o).contains("born"), "{}", err(&o));
+    let mut j = args.to_vec();
+    j.push("--json");
+    let v: serde_json::Value = serde_json::from_str(&out(&bin(&d, &j))).unwrap();
+    assert!(v.get("nan").is_none());
+}
+
+#[test]
+fn a_runaway_loop_names_the_thread_in_it_and_its_loop() {
+    let d = temp("runaway");
+    let src = "#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float x = 0;
+    if (i == 5) {
+        for (uint j = 0; j < 10; j += 0) {
+            x += 1;
+        }
+    }
+    out[i] = x;
+}
+";
+    std::fs::write(d.join("loop.metal"), src).unwrap();
+    let o = bin(
+        &d,
+        &[
+            "run",
+            "loop.metal",
+            "--kernel",
+            "k",
+            "--grid",
+            "8",
+            "--threadgroup",
+            "8",
+            "--arg",
+            "out=zeros(8):f32",
+            "--budget",
+            "10000",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let f = &v["findings"][0];
+    assert_eq!(
+        (f["kind"].as_str(), f["line"].as_u64(), f["thread"].clone()),
+        (Some("runaway-kernel"), Some(6), serde_json::json!([5, 0, 0]))
+    );
+    assert!(f["message"].as_str().unwrap().contains("while thread (5, 0, 0) in the grid, (5, 0, 0) in threadgroup (0, 0, 0) was still in this loop (the only thread of its threadgroup in it)"), "{f}");
+}

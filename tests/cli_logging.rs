@@ -80,7 +80,7 @@ fn messages_are_tagged_ordered_and_filtered() {
     a.extend(["--log", "sometimes"]);
     let o = bin(&d, &a);
     assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).contains("--log `sometimes` must be all, none or thread=X,Y,Z"), "{}", err(&o));
+    assert!(err(&o).contains("--log `sometimes` must be all, none, thread=X,Y,Z, threadgroup=X,Y,Z or level="), "{}", err(&o));
     let mut a = ARGS.to_vec();
     a.push("--json");
     let v: serde_json::Value = serde_json::from_str(&out(&bin(&d, &a))).unwrap();
@@ -113,7 +113,7 @@ kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]
     assert_eq!(lines[999], "thread (999, 0, 0) in the grid, (231, 0, 0) in threadgroup (3, 0, 0): thread 999");
     assert_eq!(
         lines[1000],
-        "(3096 more log message(s) not shown: at most 1000 are kept per dispatch; `--log thread=X,Y,Z` shows one thread's)"
+        "(3096 more log message(s) not shown: at most 1000 are kept per dispatch; `--log thread=X,Y,Z`, `threadgroup=X,Y,Z` or `level=error` shows fewer)"
     );
     assert_eq!(out(&bin(&d, &args)), first);
     let o = bin(
@@ -177,4 +177,49 @@ fn mlx_bodies_log_too() {
     let o = bin(&d, &["mlx", "body.metal", "--input", "a=arange(4):f32", "--output", "out:float32:4", "--grid", "4", "--threadgroup", "4"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(out(&o).starts_with("thread (2, 0, 0) in the grid, (2, 0, 0) in threadgroup (0, 0, 0) [info]: a[2] = 2.0\n"), "{}", out(&o));
+}
+
+#[test]
+fn level_and_threadgroup_filters_and_out_of_grid_errors() {
+    let d = temp("filters", "log.metal", LOGS);
+    let run = |extra: &[&str]| {
+        let mut a = ARGS.to_vec();
+        a.extend_from_slice(extra);
+        bin(&d, &a)
+    };
+    let threads = |o: &Output| out(o).lines().filter(|l| l.starts_with("thread")).map(str::to_string).collect::<Vec<_>>();
+    // Errors only: the two big values (threads 6 and 7).
+    let o = run(&["--log", "level=error"]);
+    assert_eq!(threads(&o).len(), 2, "{}", out(&o));
+    assert!(threads(&o).iter().all(|l| l.contains("[error]")), "{}", out(&o));
+    // Threadgroup 0 only: threads 0 and 3 log by default, none is big.
+    let o = run(&["--log", "threadgroup=0"]);
+    assert_eq!(threads(&o).len(), 2, "{}", out(&o));
+    assert!(threads(&o).iter().all(|l| l.contains("in threadgroup (0, 0, 0)")), "{}", out(&o));
+    // Filters add up.
+    assert_eq!(threads(&run(&["--log", "threadgroup=1", "--log", "level=error"])).len(), 2);
+    assert_eq!(threads(&run(&["--log", "threadgroup=0", "--log", "level=error"])).len(), 0);
+    // A thread or threadgroup outside the dispatch is an error, not silence.
+    let o = run(&["--log", "thread=9"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--log thread=9,0,0 is outside the grid of 8x1x1 threads"), "{}", err(&o));
+    let o = run(&["--log", "threadgroup=2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--log threadgroup=2,0,0 is outside the 2x1x1 threadgroups"), "{}", err(&o));
+    let o = run(&["--log", "level=loud"]);
+    assert_eq!(o.status.code(), Some(2));
+    // JSON names the severity.
+    let v: serde_json::Value = serde_json::from_str(&out(&run(&["--json"]))).unwrap();
+    assert_eq!(v["logs"]["messages"][3]["severity"], "error");
+    assert_eq!(v["logs"]["messages"][0]["severity"], "default");
+    // debug --print shows the watched thread's messages only.
+    let mut a = vec!["debug"];
+    a.extend_from_slice(&ARGS[1..]);
+    a.extend(["--thread", "6", "--print", "18: v"]);
+    let o = bin(&d, &a);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = out(&o);
+    let logged: Vec<&str> = text.lines().filter(|l| l.starts_with("thread (") && l.contains("): ")).collect();
+    assert!(logged.iter().all(|l| l.starts_with("thread (6, 0, 0)")), "{}", out(&o));
+    assert!(!logged.is_empty(), "{}", out(&o));
 }

@@ -151,3 +151,22 @@ fn workspace_file_with_header_marker() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("constant float SCALE = 2.0f;\n[[kernel]] void custom_kernel_scale_floatc_float(\n"), "{text}");
 }
+
+#[test]
+fn output_elements_no_thread_writes_are_a_warning() {
+    let dir = tempdir("unwritten");
+    let body = body_file(&dir, "myexp.metal", MYEXP);
+    // 48 threads for 64 elements: the last 16 are never written.
+    let args = ["--grid", "48", "--threadgroup", "16", "--template", "T=float32"];
+    let base = ["mlx", body.to_str().unwrap(), "--name", "myexp", "--input", "inp=ones(4,16):f32", "--output", "out:float32:4,16"];
+    let out = bin().args(base).args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "a warning, not an error");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: 16 of the 64 elements of output `out` were never written (the first is `out[3, 0]`)"), "{err}");
+    let out = bin().args(base).args(args).arg("--json").output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["warnings"][0].as_str().unwrap().starts_with("16 of the 64 elements of output `out`"), "{doc}");
+    // With init_value every element has a value: no warning.
+    let out = bin().args(base).args(args).args(["--init-value", "0"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("never written"));
+}

@@ -25,14 +25,21 @@ struct Screen {
 
 impl Screen {
     fn start(name: &str, cols: u16, rows: u16, thread: &str) -> Screen {
+        let args =
+            format!("scan.metal --kernel scan --grid 8 --threadgroup 4 --arg 'a=arange(8):f32' --arg 'out=zeros(8):f32' --thread {thread}");
+        Screen::start_with(name, cols, rows, &[("scan.metal", SCAN)], &args)
+    }
+
+    /// `metal-puzzles debug ARGS` in a folder holding `files`.
+    fn start_with(name: &str, cols: u16, rows: u16, files: &[(&str, &str)], args: &str) -> Screen {
         let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("scan.metal"), SCAN).unwrap();
+        for (f, text) in files {
+            std::fs::write(dir.path().join(f), text).unwrap();
+        }
         std::fs::write(dir.path().join("tmux.conf"), "set -g status off\n").unwrap();
         let screen = Screen { socket: format!("mp-debug-{name}-{}", std::process::id()), _dir: dir };
         let bin = env!("CARGO_BIN_EXE_metal-puzzles");
-        let cmd = format!(
-            "{bin} debug scan.metal --kernel scan --grid 8 --threadgroup 4 --arg 'a=arange(8):f32' --arg 'out=zeros(8):f32' --thread {thread}"
-        );
+        let cmd = format!("{bin} debug {args}");
         let ok = Command::new("tmux")
             .args(["-L", &screen.socket, "-f"])
             .arg(screen._dir.path().join("tmux.conf"))
@@ -138,7 +145,7 @@ fn stepping_and_breakpoints_at_80x24() {
     assert!(s.contains("●▶"), "the breakpoint marker on the current line:\n{s}");
     // Continue again: no more hits, the thread finishes; step back replays.
     t.keys(&["c"]);
-    t.wait_for("the end", |s| s.contains("· finished") && s.contains("no breakpoint on the way"));
+    t.wait_for("the end", |s| s.contains("· finished") && s.contains("no breakpoint or finding on the way"));
     t.keys(&["p"]);
     let s = t.wait_for("a step back", |s| s.contains("stepped back"));
     assert_eq!(current_line(&s), Some(21), "the else branch of an odd thread:\n{s}");
@@ -223,4 +230,125 @@ fn without_a_terminal_it_says_how_to_script_it() {
     let o = run(&args);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("scan.metal:16"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A kernel whose work is in a header (as MLX's and candle's are), a
+/// shuffle, a ballot, and an out-of-bounds read on the last thread.
+const HEADER: &str = "#pragma once
+template <typename T>
+T shifted(T v) {
+    T below = metal::simd_shuffle_down(v, 1);
+    return v + below;
+}
+";
+
+const USES_HEADER: &str = "#include <metal_stdlib>
+#include \"shift.h\"
+using namespace metal;
+kernel void k(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+    float v = a[i];
+    float s = shifted(v);
+    out[i] = s + a[i + 1];
+}
+";
+
+fn header_screen(name: &str, cols: u16, rows: u16, thread: &str) -> Screen {
+    let args =
+        format!("k.metal --kernel k --grid 32 --threadgroup 32 --arg 'a=arange(32):f32' --arg 'out=zeros(32):f32' --thread {thread}");
+    Screen::start_with(name, cols, rows, &[("shift.h", HEADER), ("k.metal", USES_HEADER)], &args)
+}
+
+#[test]
+fn headers_lanes_and_findings_at_80x24() {
+    if !have_tmux() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let t = header_screen("header", 80, 24, "31");
+    let s = t.wait_for("the first stop", |s| s.contains("stop 1/"));
+    fits(&s, 80);
+    // Step into the header's code.
+    t.keys(&["s"]);
+    t.wait_for("line 7", |s| current_line(s) == Some(7));
+    t.keys(&["s"]);
+    let s = t.wait_for("the header", |s| s.contains("shift.h") && current_line(s) == Some(4));
+    assert!(s.contains("in `shifted"), "{s}");
+    fits(&s, 80);
+    // The expression in all 32 lanes at the shuffle's next line.
+    t.command("lanes below");
+    t.keys(&["s"]);
+    let s = t.wait_for("the lanes", |s| s.contains("Lanes of the SIMD-group: below") && current_line(s) == Some(5));
+    assert!(s.contains("0:1") && s.contains("30:31"), "{s}");
+    // Lane 31's shuffle_down keeps its own value (no lane above it).
+    t.keys(&["K", "K", "K"]);
+    // A breakpoint in the header by FILE:LINE, then continue to the fault.
+    t.command("break shift.h:5");
+    t.wait_for("the breakpoint", |s| s.contains("breakpoint set on shift.h:5"));
+    t.keys(&["c"]);
+    let s = t.wait_for("the finding", |s| s.contains("stopped before the finding on line 8"));
+    assert_eq!(current_line(&s), Some(8), "{s}");
+    assert!(s.contains("out-of-bounds"), "{s}");
+    fits(&s, 80);
+    // The right pane scrolls: the findings list is below the fold.
+    t.keys(&["J", "J", "J", "J", "J"]);
+    let s = t.wait_for("the pane scrolled", |s| s.contains("more above"));
+    assert!(s.contains("Findings of this run (1"), "{s}");
+    // finding 1 jumps to its thread and line.
+    t.keys(&["e"]);
+    t.wait_for("the finding prompt", |s| s.contains(":finding "));
+    t.keys(&["-l", "1"]);
+    t.keys(&["Enter"]);
+    let s = t.wait_for("finding 1", |s| s.contains("finding 1: thread (31, 0, 0) at line 8"));
+    assert_eq!(current_line(&s), Some(8), "{s}");
+    // The help screen is complete at 80x24.
+    t.keys(&["?"]);
+    let s = t.wait_for("the help", |s| s.contains("keys and commands"));
+    for l in ["findings on|off", "FILE:LINE names a header", "any key closes this help", "lanes EXPR"] {
+        assert!(s.contains(l), "help misses `{l}`:\n{s}");
+    }
+    fits(&s, 80);
+    t.keys(&["x"]);
+    let s = t.wait_for("the help closed", |s| s.contains("stop "));
+    assert!(s.contains("q quit"), "the key bar is whole:\n{s}");
+}
+
+#[test]
+fn the_key_bar_is_never_cut() {
+    if !have_tmux() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    for cols in [80u16, 120, 140, 160] {
+        let t = Screen::start(&format!("keys{cols}"), cols, 30, "1");
+        let s = t.wait_for("the first stop", |s| s.contains("stop 1/"));
+        fits(&s, cols as usize);
+        for k in ["s step", "J/K scroll", "l lanes", "? help", "q quit"] {
+            assert!(s.contains(k), "{cols} columns: the key bar misses `{k}`:\n{s}");
+        }
+    }
+}
+
+#[test]
+fn a_simdgroup_matrix_at_160x50() {
+    if !have_tmux() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let src = "#include <metal_stdlib>
+using namespace metal;
+kernel void m(device const float* a [[buffer(0)]], device float* out [[buffer(1)]]) {
+    simdgroup_float8x8 tile;
+    simdgroup_load(tile, a, 8);
+    simdgroup_store(tile, out, 8);
+}
+";
+    let args = "m.metal --kernel m --grid 32 --threadgroup 32 --arg 'a=arange(64):f32' --arg 'out=zeros(64):f32' --thread 0";
+    let t = Screen::start_with("matrix", 160, 50, &[("m.metal", src)], args);
+    t.wait_for("the first stop", |s| s.contains("stop 1/"));
+    t.command("until 6");
+    let s = t.wait_for("line 6", |s| current_line(s) == Some(6));
+    assert!(s.contains("tile = simdgroup_float8x8"), "{s}");
+    assert!(s.contains("[0, 1, 2, 3, 4, 5, 6, 7]") && s.contains("[56, 57, 58, 59, 60, 61, 62, 63]"), "{s}");
+    fits(&s, 160);
 }

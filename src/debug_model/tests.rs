@@ -29,14 +29,14 @@ fn fixture(src: &str) -> Fixture {
 /// A debugger on `thread`, after its first recording.
 fn start(fx: &Fixture, thread: [u32; 3]) -> Debugger {
     let mut d = Debugger::new(thread);
-    d.load(record(&fx.target, thread, &[], 10_000).expect("records"));
+    d.load(record(&fx.target, thread, &[], 10_000, false).expect("records"));
     d
 }
 
 /// Apply a command, re-recording when it asks to.
 fn apply(fx: &Fixture, d: &mut Debugger, c: Command) {
     if d.apply(c) == Effect::Rerun {
-        let rec = record(&fx.target, d.thread, &d.probes(), 10_000).expect("records");
+        let rec = record(&fx.target, d.thread, &d.probes(), 10_000, d.break_nan).expect("records");
         d.load(rec);
     }
 }
@@ -72,15 +72,15 @@ fn locals_are_those_in_scope_with_their_values() {
     let mut d = start(&fx, [5, 0, 0]);
     assert_eq!(var(&d, "i"), Some("5"));
     assert_eq!(var(&d, "tile"), None, "declared on this line: not yet in scope");
-    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(None, 16));
     assert_eq!((var(&d, "k"), var(&d, "acc")), (Some("0"), Some("0")));
-    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(None, 16));
     assert_eq!((var(&d, "k"), var(&d, "acc")), (Some("1"), Some("4")));
     // The statement's memory: tile[1] read, with its neighbours.
     let a = &d.stop().unwrap().accesses[0];
     assert_eq!((a.write, a.name.as_str(), a.index, a.value.as_str()), (false, "tile", 1, "5"));
     assert_eq!(a.around.len(), 4);
-    d.apply(Command::RunTo(18));
+    d.apply(Command::RunTo(None, 18));
     assert_eq!(var(&d, "k"), None, "the loop's variable is out of scope after it");
 }
 
@@ -88,8 +88,9 @@ fn locals_are_those_in_scope_with_their_values() {
 fn threadgroup_memory_before_and_after_the_barrier() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [5, 0, 0]);
-    d.apply(Command::RunTo(12));
-    assert_eq!(var(&d, "tile"), Some("[0, 0, 0, 0]"));
+    d.apply(Command::RunTo(None, 12));
+    // Threadgroup memory starts as garbage: unknown, never a plausible 0.
+    assert_eq!(var(&d, "tile"), Some("[?, ?, ?, ?]"));
     let acc: Vec<(bool, &str, i64)> = d.stop().unwrap().accesses.iter().map(|a| (a.write, a.name.as_str(), a.index)).collect();
     assert_eq!(acc, [(false, "a", 5), (true, "tile", 1)]);
     d.apply(Command::Step);
@@ -104,13 +105,13 @@ fn the_active_mask_shows_divergence() {
     let mut d = start(&fx, [5, 0, 0]);
     assert_eq!(d.stop().unwrap().simd_active, 0b1111);
     assert_eq!(d.stop().unwrap().simd_width, 4);
-    d.apply(Command::RunTo(21));
+    d.apply(Command::RunTo(None, 21));
     // Only the odd threads of the group take the else branch.
     assert_eq!(d.stop().unwrap().simd_active, 0b1010);
     d.apply(Command::Thread([4, 0, 0]));
-    let rec = record(&fx.target, d.thread, &[], 10_000).unwrap();
+    let rec = record(&fx.target, d.thread, &[], 10_000, false).unwrap();
     d.load(rec);
-    d.apply(Command::RunTo(19));
+    d.apply(Command::RunTo(None, 19));
     assert_eq!(d.stop().unwrap().simd_active, 0b0101);
 }
 
@@ -118,7 +119,7 @@ fn the_active_mask_shows_divergence() {
 fn step_enters_a_helper_next_steps_over_it_finish_leaves_it() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [4, 0, 0]);
-    d.apply(Command::RunTo(19));
+    d.apply(Command::RunTo(None, 19));
     let at_call = d.pos;
     d.apply(Command::Step);
     let s = d.stop().unwrap();
@@ -141,14 +142,14 @@ fn step_enters_a_helper_next_steps_over_it_finish_leaves_it() {
 fn step_back_and_reverse_continue_replay_earlier_stops() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [5, 0, 0]);
-    d.apply(Command::RunTo(16));
-    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(None, 16));
+    d.apply(Command::RunTo(None, 16));
     let second = d.pos;
     d.apply(Command::Step);
     assert_eq!(line(&d), Some(15));
     d.apply(Command::Back);
     assert_eq!((d.pos, var(&d, "k")), (second, Some("1")));
-    d.apply(Command::Break { line: 14, thread: None, condition: None });
+    d.apply(Command::Break { file: None, line: 14, thread: None, condition: None });
     d.apply(Command::ReverseContinue);
     assert_eq!(line(&d), Some(14));
     d.apply(Command::Back);
@@ -162,21 +163,21 @@ fn step_back_and_reverse_continue_replay_earlier_stops() {
 fn breakpoints_stop_continue_including_conditions_on_values_and_threads() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [7, 0, 0]);
-    d.apply(Command::Break { line: 16, thread: None, condition: None });
+    d.apply(Command::Break { file: None, line: 16, thread: None, condition: None });
     d.apply(Command::Continue);
     assert_eq!((line(&d), var(&d, "k")), (Some(16), Some("0")));
     d.apply(Command::Continue);
     assert_eq!(var(&d, "k"), Some("1"));
     // A condition on a value: an MSL expression evaluated at the line.
-    apply(&fx, &mut d, Command::Break { line: 16, thread: None, condition: Some("k == 2 && acc > 8".into()) });
+    apply(&fx, &mut d, Command::Break { file: None, line: 16, thread: None, condition: Some("k == 2 && acc > 8".into()) });
     assert_eq!(var(&d, "k"), Some("1"), "a rerun keeps the place");
     d.pos = 0;
     d.apply(Command::Continue);
     assert_eq!((var(&d, "k"), var(&d, "acc")), (Some("2"), Some("9")));
     d.apply(Command::Continue);
-    assert!(d.finished() && d.message.contains("no breakpoint on the way"), "{}", d.message);
+    assert!(d.finished() && d.message.contains("no breakpoint or finding on the way"), "{}", d.message);
     // A condition on the thread: ignored while watching another.
-    d.apply(Command::Break { line: 16, thread: Some([6, 0, 0]), condition: None });
+    d.apply(Command::Break { file: None, line: 16, thread: Some([6, 0, 0]), condition: None });
     d.pos = 0;
     d.apply(Command::Continue);
     assert!(d.finished());
@@ -184,7 +185,7 @@ fn breakpoints_stop_continue_including_conditions_on_values_and_threads() {
     d.pos = 0;
     d.apply(Command::Continue);
     assert_eq!((d.rec.thread, line(&d)), ([6, 0, 0], Some(16)));
-    d.apply(Command::Clear(16));
+    d.apply(Command::Clear(None, 16));
     d.apply(Command::Continue);
     assert!(d.finished());
 }
@@ -193,7 +194,7 @@ fn breakpoints_stop_continue_including_conditions_on_values_and_threads() {
 fn a_condition_that_does_not_compile_is_ignored_with_a_note() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [5, 0, 0]);
-    apply(&fx, &mut d, Command::Break { line: 16, thread: None, condition: Some("nope == 1".into()) });
+    apply(&fx, &mut d, Command::Break { file: None, line: 16, thread: None, condition: Some("nope == 1".into()) });
     assert!(d.rec.notes.iter().any(|n| n.contains("`nope == 1`") && n.contains("ignored")), "{:?}", d.rec.notes);
     d.apply(Command::Continue);
     assert!(d.finished(), "never true");
@@ -207,8 +208,8 @@ fn watches_are_evaluated_where_they_compile() {
     apply(&fx, &mut d, Command::Watch("i + 1".into()));
     assert_eq!(d.watch_value("tile[k] * 10"), None, "k is not in scope on the first line");
     assert_eq!(d.watch_value("i + 1"), Some("7"));
-    d.apply(Command::RunTo(16));
-    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(None, 16));
+    d.apply(Command::RunTo(None, 16));
     assert_eq!(d.watch_value("tile[k] * 10"), Some("50"));
     // The loop's own line sees `k` at each iteration start.
     d.apply(Command::Step);
@@ -222,8 +223,8 @@ fn watches_are_evaluated_where_they_compile() {
 fn switching_thread_simd_group_and_threadgroup_keeps_the_place() {
     let fx = fixture(SCAN);
     let mut d = start(&fx, [5, 0, 0]);
-    d.apply(Command::RunTo(16));
-    d.apply(Command::RunTo(16));
+    d.apply(Command::RunTo(None, 16));
+    d.apply(Command::RunTo(None, 16));
     apply(&fx, &mut d, Command::Thread([7, 0, 0]));
     assert_eq!(d.rec.thread_text(), "thread (7, 0, 0) in the grid, (3, 0, 0) in threadgroup (1, 0, 0)");
     assert_eq!((line(&d), var(&d, "k")), (Some(16), Some("1")), "the same visit of the same line");
@@ -242,7 +243,7 @@ fn switching_thread_simd_group_and_threadgroup_keeps_the_place() {
 fn recordings_are_capped_with_a_clear_message() {
     let fx = fixture(SCAN);
     let mut d = Debugger::new([7, 0, 0]);
-    d.load(record(&fx.target, [7, 0, 0], &[], 5).unwrap());
+    d.load(record(&fx.target, [7, 0, 0], &[], 5, false).unwrap());
     assert!(d.rec.truncated && d.rec.stops.len() == 5);
     d.apply(Command::Continue);
     assert!(d.message.contains("recording stopped after 5 stops"), "{}", d.message);
@@ -251,12 +252,12 @@ fn recordings_are_capped_with_a_clear_message() {
 #[test]
 fn compile_errors_and_bad_arguments_are_failures_not_recordings() {
     let fx = fixture(&SCAN.replace("acc += tile[k];", "acc += tile[q];"));
-    match record(&fx.target, [0, 0, 0], &[], 100) {
+    match record(&fx.target, [0, 0, 0], &[], 100, false) {
         Err(Failed::Kernel(text)) => assert!(text.contains("scan.metal:16"), "{text}"),
         other => panic!("expected a compile failure, got {other:?}"),
     }
     let fx = fixture(SCAN);
-    match record(&fx.target, [9, 0, 0], &[], 100) {
+    match record(&fx.target, [9, 0, 0], &[], 100, false) {
         Err(Failed::Usage(text)) => assert!(text.contains("outside the grid"), "{text}"),
         other => panic!("expected a usage error, got {other:?}"),
     }
@@ -276,9 +277,9 @@ fn a_puzzle_and_an_mlx_body_are_targets_too() {
         .unwrap();
     let target = Target { argv: vec!["1".into(), "--dir".into(), dir.path().join("ws").display().to_string()], test: None };
     let mut d = Debugger::new([2, 0, 0]);
-    d.load(record(&target, [2, 0, 0], &[ProbeFor::Watch("a[local_i]".into())], 100).unwrap());
+    d.load(record(&target, [2, 0, 0], &[ProbeFor::Watch("a[local_i]".into())], 100, false).unwrap());
     assert!(d.rec.what.starts_with("puzzle 1 (Map), test 1"), "{}", d.rec.what);
-    d.apply(Command::RunTo(body_line));
+    d.apply(Command::RunTo(None, body_line));
     assert_eq!(var(&d, "local_i"), Some("2"));
     let file = &d.rec.files[d.stop().unwrap().file];
     assert_eq!(file.lines[body_line as usize - 1], "out[local_i] = a[local_i] + 10;", "shown without the probes");
@@ -290,8 +291,8 @@ fn a_puzzle_and_an_mlx_body_are_targets_too() {
     let argv = [body.to_str().unwrap(), "--input", "inp=arange(4):f32", "--output", "out:float32:4", "--grid", "4", "--threadgroup", "4"];
     let target = Target { argv: argv.iter().map(|s| s.to_string()).collect(), test: None };
     let mut d = Debugger::new([3, 0, 0]);
-    d.load(record(&target, [3, 0, 0], &[], 100).unwrap());
-    d.apply(Command::RunTo(2));
+    d.load(record(&target, [3, 0, 0], &[], 100, false).unwrap());
+    d.apply(Command::RunTo(None, 2));
     assert_eq!(var(&d, "i"), Some("3"));
     let a: Vec<(bool, &str, &str)> = d.stop().unwrap().accesses.iter().map(|a| (a.write, a.name.as_str(), a.value.as_str())).collect();
     assert_eq!(a, [(false, "inp", "3"), (true, "out", "6")]);
@@ -301,12 +302,12 @@ fn a_puzzle_and_an_mlx_body_are_targets_too() {
 fn typed_commands_parse_and_errors_teach() {
     assert_eq!(parse_command("s"), Ok(Command::Step));
     assert_eq!(parse_command(":next"), Ok(Command::Next));
-    assert_eq!(parse_command("until 12"), Ok(Command::RunTo(12)));
+    assert_eq!(parse_command("until 12"), Ok(Command::RunTo(None, 12)));
     assert_eq!(
         parse_command("break 12 thread 3,1 if i == 3"),
-        Ok(Command::Break { line: 12, thread: Some([3, 1, 0]), condition: Some("i == 3".into()) })
+        Ok(Command::Break { file: None, line: 12, thread: Some([3, 1, 0]), condition: Some("i == 3".into()) })
     );
-    assert_eq!(parse_command("b 7"), Ok(Command::Break { line: 7, thread: None, condition: None }));
+    assert_eq!(parse_command("b 7"), Ok(Command::Break { file: None, line: 7, thread: None, condition: None }));
     assert_eq!(parse_command("b"), Ok(Command::Back));
     assert_eq!(parse_command("watch a[min(i, 3)]"), Ok(Command::Watch("a[min(i, 3)]".into())));
     assert_eq!(parse_command("thread 7"), Ok(Command::Thread([7, 0, 0])));
@@ -339,7 +340,7 @@ fn a_capture_is_a_target_and_steps_like_its_source() {
     std::fs::remove_file(dir.join("scan.metal")).unwrap();
     let target = Target { argv: vec![cap.display().to_string()], test: None };
     let mut d = Debugger::new([5, 0, 0]);
-    d.load(record(&target, [5, 0, 0], &[], 10_000).expect("records"));
+    d.load(record(&target, [5, 0, 0], &[], 10_000, false).expect("records"));
     assert!(d.rec.what.starts_with("capture `"), "{}", d.rec.what);
     let mut seen = vec![line(&d).unwrap()];
     while !d.finished() {
@@ -349,4 +350,211 @@ fn a_capture_is_a_target_and_steps_like_its_source() {
         }
     }
     assert_eq!(seen, [11, 12, 13, 14, 15, 16, 15, 16, 15, 18, 21]);
+}
+
+/// Thread 6 reads `a[8]` on its third pass, thread 7 on its second.
+const OOB: &str = "kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    float x = 0;
+    for (uint k = 0; k < 3; k++) {
+        x += a[i + k];
+    }
+    out[i] = x;
+}
+";
+
+#[test]
+fn continue_stops_before_the_watched_threads_finding() {
+    let fx = fixture(OOB);
+    let mut d = start(&fx, [6, 0, 0]);
+    d.apply(Command::Continue);
+    assert_eq!((line(&d), var(&d, "k")), (Some(5), Some("2")), "{}", d.message);
+    assert!(d.message.contains("out-of-bounds"), "{}", d.message);
+    assert!(d.stop().unwrap().faults[0].starts_with("out-of-bounds"));
+    // Past it: the thread finishes; with findings off it never stops.
+    d.apply(Command::Continue);
+    assert!(d.finished(), "{}", d.message);
+    d.pos = 0;
+    d.apply(Command::BreakOnFindings(false));
+    d.apply(Command::Continue);
+    assert!(d.finished());
+    // A thread without findings runs to the end.
+    let mut d = start(&fx, [2, 0, 0]);
+    d.apply(Command::Continue);
+    assert!(d.finished() && d.message.contains("no breakpoint or finding"), "{}", d.message);
+}
+
+#[test]
+fn finding_n_goes_to_its_thread_and_line() {
+    let fx = fixture(OOB);
+    let mut d = start(&fx, [0, 0, 0]);
+    assert_eq!(d.rec.finding_sites.len(), 1, "{:?}", d.rec.findings);
+    apply(&fx, &mut d, Command::Finding(1));
+    assert_eq!((d.rec.thread, line(&d), var(&d, "k")), ([7, 0, 0], Some(5), Some("1")), "{}", d.message);
+    assert_eq!(d.apply(Command::Finding(2)), Effect::None);
+    assert!(d.message.contains("no finding 2"), "{}", d.message);
+}
+
+#[test]
+fn unwritten_memory_shows_as_unknown() {
+    // A private array half written, and an element read before it is written.
+    let src = "kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    float v[3];
+    v[0] = a[i];
+    out[i] = v[0] + v[1];
+}
+";
+    let fx = fixture(src);
+    let mut d = start(&fx, [1, 0, 0]);
+    d.apply(Command::RunTo(None, 5));
+    assert_eq!(var(&d, "v"), Some("[1, ?, ?]"));
+    let reads: Vec<(String, String)> = d.stop().unwrap().accesses.iter().map(|a| (a.name.clone(), a.value.clone())).collect();
+    assert!(d.stop().unwrap().faults.iter().any(|f| f.starts_with("uninitialized-read")), "{:?} {reads:?}", d.stop());
+}
+
+#[test]
+fn file_and_line_places_parse() {
+    assert_eq!(
+        parse_command("b softmax.h:70"),
+        Ok(Command::Break { file: Some("softmax.h".into()), line: 70, thread: None, condition: None })
+    );
+    assert_eq!(parse_command("until lib/x.h:3"), Ok(Command::RunTo(Some("lib/x.h".into()), 3)));
+    assert_eq!(parse_command("findings off"), Ok(Command::BreakOnFindings(false)));
+    assert_eq!(parse_command("finding 2"), Ok(Command::Finding(2)));
+    assert!(parse_command("finding 0").is_err());
+    let p = crate::debug::parse_print("softmax.h:70: x, metal::exp(y)").unwrap();
+    assert_eq!((p.file.as_deref(), p.line, p.exprs.clone()), (Some("softmax.h"), 70, vec!["x".to_string(), "metal::exp(y)".to_string()]));
+    let p = crate::debug::parse_print("5: a::b").unwrap();
+    assert_eq!((p.file, p.line), (None, 5));
+    assert!(crate::debug::parse_print("x.h: 3").is_err());
+}
+
+#[test]
+fn breakpoints_and_conditions_in_a_header() {
+    let header = "#pragma once\ntemplate <typename T>\nT twice(T x) {\n    T y = x * 2;\n    return y;\n}\n";
+    let src = "#include \"twice.h\"\nkernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    out[i] = twice(a[i]);
+}
+";
+    let fx = fixture(src);
+    std::fs::write(fx._dir.path().join("twice.h"), header).expect("write");
+    let mut d = start(&fx, [3, 0, 0]);
+    apply(&fx, &mut d, Command::Break { file: Some("twice.h".into()), line: 5, thread: None, condition: Some("y > 5".into()) });
+    d.pos = 0;
+    d.apply(Command::Continue);
+    assert_eq!((line(&d), var(&d, "y")), (Some(5), Some("6")), "{}", d.message);
+    assert!(d.rec.files[d.stop().unwrap().file].name.ends_with("twice.h"));
+    // Thread 2's y is 4: the condition is false there.
+    apply(&fx, &mut d, Command::Thread([2, 0, 0]));
+    d.pos = 0;
+    d.apply(Command::Continue);
+    assert!(d.finished(), "{}", d.message);
+    d.apply(Command::Clear(Some("twice.h".into()), 5));
+    assert!(d.message.contains("twice.h:5 removed"), "{}", d.message);
+}
+
+/// A fixture of `n` threads in one threadgroup.
+fn fixture_n(src: &str, n: u32) -> Fixture {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("scan.metal");
+    std::fs::write(&file, src).expect("write");
+    let (n, a, out) = (n.to_string(), format!("a=arange({n}):f32"), format!("out=zeros({n}):f32"));
+    let argv = [file.to_str().expect("utf-8 path"), "--kernel", "scan", "--grid", &n, "--threadgroup", &n, "--arg", &a, "--arg", &out]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    Fixture { _dir: dir, target: Target { argv, test: None } }
+}
+
+const SHUFFLE: &str = "#include <metal_stdlib>
+using namespace metal;
+kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+    float v = a[i];
+    float below = simd_shuffle_down(v, 1);
+    simd_vote vote = simd_ballot(v > 3);
+    if (lane < 31)
+        out[i] = v + below;
+}
+";
+
+#[test]
+fn lanes_shows_an_expression_in_the_whole_simd_group() {
+    // 20 threads: lanes 20..31 of the SIMD-group do not exist.
+    let fx = fixture_n(SHUFFLE, 20);
+    let mut d = start(&fx, [5, 0, 0]);
+    apply(&fx, &mut d, Command::Lanes(Some("below".into())));
+    d.apply(Command::RunTo(None, 8));
+    let lanes = d.stop().unwrap().lanes.clone().expect("the lanes view");
+    assert_eq!(lanes.len(), 20);
+    assert_eq!((lanes[0].as_str(), lanes[5].as_str(), lanes[18].as_str()), ("1", "6", "19"));
+    // Lane 19 reads lane 20, which does not exist: undefined, never a plausible value.
+    assert_eq!(lanes[19], "undefined");
+    // A ballot is a mask: its lanes show in hex.
+    assert_eq!(var(&d, "vote"), Some("1048560 (0xffff0)"));
+    apply(&fx, &mut d, Command::Lanes(None));
+    assert_eq!(d.stop().unwrap().lanes, None);
+}
+
+#[test]
+fn a_simdgroup_matrix_shows_its_values() {
+    let src = "#include <metal_stdlib>
+using namespace metal;
+kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    simdgroup_float8x8 m;
+    simdgroup_load(m, a, 8);
+    simdgroup_store(m, out, 8);
+}
+";
+    let fx = fixture_n(src, 64);
+    let mut d = start(&fx, [0, 0, 0]);
+    d.apply(Command::RunTo(None, 7));
+    let m = var(&d, "m").unwrap();
+    assert!(m.starts_with("simdgroup_float8x8[[0, 1, 2, 3, 4, 5, 6, 7], [8, 9,"), "{m}");
+    assert!(m.ends_with("[56, 57, 58, 59, 60, 61, 62, 63]]"), "{m}");
+}
+
+#[test]
+fn break_nan_stops_where_the_thread_makes_an_infinity() {
+    let src = "#include <metal_stdlib>
+using namespace metal;
+kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    float x = a[i] * 10.0f;
+    float e = exp(x);
+    out[i] = e / simd_sum(e);
+}
+";
+    let fx = fixture_n(src, 20);
+    let mut d = start(&fx, [9, 0, 0]);
+    d.apply(Command::Continue);
+    assert!(d.finished(), "no break on NaN unless asked: {}", d.message);
+    d.pos = 0;
+    apply(&fx, &mut d, Command::BreakNan(true));
+    d.pos = 0;
+    d.apply(Command::Continue);
+    assert_eq!(line(&d), Some(6), "{}", d.message);
+    assert!(d.message.contains("exp(90) overflows float (inf)"), "{}", d.message);
+    // A thread whose values stay finite runs to the end.
+    apply(&fx, &mut d, Command::Thread([2, 0, 0]));
+    d.pos = 0;
+    d.apply(Command::Continue);
+    assert!(d.finished(), "{}", d.message);
+    assert_eq!(parse_command("break nan"), Ok(Command::BreakNan(true)));
+    assert_eq!(parse_command("clear nan"), Ok(Command::BreakNan(false)));
+}
+
+#[test]
+fn a_breakpoint_the_thread_never_reaches_is_named() {
+    let fx = fixture(SCAN);
+    // Thread 5 is odd: it never runs line 19 (the even branch).
+    let mut d = start(&fx, [5, 0, 0]);
+    d.apply(Command::Break { file: None, line: 19, thread: None, condition: None });
+    assert!(d.message.contains("never stops there"), "{}", d.message);
+    d.apply(Command::Continue);
+    assert!(d.finished());
+    assert!(d.message.contains("this thread never runs line 19"), "{}", d.message);
 }

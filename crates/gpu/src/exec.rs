@@ -264,6 +264,8 @@ pub struct Machine<'k> {
     pub tracer: Option<Box<crate::trace::Tracer>>,
     /// Per-site statistics, when profiling.
     pub profiler: Option<Box<crate::profile::Profiler>>,
+    /// `--check nan`: where non-finite values are born (`nan.rs`).
+    pub nan: Option<Box<crate::nan::NanTracker>>,
     /// The debugger's watched thread, when debugging.
     pub probe: Option<Box<crate::probe::ProbeRecorder>>,
     /// The interactive debugger's watched thread, stop by stop.
@@ -319,6 +321,7 @@ impl<'k> Machine<'k> {
             tg_linear: 0,
             tracer: None,
             profiler: None,
+            nan: None,
             probe: None,
             stops: None,
             logger: None,
@@ -353,6 +356,9 @@ impl<'k> Machine<'k> {
         if let Some(p) = self.stops.as_mut() {
             p.start_threadgroup(&geo);
         }
+        if let Some(t) = self.nan.as_mut() {
+            t.start_threadgroup();
+        }
         self.budget = self.budget_total;
         self.alive = Mask::first(self.n);
         self.returned_at.clear();
@@ -375,7 +381,8 @@ impl<'k> Machine<'k> {
 
     /// Recompute `observers` after attaching or removing one.
     pub fn update_observing(&mut self) {
-        self.observers = self.tracer.is_some() || self.profiler.is_some() || self.probe.is_some() || self.stops.is_some();
+        self.observers =
+            self.tracer.is_some() || self.profiler.is_some() || self.probe.is_some() || self.stops.is_some() || self.nan.is_some();
     }
 
     /// Tell the attached observers about an instruction the lanes in `mask` ran.
@@ -385,6 +392,12 @@ impl<'k> Machine<'k> {
         }
         if let Some(p) = self.profiler.as_mut() {
             p.instruction(inst, mask);
+        }
+        if let (Some(_), Inst::Load { ty, ptr, space, at, .. } | Inst::Store { ty, ptr, space, at, .. }) = (&self.profiler, inst) {
+            let lanes: Vec<(usize, u64)> = mask.lanes().map(|l| (l, self.get(*ptr, l))).collect();
+            if let Some(p) = self.profiler.as_mut() {
+                p.addresses(*at, *space, ty.size() as u64, &lanes);
+            }
         }
         // (SIMD-group functions set their provenance lane by lane themselves.)
         if self.tracer.is_some()
@@ -415,9 +428,20 @@ impl<'k> Machine<'k> {
             .iter()
             .take(crate::stops::MAX_VARS)
             .map(|v| {
-                let text = match &v.home {
-                    crate::stops::Home::Regs(r) => crate::stops::regs_text(&v.layout, r, &|reg| self.get(reg, lane)),
-                    crate::stops::Home::Memory(p) => crate::stops::memory_text(&v.layout, &self.mem, *p, lane),
+                let text = match (&v.home, &v.layout) {
+                    (crate::stops::Home::Regs(r), crate::stops::Layout::SimdMatrix { elem, name }) => {
+                        // Element e lives in the lane and slot Apple's layout says.
+                        let (first, n) = (lane / 32 * 32, self.n);
+                        crate::stops::simd_matrix_text(*elem, name, &|e| {
+                            let (l, slot) = crate::ops::matrix_lane_slot(e);
+                            let q = first + l;
+                            (q < n).then(|| r.get(slot).map(|&reg| self.get(reg, q))).flatten()
+                        })
+                    }
+                    (crate::stops::Home::Regs(r), _) => crate::stops::regs_text(&v.layout, r, &|reg| self.get(reg, lane)),
+                    (crate::stops::Home::Memory(p), _) => {
+                        crate::stops::memory_text(&v.layout, &self.mem, *p, lane, &|q, n| self.bytes_written(q, n, lane))
+                    }
                 };
                 (v.name.clone(), text)
             })
@@ -433,6 +457,7 @@ impl<'k> Machine<'k> {
             simd_width,
             accesses: Vec::new(),
             accesses_omitted: 0,
+            faults: Vec::new(),
         };
         if let Some(p) = self.stops.as_mut() {
             p.push(record);
@@ -441,17 +466,25 @@ impl<'k> Machine<'k> {
 
     /// A load or store about to run: the watched thread's cell and its neighbours.
     fn stop_access(&mut self, inst: &Inst, mask: &Mask) {
-        let (ty, ptr, value, write) = match inst {
-            Inst::Load { ty, ptr, .. } => (*ty, *ptr, None, false),
-            Inst::Store { src, ty, ptr, .. } => (*ty, *ptr, Some(*src), true),
+        let (ty, ptr, value, write, at) = match inst {
+            Inst::Load { ty, ptr, at, .. } => (*ty, *ptr, None, false, *at),
+            Inst::Store { src, ty, ptr, at, .. } => (*ty, *ptr, Some(*src), true, *at),
             _ => return,
         };
         let Some(lane) = self.stops.as_ref().and_then(|p| p.lane_in(mask)) else { return };
         let p = self.get(ptr, lane);
         let Some(name) = crate::stops::alloc_name(self.k, p) else { return };
         let bits = value.map(|r| self.get(r, lane));
-        let a = crate::stops::access_of(&self.mem, name, write, ty, p, bits, lane);
+        // (The sanitizer names only the first lane of an instruction that
+        // reads garbage; the watched thread's own read is known here.)
+        let garbage = !write && !self.bytes_written(p, ty.size() as usize, lane);
+        let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
+        let place = (name, crate::stops::alloc_dims(self.k, p, ty.size()), span);
+        let a = crate::stops::access_of(&self.mem, place, write, ty, p, bits, lane, &|q, n| self.bytes_written(q, n, lane));
         if let Some(s) = self.stops.as_mut() {
+            if garbage {
+                s.fault(lane, FindingKind::UninitializedRead.name(), &format!("reads `{}` before it was written (garbage)", a.place()));
+            }
             s.access(a);
         }
     }
@@ -704,6 +737,9 @@ impl<'k> Machine<'k> {
     pub(crate) fn report_lane(&mut self, kind: FindingKind, at: AccessId, l: usize, message: String) -> &mut crate::Finding {
         let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
         let (thread, tg) = (self.geo.global(l), self.geo.tg_pos);
+        if let Some(st) = self.stops.as_mut() {
+            st.fault(l, kind.name(), &message);
+        }
         self.findings.report(kind, span, None, thread, tg, self.geo.requested_tg, message)
     }
 
@@ -825,6 +861,16 @@ impl<'k> Machine<'k> {
         private_shadow(&self.mem, p, size, l).and_then(|r| san.private_init.get(r)).map(|b| b.to_vec())
     }
 
+    /// Whether lane `l` would read written values from the `size` bytes
+    /// at `p` (`true` where the sanitizer tracks nothing).
+    pub(crate) fn bytes_written(&self, p: u64, size: usize, l: usize) -> bool {
+        let Some(san) = self.san.as_ref().filter(|s| s.uninit) else { return true };
+        match crate::memory::ptr_alloc(p).kind() {
+            AllocKind::Private(_) => self.private_init_bits(p, size, l).is_none_or(|b| b.iter().all(|&x| x)),
+            kind => san.written(kind, crate::memory::ptr_offset(p), size),
+        }
+    }
+
     /// Set the initialization state of lane `l`'s private bytes at `p`.
     pub(crate) fn set_private_init_bits(&mut self, p: u64, l: usize, bits: &[bool]) {
         let Some(r) = private_shadow(&self.mem, p, bits.len(), l) else { return };
@@ -863,6 +909,9 @@ impl<'k> Machine<'k> {
         let threads =
             RaceThreads { first, first_tg, second: self.geo.global(l), second_tg: self.geo.tg_pos, tg_size: self.geo.requested_tg };
         let f = report_race(&mut self.findings, self.k, r, threads, at, write, cross_tg);
+        if let Some(st) = self.stops.as_mut() {
+            st.fault(l, FindingKind::DataRace.name(), &f.message);
+        }
         if let (Some(w), true) = (weak, f.count == 1) {
             let which = if w.simdgroup { "simdgroup_barrier" } else { "threadgroup_barrier" };
             let (memory, flag) = if device { ("device", "mem_device") } else { ("threadgroup", "mem_threadgroup") };
@@ -984,8 +1033,24 @@ impl<'k> Machine<'k> {
             Inst::Loop { at, .. } => Some(*at),
             _ => None,
         };
+        // Blame a thread that is in the innermost loop running, and that
+        // loop, not the threadgroup's first thread (which may have left).
+        let looping = self.frames.iter().rev().find_map(|f| match f {
+            crate::flow::Frame::Loop { inst: Inst::Loop { at, .. }, live, .. } => live.lanes().next().map(|l| (l, *at, live.count())),
+            _ => None,
+        });
+        let at = at.or(looping.map(|x| x.1));
         let span = at.map(|a| self.k.accesses[a as usize].span).or(self.last_loop_span).unwrap_or(self.k.span);
-        let lane = self.alive.lanes().next().unwrap_or(0);
+        let lane = looping.map(|x| x.0).or_else(|| self.alive.lanes().next()).unwrap_or(0);
+        let n = self.budget_total;
+        let message = match looping {
+            Some((_, _, count)) => format!(
+                "the kernel ran more than {n} instructions in one threadgroup and was stopped while {} was still in this loop ({}): does the loop ever end for it?",
+                self.thread_name(lane),
+                if count == 1 { "the only thread of its threadgroup in it".to_string() } else { format!("with {} other threads of its threadgroup", count - 1) }
+            ),
+            None => format!("the kernel ran more than {n} instructions in one threadgroup and was stopped: is there a loop that never ends?"),
+        };
         self.findings.report(
             FindingKind::RunawayKernel,
             span,
@@ -993,10 +1058,7 @@ impl<'k> Machine<'k> {
             self.geo.global(lane),
             self.geo.tg_pos,
             self.geo.requested_tg,
-            format!(
-                "the kernel ran more than {} instructions in one threadgroup and was stopped: is there a loop that never ends?",
-                self.budget_total
-            ),
+            message,
         );
     }
 
@@ -1039,6 +1101,15 @@ impl<'k> Machine<'k> {
     pub(crate) fn exec_simple(&mut self, inst: &Inst, mask: &Mask) {
         if self.observers {
             self.observe_inst(inst, mask);
+            if self.nan.is_some() {
+                let before = self.nan_before(inst, mask);
+                if !self.undef.is_empty() {
+                    self.track_undefined(inst, mask);
+                }
+                self.simple(inst, mask);
+                self.nan_after(inst, mask, before);
+                return;
+            }
         }
         if self.undef.is_empty() {
             self.simple(inst, mask);
@@ -1104,7 +1175,7 @@ impl<'k> Machine<'k> {
                 self.map_generic(*dst, &[c, a, b], |v| if v[0] != 0 { v[1] } else { v[2] });
             }
             Inst::BitCast { dst, dst_ty, src, src_ty } => self.bitcast(dst, *dst_ty, src, *src_ty),
-            Inst::Math { f, ty, dst, args } => self.math(*f, *ty, *dst, args),
+            Inst::Math { f, ty, dst, args, .. } => self.math(*f, *ty, *dst, args),
             Inst::Geometric { name, ty, dst, args } => self.geometric(name, *ty, dst, args),
             Inst::Special { name, ty, dst, args } => self.special(name, *ty, dst, args),
             Inst::PtrIndex { dst, ptr, index, index_ty, scale } => self.ptr_index(*dst, *ptr, *index, *index_ty, *scale),
@@ -1218,8 +1289,23 @@ impl<'k> Machine<'k> {
                 if let Some(l) = self.watched_lane(mask) {
                     let bits: Vec<u64> = regs.iter().map(|&r| self.get(r, l)).collect();
                     let hit = crate::probe::ProbeHit { probe: *probe, slot: *slot, kind: *kind, bits };
-                    if let Some(p) = self.stops.as_mut() {
-                        p.probe(hit.clone());
+                    if self.stops.is_some() {
+                        // The debugger's SIMD-group view: every lane of the group.
+                        let (first, n) = (l / 32 * 32, self.n);
+                        let lanes = (first..(first + 32).min(n))
+                            .map(|q| {
+                                if !mask.get(q) {
+                                    None
+                                } else if regs.iter().any(|&r| self.undef.undefined_at(r, q)) {
+                                    Some(crate::stops::LaneValue::Undefined)
+                                } else {
+                                    Some(crate::stops::LaneValue::Bits(regs.iter().map(|&r| self.get(r, q)).collect()))
+                                }
+                            })
+                            .collect();
+                        if let Some(p) = self.stops.as_mut() {
+                            p.probe(hit.clone(), lanes);
+                        }
                     }
                     if let Some(p) = self.probe.as_mut() {
                         p.record(hit);

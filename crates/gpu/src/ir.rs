@@ -185,6 +185,8 @@ pub enum Inst {
         ty: Scalar,
         dst: Reg,
         args: Vec<Reg>,
+        /// The function's name (`exp`), for messages.
+        name: &'static str,
     },
     /// Geometric and other multi-component functions.
     Geometric {

@@ -13,6 +13,7 @@ pub mod ir;
 pub mod log;
 pub mod lower;
 pub mod memory;
+pub mod nan;
 mod ops;
 mod parallel;
 pub mod probe;
@@ -141,6 +142,9 @@ pub struct RunOptions {
     /// Outputs of two schedules that differ by no more than this (floats:
     /// `|a - b| <= atol + rtol * |b|`) differ only by rounding.
     pub schedule_tolerance: (f64, f64),
+    /// `--check nan`: trace where non-finite values are born
+    /// (`RunReport::nan`); the kernel should be lowered with statement marks.
+    pub nan: bool,
 }
 
 impl Default for RunOptions {
@@ -163,6 +167,7 @@ impl Default for RunOptions {
             schedules: 2,
             schedule: None,
             schedule_tolerance: (1e-4, 1e-5),
+            nan: false,
         }
     }
 }
@@ -179,6 +184,8 @@ pub struct RunReport {
     pub trace: Option<trace::Trace>,
     /// Per-site statistics (when asked for).
     pub profile: Option<profile::Profile>,
+    /// Where the non-finite outputs came from (`RunOptions::nan`).
+    pub nan: Option<nan::NanReport>,
     /// What the watched thread's probes saw (when asked for).
     pub probes: Option<probe::ProbeLog>,
     /// The watched thread stop by stop (when asked for).
@@ -391,6 +398,9 @@ pub(crate) fn run_part<'a>(
     if opts.profile {
         m.profiler = Some(Box::new(profile::Profiler::new(kernel.accesses.len())));
     }
+    if opts.nan {
+        m.nan = Some(Box::new(nan::NanTracker::new()));
+    }
     if let Some((thread, limit)) = opts.probe {
         m.probe = Some(Box::new(probe::ProbeRecorder::new(thread, limit)));
     }
@@ -440,8 +450,12 @@ pub(crate) fn run_part<'a>(
     }
     tick(since_tick);
     report.trace = m.tracer.take().map(|t| t.trace);
-    report.profile = m.profiler.take().map(|p| p.finish(kernel));
+    let tg_mem = kernel.threadgroup_vars.iter().map(|v| v.size as u64).sum::<u64>()
+        + opts.threadgroup_buffers.values().map(|&s| s as u64).sum::<u64>();
+    let tg_threads = lanes as u64;
+    report.profile = m.profiler.take().map(|p| p.finish(kernel, tg_mem, tg_threads));
     report.probes = m.probe.take().map(|p| p.log);
+    report.nan = m.nan.take().map(|t| t.report);
     report.stops = m.stops.take().map(|p| p.log);
     report.logs = m.logger.take().map(|l| l.out);
     report.max_counts = m.san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);

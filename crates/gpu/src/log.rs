@@ -13,6 +13,11 @@ use msl::types::Scalar;
 pub struct LogOptions {
     /// Only this thread's messages (`--log thread=X,Y,Z`).
     pub thread: Option<[u32; 3]>,
+    /// Only this threadgroup's messages (`--log threadgroup=X,Y,Z`).
+    pub threadgroup: Option<[u32; 3]>,
+    /// Only messages at least this severe (`--log level=error`): an index
+    /// into `LEVELS`.
+    pub min_level: usize,
     /// Most messages kept per dispatch.
     pub limit: usize,
 }
@@ -42,6 +47,14 @@ pub struct LogRecorder {
     pub out: LogOutput,
 }
 
+/// The levels from least to most severe, as `os_log` names its calls.
+pub const LEVELS: [&str; 5] = ["log_debug", "log_info", "log", "log_error", "log_fault"];
+
+/// A level's severity (index into `LEVELS`; unknown ones count as `log`).
+pub fn severity(level: &str) -> usize {
+    LEVELS.iter().position(|l| *l == level).unwrap_or(2)
+}
+
 impl LogRecorder {
     pub fn new(options: LogOptions) -> LogRecorder {
         LogRecorder { options, out: LogOutput::default() }
@@ -60,7 +73,10 @@ impl LogRecorder {
     ) {
         for l in mask.lanes() {
             let thread = geo.global(l);
-            if self.options.thread.is_some_and(|t| t != thread) {
+            if self.options.thread.is_some_and(|t| t != thread)
+                || self.options.threadgroup.is_some_and(|g| g != geo.tg_pos)
+                || severity(level) < self.options.min_level
+            {
                 continue;
             }
             if self.out.messages.len() >= self.options.limit {

@@ -39,6 +39,7 @@ pub(crate) fn workers(kernel: &Kernel, opts: &RunOptions, groups: u64, lanes: us
         || kernel.device_atomics
         || opts.trace.is_some()
         || opts.profile
+        || opts.nan
         || opts.probe.is_some()
         || opts.stops.is_some()
         || (opts.log.is_some() && kernel.logs)

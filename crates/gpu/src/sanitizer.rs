@@ -724,6 +724,25 @@ impl Sanitizer {
 
     /// The last barrier in the current interval of `device` (or threadgroup)
     /// memory, `interval`, that did not order that memory.
+    /// Whether the `size` bytes at `off` of allocation `kind` (not
+    /// private memory) hold written values; `true` where nothing is
+    /// tracked. For the debugger, which shows unwritten memory as unknown.
+    pub fn written(&self, kind: AllocKind, off: i64, size: usize) -> bool {
+        let Ok(off) = usize::try_from(off) else { return true };
+        let shadow = match kind {
+            AllocKind::Buffer(i) => {
+                let bits = self.device_written.get(&i).filter(|_| self.uninit);
+                return bits.and_then(|b| b.get(off..off.checked_add(size)?)).is_none_or(|r| r.iter().all(|&b| b));
+            }
+            AllocKind::Threadgroup(i) => self.threadgroup.get(i as usize),
+            AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get(i as usize),
+            _ => None,
+        };
+        let Some(sh) = shadow.filter(|_| self.uninit) else { return true };
+        let (lo, hi) = (off >> sh.shift, (off + size.max(1) - 1) >> sh.shift);
+        (lo..=hi).all(|c| sh.cells.get(c).is_none_or(|c| c.write.tid != 0))
+    }
+
     pub fn weak_barrier(&self, device: bool, interval: u32) -> Option<WeakBarrier> {
         self.weak_barriers.iter().rev().find(|w| w.device == device && w.interval == interval).copied()
     }

@@ -49,8 +49,35 @@ pub enum Layout {
     Struct {
         fields: Vec<(String, u32, Layout)>,
     },
-    /// Something the debugger does not spell out (a simdgroup matrix…).
+    /// An 8x8 SIMD-group matrix (in registers: two elements per lane,
+    /// spread over the SIMD-group), shown as its 64 values by rows.
+    SimdMatrix {
+        elem: Scalar,
+        name: String,
+    },
+    /// Something the debugger does not spell out.
     Opaque(String),
+}
+
+/// Characters of a SIMD-group matrix's text (64 values).
+pub const MAX_MATRIX_CHARS: usize = 1600;
+
+/// The 8x8 values of a SIMD-group matrix, `get(e)` giving element `e`
+/// (row-major) or `None` when the lane holding it is not in the group:
+/// `simdgroup_float8x8[[r0c0, r0c1, …], [r1c0, …], …]`.
+pub fn simd_matrix_text(elem: Scalar, name: &str, get: &dyn Fn(usize) -> Option<u64>) -> String {
+    let rows: Vec<String> = (0..8)
+        .map(|r| {
+            let cells: Vec<String> = (0..8).map(|c| get(r * 8 + c).map(|b| scalar_text(elem, b)).unwrap_or_else(|| "?".into())).collect();
+            format!("[{}]", cells.join(", "))
+        })
+        .collect();
+    let mut text = format!("{name}[{}]", rows.join(", "));
+    if text.chars().count() > MAX_MATRIX_CHARS {
+        text = text.chars().take(MAX_MATRIX_CHARS).collect();
+        text.push('…');
+    }
+    text
 }
 
 /// Where a local lives.
@@ -93,6 +120,33 @@ pub struct MemAccess {
     /// The cells around it at the time: (index, value), the accessed one
     /// showing the value read or written.
     pub around: Vec<(i64, String)>,
+    /// Dimensions of a multi-dimensional threadgroup array (`As[16][16]`),
+    /// to name the cell as declared; empty otherwise.
+    pub dims: Vec<u32>,
+    /// The access in the source (the debugger leaves out its own probes').
+    pub span: Span,
+}
+
+impl MemAccess {
+    /// The cell as the source names it: `a[19]`, `As[1][3]`.
+    pub fn place(&self) -> String {
+        format!("{}{}", self.name, index_text(self.index, &self.dims))
+    }
+}
+
+/// `[19]`, or `[1][3]` for a flat index into an array of `dims`.
+pub fn index_text(index: i64, dims: &[u32]) -> String {
+    let total: i64 = dims.iter().map(|&d| d as i64).product();
+    if dims.len() < 2 || index < 0 || index >= total {
+        return format!("[{index}]");
+    }
+    let mut parts = Vec::new();
+    let mut rest = index;
+    for &d in dims.iter().rev() {
+        parts.push(rest % d.max(1) as i64);
+        rest /= d.max(1) as i64;
+    }
+    parts.iter().rev().map(|i| format!("[{i}]")).collect()
 }
 
 /// One stop of the watched thread.
@@ -112,6 +166,18 @@ pub struct StopRecord {
     /// Memory the statement accessed (after this stop, before the next).
     pub accesses: Vec<MemAccess>,
     pub accesses_omitted: usize,
+    /// What the sanitizer found the watched thread doing at this statement
+    /// (an out-of-bounds access, a race...): the debugger stops here.
+    pub faults: Vec<Fault>,
+}
+
+/// A finding of the watched thread, at the stop it happened after.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    /// The finding kind's name (`out-of-bounds`), or `nan` for a birth
+    /// of a non-finite value under `--check nan`.
+    pub kind: &'static str,
+    pub message: String,
 }
 
 /// A debugger probe's value, and how many stops were recorded before it.
@@ -119,6 +185,29 @@ pub struct StopRecord {
 pub struct StopProbe {
     pub after_stops: usize,
     pub hit: ProbeHit,
+    /// The same expression in every lane of the watched thread's
+    /// SIMD-group (lane i at index i): `None` for a lane not running it.
+    pub lanes: Vec<Option<LaneValue>>,
+}
+
+/// One lane's value of a probe.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LaneValue {
+    Bits(Vec<u64>),
+    /// Undefined by the specification (a SIMD-group function read an
+    /// inactive lane): shown as such, never as the poison bits.
+    Undefined,
+}
+
+impl StopProbe {
+    /// Lane `i`'s value as text (`—` inactive, `undefined`).
+    pub fn lane_text(&self, i: usize) -> String {
+        match self.lanes.get(i) {
+            Some(Some(LaneValue::Bits(b))) => ProbeHit { bits: b.clone(), ..self.hit.clone() }.text(),
+            Some(Some(LaneValue::Undefined)) => "undefined".into(),
+            _ => "—".into(),
+        }
+    }
 }
 
 /// What the watched thread did, stop by stop.
@@ -179,9 +268,22 @@ impl StopRecorder {
         self.log.stops.push(stop);
     }
 
-    pub fn probe(&mut self, hit: ProbeHit) {
-        if self.log.probes.len() < self.limit.saturating_mul(4) {
-            self.log.probes.push(StopProbe { after_stops: self.log.stops.len(), hit });
+    pub fn probe(&mut self, hit: ProbeHit, lanes: Vec<Option<LaneValue>>) {
+        if self.log.probes.len() < self.limit.saturating_mul(4) && self.bytes <= MAX_BYTES {
+            self.bytes += 64 + lanes.len() * (32 + 8 * hit.bits.len());
+            self.log.probes.push(StopProbe { after_stops: self.log.stops.len(), hit, lanes });
+        }
+    }
+
+    /// A finding made by lane `lane` (kept when it is the watched thread's).
+    pub fn fault(&mut self, lane: usize, kind: &'static str, message: &str) {
+        if self.lane != Some(lane) || self.log.truncated {
+            return;
+        }
+        if let Some(s) = self.log.stops.last_mut() {
+            if s.faults.len() < 4 && !s.faults.iter().any(|f| f.kind == kind) {
+                s.faults.push(Fault { kind, message: message.to_string() });
+            }
         }
     }
 
@@ -214,32 +316,49 @@ pub fn regs_text(layout: &Layout, regs: &[Reg], get: &dyn Fn(Reg) -> u64) -> Str
         Layout::Vector { elem, name, .. } => {
             Some(format!("{name}({})", bits.iter().map(|&b| scalar_text(*elem, b)).collect::<Vec<_>>().join(", ")))
         }
-        Layout::Opaque(what) => Some(format!("<{what}>")),
+        Layout::Opaque(what) | Layout::SimdMatrix { name: what, .. } => Some(format!("<{what}>")),
         _ => None,
     };
     cap(text.unwrap_or_else(|| "?".into()))
 }
 
+/// Whether the bytes at (pointer, size) were ever written; unwritten
+/// ones show as `?` (their contents are garbage, not a value).
+pub type Written<'a> = &'a dyn Fn(u64, usize) -> bool;
+
 /// A value in memory at pointer `p`, as `lane` sees it.
-pub fn memory_text(layout: &Layout, mem: &Memory, p: u64, lane: usize) -> String {
+pub fn memory_text(layout: &Layout, mem: &Memory, p: u64, lane: usize, written: Written) -> String {
     let Some((bytes, off)) = mem.region(p, lane) else { return "<not readable>".into() };
     let mut out = String::new();
-    write_value(layout, bytes, off, &mut out);
+    let base = p - ptr_offset(p) as u64;
+    let known = |at: i64, size: u32| written(base.wrapping_add(at as u64), size as usize);
+    write_value(layout, bytes, off, &known, &mut out);
     cap(out)
 }
 
-fn write_value(layout: &Layout, bytes: &[u8], off: i64, out: &mut String) {
+fn write_value(layout: &Layout, bytes: &[u8], off: i64, known: &dyn Fn(i64, u32) -> bool, out: &mut String) {
     if out.len() > MAX_VALUE_CHARS {
         return;
     }
     match layout {
+        Layout::Scalar(s) if !known(off, s.size()) => out.push('?'),
         Layout::Scalar(s) => out.push_str(&read_scalar(*s, bytes, off)),
+        Layout::Pointer if !known(off, 8) => out.push('?'),
         Layout::Pointer => match read_le(bytes, off, 8) {
             Some(b) => out.push_str(&ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Pointer, bits: vec![b] }.text()),
             None => out.push('?'),
         },
         Layout::Vector { elem, n, name } => {
-            let parts: Vec<String> = (0..*n).map(|i| read_scalar(*elem, bytes, off + (i * elem.size()) as i64)).collect();
+            let parts: Vec<String> = (0..*n)
+                .map(|i| {
+                    let at = off + (i * elem.size()) as i64;
+                    if known(at, elem.size()) {
+                        read_scalar(*elem, bytes, at)
+                    } else {
+                        "?".into()
+                    }
+                })
+                .collect();
             out.push_str(&format!("{name}({})", parts.join(", ")));
         }
         Layout::Array { elem, len, stride } => {
@@ -248,7 +367,7 @@ fn write_value(layout: &Layout, bytes: &[u8], off: i64, out: &mut String) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_value(elem, bytes, off + i as i64 * *stride as i64, out);
+                write_value(elem, bytes, off + i as i64 * *stride as i64, known, out);
                 if out.len() > MAX_VALUE_CHARS {
                     break;
                 }
@@ -266,11 +385,11 @@ fn write_value(layout: &Layout, bytes: &[u8], off: i64, out: &mut String) {
                 }
                 out.push_str(name);
                 out.push_str(": ");
-                write_value(l, bytes, off + *at as i64, out);
+                write_value(l, bytes, off + *at as i64, known, out);
             }
             out.push('}');
         }
-        Layout::Opaque(what) => out.push_str(&format!("<{what}>")),
+        Layout::Opaque(what) | Layout::SimdMatrix { name: what, .. } => out.push_str(&format!("<{what}>")),
     }
 }
 
@@ -281,9 +400,14 @@ fn read_scalar(s: Scalar, bytes: &[u8], off: i64) -> String {
     }
 }
 
-/// Register bits of scalar type `s` as MSL would print them.
+/// Register bits of scalar type `s` as MSL would print them; a large
+/// `ulong` (what a `simd_vote` ballot is) also in hex, where its lanes show.
 pub fn scalar_text(s: Scalar, bits: u64) -> String {
-    ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Value(s), bits: vec![bits] }.text()
+    let text = ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Value(s), bits: vec![bits] }.text();
+    if s == Scalar::ULong && bits > 0xffff {
+        return format!("{text} (0x{bits:x})");
+    }
+    text
 }
 
 fn cap(mut s: String) -> String {
@@ -295,7 +419,17 @@ fn cap(mut s: String) -> String {
 }
 
 /// The accessed cell `p` (of scalar type `ty`) and its neighbours.
-pub fn access_of(mem: &Memory, name: String, write: bool, ty: Scalar, p: u64, value_bits: Option<u64>, lane: usize) -> MemAccess {
+#[allow(clippy::too_many_arguments)]
+pub fn access_of(
+    mem: &Memory,
+    (name, dims, span): (String, Vec<u32>, Span),
+    write: bool,
+    ty: Scalar,
+    p: u64,
+    value_bits: Option<u64>,
+    lane: usize,
+    written: Written,
+) -> MemAccess {
     let size = ty.size().max(1) as i64;
     let off = ptr_offset(p);
     let index = off.div_euclid(size);
@@ -305,7 +439,8 @@ pub fn access_of(mem: &Memory, name: String, write: bool, ty: Scalar, p: u64, va
         let base = off - index * size;
         for i in (index - AROUND).max(0)..=index + AROUND {
             let Some(raw) = read_le(bytes, base + i * size, size as usize) else { continue };
-            let mut text = scalar_text(ty, crate::ops::from_memory(ty, raw));
+            let cell = p.wrapping_add(((i - index) * size) as u64);
+            let mut text = if written(cell, size as usize) { scalar_text(ty, crate::ops::from_memory(ty, raw)) } else { "?".into() };
             if i == index {
                 if write {
                     text = value.clone();
@@ -319,11 +454,24 @@ pub fn access_of(mem: &Memory, name: String, write: bool, ty: Scalar, p: u64, va
     if value.is_empty() {
         value = "out of bounds".into();
     }
-    MemAccess { write, name, index, value, around }
+    MemAccess { write, name, index, value, around, dims, span }
 }
 
 /// A name for the allocation `p` points into (`out`, `tile`), given the
 /// kernel's buffer and threadgroup variable names.
+/// Dimensions of the threadgroup array `p` points into when it is an
+/// array of scalars of `size` bytes (to name cells `As[i][j]`).
+pub fn alloc_dims(k: &crate::ir::Kernel, p: u64, size: u32) -> Vec<u32> {
+    let AllocKind::Threadgroup(i) = ptr_alloc(p).kind() else { return Vec::new() };
+    let Some(v) = k.threadgroup_vars.get(i as usize) else { return Vec::new() };
+    let elems: u64 = v.dims.iter().map(|&d| d as u64).product();
+    if elems * size as u64 == v.size as u64 {
+        v.dims.clone()
+    } else {
+        Vec::new()
+    }
+}
+
 pub fn alloc_name(k: &crate::ir::Kernel, p: u64) -> Option<String> {
     match ptr_alloc(p).kind() {
         AllocKind::Buffer(i) => k
@@ -362,13 +510,23 @@ mod tests {
         let bytes: Vec<u8> = [1.5f32, 2.0, 3.0].iter().flat_map(|f| f.to_le_bytes()).collect();
         let arr = Layout::Array { elem: Box::new(Layout::Scalar(Scalar::Float)), len: 3, stride: 4 };
         let mut out = String::new();
-        write_value(&arr, &bytes, 0, &mut out);
+        write_value(&arr, &bytes, 0, &|_, _| true, &mut out);
         assert_eq!(out, "[1.5, 2, 3]");
+        let mut out = String::new();
+        write_value(&arr, &bytes, 0, &|at, _| at != 4, &mut out);
+        assert_eq!(out, "[1.5, ?, 3]");
         let st =
             Layout::Struct { fields: vec![("x".into(), 0, Layout::Scalar(Scalar::Float)), ("y".into(), 4, Layout::Scalar(Scalar::Int))] };
         let mut out = String::new();
-        write_value(&st, &bytes, 0, &mut out);
+        write_value(&st, &bytes, 0, &|_, _| true, &mut out);
         assert_eq!(out, format!("{{x: 1.5, y: {}}}", 2.0f32.to_bits() as i32));
+    }
+
+    #[test]
+    fn flat_indices_of_2d_arrays_are_named_as_declared() {
+        assert_eq!(index_text(19, &[4, 8]), "[2][3]");
+        assert_eq!(index_text(19, &[32]), "[19]");
+        assert_eq!(index_text(40, &[4, 8]), "[40]", "out of the array: the flat offset");
     }
 
     #[test]
@@ -376,7 +534,7 @@ mod tests {
         let bytes = vec![0u8; 4 * 1000];
         let arr = Layout::Array { elem: Box::new(Layout::Scalar(Scalar::Float)), len: 1000, stride: 4 };
         let mut out = String::new();
-        write_value(&arr, &bytes, 0, &mut out);
+        write_value(&arr, &bytes, 0, &|_, _| true, &mut out);
         assert!(cap(out).chars().count() <= MAX_VALUE_CHARS + 1);
     }
 }

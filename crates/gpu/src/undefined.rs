@@ -95,6 +95,12 @@ impl Marks {
         self.memory.iter().find(|m| m.0 < p + size as u64 && p < m.0 + m.1 as u64 && m.2.get(l)).map(|m| m.3)
     }
 
+    /// Whether register `r` holds an undefined value in lane `l` (the
+    /// debugger shows it as undefined, not as the poison bits).
+    pub fn undefined_at(&self, r: Reg, l: usize) -> bool {
+        self.get(r).is_some_and(|m| m.lanes.get(l))
+    }
+
     fn get(&self, r: Reg) -> Option<&Mark> {
         self.marks.iter().find(|m| m.reg == r)
     }

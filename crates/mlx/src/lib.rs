@@ -202,6 +202,8 @@ pub struct Call {
     pub budget: Option<u64>,
     /// Count per-line statistics (`report.profile`, spans in the user's files).
     pub profile: bool,
+    /// Trace where non-finite values are born (`report.nan`).
+    pub nan: bool,
     /// Record the debugger probes of this thread, at most this many values.
     pub probe: Option<([u32; 3], usize)>,
     /// Record this thread stop by stop for the interactive debugger, at
@@ -244,6 +246,7 @@ impl Call {
             trace: None,
             budget: None,
             profile: false,
+            nan: false,
             probe: None,
             stops: None,
             log: None,
@@ -307,6 +310,15 @@ pub struct CallResult {
     pub generated: Generated,
     /// The kernel as the simulator ran it (names of its threadgroup memory...).
     pub kernel: gpu::Kernel,
+}
+
+impl CallResult {
+    /// One warning per output that has elements no thread wrote
+    /// (`names`: the kernel's output names, in order).
+    pub fn unwritten_warnings(&self, names: &[String]) -> Vec<String> {
+        let outs = names.iter().zip(&self.outputs).zip(&self.unwritten);
+        outs.filter_map(|((name, a), u)| unwritten_message(name, u.as_deref()?, &a.shape)).collect()
+    }
 }
 
 #[derive(Debug)]
@@ -597,7 +609,7 @@ impl MetalKernel {
         on_generated(&generated);
 
         // (profiling lowers with statement marks: another kernel)
-        let key = format!("{}{}", if call.profile { "profile\n" } else { "" }, generated.full_source);
+        let key = format!("{}{}", if call.profile || call.nan { "profile\n" } else { "" }, generated.full_source);
         let compiled = match self.cache.get(&key) {
             Some(c) => c,
             None => {
@@ -658,6 +670,7 @@ impl MetalKernel {
             trace: call.trace,
             budget: call.budget.unwrap_or(RunOptions::default().budget),
             profile: call.profile,
+            nan: call.nan,
             probe: call.probe,
             stops: call.stops,
             log: call.log,
@@ -696,6 +709,14 @@ impl MetalKernel {
         if let Some(s) = report.stops.as_mut() {
             for stop in &mut s.stops {
                 stop.span = remap.span(stop.span).0;
+            }
+        }
+        if let Some(n) = report.nan.as_mut() {
+            for s in &mut n.steps {
+                s.span = remap.span(s.span).0;
+            }
+            for o in &mut n.outputs {
+                o.span = remap.span(o.span).0;
             }
         }
         let mut outputs = Vec::new();
@@ -742,7 +763,7 @@ impl MetalKernel {
             .note("this should not happen; please report it with the generated source (verbose=True)");
             return Err(MlxError::Compile { sources, diagnostics: vec![d], generated: Box::new(generated.clone()) });
         };
-        let lower_options = gpu::lower::LowerOptions { statement_marks: call.profile, debug_stops: call.stops.is_some() };
+        let lower_options = gpu::lower::LowerOptions { statement_marks: call.profile || call.nan, debug_stops: call.stops.is_some() };
         match gpu::lower::lower_kernel_with(program, kid, lower_options) {
             Ok(kernel) => Ok(Compiled { sources, diagnostics, kernel, remap }),
             Err(e) => {

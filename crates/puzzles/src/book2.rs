@@ -318,7 +318,10 @@ thread never needs more than 2 atomics. Tolerance: 1e-5 relative + 1e-3 absolute
 SIMD-group (a threadgroup of 32 threads) per row; the threads stride along the row. The inputs are \
 large: `exp(100)` is already infinite in float32, so compute it the stable way, subtracting the \
 row's maximum first (`exp(a - max)` is at most 1; the quotient does not change). Reductions over \
-the row: `simd_max` and `simd_sum`. Tolerance: 1e-4 relative + 1e-6 absolute.",
+the row: `simd_max` and `simd_sum`. Tolerance: 1e-4 relative + 1e-6 absolute. An output that is \
+`nan` or `inf`? `metal-puzzles debug 21`, then `break nan` and `c`, stops where a thread first made \
+one and names the operation and its operands (`exp(121.3) overflows float`); on your own kernels \
+`run`/`mlx --check nan` reports where each NaN in the outputs was born.",
         input_names: &["a"],
         output_name: "out",
         header: "",

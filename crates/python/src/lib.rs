@@ -313,7 +313,11 @@ impl MlxKernel {
                     return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("the kernel was interrupted"));
                 }
                 let outs = r.outputs.iter().map(|a| array_out(py, a)).collect();
-                let warnings = if r.diagnostics.is_empty() { String::new() } else { msl::diag::render(&r.sources, &r.diagnostics, false) };
+                let mut warnings =
+                    if r.diagnostics.is_empty() { String::new() } else { msl::diag::render(&r.sources, &r.diagnostics, false) };
+                for w in r.unwritten_warnings(&kernel.output_names) {
+                    warnings.push_str(&format!("warning: {w}\n"));
+                }
                 let counts = r.report.max_counts.map(|c| puzzles::check::score_of(&c).columns());
                 Ok((outs, findings_json(&r.sources, &r.report.findings), text, warnings, counts, note))
             }

@@ -86,3 +86,19 @@ def test_damaged_capture_is_a_clear_error(tmp_path, cli):
     r = replay(cli, path, tmp_path)
     assert r.returncode == 2
     assert "the file ends early" in r.stderr
+
+
+def test_extracted_arrays_load_in_numpy_and_a_changed_input_replays(tmp_path, cli):
+    k = mp.fast.metal_kernel("twice_x", ["a"], ["out"], "uint i = thread_position_in_grid.x;\nout[i] = a[i] * 2;\n")
+    a = np.arange(6, dtype=np.float32)
+    path = tmp_path / "twice.mpcapture"
+    k(inputs=[a], output_shapes=[a.shape], output_dtypes=[np.float32], grid=(6, 1, 1), threadgroup=(4, 1, 1),
+      capture=path)
+    x = subprocess.run([cli, "replay", str(path), "--extract", "arrays"], cwd=tmp_path, capture_output=True, text=True)
+    assert x.returncode == 0, x.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "arrays" / "inputs" / "a.npy"), a)
+    np.testing.assert_array_equal(np.load(tmp_path / "arrays" / "outputs" / "out.npy"), a * 2)
+    np.save(tmp_path / "b.npy", np.full(6, 5, dtype=np.float32))
+    r = subprocess.run([cli, "replay", str(path), "--arg", "a=@b.npy"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "argument `a`: float32 [6] → float32 [6] from `@b.npy`" in r.stdout, r.stdout

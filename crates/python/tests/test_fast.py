@@ -192,3 +192,11 @@ def test_huge_outputs_are_refused_not_allocated():
     k = metal_kernel("m", ["a"], ["out"], "out[0] = a[0];")
     with pytest.raises(ValueError, match="limit"):
         run1(k, [np.zeros(2, np.float32)], (1 << 20, 1 << 20), np.float32, (1, 1, 1))
+
+
+def test_output_elements_no_thread_writes_warn():
+    k = metal_kernel("myexp_short", ["inp"], ["out"], EXP)
+    a = np.ones((4, 16), dtype=np.float32)
+    # 48 threads for 64 elements: MLX leaves the last 16 as garbage.
+    with pytest.warns(mp.KernelWarning, match=r"16 of the 64 elements of output `out` were never written \(the first is `out\[3, 0\]`\)"):
+        run1(k, [a], a.shape, np.float32, (48, 1, 1), tg=(16, 1, 1), template=[("T", np.float32)])

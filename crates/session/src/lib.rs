@@ -449,6 +449,8 @@ impl Outcome {
 /// sees the generated source first (MLX's `verbose=True`).
 pub fn run_mlx(kernel: &mlx::MetalKernel, call: &mlx::Call, on_generated: &mut dyn FnMut(&mlx::Generated)) -> Result<MlxOutcome, Error> {
     let r = kernel.call_with(call, on_generated)?;
+    // Elements no thread wrote hold garbage: say so rather than let them pass as values.
+    let warnings = r.unwritten_warnings(&kernel.output_names);
     let outputs = kernel
         .output_names
         .iter()
@@ -463,7 +465,7 @@ pub fn run_mlx(kernel: &mlx::MetalKernel, call: &mlx::Call, on_generated: &mut d
         diagnostics: r.diagnostics,
         report: r.report,
         outputs,
-        warnings: Vec::new(),
+        warnings,
         dispatch,
     };
     Ok(MlxOutcome { outcome, generated: r.generated, kernel: r.kernel })

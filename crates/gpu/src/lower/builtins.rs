@@ -177,7 +177,7 @@ impl<'p> Lowerer<'p> {
         for k in 0..n {
             let dst = self.reg_for(rs);
             let a: Vec<Reg> = regs.iter().map(|r| r[k.min(r.len() - 1)]).collect();
-            out.push(Inst::Math { f, ty: elem, dst, args: a });
+            out.push(Inst::Math { f, ty: elem, dst, args: a, name });
             res.push(dst);
         }
         Ok(Val::Regs(res))

@@ -891,6 +891,7 @@ fn layout_of(t: &Type, tables: &TypeTables, depth: u32) -> crate::stops::Layout 
         Type::Struct(id) => Layout::Struct {
             fields: tables.struct_def(*id).fields.iter().map(|f| (f.name.clone(), f.offset, layout_of(&f.ty, tables, depth + 1))).collect(),
         },
+        Type::SimdMatrix { elem, rows: 8, cols: 8 } => Layout::SimdMatrix { elem: *elem, name: tables.display(t) },
         _ => Layout::Opaque(tables.display(t)),
     }
 }

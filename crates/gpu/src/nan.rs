@@ -138,7 +138,7 @@ fn birth_text(op: &str, infix: bool, args: &[f32], result: f32, ty: Scalar) -> S
         "is NaN".to_string()
     } else if op == "/" && args.get(1) == Some(&0.0) {
         format!("divides by zero ({})", text(result))
-    } else if args.iter().any(|a| *a == 0.0) && !matches!(op, "*" | "+" | "-") {
+    } else if args.contains(&0.0) && !matches!(op, "*" | "+" | "-") {
         format!("is {}", text(result))
     } else {
         format!("overflows {} ({})", ty.name(), text(result))

@@ -130,7 +130,7 @@ impl Profile {
     /// memory or threads.
     pub fn occupancy(&self) -> (u64, &'static str) {
         let by_threads = CORE_THREADS / self.threads_per_threadgroup.max(1);
-        let by_memory = if self.threadgroup_memory == 0 { u64::MAX } else { CORE_THREADGROUP_MEMORY / self.threadgroup_memory };
+        let by_memory = CORE_THREADGROUP_MEMORY.checked_div(self.threadgroup_memory).unwrap_or(u64::MAX);
         if by_memory < by_threads {
             (by_memory, "threadgroup memory")
         } else {

@@ -328,7 +328,7 @@ mod tests {
         c.fs = Some(FnState::new(Type::Void, false));
         c.expr_depth = 7;
         let there = Env { scope: vec![Rc::from("there")], ..Env::default() };
-        let mut failing = |c: &mut Checker| -> Option<()> {
+        let failing = |c: &mut Checker| -> Option<()> {
             let mut inst = c.instantiating(there.clone(), Span::default(), "too deep")?;
             assert_eq!(inst.env.scope, [Rc::from("there")]);
             assert!(inst.fs.is_none(), "the caller's locals are out of scope");

@@ -9,8 +9,9 @@ Needs a Rust toolchain and Python >= 3.9 with network access to crates.io
 and PyPI on the first run. Python tools live in `.venv` at the repository
 root (created here, gitignored): maturin builds the extension into it.
 MLX's CPU wheel is installed when PyPI has one for this machine; without
-it the MLX tests are skipped and say why. PyTorch (about 3 GB with its CUDA
-libraries, a few minutes the first time) is installed for the PyTorch tests
+it the MLX tests are skipped and say why. PyTorch (about 5.5 GB with its CUDA
+libraries, a few minutes the first time; skipped with a note when the
+disk has less than 7 GB free) is installed for the PyTorch tests
 unless METAL_PUZZLES_SKIP_TORCH=1 is set, which skips them. The browser
 tests need node with npm, Chromium at /usr/bin/chromium (Debian's
 `chromium`; CHROMIUM= points elsewhere) and the `wasm32-unknown-unknown`
@@ -18,6 +19,7 @@ Rust target; screenshots go to target/playground/artifacts.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -107,6 +109,39 @@ def browser_tests():
     must("node", "--test", "--test-concurrency=1", page / "test_site.mjs", env=env)
 
 
+# PyPI's Linux torch pulls in its CUDA libraries: about 5.5 GB installed.
+TORCH_NEEDS_BYTES = 7 * 1024**3
+
+
+def torch_imports():
+    probe = "import torch; torch.ones(2).sum().item()"
+    return subprocess.run([str(PY), "-c", probe], cwd=ROOT, capture_output=True).returncode == 0
+
+
+def install_torch(pip):
+    """Install torch for the PyTorch tests, or say plainly why they are
+    skipped. A half-installed torch (a full disk, a cut download) is
+    removed rather than left to fail at import in every test."""
+    if SKIP_TORCH:
+        print("note: METAL_PUZZLES_SKIP_TORCH=1: torch is not installed and the PyTorch tests are skipped", flush=True)
+        return
+    if torch_imports():
+        return
+    free = shutil.disk_usage(VENV).free
+    if free < TORCH_NEEDS_BYTES:
+        print(f"note: only {free / 1024**3:.1f} GB free beside {VENV}; torch needs about "
+              f"{TORCH_NEEDS_BYTES / 1024**3:.0f} GB, so it is not installed and the PyTorch tests are skipped", flush=True)
+        return
+    # A torch that is there but does not import is reinstalled, not trusted.
+    run(PY, "-m", "pip", "uninstall", "--yes", "--quiet", "torch")
+    # --no-cache-dir: the wheels would otherwise take the same space again.
+    installed = run(*pip, "--no-cache-dir", "torch") == 0
+    if installed and torch_imports():
+        return
+    print("note: `torch` did not install or does not import here; removing it, the PyTorch tests will be skipped", flush=True)
+    run(PY, "-m", "pip", "uninstall", "--yes", "--quiet", "torch")
+
+
 def main():
     must("cargo", "test", "--workspace")
     browser_tests()
@@ -116,10 +151,7 @@ def main():
     for extra in OPTIONAL:
         if run(*pip, extra) != 0:
             print(f"note: `{extra}` does not install here; the MLX tests will be skipped", flush=True)
-    if SKIP_TORCH:
-        print("note: METAL_PUZZLES_SKIP_TORCH=1: torch is not installed and the PyTorch tests are skipped", flush=True)
-    elif run(*pip, "torch") != 0:
-        print("note: `torch` does not install here; the PyTorch tests will be skipped", flush=True)
+    install_torch(pip)
     env = dict(os.environ, VIRTUAL_ENV=str(VENV), PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     env.pop("CONDA_PREFIX", None)
     must(BIN / "maturin", "develop", "--quiet", env=env)

@@ -13,7 +13,13 @@ import pytest
 
 if os.environ.get("METAL_PUZZLES_SKIP_TORCH") == "1":
     pytest.skip("METAL_PUZZLES_SKIP_TORCH is set", allow_module_level=True)
-torch = pytest.importorskip("torch", reason="torch is not installed (tools/test.py installs it)")
+try:
+    import torch
+except ImportError as e:
+    pytest.skip(f"torch is not installed (tools/test.py installs it): {e}", allow_module_level=True)
+except OSError as e:
+    # A torch whose shared libraries are missing is a broken install, not a test failure.
+    pytest.skip(f"torch is installed but does not load: {e}", allow_module_level=True)
 
 import metal_puzzles as mp  # noqa: E402
 import metal_puzzles.torch  # noqa: E402

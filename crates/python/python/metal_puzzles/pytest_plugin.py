@@ -69,6 +69,7 @@ class MetalSim:
         # kernel -> {"calls": n, "findings": {key: record}}
         self.kernels: Dict[str, dict] = defaultdict(lambda: {"calls": 0, "findings": {}})
         self.routed: List[str] = []
+        self.unrouted: List[str] = []
 
     def start(self):
         from . import _errors
@@ -88,6 +89,9 @@ class MetalSim:
             import torch  # noqa: F401
         except ImportError:
             pass
+        except OSError as e:
+            # torch is there but its shared libraries are not: say so in the header.
+            self.unrouted.append(f"torch.mps.compile_shader (torch does not load: {e})")
         else:
             from . import torch as mp_torch
 
@@ -157,7 +161,8 @@ def pytest_report_header(config):
         return None
     routed = ", ".join(sim.routed) or "nothing (neither MLX nor torch is installed)"
     mode = "findings warn" if sim.warn_only else "error findings fail the test"
-    return f"metal-sim: kernels on the simulated GPU: {routed}; check={sim.check}, {mode}"
+    line = f"metal-sim: kernels on the simulated GPU: {routed}; check={sim.check}, {mode}"
+    return line + "".join(f"; not routed: {u}" for u in sim.unrouted)
 
 
 @pytest.hookimpl(wrapper=True)

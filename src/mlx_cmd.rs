@@ -4,7 +4,7 @@
 use crate::lint::read_source;
 use crate::report::exit_code;
 use crate::run::{name_seed, parse_dims, Check};
-use crate::{EXIT_BAD_RESULT, EXIT_OK};
+use crate::EXIT_OK;
 use arrays::{Array, DType};
 use clap::Args;
 use gpu::CheckLevel;
@@ -307,22 +307,7 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     let r = match result {
         Ok(r) => r.outcome,
         Err(session::Error::Usage(m)) => return Err(m),
-        Err(e) => {
-            let (sources, diagnostics) = e.diagnostics().expect("a compile error has diagnostics");
-            if let Some(sink) = &sink {
-                sink.borrow_mut().failed(sources, diagnostics, &placed);
-                return Ok(EXIT_BAD_RESULT);
-            }
-            if json {
-                println!("{}", e.to_json());
-            } else {
-                eprint!("{}", e.render(color));
-                if !placed.is_empty() {
-                    eprintln!("{}", crate::debug::placed_note(&placed));
-                }
-            }
-            return Ok(e.exit_code());
-        }
+        Err(e) => return crate::run::report_error(e, json, args.debug.as_ref(), &placed),
     };
     if let Some(sink) = &sink {
         let mut o = sink.borrow_mut();
@@ -331,67 +316,20 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         o.what = format!("MLX kernel `{name}`");
         return Ok(r.exit_code());
     }
-    if let (Some(logs), false) = (&r.report.logs, json) {
-        print!("{}", crate::logs::text(logs));
-    }
-    if let Some(req) = &args.debug {
-        let [gx, gy, gz] = grid;
-        let [tx, ty, tz] = threadgroup;
-        let note = format!(" of kernel `{name}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}");
-        print!("{}", crate::debug::render(req, threadgroup, &placed, r.report.probes.as_ref(), &note));
-        let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
-        eprint!("{}", msl::diag::render(&r.sources, &diags, color));
-        return Ok(r.exit_code());
-    }
-
-    let mut outputs = serde_json::Map::new();
-    let mut printed = Vec::new();
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-    }
-    for o in &r.outputs {
-        match &args.out {
-            Some(dir) => {
-                let path = dir.join(format!("{}.npy", o.name));
-                o.array.write_npy(&path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
-                outputs.insert(o.name.clone(), serde_json::Value::String(path.display().to_string()));
-            }
-            None => {
-                outputs.insert(o.name.clone(), serde_json::Value::Null);
-                printed.push(format!("{} = {}", o.name, o.array.repr_numpy()));
-            }
-        }
-    }
-    if json {
-        let mut doc = r.to_json(outputs);
-        doc["kernel"] = serde_json::Value::String(r.kernel.clone());
-        if let Some(c) = r.report.max_counts {
-            doc["counts"] = crate::run::counts_json(&c);
-        }
-        if let Some(l) = &r.report.logs {
-            doc["logs"] = crate::logs::json(l);
-        }
-        if let Some(p) = &r.report.profile {
-            doc["profile"] = crate::profile::json(&name, p, &r.sources, r.report.threads, r.report.threadgroups);
-        }
-        if let Some(n) = &r.report.nan {
-            doc["nan"] = crate::nan::json(n, &r.sources);
-        }
-        println!("{doc}");
-    } else {
-        eprint!("{}", r.render(color));
-        for p in printed {
-            println!("{p}");
-        }
-        if let Some(c) = r.report.max_counts {
-            print!("{}", crate::run::counts_table(&c));
-        }
-        if let Some(p) = &r.report.profile {
-            print!("{}", crate::profile::text(&name, p, &r.sources, r.report.threads, r.report.threadgroups));
-        }
-        if let Some(n) = &r.report.nan {
-            eprint!("{}", crate::nan::text(n, &r.sources));
-        }
+    let [gx, gy, gz] = grid;
+    let [tx, ty, tz] = threadgroup;
+    let shown = crate::run::Presentation {
+        kernel: &name,
+        json,
+        out: args.out.as_deref(),
+        debug: args.debug.as_ref(),
+        dispatch_note: format!(" of kernel `{name}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}"),
+        threadgroup,
+        placed: &placed,
+        compile_warnings_shown: false,
+    };
+    if let Some(code) = crate::run::present(&r, &shown, color)? {
+        return Ok(code);
     }
     if let Some(path) = &args.junit {
         let case = crate::run::junit_case(&r, &body_name, &name);

@@ -146,19 +146,23 @@ pub fn run(args: &RunArgs) -> u8 {
 
 /// How a session that could not give an outcome ends: printed (or handed
 /// to the debugger's screen), with its exit code.
-fn report_error(e: session::Error, args: &RunArgs, placed: &[crate::debug::Placed]) -> Result<u8, String> {
-    let sink = args.debug.as_ref().and_then(|r| r.interactive.clone());
+pub(crate) fn report_error(
+    e: session::Error,
+    json: bool,
+    debug: Option<&crate::debug::Request>,
+    placed: &[crate::debug::Placed],
+) -> Result<u8, String> {
     let Some((sources, diagnostics)) = e.diagnostics() else {
         return Err(e.to_string());
     };
-    if let Some(sink) = &sink {
+    if let Some(sink) = debug.and_then(|r| r.interactive.as_ref()) {
         sink.borrow_mut().failed(sources, diagnostics, placed);
         return Ok(EXIT_BAD_RESULT);
     }
-    if args.json {
+    if json {
         println!("{}", e.to_json());
     } else {
-        eprint!("{}", e.render(std::io::stderr().is_terminal()));
+        eprint!("{}", e.render(crate::color::stderr()));
         if !placed.is_empty() {
             eprintln!("{}", crate::debug::placed_note(placed));
         }
@@ -193,7 +197,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let color = crate::color::stderr();
     let lib = match session::Library::compile(&name, &text, &pp) {
         Ok(lib) => lib,
-        Err(e) => return report_error(e, args, &placed),
+        Err(e) => return report_error(e, args.json, args.debug.as_ref(), &placed),
     };
     if !args.json && sink.is_none() && !lib.diagnostics().is_empty() {
         eprint!("{}", msl::diag::render(lib.sources(), lib.diagnostics(), color));
@@ -204,7 +208,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         session::LowerKey { statement_marks: args.profile || nan, debug_stops: crate::debug::Request::wants_stops(args.debug.as_ref()) };
     let kernel = match lib.kernel_with(&args.kernel, how) {
         Ok(k) => k,
-        Err(e) => return report_error(e, args, &placed),
+        Err(e) => return report_error(e, args.json, args.debug.as_ref(), &placed),
     };
 
     // Bind arguments by parameter name.
@@ -306,68 +310,21 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         println!("kernel_seconds_median={}", times[times.len() / 2]);
     }
 
-    if let (Some(logs), false) = (&report.logs, args.json) {
-        print!("{}", crate::logs::text(logs));
-    }
-    if let Some(req) = &args.debug {
-        let [gx, gy, gz] = grid;
-        let [tx, ty, tz] = tg;
-        let note = format!(" of kernel `{}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}", args.kernel);
-        print!("{}", crate::debug::render(req, tg, &placed, report.probes.as_ref(), &note));
-        let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
-        eprint!("{}", msl::diag::render(&outcome.sources, &diags, color));
-        return Ok(outcome.exit_code());
-    }
-
-    // Outputs.
-    let mut outputs = serde_json::Map::new();
-    let mut printed = Vec::new();
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-    }
-    for o in &outcome.outputs {
-        match &args.out {
-            Some(dir) => {
-                let path = dir.join(format!("{}.npy", o.name));
-                o.array.write_npy(&path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
-                outputs.insert(o.name.clone(), serde_json::Value::String(path.display().to_string()));
-            }
-            None => {
-                outputs.insert(o.name.clone(), serde_json::Value::Null);
-                printed.push(format!("{} = {}", o.name, o.array.repr_numpy()));
-            }
-        }
-    }
-    if args.json {
-        let mut doc = outcome.to_json(outputs);
-        if let Some(m) = report.max_counts {
-            doc["counts"] = counts_json(&m);
-        }
-        if let Some(l) = &report.logs {
-            doc["logs"] = crate::logs::json(l);
-        }
-        if let Some(p) = &report.profile {
-            doc["profile"] = crate::profile::json(&args.kernel, p, &outcome.sources, report.threads, report.threadgroups);
-        }
-        if let Some(n) = &report.nan {
-            doc["nan"] = crate::nan::json(n, &outcome.sources);
-        }
-        println!("{doc}");
-    } else {
-        let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
-        eprint!("{}", msl::diag::render(&outcome.sources, &diags, color));
-        for p in printed {
-            println!("{p}");
-        }
-        if let Some(m) = report.max_counts {
-            print!("{}", counts_table(&m));
-        }
-        if let Some(p) = &report.profile {
-            print!("{}", crate::profile::text(&args.kernel, p, &outcome.sources, report.threads, report.threadgroups));
-        }
-        if let Some(n) = &report.nan {
-            eprint!("{}", crate::nan::text(n, &outcome.sources));
-        }
+    let shown = Presentation {
+        kernel: &args.kernel,
+        json: args.json,
+        out: args.out.as_deref(),
+        debug: args.debug.as_ref(),
+        dispatch_note: format!(
+            " of kernel `{}`: grid {},{},{}, threadgroup {},{},{}",
+            args.kernel, grid[0], grid[1], grid[2], tg[0], tg[1], tg[2]
+        ),
+        threadgroup: tg,
+        placed: &placed,
+        compile_warnings_shown: true,
+    };
+    if let Some(code) = present(&outcome, &shown, color)? {
+        return Ok(code);
     }
     if let Some(path) = &args.junit {
         let case = junit_case(&outcome, &name, &args.kernel);
@@ -388,6 +345,98 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         capture::from_source(&run, "metal-puzzles run", format!("kernel `{}` of {name}", args.kernel), capture::DEFAULT_LIMIT)
     })?;
     Ok(outcome.exit_code())
+}
+
+/// How a finished run is shown: what `run` and `mlx` share.
+pub(crate) struct Presentation<'a> {
+    pub kernel: &'a str,
+    pub json: bool,
+    /// Write the outputs as `.npy` files here instead of printing them.
+    pub out: Option<&'a std::path::Path>,
+    pub debug: Option<&'a crate::debug::Request>,
+    /// " of kernel `k`: grid …, threadgroup …", for the debugger's table.
+    pub dispatch_note: String,
+    pub threadgroup: [u32; 3],
+    pub placed: &'a [crate::debug::Placed],
+    /// The compile's warnings were printed before the run.
+    pub compile_warnings_shown: bool,
+}
+
+/// Print a finished run: logs, the debugger's table (then stop: the exit
+/// code is returned), or outputs, findings, counts, profile and NaN origins
+/// as text or one JSON document.
+pub(crate) fn present(outcome: &session::Outcome, p: &Presentation, color: bool) -> Result<Option<u8>, String> {
+    let report = &outcome.report;
+    if let (Some(logs), false) = (&report.logs, p.json) {
+        print!("{}", crate::logs::text(logs));
+    }
+    let findings = || {
+        let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
+        msl::diag::render(&outcome.sources, &diags, color)
+    };
+    if let Some(req) = p.debug {
+        print!("{}", crate::debug::render(req, p.threadgroup, p.placed, report.probes.as_ref(), &p.dispatch_note));
+        eprint!("{}", findings());
+        return Ok(Some(outcome.exit_code()));
+    }
+    let mut outputs = serde_json::Map::new();
+    let mut printed = Vec::new();
+    if let Some(dir) = p.out {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    }
+    for o in &outcome.outputs {
+        match p.out {
+            Some(dir) => {
+                let path = dir.join(format!("{}.npy", o.name));
+                o.array.write_npy(&path).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+                outputs.insert(o.name.clone(), serde_json::Value::String(path.display().to_string()));
+            }
+            None => {
+                outputs.insert(o.name.clone(), serde_json::Value::Null);
+                printed.push(format!("{} = {}", o.name, o.array.repr_numpy()));
+            }
+        }
+    }
+    let (threads, groups) = (report.threads, report.threadgroups);
+    if p.json {
+        let mut doc = outcome.to_json(outputs);
+        doc["kernel"] = serde_json::Value::String(outcome.kernel.clone());
+        if let Some(m) = report.max_counts {
+            doc["counts"] = counts_json(&m);
+        }
+        if let Some(l) = &report.logs {
+            doc["logs"] = crate::logs::json(l);
+        }
+        if let Some(prof) = &report.profile {
+            doc["profile"] = crate::profile::json(p.kernel, prof, &outcome.sources, threads, groups);
+        }
+        if let Some(n) = &report.nan {
+            doc["nan"] = crate::nan::json(n, &outcome.sources);
+        }
+        println!("{doc}");
+    } else {
+        if p.compile_warnings_shown {
+            eprint!("{}", findings());
+            for w in &outcome.warnings {
+                eprintln!("warning: {w}");
+            }
+        } else {
+            eprint!("{}", outcome.render(color));
+        }
+        for line in printed {
+            println!("{line}");
+        }
+        if let Some(m) = report.max_counts {
+            print!("{}", counts_table(&m));
+        }
+        if let Some(prof) = &report.profile {
+            print!("{}", crate::profile::text(p.kernel, prof, &outcome.sources, threads, groups));
+        }
+        if let Some(n) = &report.nan {
+            eprint!("{}", crate::nan::text(n, &outcome.sources));
+        }
+    }
+    Ok(None)
 }
 
 /// One JUnit test case for a run: failed when a finding is an error.

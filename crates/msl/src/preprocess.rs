@@ -161,7 +161,12 @@ pub fn preprocess(sources: &mut SourceMap, file: FileId, opts: &PreprocessOption
     // that their bodies have real spans and spellings.
     let mut builtin = String::new();
     let _ = writeln!(builtin, "#define __METAL_VERSION__ {}", opts.metal_version);
-    builtin.push_str("#define __METAL__ 1\n#define __METAL_MACOS__ 1\n#define __cplusplus 201703L\n");
+    builtin.push_str("#define __METAL__ 1\n#define __METAL_MACOS__ 1\n#define __cplusplus 201703L\n#define __clang__ 1\n");
+    // Apple's compiler for macOS has had simdgroup_matrix since Metal 2.3;
+    // libraries test this macro before using it.
+    if opts.metal_version >= 230 {
+        builtin.push_str("#define __HAVE_SIMDGROUP_MATRIX__ 1\n");
+    }
     // The fast-math flags Metal's headers pass to `__metal_*` intrinsics
     // (fast math is the compiler's default).
     builtin.push_str(

@@ -514,6 +514,15 @@ impl<'a> Parser<'a> {
             TokenKind::Punct(Punct::LBrace) => return self.parse_init_list(),
             TokenKind::Punct(Punct::ColonColon) => {}
             TokenKind::Ident(_) => {}
+            TokenKind::Punct(Punct::LBracket) => {
+                // `[&](float x) { … }`: say what it is rather than "expected an expression".
+                let d = self.expected_here("an expression");
+                self.report(
+                    d.note("this looks like a lambda expression; the Metal Shading Language does not support lambdas")
+                        .help("write the lambda's body as a function (a template function if it must take any type)"),
+                );
+                return error_expr(sp);
+            }
             _ => {
                 self.error_here("an expression");
                 return error_expr(sp);

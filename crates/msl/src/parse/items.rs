@@ -25,6 +25,7 @@ impl<'a> Parser<'a> {
         let name = t.ident().unwrap_or("");
         match name {
             "namespace" => return self.parse_namespace(),
+            "extern" if matches!(&self.tok(1).kind, TokenKind::Str(_)) => return self.parse_linkage(),
             "using" if self.tok(1).is_ident("namespace") => {
                 self.bump();
                 self.bump();
@@ -363,6 +364,31 @@ impl<'a> Parser<'a> {
             items = vec![Item { kind: ItemKind::Namespace { name: Some(n), items }, span }];
         }
         Some(ItemKind::Namespace { name, items })
+    }
+
+    /// `extern "C" decl` and `extern "C" { decls }`: linkage changes nothing
+    /// the simulator sees, so the block is a transparent group (as an
+    /// unnamed namespace is) and the single declaration is parsed as if the
+    /// prefix were absent.
+    fn parse_linkage(&mut self) -> Option<ItemKind> {
+        self.bump();
+        let lang = self.tok(0).clone();
+        if !matches!(&lang.kind, TokenKind::Str(l) if matches!(&**l, "C" | "C++")) {
+            self.report(
+                Diagnostic::error(lang.span, format!("unknown language linkage {}", lang.kind))
+                    .label("expected \"C\" or \"C++\"")
+                    .help("write `extern \"C\"` or `extern \"C++\"`"),
+            );
+            return None;
+        }
+        self.bump();
+        if !self.at(Punct::LBrace) {
+            return self.parse_item_kind();
+        }
+        let open = self.bump();
+        let items = self.parse_items_until_brace();
+        self.expect_close(Punct::RBrace, open);
+        Some(ItemKind::Namespace { name: None, items })
     }
 
     pub(super) fn parse_items_until_brace(&mut self) -> Vec<Item> {

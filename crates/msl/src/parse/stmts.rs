@@ -69,6 +69,15 @@ impl<'a> Parser<'a> {
             self.bump();
             return StmtKind::Empty;
         }
+        if self.at_attr() {
+            // `[[fallthrough]];`, `[[likely]] stmt`, `[[maybe_unused]] int x;`:
+            // hints that change nothing the simulator computes.
+            let mut attrs = Vec::new();
+            while self.at_attr() {
+                self.parse_attr_list(&mut attrs);
+            }
+            return self.parse_stmt_inner();
+        }
         let name = t.ident().unwrap_or("");
         match name {
             "if" => {

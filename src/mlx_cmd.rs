@@ -100,8 +100,7 @@ fn parse_input(name: &str, spec: &str, room: usize) -> Result<Input, String> {
     let s = spec.trim();
     if let Some(path) = s.strip_prefix('@') {
         let cannot = |e: String| format!("input `{name}`: cannot load `{path}`: {e}");
-        let bytes = files::read_bytes(std::path::Path::new(path), room as u64, "the array")
-            .map_err(|e| cannot(format!("{e} (all buffers of a dispatch together may take {} bytes)", arrays::MAX_TOTAL_BUFFER_BYTES)))?;
+        let bytes = session::bind::read_npy_bytes(std::path::Path::new(path), room).map_err(cannot)?;
         return Array::from_npy_bytes(&bytes).map(Input::Array).map_err(cannot);
     }
     if !s.contains(':') {

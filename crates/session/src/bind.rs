@@ -120,13 +120,19 @@ pub fn load_npy(name: &str, path: &Path) -> Result<Value, String> {
 
 fn load_npy_within(name: &str, path: &Path, room: usize) -> Result<Value, String> {
     let cannot = |e: String| format!("parameter `{name}`: cannot load `{}`: {e}", path.display());
-    let bytes = files::read_bytes(path, room as u64, "the array")
-        .map_err(|e| cannot(format!("{e} (all buffers of a dispatch together may take {} bytes)", arrays::MAX_TOTAL_BUFFER_BYTES)))?;
+    let bytes = read_npy_bytes(path, room).map_err(cannot)?;
     if arrays::is_record_npy(&bytes) {
         Ok(Value::Json(arrays::records_from_npy_bytes(&bytes).map_err(cannot)?))
     } else {
         Ok(Value::Array(Array::from_npy_bytes(&bytes).map_err(cannot)?))
     }
+}
+
+/// A `.npy` file's bytes, read only while they fit in `room`, what is left
+/// of the dispatch's buffer budget.
+pub fn read_npy_bytes(path: &Path, room: usize) -> Result<Vec<u8>, String> {
+    files::read_bytes(path, room as u64, "the array")
+        .map_err(|e| format!("{e} (all buffers of a dispatch together may take {} bytes)", arrays::MAX_TOTAL_BUFFER_BYTES))
 }
 
 /// The dtype of memory holding `s`.

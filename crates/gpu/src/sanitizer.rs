@@ -229,10 +229,13 @@ impl Shadow {
     }
 }
 
-/// Large shadows of finished dispatches, cleared, for the next dispatch
-/// of the same size (benchmarks and the puzzle book run many): fresh
-/// memory costs a page fault per 4 KiB, which dominates small kernels.
-static SPARE_SHADOWS: std::sync::Mutex<Vec<Vec<Cell>>> = std::sync::Mutex::new(Vec::new());
+/// Large shadows of finished dispatches, for the next dispatch of the same
+/// size (benchmarks and the puzzle book run many): fresh memory costs a
+/// page fault per 4 KiB, which dominates small kernels. Each is kept with
+/// the range its dispatch touched and cleared only when it is taken again,
+/// so a run that never reuses one (one CLI dispatch) does not pay for it.
+type Spare = (Vec<Cell>, std::ops::Range<usize>);
+static SPARE_SHADOWS: std::sync::Mutex<Vec<Spare>> = std::sync::Mutex::new(Vec::new());
 /// Shadows smaller than this are not worth keeping.
 const SPARE_MIN_CELLS: usize = 1 << 12;
 /// At most this many bytes of spare shadows are kept.
@@ -243,29 +246,36 @@ impl Drop for Shadow {
         if self.cells.len() < SPARE_MIN_CELLS {
             return;
         }
-        self.clear();
+        let dirty = self.touched.start..self.touched.end.min(self.cells.len());
         let cells = std::mem::take(&mut self.cells);
         if let Ok(mut spare) = SPARE_SHADOWS.lock() {
-            let held: usize = spare.iter().map(|v| v.len() * std::mem::size_of::<Cell>()).sum();
+            let held: usize = spare.iter().map(|v| v.0.len() * std::mem::size_of::<Cell>()).sum();
             if held + cells.len() * std::mem::size_of::<Cell>() <= SPARE_MAX_BYTES {
-                spare.push(cells);
+                spare.push((cells, dirty));
             }
         }
     }
 }
 
-/// `n` default cells: a spare shadow of that size, or zeroed memory (large
-/// device shadows then cost nothing until touched: the OS hands out zero
-/// pages lazily).
+/// `n` default cells: a spare shadow of that size (its dirty range cleared),
+/// or zeroed memory (large device shadows then cost nothing until touched:
+/// the OS hands out zero pages lazily).
 fn zeroed_cells(n: usize) -> Vec<Cell> {
     if n == 0 {
         return Vec::new();
     }
     if n >= SPARE_MIN_CELLS {
-        if let Ok(mut spare) = SPARE_SHADOWS.lock() {
-            if let Some(i) = spare.iter().position(|v| v.len() == n) {
-                return spare.swap_remove(i);
+        let taken = SPARE_SHADOWS.lock().ok().and_then(|mut spare| {
+            let i = spare.iter().position(|v| v.0.len() == n)?;
+            Some(spare.swap_remove(i))
+        });
+        if let Some((mut cells, dirty)) = taken {
+            if dirty.start < dirty.end {
+                // SAFETY: `dirty` lies within `cells` (clamped when kept);
+                // all-zero bytes are `Cell::default()` (see below).
+                unsafe { std::ptr::write_bytes(cells.as_mut_ptr().add(dirty.start), 0, dirty.end - dirty.start) };
             }
+            return cells;
         }
     }
     let Ok(layout) = std::alloc::Layout::array::<Cell>(n) else { return vec![Cell::default(); n] };

@@ -552,3 +552,29 @@ fn an_order_dependent_exchange_is_a_warning_and_a_lost_update_an_error() {
     let f = k.expect_one(&r, FindingKind::DataRace, "@add");
     assert!(f.is_error, "{f:#?}");
 }
+
+/// Shadows are kept between dispatches of one process (the book, benches)
+/// and cleared when reused: what one dispatch did must not show in the next.
+#[test]
+fn a_reused_shadow_remembers_nothing_of_the_last_dispatch() {
+    let n = 8192u32;
+    let write = compile(
+        &format!("{PRELUDE}kernel void w(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {{ a[i] = 1.0f; }}"),
+        "w",
+    );
+    let read = compile(
+        &format!(
+            "{PRELUDE}kernel void r(device float* a [[buffer(0)]], device float* b [[buffer(1)]], uint i [[thread_position_in_grid]]) {{ b[i] = a[(i + 1) % {n}]; }}"
+        ),
+        "r",
+    );
+    let d = threads([n, 1, 1], [256, 1, 1]);
+    for round in 0..3 {
+        let mut b = bufs(vec![(0, zeros(n as usize * 4))]);
+        let r = run(&write, &d, &mut b, &opts(CheckLevel::All));
+        assert!(r.findings.is_empty(), "round {round}: {:?}", r.findings);
+        let mut b = bufs(vec![(0, zeros(n as usize * 4)), (1, zeros(n as usize * 4))]);
+        let r = run(&read, &d, &mut b, &opts(CheckLevel::All));
+        assert!(r.findings.is_empty(), "round {round}: a stale shadow made {:?}", r.findings);
+    }
+}

@@ -50,6 +50,11 @@ impl<'a> Checker<'a, '_> {
     /// (`name<Args>` after the name).
     pub(crate) fn var_template_item(&mut self, params: &'a [ast::TemplateParam], v: &'a ast::VarDecl) {
         if let Some(owner) = &v.owner {
+            if v.init.is_none() && self.template_declares_static(owner, &v.name) {
+                // `template <class T> constexpr int S<T>::x;` restates a
+                // member that has its value in the class: it adds nothing.
+                return;
+            }
             self.error(
                 v.span,
                 format!(
@@ -72,6 +77,20 @@ impl<'a> Checker<'a, '_> {
         let Some(d) = self.primary_template(&v.name, "variable", |k| matches!(k, DeclKind::VarTemplate { .. })) else { return };
         let env = Env { visible: self.decls.len(), ..self.env.clone() };
         self.var_specs.entry(d).or_default().push((params, v, env));
+    }
+
+    /// Whether `owner` (`S<T>`) names a class template declaring the static
+    /// data member `name` with its value in the class.
+    fn template_declares_static(&self, owner: &ast::Path, name: &ast::Ident) -> bool {
+        let scope = self.env.scope.clone();
+        let class = &owner.last().ident.name;
+        self.lookup_in(&scope, class).into_iter().any(|d| match &self.decls[d].kind {
+            DeclKind::StructTemplate { ast, .. } => ast
+                .members
+                .iter()
+                .any(|m| matches!(&m.kind, ast::MemberKind::StaticConst(sv) if sv.name.name == name.name && sv.init.is_some())),
+            _ => false,
+        })
     }
 
     /// `template <class T> struct S<complex_t<T>> {...}`: a partial

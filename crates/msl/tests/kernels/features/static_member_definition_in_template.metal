@@ -1,6 +1,9 @@
-// UNSUPPORTED: an out-of-class definition of a static data member of a
-// class template, written with `template <…>`. Valid Metal; refused by name
-// (definitions for a struct or an explicit specialization work).
+// FEATURE: an out-of-class definition of a static data member of a class
+// template, written with `template <…>`, restating a member that has its
+// value in the class (C++17 makes it redundant; libraries still write it).
+// KERNEL: static_member_definition_in_template
+// GRID: 4,1,1
+// THREADGROUP: 4,1,1
 #include <metal_stdlib>
 using namespace metal;
 

@@ -10,6 +10,8 @@
 //! { auto& $range = range;
 //!   for (auto $begin = $range.begin(), $end = $range.end(); $begin != $end; ++$begin)
 //!     { decl = *$begin; body } }
+//! over a struct without them, with free functions begin(s) and end(s):
+//!   the same with `begin($range)` and `end($range)`.
 //! ```
 //!
 //! The `$` names cannot clash with the user's.
@@ -25,6 +27,7 @@ use std::rc::Rc;
 enum Range {
     Array(u32),
     Iterators,
+    FreeIterators,
 }
 
 impl Checker<'_, '_> {
@@ -57,16 +60,11 @@ impl Checker<'_, '_> {
         let kind = match &h.ty {
             Type::Array { len, .. } => Range::Array(*len),
             Type::Struct(sid) if self.has_method(*sid, "begin") && self.has_method(*sid, "end") => Range::Iterators,
+            Type::Struct(_) if self.free_functions_named(&["begin", "end"]) => Range::FreeIterators,
             Type::Struct(_) => {
                 let n = self.ty_name(&h.ty);
-                self.error(
-                    range.span,
-                    format!(
-                        "a range-based `for` over `{n}` needs member functions `begin()` and `end()`; \
-                         free `begin`/`end` functions are not supported by this simulator yet"
-                    ),
-                )
-                .help("loop over an index instead: `for (int i = 0; i < n; ++i)`");
+                self.error(range.span, format!("a range-based `for` over `{n}` needs functions `begin()` and `end()`"))
+                    .help(format!("give `{n}` member functions `begin()` and `end()`, declare free functions `begin({n}&)` and `end({n}&)`, or loop over an index"));
                 return None;
             }
             t => {
@@ -92,6 +90,14 @@ impl Checker<'_, '_> {
             self.ref_locals_insert(id);
         }
         Some((hir::Stmt { kind: hir::StmtKind::Local { local: id, init: Some(init) }, span: sp }, kind))
+    }
+}
+
+impl Checker<'_, '_> {
+    /// Whether every name in `names` is declared where the loop is.
+    fn free_functions_named(&self, names: &[&str]) -> bool {
+        let scope = self.env.scope.clone();
+        names.iter().all(|n| !self.lookup_in(&scope, n).is_empty())
     }
 }
 
@@ -128,6 +134,11 @@ impl Syn {
         self.e(ast::ExprKind::Call { callee: Box::new(member), args: Vec::new() })
     }
 
+    /// `f($range)`
+    fn free_call(&self, f: &str) -> ast::Expr {
+        self.e(ast::ExprKind::Call { callee: Box::new(self.name(f)), args: vec![self.name("$range")] })
+    }
+
     /// `ty name = init`
     fn decl(&self, ty: &str, name: &str, init: ast::Expr) -> ast::VarDecl {
         let ty = ast::TypeExpr {
@@ -157,12 +168,15 @@ impl Syn {
                 unary(ast::UnaryOp::PreInc, self.name("$i")),
                 self.e(ast::ExprKind::Index { base: Box::new(self.name("$range")), index: Box::new(self.name("$i")) }),
             ),
-            Range::Iterators => (
-                vec![self.decl("auto", "$begin", self.range_call("begin")), self.decl("auto", "$end", self.range_call("end"))],
-                binary(ast::BinaryOp::Ne, self.name("$begin"), self.name("$end")),
-                unary(ast::UnaryOp::PreInc, self.name("$begin")),
-                unary(ast::UnaryOp::Deref, self.name("$begin")),
-            ),
+            Range::Iterators | Range::FreeIterators => {
+                let call = |f| if matches!(kind, Range::Iterators) { self.range_call(f) } else { self.free_call(f) };
+                (
+                    vec![self.decl("auto", "$begin", call("begin")), self.decl("auto", "$end", call("end"))],
+                    binary(ast::BinaryOp::Ne, self.name("$begin"), self.name("$end")),
+                    unary(ast::UnaryOp::PreInc, self.name("$begin")),
+                    unary(ast::UnaryOp::Deref, self.name("$begin")),
+                )
+            }
         };
         let mut var = var.clone();
         var.init = Some(ast::Init::Assign(elem));

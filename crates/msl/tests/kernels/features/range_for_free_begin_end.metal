@@ -1,5 +1,8 @@
-// UNSUPPORTED: a range-based for over a struct whose begin()/end() are free
-// functions found by argument-dependent lookup. Valid Metal; refused by name.
+// FEATURE: a range-based for over a struct whose begin()/end() are free
+// functions taking it by reference.
+// KERNEL: range_for_free_begin_end
+// GRID: 4,1,1
+// THREADGROUP: 4,1,1
 #include <metal_stdlib>
 using namespace metal;
 

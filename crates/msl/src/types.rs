@@ -314,6 +314,16 @@ impl Type {
 }
 
 /// A struct's layout as Metal lays it out in buffers.
+/// What attributes change in a struct's layout: `packed` (every member at
+/// alignment 1), `alignas(N)`/`aligned(N)` on the struct (at least `N`) and
+/// on members (`field_align[i]`, 0 for none; never lowers the alignment).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LayoutAttrs {
+    pub packed: bool,
+    pub align: u64,
+    pub field_align: Vec<u64>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct StructField {
     pub name: String,
@@ -398,32 +408,30 @@ impl TypeTables {
 
     /// Lay out fields in order with natural alignment; returns (fields, size, align).
     pub fn layout_struct(&self, fields: Vec<(String, Type)>) -> (Vec<StructField>, u32, u32) {
-        let mut offset: u64 = 0;
-        let mut align: u64 = 1;
-        let mut out = Vec::with_capacity(fields.len());
-        for (name, ty) in fields {
-            let a = self.align_of(&ty).max(1);
-            offset = offset.div_ceil(a) * a;
-            out.push(StructField { name, ty: ty.clone(), offset: offset.min(u32::MAX as u64) as u32 });
-            offset = offset.saturating_add(self.size_of(&ty));
-            align = align.max(a);
-        }
-        let size = offset.div_ceil(align) * align;
-        (out, size.min(u32::MAX as u64) as u32, align as u32)
+        self.layout(fields, false, &LayoutAttrs::default())
     }
 
     /// Lay out a union's fields, all at offset 0; returns (fields, size, align).
     pub fn layout_union(&self, fields: Vec<(String, Type)>) -> (Vec<StructField>, u32, u32) {
-        let mut size: u64 = 0;
-        let mut align: u64 = 1;
+        self.layout(fields, true, &LayoutAttrs::default())
+    }
+
+    /// Lay out a struct's (or a union's) fields as clang does for the
+    /// attributes given; returns (fields, size, align).
+    pub fn layout(&self, fields: Vec<(String, Type)>, union: bool, attrs: &LayoutAttrs) -> (Vec<StructField>, u32, u32) {
+        let mut end: u64 = 0;
+        let mut align: u64 = attrs.align.max(1);
         let mut out = Vec::with_capacity(fields.len());
-        for (name, ty) in fields {
-            size = size.max(self.size_of(&ty));
-            align = align.max(self.align_of(&ty).max(1));
-            out.push(StructField { name, ty, offset: 0 });
+        for (i, (name, ty)) in fields.into_iter().enumerate() {
+            let natural = if attrs.packed { 1 } else { self.align_of(&ty).max(1) };
+            let a = natural.max(attrs.field_align.get(i).copied().unwrap_or(0));
+            let offset = if union { 0 } else { end.div_ceil(a) * a };
+            end = if union { end.max(self.size_of(&ty)) } else { offset.saturating_add(self.size_of(&ty)) };
+            out.push(StructField { name, ty, offset: offset.min(u32::MAX as u64) as u32 });
+            align = align.max(a);
         }
-        let size = size.div_ceil(align) * align;
-        (out, size.min(u32::MAX as u64) as u32, align as u32)
+        let size = end.div_ceil(align) * align;
+        (out, size.min(u32::MAX as u64) as u32, align.min(u32::MAX as u64) as u32)
     }
 
     /// How the type is spelled in MSL, for messages.

@@ -782,7 +782,11 @@ impl<'a> Checker<'a, '_> {
         }
         let has_defaults = !self.structs[sid.0 as usize].member_defaults.is_empty();
         self.structs[sid.0 as usize].needs_init = self.struct_needs_init(&fields, has_defaults);
-        let (laid, size, align) = if s.is_union { self.tables.layout_union(fields) } else { self.tables.layout_struct(fields) };
+        let attrs = self.layout_attrs(s, &fields);
+        let (laid, size, align) = self.tables.layout(fields, s.is_union, &attrs);
+        if attrs.packed {
+            self.refuse_under_aligned(s, &laid, size);
+        }
         let def = &mut self.tables.structs[sid.0 as usize];
         def.fields = laid;
         def.size = size;
@@ -977,6 +981,71 @@ impl<'a> Checker<'a, '_> {
             self.error(v.span, format!("`{member}` already has its value in the struct; this definition cannot give it another"))
                 .help(format!("leave out the initializer: `… {member};`"));
         }
+    }
+
+    /// The layout attributes of `s` (`packed`, `alignas`/`aligned` on it and
+    /// on its members), for `fields` as laid out (bases first).
+    fn layout_attrs(&mut self, s: &'a ast::Struct, fields: &[(String, Type)]) -> crate::types::LayoutAttrs {
+        let packed = s.attrs.iter().any(|a| &*a.name.name == "packed");
+        let align = self.alignment_of_attrs(&s.attrs);
+        let mut field_align = vec![0; fields.len()];
+        for m in &s.members {
+            let ast::MemberKind::Field(v) = &m.kind else { continue };
+            let a = self.alignment_of_attrs(&v.attrs);
+            if let (true, Some(i)) = (a > 0, fields.iter().position(|(n, _)| **n == *v.name.name)) {
+                field_align[i] = a;
+            }
+        }
+        crate::types::LayoutAttrs { packed, align, field_align }
+    }
+
+    /// A packed layout that leaves a member (or the next element of an
+    /// array of the struct) under-aligned is refused: the simulator's loads
+    /// need natural alignment, and a misaligned-access finding on this
+    /// valid code, or a silent wrong value, would both be wrong.
+    fn refuse_under_aligned(&mut self, s: &ast::Struct, laid: &[crate::types::StructField], size: u32) {
+        let mut natural = 1u64;
+        for f in laid {
+            let a = self.tables.align_of(&f.ty).max(1);
+            natural = natural.max(a);
+            if f.offset as u64 % a != 0 {
+                let ty = self.ty_name(&f.ty);
+                self.error(s.name.span, format!("`packed` puts member `{}` (`{ty}`, alignment {a}) at byte offset {}", f.name, f.offset))
+                    .note("reading under-aligned members is not supported by this simulator yet")
+                    .help("reorder the members so each sits at a multiple of its alignment, or drop `packed`");
+                return;
+            }
+        }
+        if size as u64 % natural != 0 {
+            self.error(
+                s.name.span,
+                format!("`packed` makes `{}` {size} bytes, so elements of an array of it are under-aligned", s.name.name),
+            )
+            .note("reading under-aligned members is not supported by this simulator yet")
+            .help(format!("pad the struct to a multiple of {natural} bytes, or drop `packed`"));
+        }
+    }
+
+    /// The largest alignment `alignas(N)` / `aligned(N)` among `attrs` (0: none).
+    fn alignment_of_attrs(&mut self, attrs: &[ast::Attribute]) -> u64 {
+        let mut align = 0u64;
+        for a in attrs.iter().filter(|a| matches!(&*a.name.name, "alignas" | "aligned")) {
+            let [arg] = a.args.as_slice() else {
+                self.error(a.span, format!("`{}` needs one alignment in bytes, e.g. `{}(16)`", a.name.name, a.name.name));
+                continue;
+            };
+            let Some(n) = self.const_int(arg, "an alignment") else { continue };
+            // `alignas(0)` is allowed and changes nothing.
+            if n == 0 {
+                continue;
+            }
+            if n < 0 || !(n as u64).is_power_of_two() || n > 1 << 16 {
+                self.error(arg.span, format!("the alignment must be a power of two from 1 to 65536, not {n}"));
+                continue;
+            }
+            align = align.max(n as u64);
+        }
+        align
     }
 
     /// The initializer of a program-scope constant or a static data member.

@@ -225,7 +225,7 @@ impl<'a> Parser<'a> {
             } else if self.at_attr() {
                 self.parse_attr_list(&mut attrs);
             } else if self.at_kw("__attribute__") {
-                self.skip_gnu_attribute();
+                self.parse_gnu_attribute(&mut attrs);
             } else if self.eat_kw("noexcept") || self.eat_kw("thread") {
             } else if self.at(Punct::Arrow) {
                 // `auto f(T a) -> decltype(a * 2)`: the trailing return type.
@@ -700,6 +700,8 @@ impl<'a> Parser<'a> {
                 let lp = self.bump();
                 let args = self.parse_args(Punct::RParen, lp);
                 attrs.push(Attribute { name: Ident { name: Rc::from("alignas"), span: sp }, args, span: sp.to(self.prev_span()) });
+            } else if self.at_kw("__attribute__") {
+                self.parse_gnu_attribute(&mut attrs);
             } else {
                 break;
             }
@@ -758,6 +760,10 @@ impl<'a> Parser<'a> {
             self.declare_type(n);
         }
         self.expect_close(Punct::RBrace, open);
+        // `struct S {…} __attribute__((packed));`
+        while self.at_kw("__attribute__") {
+            self.parse_gnu_attribute(&mut attrs);
+        }
         if typedef_name.is_none() {
             self.expect_semi("struct definition");
         }
@@ -988,7 +994,7 @@ impl<'a> Parser<'a> {
                 self.parse_attr_list(&mut specs.attrs);
             } else if self.eat_kw("explicit") || self.eat_kw("METAL_FUNC") {
             } else if self.at_kw("__attribute__") {
-                self.skip_gnu_attribute();
+                self.parse_gnu_attribute(&mut specs.attrs);
             } else if self.eat_kw("inline") {
                 specs.is_inline = true;
             } else if self.eat_kw("constexpr") {

@@ -782,14 +782,51 @@ impl<'a> Parser<'a> {
         self.bump();
     }
 
-    /// `__attribute__((...))`: skipped.
-    fn skip_gnu_attribute(&mut self) {
+    /// `__attribute__((a, b(args)))`, appended to `out` as `[[a, b(args)]]`
+    /// would be (`__packed__` spelled `packed`): the layout reads `packed`
+    /// and `aligned`, the rest are hints.
+    fn parse_gnu_attribute(&mut self, out: &mut Vec<Attribute>) {
         self.bump();
-        if !self.at(Punct::LParen) {
-            self.error_here("`(` after `__attribute__`");
+        let open = self.tok(0).span;
+        if !(self.at(Punct::LParen) && self.at_n(1, Punct::LParen)) {
+            self.error_here("`((` after `__attribute__`");
             return;
         }
-        self.skip_balanced();
+        self.bump();
+        let inner = self.bump();
+        while !self.at(Punct::RParen) && !self.at_eof() {
+            let start = self.tok(0).span;
+            let Some(name) = self.tok(0).ident().map(|n| Rc::<str>::from(n.trim_start_matches("__").trim_end_matches("__"))) else {
+                self.error_here("attribute name");
+                self.skip_attribute_rest();
+                return;
+            };
+            let nspan = self.bump();
+            let mut args = Vec::new();
+            if self.at(Punct::LParen) {
+                let lp = self.bump();
+                args = self.parse_args(Punct::RParen, lp);
+            }
+            out.push(Attribute { name: Ident { name, span: nspan }, args, span: start.to(self.prev_span()) });
+            if !self.eat(Punct::Comma) {
+                break;
+            }
+        }
+        self.expect_close(Punct::RParen, inner);
+        self.expect_close(Punct::RParen, open);
+    }
+
+    /// After a malformed `__attribute__`: skip to the end of its group.
+    fn skip_attribute_rest(&mut self) {
+        let mut depth = 2usize;
+        while depth > 0 && !self.at_eof() {
+            match self.tok(0).kind {
+                TokenKind::Punct(Punct::LParen) => depth += 1,
+                TokenKind::Punct(Punct::RParen) => depth -= 1,
+                _ => {}
+            }
+            self.bump();
+        }
     }
 
     /// Skip a balanced `(...)`, `[...]` or `{...}` group starting here.

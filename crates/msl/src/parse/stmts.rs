@@ -446,6 +446,19 @@ impl<'a> Parser<'a> {
 
     /// Declarators after `specs`; `first` is an already-parsed first
     /// declarator (type with pointer ops, name).
+    /// `[[…]]` and `__attribute__((…))` after a declarator's name.
+    fn declarator_attrs(&mut self, attrs: &mut Vec<Attribute>) {
+        loop {
+            if self.at_attr() {
+                self.parse_attr_list(attrs);
+            } else if self.at_kw("__attribute__") {
+                self.parse_gnu_attribute(attrs);
+            } else {
+                return;
+            }
+        }
+    }
+
     pub(super) fn parse_declarators(&mut self, specs: &Specs, first: Option<(TypeExpr, Ident)>) -> Vec<VarDecl> {
         let mut out = Vec::new();
         let mut first = first;
@@ -474,13 +487,9 @@ impl<'a> Parser<'a> {
                 }
             };
             let mut attrs = specs.attrs.clone();
-            while self.at_attr() {
-                self.parse_attr_list(&mut attrs);
-            }
+            self.declarator_attrs(&mut attrs);
             let ty = self.parse_array_dims(ty);
-            while self.at_attr() {
-                self.parse_attr_list(&mut attrs);
-            }
+            self.declarator_attrs(&mut attrs);
             let init = self.parse_initializer();
             let span = specs.span.to(start).to(self.prev_span());
             out.push(VarDecl {

@@ -283,7 +283,15 @@ impl<'a> Parser<'a> {
                         s.attrs.push(Attribute { name: ident(t.ident().unwrap_or(""), t.span), args: vec![], span: t.span });
                     }
                     Some("__attribute__") => {
-                        self.skip_gnu_attribute();
+                        self.parse_gnu_attribute(&mut s.attrs);
+                        continue;
+                    }
+                    // `alignas(16) float x;`: kept as an attribute for the layout.
+                    Some("alignas") if self.at_n(1, Punct::LParen) => {
+                        let sp = self.bump();
+                        let lp = self.bump();
+                        let args = self.parse_args(Punct::RParen, lp);
+                        s.attrs.push(Attribute { name: ident("alignas", sp), args, span: sp.to(self.prev_span()) });
                         continue;
                     }
                     _ => {
@@ -308,7 +316,8 @@ impl<'a> Parser<'a> {
                 continue;
             }
             if t.is_ident("__attribute__") {
-                self.skip_gnu_attribute();
+                // (no declaration to hold it: a type's attributes are hints)
+                self.parse_gnu_attribute(&mut Vec::new());
                 continue;
             }
             if self.type_word(&t, &mut is_const, &mut is_volatile, &mut addr, &mut base) {

@@ -192,7 +192,7 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     // Outputs never replace what the command reads (checked before running).
     let mut read: Vec<std::path::PathBuf> = vec![args.body.clone()];
     read.extend(args.header.clone());
-    read.extend(args.inputs.iter().filter_map(|a| a.split_once('=')).filter_map(|(_, v)| v.trim().strip_prefix('@')).map(Into::into));
+    read.extend(crate::run::argument_files(&args.inputs));
     args.capture.check_target(&read)?;
     if let Some(dir) = &args.out {
         for n in &output_names {

@@ -124,11 +124,16 @@ pub fn parse_dims(s: &str, what: &str) -> Result<[u32; 3], String> {
 
 pub use session::bind::name_seed;
 
+/// The files named by `NAME=@path` arguments.
+pub fn argument_files(args: &[String]) -> impl Iterator<Item = PathBuf> + '_ {
+    args.iter().filter_map(|a| a.split_once('=')).filter_map(|(_, v)| v.trim().strip_prefix('@')).map(PathBuf::from)
+}
+
 /// The files a run reads: the source, the headers it included and every
 /// `NAME=@file` argument (outputs must never be written over them).
 pub fn input_paths(file: &std::path::Path, args: &[String], sources: &msl::source::SourceMap) -> Vec<PathBuf> {
     let mut out = vec![file.to_path_buf()];
-    out.extend(args.iter().filter_map(|a| a.split_once('=')).filter_map(|(_, v)| v.trim().strip_prefix('@')).map(PathBuf::from));
+    out.extend(argument_files(args));
     // A header's name is its path as shown: relative to the main file's
     // folder, or as found under a `-I` root.
     let dir = file.parent().unwrap_or(std::path::Path::new(""));

@@ -8,6 +8,7 @@
 //! addressed. There is no separate load node.
 
 use crate::ast::{AddressSpace, BinaryOp};
+pub use crate::builtins::BuiltinId;
 use crate::source::Span;
 use crate::types::{Scalar, Type, TypeTables};
 
@@ -502,10 +503,9 @@ pub enum ExprKind {
     },
     /// Call of a standard-library function, resolved to one overload.
     /// `param_types` are the concrete parameter types (reference/out params
-    /// are passed as places). `explicit` holds explicit template type args
-    /// (`make_filled_simdgroup_matrix<float, 8, 8>`).
+    /// are passed as places).
     Builtin {
-        name: &'static str,
+        id: BuiltinId,
         fast: bool,
         args: Vec<Expr>,
         param_types: Vec<Type>,

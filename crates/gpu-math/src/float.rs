@@ -291,41 +291,10 @@ fn sign(x: f32) -> f32 {
 /// `metal::fast::`; currently the same functions).
 pub fn float_unary(name: &str, fast: bool) -> Option<fn(f32) -> f32> {
     let _ = fast;
-    Some(match name {
-        "exp" => exp,
-        "exp2" => exp2,
-        "exp10" => exp10,
-        "log" => log,
-        "log2" => log2,
-        "log10" => log10,
-        "sqrt" => sqrt,
-        "rsqrt" => rsqrt,
-        "sin" => sin,
-        "cos" => cos,
-        "tan" => tan,
-        "asin" => asin,
-        "acos" => acos,
-        "atan" => atan,
-        "sinh" => sinh,
-        "cosh" => cosh,
-        "tanh" => tanh,
-        "asinh" => asinh,
-        "acosh" => acosh,
-        "atanh" => atanh,
-        "sinpi" => sinpi,
-        "cospi" => cospi,
-        "tanpi" => tanpi,
-        "ceil" => ceil,
-        "floor" => floor,
-        "trunc" => trunc,
-        "round" => round,
-        "rint" => rint,
-        "fract" => fract,
-        "abs" | "fabs" => fabs,
-        "saturate" => saturate,
-        "sign" => sign,
-        _ => return None,
-    })
+    match FloatFn::from_name(name)?.func(FloatKind::F32) {
+        FloatImpl::F1(f) => Some(f),
+        _ => None,
+    }
 }
 
 // ---------------------------------------------------------------- binary
@@ -430,21 +399,7 @@ fn divide(x: f32, y: f32) -> f32 {
 
 /// Look up a floating function of two arguments by MSL name.
 pub fn float_binary(name: &str, fast: bool) -> Option<fn(f32, f32) -> f32> {
-    let _ = fast;
-    Some(match name {
-        "pow" => pow,
-        "powr" => powr,
-        "atan2" => atan2,
-        "fmod" => fmod,
-        "fmin" | "min" => fmin,
-        "fmax" | "max" => fmax,
-        "copysign" => copysign,
-        "fdim" => fdim,
-        "nextafter" => nextafter,
-        "step" => step,
-        "divide" => divide,
-        _ => return None,
-    })
+    float_binary_in(FloatKind::F32, name, fast)
 }
 
 // ---------------------------------------------------------------- ternary
@@ -489,17 +444,7 @@ fn fmedian3(a: f32, b: f32, c: f32) -> f32 {
 /// Look up a floating function of three arguments by MSL name. `mad` is
 /// computed fused (one rounding), as Apple GPUs do; MSL allows either.
 pub fn float_ternary(name: &str, fast: bool) -> Option<fn(f32, f32, f32) -> f32> {
-    let _ = fast;
-    Some(match name {
-        "fma" | "mad" => fma,
-        "clamp" => clamp,
-        "mix" => mix,
-        "smoothstep" => smoothstep,
-        "fmin3" | "min3" => fmin3,
-        "fmax3" | "max3" => fmax3,
-        "fmedian3" | "median3" => fmedian3,
-        _ => return None,
-    })
+    float_ternary_in(FloatKind::F32, name, fast)
 }
 
 /// `fma(a, b, c)` rounded once to `kind`. The product of two f32 values is
@@ -542,10 +487,10 @@ fn fma_bfloat(a: f32, b: f32, c: f32) -> f32 {
 /// computing in f32 and rounding again is off by one ulp for some half
 /// triples).
 pub fn float_ternary_in(kind: FloatKind, name: &str, fast: bool) -> Option<fn(f32, f32, f32) -> f32> {
-    match (kind, name) {
-        (FloatKind::F16, "fma" | "mad") => Some(fma_half),
-        (FloatKind::BF16, "fma" | "mad") => Some(fma_bfloat),
-        _ => float_ternary(name, fast),
+    let _ = fast;
+    match FloatFn::from_name(name)?.func(kind) {
+        FloatImpl::F3(f) => Some(f),
+        _ => None,
     }
 }
 
@@ -585,10 +530,10 @@ fn nextafter_bfloat(x: f32, y: f32) -> f32 {
 /// [`float_binary`] for elements of `kind`: `nextafter` steps by the kind's
 /// own spacing.
 pub fn float_binary_in(kind: FloatKind, name: &str, fast: bool) -> Option<fn(f32, f32) -> f32> {
-    match (kind, name) {
-        (FloatKind::F16, "nextafter") => Some(nextafter_half),
-        (FloatKind::BF16, "nextafter") => Some(nextafter_bfloat),
-        _ => float_binary(name, fast),
+    let _ = fast;
+    match FloatFn::from_name(name)?.func(kind) {
+        FloatImpl::F2(f) => Some(f),
+        _ => None,
     }
 }
 
@@ -617,14 +562,7 @@ fn signbit(x: f32) -> bool {
 /// (normal in f32) reports normal. Use [`is_normal_in`] for the kind-aware
 /// answer.
 pub fn float_predicate(name: &str) -> Option<fn(f32) -> bool> {
-    Some(match name {
-        "isnan" => isnan,
-        "isinf" => isinf,
-        "isfinite" => isfinite,
-        "isnormal" => isnormal,
-        "signbit" => signbit,
-        _ => return None,
-    })
+    float_predicate_in(FloatKind::F32, name)
 }
 
 /// `isnormal` for a value of `kind` carried in an f32.
@@ -647,10 +585,9 @@ fn isnormal_bfloat(x: f32) -> bool {
 /// [`float_predicate`] for elements of `kind`: `isnormal` answers for the
 /// kind's own exponent range.
 pub fn float_predicate_in(kind: FloatKind, name: &str) -> Option<fn(f32) -> bool> {
-    match (kind, name) {
-        (FloatKind::F16, "isnormal") => Some(isnormal_half),
-        (FloatKind::BF16, "isnormal") => Some(isnormal_bfloat),
-        _ => float_predicate(name),
+    match FloatFn::from_name(name)?.func(kind) {
+        FloatImpl::Pred(f) => Some(f),
+        _ => None,
     }
 }
 
@@ -663,9 +600,234 @@ fn isunordered(x: f32, y: f32) -> bool {
 
 /// Look up a floating relation of two arguments by MSL name.
 pub fn float_relation(name: &str) -> Option<fn(f32, f32) -> bool> {
-    Some(match name {
-        "isordered" => isordered,
-        "isunordered" => isunordered,
-        _ => return None,
-    })
+    match FloatFn::from_name(name)?.func(FloatKind::F32) {
+        FloatImpl::Rel(f) => Some(f),
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------- by type
+
+/// The standard library's per-lane functions of floating-point values. A
+/// caller that knows which function it wants (the simulator's lowering)
+/// names it here, so every function has an implementation by construction;
+/// the lookups by MSL name above are for tools and tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloatFn {
+    Exp,
+    Exp2,
+    Exp10,
+    Log,
+    Log2,
+    Log10,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Sinpi,
+    Cospi,
+    Tanpi,
+    Ceil,
+    Floor,
+    Trunc,
+    Round,
+    Rint,
+    Fract,
+    Fabs,
+    Saturate,
+    Sign,
+    Pow,
+    Powr,
+    Atan2,
+    Fmod,
+    Fmin,
+    Fmax,
+    Copysign,
+    Fdim,
+    Nextafter,
+    Step,
+    Divide,
+    Fma,
+    Clamp,
+    Mix,
+    Smoothstep,
+    Fmin3,
+    Fmax3,
+    Fmedian3,
+    IsNan,
+    IsInf,
+    IsFinite,
+    IsNormal,
+    SignBit,
+    IsOrdered,
+    IsUnordered,
+}
+
+/// A [`FloatFn`]'s implementation, by shape.
+#[derive(Clone, Copy, Debug)]
+pub enum FloatImpl {
+    F1(fn(f32) -> f32),
+    F2(fn(f32, f32) -> f32),
+    F3(fn(f32, f32, f32) -> f32),
+    /// A classification (`isnan`).
+    Pred(fn(f32) -> bool),
+    /// A relation of two values (`isordered`).
+    Rel(fn(f32, f32) -> bool),
+}
+
+impl FloatFn {
+    /// The implementation for elements of `kind` (functions whose result
+    /// depends on the kind's spacing, range or rounding have one per kind).
+    pub fn func(self, kind: FloatKind) -> FloatImpl {
+        use FloatFn::*;
+        use FloatImpl::*;
+        use FloatKind::{BF16, F16};
+        match self {
+            Exp => F1(exp),
+            Exp2 => F1(exp2),
+            Exp10 => F1(exp10),
+            Log => F1(log),
+            Log2 => F1(log2),
+            Log10 => F1(log10),
+            Sqrt => F1(sqrt),
+            Rsqrt => F1(rsqrt),
+            Sin => F1(sin),
+            Cos => F1(cos),
+            Tan => F1(tan),
+            Asin => F1(asin),
+            Acos => F1(acos),
+            Atan => F1(atan),
+            Sinh => F1(sinh),
+            Cosh => F1(cosh),
+            Tanh => F1(tanh),
+            Asinh => F1(asinh),
+            Acosh => F1(acosh),
+            Atanh => F1(atanh),
+            Sinpi => F1(sinpi),
+            Cospi => F1(cospi),
+            Tanpi => F1(tanpi),
+            Ceil => F1(ceil),
+            Floor => F1(floor),
+            Trunc => F1(trunc),
+            Round => F1(round),
+            Rint => F1(rint),
+            Fract => F1(fract),
+            Fabs => F1(fabs),
+            Saturate => F1(saturate),
+            Sign => F1(sign),
+            Pow => F2(pow),
+            Powr => F2(powr),
+            Atan2 => F2(atan2),
+            Fmod => F2(fmod),
+            Fmin => F2(fmin),
+            Fmax => F2(fmax),
+            Copysign => F2(copysign),
+            Fdim => F2(fdim),
+            Nextafter => F2(match kind {
+                F16 => nextafter_half,
+                BF16 => nextafter_bfloat,
+                FloatKind::F32 => nextafter,
+            }),
+            Step => F2(step),
+            Divide => F2(divide),
+            Fma => F3(match kind {
+                F16 => fma_half,
+                BF16 => fma_bfloat,
+                FloatKind::F32 => fma,
+            }),
+            Clamp => F3(clamp),
+            Mix => F3(mix),
+            Smoothstep => F3(smoothstep),
+            Fmin3 => F3(fmin3),
+            Fmax3 => F3(fmax3),
+            Fmedian3 => F3(fmedian3),
+            IsNan => Pred(isnan),
+            IsInf => Pred(isinf),
+            IsFinite => Pred(isfinite),
+            IsNormal => Pred(match kind {
+                F16 => isnormal_half,
+                BF16 => isnormal_bfloat,
+                FloatKind::F32 => isnormal,
+            }),
+            SignBit => Pred(signbit),
+            IsOrdered => Rel(isordered),
+            IsUnordered => Rel(isunordered),
+        }
+    }
+
+    /// The function an MSL name calls on floating-point values (`min` is
+    /// `fmin`, `mad` is `fma`, `abs` is `fabs`).
+    pub fn from_name(name: &str) -> Option<FloatFn> {
+        use FloatFn::*;
+        Some(match name {
+            "exp" => Exp,
+            "exp2" => Exp2,
+            "exp10" => Exp10,
+            "log" => Log,
+            "log2" => Log2,
+            "log10" => Log10,
+            "sqrt" => Sqrt,
+            "rsqrt" => Rsqrt,
+            "sin" => Sin,
+            "cos" => Cos,
+            "tan" => Tan,
+            "asin" => Asin,
+            "acos" => Acos,
+            "atan" => Atan,
+            "sinh" => Sinh,
+            "cosh" => Cosh,
+            "tanh" => Tanh,
+            "asinh" => Asinh,
+            "acosh" => Acosh,
+            "atanh" => Atanh,
+            "sinpi" => Sinpi,
+            "cospi" => Cospi,
+            "tanpi" => Tanpi,
+            "ceil" => Ceil,
+            "floor" => Floor,
+            "trunc" => Trunc,
+            "round" => Round,
+            "rint" => Rint,
+            "fract" => Fract,
+            "abs" | "fabs" => Fabs,
+            "saturate" => Saturate,
+            "sign" => Sign,
+            "pow" => Pow,
+            "powr" => Powr,
+            "atan2" => Atan2,
+            "fmod" => Fmod,
+            "fmin" | "min" => Fmin,
+            "fmax" | "max" => Fmax,
+            "copysign" => Copysign,
+            "fdim" => Fdim,
+            "nextafter" => Nextafter,
+            "step" => Step,
+            "divide" => Divide,
+            "fma" | "mad" => Fma,
+            "clamp" => Clamp,
+            "mix" => Mix,
+            "smoothstep" => Smoothstep,
+            "fmin3" | "min3" => Fmin3,
+            "fmax3" | "max3" => Fmax3,
+            "fmedian3" | "median3" => Fmedian3,
+            "isnan" => IsNan,
+            "isinf" => IsInf,
+            "isfinite" => IsFinite,
+            "isnormal" => IsNormal,
+            "signbit" => SignBit,
+            "isordered" => IsOrdered,
+            "isunordered" => IsUnordered,
+            _ => return None,
+        })
+    }
 }

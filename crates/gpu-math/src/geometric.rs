@@ -93,3 +93,67 @@ pub fn faceforward(n: &[f32], i: &[f32], nref: &[f32], out: &mut [f32]) {
         *o = if keep { *x } else { -x };
     }
 }
+
+/// The geometric functions of the standard library, named by type so a
+/// caller cannot ask for one that has no implementation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GeometricFn {
+    Dot,
+    Length,
+    LengthSquared,
+    Distance,
+    DistanceSquared,
+    Normalize,
+    Cross,
+    Reflect,
+    Refract,
+    Faceforward,
+}
+
+impl GeometricFn {
+    /// Apply the function to a call's arguments (each a vector widened to
+    /// f32; `refract`'s `eta` a one-element slice) and write its result into
+    /// `out`; returns the result's length (1 for the scalar results). A
+    /// missing argument or element reads as 0, so nothing panics.
+    pub fn eval(self, args: &[&[f32]], out: &mut [f32; 4]) -> usize {
+        let arg = |i: usize| -> &[f32] { args.get(i).copied().unwrap_or(&[]) };
+        let a = arg(0);
+        let n = a.len().min(4);
+        let scalar = |out: &mut [f32; 4], v: f32| {
+            out[0] = v;
+            1
+        };
+        match self {
+            GeometricFn::Dot => scalar(out, dot(a, arg(1))),
+            GeometricFn::Length => scalar(out, length(a)),
+            GeometricFn::LengthSquared => scalar(out, dot(a, a)),
+            GeometricFn::Distance => scalar(out, distance(a, arg(1))),
+            GeometricFn::DistanceSquared => {
+                let d = a.iter().zip(arg(1)).fold(0.0f32, |acc, (x, y)| acc + (x - y) * (x - y));
+                scalar(out, d)
+            }
+            GeometricFn::Normalize => {
+                normalize(a, &mut out[..n]);
+                n
+            }
+            GeometricFn::Cross => {
+                let three = |v: &[f32]| [0, 1, 2].map(|i| v.get(i).copied().unwrap_or(0.0));
+                out[..3].copy_from_slice(&cross(&three(a), &three(arg(1))));
+                3
+            }
+            GeometricFn::Reflect => {
+                reflect(a, arg(1), &mut out[..n]);
+                n
+            }
+            GeometricFn::Refract => {
+                let eta = arg(2).first().copied().unwrap_or(0.0);
+                refract(a, arg(1), eta, &mut out[..n]);
+                n
+            }
+            GeometricFn::Faceforward => {
+                faceforward(a, arg(1), arg(2), &mut out[..n]);
+                n
+            }
+        }
+    }
+}

@@ -239,14 +239,10 @@ fn reverse_bits(k: IntKind, x: u64) -> u64 {
 
 /// Look up an integer function of one argument by MSL name.
 pub fn int_unary(name: &str) -> Option<fn(IntKind, u64) -> u64> {
-    Some(match name {
-        "abs" => abs,
-        "clz" => clz,
-        "ctz" => ctz,
-        "popcount" => popcount,
-        "reverse_bits" => reverse_bits,
-        _ => return None,
-    })
+    match IntFn::from_name(name)?.func() {
+        IntImpl::I1(f) => Some(f),
+        _ => None,
+    }
 }
 
 // ---------------------------------------------------------------- binary
@@ -376,16 +372,6 @@ fn op_xor(k: IntKind, a: u64, b: u64) -> u64 {
 /// [`int_op`] directly.
 pub fn int_binary(name: &str) -> Option<fn(IntKind, u64, u64) -> u64> {
     Some(match name {
-        "min" => min,
-        "max" => max,
-        "absdiff" => absdiff,
-        "addsat" => addsat,
-        "subsat" => subsat,
-        "hadd" => hadd,
-        "rhadd" => rhadd,
-        "mul24" => mul24,
-        "mulhi" => mulhi,
-        "rotate" => rotate,
         "+" => op_add,
         "-" => op_sub,
         "*" => op_mul,
@@ -396,7 +382,10 @@ pub fn int_binary(name: &str) -> Option<fn(IntKind, u64, u64) -> u64> {
         "&" => op_and,
         "|" => op_or,
         "^" => op_xor,
-        _ => return None,
+        _ => match IntFn::from_name(name)?.func() {
+            IntImpl::I2(f) => f,
+            _ => return None,
+        },
     })
 }
 
@@ -453,22 +442,127 @@ fn extract_bits3(k: IntKind, x: u64, offset: u64, bits: u64) -> u64 {
     extract_bits(k, x, clamp32(offset), clamp32(bits))
 }
 
+/// `insert_bits` with the offset and count as 64-bit lane values (see
+/// [`extract_bits3`]).
+fn insert_bits4(k: IntKind, base: u64, insert: u64, offset: u64, bits: u64) -> u64 {
+    let clamp32 = |v: u64| v.min(u32::MAX as u64) as u32;
+    insert_bits(k, base, insert, clamp32(offset), clamp32(bits))
+}
+
 /// The function-pointer type returned by [`int_ternary`].
 pub type IntTernaryFn = fn(IntKind, u64, u64, u64) -> u64;
 
 /// Look up an integer function of three arguments by MSL name.
 pub fn int_ternary(name: &str) -> Option<IntTernaryFn> {
-    Some(match name {
-        "clamp" => clamp,
-        "mad24" => mad24,
-        "madhi" => madhi,
-        "madsat" => madsat,
-        "min3" => min3,
-        "max3" => max3,
-        "median3" => median3,
-        "extract_bits" => extract_bits3,
-        _ => return None,
-    })
+    match IntFn::from_name(name)?.func() {
+        IntImpl::I3(f) => Some(f),
+        _ => None,
+    }
+}
+
+/// The standard library's per-lane functions of integers: the typed
+/// counterpart of the lookups by name, total by construction (see
+/// `FloatFn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntFn {
+    Abs,
+    Clz,
+    Ctz,
+    Popcount,
+    ReverseBits,
+    Min,
+    Max,
+    Absdiff,
+    Addsat,
+    Subsat,
+    Hadd,
+    Rhadd,
+    Mul24,
+    Mulhi,
+    Rotate,
+    Clamp,
+    Mad24,
+    Madhi,
+    Madsat,
+    Min3,
+    Max3,
+    Median3,
+    ExtractBits,
+    InsertBits,
+}
+
+/// An [`IntFn`]'s implementation, by number of arguments.
+#[derive(Clone, Copy, Debug)]
+pub enum IntImpl {
+    I1(fn(IntKind, u64) -> u64),
+    I2(fn(IntKind, u64, u64) -> u64),
+    I3(IntTernaryFn),
+    I4(fn(IntKind, u64, u64, u64, u64) -> u64),
+}
+
+impl IntFn {
+    pub fn func(self) -> IntImpl {
+        use IntFn::*;
+        use IntImpl::*;
+        match self {
+            Abs => I1(abs),
+            Clz => I1(clz),
+            Ctz => I1(ctz),
+            Popcount => I1(popcount),
+            ReverseBits => I1(reverse_bits),
+            Min => I2(min),
+            Max => I2(max),
+            Absdiff => I2(absdiff),
+            Addsat => I2(addsat),
+            Subsat => I2(subsat),
+            Hadd => I2(hadd),
+            Rhadd => I2(rhadd),
+            Mul24 => I2(mul24),
+            Mulhi => I2(mulhi),
+            Rotate => I2(rotate),
+            Clamp => I3(clamp),
+            Mad24 => I3(mad24),
+            Madhi => I3(madhi),
+            Madsat => I3(madsat),
+            Min3 => I3(min3),
+            Max3 => I3(max3),
+            Median3 => I3(median3),
+            ExtractBits => I3(extract_bits3),
+            InsertBits => I4(insert_bits4),
+        }
+    }
+
+    /// The function an MSL name calls on integers.
+    pub fn from_name(name: &str) -> Option<IntFn> {
+        use IntFn::*;
+        Some(match name {
+            "abs" => Abs,
+            "clz" => Clz,
+            "ctz" => Ctz,
+            "popcount" => Popcount,
+            "reverse_bits" => ReverseBits,
+            "min" => Min,
+            "max" => Max,
+            "absdiff" => Absdiff,
+            "addsat" => Addsat,
+            "subsat" => Subsat,
+            "hadd" => Hadd,
+            "rhadd" => Rhadd,
+            "mul24" => Mul24,
+            "mulhi" => Mulhi,
+            "rotate" => Rotate,
+            "clamp" => Clamp,
+            "mad24" => Mad24,
+            "madhi" => Madhi,
+            "madsat" => Madsat,
+            "min3" => Min3,
+            "max3" => Max3,
+            "median3" => Median3,
+            "extract_bits" => ExtractBits,
+            "insert_bits" => InsertBits,
+            _ => return None,
+        })
+    }
 }
 
 /// Clamp a bit-field (offset, count) to the width: MSL leaves

@@ -1176,8 +1176,8 @@ impl<'k> Machine<'k> {
             }
             Inst::BitCast { dst, dst_ty, src, src_ty } => self.bitcast(dst, *dst_ty, src, *src_ty),
             Inst::Math { f, ty, dst, args, .. } => self.math(*f, *ty, *dst, args),
-            Inst::Geometric { name, ty, dst, args } => self.geometric(name, *ty, dst, args),
-            Inst::Special { name, ty, dst, args } => self.special(name, *ty, dst, args),
+            Inst::Geometric { op, ty, dst, args, .. } => self.geometric(*op, *ty, dst, args),
+            Inst::Special { op, ty, dst, args, .. } => self.special(*op, *ty, dst, args),
             Inst::PtrIndex { dst, ptr, index, index_ty, scale } => self.ptr_index(*dst, *ptr, *index, *index_ty, *scale),
             Inst::PtrAdd { dst, ptr, bytes } => {
                 let (Reg::W64(d), Reg::W64(p)) = (*dst, *ptr) else { return };

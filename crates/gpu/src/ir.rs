@@ -8,7 +8,7 @@
 //! rounded to their type). 64-bit registers hold long/ulong and pointers.
 
 use msl::ast::{AddressSpace, BinaryOp};
-use msl::hir::ThreadAttr;
+use msl::hir::{BuiltinId, ThreadAttr};
 use msl::source::Span;
 use msl::types::Scalar;
 
@@ -115,6 +115,22 @@ pub enum MathFn {
     I1(fn(gpu_math::IntKind, u64) -> u64),
     I2(fn(gpu_math::IntKind, u64, u64) -> u64),
     I3(fn(gpu_math::IntKind, u64, u64, u64) -> u64),
+    I4(fn(gpu_math::IntKind, u64, u64, u64, u64) -> u64),
+}
+
+/// Functions with an integer part or a second result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecialFn {
+    /// `ldexp(x, e)`.
+    Ldexp,
+    /// `ilogb(x)`: an `int` result.
+    Ilogb,
+    /// `frexp(x, e)`: mantissa, exponent.
+    Frexp,
+    /// `modf(x, i)`: fraction, integral part.
+    Modf,
+    /// `sincos(x, c)`: sine, cosine.
+    Sincos,
 }
 
 pub type Block = Vec<Inst>;
@@ -185,19 +201,23 @@ pub enum Inst {
         ty: Scalar,
         dst: Reg,
         args: Vec<Reg>,
-        /// The function's name (`exp`), for messages.
-        name: &'static str,
+        /// The builtin called, for messages.
+        func: BuiltinId,
     },
-    /// Geometric and other multi-component functions.
+    /// Geometric functions of whole vectors.
     Geometric {
-        name: &'static str,
+        op: gpu_math::GeometricFn,
+        /// The builtin called, for messages.
+        func: BuiltinId,
         ty: Scalar,
         dst: Vec<Reg>,
         args: Vec<Vec<Reg>>,
     },
     /// `ldexp(x, e)`, `frexp`, `modf`, `sincos`-style functions with int or out parts.
     Special {
-        name: &'static str,
+        op: SpecialFn,
+        /// The builtin called, for messages.
+        func: BuiltinId,
         ty: Scalar,
         dst: Vec<Reg>,
         args: Vec<Reg>,

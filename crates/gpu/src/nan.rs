@@ -209,9 +209,8 @@ impl Machine<'_> {
                 let birth: Option<(String, bool, Scalar)> = match inst {
                     Inst::Binary { op, ty, .. } if ty.is_float() => Some((op.as_str().to_string(), true, *ty)),
                     Inst::Unary { ty, .. } if ty.is_float() => Some(("-".into(), false, *ty)),
-                    Inst::Math { name, ty, .. } if ty.is_float() => Some((name.to_string(), false, *ty)),
-                    Inst::Geometric { name, ty, .. } | Inst::Special { name, ty, .. } if ty.is_float() => {
-                        Some((name.to_string(), false, *ty))
+                    Inst::Math { func, ty, .. } | Inst::Geometric { func, ty, .. } | Inst::Special { func, ty, .. } if ty.is_float() => {
+                        Some((func.name().to_string(), false, *ty))
                     }
                     Inst::Convert { to, .. } if to.is_float() => Some(("convert".into(), false, *to)),
                     Inst::Lane { op, ty, .. } if ty.is_float() => Some((format!("{op:?}").to_lowercase(), false, *ty)),

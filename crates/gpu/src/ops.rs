@@ -338,11 +338,17 @@ impl Machine<'_> {
         match (func, dst) {
             (MathFn::F1(g), Reg::W32(d)) => self.map1_32(d, args[0], move |x| round(g(f(x))).to_bits()),
             (MathFn::F2(g), Reg::W32(d)) => self.map2_32(d, args[0], args[1], move |x, y| round(g(f(x), f(y))).to_bits()),
+            (MathFn::FPred(g), Reg::W32(d)) => self.map1_32(d, args[0], move |x| g(f(x)) as u32),
+            (MathFn::FRel(g), Reg::W32(d)) => self.map2_32(d, args[0], args[1], move |x, y| g(f(x), f(y)) as u32),
+            // Floats live in 32-bit registers; the generic forms keep any
+            // other register correct rather than leaving it unwritten.
+            (MathFn::F1(g), _) => self.map_generic(dst, args, move |v| round(g(f(v[0] as u32))).to_bits() as u64),
+            (MathFn::F2(g), _) => self.map_generic(dst, args, move |v| round(g(f(v[0] as u32), f(v[1] as u32))).to_bits() as u64),
             (MathFn::F3(g), _) => {
                 self.map_generic(dst, args, move |v| round(g(f(v[0] as u32), f(v[1] as u32), f(v[2] as u32))).to_bits() as u64)
             }
-            (MathFn::FPred(g), Reg::W32(d)) => self.map1_32(d, args[0], move |x| g(f(x)) as u32),
-            (MathFn::FRel(g), Reg::W32(d)) => self.map2_32(d, args[0], args[1], move |x, y| g(f(x), f(y)) as u32),
+            (MathFn::FPred(g), _) => self.map_generic(dst, args, move |v| g(f(v[0] as u32)) as u64),
+            (MathFn::FRel(g), _) => self.map_generic(dst, args, move |v| g(f(v[0] as u32), f(v[1] as u32)) as u64),
             (MathFn::I1(g), _) => {
                 let ik = int_kind(ty);
                 self.map_generic(dst, args, move |v| from_norm(ty, g(ik, to_norm(ty, v[0]))))
@@ -355,68 +361,26 @@ impl Machine<'_> {
                 let ik = int_kind(ty);
                 self.map_generic(dst, args, move |v| from_norm(ty, g(ik, to_norm(ty, v[0]), to_norm(ty, v[1]), to_norm(ty, v[2]))))
             }
-            _ => {}
+            (MathFn::I4(g), _) => {
+                let ik = int_kind(ty);
+                self.map_generic(dst, args, move |v| {
+                    from_norm(ty, g(ik, to_norm(ty, v[0]), to_norm(ty, v[1]), to_norm(ty, v[2]), to_norm(ty, v[3])))
+                })
+            }
         }
     }
 
-    pub(crate) fn geometric(&mut self, name: &str, ty: Scalar, dst: &[Reg], args: &[Vec<Reg>]) {
+    pub(crate) fn geometric(&mut self, op: gpu_math::GeometricFn, ty: Scalar, dst: &[Reg], args: &[Vec<Reg>]) {
         let k = float_kind(ty);
         let n = self.n;
         let uniform = args.iter().flatten().all(|&r| self.is_uniform_pub(r));
         let lanes = if uniform { 1 } else { n };
         let mut outs = vec![vec![0u64; lanes]; dst.len()];
         for l in 0..lanes {
-            let vec_of = |m: &Self, i: usize| -> Vec<f32> { args[i].iter().map(|&r| f(m.get_pub(r, l) as u32)).collect() };
-            let a = vec_of(self, 0);
+            let vecs: Vec<Vec<f32>> = args.iter().map(|a| a.iter().map(|&r| f(self.get_pub(r, l) as u32)).collect()).collect();
+            let views: Vec<&[f32]> = vecs.iter().map(|v| v.as_slice()).collect();
             let mut res = [0f32; 4];
-            let count = match name {
-                "dot" => {
-                    res[0] = gpu_math::dot(&a, &vec_of(self, 1));
-                    1
-                }
-                "length" => {
-                    res[0] = gpu_math::length(&a);
-                    1
-                }
-                "length_squared" => {
-                    res[0] = gpu_math::dot(&a, &a);
-                    1
-                }
-                "distance" => {
-                    res[0] = gpu_math::distance(&a, &vec_of(self, 1));
-                    1
-                }
-                "distance_squared" => {
-                    let b = vec_of(self, 1);
-                    let d: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
-                    res[0] = gpu_math::dot(&d, &d);
-                    1
-                }
-                "normalize" => {
-                    gpu_math::normalize_vec(&a, &mut res[..a.len()]);
-                    a.len()
-                }
-                "cross" => {
-                    let b = vec_of(self, 1);
-                    let c = gpu_math::cross(&[a[0], a[1], a[2]], &[b[0], b[1], b[2]]);
-                    res[..3].copy_from_slice(&c);
-                    3
-                }
-                "reflect" => {
-                    gpu_math::reflect(&a, &vec_of(self, 1), &mut res[..a.len()]);
-                    a.len()
-                }
-                "refract" => {
-                    let eta = vec_of(self, 2)[0];
-                    gpu_math::refract(&a, &vec_of(self, 1), eta, &mut res[..a.len()]);
-                    a.len()
-                }
-                "faceforward" => {
-                    gpu_math::faceforward(&a, &vec_of(self, 1), &vec_of(self, 2), &mut res[..a.len()]);
-                    a.len()
-                }
-                _ => 0,
-            };
+            let count = op.eval(&views, &mut res);
             for (c, o) in outs.iter_mut().enumerate().take(count) {
                 o[l] = gpu_math::round_to(k, res[c]).to_bits() as u64;
             }
@@ -437,7 +401,7 @@ impl Machine<'_> {
         }
     }
 
-    pub(crate) fn special(&mut self, name: &str, ty: Scalar, dst: &[Reg], args: &[Reg]) {
+    pub(crate) fn special(&mut self, op: SpecialFn, ty: Scalar, dst: &[Reg], args: &[Reg]) {
         let k = float_kind(ty);
         let uniform = args.iter().all(|&r| self.is_uniform_pub(r));
         let lanes = if uniform { 1 } else { self.n };
@@ -446,12 +410,12 @@ impl Machine<'_> {
         for l in 0..lanes {
             let x = f(self.get_pub(args[0], l) as u32);
             let r = |v: f32| gpu_math::round_to(k, v).to_bits() as u64;
-            match name {
-                "ldexp" => {
+            match op {
+                SpecialFn::Ldexp => {
                     let e = self.get_pub(args[1], l) as u32 as i32;
                     outs[0][l] = r(gpu_math::ldexp(x, e));
                 }
-                "ilogb" => {
+                SpecialFn::Ilogb => {
                     let v = if x == 0.0 || x.is_nan() {
                         i32::MIN
                     } else if x.is_infinite() {
@@ -461,21 +425,20 @@ impl Machine<'_> {
                     };
                     outs[0][l] = v as u32 as u64;
                 }
-                "frexp" => {
+                SpecialFn::Frexp => {
                     let (m, e) = frexp(x);
                     outs[0][l] = r(m);
                     outs[1][l] = e as u32 as u64;
                 }
-                "modf" => {
+                SpecialFn::Modf => {
                     let ip = x.trunc();
                     outs[0][l] = r(if x.is_infinite() { 0.0f32.copysign(x) } else { x - ip });
                     outs[1][l] = r(ip);
                 }
-                "sincos" => {
+                SpecialFn::Sincos => {
                     outs[0][l] = r(gpu_math::sin(x));
                     outs[1][l] = r(gpu_math::cos(x));
                 }
-                _ => {}
             }
         }
         self.store_results(dst, &outs, uniform);

@@ -153,12 +153,12 @@ fn effect_in_expr(
         found = match &x.kind {
             H::Assign { place, .. } | H::CompoundAssign { place, .. } if !own_local(place, own) => Some((x.span, "assigns a value".into())),
             H::IncDec { place, .. } if !own_local(place, own) => Some((x.span, "increments or decrements a value".into())),
-            H::Builtin { name, param_types, .. } => {
+            H::Builtin { id, param_types, .. } => {
                 let writes = param_types
                     .iter()
                     .any(|t| matches!(t, Type::Pointer { is_const: false, .. } | Type::Reference { is_const: false, .. }));
-                let syncs = msl::builtins::lookup(name).is_some_and(|b| b.kind == msl::builtins::BuiltinKind::Barrier);
-                (writes || syncs).then(|| (x.span, format!("calls `{name}`, which writes memory or synchronizes threads")))
+                let syncs = msl::builtins::function(*id).is_some_and(|b| b.kind == msl::builtins::BuiltinKind::Barrier);
+                (writes || syncs).then(|| (x.span, format!("calls `{id}`, which writes memory or synchronizes threads")))
             }
             H::Call { func, .. } => effect_in_function(prog, *func, seen).map(|(_, why)| {
                 let name = &prog.functions[func.0 as usize].name;

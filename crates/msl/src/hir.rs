@@ -8,6 +8,7 @@
 //! addressed. There is no separate load node.
 
 use crate::ast::{AddressSpace, BinaryOp};
+pub use crate::builtins::BuiltinId;
 use crate::source::Span;
 use crate::types::{Scalar, Type, TypeTables};
 
@@ -502,10 +503,9 @@ pub enum ExprKind {
     },
     /// Call of a standard-library function, resolved to one overload.
     /// `param_types` are the concrete parameter types (reference/out params
-    /// are passed as places). `explicit` holds explicit template type args
-    /// (`make_filled_simdgroup_matrix<float, 8, 8>`).
+    /// are passed as places).
     Builtin {
-        name: &'static str,
+        id: BuiltinId,
         fast: bool,
         args: Vec<Expr>,
         param_types: Vec<Type>,
@@ -516,15 +516,20 @@ impl Expr {
     /// Call `f` on this expression and every expression inside it.
     pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
+        self.for_each_child(&mut |x| x.visit(f));
+    }
+
+    /// Call `f` on each expression directly inside this one, in order.
+    pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match &self.kind {
             ExprKind::Const(_) | ExprKind::Local(_) | ExprKind::Global(_) | ExprKind::Zero | ExprKind::Uninit | ExprKind::FuncRef(_) => {}
             ExprKind::CallPtr { callee, args } => {
-                callee.visit(f);
-                args.iter().for_each(|x| x.visit(f));
+                f(callee);
+                args.iter().for_each(f)
             }
             ExprKind::ArrayInit { items, rest } => {
-                items.iter().for_each(|x| x.visit(f));
-                rest.visit(f);
+                items.iter().for_each(&mut *f);
+                f(rest);
             }
             ExprKind::Deref(x)
             | ExprKind::AddrOf(x)
@@ -534,7 +539,7 @@ impl Expr {
             | ExprKind::Field { base: x, .. }
             | ExprKind::Swizzle { base: x, .. }
             | ExprKind::Unary { operand: x, .. }
-            | ExprKind::IncDec { place: x, .. } => x.visit(f),
+            | ExprKind::IncDec { place: x, .. } => f(x),
             ExprKind::Index { base: a, index: b }
             | ExprKind::PtrOffset { ptr: a, offset: b, .. }
             | ExprKind::PtrDiff { lhs: a, rhs: b }
@@ -544,16 +549,16 @@ impl Expr {
             | ExprKind::Assign { place: a, value: b }
             | ExprKind::CompoundAssign { place: a, value: b, .. }
             | ExprKind::Comma { lhs: a, rhs: b } => {
-                a.visit(f);
-                b.visit(f);
+                f(a);
+                f(b);
             }
             ExprKind::Conditional { cond, then, els } => {
-                cond.visit(f);
-                then.visit(f);
-                els.visit(f);
+                f(cond);
+                f(then);
+                f(els);
             }
             ExprKind::Construct(xs) | ExprKind::Aggregate(xs) | ExprKind::Call { args: xs, .. } | ExprKind::Builtin { args: xs, .. } => {
-                xs.iter().for_each(|x| x.visit(f))
+                xs.iter().for_each(f)
             }
         }
     }

@@ -20,6 +20,7 @@ pub mod text;
 pub mod token;
 pub mod traits;
 pub mod types;
+pub mod verify;
 
 use diag::Diagnostics;
 use source::{FileId, SourceMap};
@@ -73,6 +74,20 @@ pub fn compile_file(mut sources: SourceMap, file: FileId, opts: &CompileOptions)
     } else {
         check::check_with(&unit, &opts.function_constants, !opts.diagnostics_only, &mut diagnostics)
     };
+    // Debug builds (tests, fuzzing) hold the checker to the HIR's
+    // invariants; a broken one is the front end's bug, reported as an
+    // error rather than lowered into a program that runs wrong.
+    #[cfg(debug_assertions)]
+    let program = program.and_then(|p| {
+        let broken = verify::verify(&p);
+        for v in &broken {
+            diagnostics.push(
+                diag::Diagnostic::error(v.span, format!("internal error: the checked program breaks an invariant {v}"))
+                    .note("this is a bug in the simulator's front end; please report it with this source"),
+            );
+        }
+        broken.is_empty().then_some(p)
+    });
     diagnostics.sort();
     Compilation { sources, file, program, diagnostics }
 }

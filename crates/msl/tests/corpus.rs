@@ -1,6 +1,7 @@
 //! The kernel corpus in `tests/kernels` (see its README): valid files compile
 //! cleanly, each invalid file reports its first error on the `// ERROR:` line,
 //! and the unsupported files are still rejected (they document known gaps).
+//! Every program that compiles also passes the HIR verifier (`msl::verify`).
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +38,10 @@ fn check_valid(folder: &str) {
         let program = c.program.as_ref().expect("no errors but no program");
         if program.kernels().next().is_none() {
             failures.push(format!("{}: compiled, but no kernel found", path.display()));
+        }
+        for v in msl::verify::verify(program) {
+            let (line, col) = c.sources.line_col(v.span);
+            failures.push(format!("{}:{line}:{col}: the HIR verifier: {v}", path.display()));
         }
     }
     assert!(failures.is_empty(), "{} file(s) failed:\n\n{}", failures.len(), failures.join("\n"));

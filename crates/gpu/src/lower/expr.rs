@@ -385,7 +385,7 @@ impl<'p> Lowerer<'p> {
                 self.call(f, args, &e.ty, span, out)
             }
             H::FuncRef(_) => err(span, "a function pointer is only supported as the function it calls, not as a value"),
-            H::Builtin { name, fast, args, param_types } => self.builtin(name, *fast, args, param_types, &e.ty, span, out),
+            H::Builtin { id, fast, args, .. } => self.builtin(*id, *fast, args, &e.ty, span, out),
         }
     }
 

@@ -17,23 +17,32 @@ fn shape(t: &Type) -> Option<(Scalar, usize, usize)> {
     }
 }
 
+/// The matrix functions lowered here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Linalg {
+    /// `a * b` with a matrix on either side (the checker's `__matrix_multiply`).
+    Multiply,
+    Transpose,
+    Determinant,
+}
+
 impl Lowerer<'_> {
-    pub(super) fn linalg(&mut self, name: &str, args: &[hir::Expr], span: Span, out: &mut Block) -> LResult<Val> {
+    pub(super) fn linalg(&mut self, op: Linalg, name: &str, args: &[hir::Expr], span: Span, out: &mut Block) -> LResult<Val> {
         let a = self.regs(&args[0], out)?;
         let at = self.access(span, name);
-        match name {
-            "transpose" => {
+        match op {
+            Linalg::Transpose => {
                 let Some((_, cols, rows)) = shape(&args[0].ty) else { return err(span, "internal error: transpose of a non-matrix") };
                 // Element (c, r) of the result is element (r, c) of the argument.
                 let res: Vec<Reg> = (0..rows).flat_map(|c| (0..cols).map(move |r| r * rows + c)).map(|k| a[k]).collect();
                 Ok(Val::Regs(self.copy_regs(&res, out)))
             }
-            "determinant" => {
+            Linalg::Determinant => {
                 let Some((elem, n, _)) = shape(&args[0].ty) else { return err(span, "internal error: determinant of a non-matrix") };
                 let cols: Vec<usize> = (0..n).collect();
                 Ok(Val::Regs(vec![self.cofactor_det(&a, n, &cols, 0, elem, at, out)]))
             }
-            _ => {
+            Linalg::Multiply => {
                 let b = self.regs(&args[1], out)?;
                 let (lt, rt) = (&args[0].ty, &args[1].ty);
                 // Each result element is a dot product of a row of the left

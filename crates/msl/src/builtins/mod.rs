@@ -21,10 +21,12 @@
 //! `int`), every allowed `T` is tried and ranked like ordinary overloads,
 //! which is ambiguous exactly where C++ overloads would be.
 
+mod id;
 mod sig;
 mod table;
 
-pub use sig::Signature;
+pub use id::BuiltinId;
+pub use sig::{Overload, Signature};
 
 use crate::ast::AddressSpace;
 use crate::types::{implicit_conversion, ConvRank, Scalar, Type};
@@ -59,6 +61,7 @@ pub enum BuiltinKind {
 /// One builtin function with all its overloads.
 #[derive(Debug)]
 pub struct BuiltinFunction {
+    pub id: BuiltinId,
     pub name: &'static str,
     pub kind: BuiltinKind,
     /// Callable as `metal::fast::NAME`.
@@ -94,10 +97,11 @@ fn registry() -> &'static Registry {
     REG.get_or_init(|| {
         let mut funcs: Vec<BuiltinFunction> = Vec::new();
         let mut by_name = HashMap::default();
-        for &(name, kind, ns, decls) in table::TABLE {
+        for &(id, kind, ns, decls) in table::TABLE {
+            let name = id.name();
             let fast = ns == table::Ns::Mfp;
             let idx = *by_name.entry(name).or_insert_with(|| {
-                funcs.push(BuiltinFunction { name, kind, in_fast: false, in_precise: false, signatures: Vec::new() });
+                funcs.push(BuiltinFunction { id, name, kind, in_fast: false, in_precise: false, signatures: Vec::new() });
                 funcs.len() - 1
             });
             let f = &mut funcs[idx];
@@ -119,6 +123,12 @@ fn registry() -> &'static Registry {
 pub fn lookup(name: &str) -> Option<&'static BuiltinFunction> {
     let r = registry();
     r.by_name.get(name).map(|&i| &r.funcs[i])
+}
+
+/// The table's function for `id` (`None` for the checker's own builtins,
+/// which have no declarations).
+pub fn function(id: BuiltinId) -> Option<&'static BuiltinFunction> {
+    lookup(id.name()).filter(|f| f.id == id)
 }
 
 /// Every builtin function name, in table order (for "did you mean").
@@ -178,7 +188,7 @@ pub struct Resolved {
 
 impl PartialEq for BuiltinFunction {
     fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
+        self.id == other.id
     }
 }
 

@@ -131,6 +131,14 @@ pub(crate) struct Param {
     pub(crate) default: Option<String>,
 }
 
+/// One concrete overload: parameter types (out parameters are references)
+/// and the return type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Overload {
+    pub params: Vec<Type>,
+    pub ret: Type,
+}
+
 /// One parsed declaration of a builtin.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signature {
@@ -157,6 +165,26 @@ impl Signature {
 
     pub fn accepts_count(&self, n: usize) -> bool {
         n >= self.min_args && n <= self.params.len()
+    }
+
+    /// Every concrete overload this declaration stands for, with all its
+    /// parameters: one per choice of `T`, `n` and `S` (for tests that call
+    /// each one).
+    pub fn overloads(&self) -> Vec<Overload> {
+        let uses = |f: fn(&Pat) -> bool| f(&self.ret) || self.params.iter().any(|p| f(&p.pat));
+        let ts = if uses(Pat::uses_t) { self.t_allowed.clone() } else { vec![Scalar::Float] };
+        let ns: Vec<u8> = if uses(Pat::uses_n) { (self.n_min..=4).collect() } else { vec![1] };
+        let ss = if uses(Pat::uses_s) { self.s_allowed.clone() } else { vec![AddressSpace::Thread] };
+        let mut out = Vec::new();
+        for &t in &ts {
+            for &n in &ns {
+                for &s in &ss {
+                    let params = self.params.iter().map(|p| p.pat.instantiate(t, n, s)).collect();
+                    out.push(Overload { params, ret: self.ret.instantiate(t, n, s) });
+                }
+            }
+        }
+        out
     }
 
     /// For messages: the declaration, then what its variables stand for,

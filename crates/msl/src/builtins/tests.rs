@@ -39,7 +39,8 @@ fn ret(name: &str, args: &[ArgInfo]) -> Type {
 
 #[test]
 fn whole_table_parses() {
-    for &(name, _, ns, decls) in table::TABLE {
+    for &(id, _, ns, decls) in table::TABLE {
+        let name = id.name();
         for d in decls {
             if let Err(e) = sig::parse(name, d, ns == table::Ns::Mfp) {
                 panic!("`{d}` ({name}): {e}");
@@ -48,18 +49,34 @@ fn whole_table_parses() {
     }
     // Forcing the registry parses everything too, and merges by name.
     let n = names().count();
-    let mut unique: Vec<&str> = table::TABLE.iter().map(|e| e.0).collect();
+    let mut unique: Vec<&str> = table::TABLE.iter().map(|e| e.0.name()).collect();
     unique.sort_unstable();
     unique.dedup();
     assert_eq!(n, unique.len());
     for name in unique {
         assert!(names().any(|x| x == name), "{name} missing from names()");
         let f = lookup(name).unwrap();
+        assert_eq!(function(f.id).map(|g| g.name), Some(name));
         assert!(!f.signatures.is_empty());
         for s in &f.signatures {
             assert!(!s.display().is_empty());
         }
     }
+}
+
+#[test]
+fn ids_are_distinct_and_named() {
+    let mut names: Vec<&str> = BuiltinId::ALL.iter().map(|id| id.name()).collect();
+    let n = names.len();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), n, "two builtin ids share a name");
+    // The ids without a table entry are exactly the checker's own.
+    let own: Vec<BuiltinId> = BuiltinId::ALL.iter().copied().filter(|&id| function(id).is_none()).collect();
+    assert_eq!(
+        own,
+        [BuiltinId::Transpose, BuiltinId::Determinant, BuiltinId::MatrixMultiply, BuiltinId::SimdgroupDiagonal, BuiltinId::OsLog]
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@ use super::{Checker, DeclKind, TArg};
 use crate::ast::{self, AddressSpace, ExprKind as A};
 use crate::builtins::{self, Namespace};
 use crate::diag::suggest;
-use crate::hir::{self, ConstValue, ExprKind as H, FuncId};
+use crate::hir::{self, BuiltinId, ConstValue, ExprKind as H, FuncId};
 use crate::source::Span;
 use crate::types::{implicit_conversion, ConvRank, Scalar, Type};
 use std::rc::Rc;
@@ -1069,7 +1069,7 @@ impl<'a> Checker<'a, '_> {
         let d_ty = args[0].ty.strip_ref().clone();
         let mut param_types = vec![Type::Reference { referee: Box::new(d_ty), space, is_const: false }];
         param_types.extend(args[1..].iter().map(|a| a.ty.strip_ref().clone()));
-        let name = if n == 3 { "simdgroup_multiply" } else { "simdgroup_multiply_accumulate" };
-        Some(mk(H::Builtin { name, fast: false, args: args.to_vec(), param_types }, Type::Void, span))
+        let id = if n == 3 { BuiltinId::SimdgroupMultiply } else { BuiltinId::SimdgroupMultiplyAccumulate };
+        Some(mk(H::Builtin { id, fast: false, args: args.to_vec(), param_types }, Type::Void, span))
     }
 }

@@ -4,7 +4,7 @@
 use super::Checker;
 use crate::ast::{self, AddressSpace, BinaryOp, CastKind, ExprKind as A, UnaryOp as AU};
 use crate::diag::suggest;
-use crate::hir::{self, ConstValue, ExprKind as H};
+use crate::hir::{self, BuiltinId, ConstValue, ExprKind as H};
 use crate::source::Span;
 use crate::token::FloatSuffix;
 use crate::types::{implicit_conversion, BuiltinEnum, Scalar, Type};
@@ -1016,7 +1016,7 @@ impl<'a> Checker<'a, '_> {
                 // Type-check `l op r` as an ordinary binary expression.
                 let probe = mk(H::Zero, ty.clone(), l.span);
                 let b = self.binary(op, probe, r, span)?;
-                if let H::Builtin { name: "__matrix_multiply", mut args, .. } = b.kind {
+                if let H::Builtin { id: BuiltinId::MatrixMultiply, mut args, .. } = b.kind {
                     // `v *= m`, `m *= m2`: the product's type must be the place's.
                     if b.ty != ty {
                         self.error(span, format!("cannot assign a `{}` result to `{}`", self.ty_name(&b.ty), self.ty_name(&ty)));
@@ -1402,7 +1402,7 @@ impl<'a> Checker<'a, '_> {
                 }
                 let x = self.coerce(x, &Type::Scalar(*elem), "the diagonal value")?;
                 let param_types = vec![Type::Scalar(*elem)];
-                Some(mk(H::Builtin { name: "__simdgroup_diagonal", fast: false, args: vec![x], param_types }, ty.clone(), span))
+                Some(mk(H::Builtin { id: BuiltinId::SimdgroupDiagonal, fast: false, args: vec![x], param_types }, ty.clone(), span))
             }
             Type::Matrix { elem, cols, rows } => {
                 let mut parts = Vec::new();

@@ -9,7 +9,7 @@
 
 use super::Checker;
 use crate::ast::{self, ExprKind as A, TypeExprKind};
-use crate::hir::{self, ConstValue, ExprKind as H};
+use crate::hir::{self, BuiltinId, ConstValue, ExprKind as H};
 use crate::source::Span;
 use crate::types::{Scalar, Type};
 
@@ -163,7 +163,7 @@ impl<'a> Checker<'a, '_> {
         }
         self.log_formats.push(hir::LogFormat { text: format.to_string(), logger, level, span: args[0].span });
         let param_types = hargs.iter().map(|h| h.ty.clone()).collect();
-        Some(Some(hir::Expr { kind: H::Builtin { name: "__os_log", fast: false, args: hargs, param_types }, ty: Type::Void, span }))
+        Some(Some(hir::Expr { kind: H::Builtin { id: BuiltinId::OsLog, fast: false, args: hargs, param_types }, ty: Type::Void, span }))
     }
 }
 

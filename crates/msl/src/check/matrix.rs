@@ -9,7 +9,7 @@
 use super::expr::mk;
 use super::Checker;
 use crate::ast::{AddressSpace, BinaryOp};
-use crate::hir::{self, ExprKind as H};
+use crate::hir::{self, BuiltinId, ExprKind as H};
 use crate::source::Span;
 use crate::types::{Scalar, Type};
 
@@ -58,7 +58,7 @@ impl Checker<'_, '_> {
 
     fn matrix_product(&mut self, l: hir::Expr, r: hir::Expr, ty: Type, span: Span) -> Option<hir::Expr> {
         let param_types = vec![l.ty.clone(), r.ty.clone()];
-        Some(mk(H::Builtin { name: "__matrix_multiply", fast: false, args: vec![l, r], param_types }, ty, span))
+        Some(mk(H::Builtin { id: BuiltinId::MatrixMultiply, fast: false, args: vec![l, r], param_types }, ty, span))
     }
 
     /// `a * b` on SIMD-group matrices: Metal's operator is
@@ -75,7 +75,8 @@ impl Checker<'_, '_> {
         let d = mk(H::Local(tmp), ty.clone(), span);
         let dref = Type::Reference { referee: Box::new(ty.clone()), space: AddressSpace::Thread, is_const: false };
         let param_types = vec![dref, ty.clone(), ty.clone()];
-        let call = mk(H::Builtin { name: "simdgroup_multiply", fast: false, args: vec![d.clone(), l, r], param_types }, Type::Void, span);
+        let call =
+            mk(H::Builtin { id: BuiltinId::SimdgroupMultiply, fast: false, args: vec![d.clone(), l, r], param_types }, Type::Void, span);
         Some(mk(H::Comma { lhs: Box::new(call), rhs: Box::new(d) }, ty, span))
     }
 
@@ -103,18 +104,18 @@ impl Checker<'_, '_> {
             }
         };
         let (elem, cols, rows) = shape;
-        let (name, ret): (&'static str, Type) = match name {
-            "transpose" => ("transpose", Type::Matrix { elem, cols: rows, rows: cols }),
+        let (id, ret) = match name {
+            "transpose" => (BuiltinId::Transpose, Type::Matrix { elem, cols: rows, rows: cols }),
             _ if cols != rows => {
                 let n = self.ty_name(&args[0].ty);
                 self.error(args[0].span, format!("`determinant` needs a square matrix; `{n}` has {cols} columns of {rows} rows"));
                 return None;
             }
-            _ => ("determinant", Type::Scalar(elem)),
+            _ => (BuiltinId::Determinant, Type::Scalar(elem)),
         };
         let arg = args.remove(0);
         let param_types = vec![arg.ty.clone()];
-        Some(mk(H::Builtin { name, fast: false, args: vec![arg], param_types }, ret, span))
+        Some(mk(H::Builtin { id, fast: false, args: vec![arg], param_types }, ret, span))
     }
 
     /// `floatCxR(x)`: `x` on the diagonal, zero elsewhere. `x` is used once

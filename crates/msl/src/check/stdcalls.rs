@@ -6,7 +6,7 @@ use super::expr::mk;
 use super::{Checker, TArg};
 use crate::ast::{self, AddressSpace};
 use crate::builtins::{self, ArgInfo, Namespace, ResolveError};
-use crate::hir::{self, ConstValue, ExprKind as H};
+use crate::hir::{self, BuiltinId, ConstValue, ExprKind as H};
 use crate::source::Span;
 use crate::types::{Scalar, Type};
 
@@ -100,7 +100,7 @@ impl<'a> Checker<'a, '_> {
                     }
                 }
                 let fast = ns == Some(Namespace::Fast);
-                Some(mk(H::Builtin { name: r.func.name, fast, args: hargs, param_types: r.params.clone() }, r.ret, span))
+                Some(mk(H::Builtin { id: r.func.id, fast, args: hargs, param_types: r.params.clone() }, r.ret, span))
             }
             Err(ResolveError::NotFound) => {
                 let mut d = self.error(name_span, format!("`{qualified}` is not a function of the Metal standard library"));
@@ -237,7 +237,7 @@ impl<'a> Checker<'a, '_> {
         let x = self.coerce(x, &Type::Scalar(elem), "the fill value")?;
         let ty = Type::SimdMatrix { elem, rows: 8, cols: 8 };
         Some(mk(
-            H::Builtin { name: "make_filled_simdgroup_matrix", fast: false, args: vec![x], param_types: vec![Type::Scalar(elem)] },
+            H::Builtin { id: BuiltinId::MakeFilledSimdgroupMatrix, fast: false, args: vec![x], param_types: vec![Type::Scalar(elem)] },
             ty,
             span,
         ))

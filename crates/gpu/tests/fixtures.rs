@@ -134,7 +134,10 @@ fn contents(init: &str, count: usize, dtype: &str) -> Vec<u8> {
 }
 
 /// (kind, line) of every finding of one run of `case`, and the buffers after it.
-fn run_case(k: &Compiled, case: &Case, traced: bool) -> (Vec<(String, usize)>, BTreeMap<u32, Vec<u8>>) {
+/// (finding kind, line) pairs, sorted.
+type Found = Vec<(String, usize)>;
+
+fn run_case(k: &Compiled, case: &Case, traced: bool) -> (Found, BTreeMap<u32, Vec<u8>>) {
     let mut bufs = BTreeMap::new();
     let mut opts = RunOptions { trace: traced.then_some(1 << 20), ..Default::default() };
     for (index, init, count, dtype) in &case.buffers {

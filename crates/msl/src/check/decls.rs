@@ -1008,7 +1008,7 @@ impl<'a> Checker<'a, '_> {
         for f in laid {
             let a = self.tables.align_of(&f.ty).max(1);
             natural = natural.max(a);
-            if f.offset as u64 % a != 0 {
+            if !(f.offset as u64).is_multiple_of(a) {
                 let ty = self.ty_name(&f.ty);
                 self.error(s.name.span, format!("`packed` puts member `{}` (`{ty}`, alignment {a}) at byte offset {}", f.name, f.offset))
                     .note("reading under-aligned members is not supported by this simulator yet")
@@ -1016,7 +1016,7 @@ impl<'a> Checker<'a, '_> {
                 return;
             }
         }
-        if size as u64 % natural != 0 {
+        if !(size as u64).is_multiple_of(natural) {
             self.error(
                 s.name.span,
                 format!("`packed` makes `{}` {size} bytes, so elements of an array of it are under-aligned", s.name.name),

@@ -1281,6 +1281,32 @@ impl<'a> Checker<'a, '_> {
         Some(mk(H::Deref(bx(mk(H::PtrCast(bx(addr)), to, span))), referee.clone(), span))
     }
 
+    /// `half4x4(m)` for a `float4x4` `m` (or a cast): column by column. The
+    /// matrix must be an object (a variable, element or `*p`), read once
+    /// per column, so nothing is evaluated twice.
+    fn matrix_convert(&mut self, h: hir::Expr, ty: &Type, span: Span) -> Option<hir::Expr> {
+        let Type::Matrix { elem, cols, rows } = *ty else { return None };
+        if !h.is_place() {
+            self.error(
+                h.span,
+                format!("converting this `{}` value to `{}` needs it in a variable first", self.ty_name(&h.ty), self.ty_name(ty)),
+            )
+            .help("store the matrix in a local, then convert the local");
+            return None;
+        }
+        let Type::Matrix { elem: from, .. } = h.ty else { return None };
+        let col_from = Type::vector(from, rows);
+        let col_ty = Type::vector(elem, rows);
+        let parts = (0..cols)
+            .map(|k| {
+                let index = mk(H::Const(ConstValue::Int(k as i64)), Type::Scalar(Scalar::Int), span);
+                let col = mk(H::Index { base: bx(h.clone()), index: bx(index) }, col_from.clone(), span);
+                self.convert(col, col_ty.clone())
+            })
+            .collect();
+        Some(mk(H::Construct(parts), ty.clone(), span))
+    }
+
     /// An explicit conversion (`static_cast`, C-style, `T(x)`).
     fn explicit_convert(&mut self, kind: CastKind, h: hir::Expr, ty: &Type, span: Span) -> Option<hir::Expr> {
         let h = if matches!(h.ty, Type::Array { .. }) && ty.is_pointer() { self.decay(h) } else { h };
@@ -1298,6 +1324,11 @@ impl<'a> Checker<'a, '_> {
                 if let Some(c) = self.conversion_to_scalar(h.clone()) {
                     return self.explicit_convert(kind, c, ty, span);
                 }
+            }
+        }
+        if let (Type::Matrix { cols: a, rows: b, .. }, Type::Matrix { cols: c, rows: d, .. }) = (&h.ty, ty) {
+            if (a, b) == (c, d) {
+                return self.matrix_convert(h, ty, span);
             }
         }
         let ok = match (&h.ty, ty) {
@@ -1423,6 +1454,9 @@ impl<'a> Checker<'a, '_> {
                 }
                 if parts.len() == 1 && parts[0].ty == *ty {
                     return parts.pop();
+                }
+                if parts.len() == 1 && matches!(parts[0].ty, Type::Matrix { cols: c, rows: r, .. } if c == *cols && r == *rows) {
+                    return self.matrix_convert(parts.pop()?, ty, span);
                 }
                 self.error(span, format!("cannot build a `{}` from these values", self.ty_name(ty))).help(format!(
                     "give {cols} column vectors of {rows} components, {} scalars, or one scalar for the diagonal",

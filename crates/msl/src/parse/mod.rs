@@ -30,6 +30,15 @@ const MAX_STRUCT_DEPTH: u32 = 32;
 /// Parse a preprocessed token stream (ends with Eof) into a translation unit.
 /// Never panics; collects errors and recovers.
 pub fn parse(tokens: &[Token], diags: &mut Diagnostics) -> TranslationUnit {
+    // GNU's `__extension__` (before an anonymous union, a declaration or an
+    // expression) only silences pedantic warnings: it is dropped.
+    let kept: Vec<Token>;
+    let tokens = if tokens.iter().any(|t| t.is_ident("__extension__")) {
+        kept = tokens.iter().filter(|t| !t.is_ident("__extension__")).cloned().collect();
+        &kept[..]
+    } else {
+        tokens
+    };
     let mut p = Parser::new(tokens, diags);
     let mut items = Vec::new();
     while !p.at_eof() {

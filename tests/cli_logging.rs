@@ -80,7 +80,7 @@ fn messages_are_tagged_ordered_and_filtered() {
     a.extend(["--log", "sometimes"]);
     let o = bin(&d, &a);
     assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).contains("--log `sometimes` must be all, none, thread=X,Y,Z, threadgroup=X,Y,Z or level="), "{}", err(&o));
+    assert!(err(&o).contains("--log `sometimes` must be all, none, thread=X,Y,Z, threadgroup=X,Y,Z, level="), "{}", err(&o));
     let mut a = ARGS.to_vec();
     a.push("--json");
     let v: serde_json::Value = serde_json::from_str(&out(&bin(&d, &a))).unwrap();
@@ -222,4 +222,43 @@ fn level_and_threadgroup_filters_and_out_of_grid_errors() {
     let logged: Vec<&str> = text.lines().filter(|l| l.starts_with("thread (") && l.contains("): ")).collect();
     assert!(logged.iter().all(|l| l.starts_with("thread (6, 0, 0)")), "{}", out(&o));
     assert!(!logged.is_empty(), "{}", out(&o));
+}
+
+#[test]
+fn subsystem_and_category_are_printed_filtered_and_checked() {
+    let d = temp("origin", "log.metal", LOGS);
+    let run = |extra: &[&str]| {
+        let mut a = ARGS.to_vec();
+        a.extend_from_slice(extra);
+        bin(&d, &a)
+    };
+    let threads = |o: &Output| out(o).lines().filter(|l| l.starts_with("thread")).map(str::to_string).collect::<Vec<_>>();
+    // The declared logger's lines carry its subsystem and category;
+    // `os_log_default`'s carry none.
+    let all = threads(&run(&[]));
+    assert_eq!(all.iter().filter(|l| l.contains("[com.example.puzzles:scan] [error]: big value")).count(), 2, "{all:?}");
+    assert_eq!(all.iter().filter(|l| l.contains(" [")).count(), 2, "{all:?}");
+    // Either filter keeps the declared logger's lines only; they add up.
+    for f in [["--log", "subsystem=com.example.puzzles"], ["--log", "category=scan"]] {
+        let o = run(&f);
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        let t = threads(&o);
+        assert_eq!(t.len(), 2, "{t:?}");
+        assert!(t.iter().all(|l| l.contains("[com.example.puzzles:scan]")), "{t:?}");
+    }
+    assert_eq!(threads(&run(&["--log", "category=scan", "--log", "threadgroup=0"])).len(), 0);
+    // A name no log call uses would show nothing: an error naming those it has.
+    let o = run(&["--log", "category=scna"]);
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(err(&o).contains("category=scna names no category the kernel logs to (its `os_log` objects have `scan`)"), "{}", err(&o));
+    let o = run(&["--log", "subsystem="]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--log subsystem= needs a name"), "{}", err(&o));
+    // JSON: null for `os_log_default`.
+    let v: serde_json::Value = serde_json::from_str(&out(&run(&["--json"]))).unwrap();
+    let m = &v["logs"]["messages"];
+    assert_eq!(m[3]["subsystem"], "com.example.puzzles");
+    assert_eq!(m[3]["category"], "scan");
+    assert_eq!(m[0]["subsystem"], serde_json::Value::Null);
+    assert_eq!(m[0]["category"], serde_json::Value::Null);
 }

@@ -86,7 +86,7 @@ fn run_options(c: &Capture, o: &ReplayOptions) -> gpu::RunOptions {
         profile: o.profile,
         probe: o.probe,
         stops: o.stops,
-        log: o.log,
+        log: o.log.clone(),
         ..Default::default()
     }
 }
@@ -156,7 +156,7 @@ fn replay_mlx(c: &Capture, o: &ReplayOptions) -> Result<Replayed, ReplayError> {
     call.profile = o.profile;
     call.probe = o.probe;
     call.stops = o.stops;
-    call.log = o.log;
+    call.log = o.log.clone();
     match kernel.call_with(&call, &mut |_| {}) {
         Ok(r) => Ok(Replayed {
             outputs: kernel.output_names.iter().cloned().zip(r.outputs).collect(),

@@ -1277,11 +1277,11 @@ impl<'k> Machine<'k> {
                 }
             }
             Inst::Stop { site } => self.stop(*site, mask),
-            Inst::Log { format, level, args } => {
+            Inst::Log { site, args } => {
                 if let Some(mut logger) = self.logger.take() {
                     let kinds: Vec<crate::probe::ProbeKind> = args.iter().map(|a| a.0).collect();
                     let geo = self.geo;
-                    logger.record(format, level, &kinds, mask, &geo, &|l| args.iter().map(|a| self.get(a.1, l)).collect());
+                    logger.record(site, &kinds, mask, &geo, &|l| args.iter().map(|a| self.get(a.1, l)).collect());
                     self.logger = Some(logger);
                 }
             }

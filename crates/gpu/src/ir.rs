@@ -356,8 +356,7 @@ pub enum Inst {
     },
     /// Shader logging: format `format` with `args` for each lane (see `log.rs`).
     Log {
-        format: std::sync::Arc<str>,
-        level: &'static str,
+        site: std::sync::Arc<crate::log::LogSite>,
         args: Vec<(crate::probe::ProbeKind, Reg)>,
     },
     /// A debugger probe's evaluation: run only when the watched thread is
@@ -403,6 +402,9 @@ pub struct Kernel {
     pub device_atomics: bool,
     /// Whether the kernel logs (`os_log`): logging then runs its threadgroups in order.
     pub logs: bool,
+    /// The (subsystem, category) of the program's declared `os_log`
+    /// objects that log calls use, sorted, without repeats.
+    pub log_origins: Vec<(String, String)>,
     /// The statements `Inst::Stop` names (empty unless lowered for the debugger).
     pub stop_sites: Vec<crate::stops::StopSite>,
     pub span: Span,

@@ -289,6 +289,9 @@ pub fn validate(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> Result<(), 
             kernel.n32 as u64 + kernel.n64 as u64
         ));
     }
+    if let Some(log) = &opts.log {
+        log.check_filters(&kernel.log_origins)?;
+    }
     let private: u64 = kernel.private_vars.iter().map(|v| v.size as u64).sum();
     if private > 64 * 1024 {
         return Err(format!("each thread uses {private} bytes of private memory; the simulator allows 64 KiB per thread"));
@@ -407,7 +410,7 @@ pub(crate) fn run_part<'a>(
     if let Some((thread, limit)) = opts.stops {
         m.stops = Some(Box::new(stops::StopRecorder::new(thread, limit)));
     }
-    if let (Some(o), true) = (opts.log, kernel.logs) {
+    if let (Some(o), true) = (opts.log.clone(), kernel.logs) {
         m.logger = Some(Box::new(log::LogRecorder::new(o)));
     }
     m.update_observing();

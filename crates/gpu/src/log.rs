@@ -7,14 +7,19 @@
 use crate::exec::Mask;
 use crate::probe::ProbeKind;
 use msl::types::Scalar;
+use std::sync::Arc;
 
 /// What to log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LogOptions {
     /// Only this thread's messages (`--log thread=X,Y,Z`).
     pub thread: Option<[u32; 3]>,
     /// Only this threadgroup's messages (`--log threadgroup=X,Y,Z`).
     pub threadgroup: Option<[u32; 3]>,
+    /// Only messages of this subsystem (`--log subsystem=S`).
+    pub subsystem: Option<String>,
+    /// Only messages of this category (`--log category=C`).
+    pub category: Option<String>,
     /// Only messages at least this severe (`--log level=error`): an index
     /// into `LEVELS`.
     pub min_level: usize,
@@ -30,7 +35,21 @@ pub struct LogMessage {
     pub threadgroup: [u32; 3],
     /// `log`, `log_debug`, `log_info`, `log_error` or `log_fault`.
     pub level: &'static str,
+    /// The `os_log` object's subsystem and category (`None` for
+    /// `os_log_default`).
+    pub origin: Option<(Arc<str>, Arc<str>)>,
     pub text: String,
+}
+
+/// One log call in the source: its format, level and logger.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogSite {
+    pub format: String,
+    /// `log`, `log_debug`, `log_info`, `log_error` or `log_fault`.
+    pub level: &'static str,
+    /// The `os_log` object's subsystem and category (`None` for
+    /// `os_log_default`).
+    pub origin: Option<(Arc<str>, Arc<str>)>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -55,6 +74,32 @@ pub fn severity(level: &str) -> usize {
     LEVELS.iter().position(|l| *l == level).unwrap_or(2)
 }
 
+impl LogOptions {
+    /// A subsystem or category filter that no log call of the kernel's
+    /// program uses would silently show nothing: an error naming those it
+    /// does use. `origins` are the program's (subsystem, category) pairs.
+    pub fn check_filters(&self, origins: &[(String, String)]) -> Result<(), String> {
+        let filters: [(&str, &Option<String>, fn(&(String, String)) -> &str); 2] =
+            [("subsystem", &self.subsystem, |o| &o.0), ("category", &self.category, |o| &o.1)];
+        for (key, wanted, of) in filters {
+            let Some(w) = wanted else { continue };
+            let mut known: Vec<&str> = origins.iter().map(of).collect();
+            known.sort();
+            known.dedup();
+            if known.contains(&w.as_str()) {
+                continue;
+            }
+            let have = if known.is_empty() {
+                "the kernel logs only to `os_log_default`, which has neither".to_string()
+            } else {
+                format!("its `os_log` objects have {}", known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))
+            };
+            return Err(format!("the log filter {key}={w} names no {key} the kernel logs to ({have}): it would show nothing"));
+        }
+        Ok(())
+    }
+}
+
 impl LogRecorder {
     pub fn new(options: LogOptions) -> LogRecorder {
         LogRecorder { options, out: LogOutput::default() }
@@ -64,19 +109,24 @@ impl LogRecorder {
     /// arguments' register bits of a lane.
     pub fn record(
         &mut self,
-        format: &str,
-        level: &'static str,
+        site: &LogSite,
         kinds: &[ProbeKind],
         mask: &Mask,
         geo: &crate::exec::Geometry,
         values: &dyn Fn(usize) -> Vec<u64>,
     ) {
+        let o = &self.options;
+        let origin = site.origin.as_ref();
+        let wanted = |filter: &Option<String>, of: fn(&(Arc<str>, Arc<str>)) -> &str| match filter {
+            None => true,
+            Some(f) => origin.is_some_and(|o| of(o) == f),
+        };
+        if severity(site.level) < o.min_level || !wanted(&o.subsystem, |o| &o.0) || !wanted(&o.category, |o| &o.1) {
+            return;
+        }
         for l in mask.lanes() {
             let thread = geo.global(l);
-            if self.options.thread.is_some_and(|t| t != thread)
-                || self.options.threadgroup.is_some_and(|g| g != geo.tg_pos)
-                || severity(level) < self.options.min_level
-            {
+            if self.options.thread.is_some_and(|t| t != thread) || self.options.threadgroup.is_some_and(|g| g != geo.tg_pos) {
                 continue;
             }
             if self.out.messages.len() >= self.options.limit {
@@ -84,7 +134,14 @@ impl LogRecorder {
                 continue;
             }
             let args: Vec<(ProbeKind, u64)> = kinds.iter().copied().zip(values(l)).collect();
-            self.out.messages.push(LogMessage { thread, local: geo.local(l), threadgroup: geo.tg_pos, level, text: printf(format, &args) });
+            self.out.messages.push(LogMessage {
+                thread,
+                local: geo.local(l),
+                threadgroup: geo.tg_pos,
+                level: site.level,
+                origin: site.origin.clone(),
+                text: printf(&site.format, &args),
+            });
         }
     }
 }

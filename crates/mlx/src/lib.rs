@@ -673,7 +673,7 @@ impl MetalKernel {
             nan: call.nan,
             probe: call.probe,
             stops: call.stops,
-            log: call.log,
+            log: call.log.clone(),
             cancel: call.cancel.clone(),
             atomics_last_lane_first: call.atomics_last_lane_first,
             schedules: call.schedules,

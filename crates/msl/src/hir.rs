@@ -264,6 +264,9 @@ pub struct LogFormat {
     pub text: String,
     /// `os_log_default` or the declared object's name.
     pub logger: String,
+    /// The declared object's subsystem and category (`None` for
+    /// `os_log_default`, which has neither).
+    pub origin: Option<(String, String)>,
     /// `log`, `log_debug`, `log_info`, `log_error` or `log_fault`.
     pub level: &'static str,
     pub span: Span,

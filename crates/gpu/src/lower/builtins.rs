@@ -412,7 +412,11 @@ impl<'p> Lowerer<'p> {
             _ => return err(span, "internal error: a log call without its format"),
         };
         let Some(f) = self.prog.log_formats.get(index) else { return err(span, "internal error: unknown log format") };
-        let (format, level) = (std::sync::Arc::from(f.text.as_str()), f.level);
+        let site = std::sync::Arc::new(crate::log::LogSite {
+            format: f.text.clone(),
+            level: f.level,
+            origin: f.origin.as_ref().map(|(s, c)| (std::sync::Arc::from(s.as_str()), std::sync::Arc::from(c.as_str()))),
+        });
         let mut values = Vec::new();
         for a in &args[1..] {
             let kind = match &a.ty {
@@ -421,7 +425,7 @@ impl<'p> Lowerer<'p> {
             };
             values.push((kind, self.scalar(a, out)?));
         }
-        out.push(Inst::Log { format, level, args: values });
+        out.push(Inst::Log { site, args: values });
         Ok(Val::Regs(Vec::new()))
     }
 

@@ -333,6 +333,12 @@ fn lower_once(
         uses_lanes: l.uses_lanes,
         device_atomics: l.device_atomics,
         logs: !prog.log_formats.is_empty(),
+        log_origins: {
+            let mut o: Vec<(String, String)> = prog.log_formats.iter().filter_map(|f| f.origin.clone()).collect();
+            o.sort();
+            o.dedup();
+            o
+        },
         stop_sites: l.stop_sites,
         span: f.span,
     };

@@ -69,6 +69,14 @@ pub fn conversions(format: &str) -> Result<Vec<Conversion>, String> {
     Ok(out)
 }
 
+/// A declared `constant os_log name("subsystem", "category");`.
+#[derive(Clone, Debug)]
+pub struct Logger {
+    pub name: String,
+    pub subsystem: String,
+    pub category: String,
+}
+
 impl<'a> Checker<'a, '_> {
     /// `constant os_log name("subsystem", "category");`: remembered as a
     /// logger name (it has no value the program can use otherwise).
@@ -79,17 +87,25 @@ impl<'a> Checker<'a, '_> {
         if name != "os_log" && name != "metal::os_log" {
             return false;
         }
-        let strings = match &v.init {
-            Some(ast::Init::Paren(args, _)) | Some(ast::Init::Brace(args, _)) => {
-                args.iter().all(|a| matches!(a.kind, A::StrLit(_))) && args.len() == 2
-            }
-            _ => false,
+        let strings: Vec<String> = match &v.init {
+            Some(ast::Init::Paren(args, _)) | Some(ast::Init::Brace(args, _)) => args
+                .iter()
+                .filter_map(|a| match &a.kind {
+                    A::StrLit(s) => Some(s.to_string()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
         };
-        if !strings {
-            self.error(v.span, format!("`os_log {}` needs a subsystem and a category", v.name.name))
-                .help(format!("write `constant os_log {}(\"com.example.app\", \"kernels\");`", v.name.name));
-        }
-        self.loggers.push(v.name.name.to_string());
+        let (subsystem, category) = match <[String; 2]>::try_from(strings) {
+            Ok([s, c]) => (s, c),
+            Err(_) => {
+                self.error(v.span, format!("`os_log {}` needs a subsystem and a category", v.name.name))
+                    .help(format!("write `constant os_log {}(\"com.example.app\", \"kernels\");`", v.name.name));
+                (String::new(), String::new())
+            }
+        };
+        self.loggers.push(Logger { name: v.name.name.to_string(), subsystem, category });
         true
     }
 
@@ -100,9 +116,11 @@ impl<'a> Checker<'a, '_> {
         let A::Name(path) = &base.kind else { return None };
         let logger = path.plain_name();
         let logger = logger.strip_prefix("metal::").unwrap_or(&logger).to_string();
-        if logger != DEFAULT_LOG && !self.loggers.contains(&logger) {
-            return None;
-        }
+        let origin = match self.loggers.iter().find(|l| l.name == logger) {
+            Some(l) => Some((l.subsystem.clone(), l.category.clone())),
+            None if logger == DEFAULT_LOG => None,
+            None => return None,
+        };
         let Some(&level) = LEVELS.iter().find(|l| **l == &*name.name) else {
             self.error(name.span, format!("`os_log` has no member `{}`", name.name))
                 .help("use `log`, `log_debug`, `log_info`, `log_error` or `log_fault`");
@@ -161,7 +179,7 @@ impl<'a> Checker<'a, '_> {
         if !ok {
             return Some(None);
         }
-        self.log_formats.push(hir::LogFormat { text: format.to_string(), logger, level, span: args[0].span });
+        self.log_formats.push(hir::LogFormat { text: format.to_string(), logger, origin, level, span: args[0].span });
         let param_types = hargs.iter().map(|h| h.ty.clone()).collect();
         Some(Some(hir::Expr { kind: H::Builtin { id: BuiltinId::OsLog, fast: false, args: hargs, param_types }, ty: Type::Void, span }))
     }

@@ -461,7 +461,7 @@ pub(crate) struct Checker<'a, 'd> {
     pub fn_specs: HashMap<(DeclId, Vec<TArg>), (&'a ast::Function, Env)>,
     pub function_constants: Vec<hir::FunctionConstant>,
     /// Shader logging: declared `os_log` objects and the formats of log calls.
-    pub loggers: Vec<String>,
+    pub loggers: Vec<logging::Logger>,
     /// Whether checked function bodies are kept (see `check_with`).
     pub keep_bodies: bool,
     /// String literals used as values: each text once, as a program-scope

@@ -79,11 +79,11 @@ impl LogOptions {
     /// program uses would silently show nothing: an error naming those it
     /// does use. `origins` are the program's (subsystem, category) pairs.
     pub fn check_filters(&self, origins: &[(String, String)]) -> Result<(), String> {
-        let filters: [(&str, &Option<String>, fn(&(String, String)) -> &str); 2] =
-            [("subsystem", &self.subsystem, |o| &o.0), ("category", &self.category, |o| &o.1)];
-        for (key, wanted, of) in filters {
+        let subsystems = origins.iter().map(|o| o.0.as_str()).collect();
+        let categories = origins.iter().map(|o| o.1.as_str()).collect();
+        for (key, wanted, mut known) in [("subsystem", &self.subsystem, subsystems), ("category", &self.category, categories)] {
             let Some(w) = wanted else { continue };
-            let mut known: Vec<&str> = origins.iter().map(of).collect();
+            let known: &mut Vec<&str> = &mut known;
             known.sort();
             known.dedup();
             if known.contains(&w.as_str()) {

@@ -153,3 +153,22 @@ fn atomic_element_types_deduce_in_compare_and_swap_helpers() {
     assert_eq!(to_f32(&b[&0]), [7.0, 7.5], "even threads reach 14 * 0.5, odd ones 15 * 0.5");
     assert_eq!(to_i32(&b[&1]), [720], "1 * 2 * ... * 6");
 }
+
+/// Only explicit instantiations make a kernel template's instance an entry
+/// point: one named in `decltype` (llama.cpp's flash-attention kernels name
+/// their function type that way) is not a kernel the host can pick.
+#[test]
+fn kernel_template_instances_named_in_decltype_are_not_entry_points() {
+    let src = r#"
+#include <metal_stdlib>
+template<int N> kernel void kt(device int* d [[buffer(0)]], uint i [[thread_position_in_grid]]) { d[i] = N + int(i); }
+typedef decltype(kt<1>) kt_t;
+template [[host_name("kt_2")]] kernel kt_t kt<2>;
+"#;
+    let c = msl::compile("decltype.metal", src, &Default::default());
+    assert!(c.diagnostics.items.is_empty(), "{}", c.render(false));
+    let names: Vec<_> = c.program.as_ref().unwrap().kernels().map(|(_, f)| f.host_name.clone().unwrap()).collect();
+    assert_eq!(names, ["kt_2"]);
+    let b = run_bufs(src, "kt_2", 3, vec![(0, u32s(&[0; 3]))]);
+    assert_eq!(to_u32(&b[&0]), [2, 3, 4]);
+}

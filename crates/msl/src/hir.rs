@@ -289,9 +289,10 @@ impl Program {
         &self.functions[id.0 as usize]
     }
 
-    /// Kernels by their host (entry) name.
+    /// Kernels by their host (entry) name: instances of kernel templates
+    /// only named, never explicitly instantiated, have none and are not here.
     pub fn kernels(&self) -> impl Iterator<Item = (FuncId, &Function)> {
-        self.functions.iter().enumerate().filter(|(_, f)| f.is_kernel).map(|(i, f)| (FuncId(i as u32), f))
+        self.functions.iter().enumerate().filter(|(_, f)| f.is_kernel && f.host_name.is_some()).map(|(i, f)| (FuncId(i as u32), f))
     }
 
     pub fn kernel(&self, name: &str) -> Option<(FuncId, &Function)> {

@@ -653,3 +653,17 @@ fn codes_and_subjects_for_tools() {
     // The code is the header's alone: a bad macro body has another.
     assert_ne!(first("#define P(a) a ##\n").0, Some(codes::UNSUPPORTED_HEADER));
 }
+
+// A function constant given no value is unknown, not the zero that stands
+// in for it: no "division by zero" (a literal zero divisor still warns).
+case!(
+    unset_function_constant_is_not_zero,
+    r#"
+constant short FC_n [[function_constant(0)]];
+kernel void k(device int* d [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  const short n = FC_n;
+  d[i] = 32 / n + 32 / FC_n;
+  d[i] += 1 / 0;
+}
+"#
+);

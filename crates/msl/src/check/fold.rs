@@ -41,25 +41,42 @@ struct Folder<'c, 'a, 'd, 'l> {
     locals: &'l dyn Fn(hir::LocalId) -> Option<ConstValue>,
     /// The first undefined operation met, if any.
     undefined: Cell<Option<Met>>,
+    /// Function constants given no value are not constants (rather than
+    /// the zero that stands in for them until the pipeline is made).
+    known_only: bool,
 }
 
 /// Fold a scalar constant expression; `None` if it is not constant.
 pub(crate) fn fold(c: &Checker, e: &hir::Expr) -> Option<ConstValue> {
     let const_locals = |id: hir::LocalId| c.fs.as_ref()?.const_locals.get(&id).copied();
-    Folder { c, locals: &const_locals, undefined: Cell::new(None) }.fold(e, 0)
+    Folder { c, locals: &const_locals, undefined: Cell::new(None), known_only: false }.fold(e, 0)
+}
+
+/// [`fold`] of what is known now: `None` when the value depends on a
+/// function constant given no value, whose value is unknown until the
+/// pipeline is made (warnings must not judge the stand-in zero).
+pub(crate) fn fold_known(c: &Checker, e: &hir::Expr) -> Option<ConstValue> {
+    let const_locals = |id: hir::LocalId| {
+        let fs = c.fs.as_ref()?;
+        if fs.stand_in_locals.contains(&id) {
+            return None;
+        }
+        fs.const_locals.get(&id).copied()
+    };
+    Folder { c, locals: &const_locals, undefined: Cell::new(None), known_only: true }.fold(e, 0)
 }
 
 /// [`fold`] with the values of locals given by `locals` (the compile-time
 /// evaluator's frame).
 pub(crate) fn fold_with(c: &Checker, e: &hir::Expr, locals: &dyn Fn(hir::LocalId) -> Option<ConstValue>) -> Option<ConstValue> {
-    Folder { c, locals, undefined: Cell::new(None) }.fold(e, 0)
+    Folder { c, locals, undefined: Cell::new(None), known_only: false }.fold(e, 0)
 }
 
 /// When `e` is not a constant because an operation in it is undefined: the
 /// operation's span and a sentence saying why.
 pub(crate) fn undefined_in(c: &Checker, e: &hir::Expr) -> Option<(Span, String)> {
     let const_locals = |id: hir::LocalId| c.fs.as_ref()?.const_locals.get(&id).copied();
-    let f = Folder { c, locals: &const_locals, undefined: Cell::new(None) };
+    let f = Folder { c, locals: &const_locals, undefined: Cell::new(None), known_only: false };
     if f.fold(e, 0).is_some() {
         return None;
     }
@@ -104,6 +121,9 @@ impl<'c> Folder<'c, '_, '_, '_> {
             H::Global(g) => {
                 let glob = c.globals.get(g.0 as usize)?;
                 scalar?;
+                if self.known_only && c.function_constants.iter().any(|fc| fc.global == *g && !fc.defined) {
+                    return None;
+                }
                 f(&glob.init)
             }
             H::Index { base, index } => {
@@ -286,8 +306,8 @@ impl Checker<'_, '_> {
     /// with the hardware's result.
     pub(crate) fn warn_undefined(&self, op: BinaryOp, l: &hir::Expr, r: &hir::Expr, span: Span) {
         let (Some(s), true) = (operand_scalar(&l.ty), l.ty.is_scalar() && r.ty.is_scalar()) else { return };
-        let Some(rv) = self.const_value(r) else { return };
-        let what = match self.const_value(l) {
+        let Some(rv) = fold_known(self, r) else { return };
+        let what = match fold_known(self, l) {
             Some(lv) => fold_binary_checked(op, lv, rv, s).err().flatten(),
             None => {
                 // Only the right operand is known: a zero divisor or a shift

@@ -289,7 +289,10 @@ impl<'a> Checker<'a, '_> {
                 span: f.span,
             });
             there.instance_sigs.insert(id, sig.params.clone());
-            let host = kernel.as_ref().map(|k| k.0.clone()).or_else(|| is_kernel.then(|| display.clone()));
+            // Only an explicit instantiation makes a kernel template's
+            // instance an entry point; one merely named (`decltype(k<1>)`)
+            // is not compiled for the host to call.
+            let host = kernel.as_ref().map(|k| k.0.clone());
             if let Some(h) = &host {
                 if let Some(prev) = there.kernel_names.get(h).copied() {
                     there.error(span, format!("there is already a kernel named `{h}`")).secondary(prev, "the first one");

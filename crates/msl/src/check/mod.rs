@@ -341,6 +341,9 @@ pub(crate) struct FnState {
     /// `const`/`constexpr` locals with constant values (usable in array
     /// sizes, template arguments, `case` labels).
     pub const_locals: HashMap<LocalId, ConstValue>,
+    /// Const locals whose value is the stand-in of a function constant
+    /// given no value (see `fold::fold_known`).
+    pub stand_in_locals: std::collections::HashSet<LocalId>,
     /// Locals whose declaration failed: uses stay silent (no cascades).
     pub poisoned: rustc_hash::FxHashSet<LocalId>,
     /// Function parameter packs: name → number of elements.
@@ -368,6 +371,7 @@ impl FnState {
             is_kernel,
             ref_locals: Default::default(),
             const_locals: Default::default(),
+            stand_in_locals: Default::default(),
             poisoned: Default::default(),
             packs: Default::default(),
             type_scope: None,

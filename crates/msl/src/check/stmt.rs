@@ -596,12 +596,16 @@ impl<'a> Checker<'a, '_> {
         }
         let is_ref = matches!(&v.ty.kind, ast::TypeExprKind::Reference { .. });
         let constant = match (&init, is_const, is_ref) {
-            (Some(h), true, false) if ty.is_scalar() => self.const_value(h),
+            (Some(h), true, false) if ty.is_scalar() => self.const_value(h).map(|v| (v, crate::check::fold::fold_known(self, h).is_none())),
             _ => None,
         };
         let id = self.declare_local(&v.name, ty, space, is_const)?;
-        if let Some(c) = constant {
-            self.fs.as_mut().expect("in function").const_locals.insert(id, c);
+        if let Some((c, stand_in)) = constant {
+            let fs = self.fs.as_mut().expect("in function");
+            fs.const_locals.insert(id, c);
+            if stand_in {
+                fs.stand_in_locals.insert(id);
+            }
         }
         if is_ref {
             self.ref_locals_insert(id);

@@ -81,6 +81,7 @@ impl<'a> Checker<'a, '_> {
         if explicit.len() > params.len() {
             return None;
         }
+        let given = explicit.len();
         let mut map: Vec<Option<TArg>> = params.iter().map(|_| None).collect();
         for (i, a) in explicit.into_iter().enumerate() {
             map[i] = Some(a);
@@ -117,6 +118,13 @@ impl<'a> Checker<'a, '_> {
                 break;
             }
             next += 1;
+            // A parameter whose type is a template parameter given
+            // explicitly deduces nothing: the argument converts to it
+            // (`f<constant A&>(args)` binds a reference, `f<float>(1)`
+            // converts an int).
+            if bare_param(params, &p.ty).is_some_and(|i| i < given) {
+                continue;
+            }
             if !self.unify(params, &p.ty, &decayed(p, next - 1), &mut map) {
                 return None;
             }
@@ -350,4 +358,17 @@ impl<'a> Checker<'a, '_> {
 /// bind to it without decaying.
 pub(crate) fn is_reference(p: &ast::Param) -> bool {
     matches!(p.ty.kind, ast::TypeExprKind::Reference { .. })
+}
+
+/// The template parameter a parameter's type is, alone (`T`, `const T`,
+/// `T&`): its index.
+fn bare_param(params: &[ast::TemplateParam], te: &ast::TypeExpr) -> Option<usize> {
+    match &te.kind {
+        ast::TypeExprKind::Reference { referee } => bare_param(params, referee),
+        ast::TypeExprKind::Named { path, addr_space: None, .. } => match path.segments.as_slice() {
+            [seg] if seg.template_args.is_none() => params.iter().position(|p| *p.name.name == *seg.ident.name && !p.is_pack),
+            _ => None,
+        },
+        _ => None,
+    }
 }

@@ -267,7 +267,14 @@ impl<'a> Checker<'a, '_> {
         let (decls, seg, span) = self.named_functions(e)?;
         let Some(explicit) = self.written_targs(&seg) else { return Some(None) };
         let single = decls.len() == 1 && (explicit.is_some() || matches!(self.decls[decls[0]].kind, DeclKind::Function { .. }));
-        if single {
+        // A template whose written arguments leave some to deduce
+        // (`impl<2>` of `template <int N, typename T>`) takes them from the
+        // function type of the parameter it is given to.
+        let partial = |c: &mut Self| match (&explicit, &c.decls[decls[0]].kind) {
+            (Some(given), DeclKind::FunctionTemplate { .. }) => c.complete_targs_quiet(decls[0], given, span).is_none(),
+            _ => false,
+        };
+        if single && !partial(self) {
             let h = self.function_value(&decls, &seg.ident.name, explicit, None, span);
             return Some(h.and_then(|h| match h.kind {
                 H::FuncRef(f) => Some(TArg::Func(f, h.ty)),

@@ -546,3 +546,29 @@ fn counts_follow_the_stated_rule_in_the_books_table() {
     assert!(out.contains(&header.join("\n")), "{out}");
     assert!(out.contains("   | Yours  |             5 |             4 |             0 |             0 |"), "{out}");
 }
+
+/// A `char*` buffer addresses raw bytes (llama.cpp passes every tensor so):
+/// any array binds to it as its bytes and comes back in its own dtype; a
+/// typed pointer still refuses an array of another dtype.
+#[test]
+fn byte_pointers_take_arrays_of_any_dtype_as_bytes() {
+    let s = Scratch::new();
+    let src = s.file(
+        "bytes.metal",
+        "#include <metal_stdlib>
+using namespace metal;
+kernel void scale(device const char* src [[buffer(0)]], device char* dst [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  ((device float*) dst)[i] = ((device const float*) src)[i] * 2.0f;
+}
+kernel void typed(device const int* src [[buffer(0)]], device int* dst [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  dst[i] = src[i];
+}
+",
+    );
+    let o = exec(run_args(&src, "scale", "4", "4"), &[arg("src", "arange(4):f32"), arg("dst", "zeros(4):f32")].concat());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("dst = array([0., 2., 4., 6.], dtype=float32)"), "{}", stdout(&o));
+    let o = exec(run_args(&src, "typed", "4", "4"), &[arg("src", "arange(4):f32"), arg("dst", "zeros(4):i32")].concat());
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(stderr(&o).contains("points to `int`, so its array must have dtype int32, not float32"), "{}", stderr(&o));
+}

@@ -69,9 +69,15 @@ fn kind_of(meta: &fs::Metadata) -> &'static str {
 /// file is an error naming the limit. `what` names the file in messages
 /// ("the source", "the header", …).
 pub fn read_bytes(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, String> {
+    read_bytes_within(path, limit, what, "")
+}
+
+/// [`read_bytes`], with `why_limit` (" (…)") saying where the limit comes
+/// from when the file is over it.
+pub fn read_bytes_within(path: &Path, limit: u64, what: &str, why_limit: &str) -> Result<Vec<u8>, String> {
     let f = open_regular(path, what)?;
     let shown = path.display();
-    let too_big = || format!("cannot read {what} `{shown}`: it is larger than the limit of {}", human(limit));
+    let too_big = || format!("cannot read {what} `{shown}`: it is larger than the limit of {}{why_limit}", human(limit));
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     if len > limit {
         return Err(too_big());

@@ -131,8 +131,8 @@ fn load_npy_within(name: &str, path: &Path, room: usize) -> Result<Value, String
 /// A `.npy` file's bytes, read only while they fit in `room`, what is left
 /// of the dispatch's buffer budget.
 pub fn read_npy_bytes(path: &Path, room: usize) -> Result<Vec<u8>, String> {
-    files::read_bytes(path, room as u64, "the array")
-        .map_err(|e| format!("{e} (all buffers of a dispatch together may take {} bytes)", arrays::MAX_TOTAL_BUFFER_BYTES))
+    let why = format!(" left (all buffers of a dispatch together may take {} bytes)", arrays::MAX_TOTAL_BUFFER_BYTES);
+    files::read_bytes_within(path, room as u64, "the array", &why)
 }
 
 /// The dtype of memory holding `s`.
@@ -173,11 +173,16 @@ pub fn element_scalar(t: &Type, tables: &TypeTables) -> Option<Scalar> {
 pub fn buffer_bytes(name: &str, a: &Array, pointee: &Type, pointee_size: u32, tables: &TypeTables) -> Result<Vec<u8>, String> {
     let shown = tables.display(pointee);
     let want = element_scalar(pointee, tables).map(scalar_dtype);
-    let ok_dtype = match want {
-        Some(DType::BF16) => matches!(a.dtype, DType::BF16 | DType::U16),
-        Some(w) => a.dtype == w || a.dtype == DType::U8 && !matches!(pointee, Type::Scalar(_) | Type::Atomic(_)),
-        None => a.dtype == DType::U8,
-    };
+    // A byte pointer (`device const char* src0`, as llama.cpp's kernels
+    // take every tensor) addresses raw bytes: any array is its bytes, as
+    // any MTLBuffer is.
+    let bytes_view = matches!(pointee, Type::Scalar(Scalar::Char | Scalar::UChar));
+    let ok_dtype = bytes_view
+        || match want {
+            Some(DType::BF16) => matches!(a.dtype, DType::BF16 | DType::U16),
+            Some(w) => a.dtype == w || a.dtype == DType::U8 && !matches!(pointee, Type::Scalar(_) | Type::Atomic(_)),
+            None => a.dtype == DType::U8,
+        };
     if !ok_dtype {
         let expect = match want {
             Some(DType::BF16) => "uint16 (bfloat16 bit patterns) or bfloat16".to_string(),

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 pub struct LintArgs {
     /// The Metal source file to check.
     pub file: PathBuf,
-    /// Print one JSON document with the diagnostics instead of text (the
-    /// same as `--format json`).
+    /// Print one JSON document with the diagnostics and the kernels' names
+    /// instead of text (the same as `--format json`).
     #[arg(long)]
     pub json: bool,
     /// Output format: `text` (rustc-style, on stderr), `json`, `github`
@@ -113,7 +113,8 @@ pub fn run(args: &LintArgs) -> u8 {
         }
     } else if format == LintFormat::Json {
         let diags: Vec<serde_json::Value> = c.diagnostics.items.iter().map(|d| session::json::diagnostic(&c.sources, d)).collect();
-        println!("{}", serde_json::json!({ "diagnostics": diags }));
+        let kernels: Vec<String> = c.program.iter().flat_map(|p| p.kernels().filter_map(|(_, f)| f.host_name.clone())).collect();
+        println!("{}", serde_json::json!({ "diagnostics": diags, "kernels": kernels }));
     } else {
         eprint!("{}", c.render(crate::color::stderr()));
         let errors = c.diagnostics.error_count();
@@ -121,7 +122,13 @@ pub fn run(args: &LintArgs) -> u8 {
             eprintln!("{name}: {errors} error{}", if errors == 1 { "" } else { "s" });
         } else {
             let kernels: Vec<String> = c.program.iter().flat_map(|p| p.kernels().filter_map(|(_, f)| f.host_name.clone())).collect();
-            eprintln!("{name}: ok ({} kernel{}: {})", kernels.len(), if kernels.len() == 1 { "" } else { "s" }, kernels.join(", "));
+            // A library instantiates hundreds: name the first few.
+            const SHOWN: usize = 8;
+            let mut names = kernels.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+            if kernels.len() > SHOWN {
+                names.push_str(&format!(", and {} more (`--json` lists them all)", kernels.len() - SHOWN));
+            }
+            eprintln!("{name}: ok ({} kernel{}: {names})", kernels.len(), if kernels.len() == 1 { "" } else { "s" });
         }
     }
     if c.has_errors() {

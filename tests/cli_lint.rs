@@ -135,3 +135,27 @@ fn help_exits_0() {
     assert_eq!(code(&o), 0, "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("lint"), "{}", show(&o));
 }
+
+/// A library instantiating many kernels: the text names the first eight
+/// and counts the rest; `--json` lists every one.
+#[test]
+fn many_kernels_are_counted_in_text_and_listed_in_json() {
+    let dir = std::env::temp_dir().join(format!("mp-lint-many-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut src = String::from("#include <metal_stdlib>\nusing namespace metal;\n");
+    src.push_str("template <int N> kernel void k(device int* d [[buffer(0)]], uint i [[thread_position_in_grid]]) { d[i] = N; }\n");
+    for n in 0..20 {
+        src.push_str(&format!("template [[host_name(\"k{n}\")]] kernel void k<{n}>(device int*, uint);\n"));
+    }
+    let f = dir.join("many.metal");
+    std::fs::write(&f, src).unwrap();
+    let o = lint(&[f.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("ok (20 kernels: k0, k1, k2, k3, k4, k5, k6, k7, and 12 more (`--json` lists them all))"), "{err}");
+    let o = lint(&[f.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
+    let names: Vec<String> = (0..20).map(|n| format!("k{n}")).collect();
+    assert_eq!(v["kernels"], serde_json::json!(names));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -133,7 +133,7 @@ impl Outcome {
     /// Record a finished run.
     pub fn finished(&mut self, report: &gpu::RunReport, sources: &SourceMap, placed: &[Placed]) {
         self.stops = report.stops.clone();
-        self.findings = report.findings.iter().map(|f| msl::diag::render(sources, &[f.to_diagnostic()], false)).collect();
+        self.findings = report.findings.iter().map(|f| render_as_written(sources, &[f.to_diagnostic()], placed, false)).collect();
         self.finding_sites = report
             .findings
             .iter()
@@ -391,6 +391,44 @@ impl Placed {
         self.edits.iter_mut().for_each(|r| *r = (r.0 + by, r.1 + by));
         self
     }
+}
+
+/// Diagnostics of the probed source rendered against the source as written:
+/// the probes taken out of every file and each span moved back over them.
+pub fn render_as_written(sources: &SourceMap, diags: &[msl::diag::Diagnostic], placed: &[Placed], color: bool) -> String {
+    if placed.is_empty() {
+        return msl::diag::render(sources, diags, color);
+    }
+    let written = sources.with_texts(|f| without_probes(&f.text, &f.name, placed));
+    let back = |s: Span| {
+        let name = &sources.file(s.file).name;
+        Span::new(s.file, offset_as_written(s.lo, name, placed), offset_as_written(s.hi, name, placed))
+    };
+    let diags: Vec<msl::diag::Diagnostic> = diags
+        .iter()
+        .cloned()
+        .map(|mut d| {
+            d.span = back(d.span);
+            d.secondary.iter_mut().for_each(|l| l.span = back(l.span));
+            d
+        })
+        .collect();
+    msl::diag::render(&written, &diags, color)
+}
+
+/// Where byte `offset` of the probed file `file` is in the file as written
+/// (an offset inside a probe goes to where the probe was inserted).
+fn offset_as_written(offset: u32, file: &str, placed: &[Placed]) -> u32 {
+    let mut removed = 0;
+    for &(lo, hi) in placed.iter().filter(|p| p.file == file).flat_map(|p| p.edits.iter()) {
+        let (lo, hi) = (lo as u32, hi as u32);
+        if hi <= offset {
+            removed += hi - lo;
+        } else if lo < offset {
+            removed += offset - lo;
+        }
+    }
+    offset - removed
 }
 
 /// `text` of file `file` with the inserted probes of `placed` taken out again.
@@ -872,7 +910,7 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
             );
             print!("{}", render(req, case.threadgroup, &placed, r.report.probes.as_ref(), &note));
             let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
-            eprint!("{}", msl::diag::render(&r.sources, &diags, color));
+            eprint!("{}", render_as_written(&r.sources, &diags, &placed, color));
             Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })
         }
         Err(mlx::MlxError::Compile { sources, diagnostics, .. }) => {

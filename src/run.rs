@@ -377,7 +377,7 @@ pub(crate) fn present(outcome: &session::Outcome, p: &Presentation, color: bool)
     }
     let findings = || {
         let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
-        msl::diag::render(&outcome.sources, &diags, color)
+        crate::debug::render_as_written(&outcome.sources, &diags, p.placed, color)
     };
     if let Some(req) = p.debug {
         print!("{}", crate::debug::render(req, p.threadgroup, p.placed, report.probes.as_ref(), &p.dispatch_note));

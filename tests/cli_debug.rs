@@ -538,3 +538,30 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
     );
     assert!(f["message"].as_str().unwrap().contains("while thread (5, 0, 0) in the grid, (5, 0, 0) in threadgroup (0, 0, 0) was still in this loop (the only thread of its threadgroup in it)"), "{f}");
 }
+
+/// A finding met while printing is shown on the line as written: the
+/// probes placed on that line are not in its snippet, and its column is the
+/// user's.
+#[test]
+fn findings_under_print_show_the_source_as_written() {
+    let d = temp("asis");
+    std::fs::write(
+        d.join("un.metal"),
+        "#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float acc;
+    if (i > 100) acc = 1.0f;
+    float x = acc + 2.0f;
+    out[i] = x;
+}
+",
+    )
+    .unwrap();
+    let target = ["un.metal", "--kernel", "k", "--grid", "4", "--threadgroup", "4", "--arg", "out=zeros(4):f32"];
+    let o = debug(&d, &["--thread", "1", "--print", "6: i", "--print", "7: x"], &target);
+    let e = err(&o);
+    assert!(e.contains("un.metal:6:15"), "{e}");
+    assert!(e.contains("6 │     float x = acc + 2.0f;"), "{e}");
+    assert!(!e.contains("__mp_probe"), "{e}");
+}

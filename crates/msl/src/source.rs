@@ -152,6 +152,15 @@ impl SourceMap {
         FileId(self.files.len() as u32 - 1)
     }
 
+    /// The same files (ids, names, includes) with other texts: `text(file)`
+    /// for each (the debugger shows the source as written, without its
+    /// probes).
+    pub fn with_texts(&self, text: impl Fn(&SourceFile) -> String) -> SourceMap {
+        let files =
+            self.files.iter().map(|f| SourceFile { included_from: f.included_from, ..SourceFile::new(f.name.clone(), text(f)) }).collect();
+        SourceMap { files, includes: self.includes.clone() }
+    }
+
     /// Add a header brought in by the `#include` at `from`.
     pub fn add_included(&mut self, name: impl Into<String>, text: impl Into<String>, from: Span) -> FileId {
         let id = self.add(name, text);

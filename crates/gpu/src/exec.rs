@@ -442,6 +442,10 @@ impl<'k> Machine<'k> {
                     (crate::stops::Home::Memory(p), _) => {
                         crate::stops::memory_text(&v.layout, &self.mem, *p, lane, &|q, n| self.bytes_written(q, n, lane))
                     }
+                    (crate::stops::Home::Referee(r), _) => {
+                        let p = self.get(*r, lane);
+                        crate::stops::memory_text(&v.layout, &self.mem, p, lane, &|q, n| self.bytes_written(q, n, lane))
+                    }
                 };
                 (v.name.clone(), text)
             })

@@ -87,6 +87,9 @@ pub enum Home {
     Regs(Vec<Reg>),
     /// Memory at this pointer (private memory is per lane).
     Memory(u64),
+    /// Memory at the pointer this register holds: a reference, shown as
+    /// the value it refers to (`constant uint3& dims` as `uint3(4, 1, 1)`).
+    Referee(Reg),
 }
 
 #[derive(Clone, Debug, PartialEq)]

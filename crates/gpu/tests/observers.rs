@@ -205,3 +205,42 @@ kernel void k(device const float* a [[buffer(0)]], device float* out [[buffer(1)
         log.stops.iter().flat_map(|s| &s.accesses).filter(|a| !a.write && a.name == "tile").map(|a| (a.name.as_str(), a.index)).collect();
     assert_eq!(reads, [("tile", 0), ("tile", 1), ("tile", 2), ("tile", 3)]);
 }
+
+/// A reference is shown as the value it refers to (`constant uint3& dims`
+/// as `uint3(…)`, a struct by its fields, a `thread float&` as the float it
+/// names), not as a pointer.
+#[test]
+fn stops_show_references_as_their_values() {
+    let src = "#include <metal_stdlib>
+using namespace metal;
+struct P { uint n; float s; };
+void bump(thread float& x) {
+    x += 1.0f;
+}
+kernel void k(constant uint3& dims [[buffer(0)]], constant P& p [[buffer(1)]], device float* out [[buffer(2)]],
+              uint i [[thread_position_in_grid]]) {
+    float v = p.s * float(dims.x);
+    bump(v);
+    out[i] = v;
+}
+";
+    let c = msl::compile("t.metal", src, &Default::default());
+    assert!(c.diagnostics.items.is_empty(), "{}", c.render(false));
+    let p = c.program.as_ref().expect("program");
+    let (id, _) = p.kernel("k").expect("kernel");
+    let k = gpu::lower::lower_kernel_with(p, id, gpu::lower::LowerOptions { debug_stops: true, ..Default::default() }).expect("lower");
+    let o = RunOptions { stops: Some(([1, 0, 0], 100)), ..opts(CheckLevel::All) };
+    let mut params = u32s(&[4, 1, 1, 0]);
+    let mut ps = u32s(&[3]);
+    ps.extend_from_slice(&2.5f32.to_le_bytes());
+    params.truncate(16);
+    let mut b = bufs(vec![(0, params), (1, ps), (2, f32s(&[0.0; 2]))]);
+    let r = run(&k, &threads([2, 1, 1], [2, 1, 1]), &mut b, &o);
+    assert_eq!(to_f32(&b[&2]), [11.0; 2]);
+    let log = r.stops.expect("stops");
+    let vars: std::collections::HashMap<&str, &str> = log.stops[0].vars.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    assert_eq!(vars["dims"], "uint3(4, 1, 1)");
+    assert_eq!(vars["p"], "{n: 3, s: 2.5}");
+    let in_bump = log.stops.iter().find(|s| s.func == "bump").expect("a stop in bump");
+    assert_eq!(in_bump.vars[0], ("x".to_string(), "10".to_string()));
+}

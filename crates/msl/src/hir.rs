@@ -202,6 +202,9 @@ pub struct Local {
     pub is_const: bool,
     pub span: Span,
     pub origin: LocalOrigin,
+    /// A reference (`constant P& p`, `thread float& x`): `ty` is the
+    /// pointer it holds, and uses of the name are its referee.
+    pub is_ref: bool,
 }
 
 /// Who made a local: the program, or the checker (a temporary, the range

@@ -648,6 +648,11 @@ impl<'p> Lowerer<'p> {
         if local.name.is_empty() || local.origin != LocalOrigin::Source || crate::probe::probe_ids(&local.name).is_some() {
             return None;
         }
+        if let (true, Type::Pointer { pointee, .. }, Storage::Regs(r)) = (local.is_ref, &local.ty, &self.frame().locals[id.0 as usize]) {
+            if let [p] = r.as_slice() {
+                return Some(VarView { name: local.name.clone(), home: Home::Referee(*p), layout: layout_of(pointee, self.tables, 0) });
+            }
+        }
         let home = match &self.frame().locals[id.0 as usize] {
             Storage::Regs(r) => Home::Regs(r.clone()),
             Storage::Private(v) => Home::Memory(ptr_bits(AllocId::private(*v), 0)),

@@ -551,6 +551,7 @@ impl<'a> Checker<'a, '_> {
                 is_const: true,
                 span: f.name.span,
                 origin: hir::LocalOrigin::Source,
+                is_ref: false,
             });
             fs.this_local = Some(local);
             params.push(hir::Param { local, binding: Binding::Argument });
@@ -640,7 +641,15 @@ impl<'a> Checker<'a, '_> {
         };
         let is_const = matches!(&p.ty.kind, ast::TypeExprKind::Named { is_const: true, .. });
         let origin = super::origin_of(name);
-        fs.locals.push(hir::Local { name: name.to_string(), ty: lty, space: AddressSpace::Thread, is_const, span: p.span, origin });
+        fs.locals.push(hir::Local {
+            name: name.to_string(),
+            ty: lty,
+            space: AddressSpace::Thread,
+            is_const,
+            span: p.span,
+            origin,
+            is_ref: false,
+        });
         if !name.is_empty() {
             fs.scopes.last_mut().expect("scope").push(name.clone(), local);
         }

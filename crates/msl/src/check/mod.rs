@@ -758,6 +758,9 @@ impl<'a, 'd> Checker<'a, 'd> {
     pub fn ref_locals_insert(&mut self, id: LocalId) {
         if let Some(fs) = self.fs.as_mut() {
             fs.ref_locals.insert(id);
+            if let Some(l) = fs.locals.get_mut(id.0 as usize) {
+                l.is_ref = true;
+            }
         }
     }
 

@@ -638,7 +638,7 @@ impl<'a> Checker<'a, '_> {
         }
         let id = LocalId(fs.locals.len() as u32);
         let origin = super::origin_of(&name.name);
-        fs.locals.push(hir::Local { name: name.name.to_string(), ty, space, is_const, span: name.span, origin });
+        fs.locals.push(hir::Local { name: name.name.to_string(), ty, space, is_const, span: name.span, origin, is_ref: false });
         fs.scopes.last_mut().expect("scope").push(name.name.clone(), id);
         Some(id)
     }
@@ -667,6 +667,7 @@ impl<'a> Checker<'a, '_> {
             is_const: false,
             span,
             origin: hir::LocalOrigin::Compiler,
+            is_ref: false,
         });
         Some(id)
     }

@@ -24,7 +24,6 @@ mod debug_tui;
 mod lint;
 mod logs;
 mod mlx_cmd;
-mod nan;
 mod profile;
 mod report;
 mod run;

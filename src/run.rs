@@ -416,7 +416,7 @@ pub(crate) fn present(outcome: &session::Outcome, p: &Presentation, color: bool)
             doc["profile"] = crate::profile::json(p.kernel, prof, &outcome.sources, threads, groups);
         }
         if let Some(n) = &report.nan {
-            doc["nan"] = crate::nan::json(n, &outcome.sources);
+            doc["nan"] = session::nan::json(n, &outcome.sources);
         }
         println!("{doc}");
     } else {
@@ -438,7 +438,7 @@ pub(crate) fn present(outcome: &session::Outcome, p: &Presentation, color: bool)
             print!("{}", crate::profile::text(p.kernel, prof, &outcome.sources, threads, groups));
         }
         if let Some(n) = &report.nan {
-            eprint!("{}", crate::nan::text(n, &outcome.sources));
+            eprint!("{}", session::nan::text(n, &outcome.sources));
         }
     }
     Ok(None)

@@ -571,4 +571,8 @@ kernel void typed(device const int* src [[buffer(0)]], device int* dst [[buffer(
     let o = exec(run_args(&src, "typed", "4", "4"), &[arg("src", "arange(4):f32"), arg("dst", "zeros(4):i32")].concat());
     assert_eq!(code(&o), 2, "{}", stdout(&o));
     assert!(stderr(&o).contains("points to `int`, so its array must have dtype int32, not float32"), "{}", stderr(&o));
+    // A JSON list is laid out as the pointee: ints for `int*`.
+    let o = exec(run_args(&src, "typed", "3", "3"), &[arg("src", "[7, -1, 3]"), arg("dst", "zeros(3):i32")].concat());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("dst = array([ 7, -1,  3], dtype=int32)"), "{}", stdout(&o));
 }

@@ -102,8 +102,9 @@ fn findings_json(sources: &msl::source::SourceMap, findings: &[gpu::Finding]) ->
     serde_json::Value::Array(list).to_string()
 }
 
-fn level(name: &str) -> PyResult<gpu::CheckLevel> {
-    session::check_level(name).map_err(PyValueError::new_err)
+/// A `check=` name: the sanitizer level, and whether to trace NaNs.
+fn level(name: &str) -> PyResult<(gpu::CheckLevel, bool)> {
+    session::check_option(name).map_err(PyValueError::new_err)
 }
 
 /// Run `work` on a helper thread with the GIL released, looking for
@@ -286,7 +287,7 @@ impl MlxKernel {
         let mut call = mlx::Call::new(inputs, output_shapes, output_dtypes, grid, threadgroup);
         call.template = template.iter().map(|(n, v)| Ok((n.clone(), template_arg(v)?))).collect::<PyResult<Vec<_>>>()?;
         call.init_value = init_value;
-        call.check = level(check)?;
+        (call.check, call.nan) = level(check)?;
         call.count = count;
         let kernel = &self.kernel;
         let capture_to = capture_path(capture, &kernel.name);
@@ -317,6 +318,9 @@ impl MlxKernel {
                     if r.diagnostics.is_empty() { String::new() } else { msl::diag::render(&r.sources, &r.diagnostics, false) };
                 for w in r.unwritten_warnings(&kernel.output_names) {
                     warnings.push_str(&format!("warning: {w}\n"));
+                }
+                if let Some(n) = &r.report.nan {
+                    warnings.push_str(&session::nan::text(n, &r.sources));
                 }
                 let counts = r.report.max_counts.map(|c| puzzles::check::score_of(&c).columns());
                 Ok((outs, findings_json(&r.sources, &r.report.findings), text, warnings, counts, note))
@@ -384,11 +388,11 @@ impl ShaderLibrary {
         capture: Option<&str>,
     ) -> PyResult<ShaderOut> {
         let args = args.iter().map(shader_arg).collect::<PyResult<Vec<_>>>()?;
-        let check = level(check)?;
+        let (check, nan) = level(check)?;
         let library = &self.library;
         let capture_to = capture_path(capture, name);
         let (result, note) = run_interruptibly(py, move |cancel| {
-            let r = shader_call(library, name, &args, threads, group_size, check, cancel);
+            let r = shader_call(library, name, &args, threads, group_size, (check, nan), cancel);
             let note = match &r {
                 Ok((kernel, bound, opts, outcome)) if !outcome.report.cancelled => {
                     save_capture(capture_to, || shader_capture(library, kernel, bound, opts, outcome))
@@ -410,7 +414,11 @@ impl ShaderLibrary {
         let written: Vec<Option<ArrayOut>> = (0..args_len(&outcome))
             .map(|k| outcome.outputs.iter().find(|o| o.position == Some(k)).map(|o| array_out(py, &o.array)))
             .collect();
-        Ok((written, findings_json(&outcome.sources, outcome.findings()), outcome.warnings.clone(), note))
+        let mut warnings = outcome.warnings.clone();
+        if let Some(n) = &outcome.report.nan {
+            warnings.push(session::nan::text(n, &outcome.sources));
+        }
+        Ok((written, findings_json(&outcome.sources, outcome.findings()), warnings, note))
     }
 }
 
@@ -428,10 +436,10 @@ fn shader_call<'l>(
     args: &[session::Arg],
     threads: Option<[u32; 3]>,
     group_size: Option<[u32; 3]>,
-    check: gpu::CheckLevel,
+    (check, nan): (gpu::CheckLevel, bool),
     cancel: gpu::Cancel,
 ) -> Result<(session::Kernel<'l>, session::Bindings, gpu::RunOptions, session::Outcome), session::Error> {
-    let kernel = library.kernel(name)?;
+    let kernel = library.kernel_with(name, session::LowerKey { statement_marks: nan, debug_stops: false })?;
     let bound = kernel.bind_positional(args)?;
     let threads = match threads {
         Some(t) => t,
@@ -447,7 +455,7 @@ fn shader_call<'l>(
     };
     let group = group_size.unwrap_or([threads[0].min(gpu::MAX_THREADS_PER_THREADGROUP), 1, 1]);
     let dispatch = gpu::Dispatch { grid: threads, threadgroup: group, mode: gpu::DispatchMode::Threads };
-    let opts = gpu::RunOptions { check, budget: session::DEFAULT_BUDGET, cancel: Some(cancel), ..Default::default() };
+    let opts = gpu::RunOptions { check, nan, budget: session::DEFAULT_BUDGET, cancel: Some(cancel), ..Default::default() };
     let outcome = kernel.run(&bound, dispatch, &opts)?;
     Ok((kernel, bound, gpu::RunOptions { cancel: None, ..opts }, outcome))
 }

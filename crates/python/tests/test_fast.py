@@ -200,3 +200,13 @@ def test_output_elements_no_thread_writes_warn():
     # 48 threads for 64 elements: MLX leaves the last 16 as garbage.
     with pytest.warns(mp.KernelWarning, match=r"16 of the 64 elements of output `out` were never written \(the first is `out\[3, 0\]`\)"):
         run1(k, [a], a.shape, np.float32, (48, 1, 1), tg=(16, 1, 1), template=[("T", np.float32)])
+
+
+def test_check_nan_warns_where_each_nan_was_born():
+    k = metal_kernel("softmaxish", ["a"], ["out"], "uint i = thread_position_in_grid.x;\nfloat e = metal::exp(a[i]);\nout[i] = e / e;")
+    a = np.array([1.0, 121.0], np.float32)
+    with pytest.warns(mp.KernelWarning, match=r"born at .*:2 in thread \(1, 0, 0\): exp\(121\) overflows float"):
+        out = run1(k, [a], (2,), np.float32, (2, 1, 1), tg=(2, 1, 1), check="nan")
+    assert out[0] == 1.0 and np.isnan(out[1])
+    with pytest.raises(ValueError, match='"none", "memory", "all" or "nan"'):
+        run1(k, [a], (2,), np.float32, (2, 1, 1), check="nans")

@@ -115,3 +115,19 @@ def test_torch_tensors_when_installed():
     out = torch.zeros(5)
     lib.scale(x, out, 2.0)
     assert out.tolist() == [0, 2, 4, 6, 8]
+
+
+def test_compile_shader_check_nan_warns_where_each_nan_was_born():
+    lib = mp.compile_shader(
+        """
+kernel void ratio(device const float* a [[buffer(0)]], device float* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    float e = exp(a[i]);
+    out[i] = e / e;
+}
+"""
+    )
+    a = np.array([1.0, 121.0], np.float32)
+    out = np.zeros(2, np.float32)
+    with pytest.warns(mp.KernelWarning, match=r"exp\(121\) overflows float"):
+        lib.ratio(a, out, check="nan")
+    assert out[0] == 1.0 and np.isnan(out[1])

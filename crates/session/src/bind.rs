@@ -256,7 +256,13 @@ pub fn by_name(kernel: &gpu::Kernel, tables: &TypeTables, values: Vec<(String, V
             Value::Array(a) => a,
             Value::Json(v) => {
                 let bytes = mlx::json_args::json_to_bytes(&v, p.pointee, tables, !p.by_reference, p.name)?;
-                Array::from_bytes(DType::U8, &[bytes.len()], bytes)?
+                // Laid out as the pointee: a list for `float*` is floats.
+                match p.pointee {
+                    Type::Scalar(s) if s.size() > 0 && bytes.len() % s.size() as usize == 0 => {
+                        Array::from_bytes(scalar_dtype(*s), &[bytes.len() / s.size() as usize], bytes)?
+                    }
+                    _ => Array::from_bytes(DType::U8, &[bytes.len()], bytes)?,
+                }
             }
         };
         let bytes = buffer_bytes(p.name, &array, p.pointee, p.size, tables)?;

@@ -58,6 +58,7 @@ pub mod bind;
 mod builder;
 pub mod formats;
 pub mod json;
+pub mod nan;
 pub mod spec;
 
 pub use arrays::{Array, DType};
@@ -481,10 +482,17 @@ pub struct MlxOutcome {
 
 /// The check level named `none`, `memory` or `all`.
 pub fn check_level(name: &str) -> Result<CheckLevel, String> {
+    check_option(name).map(|(level, _)| level)
+}
+
+/// A `check=` name with `"nan"`: `all`, and trace where each NaN or
+/// infinity of the outputs was born (the bool).
+pub fn check_option(name: &str) -> Result<(CheckLevel, bool), String> {
     match name {
-        "none" => Ok(CheckLevel::None),
-        "memory" => Ok(CheckLevel::Memory),
-        "all" => Ok(CheckLevel::All),
-        other => Err(format!("check must be \"none\", \"memory\" or \"all\", not {other:?}")),
+        "none" => Ok((CheckLevel::None, false)),
+        "memory" => Ok((CheckLevel::Memory, false)),
+        "all" => Ok((CheckLevel::All, false)),
+        "nan" => Ok((CheckLevel::All, true)),
+        other => Err(format!("check must be \"none\", \"memory\", \"all\" or \"nan\", not {other:?}")),
     }
 }

@@ -17,7 +17,7 @@ __all__ = [
     "get_default_check",
 ]
 
-_CHECKS = ("none", "memory", "all")
+_CHECKS = ("none", "memory", "all", "nan")
 _default_check = "all"
 _error_action = "raise"
 
@@ -29,6 +29,9 @@ def set_default_check(check: Optional[str] = None, *, errors: Optional[str] = No
     barrier divergence, runaway loops and data races raise
     :class:`KernelError`. ``"memory"``: the same without race detection.
     ``"none"``: no checks (only what keeps the simulator safe).
+    ``"nan"``: ``"all"``, and for each NaN or infinity in the outputs a
+    :class:`KernelWarning` names the operation that first made a
+    non-finite value from finite operands (line, thread, operands).
 
     ``errors="raise"`` (the default) raises :class:`KernelError` for error
     findings; ``errors="warn"`` issues a :class:`KernelWarning` instead and
@@ -52,7 +55,7 @@ def _check_name(check: Optional[str]) -> str:
     if check is None:
         return _default_check
     if check not in _CHECKS:
-        raise ValueError(f'check must be "none", "memory" or "all", not {check!r}')
+        raise ValueError(f'check must be "none", "memory", "all" or "nan", not {check!r}')
     return check
 
 

@@ -121,7 +121,7 @@ class MetalKernelFunction:
         is a finding). ``verbose=True`` (or ``VERBOSE=1``) prints the
         generated source. ``stream`` is accepted and ignored.
 
-        Simulator options: ``check="none"|"memory"|"all"`` (default
+        Simulator options: ``check="none"|"memory"|"all"|"nan"`` (default
         :func:`metal_puzzles.set_default_check`) and ``capture=``.
         Returns the list of outputs; error findings raise
         :class:`metal_puzzles.KernelError` (file, line, thread). A loop that
@@ -268,8 +268,9 @@ def metal_kernel(
     Inputs may be NumPy arrays, Python scalars, ``mlx.core.array`` or CPU
     torch tensors; outputs come back as the same kind (MLX if any input is
     MLX). ``verbose=True`` (or ``VERBOSE=1``) prints the generated source.
-    ``check="none"|"memory"|"all"`` (default: :func:`set_default_check`)
-    picks the sanitizer level; error findings raise :class:`KernelError`.
+    ``check="none"|"memory"|"all"|"nan"`` (default: :func:`set_default_check`)
+    picks the sanitizer level (``"nan"`` also warns where each NaN or
+    infinity of the outputs was born); error findings raise :class:`KernelError`.
     ``capture="run.mpcapture"`` (or ``capture=True``, or the environment
     variable ``MTL_CAPTURE_ENABLED=1``: ``metal-puzzles-captures/NAME-N.mpcapture``)
     saves the call as a capture file that ``metal-puzzles debug FILE`` opens

@@ -71,14 +71,14 @@ impl LogArgs {
     pub fn check_in_grid(&self, grid_threads: [u32; 3], groups: [u32; 3]) -> Result<(), String> {
         let Some(o) = self.options()? else { return Ok(()) };
         let outside = |p: [u32; 3], n: [u32; 3]| (0..3).any(|d| p[d] >= n[d]);
-        if let Some(t) = o.thread.as_ref().copied().filter(|&t| outside(t, grid_threads)) {
+        if let Some(t) = o.thread.filter(|&t| outside(t, grid_threads)) {
             let [gx, gy, gz] = grid_threads;
             return Err(format!(
                 "--log thread={},{},{} is outside the grid of {gx}x{gy}x{gz} threads: it would show nothing",
                 t[0], t[1], t[2]
             ));
         }
-        if let Some(g) = o.threadgroup.as_ref().copied().filter(|&g| outside(g, groups)) {
+        if let Some(g) = o.threadgroup.filter(|&g| outside(g, groups)) {
             let [gx, gy, gz] = groups;
             return Err(format!(
                 "--log threadgroup={},{},{} is outside the {gx}x{gy}x{gz} threadgroups of the dispatch: it would show nothing",
@@ -142,7 +142,7 @@ pub fn json(out: &gpu::log::LogOutput) -> serde_json::Value {
         .messages
         .iter()
         .map(|m| {
-            let (subsystem, category) = m.origin.as_ref().map(|(s, c)| (&**s, &**c)).unzip();
+            let (subsystem, category) = m.origin.as_ref().map(|(s, c)| (s.as_str(), c.as_str())).unzip();
             serde_json::json!({
                 "thread": m.thread, "threadgroup": m.threadgroup, "level": m.level, "severity": level_name(m.level),
                 "subsystem": subsystem, "category": category, "message": m.text,

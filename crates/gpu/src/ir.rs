@@ -356,7 +356,7 @@ pub enum Inst {
     },
     /// Shader logging: format `format` with `args` for each lane (see `log.rs`).
     Log {
-        site: std::sync::Arc<crate::log::LogSite>,
+        site: std::sync::Arc<msl::hir::LogFormat>,
         args: Vec<(crate::probe::ProbeKind, Reg)>,
     },
     /// A debugger probe's evaluation: run only when the watched thread is

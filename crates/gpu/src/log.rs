@@ -6,8 +6,8 @@
 
 use crate::exec::Mask;
 use crate::probe::ProbeKind;
+use msl::hir::LogFormat;
 use msl::types::Scalar;
-use std::sync::Arc;
 
 /// What to log.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -37,19 +37,8 @@ pub struct LogMessage {
     pub level: &'static str,
     /// The `os_log` object's subsystem and category (`None` for
     /// `os_log_default`).
-    pub origin: Option<(Arc<str>, Arc<str>)>,
+    pub origin: Option<(String, String)>,
     pub text: String,
-}
-
-/// One log call in the source: its format, level and logger.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LogSite {
-    pub format: String,
-    /// `log`, `log_debug`, `log_info`, `log_error` or `log_fault`.
-    pub level: &'static str,
-    /// The `os_log` object's subsystem and category (`None` for
-    /// `os_log_default`).
-    pub origin: Option<(Arc<str>, Arc<str>)>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -79,11 +68,9 @@ impl LogOptions {
     /// program uses would silently show nothing: an error naming those it
     /// does use. `origins` are the program's (subsystem, category) pairs.
     pub fn check_filters(&self, origins: &[(String, String)]) -> Result<(), String> {
-        let subsystems = origins.iter().map(|o| o.0.as_str()).collect();
-        let categories = origins.iter().map(|o| o.1.as_str()).collect();
-        for (key, wanted, mut known) in [("subsystem", &self.subsystem, subsystems), ("category", &self.category, categories)] {
+        for (key, wanted, part) in [("subsystem", &self.subsystem, 0), ("category", &self.category, 1)] {
             let Some(w) = wanted else { continue };
-            let known: &mut Vec<&str> = &mut known;
+            let mut known: Vec<&str> = origins.iter().map(|o| if part == 0 { o.0.as_str() } else { o.1.as_str() }).collect();
             known.sort();
             known.dedup();
             if known.contains(&w.as_str()) {
@@ -109,7 +96,7 @@ impl LogRecorder {
     /// arguments' register bits of a lane.
     pub fn record(
         &mut self,
-        site: &LogSite,
+        site: &LogFormat,
         kinds: &[ProbeKind],
         mask: &Mask,
         geo: &crate::exec::Geometry,
@@ -117,7 +104,7 @@ impl LogRecorder {
     ) {
         let o = &self.options;
         let origin = site.origin.as_ref();
-        let wanted = |filter: &Option<String>, of: fn(&(Arc<str>, Arc<str>)) -> &str| match filter {
+        let wanted = |filter: &Option<String>, of: fn(&(String, String)) -> &str| match filter {
             None => true,
             Some(f) => origin.is_some_and(|o| of(o) == f),
         };
@@ -140,7 +127,7 @@ impl LogRecorder {
                 threadgroup: geo.tg_pos,
                 level: site.level,
                 origin: site.origin.clone(),
-                text: printf(&site.format, &args),
+                text: printf(&site.text, &args),
             });
         }
     }

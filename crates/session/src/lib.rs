@@ -239,7 +239,7 @@ impl Library {
 
     /// The names kernels are called by (their `[[host_name]]` or function name).
     pub fn kernel_names(&self) -> Vec<String> {
-        self.program.kernels().filter_map(|(_, f)| f.host_name.clone()).collect()
+        self.program.kernel_names()
     }
 
     /// Kernel `name`, lowered for the simulator.
@@ -482,17 +482,21 @@ pub struct MlxOutcome {
 
 /// The check level named `none`, `memory` or `all`.
 pub fn check_level(name: &str) -> Result<CheckLevel, String> {
-    check_option(name).map(|(level, _)| level)
+    match name {
+        "none" => Ok(CheckLevel::None),
+        "memory" => Ok(CheckLevel::Memory),
+        "all" => Ok(CheckLevel::All),
+        other => Err(format!("check must be \"none\", \"memory\" or \"all\", not {other:?}")),
+    }
 }
 
-/// A `check=` name with `"nan"`: `all`, and trace where each NaN or
-/// infinity of the outputs was born (the bool).
+/// A call's `check=` name, which may also be `"nan"`: `all`, and trace
+/// where each NaN or infinity of the outputs was born (the bool).
 pub fn check_option(name: &str) -> Result<(CheckLevel, bool), String> {
-    match name {
-        "none" => Ok((CheckLevel::None, false)),
-        "memory" => Ok((CheckLevel::Memory, false)),
-        "all" => Ok((CheckLevel::All, false)),
-        "nan" => Ok((CheckLevel::All, true)),
-        other => Err(format!("check must be \"none\", \"memory\", \"all\" or \"nan\", not {other:?}")),
+    if name == "nan" {
+        return Ok((CheckLevel::All, true));
     }
+    check_level(name)
+        .map(|level| (level, false))
+        .map_err(|_| format!("check must be \"none\", \"memory\", \"all\" or \"nan\", not {name:?}"))
 }

@@ -412,11 +412,7 @@ impl<'p> Lowerer<'p> {
             _ => return err(span, "internal error: a log call without its format"),
         };
         let Some(f) = self.prog.log_formats.get(index) else { return err(span, "internal error: unknown log format") };
-        let site = std::sync::Arc::new(crate::log::LogSite {
-            format: f.text.clone(),
-            level: f.level,
-            origin: f.origin.as_ref().map(|(s, c)| (std::sync::Arc::from(s.as_str()), std::sync::Arc::from(c.as_str()))),
-        });
+        let site = std::sync::Arc::new(f.clone());
         let mut values = Vec::new();
         for a in &args[1..] {
             let kind = match &a.ty {

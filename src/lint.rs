@@ -113,7 +113,7 @@ pub fn run(args: &LintArgs) -> u8 {
         }
     } else if format == LintFormat::Json {
         let diags: Vec<serde_json::Value> = c.diagnostics.items.iter().map(|d| session::json::diagnostic(&c.sources, d)).collect();
-        let kernels: Vec<String> = c.program.iter().flat_map(|p| p.kernels().filter_map(|(_, f)| f.host_name.clone())).collect();
+        let kernels = c.program.as_ref().map(|p| p.kernel_names()).unwrap_or_default();
         println!("{}", serde_json::json!({ "diagnostics": diags, "kernels": kernels }));
     } else {
         eprint!("{}", c.render(crate::color::stderr()));
@@ -121,7 +121,7 @@ pub fn run(args: &LintArgs) -> u8 {
         if errors > 0 {
             eprintln!("{name}: {errors} error{}", if errors == 1 { "" } else { "s" });
         } else {
-            let kernels: Vec<String> = c.program.iter().flat_map(|p| p.kernels().filter_map(|(_, f)| f.host_name.clone())).collect();
+            let kernels = c.program.as_ref().map(|p| p.kernel_names()).unwrap_or_default();
             // A library instantiates hundreds: name the first few.
             const SHOWN: usize = 8;
             let mut names = kernels.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");

@@ -298,6 +298,11 @@ impl Program {
         self.functions.iter().enumerate().filter(|(_, f)| f.is_kernel && f.host_name.is_some()).map(|(i, f)| (FuncId(i as u32), f))
     }
 
+    /// The kernels' host names, in declaration order.
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.kernels().filter_map(|(_, f)| f.host_name.clone()).collect()
+    }
+
     pub fn kernel(&self, name: &str) -> Option<(FuncId, &Function)> {
         self.kernels().find(|(_, f)| f.host_name.as_deref() == Some(name))
     }

@@ -3,7 +3,7 @@
 //! again and says whether it reproduces; `debug FILE.mpcapture --thread …
 //! --print …` watches a thread of it. The format is `crates/capture`'s.
 
-use crate::debug::{instrument_body, instrument_file, placed_note, render, Request};
+use crate::debug::{placed, render, Request};
 use crate::{EXIT_BAD_RESULT, EXIT_OK};
 use capture::{Capture, Program, ReplayError, ReplayOptions};
 use clap::Args;
@@ -111,7 +111,7 @@ fn replay_inner(args: &ReplayArgs) -> Result<u8, String> {
     let changes = change(&mut c, args)?;
     let r = match capture::replay(&c, &ReplayOptions::default()) {
         Ok(r) => r,
-        Err(e) => return compile_failed(e, &[]),
+        Err(e) => return compile_failed(e),
     };
     let cmp = capture::compare(&c, &r);
     // Names, titles and messages come from the file: never let them
@@ -198,14 +198,11 @@ fn extract(c: &Capture, file: &Path, dir: &Path) -> Result<u8, String> {
 }
 
 /// A replay that could not run: compile errors are exit 1, a damaged capture exit 2.
-fn compile_failed(e: ReplayError, placed: &[crate::debug::Placed]) -> Result<u8, String> {
+fn compile_failed(e: ReplayError) -> Result<u8, String> {
     match e {
         ReplayError::Compile { sources, diagnostics } => {
             eprint!("{}", msl::diag::render(&sources, &diagnostics, crate::color::stderr()));
-            if !placed.is_empty() {
-                eprintln!("{}", placed_note(placed));
-            }
-            Ok(EXIT_BAD_RESULT)
+            Ok(crate::debug::compile_failure_code(&diagnostics))
         }
         ReplayError::Invalid(m) => Err(m),
     }
@@ -219,51 +216,21 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
             "`{extra}`: a capture holds its own arguments and dispatch; give only the file, --thread and --print (and --limit)"
         ));
     }
-    let mut c = Capture::read(path)?;
+    let c = Capture::read(path)?;
     let (grid, tg, mode) = match &c.program {
         Program::Source { grid, threadgroup, dispatch, .. } => (*grid, *threadgroup, dispatch.clone()),
         Program::Mlx { grid, threadgroup, .. } => (*grid, *threadgroup, "threads".to_string()),
     };
     let grid_threads = if mode == "threadgroups" { [0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])) } else { grid };
     req.check_thread(grid_threads)?;
-    let opts = capture::compile_options(&c.compile);
-    let placed = match &mut c.program {
-        Program::Source { main, .. } => {
-            let done = instrument_file(&main.name, &main.text, &opts, req)?;
-            main.text = done.text;
-            // Probes in headers: the capture's own headers, edited.
-            for e in done.headers.iter().flat_map(|h| &h.entries) {
-                for h in c.compile.headers.iter_mut().filter(|h| h.from == e.from && h.spelled == e.spelled && h.quoted == e.quoted) {
-                    h.text = e.text.clone();
-                }
-            }
-            done.placed
-        }
-        Program::Mlx { .. } => {
-            let (kernel, call) = capture::mlx_parts(&c).map_err(|e| e.to_string())?;
-            let g = kernel.generate_for(&call).map_err(|e| e.to_string())?;
-            let Program::Mlx { source, source_file, header_file, .. } = &mut c.program else { unreachable!("matched above") };
-            let offset = source_file.offset.min(source_file.text.len());
-            let prefix = source_file.text[..offset].to_string();
-            let prefix_lines = prefix.matches('\n').count() as u32;
-            let (new_source, placed) = instrument_body(source, offset, prefix_lines, &source_file.name, &g, &opts, req)?;
-            let new_text = format!("{prefix}{new_source}");
-            if let Some(h) = header_file.as_mut().filter(|h| h.name == source_file.name) {
-                h.text = new_text.clone();
-            }
-            source_file.text = new_text;
-            *source = new_source;
-            placed
-        }
-    };
-    let o = ReplayOptions { probe: req.probe(), stops: req.stops(), ..Default::default() };
+    let o = ReplayOptions { probe: req.probe(), stops: req.stops(), probes: req.probe_requests(), ..Default::default() };
     let replayed = capture::replay(&c, &o);
     if let Some(sink) = &req.interactive {
         // The interactive debugger: hand the recording over, print nothing.
         let mut out = sink.borrow_mut();
         match &replayed {
-            Ok(r) => out.finished(&r.report, &r.sources, &placed),
-            Err(ReplayError::Compile { sources, diagnostics }) => out.failed(sources, diagnostics, &placed),
+            Ok(r) => out.finished(&r.report, &r.sources, req),
+            Err(ReplayError::Compile { sources, diagnostics }) => out.failed(sources, diagnostics),
             Err(ReplayError::Invalid(m)) => return Err(m.clone()),
         }
         (out.grid, out.threadgroup) = (grid_threads, tg);
@@ -272,8 +239,9 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
     }
     let r = match replayed {
         Ok(r) => r,
-        Err(e) => return compile_failed(e, &placed),
+        Err(e) => return compile_failed(e),
     };
+    let placed = placed(&req.prints, &r.report.probe_sites, &r.sources);
     let note = format!(" of capture `{}` ({}): grid {}, threadgroup {}", path.display(), c.title, dims(grid), dims(tg));
     print!("{}", msl::text::printable(&render(req, tg, &placed, r.report.probes.as_ref(), &note)));
     let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();

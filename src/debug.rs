@@ -2,11 +2,11 @@
 //!
 //! `debug … --thread X,Y,Z --print 'LINE: expr, expr'` prints the values of
 //! the expressions each time that thread reaches LINE. The expressions are
-//! real MSL: they are placed into a copy of the source, just before the
+//! real MSL: the front end checks them in the scope just before the
 //! statement that starts on LINE (for a loop line: at the start of every
-//! iteration), as `{ auto __mp_probe_P_S = (expr); … }`, and compiled with
-//! the rest, so they see exactly the names in scope there. The simulator
-//! records them for the watched thread only (`gpu::probe`).
+//! iteration) and places them in the program there (`msl::probe`); the
+//! source is never edited. The simulator records them for the watched
+//! thread only (`gpu::probe`).
 //!
 //! Three forms share this: a puzzle (`debug PUZZLE [--test N]`), a full
 //! source (`debug FILE.metal --kernel K …`, `run`'s arguments) and an MLX
@@ -16,9 +16,8 @@ use crate::report::exit_code;
 use crate::run::parse_dims;
 use crate::{EXIT_BAD_RESULT, EXIT_CANNOT_START, EXIT_OK};
 use clap::{Args, FromArgMatches};
-use gpu::probe::{ProbeLog, PROBE_PREFIX};
-use msl::ast::{Item, ItemKind, MemberKind, Stmt, StmtKind, TranslationUnit};
-use msl::source::{FileId, SourceMap, Span};
+use gpu::probe::ProbeLog;
+use msl::source::SourceMap;
 use std::path::PathBuf;
 
 /// Values recorded per run by default (`--limit`).
@@ -58,15 +57,14 @@ pub struct PrintSpec {
     pub file: Option<String>,
     pub line: u32,
     pub exprs: Vec<String>,
-    /// Placed before every line with a statement (`line` unused), except
-    /// the lines in `skip` (the interactive debugger's watches).
+    /// Placed before every line with a statement where it compiles (`line`
+    /// unused): the interactive debugger's watches.
     pub everywhere: bool,
-    pub skip: Vec<(String, u32)>,
 }
 
 impl PrintSpec {
     pub fn at(line: u32, exprs: Vec<String>) -> PrintSpec {
-        PrintSpec { file: None, line, exprs, everywhere: false, skip: Vec::new() }
+        PrintSpec { file: None, line, exprs, everywhere: false }
     }
 }
 
@@ -104,10 +102,13 @@ pub struct Outcome {
     pub findings: Vec<String>,
     /// Where each finding is: its first thread, file name and line.
     pub finding_sites: Vec<FindingSite>,
-    /// The kernel did not compile: the rendered errors, and where they are
-    /// (file name, byte offset) so probes that cause them can be dropped.
+    /// The kernel did not compile: the rendered errors, and for each error
+    /// in a probe's expressions, that probe's `PrintSpec` and the message
+    /// (so the debugger can drop it).
     pub failure: Option<String>,
-    pub error_spots: Vec<(String, usize, String)>,
+    pub probe_errors: Vec<(usize, String)>,
+    /// The lines where each watch did not compile (by `PrintSpec`).
+    pub skipped: Vec<Vec<(String, u32)>>,
     /// Threads in the grid, threads per threadgroup, and what ran.
     pub grid: [u32; 3],
     pub threadgroup: [u32; 3],
@@ -116,31 +117,28 @@ pub struct Outcome {
 
 impl Outcome {
     /// Record a compile failure (diagnostics of `sources`).
-    pub fn failed(&mut self, sources: &SourceMap, diags: &[msl::diag::Diagnostic], placed: &[Placed]) {
-        let mut text = msl::diag::render(sources, diags, false);
-        if !placed.is_empty() {
-            text.push_str(&placed_note(placed));
-        }
-        self.failure = Some(text);
-        self.error_spots = diags
+    pub fn failed(&mut self, sources: &SourceMap, diags: &[msl::diag::Diagnostic]) {
+        self.failure = Some(msl::diag::render(sources, diags, false));
+        self.probe_errors = diags
             .iter()
-            .filter(|d| d.severity == msl::diag::Severity::Error)
-            .map(|d| (sources.file(d.span.file).name.clone(), d.span.lo as usize, d.message.clone()))
+            .filter(|d| d.is_error())
+            .filter_map(|d| Some((sources.file(d.span.file).probe? as usize, d.message.clone())))
             .collect();
-        self.placed = placed.to_vec();
     }
 
-    /// Record a finished run.
-    pub fn finished(&mut self, report: &gpu::RunReport, sources: &SourceMap, placed: &[Placed]) {
+    /// Record a finished run of `req`.
+    pub fn finished(&mut self, report: &gpu::RunReport, sources: &SourceMap, req: &Request) {
+        let placed = placed(&req.prints, &report.probe_sites, sources);
+        self.skipped = (0..req.prints.len()).map(|i| skipped(i, &report.probe_sites, sources)).collect();
         self.stops = report.stops.clone();
-        self.findings = report.findings.iter().map(|f| render_as_written(sources, &[f.to_diagnostic()], placed, false)).collect();
+        self.findings = report.findings.iter().map(|f| msl::diag::render(sources, &[f.to_diagnostic()], false)).collect();
         self.finding_sites = report
             .findings
             .iter()
             .map(|f| FindingSite { thread: f.thread, file: sources.file(f.span.file).name.clone(), line: sources.line_col(f.span).0 })
             .collect();
         self.sources = Some(sources.clone());
-        self.placed = placed.to_vec();
+        self.placed = placed;
     }
 }
 
@@ -253,113 +251,34 @@ fn parse_dims0(s: &str, what: &str) -> Result<[u32; 3], String> {
 
 // ----- where probes go --------------------------------------------------------
 
-/// Where a line's probes can be inserted, as byte offsets in the edited text.
-#[derive(Clone, Copy, Debug)]
-enum Spot {
-    /// Before a statement inside a `{ }` block.
-    Before(usize),
-    /// Before a statement that is the unbraced body of an `if`/loop: it
-    /// must be wrapped in braces with the probes (start, end).
-    Wrap(usize, usize),
-}
-
-/// A statement the debugger can stop at: its first byte and where its probes go.
-#[derive(Clone, Copy, Debug)]
-struct Stop {
-    start: usize,
-    spot: Spot,
-}
-
-/// Every statement of the parsed unit whose span `to_offset` maps into the edited text.
-fn stops(unit: &TranslationUnit, to_offset: &dyn Fn(Span) -> Option<usize>) -> Vec<Stop> {
-    let mut out = Vec::new();
-    for item in &unit.items {
-        item_stops(item, to_offset, &mut out);
-    }
-    out
-}
-
-fn item_stops(item: &Item, to_offset: &dyn Fn(Span) -> Option<usize>, out: &mut Vec<Stop>) {
-    match &item.kind {
-        ItemKind::Function(f) => {
-            if let Some(b) = &f.body {
-                b.stmts.iter().for_each(|s| stmt_stops(s, true, to_offset, out));
-            }
-        }
-        ItemKind::Struct(st) => {
-            for m in &st.members {
-                match &m.kind {
-                    MemberKind::Method(f) | MemberKind::Constructor { func: f, .. } => {
-                        if let Some(b) = &f.body {
-                            b.stmts.iter().for_each(|s| stmt_stops(s, true, to_offset, out));
-                        }
-                    }
-                    MemberKind::Nested(i) => item_stops(i, to_offset, out),
-                    _ => {}
-                }
-            }
-        }
-        ItemKind::Namespace { items, .. } => items.iter().for_each(|i| item_stops(i, to_offset, out)),
-        ItemKind::Template { item, .. } => item_stops(item, to_offset, out),
-        _ => {}
-    }
-}
-
-/// The spot for probes that run before `body` each time it runs.
-fn body_spot(body: &Stmt, to_offset: &dyn Fn(Span) -> Option<usize>) -> Option<Spot> {
-    let lo = to_offset(body.span)?;
-    match &body.kind {
-        StmtKind::Block(_) => Some(Spot::Before(lo + 1)),
-        _ => Some(Spot::Wrap(lo, to_offset(Span { lo: body.span.hi, ..body.span })?)),
-    }
-}
-
-fn stmt_stops(s: &Stmt, in_block: bool, to_offset: &dyn Fn(Span) -> Option<usize>, out: &mut Vec<Stop>) {
-    let start = to_offset(s.span);
-    let here = |out: &mut Vec<Stop>| {
-        if let Some(start) = start {
-            let spot = if in_block {
-                Some(Spot::Before(start))
-            } else {
-                to_offset(Span { lo: s.span.hi, ..s.span }).map(|end| Spot::Wrap(start, end))
+impl PrintSpec {
+    /// The front end's request (`msl::probe`): a watch is left out where
+    /// it does not compile; a `--print` that does not compile is an error.
+    pub fn request(&self) -> msl::probe::ProbeRequest {
+        use msl::probe::{ProbeAt, ProbeRequest};
+        let (at, name) = if self.everywhere {
+            (ProbeAt::Everywhere, "watch".to_string())
+        } else {
+            let place = match &self.file {
+                Some(f) => format!("{f}:{}", self.line),
+                None => self.line.to_string(),
             };
-            if let Some(spot) = spot {
-                out.push(Stop { start, spot });
-            }
-        }
-    };
-    match &s.kind {
-        StmtKind::Block(b) => b.stmts.iter().for_each(|x| stmt_stops(x, true, to_offset, out)),
-        StmtKind::If { then, els, .. } => {
-            here(out);
-            stmt_stops(then, false, to_offset, out);
-            if let Some(e) = els {
-                stmt_stops(e, false, to_offset, out);
-            }
-        }
-        // A loop line stops at the start of every iteration, where its
-        // variables are in scope.
-        StmtKind::For { body, .. } | StmtKind::RangeFor { body, .. } | StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } => {
-            if let (Some(start), Some(spot)) = (start, body_spot(body, to_offset)) {
-                out.push(Stop { start, spot });
-            }
-            stmt_stops(body, false, to_offset, out);
-        }
-        StmtKind::Switch { body, .. } => {
-            here(out);
-            stmt_stops(body, false, to_offset, out);
-        }
-        StmtKind::Case(_) | StmtKind::Default | StmtKind::Empty => {}
-        _ => here(out),
+            (ProbeAt::Line { file: self.file.clone(), line: self.line }, format!("--print {place}"))
+        };
+        ProbeRequest { at, text: self.exprs.join(", "), name, optional: self.everywhere }
     }
 }
 
-/// Lines (1-based, counted from the start of the file) and their text.
-fn line_of(file_prefix_lines: u32, text: &str, offset: usize) -> u32 {
-    file_prefix_lines + 1 + text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() as u32
+impl Request {
+    /// What the front end places for this request.
+    pub fn probe_requests(&self) -> Vec<msl::probe::ProbeRequest> {
+        self.prints.iter().map(PrintSpec::request).collect()
+    }
 }
 
-/// One `--print` placed in the source.
+/// One `--print` (or watch) at one line, and the probe sites standing for
+/// it there (one per compiled copy of the statement: a template's
+/// instances each have one).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placed {
     /// The file it is in (display name) and its line there.
@@ -370,10 +289,8 @@ pub struct Placed {
     pub exprs: Vec<String>,
     /// Which `PrintSpec` it came from.
     pub spec: usize,
-    /// The text inserted for it in the edited source (byte ranges, the
-    /// probe itself first), to tell which probe a compile error is in and
-    /// to show the source as written.
-    pub edits: Vec<(usize, usize)>,
+    /// `ProbeHit::probe` numbers of this place.
+    pub sites: Vec<u32>,
 }
 
 impl Placed {
@@ -385,283 +302,56 @@ impl Placed {
             format!("line {}", self.line)
         }
     }
-
-    /// Move the ranges by `by` bytes (the edited text starts that far into its file).
-    fn shifted(mut self, by: usize) -> Placed {
-        self.edits.iter_mut().for_each(|r| *r = (r.0 + by, r.1 + by));
-        self
-    }
 }
 
-/// Diagnostics of the probed source rendered against the source as written:
-/// the probes taken out of every file and each span moved back over them.
-pub fn render_as_written(sources: &SourceMap, diags: &[msl::diag::Diagnostic], placed: &[Placed], color: bool) -> String {
-    if placed.is_empty() {
-        return msl::diag::render(sources, diags, color);
-    }
-    let written = sources.with_texts(|f| without_probes(&f.text, &f.name, placed));
-    let back = |s: Span| {
-        let name = &sources.file(s.file).name;
-        Span::new(s.file, offset_as_written(s.lo, name, placed), offset_as_written(s.hi, name, placed))
-    };
-    let diags: Vec<msl::diag::Diagnostic> = diags
-        .iter()
-        .cloned()
-        .map(|mut d| {
-            d.span = back(d.span);
-            d.secondary.iter_mut().for_each(|l| l.span = back(l.span));
-            d
-        })
-        .collect();
-    msl::diag::render(&written, &diags, color)
-}
-
-/// Where byte `offset` of the probed file `file` is in the file as written
-/// (an offset inside a probe goes to where the probe was inserted).
-fn offset_as_written(offset: u32, file: &str, placed: &[Placed]) -> u32 {
-    let mut removed = 0;
-    for &(lo, hi) in placed.iter().filter(|p| p.file == file).flat_map(|p| p.edits.iter()) {
-        let (lo, hi) = (lo as u32, hi as u32);
-        if hi <= offset {
-            removed += hi - lo;
-        } else if lo < offset {
-            removed += offset - lo;
+/// Where the probes of `prints` went, from a run's probe sites (spans in
+/// `sources`): one entry per print and line, in the order of `prints`. A
+/// `--print` placed nowhere (its function never compiled for this run)
+/// keeps its own line, with no sites.
+pub fn placed(prints: &[PrintSpec], sites: &[msl::probe::ProbeSite], sources: &SourceMap) -> Vec<Placed> {
+    let mut out: Vec<Placed> = Vec::new();
+    for (i, site) in sites.iter().enumerate().filter(|(_, s)| s.placed) {
+        let Some(spec) = prints.get(site.request as usize) else { continue };
+        let f = site.stmt.file;
+        let file = sources.file(f).name.clone();
+        let line = sources.line_col(site.stmt).0;
+        let header = spec.file.is_some() || sources.includes().iter().any(|e| e.to == f);
+        match out.iter_mut().find(|p| p.spec == site.request as usize && p.file == file && p.line == line) {
+            Some(p) => p.sites.push(i as u32),
+            None => out.push(Placed { file, header, line, exprs: spec.exprs.clone(), spec: site.request as usize, sites: vec![i as u32] }),
         }
     }
-    offset - removed
-}
-
-/// `text` of file `file` with the inserted probes of `placed` taken out again.
-pub fn without_probes(text: &str, file: &str, placed: &[Placed]) -> String {
-    let mut ranges: Vec<(usize, usize)> = placed.iter().filter(|p| p.file == file).flat_map(|p| p.edits.iter().copied()).collect();
-    ranges.sort();
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for (lo, hi) in ranges {
-        if lo < at || hi > text.len() || !text.is_char_boundary(lo) || !text.is_char_boundary(hi) {
-            continue;
+    for (i, spec) in prints.iter().enumerate() {
+        if !spec.everywhere && !out.iter().any(|p| p.spec == i) {
+            let file = spec.file.clone().unwrap_or_default();
+            out.push(Placed { file, header: spec.file.is_some(), line: spec.line, exprs: spec.exprs.clone(), spec: i, sites: Vec::new() });
         }
-        out.push_str(&text[at..lo]);
-        at = hi;
     }
-    out.push_str(&text[at..]);
+    out.sort_by_key(|p| (p.spec, p.file.clone(), p.line));
     out
 }
 
-/// Insert the probes of the `prints` that `here` accepts into `text` (the
-/// editable part of file `file_name`, which starts `prefix_lines` lines
-/// into the file); probes are numbered from `first_probe`.
-fn instrument(
-    text: &str,
-    prefix_lines: u32,
-    file_name: &str,
-    stops: &[Stop],
-    prints: &[PrintSpec],
-    here: &dyn Fn(&PrintSpec) -> bool,
-    first_probe: usize,
-) -> Result<(String, Vec<Placed>), String> {
-    let mut edits: Vec<(usize, String)> = Vec::new();
-    // (indices of the probe's edits, its spec and line)
-    let mut placed_at: Vec<(Vec<usize>, usize, u32)> = Vec::new();
-    // One placement per (spec, line): every line with a statement for `everywhere`.
-    let mut wanted: Vec<(usize, u32)> = Vec::new();
-    for (i, spec) in prints.iter().enumerate().filter(|(_, p)| here(p)) {
-        if spec.everywhere {
-            let mut lines: Vec<u32> = stops.iter().map(|s| line_of(prefix_lines, text, s.start)).collect();
-            lines.sort();
-            lines.dedup();
-            wanted.extend(lines.into_iter().filter(|&l| !spec.skip.contains(&(file_name.to_string(), l))).map(|l| (i, l)));
-        } else {
-            wanted.push((i, spec.line));
-        }
+/// How a debug run whose kernel did not compile ends: a probe that names
+/// a line without a statement (or a file the kernel does not read) is a
+/// mistake in the arguments, anything else a kernel that does not compile.
+pub fn compile_failure_code(diags: &[msl::diag::Diagnostic]) -> u8 {
+    if diags.iter().any(|d| d.code == Some(msl::diag::codes::PROBE_PLACE)) {
+        EXIT_CANNOT_START
+    } else {
+        EXIT_BAD_RESULT
     }
-    for (p, &(spec_index, line)) in wanted.iter().enumerate() {
-        let spec = &prints[spec_index];
-        let stop = stops.iter().filter(|s| line_of(prefix_lines, text, s.start) == line).min_by_key(|s| s.start);
-        let Some(stop) = stop else {
-            let mut lines: Vec<u32> = stops.iter().map(|s| line_of(prefix_lines, text, s.start)).collect();
-            lines.sort();
-            lines.dedup();
-            let near: Vec<String> = {
-                let mut by_distance = lines.clone();
-                by_distance.sort_by_key(|&l| (l.abs_diff(line), l));
-                let mut n: Vec<u32> = by_distance.into_iter().take(5).collect();
-                n.sort();
-                n.iter().map(|l| l.to_string()).collect()
-            };
-            return Err(format!(
-                "line {} of `{file_name}` has no statement of the kernel to stop at; lines with statements near it: {}",
-                line,
-                if near.is_empty() { "(none)".to_string() } else { near.join(", ") }
-            ));
-        };
-        let p = first_probe + p;
-        let decls: Vec<String> = spec.exprs.iter().enumerate().map(|(s, e)| format!("auto {PROBE_PREFIX}{p}_{s} = ({e});")).collect();
-        let probe = format!("{{ {} }}", decls.join(" "));
-        match stop.spot {
-            Spot::Before(at) => {
-                placed_at.push((vec![edits.len()], spec_index, line));
-                edits.push((at, format!("{probe} ")));
-            }
-            Spot::Wrap(start, end) => {
-                placed_at.push((vec![edits.len(), edits.len() + 1], spec_index, line));
-                edits.push((start, format!("{{ {probe} ")));
-                edits.push((end, " }".to_string()));
-            }
-        }
-    }
-    // Where each edit lands: shifted by every edit before it (edits at the
-    // same offset end up in their order).
-    let mut by_place: Vec<usize> = (0..edits.len()).collect();
-    by_place.sort_by_key(|&i| (edits[i].0, i));
-    let mut shift = vec![0usize; edits.len()];
-    let mut total = 0;
-    for &i in &by_place {
-        shift[i] = total;
-        total += edits[i].1.len();
-    }
-    let final_start = |i: usize| edits[i].0 + shift[i];
-    let placed: Vec<Placed> = placed_at
+}
+
+/// The lines where watch `spec` did not compile (file name, line), sorted.
+pub fn skipped(spec: usize, sites: &[msl::probe::ProbeSite], sources: &SourceMap) -> Vec<(String, u32)> {
+    let mut out: Vec<(String, u32)> = sites
         .iter()
-        .map(|(es, spec, line)| Placed {
-            file: file_name.to_string(),
-            header: false,
-            line: *line,
-            exprs: prints[*spec].exprs.clone(),
-            spec: *spec,
-            edits: es.iter().map(|&e| (final_start(e), final_start(e) + edits[e].1.len())).collect(),
-        })
+        .filter(|s| !s.placed && s.request as usize == spec)
+        .map(|s| (sources.file(s.stmt.file).name.clone(), sources.line_col(s.stmt).0))
         .collect();
-    // Apply from the end so earlier offsets stay valid (stable for equal offsets).
-    let mut order: Vec<usize> = (0..edits.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse((edits[i].0, i)));
-    let mut out = text.to_string();
-    for i in order {
-        let (at, t) = &edits[i];
-        out.insert_str((*at).min(out.len()), t);
-    }
-    Ok((out, placed))
-}
-
-/// Parse a source (macros expanded as the compiler will) for its statements.
-fn parse_unit(sources: &mut SourceMap, file: FileId, opts: &msl::CompileOptions) -> TranslationUnit {
-    let mut diags = msl::diag::Diagnostics::new();
-    let tokens = msl::preprocess::preprocess(sources, file, opts, &mut diags);
-    msl::parse::parse(&tokens, &mut diags)
-}
-
-/// A source with the probes placed.
-pub struct Instrumented {
-    pub text: String,
-    pub placed: Vec<Placed>,
-    /// When a probe went into a header: every header the source includes,
-    /// as text, the instrumented ones edited (for
-    /// `CompileOptions::captured_headers`, so the compile reads these).
-    pub headers: Option<msl::include::CapturedHeaders>,
-}
-
-/// Whether `name` (a display name or path) is what `wanted` names: the
-/// same, or the same file name.
-pub fn names_file(name: &str, wanted: &str) -> bool {
-    let base = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or(p).to_string();
-    name == wanted || base(name) == base(wanted)
-}
-
-/// Instrument a full source file (`run`'s form), and the headers it
-/// includes that a `FILE:LINE` names.
-pub fn instrument_file(name: &str, text: &str, opts: &msl::CompileOptions, req: &Request) -> Result<Instrumented, String> {
-    let mut sources = SourceMap::new();
-    let file = sources.add(name, text);
-    let unit = parse_unit(&mut sources, file, opts);
-    let main = |p: &PrintSpec| p.file.as_deref().is_none_or(|f| names_file(name, f));
-    let to_offset = |s: Span| (s.file == file).then_some(s.lo as usize);
-    let (text, mut placed) = instrument(text, 0, name, &stops(&unit, &to_offset), &req.prints, &main, 0)?;
-    let headers = instrument_headers(&sources, &unit, req, &main, &mut placed)?;
-    Ok(Instrumented { text, placed, headers })
-}
-
-/// Place the probes of `FILE:LINE` specs (those `main` does not take) in
-/// the headers `sources` read; appends to `placed`.
-fn instrument_headers(
-    sources: &SourceMap,
-    unit: &TranslationUnit,
-    req: &Request,
-    main: &dyn Fn(&PrintSpec) -> bool,
-    placed: &mut Vec<Placed>,
-) -> Result<Option<msl::include::CapturedHeaders>, String> {
-    let wanted: Vec<&str> = req.prints.iter().filter(|p| !main(p)).filter_map(|p| p.file.as_deref()).collect();
-    let everywhere = req.prints.iter().any(|p| p.everywhere);
-    if wanted.is_empty() && !everywhere {
-        return Ok(None);
-    }
-    let headers: Vec<FileId> = sources.includes().iter().map(|e| e.to).collect();
-    // Watches go everywhere the thread can stop: every header too.
-    let mut wanted: Vec<String> = wanted.into_iter().map(str::to_string).collect();
-    if everywhere {
-        wanted.extend(headers.iter().map(|&h| sources.file(h).name.clone()));
-    }
-    let mut edited: Vec<(FileId, String)> = Vec::new();
-    for w in &wanted {
-        let Some(&id) = headers.iter().find(|&&h| names_file(&sources.file(h).name, w.as_str())) else {
-            let mut names: Vec<String> = headers.iter().map(|&h| sources.file(h).name.clone()).collect();
-            names.sort();
-            names.dedup();
-            return Err(format!(
-                "`{w}` is not a file this kernel reads; its headers are: {}",
-                if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
-            ));
-        };
-        if edited.iter().any(|e| e.0 == id) {
-            continue;
-        }
-        let f = sources.file(id);
-        let this = |p: &PrintSpec| p.everywhere || (!main(p) && p.file.as_deref().is_some_and(|x| names_file(&f.name, x)));
-        let to_offset = |s: Span| (s.file == id).then_some(s.lo as usize);
-        let (text, more) = instrument(&f.text, 0, &f.name, &stops(unit, &to_offset), &req.prints, &this, placed.len())?;
-        placed.extend(more.into_iter().map(|p| Placed { header: true, ..p }));
-        edited.push((id, text));
-    }
-    let entries = sources
-        .includes()
-        .iter()
-        .map(|e| msl::include::CapturedInclude {
-            from: sources.file(e.from).name.clone(),
-            spelled: e.spelled.clone(),
-            quoted: e.quoted,
-            name: sources.file(e.to).name.clone(),
-            text: edited.iter().find(|x| x.0 == e.to).map(|x| x.1.clone()).unwrap_or_else(|| sources.file(e.to).text.clone()),
-        })
-        .collect();
-    Ok(Some(msl::include::CapturedHeaders { entries }))
-}
-
-/// Instrument an MLX body: `g` is the source generated for the original
-/// body, whose statements locate the lines; the body starts `prefix_lines`
-/// lines into the user's file.
-pub fn instrument_body(
-    body: &str,
-    body_offset: usize,
-    prefix_lines: u32,
-    file_name: &str,
-    g: &mlx::Generated,
-    opts: &msl::CompileOptions,
-    req: &Request,
-) -> Result<(String, Vec<Placed>), String> {
-    let mut sources = SourceMap::new();
-    let file = sources.add("<generated>", g.full_source.clone());
-    let unit = parse_unit(&mut sources, file, opts);
-    let (lo, hi) = (g.source_offset + g.body_range.start, g.source_offset + g.body_range.end);
-    let to_offset = |s: Span| (s.file == file && (lo..=hi).contains(&(s.lo as usize))).then(|| s.lo as usize - lo);
-    let own = |p: &PrintSpec| p.file.as_deref().is_none_or(|f| names_file(file_name, f));
-    let (text, placed) = instrument(body, prefix_lines, file_name, &stops(&unit, &to_offset), &req.prints, &own, 0)?;
-    if let Some(p) = req.prints.iter().find(|p| !own(p)) {
-        return Err(format!(
-            "--print {}:{}: an MLX kernel's probes go in its body (LINE of `{file_name}`); FILE:LINE works with full sources (`debug FILE.metal --kernel K …`)",
-            p.file.as_deref().unwrap_or(""),
-            p.line
-        ));
-    }
-    Ok((text, placed.into_iter().map(|p| p.shifted(body_offset)).collect()))
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The table of what the watched thread saw (`tg`: threads per threadgroup,
@@ -675,9 +365,9 @@ pub fn render(req: &Request, tg: [u32; 3], placed: &[Placed], log: Option<&Probe
         out.push_str("this thread did not run (it is not in the dispatch)\n");
         return out;
     }
-    for (p, place) in placed.iter().enumerate() {
+    for place in placed {
         let mut rows: Vec<Vec<String>> = Vec::new();
-        for h in log.hits.iter().filter(|h| h.probe == p as u32) {
+        for h in log.hits.iter().filter(|h| place.sites.contains(&h.probe)) {
             if h.slot == 0 || rows.is_empty() {
                 rows.push(Vec::new());
             }
@@ -878,22 +568,15 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
     call.probe = req.probe();
     call.stops = req.stops();
     call.nan = req.nan;
-    let (header, body) = puzzles::split_source(&file_text);
-    let body_offset = file_text.len() - body.len();
-    let prefix_lines = file_text[..body_offset].bytes().filter(|&b| b == b'\n').count() as u32;
-    let original = puzzles::check::book_kernel(puzzle, &file_name, &file_text).map_err(|e| e.to_string())?;
-    let g = original.generate_for(&call).map_err(|e| e.to_string())?;
-    let (new_body, placed) = instrument_body(&body, body_offset, prefix_lines, &file_name, &g, &msl::CompileOptions::default(), req)?;
-    let new_text = format!("{}{new_body}", &file_text[..body_offset]);
-    let _ = header;
-    let kernel = puzzles::check::book_kernel(puzzle, &file_name, &new_text).map_err(|e| e.to_string())?;
+    call.probes = req.probe_requests();
+    let kernel = puzzles::check::book_kernel(puzzle, &file_name, &file_text).map_err(|e| e.to_string())?;
     let color = crate::color::stderr();
     let result = kernel.call_with(&call, &mut |_| {});
     if let Some(sink) = &req.interactive {
         let mut o = sink.borrow_mut();
         match &result {
-            Ok(r) => o.finished(&r.report, &r.sources, &placed),
-            Err(mlx::MlxError::Compile { sources, diagnostics, .. }) => o.failed(sources, diagnostics, &placed),
+            Ok(r) => o.finished(&r.report, &r.sources, req),
+            Err(mlx::MlxError::Compile { sources, diagnostics, .. }) => o.failed(sources, diagnostics),
             Err(mlx::MlxError::Argument(m)) => return Err(m.clone()),
         }
         (o.grid, o.threadgroup) = (case.grid, case.threadgroup);
@@ -908,25 +591,16 @@ fn debug_puzzle(t: &PuzzleTarget, test: Option<usize>, req: &Request) -> Result<
                 " of puzzle {} ({}), test {n} `{test_name}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}",
                 puzzle.number, puzzle.title
             );
+            let placed = placed(&req.prints, &r.report.probe_sites, &r.sources);
             print!("{}", render(req, case.threadgroup, &placed, r.report.probes.as_ref(), &note));
             let diags: Vec<msl::diag::Diagnostic> = r.report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
-            eprint!("{}", render_as_written(&r.sources, &diags, &placed, color));
+            eprint!("{}", msl::diag::render(&r.sources, &diags, color));
             Ok(if r.report.has_errors() { EXIT_BAD_RESULT } else { EXIT_OK })
         }
         Err(mlx::MlxError::Compile { sources, diagnostics, .. }) => {
             eprint!("{}", msl::diag::render(&sources, &diagnostics, color));
-            eprintln!("{}", placed_note(&placed));
-            Ok(EXIT_BAD_RESULT)
+            Ok(compile_failure_code(&diagnostics))
         }
         Err(mlx::MlxError::Argument(m)) => Err(m),
     }
-}
-
-/// Says where the `--print` expressions went, for compile errors in them.
-pub fn placed_note(placed: &[Placed]) -> String {
-    let lines: Vec<String> = placed.iter().map(|p| format!("{}: {}", p.place(), p.exprs.join(", "))).collect();
-    format!(
-        "note: the --print expressions are compiled where they are printed ({}), as `auto {PROBE_PREFIX}…` locals; an error there is an expression that does not compile at that point",
-        lines.join("; ")
-    )
 }

@@ -733,23 +733,20 @@ fn truthy(v: &str) -> bool {
 }
 
 /// Run the target for `thread` with `probes` placed and make a recording.
-/// Probes that do not compile at some line (a watch naming a local that is
-/// not in scope there) are dropped from that line and the run repeated.
-/// `nan`: trace non-finite values (for `break nan`).
+/// A watch is left out of the lines where it does not compile (a local not
+/// in scope there); a watch or condition with an error of its own (one
+/// that does not compile anywhere it goes) is turned off with a note and
+/// the run repeated. `nan`: trace non-finite values (for `break nan`).
 pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usize, nan: bool) -> Result<Recording, Failed> {
-    // Lines each watch is left out of; conditions that do not compile.
-    let mut skip: Vec<Vec<(String, u32)>> = vec![Vec::new(); probes.len()];
     let mut off: Vec<bool> = vec![false; probes.len()];
     let mut notes: Vec<String> = Vec::new();
-    for _round in 0..4 {
+    for _round in 0..=probes.len() {
         // The specs of this run and the probe each stands for.
         let mut specs = Vec::new();
         let mut spec_probe = Vec::new();
         for (i, p) in probes.iter().enumerate().filter(|(i, _)| !off[*i]) {
             specs.push(match p {
-                ProbeFor::Watch(e) | ProbeFor::Lanes(e) => {
-                    PrintSpec { file: None, line: 0, exprs: vec![e.clone()], everywhere: true, skip: skip[i].clone() }
-                }
+                ProbeFor::Watch(e) | ProbeFor::Lanes(e) => PrintSpec { file: None, line: 0, exprs: vec![e.clone()], everywhere: true },
                 ProbeFor::Condition { file, line, expr } => {
                     PrintSpec { file: file.clone(), ..PrintSpec::at(*line, vec![format!("(bool)({expr})")]) }
                 }
@@ -759,45 +756,34 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
         let req = Request { thread, prints: specs, limit, interactive: None, nan };
         let outcome = target.record(&req).map_err(Failed::Usage)?;
         let Some(failure) = &outcome.failure else {
+            let skipped = outcome.skipped.clone();
             let mut rec = recording_of(outcome, &spec_probe, probes, thread, limit);
             rec.notes.extend(notes);
-            for (i, p) in probes.iter().enumerate() {
-                if let (ProbeFor::Watch(e), false, false) = (p, skip[i].is_empty(), off[i]) {
-                    let mut lines = skip[i].clone();
-                    lines.sort();
-                    let main_name = rec.files.get(rec.main_file).map(|f| f.name.clone()).unwrap_or_default();
-                    let shown: Vec<String> =
-                        lines.iter().take(8).map(|(f, l)| if *f == main_name { l.to_string() } else { format!("{f}:{l}") }).collect();
-                    let more = if lines.len() > 8 { ", …" } else { "" };
-                    rec.notes.push(format!("watch `{e}` skips lines {}{more} (does not compile there)", shown.join(", ")));
-                }
+            for (s, lines) in skipped.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
+                let Some(ProbeFor::Watch(e)) = spec_probe.get(s).and_then(|&i| probes.get(i)) else { continue };
+                let main_name = rec.files.get(rec.main_file).map(|f| f.name.clone()).unwrap_or_default();
+                let shown: Vec<String> =
+                    lines.iter().take(8).map(|(f, l)| if *f == main_name { l.to_string() } else { format!("{f}:{l}") }).collect();
+                let more = if lines.len() > 8 { ", …" } else { "" };
+                rec.notes.push(format!("watch `{e}` skips lines {}{more} (does not compile there)", shown.join(", ")));
             }
             return Ok(rec);
         };
         // Which probes the errors are in.
         let mut blamed = false;
-        for (file, at, message) in &outcome.error_spots {
-            let Some(pl) = outcome.placed.iter().find(|p| &p.file == file && p.edits.first().is_some_and(|r| (r.0..r.1).contains(at)))
-            else {
+        for (spec, message) in &outcome.probe_errors {
+            let Some(&i) = spec_probe.get(*spec) else { continue };
+            if off[i] {
                 continue;
-            };
-            blamed = true;
-            let i = spec_probe[pl.spec];
-            match &probes[i] {
-                ProbeFor::Watch(_) | ProbeFor::Lanes(_) => {
-                    if !skip[i].contains(&(pl.file.clone(), pl.line)) {
-                        skip[i].push((pl.file.clone(), pl.line));
-                    }
-                }
-                ProbeFor::Condition { line, expr, .. } => {
-                    if !off[i] {
-                        off[i] = true;
-                        notes.push(format!(
-                            "condition `{expr}` of the breakpoint on line {line} does not compile there ({message}); it is ignored"
-                        ));
-                    }
-                }
             }
+            blamed = true;
+            off[i] = true;
+            notes.push(match &probes[i] {
+                ProbeFor::Watch(e) | ProbeFor::Lanes(e) => format!("watch `{e}` does not compile ({message}); it is ignored"),
+                ProbeFor::Condition { line, expr, .. } => {
+                    format!("condition `{expr}` of the breakpoint on line {line} does not compile there ({message}); it is ignored")
+                }
+            });
         }
         if !blamed {
             return Err(Failed::Kernel(failure.clone()));
@@ -806,11 +792,9 @@ pub fn record(target: &Target, thread: [u32; 3], probes: &[ProbeFor], limit: usi
     Err(Failed::Usage("the watches and conditions could not be placed; remove some (`unwatch N`, `clear LINE`)".into()))
 }
 
-/// Whether `span` is inside text the debugger inserted (a probe).
-fn in_probe(sources: &msl::source::SourceMap, placed: &[crate::debug::Placed], span: msl::source::Span) -> bool {
-    let name = &sources.file(span.file).name;
-    let at = span.lo as usize;
-    placed.iter().filter(|p| &p.file == name).any(|p| p.edits.iter().any(|r| (r.0..r.1).contains(&at)))
+/// Whether `span` is in a probe's own expressions (not the kernel's code).
+fn in_probe(sources: &msl::source::SourceMap, span: msl::source::Span) -> bool {
+    sources.file(span.file).probe.is_some()
 }
 
 /// Turn one run's outcome into a recording.
@@ -838,8 +822,7 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
     for s in &log.stops {
         let f = *file_index.entry(s.span.file).or_insert_with(|| {
             let sf = sources.file(s.span.file);
-            let text = crate::debug::without_probes(&sf.text, &sf.name, &o.placed);
-            rec.files.push(SourceText { name: sf.name.clone(), lines: text.lines().map(str::to_string).collect() });
+            rec.files.push(SourceText { name: sf.name.clone(), lines: sf.text.lines().map(str::to_string).collect() });
             rec.files.len() - 1
         });
         stops.push(Stop {
@@ -852,7 +835,7 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
             simd_active: s.simd_active,
             simd_width: s.simd_width,
             // The debugger's own probes read memory too: not the line's accesses.
-            accesses: s.accesses.iter().filter(|a| !in_probe(&sources, &o.placed, a.span)).cloned().collect(),
+            accesses: s.accesses.iter().filter(|a| !in_probe(&sources, a.span)).cloned().collect(),
             accesses_omitted: s.accesses_omitted,
             values: Vec::new(),
             faults: s.faults.iter().map(|f| format!("{}: {}", f.kind, f.message)).collect(),
@@ -864,7 +847,7 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
     // A probe runs just before its statement's stop, or (on a loop's line)
     // just after the loop's stop: attach it to the stop on its line.
     for p in &log.probes {
-        let Some(placed) = o.placed.get(p.hit.probe as usize) else { continue };
+        let Some(placed) = o.placed.iter().find(|pl| pl.sites.contains(&p.hit.probe)) else { continue };
         let Some(&probe) = spec_probe.get(placed.spec) else { continue };
         let next = p.after_stops;
         let at = |s: &Stop| s.line == placed.line && rec.files.get(s.file).is_some_and(|f| f.name == placed.file);

@@ -209,13 +209,10 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     let in_refs: Vec<&str> = input_names.iter().map(|s| s.as_str()).collect();
     let out_refs: Vec<&str> = output_names.iter().map(|s| s.as_str()).collect();
     let pp = crate::lint::compile_options(&args.pp, Some(args.header.as_deref().unwrap_or(&args.body)));
-    let make = |source: &str, source_file: UserFile, header_file: Option<UserFile>| -> Result<MetalKernel, String> {
-        Ok(MetalKernel::new(&name, &in_refs, &out_refs, source, &header, !args.no_row_contiguous, args.atomic_outputs)
-            .map_err(|e| e.to_string().replace("output_names:", "--output:"))?
-            .with_files(Some(source_file), header_file)
-            .with_compile_options(pp.clone()))
-    };
-    let mut kernel = make(&source, source_file.clone(), header_file.clone())?;
+    let kernel = MetalKernel::new(&name, &in_refs, &out_refs, &source, &header, !args.no_row_contiguous, args.atomic_outputs)
+        .map_err(|e| e.to_string().replace("output_names:", "--output:"))?
+        .with_files(Some(source_file), header_file)
+        .with_compile_options(pp);
 
     let grid = match &args.grid {
         Some(g) => parse_dims(g, "--grid")?,
@@ -227,7 +224,7 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         None if args.print_source => [1, 1, 1],
         None => return Err("--threadgroup X[,Y[,Z]] is required (threads per threadgroup)".into()),
     };
-    let call = Call {
+    let mut call = Call {
         inputs,
         output_shapes,
         output_dtypes,
@@ -257,23 +254,15 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         atomics_last_lane_first: false,
         schedules: args.schedules.schedules,
         schedule_tolerance: args.schedules.tolerance(),
+        probes: Vec::new(),
     };
 
-    // Debugging: the body again with the probes placed (same lines).
-    let mut placed = Vec::new();
     if let Some(req) = &args.debug {
         if args.json || args.print_source {
             return Err("debug prints a table: drop --json and --print-source".into());
         }
         req.check_thread(grid)?;
-        let g = kernel.generate_for(&call).map_err(|e| e.to_string())?;
-        let prefix_lines = source_file.text[..source_file.offset.min(source_file.text.len())].matches('\n').count() as u32;
-        let (new_source, p) = crate::debug::instrument_body(&source, source_file.offset, prefix_lines, &body_name, &g, &pp, req)?;
-        placed = p;
-        let new_text = format!("{}{new_source}", &source_file.text[..source_file.offset.min(source_file.text.len())]);
-        let new_file = UserFile { text: new_text.clone(), ..source_file.clone() };
-        let new_header = header_file.clone().map(|h| if h.name == source_file.name { UserFile { text: new_text.clone(), ..h } } else { h });
-        kernel = make(&new_source, new_file, new_header)?;
+        call.probes = req.probe_requests();
     }
 
     if args.print_source {
@@ -306,11 +295,13 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
     let r = match result {
         Ok(r) => r.outcome,
         Err(session::Error::Usage(m)) => return Err(m),
-        Err(e) => return crate::run::report_error(e, json, args.debug.as_ref(), &placed),
+        Err(e) => return crate::run::report_error(e, json, args.debug.as_ref()),
     };
     if let Some(sink) = &sink {
         let mut o = sink.borrow_mut();
-        o.finished(&r.report, &r.sources, &placed);
+        if let Some(req) = &args.debug {
+            o.finished(&r.report, &r.sources, req);
+        }
         (o.grid, o.threadgroup) = (grid, threadgroup);
         o.what = format!("MLX kernel `{name}`");
         return Ok(r.exit_code());
@@ -324,7 +315,6 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         debug: args.debug.as_ref(),
         dispatch_note: format!(" of kernel `{name}`: grid {gx},{gy},{gz}, threadgroup {tx},{ty},{tz}"),
         threadgroup,
-        placed: &placed,
         compile_warnings_shown: false,
     };
     if let Some(code) = crate::run::present(&r, &shown, color)? {

@@ -151,25 +151,20 @@ pub fn run(args: &RunArgs) -> u8 {
 
 /// How a session that could not give an outcome ends: printed (or handed
 /// to the debugger's screen), with its exit code.
-pub(crate) fn report_error(
-    e: session::Error,
-    json: bool,
-    debug: Option<&crate::debug::Request>,
-    placed: &[crate::debug::Placed],
-) -> Result<u8, String> {
+pub(crate) fn report_error(e: session::Error, json: bool, debug: Option<&crate::debug::Request>) -> Result<u8, String> {
     let Some((sources, diagnostics)) = e.diagnostics() else {
         return Err(e.to_string());
     };
     if let Some(sink) = debug.and_then(|r| r.interactive.as_ref()) {
-        sink.borrow_mut().failed(sources, diagnostics, placed);
+        sink.borrow_mut().failed(sources, diagnostics);
         return Ok(EXIT_BAD_RESULT);
     }
     if json {
         println!("{}", e.to_json());
     } else {
         eprint!("{}", e.render(crate::color::stderr()));
-        if !placed.is_empty() {
-            eprintln!("{}", crate::debug::placed_note(placed));
+        if debug.is_some() {
+            return Ok(crate::debug::compile_failure_code(diagnostics));
         }
     }
     Ok(e.exit_code())
@@ -184,25 +179,19 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
     if args.debug.is_some() && (args.json || args.bench.is_some()) {
         return Err("debug prints a table: drop --json and --bench".into());
     }
-    let (text, placed) = match &args.debug {
-        Some(req) => {
-            let grid_threads = match args.dispatch {
-                DispatchKind::Threads => grid,
-                DispatchKind::Threadgroups => [0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])),
-            };
-            req.check_thread(grid_threads)?;
-            let done = crate::debug::instrument_file(&name, &text, &pp, req)?;
-            // Probes in headers: the compile reads the edited headers.
-            pp.captured_headers = done.headers.map(std::sync::Arc::new);
-            (done.text, done.placed)
-        }
-        None => (text, Vec::new()),
-    };
+    if let Some(req) = &args.debug {
+        let grid_threads = match args.dispatch {
+            DispatchKind::Threads => grid,
+            DispatchKind::Threadgroups => [0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])),
+        };
+        req.check_thread(grid_threads)?;
+        pp.probes = msl::probe::Probes { requests: req.probe_requests(), view: None };
+    }
     let sink = args.debug.as_ref().and_then(|r| r.interactive.clone());
     let color = crate::color::stderr();
     let lib = match session::Library::compile(&name, &text, &pp) {
         Ok(lib) => lib,
-        Err(e) => return report_error(e, args.json, args.debug.as_ref(), &placed),
+        Err(e) => return report_error(e, args.json, args.debug.as_ref()),
     };
     if !args.json && sink.is_none() && !lib.diagnostics().is_empty() {
         eprint!("{}", msl::diag::render(lib.sources(), lib.diagnostics(), color));
@@ -213,7 +202,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         session::LowerKey { statement_marks: args.profile || nan, debug_stops: crate::debug::Request::wants_stops(args.debug.as_ref()) };
     let kernel = match lib.kernel_with(&args.kernel, how) {
         Ok(k) => k,
-        Err(e) => return report_error(e, args.json, args.debug.as_ref(), &placed),
+        Err(e) => return report_error(e, args.json, args.debug.as_ref()),
     };
 
     // Bind arguments by parameter name.
@@ -292,7 +281,9 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
     let report = &outcome.report;
     if let Some(sink) = &sink {
         let mut o = sink.borrow_mut();
-        o.finished(report, &outcome.sources, &placed);
+        if let Some(req) = &args.debug {
+            o.finished(report, &outcome.sources, req);
+        }
         o.grid = match args.dispatch {
             DispatchKind::Threads => grid,
             DispatchKind::Threadgroups => [0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])),
@@ -325,7 +316,6 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
             args.kernel, grid[0], grid[1], grid[2], tg[0], tg[1], tg[2]
         ),
         threadgroup: tg,
-        placed: &placed,
         compile_warnings_shown: true,
     };
     if let Some(code) = present(&outcome, &shown, color)? {
@@ -362,7 +352,6 @@ pub(crate) struct Presentation<'a> {
     /// " of kernel `k`: grid …, threadgroup …", for the debugger's table.
     pub dispatch_note: String,
     pub threadgroup: [u32; 3],
-    pub placed: &'a [crate::debug::Placed],
     /// The compile's warnings were printed before the run.
     pub compile_warnings_shown: bool,
 }
@@ -377,10 +366,11 @@ pub(crate) fn present(outcome: &session::Outcome, p: &Presentation, color: bool)
     }
     let findings = || {
         let diags: Vec<msl::diag::Diagnostic> = report.findings.iter().map(gpu::Finding::to_diagnostic).collect();
-        crate::debug::render_as_written(&outcome.sources, &diags, p.placed, color)
+        msl::diag::render(&outcome.sources, &diags, color)
     };
     if let Some(req) = p.debug {
-        print!("{}", crate::debug::render(req, p.threadgroup, p.placed, report.probes.as_ref(), &p.dispatch_note));
+        let placed = crate::debug::placed(&req.prints, &report.probe_sites, &outcome.sources);
+        print!("{}", crate::debug::render(req, p.threadgroup, &placed, report.probes.as_ref(), &p.dispatch_note));
         eprint!("{}", findings());
         return Ok(Some(outcome.exit_code()));
     }

@@ -20,6 +20,8 @@ pub struct ReplayOptions {
     pub stops: Option<([u32; 3], usize)>,
     pub profile: bool,
     pub log: Option<gpu::log::LogOptions>,
+    /// Debugger probes to place (`msl::probe`).
+    pub probes: Vec<msl::probe::ProbeRequest>,
 }
 
 /// What a replay produced.
@@ -103,7 +105,7 @@ fn replay_source(c: &Capture, o: &ReplayOptions) -> Result<Replayed, ReplayError
     let Program::Source { main, kernel: kname, grid, threadgroup, dispatch, arguments } = &c.program else {
         return Err(invalid("not a source capture"));
     };
-    let opts = compile_options(&c.compile);
+    let opts = msl::CompileOptions { probes: msl::probe::Probes { requests: o.probes.clone(), view: None }, ..compile_options(&c.compile) };
     let comp = msl::compile(&main.name, &main.text, &opts);
     let diagnostics = comp.diagnostics.items.clone();
     let Some(program) = comp.program.as_ref() else {
@@ -156,6 +158,7 @@ fn replay_mlx(c: &Capture, o: &ReplayOptions) -> Result<Replayed, ReplayError> {
     call.profile = o.profile;
     call.probe = o.probe;
     call.stops = o.stops;
+    call.probes = o.probes.clone();
     call.log = o.log.clone();
     match kernel.call_with(&call, &mut |_| {}) {
         Ok(r) => Ok(Replayed {

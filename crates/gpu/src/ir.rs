@@ -407,6 +407,8 @@ pub struct Kernel {
     pub log_origins: Vec<(String, String)>,
     /// The statements `Inst::Stop` names (empty unless lowered for the debugger).
     pub stop_sites: Vec<crate::stops::StopSite>,
+    /// Where the debugger's probes are (`Inst::Probe::probe` indexes it).
+    pub probe_sites: Vec<msl::probe::ProbeSite>,
     pub span: Span,
 }
 

@@ -188,6 +188,9 @@ pub struct RunReport {
     pub nan: Option<nan::NanReport>,
     /// What the watched thread's probes saw (when asked for).
     pub probes: Option<probe::ProbeLog>,
+    /// Where the kernel's probes are (`ProbeHit::probe` indexes it), when
+    /// probes or stops were recorded.
+    pub probe_sites: Vec<msl::probe::ProbeSite>,
     /// The watched thread stop by stop (when asked for).
     pub stops: Option<stops::StopLog>,
     /// Shader log messages (when asked for and the kernel logs).
@@ -460,6 +463,9 @@ pub(crate) fn run_part<'a>(
     report.probes = m.probe.take().map(|p| p.log);
     report.nan = m.nan.take().map(|t| t.report);
     report.stops = m.stops.take().map(|p| p.log);
+    if report.probes.is_some() || report.stops.is_some() {
+        report.probe_sites = kernel.probe_sites.clone();
+    }
     report.logs = m.logger.take().map(|l| l.out);
     report.max_counts = m.san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
     if let Some(s) = m.san.as_mut() {

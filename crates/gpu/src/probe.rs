@@ -1,24 +1,14 @@
 //! Watch one thread: the values of expressions each time it reaches a
 //! point of the kernel (`metal-puzzles debug --thread … --print …`).
 //!
-//! The debugger places the expressions into the source as locals named
-//! `__mp_probe_P_S` (probe P, expression S) just before the statement the
-//! user picked, so they are type-checked in that scope by the real front
-//! end. The lowering turns each into `Inst::Probe`; the machine records
-//! them only for the watched thread and only when a recorder is attached.
+//! The front end places the expressions in the HIR just before the
+//! statement the user picked (`msl::probe`), checked in that scope; the
+//! lowering turns each into `Inst::Probe`, numbered by its site; the
+//! machine records them only for the watched thread and only when a
+//! recorder is attached.
 
 use crate::exec::Mask;
 use msl::types::Scalar;
-
-/// Prefix of the locals the lowering turns into probes.
-pub const PROBE_PREFIX: &str = "__mp_probe_";
-
-/// Which probe and expression a probe local stands for (`__mp_probe_3_1` → (3, 1)).
-pub fn probe_ids(name: &str) -> Option<(u32, u32)> {
-    let rest = name.strip_prefix(PROBE_PREFIX)?;
-    let (p, s) = rest.split_once('_')?;
-    Some((p.parse().ok()?, s.parse().ok()?))
-}
 
 /// What kind of value a probe reads from its registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,7 +210,8 @@ fn effect_in_function(
                 vec![cond]
             }
             StmtKind::Return(e) => e.iter().collect(),
-            StmtKind::Break | StmtKind::Continue => vec![],
+            // Checked on their own where they are lowered.
+            StmtKind::Break | StmtKind::Continue | StmtKind::Probe { .. } => vec![],
         };
         for e in exprs {
             if let Some(r) = effect_in_expr(prog, e, seen, Some(f)) {

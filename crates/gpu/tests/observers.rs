@@ -9,8 +9,8 @@ using namespace metal;
 kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     float v = 0;
     for (uint r = 0; r < i; r++) {
-        auto __mp_probe_0_0 = (v);
-        auto __mp_probe_0_1 = (out[i + 100]);
+        // The probes of `probed()` go before the next line:
+        // `v` and `out[i + 100]`.
         v += 1;
     }
     if (i < 40) {
@@ -41,9 +41,25 @@ fn off_means_absent() {
     assert!(r.findings.is_empty(), "{:?}", r.findings);
 }
 
+/// `SRC` with `v, out[i + 100]` printed before line 8.
+fn probed() -> gpu::Kernel {
+    let request = msl::probe::ProbeRequest {
+        at: msl::probe::ProbeAt::Line { file: None, line: 8 },
+        text: "v, out[i + 100]".into(),
+        name: "--print 8".into(),
+        optional: false,
+    };
+    let opts = msl::CompileOptions { probes: msl::probe::Probes { requests: vec![request], view: None }, ..Default::default() };
+    let c = msl::compile("t.metal", SRC, &opts);
+    let p = c.program.as_ref().unwrap_or_else(|| panic!("{}", c.render(false)));
+    assert_eq!(p.probe_sites.len(), 1);
+    let (id, _) = p.kernel("k").expect("kernel");
+    gpu::lower::lower_kernel(p, id).expect("lower")
+}
+
 #[test]
 fn probes_see_one_thread_and_leave_findings_alone() {
-    let k = compile(SRC, "k");
+    let k = probed();
     let mut plain = bufs(vec![(0, f32s(&[0.0; 64]))]);
     let r0 = run(&k, &threads([64, 1, 1], [64, 1, 1]), &mut plain, &opts(CheckLevel::All));
     let mut watched = bufs(vec![(0, f32s(&[0.0; 64]))]);
@@ -59,6 +75,7 @@ fn probes_see_one_thread_and_leave_findings_alone() {
     assert_eq!(v, ["0", "1", "2"]);
     let capped = RunOptions { probe: Some(([3, 0, 0], 2)), ..opts(CheckLevel::All) };
     let r = run(&k, &threads([64, 1, 1], [64, 1, 1]), &mut bufs(vec![(0, f32s(&[0.0; 64]))]), &capped);
+    assert_eq!(r.probe_sites.len(), 1);
     let log = r.probes.expect("probes");
     assert!(log.truncated && log.hits.len() == 2);
 }

@@ -39,6 +39,9 @@ pub mod codes {
     pub const UNKNOWN_TYPE: &str = "E0202";
     /// A `}` was expected (a block, struct or initializer list not closed).
     pub const EXPECTED_CLOSING_BRACE: &str = "E0301";
+    /// A debugger probe names a line without a statement, or a file the
+    /// kernel does not read (a mistake in the request, not the kernel).
+    pub const PROBE_PLACE: &str = "E0901";
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -259,6 +259,8 @@ pub struct Program {
     pub function_constants: Vec<FunctionConstant>,
     /// Formats of shader log calls (`__os_log` builtins name them by index).
     pub log_formats: Vec<LogFormat>,
+    /// Where the debugger's probes were placed (`StmtKind::Probe::site`).
+    pub probe_sites: Vec<crate::probe::ProbeSite>,
 }
 
 /// One `logger.log…("format", …)` call's format.
@@ -355,6 +357,13 @@ pub enum StmtKind {
     Break,
     Continue,
     Return(Option<Expr>),
+    /// A debugger probe (see `probe.rs`): record these values for the
+    /// watched thread; `site` indexes `Program::probe_sites`. The
+    /// expressions only read (the lowering refuses any that writes).
+    Probe {
+        site: u32,
+        exprs: Vec<Expr>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -15,6 +15,7 @@ pub mod lex;
 pub mod parse;
 pub mod preprocess;
 pub mod pretty;
+pub mod probe;
 pub mod source;
 pub mod text;
 pub mod token;
@@ -58,7 +59,11 @@ pub fn compile(name: &str, text: &str, opts: &CompileOptions) -> Compilation {
 /// keep several files so that messages can point at the user's own text).
 pub fn compile_file(mut sources: SourceMap, file: FileId, opts: &CompileOptions) -> Compilation {
     let mut diagnostics = Diagnostics::new();
-    let tokens = preprocess::preprocess(&mut sources, file, opts, &mut diagnostics);
+    // Each probe's expressions are a file of their own, named as the user
+    // asked for them, so their messages point at what was typed.
+    let probe_files: Vec<FileId> =
+        opts.probes.requests.iter().enumerate().map(|(i, r)| sources.add_probe(r.name.clone(), r.text.clone(), i as u32)).collect();
+    let (tokens, probe_tokens) = preprocess::preprocess_with(&mut sources, file, opts, &mut diagnostics, &probe_files);
     // Without a header the simulator does not have, parsing would only
     // report what that header declares as missing: the refusal is the answer.
     if diagnostics.items.iter().any(|d| d.code == Some(diag::codes::UNSUPPORTED_HEADER)) {
@@ -67,12 +72,15 @@ pub fn compile_file(mut sources: SourceMap, file: FileId, opts: &CompileOptions)
     }
     let unit = parse::parse(&tokens, &mut diagnostics);
     drop(tokens);
+    let probe_exprs: Vec<Vec<ast::Expr>> = probe_tokens.iter().map(|t| parse::parse_expression_list(t, &mut diagnostics)).collect();
+    let plan =
+        (!probe_files.is_empty()).then(|| probe::plan(&unit, &sources, file, &opts.probes, &probe_files, probe_exprs, &mut diagnostics));
     // A syntax error leaves holes in the tree; checking it would mostly
     // produce follow-on noise, so stop at the first stage with errors.
     let program = if diagnostics.has_errors() {
         None
     } else {
-        check::check_with(&unit, &opts.function_constants, !opts.diagnostics_only, &mut diagnostics)
+        check::check_probed(&unit, &opts.function_constants, !opts.diagnostics_only, plan, &mut diagnostics)
     };
     // Debug builds (tests, fuzzing) hold the checker to the HIR's
     // invariants; a broken one is the front end's bug, reported as an

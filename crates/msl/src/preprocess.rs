@@ -49,6 +49,8 @@ pub struct PreprocessOptions {
     /// (a `constexpr` function's stays, for compile-time calls). Files that
     /// instantiate thousands of kernels then need no memory for them.
     pub diagnostics_only: bool,
+    /// Debugger probes to place (see `probe.rs`). Read by the checker.
+    pub probes: crate::probe::Probes,
 }
 
 impl Default for PreprocessOptions {
@@ -61,6 +63,7 @@ impl Default for PreprocessOptions {
             function_constants: Vec::new(),
             captured_headers: None,
             diagnostics_only: false,
+            probes: Default::default(),
         }
     }
 }
@@ -157,6 +160,19 @@ const DIRECTIVES: &[&str] = &[
 /// Lex `file` (already in `sources`) and run the preprocessor. Returns the
 /// expanded token stream ending in one Eof token.
 pub fn preprocess(sources: &mut SourceMap, file: FileId, opts: &PreprocessOptions, diags: &mut Diagnostics) -> Vec<Token> {
+    preprocess_with(sources, file, opts, diags, &[]).0
+}
+
+/// Like [`preprocess`], then expand each of `extra` (debugger probes' text)
+/// with the macros defined at the end of `file`; directives are not run in
+/// them.
+pub fn preprocess_with(
+    sources: &mut SourceMap,
+    file: FileId,
+    opts: &PreprocessOptions,
+    diags: &mut Diagnostics,
+    extra: &[FileId],
+) -> (Vec<Token>, Vec<Vec<Token>>) {
     // Predefined macros and -D definitions live in a small generated file so
     // that their bodies have real spans and spellings.
     let mut builtin = String::new();
@@ -244,7 +260,19 @@ pub fn preprocess(sources: &mut SourceMap, file: FileId, opts: &PreprocessOption
     pp.stack.clear();
     pp.conds.clear();
     pp.active = true;
-    pp.run(true)
+    let main = pp.run(true);
+    let mut more = Vec::with_capacity(extra.len());
+    for &x in extra {
+        let mut toks = lex::lex(x, &pp.sources.file(x).text, pp.diags);
+        // One line of expressions: no token starts a directive.
+        toks.iter_mut().for_each(|t| t.line_start = false);
+        pp.reader = Reader::new(toks);
+        pp.stack.clear();
+        pp.conds.clear();
+        pp.active = true;
+        more.push(pp.run(true));
+    }
+    (main, more)
 }
 
 /// A token inside the preprocessor.

@@ -55,6 +55,8 @@ pub struct SourceFile {
     pub text: String,
     /// The `#include` directive that brought this file in, if any.
     pub included_from: Option<Span>,
+    /// The text of debugger probe request N (`msl::probe`), not a file.
+    pub probe: Option<u32>,
     line_starts: Vec<u32>,
 }
 
@@ -84,7 +86,7 @@ impl SourceFile {
                 line_starts.push(i as u32 + 1);
             }
         }
-        SourceFile { name: name.into(), text, included_from: None, line_starts }
+        SourceFile { name: name.into(), text, included_from: None, probe: None, line_starts }
     }
 
     /// 1-based line and column (column counted in characters) of a byte offset.
@@ -152,13 +154,11 @@ impl SourceMap {
         FileId(self.files.len() as u32 - 1)
     }
 
-    /// The same files (ids, names, includes) with other texts: `text(file)`
-    /// for each (the debugger shows the source as written, without its
-    /// probes).
-    pub fn with_texts(&self, text: impl Fn(&SourceFile) -> String) -> SourceMap {
-        let files =
-            self.files.iter().map(|f| SourceFile { included_from: f.included_from, ..SourceFile::new(f.name.clone(), text(f)) }).collect();
-        SourceMap { files, includes: self.includes.clone() }
+    /// Add the text of debugger probe request `request`.
+    pub fn add_probe(&mut self, name: impl Into<String>, text: impl Into<String>, request: u32) -> FileId {
+        let id = self.add(name, text);
+        self.files[id.0 as usize].probe = Some(request);
+        id
     }
 
     /// Add a header brought in by the `#include` at `from`.

@@ -194,6 +194,12 @@ impl<'p> Verifier<'p> {
             StmtKind::Break if self.loops + self.switches == 0 => self.fail(s.span, "`break` outside a loop or `switch`"),
             StmtKind::Continue if self.loops == 0 => self.fail(s.span, "`continue` outside a loop"),
             StmtKind::Break | StmtKind::Continue => {}
+            StmtKind::Probe { exprs, .. } => {
+                for e in exprs {
+                    self.expr(e);
+                    self.value(e);
+                }
+            }
             StmtKind::Return(value) => {
                 let ret = self.func.map(|f| &f.ret);
                 match (value, ret) {

@@ -340,6 +340,7 @@ fn lower_once(
             o
         },
         stop_sites: l.stop_sites,
+        probe_sites: prog.probe_sites.clone(),
         span: f.span,
     };
     Ok((kernel, overflowed))
@@ -645,7 +646,7 @@ impl<'p> Lowerer<'p> {
         let local = self.func().local(id);
         // The checker's own locals (a range-based `for`'s index and range)
         // are not the user's variables.
-        if local.name.is_empty() || local.origin != LocalOrigin::Source || crate::probe::probe_ids(&local.name).is_some() {
+        if local.name.is_empty() || local.origin != LocalOrigin::Source {
             return None;
         }
         if let (true, Type::Pointer { pointee, .. }, Storage::Regs(r)) = (local.is_ref, &local.ty, &self.frame().locals[id.0 as usize]) {
@@ -671,8 +672,7 @@ impl<'p> Lowerer<'p> {
 
     fn stmt_inner(&mut self, s: &hir::Stmt, out: &mut Block) -> LResult<()> {
         // (A loop counts each test of its condition instead: see below.)
-        let is_probe =
-            matches!(&s.kind, StmtKind::Local { local, .. } if crate::probe::probe_ids(&self.func().local(*local).name).is_some());
+        let is_probe = matches!(&s.kind, StmtKind::Probe { .. });
         if self.options.statement_marks && !is_probe && !matches!(s.kind, StmtKind::Block(_) | StmtKind::Loop { .. }) {
             let at = self.access(s.span, "statement");
             out.push(Inst::Mark { at });
@@ -684,9 +684,7 @@ impl<'p> Lowerer<'p> {
             StmtKind::Expr(e) => {
                 self.expr(e, out)?;
             }
-            StmtKind::Local { local, init: Some(init) } if crate::probe::probe_ids(&self.func().local(*local).name).is_some() => {
-                self.probe(*local, init, out)?;
-            }
+            StmtKind::Probe { site, exprs } => self.probe(*site, exprs, out)?,
             StmtKind::Local { local, init: Some(init) } if matches!(init.ty, Type::FnPtr { .. }) => {
                 let f = self.static_fn(init)?;
                 self.bind_fn(*local, f);
@@ -759,34 +757,34 @@ impl<'p> Lowerer<'p> {
         Ok(())
     }
 
-    /// A debugger probe local (see `probe.rs`): record its value instead of storing it.
-    fn probe(&mut self, local: LocalId, init: &hir::Expr, out: &mut Block) -> LResult<()> {
-        let name = self.func().local(local).name.clone();
-        let Some((probe, slot)) = crate::probe::probe_ids(&name) else { return Ok(()) };
-        // Printing must not change what the kernel computes.
-        if let Some((at, why)) = crate::probe::side_effect(self.prog, init) {
-            return Err(LowerError {
-                span: at,
-                message: format!("a printed expression must not change the kernel: this one {why}"),
-                is_limitation: false,
-            });
-        }
-        let kind = match &init.ty {
-            Type::Pointer { .. } | Type::NullPtr => crate::probe::ProbeKind::Pointer,
-            Type::SimdMatrix { .. } => return err(init.span, "cannot print a simdgroup_matrix; print single values instead"),
-            t => match components(t, self.tables) {
-                Some((sc, _)) => crate::probe::ProbeKind::Value(sc),
-                None => {
-                    return err(
-                        init.span,
-                        format!("cannot print a whole `{}`; print its elements or fields instead", self.tables.display(t)),
-                    )
-                }
-            },
-        };
+    /// A debugger probe (see `probe.rs`): record the values of `exprs`.
+    fn probe(&mut self, site: u32, exprs: &[hir::Expr], out: &mut Block) -> LResult<()> {
         let mut body = Vec::new();
-        let regs = self.regs(init, &mut body)?;
-        body.push(Inst::Probe { probe, slot, kind, regs });
+        for (slot, e) in exprs.iter().enumerate() {
+            // Printing must not change what the kernel computes.
+            if let Some((at, why)) = crate::probe::side_effect(self.prog, e) {
+                return Err(LowerError {
+                    span: at,
+                    message: format!("a printed expression must not change the kernel: this one {why}"),
+                    is_limitation: false,
+                });
+            }
+            let kind = match &e.ty {
+                Type::Pointer { .. } | Type::NullPtr => crate::probe::ProbeKind::Pointer,
+                Type::SimdMatrix { .. } => return err(e.span, "cannot print a simdgroup_matrix; print single values instead"),
+                t => match components(t, self.tables) {
+                    Some((sc, _)) => crate::probe::ProbeKind::Value(sc),
+                    None => {
+                        return err(
+                            e.span,
+                            format!("cannot print a whole `{}`; print its elements or fields instead", self.tables.display(t)),
+                        )
+                    }
+                },
+            };
+            let regs = self.regs(e, &mut body)?;
+            body.push(Inst::Probe { probe: site, slot: slot as u32, kind, regs });
+        }
         out.push(Inst::Probing { body });
         Ok(())
     }

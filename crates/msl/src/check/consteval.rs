@@ -179,6 +179,8 @@ impl Eval<'_, '_, '_> {
                     }
                 }
             }
+            // Only a run on the simulated GPU records probes.
+            StmtKind::Probe { .. } => {}
             StmtKind::Break => return Some(Flow::Break),
             StmtKind::Continue => return Some(Flow::Continue),
             StmtKind::Return(e) => {

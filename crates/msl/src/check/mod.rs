@@ -29,6 +29,7 @@ mod meminit;
 mod operators;
 mod ordering;
 mod packs;
+mod probe;
 mod rangefor;
 mod refmembers;
 mod scopes;
@@ -60,9 +61,21 @@ pub fn check_with(
     keep_bodies: bool,
     diags: &mut Diagnostics,
 ) -> Option<hir::Program> {
+    check_probed(unit, constants, keep_bodies, None, diags)
+}
+
+/// Like [`check_with`], placing the debugger probes of `plan`.
+pub(crate) fn check_probed(
+    unit: &ast::TranslationUnit,
+    constants: &[(String, String)],
+    keep_bodies: bool,
+    plan: Option<crate::probe::Plan>,
+    diags: &mut Diagnostics,
+) -> Option<hir::Program> {
     let mut c = Checker::new(diags);
     c.fc_given = constants.to_vec();
     c.keep_bodies = keep_bodies;
+    c.probes = plan;
     c.run(unit);
     if let Some(d) = c.budget_error.take() {
         c.sink.push(d);
@@ -80,6 +93,7 @@ pub fn check_with(
         globals: c.globals,
         function_constants: c.function_constants,
         log_formats: c.log_formats,
+        probe_sites: c.probes.map(|p| p.sites).unwrap_or_default(),
     })
 }
 
@@ -472,6 +486,10 @@ pub(crate) struct Checker<'a, 'd> {
     /// `constant char[N]` (see `string_literal`).
     pub string_globals: HashMap<Rc<str>, hir::GlobalId>,
     pub log_formats: Vec<hir::LogFormat>,
+    /// Debugger probes to place, and the span of the statement checked just
+    /// before in the same block (see `probe.rs`).
+    pub probes: Option<crate::probe::Plan>,
+    pub probe_prev: Option<Span>,
     /// Scopes of structs with base classes → the struct (unqualified names
     /// in member functions are looked up in the bases too).
     pub base_scopes: HashMap<Vec<Rc<str>>, StructId>,
@@ -558,6 +576,8 @@ impl<'a, 'd> Checker<'a, 'd> {
             keep_bodies: true,
             string_globals: HashMap::default(),
             log_formats: Vec::new(),
+            probes: None,
+            probe_prev: None,
             base_scopes: HashMap::default(),
             unevaluated: 0,
             unit: None,

@@ -180,12 +180,16 @@ impl Syn {
         };
         let mut var = var.clone();
         var.init = Some(ast::Init::Assign(elem));
+        // The block is the compiler's, not the user's body: an empty span
+        // of its own, so what is placed at the body (debugger probes) goes
+        // inside, after the variable.
+        let at = Span::new(body.span.file, body.span.lo, body.span.lo);
         let body = ast::Stmt {
             kind: ast::StmtKind::Block(ast::Block {
                 stmts: vec![ast::Stmt { kind: ast::StmtKind::Decl(vec![var.clone()]), span: var.span }, body.clone()],
-                span: body.span,
+                span: at,
             }),
-            span: body.span,
+            span: at,
         };
         ast::Stmt {
             kind: ast::StmtKind::For {

@@ -97,6 +97,16 @@ impl Trial {
     pub fn first(&self) -> Option<Diagnostic> {
         self.sink.items.borrow().get(self.mark).cloned()
     }
+
+    /// Whether an error was reported under this trial so far.
+    pub fn has_errors(&self) -> bool {
+        self.sink.items.borrow().iter().skip(self.mark).any(Diagnostic::is_error)
+    }
+
+    /// Change each diagnostic reported under this trial so far.
+    pub fn annotate(&self, f: impl Fn(&mut Diagnostic)) {
+        self.sink.items.borrow_mut().iter_mut().skip(self.mark).for_each(f);
+    }
 }
 
 impl Drop for Trial {

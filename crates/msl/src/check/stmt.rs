@@ -11,8 +11,11 @@ impl<'a> Checker<'a, '_> {
     pub(crate) fn block_stmts(&mut self, b: &ast::Block) -> Vec<hir::Stmt> {
         self.push_scope();
         let mut out = Vec::with_capacity(b.stmts.len());
+        let mut prev = None;
         for s in &b.stmts {
+            self.probe_prev = prev;
             self.stmt(s, &mut out);
+            prev = Some(s.span);
         }
         self.pop_scope();
         out
@@ -86,6 +89,9 @@ impl<'a> Checker<'a, '_> {
     pub(super) fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<hir::Stmt>) {
         let span = s.span;
         let push = |out: &mut Vec<hir::Stmt>, kind| out.push(hir::Stmt { kind, span });
+        if self.probes.is_some() {
+            self.probes_before(s, out);
+        }
         match &s.kind {
             StmtKind::Decl(vars) => {
                 for v in vars {
@@ -100,7 +106,12 @@ impl<'a> Checker<'a, '_> {
                 }
             }
             StmtKind::Block(b) => {
-                let stmts = self.block_stmts(b);
+                let mut stmts = Vec::new();
+                if self.probes.is_some() {
+                    // A loop body's probes run first in each pass.
+                    self.probes_at_block_top(span, &mut stmts);
+                }
+                stmts.extend(self.block_stmts(b));
                 push(out, hir::StmtKind::Block(stmts));
             }
             StmtKind::If { cond, then, els, is_constexpr: true } => {
@@ -481,7 +492,7 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
-    fn local_decl(&mut self, v: &ast::VarDecl) -> Option<hir::Stmt> {
+    pub(super) fn local_decl(&mut self, v: &ast::VarDecl) -> Option<hir::Stmt> {
         let q = if mentions_auto(&v.ty) { self.auto_type(v) } else { self.resolve_type(&v.ty) };
         let Some(q) = q else {
             self.declare_poisoned(&v.name);

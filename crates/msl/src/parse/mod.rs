@@ -78,6 +78,24 @@ pub fn parse_expression(tokens: &[Token], diags: &mut Diagnostics) -> Expr {
     e
 }
 
+/// Parse expressions separated by commas (a debugger probe's `i, a[i]`).
+pub fn parse_expression_list(tokens: &[Token], diags: &mut Diagnostics) -> Vec<Expr> {
+    let mut p = Parser::new(tokens, diags);
+    let mut out = Vec::new();
+    loop {
+        out.push(p.parse_assign());
+        if !p.at(Punct::Comma) {
+            break;
+        }
+        p.bump();
+    }
+    if !p.at_eof() {
+        let t = p.tok(0).clone();
+        p.report(Diagnostic::error(t.span, format!("expected `,` or the end of the expressions, found `{}`", t.kind)));
+    }
+    out
+}
+
 #[derive(Clone)]
 struct State {
     pos: usize,

@@ -866,11 +866,21 @@ impl<'k> Machine<'k> {
     }
 
     /// Whether lane `l` would read written values from the `size` bytes
-    /// at `p` (`true` where the sanitizer tracks nothing).
+    /// at `p` (`true` where the sanitizer tracks nothing). Also while a
+    /// debugger probe runs with the sanitizer detached: it shows what the
+    /// kernel would read.
     pub(crate) fn bytes_written(&self, p: u64, size: usize, l: usize) -> bool {
-        let Some(san) = self.san.as_ref().filter(|s| s.uninit) else { return true };
+        let detached = || {
+            self.frames.iter().rev().find_map(|f| match f {
+                crate::flow::Frame::Probing { saved } => saved.0.as_deref(),
+                _ => None,
+            })
+        };
+        let Some(san) = self.san.as_deref().or_else(detached).filter(|s| s.uninit) else { return true };
         match crate::memory::ptr_alloc(p).kind() {
-            AllocKind::Private(_) => self.private_init_bits(p, size, l).is_none_or(|b| b.iter().all(|&x| x)),
+            AllocKind::Private(_) => {
+                private_shadow(&self.mem, p, size, l).and_then(|r| san.private_init.get(r)).is_none_or(|b| b.iter().all(|&x| x))
+            }
             kind => san.written(kind, crate::memory::ptr_offset(p), size),
         }
     }
@@ -1292,7 +1302,7 @@ impl<'k> Machine<'k> {
             Inst::Probe { probe, slot, kind, regs } => {
                 if let Some(l) = self.watched_lane(mask) {
                     let bits: Vec<u64> = regs.iter().map(|&r| self.get(r, l)).collect();
-                    let hit = crate::probe::ProbeHit { probe: *probe, slot: *slot, kind: *kind, bits };
+                    let hit = crate::probe::ProbeHit { probe: *probe, slot: *slot, kind: *kind, bits, shown: None };
                     if self.stops.is_some() {
                         // The debugger's SIMD-group view: every lane of the group.
                         let (first, n) = (l / 32 * 32, self.n);
@@ -1307,6 +1317,27 @@ impl<'k> Machine<'k> {
                                 }
                             })
                             .collect();
+                        if let Some(p) = self.stops.as_mut() {
+                            p.probe(hit.clone(), lanes);
+                        }
+                    }
+                    if let Some(p) = self.probe.as_mut() {
+                        p.record(hit);
+                    }
+                }
+            }
+            Inst::ProbeAt { probe, slot, layout, ptr } => {
+                if let Some(l) = self.watched_lane(mask) {
+                    let text = |q: usize| {
+                        let p = self.get(*ptr, q);
+                        crate::stops::memory_text(layout, &self.mem, p, q, &|a, n| self.bytes_written(a, n, q))
+                    };
+                    let kind = crate::probe::ProbeKind::Pointer;
+                    let hit = crate::probe::ProbeHit { probe: *probe, slot: *slot, kind, bits: Vec::new(), shown: Some(text(l)) };
+                    if self.stops.is_some() {
+                        let (first, n) = (l / 32 * 32, self.n);
+                        let lanes =
+                            (first..(first + 32).min(n)).map(|q| mask.get(q).then(|| crate::stops::LaneValue::Text(text(q)))).collect();
                         if let Some(p) = self.stops.as_mut() {
                             p.probe(hit.clone(), lanes);
                         }

@@ -377,6 +377,15 @@ pub enum Inst {
         kind: crate::probe::ProbeKind,
         regs: Vec<Reg>,
     },
+    /// A debugger probe of a value in memory (a variable, a field, an
+    /// element; a whole struct or array): read at `ptr` by `layout`, so
+    /// bytes never written show as `?`.
+    ProbeAt {
+        probe: u32,
+        slot: u32,
+        layout: Box<crate::stops::Layout>,
+        ptr: Reg,
+    },
 }
 
 /// A kernel ready to run.
@@ -485,6 +494,7 @@ pub fn reg_uses(inst: &Inst) -> (Vec<Reg>, Vec<Reg>, bool) {
         Switch { value, .. } => (vec![], vec![*value], true),
         Log { args, .. } => (vec![], args.iter().map(|a| a.1).collect(), true),
         Probe { regs, .. } => (vec![], regs.clone(), true),
+        ProbeAt { ptr, .. } => (vec![], vec![*ptr], true),
         Break | Continue | Return { .. } | Scope { .. } | Nop | RecursionTooDeep { .. } | Mark { .. } | Probing { .. } | Stop { .. } => {
             (vec![], vec![], true)
         }

@@ -26,11 +26,17 @@ pub struct ProbeHit {
     pub kind: ProbeKind,
     /// Register bits, one per component.
     pub bits: Vec<u64>,
+    /// The value already spelled out (a value read from memory, which may
+    /// be partly unwritten: `?`).
+    pub shown: Option<String>,
 }
 
 impl ProbeHit {
     /// The value as MSL would spell it (`3`, `0.5`, `true`, `float2(1, 2)`).
     pub fn text(&self) -> String {
+        if let Some(s) = &self.shown {
+            return s.clone();
+        }
         let parts: Vec<String> = self.bits.iter().map(|&b| component_text(self.kind, b)).collect();
         match (self.kind, parts.len()) {
             (_, 1) => parts.into_iter().next().unwrap_or_default(),

@@ -197,6 +197,8 @@ pub struct StopProbe {
 #[derive(Clone, Debug, PartialEq)]
 pub enum LaneValue {
     Bits(Vec<u64>),
+    /// Spelled out already (read from memory).
+    Text(String),
     /// Undefined by the specification (a SIMD-group function read an
     /// inactive lane): shown as such, never as the poison bits.
     Undefined,
@@ -207,6 +209,7 @@ impl StopProbe {
     pub fn lane_text(&self, i: usize) -> String {
         match self.lanes.get(i) {
             Some(Some(LaneValue::Bits(b))) => ProbeHit { bits: b.clone(), ..self.hit.clone() }.text(),
+            Some(Some(LaneValue::Text(t))) => t.clone(),
             Some(Some(LaneValue::Undefined)) => "undefined".into(),
             _ => "—".into(),
         }
@@ -314,7 +317,9 @@ pub fn simd_bits(mask: &Mask, lane: usize, n: usize) -> (u32, u32) {
 pub fn regs_text(layout: &Layout, regs: &[Reg], get: &dyn Fn(Reg) -> u64) -> String {
     let bits: Vec<u64> = regs.iter().map(|&r| get(r)).collect();
     let text = match layout {
-        Layout::Pointer => bits.first().map(|&b| ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Pointer, bits: vec![b] }.text()),
+        Layout::Pointer => {
+            bits.first().map(|&b| ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Pointer, bits: vec![b], shown: None }.text())
+        }
         Layout::Scalar(s) => bits.first().map(|&b| scalar_text(*s, b)),
         Layout::Vector { elem, name, .. } => {
             Some(format!("{name}({})", bits.iter().map(|&b| scalar_text(*elem, b)).collect::<Vec<_>>().join(", ")))
@@ -348,7 +353,7 @@ fn write_value(layout: &Layout, bytes: &[u8], off: i64, known: &dyn Fn(i64, u32)
         Layout::Scalar(s) => out.push_str(&read_scalar(*s, bytes, off)),
         Layout::Pointer if !known(off, 8) => out.push('?'),
         Layout::Pointer => match read_le(bytes, off, 8) {
-            Some(b) => out.push_str(&ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Pointer, bits: vec![b] }.text()),
+            Some(b) => out.push_str(&ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Pointer, bits: vec![b], shown: None }.text()),
             None => out.push('?'),
         },
         Layout::Vector { elem, n, name } => {
@@ -406,7 +411,7 @@ fn read_scalar(s: Scalar, bytes: &[u8], off: i64) -> String {
 /// Register bits of scalar type `s` as MSL would print them; a large
 /// `ulong` (what a `simd_vote` ballot is) also in hex, where its lanes show.
 pub fn scalar_text(s: Scalar, bits: u64) -> String {
-    let text = ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Value(s), bits: vec![bits] }.text();
+    let text = ProbeHit { probe: 0, slot: 0, kind: ProbeKind::Value(s), bits: vec![bits], shown: None }.text();
     if s == Scalar::ULong && bits > 0xffff {
         return format!("{text} (0x{bits:x})");
     }

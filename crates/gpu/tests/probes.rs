@@ -156,3 +156,21 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
     assert!(d.message.contains("line 4 of `t.metal` has no statement"), "{}", d.message);
     assert!(d.notes.iter().any(|n| n.contains("near it: 5")), "{:?}", d.notes);
 }
+
+#[test]
+fn values_in_memory_print_whole_and_unwritten_bytes_as_unknown() {
+    let src = "#include <metal_stdlib>
+using namespace metal;
+struct P { float a; int b; };
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float acc;
+    P p = {1.5f, 2};
+    int xs[3];
+    xs[1] = 7;
+    if (i > 100) acc = 1.0f;
+    out[i] = p.a + acc;
+}
+";
+    let (rows, _) = seen(src, vec![at(10, "acc, p, p.b, xs, xs[1], i")], 2, 1);
+    assert_eq!(texts(&rows), ["? {a: 1.5, b: 2} 2 [?, 7, ?] 7 1"]);
+}

@@ -769,6 +769,17 @@ impl<'p> Lowerer<'p> {
                     is_limitation: false,
                 });
             }
+            // A value in memory is read there, by its layout: bytes never
+            // written show as `?`, and a whole struct or array prints.
+            if e.is_place() && !matches!(e.ty, Type::Pointer { .. } | Type::NullPtr | Type::SimdMatrix { .. }) {
+                let mut addr = Vec::new();
+                if let Place::Mem { ptr, ty, .. } = self.place(e, &mut addr)? {
+                    body.extend(addr);
+                    let layout = Box::new(layout_of(&ty, self.tables, 0));
+                    body.push(Inst::ProbeAt { probe: site, slot: slot as u32, layout, ptr });
+                    continue;
+                }
+            }
             let kind = match &e.ty {
                 Type::Pointer { .. } | Type::NullPtr => crate::probe::ProbeKind::Pointer,
                 Type::SimdMatrix { .. } => return err(e.span, "cannot print a simdgroup_matrix; print single values instead"),

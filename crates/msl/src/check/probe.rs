@@ -72,9 +72,19 @@ impl Checker<'_, '_> {
         }
     }
 
-    /// `e` as the initializer of `auto $probe = (e);` (arrays decay,
-    /// references read their referent).
+    /// `e` as the initializer of `auto $probe = (e);` (references read
+    /// their referent), except that an array in memory stays an array: it
+    /// prints whole rather than as the address it would decay to.
     fn probe_value(&mut self, e: &ast::Expr) -> Option<hir::Expr> {
+        {
+            let trial = self.trial();
+            if let Some(h) = self.expr(e).filter(|h| matches!(h.ty, crate::types::Type::Array { .. }) && h.is_place()) {
+                if !trial.has_errors() {
+                    trial.commit();
+                    return Some(h);
+                }
+            }
+        }
         let auto = ast::Path {
             global: false,
             segments: vec![ast::PathSegment { ident: ast::Ident { name: Rc::from("auto"), span: e.span }, template_args: None }],

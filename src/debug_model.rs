@@ -53,6 +53,8 @@ pub struct Stop {
     pub faults: Vec<String>,
     /// The `lanes` watch here, lane by lane (`—`: the lane is not running it).
     pub lanes: Option<Vec<String>>,
+    /// At a called function's `return`: the value it returned.
+    pub returned: Option<String>,
 }
 
 /// Everything one run showed about the watched thread.
@@ -479,7 +481,15 @@ impl Debugger {
                 if depth <= 1 {
                     self.message = "already in the kernel itself; `finish` leaves a called function".into();
                 } else {
+                    let (from, func) = (self.pos, self.stop().map(|s| s.func.clone()).unwrap_or_default());
                     self.forward(|_, s| s.depth < depth);
+                    // The value of the `return` it left by.
+                    let upto = self.pos.min(self.rec.stops.len());
+                    let value = self.rec.stops[from..upto].iter().rev().find(|s| s.depth == depth).and_then(|s| s.returned.clone());
+                    if let Some(v) = value {
+                        let then = if self.message.is_empty() { String::new() } else { format!("; {}", self.message) };
+                        self.message = format!("`{func}` returned {v}{then}");
+                    }
                 }
             }
             Command::Continue => {
@@ -840,6 +850,7 @@ fn recording_of(o: Outcome, spec_probe: &[usize], probes: &[ProbeFor], thread: [
             values: Vec::new(),
             faults: s.faults.iter().map(|f| format!("{}: {}", f.kind, f.message)).collect(),
             lanes: None,
+            returned: s.returned.clone(),
         });
     }
     // The kernel's own file: where depth-1 stops are.

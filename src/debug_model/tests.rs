@@ -130,6 +130,7 @@ fn step_enters_a_helper_next_steps_over_it_finish_leaves_it() {
     assert_eq!((line(&d), var(&d, "y")), (Some(6), Some("8")));
     d.apply(Command::Finish);
     assert!(d.finished(), "the call was the kernel's last statement");
+    assert!(d.message.starts_with("`twice` returned 8; "), "{}", d.message);
     d.pos = at_call;
     d.apply(Command::Next);
     assert!(d.finished(), "next steps over the call");
@@ -557,4 +558,35 @@ fn a_breakpoint_the_thread_never_reaches_is_named() {
     d.apply(Command::Continue);
     assert!(d.finished());
     assert!(d.message.contains("this thread never runs line 19"), "{}", d.message);
+}
+
+#[test]
+fn finish_shows_what_the_function_returned() {
+    let src = "#include <metal_stdlib>
+using namespace metal;
+struct P { float v; int n; };
+P make(float x) {
+    P p = {x * 2, 3};
+    return p;
+}
+float half_of(float x) {
+    return x / 2;
+}
+kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    P p = make(a[i]);
+    float h = half_of(p.v);
+    out[i] = h + p.n;
+}
+";
+    let fx = fixture(src);
+    let mut d = start(&fx, [3, 0, 0]);
+    d.apply(Command::Step);
+    assert_eq!((line(&d), d.stop().map(|s| s.depth)), (Some(5), Some(2)));
+    d.apply(Command::Finish);
+    assert_eq!(line(&d), Some(14));
+    assert_eq!(d.message, "`make` returned {v: 6, n: 3}");
+    d.apply(Command::Step);
+    d.apply(Command::Finish);
+    assert_eq!((line(&d), d.message.as_str()), (Some(15), "`half_of` returned 3"));
 }

@@ -423,33 +423,8 @@ impl<'k> Machine<'k> {
         }
         let Some(site) = self.k.stop_sites.get(site as usize) else { return };
         let vars_omitted = site.vars.len().saturating_sub(crate::stops::MAX_VARS);
-        let vars = site
-            .vars
-            .iter()
-            .take(crate::stops::MAX_VARS)
-            .map(|v| {
-                let text = match (&v.home, &v.layout) {
-                    (crate::stops::Home::Regs(r), crate::stops::Layout::SimdMatrix { elem, name }) => {
-                        // Element e lives in the lane and slot Apple's layout says.
-                        let (first, n) = (lane / 32 * 32, self.n);
-                        crate::stops::simd_matrix_text(*elem, name, &|e| {
-                            let (l, slot) = crate::ops::matrix_lane_slot(e);
-                            let q = first + l;
-                            (q < n).then(|| r.get(slot).map(|&reg| self.get(reg, q))).flatten()
-                        })
-                    }
-                    (crate::stops::Home::Regs(r), _) => crate::stops::regs_text(&v.layout, r, &|reg| self.get(reg, lane)),
-                    (crate::stops::Home::Memory(p), _) => {
-                        crate::stops::memory_text(&v.layout, &self.mem, *p, lane, &|q, n| self.bytes_written(q, n, lane))
-                    }
-                    (crate::stops::Home::Referee(r), _) => {
-                        let p = self.get(*r, lane);
-                        crate::stops::memory_text(&v.layout, &self.mem, p, lane, &|q, n| self.bytes_written(q, n, lane))
-                    }
-                };
-                (v.name.clone(), text)
-            })
-            .collect();
+        let vars =
+            site.vars.iter().take(crate::stops::MAX_VARS).map(|v| (v.name.clone(), self.home_text(&v.home, &v.layout, lane))).collect();
         let (simd_active, simd_width) = crate::stops::simd_bits(mask, lane, self.n);
         let record = crate::stops::StopRecord {
             span: site.span,
@@ -462,9 +437,32 @@ impl<'k> Machine<'k> {
             accesses: Vec::new(),
             accesses_omitted: 0,
             faults: Vec::new(),
+            returned: None,
         };
         if let Some(p) = self.stops.as_mut() {
             p.push(record);
+        }
+    }
+
+    /// The value at `home` read by `layout`, as lane `lane` sees it.
+    fn home_text(&self, home: &crate::stops::Home, layout: &crate::stops::Layout, lane: usize) -> String {
+        use crate::stops::{Home, Layout};
+        match (home, layout) {
+            (Home::Regs(r), Layout::SimdMatrix { elem, name }) => {
+                // Element e lives in the lane and slot Apple's layout says.
+                let (first, n) = (lane / 32 * 32, self.n);
+                crate::stops::simd_matrix_text(*elem, name, &|e| {
+                    let (l, slot) = crate::ops::matrix_lane_slot(e);
+                    let q = first + l;
+                    (q < n).then(|| r.get(slot).map(|&reg| self.get(reg, q))).flatten()
+                })
+            }
+            (Home::Regs(r), _) => crate::stops::regs_text(layout, r, &|reg| self.get(reg, lane)),
+            (Home::Memory(p), _) => crate::stops::memory_text(layout, &self.mem, *p, lane, &|q, n| self.bytes_written(q, n, lane)),
+            (Home::Referee(r), _) => {
+                let p = self.get(*r, lane);
+                crate::stops::memory_text(layout, &self.mem, p, lane, &|q, n| self.bytes_written(q, n, lane))
+            }
         }
     }
 
@@ -1323,6 +1321,14 @@ impl<'k> Machine<'k> {
                     }
                     if let Some(p) = self.probe.as_mut() {
                         p.record(hit);
+                    }
+                }
+            }
+            Inst::Returned { depth, home, layout } => {
+                if let Some(lane) = self.stops.as_ref().and_then(|p| p.lane_in(mask)) {
+                    let text = self.home_text(home, layout, lane);
+                    if let Some(p) = self.stops.as_mut() {
+                        p.returned(*depth, text);
                     }
                 }
             }

@@ -377,6 +377,14 @@ pub enum Inst {
         kind: crate::probe::ProbeKind,
         regs: Vec<Reg>,
     },
+    /// The value a called function returns (only in kernels lowered for
+    /// the interactive debugger): read from `home` by `layout` and kept
+    /// with the watched thread's last stop at call depth `depth`.
+    Returned {
+        depth: u32,
+        home: crate::stops::Home,
+        layout: Box<crate::stops::Layout>,
+    },
     /// A debugger probe of a value in memory (a variable, a field, an
     /// element; a whole struct or array): read at `ptr` by `layout`, so
     /// bytes never written show as `?`.
@@ -495,6 +503,15 @@ pub fn reg_uses(inst: &Inst) -> (Vec<Reg>, Vec<Reg>, bool) {
         Log { args, .. } => (vec![], args.iter().map(|a| a.1).collect(), true),
         Probe { regs, .. } => (vec![], regs.clone(), true),
         ProbeAt { ptr, .. } => (vec![], vec![*ptr], true),
+        Returned { home, .. } => (
+            vec![],
+            match home {
+                crate::stops::Home::Regs(r) => r.clone(),
+                crate::stops::Home::Referee(r) => vec![*r],
+                crate::stops::Home::Memory(_) => vec![],
+            },
+            true,
+        ),
         Break | Continue | Return { .. } | Scope { .. } | Nop | RecursionTooDeep { .. } | Mark { .. } | Probing { .. } | Stop { .. } => {
             (vec![], vec![], true)
         }

@@ -172,6 +172,8 @@ pub struct StopRecord {
     /// What the sanitizer found the watched thread doing at this statement
     /// (an out-of-bounds access, a race...): the debugger stops here.
     pub faults: Vec<Fault>,
+    /// At a `return` of a called function: the value it returned.
+    pub returned: Option<String>,
 }
 
 /// A finding of the watched thread, at the stop it happened after.
@@ -272,6 +274,15 @@ impl StopRecorder {
     pub fn push(&mut self, stop: StopRecord) {
         self.bytes += stop.vars.iter().map(|(n, v)| n.len() + v.len() + 48).sum::<usize>() + 128;
         self.log.stops.push(stop);
+    }
+
+    /// A called function at call depth `depth` returned `value`: kept with
+    /// the last stop at that depth (its `return` statement).
+    pub fn returned(&mut self, depth: u32, value: String) {
+        if let Some(s) = self.log.stops.iter_mut().rev().find(|s| s.depth == depth) {
+            self.bytes += value.len();
+            s.returned = Some(value);
+        }
     }
 
     pub fn probe(&mut self, hit: ProbeHit, lanes: Vec<Option<LaneValue>>) {

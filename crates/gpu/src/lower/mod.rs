@@ -640,6 +640,20 @@ impl<'p> Lowerer<'p> {
         out.push(Inst::Stop { site: self.stop_sites.len() as u32 - 1 });
     }
 
+    /// For the debugger's `finish`: the value just stored in `place`, the
+    /// function's return slot.
+    fn returned(&mut self, place: &Place, out: &mut Block) {
+        use crate::stops::Home;
+        let ret = &self.func().ret;
+        let home = match place {
+            Place::Regs(r) => Home::Regs(r.clone()),
+            Place::Mem { ptr, .. } => Home::Referee(*ptr),
+            _ => return,
+        };
+        let layout = Box::new(layout_of(ret, self.tables, 0));
+        out.push(Inst::Returned { depth: self.frames.len() as u32, home, layout });
+    }
+
     /// Where local `id` lives and how to read it, for the debugger.
     fn var_view(&self, id: LocalId) -> Option<crate::stops::VarView> {
         use crate::stops::{Home, VarView};
@@ -746,6 +760,9 @@ impl<'p> Lowerer<'p> {
                     let place = self.frame().ret.clone();
                     if let Some(place) = place {
                         self.store_expr_into(&place, v, out)?;
+                        if self.options.debug_stops && self.frames.len() > 1 {
+                            self.returned(&place, out);
+                        }
                     } else {
                         self.expr(v, out)?;
                     }

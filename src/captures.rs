@@ -223,7 +223,7 @@ pub fn debug(path: &Path, rest: &[String], req: &Request) -> Result<u8, String> 
     };
     let grid_threads = if mode == "threadgroups" { [0, 1, 2].map(|d| grid[d].saturating_mul(tg[d])) } else { grid };
     req.check_thread(grid_threads)?;
-    let o = ReplayOptions { probe: req.probe(), stops: req.stops(), probes: req.probe_requests(), ..Default::default() };
+    let o = ReplayOptions { probe: req.probe(), stops: req.stops(), probes: req.probe_requests(), nan: req.nan, ..Default::default() };
     let replayed = capture::replay(&c, &o);
     if let Some(sink) = &req.interactive {
         // The interactive debugger: hand the recording over, print nothing.

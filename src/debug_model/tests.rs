@@ -321,10 +321,10 @@ fn typed_commands_parse_and_errors_teach() {
     assert!(parse_command("step 3").unwrap_err().contains("takes no arguments"));
 }
 
-#[test]
-fn a_capture_is_a_target_and_steps_like_its_source() {
+/// `run --capture` of the fixture's target, then the source removed: the
+/// capture as a target.
+fn captured(fx: &Fixture) -> Target {
     use clap::{Args, FromArgMatches};
-    let fx = fixture(SCAN);
     let dir = fx._dir.path();
     let cap = dir.join("scan.mpcapture");
     let argv = std::iter::once("run".to_string()).chain(fx.target.argv.iter().cloned()).chain([
@@ -339,7 +339,13 @@ fn a_capture_is_a_target_and_steps_like_its_source() {
     assert!(cap.exists(), "run --capture wrote the capture");
     // The capture holds the source: the debugger no longer needs the file.
     std::fs::remove_file(dir.join("scan.metal")).unwrap();
-    let target = Target { argv: vec![cap.display().to_string()], test: None };
+    Target { argv: vec![cap.display().to_string()], test: None }
+}
+
+#[test]
+fn a_capture_is_a_target_and_steps_like_its_source() {
+    let fx = fixture(SCAN);
+    let target = captured(&fx);
     let mut d = Debugger::new([5, 0, 0]);
     d.load(record(&target, [5, 0, 0], &[], 10_000, false).expect("records"));
     assert!(d.rec.what.starts_with("capture `"), "{}", d.rec.what);
@@ -546,6 +552,14 @@ kernel void scan(device const float* a [[buffer(0)]], device float* out [[buffer
     assert!(d.finished(), "{}", d.message);
     assert_eq!(parse_command("break nan"), Ok(Command::BreakNan(true)));
     assert_eq!(parse_command("clear nan"), Ok(Command::BreakNan(false)));
+    // The same from a capture of the run.
+    let target = captured(&fx);
+    let mut d = Debugger::new([9, 0, 0]);
+    d.load(record(&target, [9, 0, 0], &[], 10_000, true).expect("records"));
+    d.break_nan = true;
+    d.apply(Command::Continue);
+    assert_eq!(line(&d), Some(6), "{}", d.message);
+    assert!(d.message.contains("exp(90) overflows float (inf)"), "{}", d.message);
 }
 
 #[test]

@@ -22,6 +22,9 @@ pub struct ReplayOptions {
     pub log: Option<gpu::log::LogOptions>,
     /// Debugger probes to place (`msl::probe`).
     pub probes: Vec<msl::probe::ProbeRequest>,
+    /// Trace where non-finite values are born (`report.nan`; the
+    /// debugger's `break nan`).
+    pub nan: bool,
 }
 
 /// What a replay produced.
@@ -89,6 +92,7 @@ fn run_options(c: &Capture, o: &ReplayOptions) -> gpu::RunOptions {
         probe: o.probe,
         stops: o.stops,
         log: o.log.clone(),
+        nan: o.nan,
         ..Default::default()
     }
 }
@@ -117,7 +121,7 @@ fn replay_source(c: &Capture, o: &ReplayOptions) -> Result<Replayed, ReplayError
     let lowered = gpu::lower::lower_kernel_with(
         program,
         kid,
-        gpu::lower::LowerOptions { statement_marks: o.profile, debug_stops: o.stops.is_some() },
+        gpu::lower::LowerOptions { statement_marks: o.profile || o.nan, debug_stops: o.stops.is_some() },
     );
     let kernel = match lowered {
         Ok(k) => k,
@@ -159,6 +163,7 @@ fn replay_mlx(c: &Capture, o: &ReplayOptions) -> Result<Replayed, ReplayError> {
     call.probe = o.probe;
     call.stops = o.stops;
     call.probes = o.probes.clone();
+    call.nan = o.nan;
     call.log = o.log.clone();
     match kernel.call_with(&call, &mut |_| {}) {
         Ok(r) => Ok(Replayed {

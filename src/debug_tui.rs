@@ -383,9 +383,11 @@ fn draw_source(f: &mut Frame, dbg: &Debugger, area: Rect) {
     let focus = dbg.cursor.max(1) as usize;
     let top = focus.saturating_sub(height / 2).max(1).min(src.lines.len().saturating_sub(height).max(1));
     let width = src.lines.len().to_string().len().max(2);
+    // Borders, the marks and the line number take the rest.
+    let room = (area.width as usize).saturating_sub(2 + 2 + width + 1);
     let mut lines = Vec::new();
     for n in top..(top + height).min(src.lines.len() + 1) {
-        let text = src.lines.get(n - 1).cloned().unwrap_or_default().replace('\t', "    ");
+        let text = fit(&src.lines.get(n - 1).cloned().unwrap_or_default().replace('\t', "    "), room);
         let bp = dbg.breakpoints.iter().any(|b| b.line == n as u32 && dbg.file_named(b.file.as_deref()) == Some(file));
         let here = current == Some(n as u32);
         let mark = match (bp, here) {
@@ -406,8 +408,21 @@ fn draw_source(f: &mut Frame, dbg: &Debugger, area: Rect) {
         lines.push(Line::from(vec![Span::styled(format!("{mark}{n:>width$} "), gutter_style), Span::styled(text, style)]));
     }
     let func = dbg.stop().map(|s| format!(" · in `{}`", s.func)).unwrap_or_default();
-    let block = Block::bordered().title(format!(" {}{func} ", src.name));
+    let block = Block::bordered().title(fit(&format!(" {}{func} ", src.name), (area.width as usize).saturating_sub(2)));
     f.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// `text` cut to `width` characters, ending in `…` when something was cut.
+fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }
 
 fn draw_state(f: &mut Frame, dbg: &Debugger, area: Rect, view: &View) {
@@ -566,6 +581,13 @@ fn lane_grid(vals: &[String], width: usize) -> Vec<Line<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fit_cuts_with_an_ellipsis() {
+        assert_eq!(fit("abcdef", 6), "abcdef");
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("abc", 0), "");
+    }
 
     #[test]
     fn wrapped_rows_counts_word_wrapping() {

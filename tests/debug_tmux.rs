@@ -128,6 +128,8 @@ fn stepping_and_breakpoints_at_80x24() {
     assert!(s.contains("thread (5, 0, 0) in the grid, (1, 0, 0) in threadgroup (1, 0, 0)"), "{s}");
     assert_eq!(current_line(&s), Some(11), "{s}");
     assert!(s.contains("i = 5") && s.contains("s step") && s.contains("q quit"), "{s}");
+    // A source line wider than its pane ends in `…`, not mid-word.
+    assert!(s.lines().any(|l| l.contains("kernel void scan(device") && l.contains('…')), "{s}");
     // Step: the store into threadgroup memory, then the barrier with the tile full.
     t.keys(&["s"]);
     let s = t.wait_for("line 12", |s| current_line(s) == Some(12));

@@ -342,13 +342,13 @@ pub fn compile_failure_code(diags: &[msl::diag::Diagnostic]) -> u8 {
     }
 }
 
-/// The lines where watch `spec` did not compile (file name, line), sorted.
+/// The lines where watch `spec` did not compile anywhere (file name,
+/// line), sorted. (A loop's line has two places: its entry and each pass.)
 pub fn skipped(spec: usize, sites: &[msl::probe::ProbeSite], sources: &SourceMap) -> Vec<(String, u32)> {
-    let mut out: Vec<(String, u32)> = sites
-        .iter()
-        .filter(|s| !s.placed && s.request as usize == spec)
-        .map(|s| (sources.file(s.stmt.file).name.clone(), sources.line_col(s.stmt).0))
-        .collect();
+    let at = |s: &msl::probe::ProbeSite| (sources.file(s.stmt.file).name.clone(), sources.line_col(s.stmt).0);
+    let mine = || sites.iter().filter(|s| s.request as usize == spec);
+    let shown: Vec<(String, u32)> = mine().filter(|s| s.placed).map(at).collect();
+    let mut out: Vec<(String, u32)> = mine().filter(|s| !s.placed).map(at).filter(|l| !shown.contains(l)).collect();
     out.sort();
     out.dedup();
     out

@@ -216,6 +216,11 @@ fn watches_are_evaluated_where_they_compile() {
     d.apply(Command::Step);
     assert_eq!((line(&d), d.watch_value("tile[k] * 10")), (Some(15), Some("60")));
     assert!(d.rec.notes.iter().any(|n| n.starts_with("watch `tile[k] * 10` skips lines")), "{:?}", d.rec.notes);
+    assert!(!d.rec.notes.iter().any(|n| n.contains("15")), "line 15 shows `k` on each pass: {:?}", d.rec.notes);
+    // Where the thread first arrives at the loop, before `k` exists.
+    d.pos = 0;
+    d.apply(Command::RunTo(None, 15));
+    assert_eq!((line(&d), d.watch_value("i + 1"), d.watch_value("tile[k] * 10")), (Some(15), Some("7"), None));
     d.apply(Command::Unwatch(1));
     assert_eq!(d.watches, ["i + 1"]);
 }

@@ -58,6 +58,11 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
     let (rows, sites) = seen(src, vec![at(6, "x, s")], 2, 1);
     assert_eq!(texts(&rows), ["1.5 0", "2.5 1.5", "4 4"]);
     assert_eq!(sites.len(), 1);
+    // The brace on a line of its own: still the loop's line.
+    let allman = src.replace("for (float x : xs) {", "for (float x : xs)\n    {");
+    let c = compile_probed(&allman, vec![at(6, "x")]);
+    let site = &c.program.as_ref().expect("program").probe_sites[0];
+    assert_eq!(c.sources.line_col(site.stmt).0, 6);
     // An unbraced body on the loop's line: before it, each pass.
     let src = src.replace("for (float x : xs) {\n        s += x;\n    }", "for (float x : xs) s += x;\n\n");
     let (rows, _) = seen(&src, vec![at(6, "x")], 2, 1);

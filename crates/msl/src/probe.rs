@@ -63,7 +63,8 @@ pub struct MainView {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProbeSite {
     pub request: u32,
-    /// The statement the probe runs before (a loop's line: the loop).
+    /// The statement whose line the probe is on (a loop's line: the loop,
+    /// though the probe runs at the start of each pass).
     pub stmt: Span,
     /// False for an optional request that does not compile there.
     pub placed: bool,
@@ -87,15 +88,18 @@ pub(crate) struct Plan {
     /// Each request's parsed expressions.
     pub exprs: Vec<Vec<ast::Expr>>,
     pub optional: Vec<bool>,
-    /// Each request's place in words (`line 12 of `k.metal``), for notes.
-    pub place: Vec<Vec<(Span, String)>>,
+    /// Each request's places: (where it goes, the statement whose line it
+    /// is, that line in words: ``line 12 of `k.metal` ``).
+    pub place: Vec<Vec<(Span, Span, String)>>,
     pub sites: Vec<ProbeSite>,
 }
 
 impl Plan {
-    /// The place in words of request `r` placed at `stmt`.
-    pub fn place_of(&self, r: u32, stmt: Span) -> String {
-        self.place[r as usize].iter().find(|p| p.0 == stmt).map(|p| p.1.clone()).unwrap_or_default()
+    /// Request `r` placed at `key`: the statement whose line it is, and
+    /// that line in words.
+    pub fn place_of(&self, r: u32, key: Span) -> (Span, String) {
+        let found = self.place.get(r as usize).and_then(|p| p.iter().find(|p| p.0 == key));
+        found.map(|p| (p.1, p.2.clone())).unwrap_or((key, String::new()))
     }
 }
 
@@ -212,6 +216,14 @@ pub(crate) fn plan(
                 }
                 let mut all: Vec<StopAt> = first.into_values().collect();
                 all.sort_by_key(|s| (s.start.file, s.start.lo));
+                // A loop's line is also where the thread first arrives,
+                // before the loop starts: a watch shows there too.
+                let entries: Vec<StopAt> = all
+                    .iter()
+                    .filter(|s| matches!(s.spot, Spot::BlockTop(_)) || matches!(s.spot, Spot::Before(b) if b != s.start))
+                    .map(|s| StopAt { start: s.start, spot: Spot::Before(s.start) })
+                    .collect();
+                all.extend(entries);
                 chosen = all;
             }
         }
@@ -234,7 +246,7 @@ pub(crate) fn plan(
                 list.push(r as u32);
             }
             let where_ = format!("line {} of `{}`", line_of(s.start), name_of(s.start.file));
-            place.push((key, where_));
+            place.push((key, s.start, where_));
         }
         plan.place.push(place);
     }

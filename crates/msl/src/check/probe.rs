@@ -35,7 +35,7 @@ impl Checker<'_, '_> {
         let Some(plan) = &self.probes else { return };
         let exprs = plan.exprs.get(r as usize).cloned().unwrap_or_default();
         let optional = plan.optional.get(r as usize).copied().unwrap_or(false);
-        let place = plan.place_of(r, at);
+        let (stmt, place) = plan.place_of(r, at);
         if self.fs.is_none() || exprs.is_empty() {
             return;
         }
@@ -66,7 +66,7 @@ impl Checker<'_, '_> {
         }
         let Some(plan) = self.probes.as_mut() else { return };
         let site = plan.sites.len() as u32;
-        plan.sites.push(ProbeSite { request: r, stmt: at, placed });
+        plan.sites.push(ProbeSite { request: r, stmt, placed });
         if placed {
             out.push(hir::Stmt { kind: hir::StmtKind::Probe { site, exprs: checked }, span: at });
         }

@@ -12,6 +12,8 @@
 //!     { decl = *$begin; body } }
 //! over a struct without them, with free functions begin(s) and end(s):
 //!   the same with `begin($range)` and `end($range)`.
+//! over a braced list `{a, b, c}` (an `std::initializer_list<E>`):
+//!   the array case, with `E $range[3] = {a, b, c};`
 //! ```
 //!
 //! The `$` names cannot clash with the user's.
@@ -56,6 +58,9 @@ impl Checker<'_, '_> {
 
     /// `$range`, bound to the range once, and how to walk it.
     fn range_local(&mut self, range: &ast::Expr) -> Option<(hir::Stmt, Range)> {
+        if let ast::ExprKind::InitList(items) = &range.kind {
+            return self.list_range(items, range.span);
+        }
         let h = self.expr(range)?;
         let kind = match &h.ty {
             Type::Array { len, .. } => Range::Array(*len),
@@ -94,6 +99,41 @@ impl Checker<'_, '_> {
 }
 
 impl Checker<'_, '_> {
+    /// `for (x : {a, b, c})`: C++ deduces one element type `E` for the
+    /// `std::initializer_list<E>` (every element must have it), which
+    /// here is an array `E $range[n]` holding the elements.
+    fn list_range(&mut self, items: &[ast::Expr], sp: Span) -> Option<(hir::Stmt, Range)> {
+        if items.is_empty() {
+            self.error(sp, "a range-based `for` over `{}` has no element type to deduce")
+                .help("a braced list to loop over needs at least one element");
+            return None;
+        }
+        let mut elem: Option<Type> = None;
+        for e in items {
+            let h = self.expr(e)?;
+            let t = self.decay(h).ty;
+            match &elem {
+                None => elem = Some(t),
+                Some(first) if *first != t => {
+                    let (a, b) = (self.ty_name(first), self.ty_name(&t));
+                    self.error(e.span, format!("the elements of this braced list have different types (`{a}` and `{b}`)"))
+                        .label(format!("this one is `{b}`"))
+                        .note("C++ deduces one element type for the `std::initializer_list` a range-based `for` walks")
+                        .help(format!("write every element as a `{a}` (or cast it: `{a}(…)`)"));
+                    return None;
+                }
+                Some(_) => {}
+            }
+        }
+        let elem = elem?;
+        let len = items.len() as u32;
+        let ty = Type::Array { elem: Box::new(elem), len };
+        let init = self.initializer(&ast::Init::Brace(items.to_vec(), sp), &ty, sp)?;
+        let name = ast::Ident { name: Rc::from("$range"), span: sp };
+        let id = self.declare_local(&name, ty, AddressSpace::Thread, true)?;
+        Some((hir::Stmt { kind: hir::StmtKind::Local { local: id, init: Some(init) }, span: sp }, Range::Array(len)))
+    }
+
     /// Whether every name in `names` is declared where the loop is.
     fn free_functions_named(&self, names: &[&str]) -> bool {
         let scope = self.env.scope.clone();

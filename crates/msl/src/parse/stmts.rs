@@ -286,19 +286,9 @@ impl<'a> Parser<'a> {
         if var.is_none() {
             self.report(Diagnostic::error(colon, "a range-based `for` declares one variable without a value before the `:`"));
         }
-        let braced = self.at(Punct::LBrace);
-        if braced {
-            let sp = self.tok(0).span;
-            self.report(
-                Diagnostic::error(
-                    sp,
-                    "a range-based `for` over a braced list (`std::initializer_list`) is not supported by this simulator yet",
-                )
-                .help("iterate over a named array: `constexpr int xs[] = {…}; for (auto x : xs)`"),
-            );
-            self.skip_balanced();
-        }
-        let range = if braced { None } else { Some(self.parse_expr()) };
+        // A braced list (`std::initializer_list`) is a range too.
+        let range = if self.at(Punct::LBrace) { self.parse_init_list() } else { self.parse_expr() };
+        let range = Some(range);
         self.expect_close(Punct::RParen, lp);
         let body = self.sub_stmt();
         self.pop_scope();

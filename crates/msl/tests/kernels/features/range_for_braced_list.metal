@@ -1,6 +1,8 @@
-// UNSUPPORTED: a range-based for over a braced list (std::initializer_list).
-// Valid Metal; the simulator loops over arrays and over structs with
-// begin()/end() members, and refuses this form by name.
+// FEATURE: a range-based for over a braced list (std::initializer_list):
+// one deduced element type, the elements walked in order.
+// KERNEL: range_for_braced_list
+// GRID: 4,1,1
+// THREADGROUP: 4,1,1
 #include <metal_stdlib>
 using namespace metal;
 

@@ -1282,6 +1282,19 @@ impl<'k> Machine<'k> {
                     );
                 }
             }
+            Inst::BadCall { at } => {
+                if let Some(l) = mask.lanes().next() {
+                    self.stopped = true;
+                    self.report_lane(
+                        FindingKind::OutOfBounds,
+                        *at,
+                        l,
+                        "calls through a function pointer that holds no function of the program (null, or never set): \
+                         the GPU would jump to a bad address, and the kernel was stopped"
+                            .to_string(),
+                    );
+                }
+            }
             Inst::Mark { at } => {
                 let n = self.n;
                 if let Some(p) = self.profiler.as_mut() {

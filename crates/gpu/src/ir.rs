@@ -350,6 +350,12 @@ pub enum Inst {
         at: AccessId,
         limit: u32,
     },
+    /// A call through a function pointer that holds no function of the
+    /// program (null, never set): reached by any lane, the run stops with
+    /// an out-of-bounds finding (the GPU would jump to a bad address).
+    BadCall {
+        at: AccessId,
+    },
     /// A statement starts (only in kernels lowered for profiling).
     Mark {
         at: AccessId,
@@ -512,9 +518,16 @@ pub fn reg_uses(inst: &Inst) -> (Vec<Reg>, Vec<Reg>, bool) {
             },
             true,
         ),
-        Break | Continue | Return { .. } | Scope { .. } | Nop | RecursionTooDeep { .. } | Mark { .. } | Probing { .. } | Stop { .. } => {
-            (vec![], vec![], true)
-        }
+        Break
+        | Continue
+        | Return { .. }
+        | Scope { .. }
+        | Nop
+        | RecursionTooDeep { .. }
+        | BadCall { .. }
+        | Mark { .. }
+        | Probing { .. }
+        | Stop { .. } => (vec![], vec![], true),
     }
 }
 

@@ -688,7 +688,7 @@ pub fn implicit_conversion(from: &Type, to: &Type) -> Option<ConvRank> {
                 None
             }
         }
-        (Type::NullPtr, Type::Pointer { .. }) => Some(ConvRank::Conversion),
+        (Type::NullPtr, Type::Pointer { .. } | Type::FnPtr { .. }) => Some(ConvRank::Conversion),
         (Type::Pointer { pointee: pa, space: sa, is_const: ca }, Type::Pointer { pointee: pb, space: sb, is_const: cb }) => {
             // `constant` memory is read-only whatever the pointer says, so
             // `constant T*` and `constant const T*` are the same thing.

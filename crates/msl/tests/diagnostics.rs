@@ -304,30 +304,29 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 "#
 );
 
-// A function pointer chosen at run time is refused by name (the simulator
-// inlines every call, so it needs the function at compile time).
+// Function pointers compare only for equality, and `?:` needs one type.
 case!(
-    function_pointer_assigned_at_run_time,
+    function_pointer_misuse,
     r#"
 float add1(float x) { return x + 1.0f; }
-float neg(float x) { return -x; }
+int half_i(int x) { return x / 2; }
 kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
   float (*f)(float) = add1;
-  if (i > 2) {
-    f = neg;
-  }
+  int (*g)(int) = half_i;
+  bool a = f < f;
+  auto h = i > 2 ? f : g;
   out[i] = f(float(i));
 }
 "#
 );
 
+// The host cannot hand a kernel a function pointer as an argument.
 case!(
-    function_pointer_struct_member_unsupported,
+    function_pointer_kernel_parameter,
     r#"
 typedef float (*UnaryF)(float);
-struct Op { UnaryF f; float k; };
-kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-  out[i] = 0.0f;
+kernel void k(device float* out [[buffer(0)]], UnaryF f [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  out[i] = f(1.0f);
 }
 "#
 );

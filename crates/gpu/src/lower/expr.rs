@@ -33,6 +33,11 @@ impl<'p> Lowerer<'p> {
         };
         match (&e.kind, ty) {
             (H::Zero, _) => Ok(()),
+            // A table of functions: each entry the function's number + 1.
+            (H::FuncRef(f), Type::FnPtr { .. }) => {
+                put(buf, at, Scalar::ULong, ConstValue::UInt(f.0 as u64 + 1));
+                Ok(())
+            }
             (H::Const(v), t) => {
                 let s = scalar_of(t, self.tables).unwrap_or(Scalar::Int);
                 put(buf, at, s, *v);
@@ -380,11 +385,11 @@ impl<'p> Lowerer<'p> {
                 Ok(Val::Mem { ptr, space })
             }
             H::Call { func, args } => self.call(*func, args, &e.ty, span, out),
-            H::CallPtr { callee, args } => {
-                let f = self.static_fn(callee)?;
-                self.call(f, args, &e.ty, span, out)
-            }
-            H::FuncRef(_) => err(span, "a function pointer is only supported as the function it calls, not as a value"),
+            H::CallPtr { callee, args } => match self.static_fn(callee) {
+                Some(f) => self.call(f, args, &e.ty, span, out),
+                None => self.call_dynamic(callee, args, &e.ty, span, out),
+            },
+            H::FuncRef(f) => Ok(Val::Regs(vec![self.const_reg(f.0 as u64 + 1, true)])),
             H::Builtin { id, fast, args, .. } => self.builtin(*id, *fast, args, &e.ty, span, out),
         }
     }
@@ -866,17 +871,19 @@ impl<'p> Lowerer<'p> {
         }
         self.inlined_calls += 1;
         self.check_size(span)?;
-        let callee = self.prog.function(func);
         // Evaluate arguments in the caller's frame; a function pointer
-        // argument is the function it names.
+        // argument known now, to a parameter the callee never changes, is
+        // the function it names.
+        self.compute_addr_taken(func);
+        let callee = self.prog.function(func);
         let mut vals = Vec::with_capacity(args.len());
-        for a in args {
-            vals.push(match a.ty {
-                Type::FnPtr { .. } => Err(self.static_fn(a)?),
-                _ => Ok(self.expr(a, out)?),
+        for (a, p) in args.iter().zip(&callee.params) {
+            let fixed = || !self.assigned.get(&func).is_some_and(|s| s.contains(&p.local));
+            vals.push(match self.static_fn(a).filter(|_| matches!(a.ty, Type::FnPtr { .. }) && fixed()) {
+                Some(f) => Err(f),
+                None => Ok(self.expr(a, out)?),
             });
         }
-        self.compute_addr_taken(func);
         let ret = match components(ret_ty, self.tables) {
             _ if *ret_ty == Type::Void => None,
             Some((s, n)) => Some(Place::Regs((0..n).map(|_| self.reg_for(s)).collect())),
@@ -931,21 +938,88 @@ impl<'p> Lowerer<'p> {
 }
 
 impl Lowerer<'_> {
-    /// The function a function pointer expression holds: the checker only
-    /// lets through pointers known at compile time (functions named,
-    /// parameters and locals bound to them).
-    pub(super) fn static_fn(&self, e: &hir::Expr) -> LResult<hir::FuncId> {
+    /// The function a function pointer expression holds when it is known
+    /// at compile time (a function named, a parameter or local bound to
+    /// one); `None` for one held at run time.
+    pub(super) fn static_fn(&self, e: &hir::Expr) -> Option<hir::FuncId> {
         match &e.kind {
-            H::FuncRef(f) => Ok(*f),
+            H::FuncRef(f) => Some(*f),
             H::Local(l) => match self.frame().locals.get(l.0 as usize) {
-                Some(Storage::Func(f)) => Ok(*f),
-                _ => err(e.span, "the simulator cannot tell which function this pointer holds (it needs the function at compile time)"),
+                Some(Storage::Func(f)) => Some(*f),
+                _ => None,
             },
-            _ => err(
-                e.span,
-                "a function pointer computed at run time is not supported by the simulator (it needs the function at compile time)",
-            ),
+            _ => None,
         }
+    }
+
+    /// Whether the current function assigns local `id` (or takes its address).
+    pub(super) fn is_assigned(&mut self, id: hir::LocalId) -> bool {
+        let f = self.frame().func;
+        self.compute_addr_taken(f);
+        self.assigned.get(&f).is_some_and(|s| s.contains(&id))
+    }
+
+    /// The functions whose address the program takes, with type `ty`: what
+    /// a pointer of that type can hold.
+    fn fn_targets_of(&mut self, ty: &Type) -> Vec<hir::FuncId> {
+        let prog = self.prog;
+        let all = self.fn_targets.get_or_insert_with(|| {
+            let mut found: Vec<(Type, hir::FuncId)> = Vec::new();
+            let mut note = |e: &hir::Expr| {
+                fn walk(e: &hir::Expr, found: &mut Vec<(Type, hir::FuncId)>) {
+                    if let H::FuncRef(f) = &e.kind {
+                        if !found.iter().any(|(t, g)| g == f && *t == e.ty) {
+                            found.push((e.ty.clone(), *f));
+                        }
+                    }
+                    super::visit_children(e, &mut |c| walk(c, found));
+                }
+                walk(e, &mut found);
+            };
+            for f in &prog.functions {
+                super::visit_stmts(&f.body, &mut note);
+            }
+            for g in &prog.globals {
+                note(&g.init);
+            }
+            found.sort_by_key(|x| x.1 .0);
+            found
+        });
+        all.iter().filter(|(t, _)| t == ty).map(|x| x.1).collect()
+    }
+
+    /// A call through a function pointer held at run time: each lane calls
+    /// the function its pointer holds, one of those whose address the
+    /// program takes (a `switch` over them); any other value stops the run
+    /// with a finding, as a jump to a bad address would fault.
+    fn call_dynamic(&mut self, callee: &hir::Expr, args: &[hir::Expr], ret_ty: &Type, span: Span, out: &mut Block) -> LResult<Val> {
+        let which = self.scalar(callee, out)?;
+        let ret = match components(ret_ty, self.tables) {
+            _ if *ret_ty == Type::Void => None,
+            Some((s, n)) => Some(Place::Regs((0..n).map(|_| self.reg_for(s)).collect())),
+            None => Some(self.temp_mem(ret_ty, span)),
+        };
+        let mut cases = Vec::new();
+        for f in self.fn_targets_of(&callee.ty) {
+            self.check_size(span)?;
+            let mut body = Vec::new();
+            let v = self.call(f, args, ret_ty, span, &mut body)?;
+            if let Some(place) = &ret {
+                let at = self.access(span, "the returned value");
+                self.write(place, &v, ret_ty, at, &mut body)?;
+            }
+            body.push(Inst::Break);
+            cases.push((vec![f.0 as u64 + 1], false, body));
+        }
+        let at = self.access(span, "call through a function pointer");
+        cases.push((Vec::new(), true, vec![Inst::BadCall { at }, Inst::Break]));
+        out.push(Inst::Switch { value: which, ty: Scalar::ULong, cases });
+        Ok(match ret {
+            None => Val::Regs(Vec::new()),
+            Some(Place::Regs(r)) => Val::Regs(r),
+            Some(Place::Mem { ptr, space, .. }) => Val::Mem { ptr, space },
+            Some(_) => return err(span, "internal error: return slot"),
+        })
     }
 
     /// Bind function pointer local `id` of the current frame to `f`.

@@ -111,6 +111,12 @@ pub struct Lowerer<'p> {
     device_atomics: bool,
     /// Address-taken locals per function (computed once per function).
     addr_taken: HashMap<FuncId, HashSet<LocalId>>,
+    /// Per function, the locals it assigns (a function pointer local that
+    /// is never assigned is bound to its function at compile time).
+    assigned: HashMap<FuncId, HashSet<LocalId>>,
+    /// Per function pointer type, the functions whose address the program
+    /// takes: what a call through a run-time pointer may reach.
+    fn_targets: Option<Vec<(Type, FuncId)>>,
     /// Constants, hoisted to the kernel's prologue (they never change).
     pending_consts: Vec<Inst>,
     /// Cache of constant registers by (bits, wide).
@@ -209,6 +215,8 @@ fn lower_once(
         uses_lanes: false,
         device_atomics: false,
         addr_taken: HashMap::new(),
+        assigned: HashMap::new(),
+        fn_targets: None,
         pending_consts: Vec::new(),
         const_cache: HashMap::new(),
         options,
@@ -534,7 +542,8 @@ fn components(t: &Type, tables: &TypeTables) -> Option<(Scalar, usize)> {
         Type::Matrix { elem, cols, rows } => Some((*elem, (*cols as usize) * (*rows as usize))),
         Type::Enum(id) => Some((tables.enum_def(*id).underlying, 1)),
         Type::BuiltinEnum(_) => Some((Scalar::Int, 1)),
-        Type::Pointer { .. } | Type::NullPtr => Some((Scalar::ULong, 1)),
+        // A function pointer held at run time: its function's number + 1 (0: null).
+        Type::Pointer { .. } | Type::NullPtr | Type::FnPtr { .. } => Some((Scalar::ULong, 1)),
         Type::SimdMatrix { elem, .. } => Some((*elem, 2)),
         _ => None,
     }
@@ -596,10 +605,17 @@ impl<'p> Lowerer<'p> {
             return;
         }
         let mut set = HashSet::new();
-        fn walk(e: &hir::Expr, set: &mut HashSet<LocalId>) {
+        let mut assigned = HashSet::new();
+        fn walk(e: &hir::Expr, set: &mut HashSet<LocalId>, assigned: &mut HashSet<LocalId>) {
             if let H::AddrOf(x) = &e.kind {
                 if let Some(l) = root_local(x) {
                     set.insert(l);
+                    assigned.insert(l);
+                }
+            }
+            if let H::Assign { place, .. } | H::CompoundAssign { place, .. } | H::IncDec { place, .. } = &e.kind {
+                if let Some(l) = root_local(place) {
+                    assigned.insert(l);
                 }
             }
             // Indexing an array local needs memory too, and so does taking a
@@ -611,10 +627,11 @@ impl<'p> Lowerer<'p> {
                     }
                 }
             }
-            visit_children(e, &mut |c| walk(c, set));
+            visit_children(e, &mut |c| walk(c, set, assigned));
         }
-        visit_stmts(&self.prog.function(f).body, &mut |e| walk(e, &mut set));
+        visit_stmts(&self.prog.function(f).body, &mut |e| walk(e, &mut set, &mut assigned));
         self.addr_taken.insert(f, set);
+        self.assigned.insert(f, assigned);
     }
 
     // ----- statements ----------------------------------------------------
@@ -699,9 +716,13 @@ impl<'p> Lowerer<'p> {
                 self.expr(e, out)?;
             }
             StmtKind::Probe { site, exprs } => self.probe(*site, exprs, out)?,
-            StmtKind::Local { local, init: Some(init) } if matches!(init.ty, Type::FnPtr { .. }) => {
-                let f = self.static_fn(init)?;
-                self.bind_fn(*local, f);
+            // A function pointer never changed: its function, known now.
+            StmtKind::Local { local, init: Some(init) }
+                if matches!(init.ty, Type::FnPtr { .. }) && !self.is_assigned(*local) && self.static_fn(init).is_some() =>
+            {
+                if let Some(f) = self.static_fn(init) {
+                    self.bind_fn(*local, f);
+                }
             }
             StmtKind::Local { local, init } => {
                 // A variable declared without a value lives in memory so the
@@ -871,7 +892,8 @@ impl<'p> Lowerer<'p> {
                 // a switch): give it storage now.
                 self.declare_local(id, span)
             }
-            Storage::Func(_) => err(span, "a function pointer is only supported as the function it calls, not as a value in memory"),
+            // Bound at compile time and never written: its value, read.
+            Storage::Func(f) => Ok(Place::Regs(vec![self.const_reg(f.0 as u64 + 1, true)])),
         }
     }
 

@@ -259,6 +259,14 @@ impl<'a> Checker<'a, '_> {
                 })?;
                 return self.construct(&ty.ty, args, span, true);
             }
+            // A program-scope function pointer (`constant Op op = f;`).
+            if let DeclKind::Global(g) = self.decls[d].kind {
+                if matches!(self.globals[g.0 as usize].ty, Type::FnPtr { .. }) {
+                    let ty = self.globals[g.0 as usize].ty.clone();
+                    let hargs = self.args(args)?;
+                    return self.call_through(mk(H::Global(g), ty, last.ident.span), hargs, span);
+                }
+            }
             let n = name.to_string();
             self.error(last.ident.span, format!("`{n}` is not a function")).secondary(self.decls[d].span, "declared here");
             return None;
@@ -988,6 +996,12 @@ impl<'a> Checker<'a, '_> {
             if let Some(base) = self.method_base(obj.clone(), sid, name) {
                 return self.method_call(base?, name, args, span);
             }
+        }
+        // A data member holding a function pointer: a call through it.
+        let fn_field = self.tables.struct_def(sid).fields.iter().any(|f| *f.name == *name.name && matches!(f.ty, Type::FnPtr { .. }));
+        if indices.is_empty() && member_fns.is_empty() && fn_field && explicit.is_none() {
+            let callee = self.member(obj, name, false, span)?;
+            return self.call_through(callee, args, span);
         }
         if indices.is_empty() && member_fns.is_empty() {
             let sname = self.tables.struct_def(sid).name.clone();

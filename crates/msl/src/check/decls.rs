@@ -723,9 +723,6 @@ impl<'a> Checker<'a, '_> {
                         }
                         _ => q,
                     };
-                    if self.refuse_stored_fn_ptr(&q.ty, v.ty.span, "a struct member") {
-                        continue;
-                    }
                     if let Some(init) = &v.init {
                         let field = fields.len() as u32;
                         self.structs[sid.0 as usize].member_defaults.push(super::meminit::MemberDefault { field, init, reported: false });
@@ -916,9 +913,6 @@ impl<'a> Checker<'a, '_> {
             return;
         }
         let Some(q) = self.resolve_type(&v.ty) else { return };
-        if self.refuse_stored_fn_ptr(&q.ty, v.ty.span, "a program-scope variable") {
-            return;
-        }
         let space = q.space;
         if space != Some(AddressSpace::Constant) && !v.is_constexpr {
             let shown = self.ty_name(&q.ty);
@@ -1086,7 +1080,8 @@ impl<'a> Checker<'a, '_> {
     pub(crate) fn is_constant_expr(&self, e: &hir::Expr) -> bool {
         use hir::ExprKind as K;
         match &e.kind {
-            K::Const(_) | K::Zero | K::Uninit => true,
+            // A function's address is known when the program is linked.
+            K::Const(_) | K::Zero | K::Uninit | K::FuncRef(_) => true,
             K::ArrayInit { items, rest } => items.iter().all(|x| self.is_constant_expr(x)) && self.is_constant_expr(rest),
             K::Global(_) => true,
             K::Convert(x) | K::BitCast(x) => self.is_constant_expr(x),

@@ -755,9 +755,7 @@ impl<'a> Checker<'a, '_> {
         let l = if matches!(l.ty, Type::Array { .. }) { self.decay(l) } else { l };
         let r = if matches!(r.ty, Type::Array { .. }) { self.decay(r) } else { r };
         if matches!(l.ty, Type::FnPtr { .. }) || matches!(r.ty, Type::FnPtr { .. }) {
-            self.error(span, format!("`{}` on function pointers is not supported by the simulator", op.as_str()))
-                .note(super::fnptr::RUNTIME_NOTE);
-            return None;
+            return self.fn_ptr_compare(op, l, r, span);
         }
         // Pointers.
         if l.ty.is_pointer() || r.ty.is_pointer() || l.ty == Type::NullPtr || r.ty == Type::NullPtr {
@@ -920,12 +918,6 @@ impl<'a> Checker<'a, '_> {
             self.error(span, "arrays cannot be assigned as a whole").help("copy them element by element in a loop");
             return None;
         }
-        if matches!(x.ty, Type::FnPtr { .. }) {
-            self.error(span, "assigning to a function pointer is not supported by the simulator")
-                .note(super::fnptr::RUNTIME_NOTE)
-                .help("declare a new pointer initialized with the function instead");
-            return None;
-        }
         let (space, is_const) = self.place_info(x);
         if space == AddressSpace::Constant {
             self.error(x.span, "cannot write to `constant` memory: it is read-only")
@@ -1038,16 +1030,26 @@ impl<'a> Checker<'a, '_> {
 
     fn conditional(&mut self, c: hir::Expr, t: hir::Expr, f: hir::Expr, span: Span) -> Option<hir::Expr> {
         if matches!(t.ty, Type::FnPtr { .. }) || matches!(f.ty, Type::FnPtr { .. }) {
-            // A condition known now chooses the function now.
-            return match super::fold::fold(self, &c) {
-                Some(v) if t.ty == f.ty => Some(if v.is_true() { t } else { f }),
-                _ => {
-                    self.error(span, "choosing a function pointer with `?:` at run time is not supported by the simulator")
-                        .note(super::fnptr::RUNTIME_NOTE)
-                        .help("call each function in its own branch of an `if`");
-                    None
+            // A condition known now chooses the function now (so the
+            // call stays direct); otherwise the pointer is a run-time value.
+            if let (Some(v), true) = (super::fold::fold(self, &c), t.ty == f.ty) {
+                return Some(if v.is_true() { t } else { f });
+            }
+            let (t, f) = match (&t.ty, &f.ty) {
+                (Type::NullPtr, ty) => (mk(H::Zero, ty.clone(), t.span), f),
+                (ty, Type::NullPtr) => {
+                    let z = mk(H::Zero, ty.clone(), f.span);
+                    (t, z)
                 }
+                _ => (t, f),
             };
+            if t.ty != f.ty {
+                let (a, b) = (self.ty_name(&t.ty), self.ty_name(&f.ty));
+                self.error(span, format!("the two branches of `?:` are different function pointer types `{a}` and `{b}`"));
+                return None;
+            }
+            let ty = t.ty.clone();
+            return Some(mk(H::Conditional { cond: bx(c), then: bx(t), els: bx(f) }, ty, span));
         }
         // Arrays of different types (or an array against `nullptr`) meet
         // as pointers to their first elements.

@@ -1,14 +1,14 @@
-//! Function pointers. The simulator inlines every call, so a function
-//! pointer is only supported where its value is known at compile time: a
-//! function named in the source (`f`, `&f`, `f<T>`, an overloaded name
-//! chosen by the pointer type it initializes), passed as a template
-//! argument (`template <RadixFunc<T> radix_func>`), bound to a function
-//! parameter at each call site (`T (*op)(T, T)`), or held by a local
-//! initialized from one of those. A call through a template argument is a
-//! direct call; a call through anything else is `hir::ExprKind::CallPtr`,
-//! which the lowering resolves at each inlining. Everything that would
-//! choose a function at run time (assignment, `?:`, storage in memory,
-//! comparisons) is refused as unsupported.
+//! Function pointers: a function named in the source (`f`, `&f`, `f<T>`,
+//! an overloaded name chosen by the pointer type it initializes), passed
+//! as a template argument (`template <RadixFunc<T> radix_func>`), bound to
+//! a function parameter (`T (*op)(T, T)`), or held as a value (locals,
+//! struct members, arrays, `constant` tables, chosen with `?:`, compared
+//! with `==`). A call through a template argument is a direct call; a call
+//! through anything else is `hir::ExprKind::CallPtr`, which the lowering
+//! turns into a direct call when it knows the function at that inlining,
+//! and otherwise into a choice among the functions whose address the
+//! program takes. Kernel parameters of function pointer type (host
+//! function handles) are refused.
 
 use super::expr::mk;
 use super::typeexpr::QualType;
@@ -20,7 +20,7 @@ use crate::types::Type;
 
 /// Why the simulator cannot keep function pointers where a program puts them.
 pub(crate) const RUNTIME_NOTE: &str =
-    "the simulator inlines every call, so it supports function pointers only where the function is known at compile time";
+    "the simulator supports pointers to the program's own functions (in variables, struct members, arrays and `constant` tables), not pointers to them or function handles from the host";
 
 impl<'a> Checker<'a, '_> {
     /// The type of a pointer to function `f`.
@@ -333,8 +333,29 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
-    /// Refuse a function pointer type where its value would live in memory
-    /// or be chosen at run time (`what` names the place).
+    /// `f == g`, `f != nullptr`: whether two function pointers hold the
+    /// same function.
+    pub(crate) fn fn_ptr_compare(&mut self, op: ast::BinaryOp, l: hir::Expr, r: hir::Expr, span: Span) -> Option<hir::Expr> {
+        use ast::BinaryOp::{Eq, Ne};
+        let (l, r) = match (&l.ty, &r.ty) {
+            (Type::NullPtr, t) => (mk(H::Zero, t.clone(), l.span), r),
+            (t, Type::NullPtr) => {
+                let z = mk(H::Zero, t.clone(), r.span);
+                (l, z)
+            }
+            _ => (l, r),
+        };
+        if !matches!(op, Eq | Ne) || l.ty != r.ty {
+            let (a, b) = (self.ty_name(&l.ty), self.ty_name(&r.ty));
+            self.error(span, format!("invalid operands to `{}`: `{a}` and `{b}`", op.as_str()))
+                .note("function pointers of one type compare with `==` and `!=` (with each other or with `nullptr`)");
+            return None;
+        }
+        Some(mk(H::PtrCompare { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::BOOL, span))
+    }
+
+    /// Refuse a function pointer type where the host would have to supply
+    /// it (`what` names the place).
     pub(crate) fn refuse_stored_fn_ptr(&self, ty: &Type, span: Span, what: &str) -> bool {
         let mut t = ty;
         while let Type::Array { elem, .. } = t {
@@ -345,7 +366,7 @@ impl<'a> Checker<'a, '_> {
         }
         self.error(span, format!("{what} of function pointer type is not supported by the simulator"))
             .note(RUNTIME_NOTE)
-            .help("pass the function as a template argument or a function parameter, or call it directly");
+            .help("choose the function in the kernel (a `constant` table of functions indexed by an argument works)");
         true
     }
 }

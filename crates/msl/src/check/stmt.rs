@@ -523,9 +523,6 @@ impl<'a> Checker<'a, '_> {
         }
         // Naming `simdgroup_matrix<bool, 8, 8>` (in a typedef) is fine; an
         // object of it is not (Metal only has float, half and bfloat ones).
-        if matches!(ty, Type::Array { .. }) && self.refuse_stored_fn_ptr(&ty, v.ty.span, "an array") {
-            return None;
-        }
         let mut inner = &ty;
         while let Type::Array { elem, .. } = inner {
             inner = elem;
@@ -557,12 +554,6 @@ impl<'a> Checker<'a, '_> {
                         }
                     }
                 }
-            }
-            (None, _) if matches!(ty, Type::FnPtr { .. }) => {
-                self.error(v.span, format!("function pointer `{}` needs a function where it is declared", v.name.name))
-                    .note(super::fnptr::RUNTIME_NOTE)
-                    .help("initialize it with a function name: `= f;`");
-                return None;
             }
             (None, _) => {
                 if is_const && space == AddressSpace::Thread {

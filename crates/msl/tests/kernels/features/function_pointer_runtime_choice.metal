@@ -1,6 +1,8 @@
-// UNSUPPORTED: a function pointer chosen at run time (`?:` on a thread's
-// value). Valid Metal; the simulator inlines every call, so it supports
-// function pointers only where the function is known at compile time.
+// FEATURE: a function pointer chosen at run time (`?:` on a thread's
+// value): each thread calls the function its pointer holds.
+// KERNEL: pick
+// GRID: 4,1,1
+// THREADGROUP: 4,1,1
 #include <metal_stdlib>
 using namespace metal;
 

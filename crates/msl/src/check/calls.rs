@@ -530,8 +530,7 @@ impl<'a> Checker<'a, '_> {
         params: &'a [ast::TemplateParam],
         targs: &[TArg],
     ) -> Option<Vec<Type>> {
-        let key = (d, targs.to_vec());
-        if let Some(known) = self.candidate_params.get(&key) {
+        if let Some(known) = self.inst.find(d, targs).and_then(|k| self.inst.candidate_params.get(&k)) {
             return known.clone();
         }
         let env = self.template_env(d, params, targs);
@@ -559,7 +558,8 @@ impl<'a> Checker<'a, '_> {
         }
         drop(there);
         let got = ok.then_some(ptys);
-        self.candidate_params.insert(key, got.clone());
+        let key = self.inst.key(d, targs);
+        self.inst.candidate_params.insert(key, got.clone());
         got
     }
 
@@ -739,7 +739,8 @@ impl<'a> Checker<'a, '_> {
         if nargs >= full.len() {
             return Some(());
         }
-        let (ast, env) = match self.fn_origin.get(&func).cloned() {
+        let origin = self.inst.fn_origin.get(&func).map(|&k| self.inst.of(k)).map(|(d, t)| (d, t.to_vec()));
+        let (ast, env) = match origin {
             Some((d, targs)) => {
                 let DeclKind::FunctionTemplate { ast, params } = self.decls[d].kind.clone() else { return None };
                 (ast, self.template_env(d, params, &targs))

@@ -160,7 +160,8 @@ impl<'a> Checker<'a, '_> {
                 let Some(targs) = self.template_args(args) else { return };
                 let Some(targs) = self.complete_targs(d, targs, s.name.span) else { return };
                 let env = Env { visible: self.decls.len(), ..self.env.clone() };
-                self.struct_specs.insert((d, targs), (s, env));
+                let key = self.inst.key(d, &targs);
+                self.inst.struct_specs.insert(key, (s, env));
                 return;
             }
         }
@@ -672,7 +673,8 @@ impl<'a> Checker<'a, '_> {
         self.structs.push(StructInfo::default());
         match instance {
             Some(key) => {
-                self.struct_instances.insert(key.clone(), sid);
+                let k = self.inst.key(key.0, &key.1);
+                self.inst.structs.insert(k, sid);
                 self.struct_instance_of.insert(sid, key);
             }
             None => {

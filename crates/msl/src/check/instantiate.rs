@@ -23,15 +23,15 @@ impl<'a> Checker<'a, '_> {
         };
         // The written arguments, when they are these (packs make positions differ).
         let written = self.written_targs.take().filter(|(s, w)| *s == span && w.len() == targs.len() && !params.iter().any(|p| p.is_pack));
-        let key = (d, targs.clone());
-        if let Some(done) = self.completed_targs.get(&key) {
+        if let Some(done) = self.inst.find(d, &targs).and_then(|k| self.inst.completed.get(&k)) {
             return Some(done.clone());
         }
         if !self.targs_within_limit(&targs, span) {
             return None;
         }
+        let key = self.inst.key(d, &targs);
         let done = self.complete_targs_uncached(d, params, targs, span, written)?;
-        self.completed_targs.insert(key, done.clone());
+        self.inst.completed.insert(key, done.clone());
         Some(done)
     }
 
@@ -187,8 +187,7 @@ impl<'a> Checker<'a, '_> {
 
     /// `complete_targs` leaving no diagnostics when the arguments don't fit.
     pub(crate) fn complete_targs_quiet(&mut self, d: DeclId, targs: &[TArg], span: Span) -> Option<Vec<TArg>> {
-        let key = (d, targs.to_vec());
-        if self.failed_targs.contains(&key) {
+        if self.inst.find(d, targs).is_some_and(|k| self.inst.failed.contains(&k)) {
             return None;
         }
         let trial = self.trial();
@@ -197,7 +196,8 @@ impl<'a> Checker<'a, '_> {
             Some(_) => trial.commit(),
             None => {
                 drop(trial);
-                self.failed_targs.insert(key);
+                let key = self.inst.key(d, targs);
+                self.inst.failed.insert(key);
             }
         }
         got
@@ -230,11 +230,11 @@ impl<'a> Checker<'a, '_> {
     ) -> Option<(FuncId, Signature)> {
         let DeclKind::FunctionTemplate { ast: f, params } = self.decls[d].kind.clone() else { return None };
         // A member template has one instance per address space of `this`.
-        let mut key = (d, targs.clone());
+        let mut key_args = targs.clone();
         if let Some((_, space)) = this {
-            key.1.push(TArg::Value(hir::ConstValue::Int(space as i64), Type::Void));
+            key_args.push(TArg::Value(hir::ConstValue::Int(space as i64), Type::Void));
         }
-        if let Some(&id) = self.fn_instances.get(&key) {
+        if let Some(&id) = self.inst.find(d, &key_args).and_then(|k| self.inst.fns.get(&k)) {
             let func = self.functions[id.0 as usize].as_ref()?;
             let sig = Signature { params: self.instance_param_types(id), ret: func.ret.clone() };
             if let Some((host, is_kernel)) = kernel {
@@ -254,7 +254,7 @@ impl<'a> Checker<'a, '_> {
         }
         let mut env = self.template_env(d, params, &targs);
         // `template <> T f<int>(...)` replaces the primary template's body.
-        let f = match self.fn_specs.get(&(d, targs.clone())) {
+        let f = match self.inst.find(d, &targs).and_then(|k| self.inst.fn_specs.get(&k)) {
             Some((spec, spec_env)) => {
                 env = spec_env.clone();
                 *spec
@@ -275,8 +275,10 @@ impl<'a> Checker<'a, '_> {
         };
         let result = sig.map(|sig| {
             let id = there.new_function_slot();
-            there.fn_instances.insert(key, id);
-            there.fn_origin.insert(id, (d, targs.clone()));
+            let key = there.inst.key(d, &key_args);
+            there.inst.fns.insert(key, id);
+            let origin = there.inst.key(d, &targs);
+            there.inst.fn_origin.insert(id, origin);
             let display = format!("{}{}", f.name.last().ident.name, there.targs_display(&targs));
             there.functions[id.0 as usize] = Some(hir::Function {
                 name: display.clone(),
@@ -334,7 +336,7 @@ impl<'a> Checker<'a, '_> {
 
     pub(crate) fn instantiate_struct(&mut self, d: DeclId, targs: Vec<TArg>, span: Span) -> Option<StructId> {
         let targs = self.complete_targs(d, targs, span)?;
-        if let Some(&sid) = self.struct_instances.get(&(d, targs.clone())) {
+        if let Some(&sid) = self.inst.find(d, &targs).and_then(|k| self.inst.structs.get(&k)) {
             return Some(sid);
         }
         let DeclKind::StructTemplate { ast: s, params } = self.decls[d].kind.clone() else { return None };
@@ -346,7 +348,7 @@ impl<'a> Checker<'a, '_> {
         }
         // An explicit specialization replaces the primary template's body,
         // else the most specialised matching partial specialization does.
-        let (s, env) = match self.struct_specs.get(&(d, targs.clone())) {
+        let (s, env) = match self.inst.find(d, &targs).and_then(|k| self.inst.struct_specs.get(&k)) {
             Some((spec, env)) => (*spec, env.clone()),
             None => match self.matching_partial_spec(d, &targs) {
                 Some(found) => found,

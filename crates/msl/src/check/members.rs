@@ -73,7 +73,7 @@ impl<'a> Checker<'a, '_> {
     /// explicit or partial specialization, whose members are their own)?
     fn is_primary_instance(&mut self, sid: StructId, d: DeclId) -> bool {
         let Some((_, targs)) = self.struct_instance_of.get(&sid).cloned() else { return false };
-        if self.struct_specs.contains_key(&(d, targs.clone())) {
+        if self.inst.find(d, &targs).is_some_and(|k| self.inst.struct_specs.contains_key(&k)) {
             return false;
         }
         let _trial = self.trial();

@@ -17,6 +17,7 @@ mod fnconst;
 mod fnptr;
 mod fold;
 mod inherit;
+mod instances;
 mod instantiate;
 mod intrinsics;
 mod kernel_args;
@@ -409,8 +410,8 @@ pub(crate) struct Checker<'a, 'd> {
     /// name → declarations with that name (any scope), in order.
     pub by_name: HashMap<Rc<str>, Vec<DeclId>>,
     pub structs: Vec<StructInfo<'a>>,
-    pub fn_instances: HashMap<(DeclId, Vec<TArg>), FuncId>,
-    pub struct_instances: HashMap<(DeclId, Vec<TArg>), StructId>,
+    /// Everything remembered per template instance (see `instances.rs`).
+    pub inst: instances::Instances<'a>,
     /// Kernel host names seen (for the "kernels cannot be overloaded" rule).
     pub kernel_names: HashMap<String, Span>,
     /// Nesting of template instantiation (bounded; see `Self::instantiating`).
@@ -437,8 +438,6 @@ pub(crate) struct Checker<'a, 'd> {
     pub instance_sigs: HashMap<FuncId, Vec<Type>>,
     /// Which template and arguments a struct instance came from.
     pub struct_instance_of: HashMap<StructId, (DeclId, Vec<TArg>)>,
-    /// Explicit specializations of struct templates: (template, args) → body.
-    pub struct_specs: HashMap<(DeclId, Vec<TArg>), (&'a ast::Struct, Env)>,
     /// Partial specializations of struct templates, in declaration order.
     pub struct_partial_specs: HashMap<DeclId, Vec<StructSpec<'a>>>,
     /// Hidden temporaries count (for names).
@@ -453,30 +452,11 @@ pub(crate) struct Checker<'a, 'd> {
     pub template_member_defs: HashMap<DeclId, Vec<members::TemplateMemberDef<'a>>>,
     /// Member function templates (not static): declaration → its struct.
     pub method_templates: HashMap<DeclId, StructId>,
-    /// Function template instances: instance → (template, arguments).
-    pub fn_origin: HashMap<FuncId, (DeclId, Vec<TArg>)>,
     /// Function constant values given for this compilation (name or index → text).
     pub fc_given: Vec<(String, String)>,
     /// Specializations of variable templates (partial and explicit), in
     /// declaration order: template → (its parameters, declaration, env).
     pub var_specs: HashMap<DeclId, Vec<VarSpec<'a>>>,
-    /// Values of variable template instances.
-    pub var_instances: HashMap<(DeclId, Vec<TArg>), hir::Expr>,
-    /// Types alias templates named for complete arguments. Only successes
-    /// are kept: a failure may have been reported inside a rolled-back probe
-    /// and must be reported again where it matters.
-    pub alias_instances: HashMap<(DeclId, Vec<TArg>), Type>,
-    /// Template arguments completed with their defaults, by the arguments
-    /// given; and those whose completion failed when tried quietly (the
-    /// SFINAE probes of overload resolution, repeated by every instance).
-    pub completed_targs: HashMap<(DeclId, Vec<TArg>), Vec<TArg>>,
-    pub failed_targs: rustc_hash::FxHashSet<(DeclId, Vec<TArg>)>,
-    /// A function template's parameter types for complete arguments, as
-    /// overload resolution computes them (`None`: SFINAE drops it).
-    pub candidate_params: HashMap<(DeclId, Vec<TArg>), Option<Vec<Type>>>,
-    /// Explicit specializations of function templates: (template, args) →
-    /// the specialized function and where it was declared.
-    pub fn_specs: HashMap<(DeclId, Vec<TArg>), (&'a ast::Function, Env)>,
     pub function_constants: Vec<hir::FunctionConstant>,
     /// Shader logging: declared `os_log` objects and the formats of log calls.
     pub loggers: Vec<logging::Logger>,
@@ -539,8 +519,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             decls: Vec::new(),
             by_name: HashMap::default(),
             structs: Vec::new(),
-            fn_instances: HashMap::default(),
-            struct_instances: HashMap::default(),
+            inst: Default::default(),
             kernel_names: HashMap::default(),
             inst_depth: 0,
             expr_depth: 0,
@@ -557,20 +536,12 @@ impl<'a, 'd> Checker<'a, 'd> {
             struct_instance_of: HashMap::default(),
             template_member_defs: HashMap::default(),
             temp_count: 0,
-            struct_specs: HashMap::default(),
             struct_partial_specs: HashMap::default(),
             constexpr_fns: Default::default(),
             ref_returns: Default::default(),
             method_templates: Default::default(),
-            fn_origin: Default::default(),
             fc_given: Vec::new(),
             var_specs: HashMap::default(),
-            var_instances: HashMap::default(),
-            alias_instances: HashMap::default(),
-            completed_targs: HashMap::default(),
-            failed_targs: Default::default(),
-            candidate_params: HashMap::default(),
-            fn_specs: HashMap::default(),
             function_constants: Vec::new(),
             loggers: Vec::new(),
             keep_bodies: true,

@@ -123,7 +123,7 @@ impl<'a> Checker<'a, '_> {
     /// (the primary's body is never instantiated).
     pub(crate) fn limits_specialized(&mut self, targs: &[TArg]) -> bool {
         let Some(d) = self.limits_impl() else { return false };
-        self.struct_specs.contains_key(&(d, targs.to_vec())) || self.matching_partial_spec(d, targs).is_some()
+        self.inst.find(d, targs).is_some_and(|k| self.inst.struct_specs.contains_key(&k)) || self.matching_partial_spec(d, targs).is_some()
     }
 
     /// The partial specialization of struct template `d` whose pattern
@@ -198,7 +198,8 @@ impl<'a> Checker<'a, '_> {
             return;
         };
         let env = Env { visible: self.decls.len(), ..self.env.clone() };
-        self.fn_specs.insert((d, targs), (f, env));
+        let key = self.inst.key(d, &targs);
+        self.inst.fn_specs.insert(key, (f, env));
     }
 
     /// The function templates among `decls` that, with their arguments
@@ -265,13 +266,14 @@ impl<'a> Checker<'a, '_> {
     pub(crate) fn alias_instance(&mut self, d: DeclId, targs: Vec<TArg>, span: Span) -> Option<Type> {
         let DeclKind::AliasTemplate { ast, params } = self.decls[d].kind.clone() else { return None };
         let targs = self.complete_targs(d, targs, span)?;
-        if let Some(t) = self.alias_instances.get(&(d, targs.clone())) {
+        if let Some(t) = self.inst.find(d, &targs).and_then(|k| self.inst.aliases.get(&k)) {
             return Some(t.clone());
         }
         let env = self.template_env(d, params, &targs);
         let t = self.elsewhere(env).with_stack(|c| c.resolve_type(&ast.ty)).map(|q| q.ty);
         if let Some(t) = &t {
-            self.alias_instances.insert((d, targs), t.clone());
+            let key = self.inst.key(d, &targs);
+            self.inst.aliases.insert(key, t.clone());
         }
         t
     }
@@ -301,7 +303,7 @@ impl<'a> Checker<'a, '_> {
     fn var_instance(&mut self, d: DeclId, targs: Vec<TArg>, span: Span) -> Option<hir::Expr> {
         let DeclKind::VarTemplate { ast: primary, params } = self.decls[d].kind.clone() else { return None };
         let targs = self.complete_targs(d, targs, span)?;
-        if let Some(h) = self.var_instances.get(&(d, targs.clone())) {
+        if let Some(h) = self.inst.find(d, &targs).and_then(|k| self.inst.vars.get(&k)) {
             let mut h = h.clone();
             h.span = span;
             return Some(h);
@@ -340,7 +342,8 @@ impl<'a> Checker<'a, '_> {
         });
         drop(there);
         let mut h = value?;
-        self.var_instances.insert((d, targs), h.clone());
+        let key = self.inst.key(d, &targs);
+        self.inst.vars.insert(key, h.clone());
         h.span = span;
         Some(h)
     }

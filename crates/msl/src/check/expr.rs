@@ -1035,14 +1035,7 @@ impl<'a> Checker<'a, '_> {
             if let (Some(v), true) = (super::fold::fold(self, &c), t.ty == f.ty) {
                 return Some(if v.is_true() { t } else { f });
             }
-            let (t, f) = match (&t.ty, &f.ty) {
-                (Type::NullPtr, ty) => (mk(H::Zero, ty.clone(), t.span), f),
-                (ty, Type::NullPtr) => {
-                    let z = mk(H::Zero, ty.clone(), f.span);
-                    (t, z)
-                }
-                _ => (t, f),
-            };
+            let (t, f) = super::fnptr::meet_null(t, f);
             if t.ty != f.ty {
                 let (a, b) = (self.ty_name(&t.ty), self.ty_name(&f.ty));
                 self.error(span, format!("the two branches of `?:` are different function pointer types `{a}` and `{b}`"));

@@ -337,14 +337,7 @@ impl<'a> Checker<'a, '_> {
     /// same function.
     pub(crate) fn fn_ptr_compare(&mut self, op: ast::BinaryOp, l: hir::Expr, r: hir::Expr, span: Span) -> Option<hir::Expr> {
         use ast::BinaryOp::{Eq, Ne};
-        let (l, r) = match (&l.ty, &r.ty) {
-            (Type::NullPtr, t) => (mk(H::Zero, t.clone(), l.span), r),
-            (t, Type::NullPtr) => {
-                let z = mk(H::Zero, t.clone(), r.span);
-                (l, z)
-            }
-            _ => (l, r),
-        };
+        let (l, r) = meet_null(l, r);
         if !matches!(op, Eq | Ne) || l.ty != r.ty {
             let (a, b) = (self.ty_name(&l.ty), self.ty_name(&r.ty));
             self.error(span, format!("invalid operands to `{}`: `{a}` and `{b}`", op.as_str()))
@@ -368,5 +361,18 @@ impl<'a> Checker<'a, '_> {
             .note(RUNTIME_NOTE)
             .help("choose the function in the kernel (a `constant` table of functions indexed by an argument works)");
         true
+    }
+}
+
+/// Two operands where one may be `nullptr`: it becomes the null value of
+/// the other's type.
+pub(crate) fn meet_null(a: hir::Expr, b: hir::Expr) -> (hir::Expr, hir::Expr) {
+    match (&a.ty, &b.ty) {
+        (Type::NullPtr, t) => (mk(H::Zero, t.clone(), a.span), b),
+        (t, Type::NullPtr) => {
+            let z = mk(H::Zero, t.clone(), b.span);
+            (a, z)
+        }
+        _ => (a, b),
     }
 }

@@ -34,6 +34,7 @@ mod refmembers;
 mod scopes;
 mod stdcalls;
 mod stmt;
+mod structs;
 mod templates;
 mod templatetemplate;
 mod traitcalls;

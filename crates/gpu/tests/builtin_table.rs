@@ -161,7 +161,8 @@ fn reference(id: BuiltinId) -> Option<Reference> {
         }),
         // Out parameters, vectors only, lane exchanges, memory and
         // synchronization: `tests/builtins.rs`, `tests/simd.rs`,
-        // `tests/sanitizer.rs` and `tests/cpp_features.rs` check their values.
+        // `tests/sanitizer.rs`, `tests/cpp_features.rs` and the fixtures in
+        // `tests/fixtures/semantics/` check their values.
         B::Frexp
         | B::Ilogb
         | B::Ldexp

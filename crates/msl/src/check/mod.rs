@@ -36,6 +36,7 @@ mod refmembers;
 mod scopes;
 mod stdcalls;
 mod stmt;
+mod structs;
 mod templates;
 mod templatetemplate;
 mod traitcalls;

@@ -1,8 +1,9 @@
 //! A quick mutation fuzzer for machines without cargo-fuzz (the targets in
 //! `fuzz/` are the thorough ones): compiles mutated copies of seed files
-//! (line and token edits, inserted C++ words), runs the kernels of those that
-//! compile on a tiny grid, and reports any panic or a case slower than two
-//! seconds.
+//! (line and token edits, inserted C++ words), half of them with debugger
+//! probes asked for at random lines, runs the kernels of those that compile
+//! on a tiny grid (watching a thread, stop by stop, when probes were asked
+//! for), and reports any panic or a case slower than two seconds.
 //!
 //! cargo run --release -p gpu --example mutate -- SECONDS FILE.metal...
 
@@ -58,7 +59,14 @@ const WORDS: &[&str] = &[
     "#include \"x.h\"",
     "0x7fffffff",
     "1e40",
+    "float (*f)(float) = ",
+    "nullptr",
+    "? add1 : neg",
 ];
+
+/// Expressions a probe asks for (names kernels often have, and mistakes).
+const PROBES: &[&str] =
+    &["i", "tid", "a[i]", "out[i]", "x + 1", "acc", "s, i * 2", "gid.x", "sum", "i = 3", "f(1.0f)", "{", "a[", "(", "simd_sum(x)"];
 
 /// A tiny deterministic generator (xorshift).
 struct Rng(u64);
@@ -140,16 +148,18 @@ fn main() {
         let seed = &seeds[rng.below(seeds.len())];
         let text = mutate(seed, &mut rng);
         let t = text.clone();
+        let probes = probe_requests(&text, &mut rng);
         // Kept on disk first: a stack overflow aborts the process.
         let _ = std::fs::write("mutate-current.metal", &text);
         let began = Instant::now();
         let r = std::thread::Builder::new()
             .stack_size(2 * 1024 * 1024)
             .spawn(move || {
-                let c = msl::compile("fuzz.metal", &t, &msl::CompileOptions::default());
+                let watched = !probes.requests.is_empty();
+                let c = msl::compile("fuzz.metal", &t, &msl::CompileOptions { probes, ..Default::default() });
                 let _ = c.render(false);
                 if let Some(p) = c.program.as_ref() {
-                    run_kernels(p);
+                    run_kernels(p, watched);
                 }
             })
             .expect("spawn")
@@ -166,13 +176,31 @@ fn main() {
     println!("{runs} runs, {failures} failures");
 }
 
-/// Lower and run up to two kernels on four threads with zeroed buffers.
-fn run_kernels(p: &msl::hir::Program) {
+/// Probes for half of the cases: one to three lines (or every line) of
+/// the text, each with an expression from `PROBES`.
+fn probe_requests(text: &str, rng: &mut Rng) -> msl::probe::Probes {
+    use msl::probe::{ProbeAt, ProbeRequest};
+    let mut requests = Vec::new();
+    if rng.below(2) == 0 {
+        let lines = text.lines().count() + 2;
+        for n in 0..1 + rng.below(3) {
+            let at = if rng.below(4) == 0 { ProbeAt::Everywhere } else { ProbeAt::Line { file: None, line: rng.below(lines) as u32 } };
+            let optional = matches!(at, ProbeAt::Everywhere);
+            requests.push(ProbeRequest { at, text: PROBES[rng.below(PROBES.len())].to_string(), name: format!("probe {n}"), optional });
+        }
+    }
+    msl::probe::Probes { requests, view: None }
+}
+
+/// Lower and run up to two kernels on four threads with zeroed buffers;
+/// `watched`: as the debugger does, recording thread 1's probes, then its
+/// stops.
+fn run_kernels(p: &msl::hir::Program, watched: bool) {
     let ids: Vec<_> = p.kernels().map(|(id, _)| id).take(2).collect();
     for id in ids {
         let Ok(k) = gpu::lower::lower_kernel(p, id) else { continue };
         let mut buffers = BTreeMap::new();
-        let mut opts = RunOptions { budget: 20_000, ..Default::default() };
+        let mut opts = RunOptions { budget: 20_000, probe: watched.then_some(([1, 0, 0], 100)), ..Default::default() };
         for param in &k.params {
             match &param.kind {
                 ParamKind::Buffer { index, .. } => {
@@ -185,6 +213,12 @@ fn run_kernels(p: &msl::hir::Program) {
             }
         }
         let d = Dispatch { grid: [4, 1, 1], threadgroup: [4, 1, 1], mode: DispatchMode::Threads };
-        let _ = gpu::run(&k, &d, &mut buffers, &opts);
+        let _ = gpu::run(&k, &d, &mut buffers.clone(), &opts);
+        if watched {
+            let how = gpu::lower::LowerOptions { debug_stops: true, ..Default::default() };
+            let Ok(k) = gpu::lower::lower_kernel_with(p, id, how) else { continue };
+            let stops = RunOptions { probe: None, stops: Some(([1, 0, 0], 200)), ..opts };
+            let _ = gpu::run(&k, &d, &mut buffers, &stops);
+        }
     }
 }

@@ -317,7 +317,11 @@ def candle_reduce_cases():
                       {"src_numel": scalar(rows * cols, np.uint32), "el_per_block": scalar(cols, np.uint32), "src": x,
                        "dst": np.zeros_like(x)},
                       ["dst"], lambda a: [softmax_ref(a["src"], 1, False)], tol=(1e-5, 1e-7),
-                      flags=["--dispatch", "threadgroups"], needs=needs))
+                      flags=["--dispatch", "threadgroups"], needs=needs,
+                      finding=("library", "data race (read-after-write) on `argument`",
+                               "candle's block_reducer (64 threads and more) writes `shared[tid]` and reads "
+                               "`shared[tid + 32]` across `threadgroup_barrier(mem_flags::mem_none)`, which the "
+                               "Metal specification makes an execution barrier only; `mem_threadgroup` is needed")))
     return cases
 
 

@@ -143,7 +143,13 @@ impl Machine<'_> {
     /// Whether lane `l` may access `size` bytes at `p` (aligned to their
     /// size); if not, a finding says why.
     pub(crate) fn check_lane(&mut self, p: u64, size: usize, l: usize, at: AccessId, write: bool) -> bool {
-        match self.fault(p, size, natural_align(size), write) {
+        self.check_lane_aligned(p, size, natural_align(size), l, at, write)
+    }
+
+    /// Like `check_lane` for a value whose type is aligned to `align`
+    /// (a struct copied whole: `alignas`, not its size, decides).
+    pub(crate) fn check_lane_aligned(&mut self, p: u64, size: usize, align: usize, l: usize, at: AccessId, write: bool) -> bool {
+        match self.fault(p, size, align, write) {
             None => true,
             Some(f) => {
                 self.report_fault(f, p, size, at, l, write);

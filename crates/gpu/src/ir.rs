@@ -262,6 +262,9 @@ pub enum Inst {
         dst: Reg,
         src: Reg,
         bytes: u32,
+        /// The copied type's alignment (a 16-byte struct declared
+        /// `alignas(4)` needs only 4), which the addresses must have.
+        align: u32,
         dst_space: AddressSpace,
         src_space: AddressSpace,
         at: AccessId,

@@ -194,7 +194,7 @@ impl<'k> Machine<'k> {
             }
             Inst::Load { dst, ty, ptr, at, .. } => self.load(*dst, *ty, *ptr, *at, mask),
             Inst::Store { src, ty, ptr, at, .. } => self.store(*src, *ty, *ptr, *at, mask),
-            Inst::MemCopy { dst, src, bytes, at, .. } => self.memcopy(*dst, *src, *bytes, *at, mask),
+            Inst::MemCopy { dst, src, bytes, align, at, .. } => self.memcopy(*dst, *src, *bytes, *align, *at, mask),
             Inst::Atomic { op, ty, dst, ptr, a, b, at, .. } => self.atomic(*op, *ty, *dst, *ptr, *a, *b, *at, mask),
             Inst::Barrier { simdgroup, at, flags } => {
                 if !*simdgroup {

@@ -710,7 +710,8 @@ impl<'p> Lowerer<'p> {
             }
             (Place::Mem { ptr, space, .. }, Val::Mem { ptr: sp, space: ss }) => {
                 let bytes = self.tables.size_of(ty) as u32;
-                out.push(Inst::MemCopy { dst: *ptr, src: *sp, bytes, dst_space: *space, src_space: *ss, at });
+                let align = self.tables.align_of(ty) as u32;
+                out.push(Inst::MemCopy { dst: *ptr, src: *sp, bytes, align, dst_space: *space, src_space: *ss, at });
                 Ok(())
             }
             (Place::Swizzle { base, comps, elem }, Val::Regs(src)) => match &**base {

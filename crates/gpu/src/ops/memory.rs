@@ -174,12 +174,14 @@ impl Machine<'_> {
         }
     }
 
-    pub(crate) fn memcopy(&mut self, dst: Reg, src: Reg, bytes: u32, at: AccessId, mask: &Mask) {
+    /// Copy a `bytes`-byte value whose type is aligned to `align`.
+    pub(crate) fn memcopy(&mut self, dst: Reg, src: Reg, bytes: u32, align: u32, at: AccessId, mask: &Mask) {
         let n = bytes as usize;
+        let align = align as usize;
         let mut buf = vec![0u8; n];
         for l in mask.lanes() {
             let (s, d) = (self.get_pub(src, l), self.get_pub(dst, l));
-            if !self.check_lane(s, n, l, at, false) || !self.check_lane(d, n, l, at, true) {
+            if !self.check_lane_aligned(s, n, align, l, at, false) || !self.check_lane_aligned(d, n, align, l, at, true) {
                 continue;
             }
             if let Some((b, off)) = self.mem.region(s, l) {

@@ -1,13 +1,13 @@
 //! Placing debugger probes (see `crate::probe`): a request's expressions
-//! are checked as `auto` locals initialized with them would be, in the
-//! scope just before the statement, and become one `StmtKind::Probe`.
+//! are checked in the scope just before the statement and become one
+//! `StmtKind::Probe`.
 
 use super::Checker;
 use crate::ast;
 use crate::hir;
 use crate::probe::ProbeSite;
 use crate::source::Span;
-use std::rc::Rc;
+use crate::types::Type;
 
 impl Checker<'_, '_> {
     /// The probes that go before statement `s` (once for several
@@ -30,8 +30,6 @@ impl Checker<'_, '_> {
     }
 
     fn place_probe(&mut self, r: u32, at: Span, out: &mut Vec<hir::Stmt>) {
-        // A function body checked without a function (none here) or lint's
-        // diagnostics-only run still places it: the errors are the point.
         let Some(plan) = &self.probes else { return };
         let exprs = plan.exprs.get(r as usize).cloned().unwrap_or_default();
         let optional = plan.optional.get(r as usize).copied().unwrap_or(false);
@@ -42,11 +40,7 @@ impl Checker<'_, '_> {
         let trial = self.trial();
         let mut checked = Vec::with_capacity(exprs.len());
         for e in &exprs {
-            // Each in a scope of its own: the stand-in locals share a name.
-            self.push_scope();
-            let value = self.probe_value(e);
-            self.pop_scope();
-            checked.extend(value);
+            checked.extend(self.probe_value(e));
         }
         let placed = checked.len() == exprs.len() && !trial.has_errors();
         if !placed && !optional {
@@ -72,41 +66,18 @@ impl Checker<'_, '_> {
         }
     }
 
-    /// `e` as the initializer of `auto $probe = (e);` (references read
-    /// their referent), except that an array in memory stays an array: it
-    /// prints whole rather than as the address it would decay to.
+    /// The value of `e` as printed: an array decays to a pointer as an
+    /// `auto` variable's initializer would, except an array in memory,
+    /// which prints whole.
     fn probe_value(&mut self, e: &ast::Expr) -> Option<hir::Expr> {
-        {
-            let trial = self.trial();
-            if let Some(h) = self.expr(e).filter(|h| matches!(h.ty, crate::types::Type::Array { .. }) && h.is_place()) {
-                if !trial.has_errors() {
-                    trial.commit();
-                    return Some(h);
-                }
-            }
+        let h = self.expr(e)?;
+        if h.ty == Type::Void {
+            self.error(e.span, "this expression is `void`: it has no value to print");
+            return None;
         }
-        let auto = ast::Path {
-            global: false,
-            segments: vec![ast::PathSegment { ident: ast::Ident { name: Rc::from("auto"), span: e.span }, template_args: None }],
-            span: e.span,
-        };
-        let v = ast::VarDecl {
-            name: ast::Ident { name: Rc::from("$probe"), span: e.span },
-            ty: ast::TypeExpr {
-                kind: ast::TypeExprKind::Named { path: auto, is_const: false, is_volatile: false, addr_space: None },
-                span: e.span,
-            },
-            init: Some(ast::Init::Assign(e.clone())),
-            attrs: Vec::new(),
-            is_constexpr: false,
-            is_static: false,
-            specialization: None,
-            owner: None,
-            span: e.span,
-        };
-        match self.local_decl(&v)?.kind {
-            hir::StmtKind::Local { init, .. } => init,
-            _ => None,
+        if matches!(h.ty, Type::Array { .. }) && h.is_place() {
+            return Some(h);
         }
+        Some(self.decay(h))
     }
 }

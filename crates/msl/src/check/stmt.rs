@@ -492,7 +492,7 @@ impl<'a> Checker<'a, '_> {
         }
     }
 
-    pub(super) fn local_decl(&mut self, v: &ast::VarDecl) -> Option<hir::Stmt> {
+    fn local_decl(&mut self, v: &ast::VarDecl) -> Option<hir::Stmt> {
         let q = if mentions_auto(&v.ty) { self.auto_type(v) } else { self.resolve_type(&v.ty) };
         let Some(q) = q else {
             self.declare_poisoned(&v.name);

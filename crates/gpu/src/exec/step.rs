@@ -94,6 +94,28 @@ impl<'k> Machine<'k> {
     /// One instruction without control flow, seen by the observers first
     /// (a barrier's lanes are the ones that arrive).
     #[inline]
+    /// Keep a probe's value seen by the watched lane `l`; for the
+    /// interactive debugger, also the value in every active lane of its
+    /// SIMD-group (`lane_value`).
+    fn record_probe(
+        &mut self,
+        hit: crate::probe::ProbeHit,
+        l: usize,
+        mask: &Mask,
+        lane_value: &dyn Fn(&Self, usize) -> crate::stops::LaneValue,
+    ) {
+        if self.stops.is_some() {
+            let (first, n) = (l / 32 * 32, self.n);
+            let lanes = (first..(first + 32).min(n)).map(|q| mask.get(q).then(|| lane_value(self, q))).collect();
+            if let Some(p) = self.stops.as_mut() {
+                p.probe(hit.clone(), lanes);
+            }
+        }
+        if let Some(p) = self.probe.as_mut() {
+            p.record(hit);
+        }
+    }
+
     pub(crate) fn exec_simple(&mut self, inst: &Inst, mask: &Mask) {
         if self.observers {
             self.observe_inst(inst, mask);
@@ -298,27 +320,13 @@ impl<'k> Machine<'k> {
                 if let Some(l) = self.watched_lane(mask) {
                     let bits: Vec<u64> = regs.iter().map(|&r| self.get(r, l)).collect();
                     let hit = crate::probe::ProbeHit { probe: *probe, slot: *slot, kind: *kind, bits, shown: None };
-                    if self.stops.is_some() {
-                        // The debugger's SIMD-group view: every lane of the group.
-                        let (first, n) = (l / 32 * 32, self.n);
-                        let lanes = (first..(first + 32).min(n))
-                            .map(|q| {
-                                if !mask.get(q) {
-                                    None
-                                } else if regs.iter().any(|&r| self.undef.undefined_at(r, q)) {
-                                    Some(crate::stops::LaneValue::Undefined)
-                                } else {
-                                    Some(crate::stops::LaneValue::Bits(regs.iter().map(|&r| self.get(r, q)).collect()))
-                                }
-                            })
-                            .collect();
-                        if let Some(p) = self.stops.as_mut() {
-                            p.probe(hit.clone(), lanes);
+                    self.record_probe(hit, l, mask, &|m, q| {
+                        if regs.iter().any(|&r| m.undef.undefined_at(r, q)) {
+                            crate::stops::LaneValue::Undefined
+                        } else {
+                            crate::stops::LaneValue::Bits(regs.iter().map(|&r| m.get(r, q)).collect())
                         }
-                    }
-                    if let Some(p) = self.probe.as_mut() {
-                        p.record(hit);
-                    }
+                    });
                 }
             }
             Inst::Returned { depth, home, layout } => {
@@ -331,23 +339,13 @@ impl<'k> Machine<'k> {
             }
             Inst::ProbeAt { probe, slot, layout, ptr } => {
                 if let Some(l) = self.watched_lane(mask) {
-                    let text = |q: usize| {
-                        let p = self.get(*ptr, q);
-                        crate::stops::memory_text(layout, &self.mem, p, q, &|a, n| self.bytes_written(a, n, q))
+                    let text = |m: &Self, q: usize| {
+                        let p = m.get(*ptr, q);
+                        crate::stops::memory_text(layout, &m.mem, p, q, &|a, n| m.bytes_written(a, n, q))
                     };
                     let kind = crate::probe::ProbeKind::Pointer;
-                    let hit = crate::probe::ProbeHit { probe: *probe, slot: *slot, kind, bits: Vec::new(), shown: Some(text(l)) };
-                    if self.stops.is_some() {
-                        let (first, n) = (l / 32 * 32, self.n);
-                        let lanes =
-                            (first..(first + 32).min(n)).map(|q| mask.get(q).then(|| crate::stops::LaneValue::Text(text(q)))).collect();
-                        if let Some(p) = self.stops.as_mut() {
-                            p.probe(hit.clone(), lanes);
-                        }
-                    }
-                    if let Some(p) = self.probe.as_mut() {
-                        p.record(hit);
-                    }
+                    let hit = crate::probe::ProbeHit { probe: *probe, slot: *slot, kind, bits: Vec::new(), shown: Some(text(self, l)) };
+                    self.record_probe(hit, l, mask, &|m, q| crate::stops::LaneValue::Text(text(m, q)));
                 }
             }
             Inst::If { .. }

@@ -885,11 +885,7 @@ impl<'p> Lowerer<'p> {
                 None => Ok(self.expr(a, out)?),
             });
         }
-        let ret = match components(ret_ty, self.tables) {
-            _ if *ret_ty == Type::Void => None,
-            Some((s, n)) => Some(Place::Regs((0..n).map(|_| self.reg_for(s)).collect())),
-            None => Some(self.temp_mem(ret_ty, span)),
-        };
+        let ret = self.return_slot(ret_ty, span);
         // Recursion is unrolled: each level is inlined again, up to a depth
         // and a total that keep the emitted code small. A call past them
         // becomes a run-time stop, reported only if a thread reaches it.
@@ -901,12 +897,7 @@ impl<'p> Lowerer<'p> {
             if depth >= self.recursion_depth || self.recursion_overflowed {
                 let at = self.access(span, format!("`{}`", callee.name));
                 out.push(Inst::RecursionTooDeep { at, limit: self.recursion_depth });
-                return Ok(match ret {
-                    None => Val::Regs(Vec::new()),
-                    Some(Place::Regs(r)) => Val::Regs(r),
-                    Some(Place::Mem { ptr, space, .. }) => Val::Mem { ptr, space },
-                    Some(_) => return err(span, "internal error: return slot"),
-                });
+                return slot_value(ret, span);
             }
             self.recursive_inlines += 1;
         }
@@ -929,12 +920,27 @@ impl<'p> Lowerer<'p> {
         self.frames.pop();
         body.extend(stmts?);
         out.push(Inst::Scope { body });
-        match ret {
-            None => Ok(Val::Regs(Vec::new())),
-            Some(Place::Regs(r)) => Ok(Val::Regs(r)),
-            Some(Place::Mem { ptr, space, .. }) => Ok(Val::Mem { ptr, space }),
-            Some(_) => err(span, "internal error: return slot"),
+        slot_value(ret, span)
+    }
+
+    /// Where a call's value goes: registers, or memory for an aggregate
+    /// (`None` for `void`).
+    fn return_slot(&mut self, ret_ty: &Type, span: Span) -> Option<Place> {
+        match components(ret_ty, self.tables) {
+            _ if *ret_ty == Type::Void => None,
+            Some((s, n)) => Some(Place::Regs((0..n).map(|_| self.reg_for(s)).collect())),
+            None => Some(self.temp_mem(ret_ty, span)),
         }
+    }
+}
+
+/// The value a call left in its return slot.
+fn slot_value(ret: Option<Place>, span: Span) -> LResult<Val> {
+    match ret {
+        None => Ok(Val::Regs(Vec::new())),
+        Some(Place::Regs(r)) => Ok(Val::Regs(r)),
+        Some(Place::Mem { ptr, space, .. }) => Ok(Val::Mem { ptr, space }),
+        Some(_) => err(span, "internal error: return slot"),
     }
 }
 
@@ -995,11 +1001,7 @@ impl Lowerer<'_> {
     /// with a finding, as a jump to a bad address would fault.
     fn call_dynamic(&mut self, callee: &hir::Expr, args: &[hir::Expr], ret_ty: &Type, span: Span, out: &mut Block) -> LResult<Val> {
         let which = self.scalar(callee, out)?;
-        let ret = match components(ret_ty, self.tables) {
-            _ if *ret_ty == Type::Void => None,
-            Some((s, n)) => Some(Place::Regs((0..n).map(|_| self.reg_for(s)).collect())),
-            None => Some(self.temp_mem(ret_ty, span)),
-        };
+        let ret = self.return_slot(ret_ty, span);
         let mut cases = Vec::new();
         for f in self.fn_targets_of(&callee.ty) {
             self.check_size(span)?;
@@ -1015,12 +1017,7 @@ impl Lowerer<'_> {
         let at = self.access(span, "call through a function pointer");
         cases.push((Vec::new(), true, vec![Inst::BadCall { at }, Inst::Break]));
         out.push(Inst::Switch { value: which, ty: Scalar::ULong, cases });
-        Ok(match ret {
-            None => Val::Regs(Vec::new()),
-            Some(Place::Regs(r)) => Val::Regs(r),
-            Some(Place::Mem { ptr, space, .. }) => Val::Mem { ptr, space },
-            Some(_) => return err(span, "internal error: return slot"),
-        })
+        slot_value(ret, span)
     }
 
     /// Bind function pointer local `id` of the current frame to `f`.

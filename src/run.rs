@@ -295,9 +295,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
     if let Some(reps) = args.bench {
         let mut times = Vec::new();
         for _ in 0..reps {
-            let t = Instant::now();
-            let _ = kernel.run(&bindings, dispatch, &opts);
-            times.push(t.elapsed().as_secs_f64());
+            times.push(kernel.time_dispatch(&bindings, dispatch, &opts).map_err(|e| e.to_string())?.as_secs_f64());
         }
         if times.is_empty() {
             times.push(started.elapsed().as_secs_f64());

@@ -328,6 +328,17 @@ impl<'l> Kernel<'l> {
         self.run_with_progress(bindings, dispatch, options, &mut |_, _| {})
     }
 
+    /// How long the dispatch itself takes: the buffers are copied in before
+    /// the clock starts and dropped after it stops, as a GPU benchmark times
+    /// the kernel without host<->device copies.
+    pub fn time_dispatch(&self, bindings: &Bindings, dispatch: Dispatch, options: &RunOptions) -> Result<std::time::Duration, Error> {
+        gpu::validate(&self.ir, &dispatch, options).map_err(|e| Error::Usage(format!("cannot dispatch `{}`: {e}", self.ir.name)))?;
+        let mut buffers: BTreeMap<u32, Vec<u8>> = bindings.items.iter().map(|b| (b.index, b.bytes.clone())).collect();
+        let started = std::time::Instant::now();
+        gpu::run(&self.ir, &dispatch, &mut buffers, options);
+        Ok(started.elapsed())
+    }
+
     /// [`Kernel::run`], calling `progress(done, total)` threadgroups now and then.
     pub fn run_with_progress(
         &self,

@@ -69,6 +69,12 @@ pub struct RunArgs {
     /// result with any number; racy ones the same result for the same number.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// How to run: `interp` (the interpreter), `jit` (compiled to native
+    /// code where possible, with --check none only), `auto` (compiled for
+    /// --check none dispatches of 65,536 threads or more). Results are the
+    /// same; only the time differs.
+    #[arg(long, value_name = "ENGINE", default_value = "auto", value_parser = ["interp", "jit", "auto"])]
+    pub engine: String,
     /// Print statistics per source line: executions, SIMD lane utilisation,
     /// memory traffic, atomics, barrier waits (with --json: a "profile" object).
     #[arg(long)]
@@ -246,6 +252,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         budget: args.budget,
         count: args.counts,
         threads: args.threads,
+        engine: args.engine.parse().map_err(|e: String| e)?,
         profile: args.profile,
         nan,
         probe: args.debug.as_ref().and_then(|r| r.probe()),
@@ -412,6 +419,9 @@ pub(crate) fn present(outcome: &session::Outcome, p: &Presentation, color: bool)
             eprint!("{}", findings());
             for w in &outcome.warnings {
                 eprintln!("warning: {w}");
+            }
+            if let Some(n) = &outcome.engine_note {
+                eprintln!("note: {n}");
             }
         } else {
             eprint!("{}", outcome.render(color));

@@ -56,7 +56,7 @@ pub(crate) struct Checked {
 
 /// Why one lane's access cannot be made.
 #[derive(Clone, Copy, Debug)]
-enum Fault {
+pub(crate) enum Fault {
     Null,
     OutOfBounds,
     ReadOnly,
@@ -78,7 +78,7 @@ impl Machine<'_> {
     /// Why an access of `size` bytes at `p` (aligned to `align`) cannot be
     /// made, if it cannot.
     #[inline]
-    fn fault(&self, p: u64, size: usize, align: usize, write: bool) -> Option<Fault> {
+    pub(crate) fn fault(&self, p: u64, size: usize, align: usize, write: bool) -> Option<Fault> {
         let kind = ptr_alloc(p).kind();
         if matches!(kind, AllocKind::Null | AllocKind::Invalid) {
             return Some(Fault::Null);

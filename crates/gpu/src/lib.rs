@@ -6,6 +6,7 @@
 //! lockstep as lanes, SIMD-groups of 32.
 
 pub mod access;
+pub mod engine;
 pub mod exec;
 pub mod findings;
 mod flow;
@@ -145,6 +146,12 @@ pub struct RunOptions {
     /// `--check nan`: trace where non-finite values are born
     /// (`RunReport::nan`); the kernel should be lowered with statement marks.
     pub nan: bool,
+    /// The kernel compiled (crates/jit), to run its threadgroups where
+    /// nothing observes them (`engine.rs`); the interpreter otherwise.
+    pub compiled: Option<Arc<dyn engine::Compiled>>,
+    /// Which engine the caller wants (`session` compiles for it; `gpu`
+    /// itself only looks at `compiled`).
+    pub engine: engine::Engine,
 }
 
 impl Default for RunOptions {
@@ -167,6 +174,8 @@ impl Default for RunOptions {
             schedules: 2,
             schedule: None,
             schedule_tolerance: (1e-4, 1e-5),
+            compiled: None,
+            engine: engine::Engine::default(),
             nan: false,
         }
     }
@@ -324,6 +333,15 @@ pub fn run_with_progress(
     if let Err(e) = validate(kernel, d, opts) {
         return invalid(e);
     }
+    if opts.compiled.is_some() {
+        if engine::compiled_blocked(kernel, opts).is_none() {
+            if let Some(report) = engine::run_compiled(kernel, d, buffers, opts, progress) {
+                return report;
+            }
+        }
+        let interpreted = RunOptions { compiled: None, ..opts.clone() };
+        return run_with_progress(kernel, d, buffers, &interpreted, progress);
+    }
     let initial = schedule::worth_exploring(kernel, d, opts).then(|| buffers.clone());
     let mut report = run_lockstep(kernel, d, buffers, opts, progress);
     if let Some(initial) = initial {
@@ -340,12 +358,8 @@ pub(crate) fn run_lockstep(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> RunReport {
-    let tg = d.threadgroup;
-    let (groups, grid_threads) = match d.mode {
-        DispatchMode::Threads => ([0, 1, 2].map(|i| d.grid[i].div_ceil(tg[i])), d.grid),
-        DispatchMode::Threadgroups => (d.grid, [0, 1, 2].map(|i| d.grid[i].saturating_mul(tg[i]))),
-    };
-    let dispatch = Geometry { grid_threads, groups, requested_tg: tg, ..Default::default() };
+    let dispatch = geometry(d);
+    let groups = dispatch.groups;
     let total_groups = groups.iter().map(|&g| g as u64).product::<u64>();
     let workers = parallel::workers(kernel, opts, total_groups, dispatch.lanes_requested(), buffers);
     if workers <= 1 {
@@ -366,9 +380,20 @@ pub(crate) fn run_lockstep(
         part.report.cancelled = cancelled(opts);
         return part.report;
     }
-    let mut report = parallel::run(kernel, &dispatch, buffers, opts, workers, progress);
+    // (Only a compiled run gives up, and this one is interpreted.)
+    let mut report = parallel::run(kernel, &dispatch, buffers, opts, workers, progress).unwrap_or_default();
     report.cancelled = cancelled(opts);
     report
+}
+
+/// The threadgroups and threads of a dispatch.
+pub(crate) fn geometry(d: &Dispatch) -> Geometry {
+    let tg = d.threadgroup;
+    let (groups, grid_threads) = match d.mode {
+        DispatchMode::Threads => ([0, 1, 2].map(|i| d.grid[i].div_ceil(tg[i])), d.grid),
+        DispatchMode::Threadgroups => (d.grid, [0, 1, 2].map(|i| d.grid[i].saturating_mul(tg[i]))),
+    };
+    Geometry { grid_threads, groups, requested_tg: tg, ..Default::default() }
 }
 
 /// What running some of a dispatch's threadgroups left behind.
@@ -378,6 +403,8 @@ pub(crate) struct Part<'a> {
     pub san: Option<Box<sanitizer::Sanitizer>>,
     pub findings: findings::Findings,
     pub stopped: bool,
+    /// The compiled kernel could not vouch for a threadgroup (`engine.rs`).
+    pub gave_up: bool,
 }
 
 /// Run the threadgroups numbered `range` (x fastest) one after another on
@@ -419,6 +446,7 @@ pub(crate) fn run_part<'a>(
     m.update_observing();
     let mut report = RunReport::default();
     let mut since_tick = 0u64;
+    let mut gave_up = false;
     for linear in schedule::threadgroup_order(opts.schedule.as_ref(), range) {
         let geo = dispatch.for_group(linear);
         // Fresh threadgroup and private memory for each threadgroup.
@@ -437,7 +465,18 @@ pub(crate) fn run_part<'a>(
             }
         }
         report.threads += geo.lanes() as u64;
-        m.run_threadgroup(geo, linear as u32);
+        match &opts.compiled {
+            Some(c) => {
+                m.begin_threadgroup(geo, linear as u32);
+                let vouched = c.run_threadgroup(&mut engine::Threadgroup { m: &mut m });
+                m.end_threadgroup();
+                if !vouched {
+                    gave_up = true;
+                    break;
+                }
+            }
+            None => m.run_threadgroup(geo, linear as u32),
+        }
         report.threadgroups += 1;
         since_tick += 1;
         if since_tick == 256 {
@@ -478,6 +517,7 @@ pub(crate) fn run_part<'a>(
         san: m.san.take(),
         findings: std::mem::take(&mut m.findings),
         stopped: m.stopped,
+        gave_up,
     }
 }
 

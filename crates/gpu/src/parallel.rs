@@ -75,7 +75,8 @@ pub const MAX_WORKERS: usize = 64;
 /// per lane of a threadgroup).
 const REGISTER_BUDGET: u64 = 1 << 30;
 
-/// Run the dispatch on `workers` threads (see the module comment).
+/// Run the dispatch on `workers` threads (see the module comment); `None`
+/// (and `buffers` unchanged) when a compiled threadgroup gave up.
 pub(crate) fn run(
     kernel: &Kernel,
     dispatch: &Geometry,
@@ -83,7 +84,7 @@ pub(crate) fn run(
     opts: &RunOptions,
     workers: usize,
     progress: &mut dyn FnMut(u64, u64),
-) -> RunReport {
+) -> Option<RunReport> {
     let total = dispatch.groups.iter().map(|&g| g as u64).product::<u64>();
     let initial = std::mem::take(buffers);
     let done = AtomicU64::new(0);
@@ -95,14 +96,14 @@ pub(crate) fn run(
         let range = total * w as u64 / workers as u64..total * (w as u64 + 1) / workers as u64;
         let borrowed: BTreeMap<u32, Cow<[u8]>> = initial.iter().map(|(&i, b)| (i, Cow::Borrowed(&b[..]))).collect();
         let part = run_part(kernel, dispatch, borrowed, opts, range, tick);
-        if part.stopped {
+        if part.stopped || part.gave_up {
             first_stopped.fetch_min(w, Ordering::Relaxed);
         }
         part
     };
     // Worker threads stay alive between dispatches (rayon's pool), so their
     // memory stays warm; the first part runs here and reports progress.
-    let (first, rest) = slots.split_first_mut().unwrap_or_else(|| unreachable!("at least two workers"));
+    let (first, rest) = slots.split_first_mut().unwrap_or_else(|| unreachable!("at least one worker"));
     rayon::in_place_scope(|s| {
         for (w, slot) in rest.iter_mut().enumerate() {
             let (work, done, first_stopped) = (&work, &done, &first_stopped);
@@ -124,10 +125,14 @@ pub(crate) fn run(
     progress(done.load(Ordering::Relaxed), total);
     let cut = first_stopped.load(Ordering::Relaxed);
     let parts: Vec<Part> = slots.into_iter().flatten().take(cut.saturating_add(1)).collect();
+    if parts.iter().any(|p| p.gave_up) {
+        *buffers = initial;
+        return None;
+    }
     let Merged { changed, report } = merge(kernel, dispatch, &initial, parts);
     *buffers = initial;
     buffers.extend(changed);
-    report
+    Some(report)
 }
 
 /// The merged copies of the buffers some worker wrote, and the combined report.

@@ -333,10 +333,24 @@ impl<'l> Kernel<'l> {
     /// the kernel without host<->device copies.
     pub fn time_dispatch(&self, bindings: &Bindings, dispatch: Dispatch, options: &RunOptions) -> Result<std::time::Duration, Error> {
         gpu::validate(&self.ir, &dispatch, options).map_err(|e| Error::Usage(format!("cannot dispatch `{}`: {e}", self.ir.name)))?;
+        let (options, _) = self.engine_options(&dispatch, options);
         let mut buffers: BTreeMap<u32, Vec<u8>> = bindings.items.iter().map(|b| (b.index, b.bytes.clone())).collect();
         let started = std::time::Instant::now();
-        gpu::run(&self.ir, &dispatch, &mut buffers, options);
+        gpu::run(&self.ir, &dispatch, &mut buffers, &options);
         Ok(started.elapsed())
+    }
+
+    /// `options` with the compiled kernel `options.engine` asks for (and
+    /// the note saying why `--engine jit` runs interpreted, if it does).
+    fn engine_options(&self, dispatch: &Dispatch, options: &RunOptions) -> (RunOptions, Option<String>) {
+        #[cfg(not(target_family = "wasm"))]
+        if options.compiled.is_none() && options.engine != gpu::engine::Engine::Interp {
+            let p = jit::prepare(&self.ir, dispatch, options, options.engine);
+            let compiled = p.compiled.map(|n| n as Arc<dyn gpu::engine::Compiled>);
+            return (RunOptions { compiled, ..options.clone() }, p.note);
+        }
+        let _ = dispatch;
+        (options.clone(), None)
     }
 
     /// [`Kernel::run`], calling `progress(done, total)` threadgroups now and then.
@@ -348,8 +362,9 @@ impl<'l> Kernel<'l> {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<Outcome, Error> {
         gpu::validate(&self.ir, &dispatch, options).map_err(|e| Error::Usage(format!("cannot dispatch `{}`: {e}", self.ir.name)))?;
+        let (options, engine_note) = self.engine_options(&dispatch, options);
         let mut buffers: BTreeMap<u32, Vec<u8>> = bindings.items.iter().map(|b| (b.index, b.bytes.clone())).collect();
-        let report = gpu::run_with_progress(&self.ir, &dispatch, &mut buffers, options, progress);
+        let report = gpu::run_with_progress(&self.ir, &dispatch, &mut buffers, &options, progress);
         let mut outputs = Vec::new();
         for b in bindings.items.iter().filter(|b| b.writable) {
             let bytes = buffers.remove(&b.index).unwrap_or_default();
@@ -364,6 +379,7 @@ impl<'l> Kernel<'l> {
             outputs,
             warnings: bindings.warnings.clone(),
             dispatch,
+            engine_note,
         })
     }
 }
@@ -394,6 +410,8 @@ pub struct Outcome {
     /// Binding warnings (a Python int that does not fit its parameter...).
     pub warnings: Vec<String>,
     pub dispatch: Dispatch,
+    /// Why a run asked to be compiled (`Engine::Jit`) ran interpreted.
+    pub engine_note: Option<String>,
 }
 
 impl Outcome {
@@ -479,6 +497,7 @@ pub fn run_mlx(kernel: &mlx::MetalKernel, call: &mlx::Call, on_generated: &mut d
         outputs,
         warnings,
         dispatch,
+        engine_note: None,
     };
     Ok(MlxOutcome { outcome, generated: r.generated, kernel: r.kernel })
 }

@@ -169,7 +169,7 @@ impl Geometry {
         [0, 1, 2].map(|d| self.tg_pos[d] * self.requested_tg[d] + loc[d])
     }
 
-    pub(super) fn attr(&self, attr: ThreadAttr, comp: u8, l: usize) -> u32 {
+    pub(crate) fn attr(&self, attr: ThreadAttr, comp: u8, l: usize) -> u32 {
         use ThreadAttr::*;
         let c = comp as usize;
         let n = self.lanes() as u32;

@@ -24,7 +24,7 @@ mod step;
 
 pub use lanes::{Geometry, LaneIter, Mask, MAX_LANES};
 pub use regs::index_value;
-pub(crate) use regs::width_mask;
+pub use regs::width_mask;
 pub(crate) use report::{private_shadow, report_race, RaceThreads};
 
 /// How far an instruction stream got.
@@ -101,6 +101,9 @@ pub struct Machine<'k> {
     pub(crate) returned_at: Vec<Option<AccessId>>,
     /// Registers holding values the specification leaves undefined.
     pub(crate) undef: crate::undefined::Marks,
+    /// A one-lane machine for a compiled kernel's per-thread evaluations
+    /// (`engine::Threadgroup::eval`).
+    pub(crate) one_lane: Option<Box<Machine<'k>>>,
 }
 
 impl<'k> Machine<'k> {
@@ -147,12 +150,29 @@ impl<'k> Machine<'k> {
             branches: Vec::new(),
             returned_at: Vec::new(),
             undef: Default::default(),
+            one_lane: None,
         }
     }
 
     /// Run the kernel for the threadgroup described by `geo`, whose linear
     /// number is `linear`.
     pub fn run_threadgroup(&mut self, geo: Geometry, linear: u32) {
+        self.begin_threadgroup(geo, linear);
+        let k: &'k Kernel = self.k;
+        self.frames.clear();
+        match self.schedule {
+            Some(s) => self.run_serial(&s),
+            None => {
+                self.frames.push(crate::flow::Frame::Block { insts: &k.body, pc: 0, mask: self.alive });
+                self.run_frames();
+            }
+        }
+        self.end_threadgroup();
+    }
+
+    /// Reset the per-threadgroup state for the threadgroup `geo` (also
+    /// what a compiled kernel starts from, `engine.rs`).
+    pub(crate) fn begin_threadgroup(&mut self, geo: Geometry, linear: u32) {
         if geo.tg_size != self.geo.tg_size || self.local.len() != geo.lanes() {
             self.local = (0..geo.lanes()).map(|l| geo.local(l)).collect();
         }
@@ -182,15 +202,9 @@ impl<'k> Machine<'k> {
         self.returned_at.resize(self.n, None);
         self.branches.clear();
         self.undef = Default::default();
-        let k: &'k Kernel = self.k;
-        self.frames.clear();
-        match self.schedule {
-            Some(s) => self.run_serial(&s),
-            None => {
-                self.frames.push(crate::flow::Frame::Block { insts: &k.body, pc: 0, mask: self.alive });
-                self.run_frames();
-            }
-        }
+    }
+
+    pub(crate) fn end_threadgroup(&mut self) {
         if let Some(s) = self.san.as_mut() {
             s.end_threadgroup();
         }

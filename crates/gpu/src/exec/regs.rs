@@ -339,7 +339,7 @@ impl<'k> Machine<'k> {
 }
 
 /// Mask for comparing values of a type's width (switch cases).
-pub(crate) fn width_mask(s: Scalar) -> u64 {
+pub fn width_mask(s: Scalar) -> u64 {
     match s.size() {
         8 => u64::MAX,
         n => (1u64 << (n * 8)) - 1,

@@ -1,0 +1,956 @@
+//! `gpu::Kernel` IR to one Cranelift function that runs ONE thread from a
+//! barrier (or the start) to the next barrier (or the end):
+//! `f(ctx, lane, resume) -> status`. The runner calls it for every thread
+//! of the threadgroup in turn, round after round (`lib.rs`).
+//!
+//! The IR's registers become SSA variables; its structured control flow
+//! becomes ordinary branches (an `if` is a branch, not two masked runs).
+//! At a barrier the registers live across it are stored in the thread's
+//! spill slots and the function returns `BARRIER + k`; called again with
+//! that `resume`, it reloads them and carries on after barrier `k`.
+//!
+//! Everything that could make the interpreter report something — a fault,
+//! a runaway loop, a call through a bad pointer — makes the function
+//! return `GIVE_UP`, and the dispatch is rerun by the interpreter, which
+//! reports it. Arithmetic the code does not spell out natively is done by
+//! the interpreter's own code, one thread at a time (`runtime::h_eval`).
+
+use crate::analysis::{Spills, Unsupported};
+use crate::runtime as rt;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, MemFlags, SigRef, Signature, StackSlotData, StackSlotKind, Value};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, Switch, Variable};
+use gpu::ir::{AtomicOp, Inst, Reg, UnOp};
+use msl::ast::BinaryOp;
+use msl::hir::ThreadAttr;
+use msl::types::Scalar;
+use std::collections::HashMap;
+
+const I8: types::Type = types::I8;
+const I32: types::Type = types::I32;
+const I64: types::Type = types::I64;
+const F32: types::Type = types::F32;
+
+/// The thread finished the kernel.
+pub const DONE: u64 = 0;
+/// The result cannot be promised: rerun interpreted.
+pub const GIVE_UP: u64 = 1;
+/// `BARRIER + k`: the thread waits at barrier `k`.
+pub const BARRIER: u64 = 2;
+
+/// Most barriers (resume points) a compiled kernel may have.
+const MAX_BARRIERS: usize = 4096;
+
+enum Target {
+    Loop { brk: Block, cont: Block },
+    Switch { brk: Block },
+    Scope { ret: Block },
+}
+
+/// The helpers' signatures.
+struct Sigs {
+    writable: SigRef,
+    eval: SigRef,
+    attr: SigRef,
+    conv: SigRef,
+    memcopy: SigRef,
+    atomic: SigRef,
+}
+
+pub struct Gen<'a, 'b> {
+    b: &'a mut FunctionBuilder<'b>,
+    /// Instructions the helpers get, by index.
+    pub insts: &'a mut Vec<*const Inst>,
+    ctx: Value,
+    lane: Value,
+    table: Value,
+    budget: Value,
+    spill_base: Value,
+    counts_addr: Value,
+    vars: HashMap<Reg, Variable>,
+    cnt: Variable,
+    /// Instructions executed since the count was last brought up to date.
+    pending: i64,
+    /// The current block has ended (break, continue, return, give-up).
+    dead: bool,
+    give_up: Block,
+    targets: Vec<Target>,
+    spills: &'a Spills,
+    /// Resume points: (block that reloads the registers).
+    resumes: Vec<Block>,
+    sigs: Sigs,
+    ptr: types::Type,
+}
+
+fn sig(call_conv: CallConv, params: usize, ret: bool) -> Signature {
+    let mut s = Signature::new(call_conv);
+    for _ in 0..params {
+        s.params.push(AbiParam::new(I64));
+    }
+    if ret {
+        s.returns.push(AbiParam::new(I64));
+    }
+    s
+}
+
+/// Compile `body` into the builder's function (signature
+/// `(ctx, lane, resume) -> status`); `preset` registers start with the
+/// values in `ctx.initial`; `per_thread_count` picks the budget rule.
+pub fn compile_body(
+    b: &mut FunctionBuilder<'_>,
+    insts: &mut Vec<*const Inst>,
+    call_conv: CallConv,
+    body: &[Inst],
+    preset: &[Reg],
+    spills: &Spills,
+    per_thread_count: bool,
+) -> Result<(), Unsupported> {
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let (ctx, lane, resume) = (b.block_params(entry)[0], b.block_params(entry)[1], b.block_params(entry)[2]);
+    let fl = MemFlags::trusted();
+    let table = b.ins().load(I64, fl, ctx, rt::OFF_TABLE);
+    let budget = b.ins().load(I64, fl, ctx, rt::OFF_BUDGET);
+    let spill = b.ins().load(I64, fl, ctx, rt::OFF_SPILL);
+    let per_lane = b.ins().imul_imm(lane, spills.slot.len() as i64 * 8);
+    let spill_base = b.ins().iadd(spill, per_lane);
+    let counts = b.ins().load(I64, fl, ctx, rt::OFF_COUNTS);
+    let counts_addr = if per_thread_count {
+        let o = b.ins().ishl_imm(lane, 3);
+        b.ins().iadd(counts, o)
+    } else {
+        counts
+    };
+    let cnt = b.declare_var(I64);
+    let c0 = b.ins().load(I64, fl, counts_addr, 0);
+    b.def_var(cnt, c0);
+    let dispatch = b.create_block();
+    b.ins().jump(dispatch, &[]);
+    let sigs = Sigs {
+        writable: b.import_signature(sig(call_conv, 2, true)),
+        eval: b.import_signature(sig(call_conv, 4, false)),
+        attr: b.import_signature(sig(call_conv, 3, true)),
+        conv: b.import_signature(sig(call_conv, 1, true)),
+        memcopy: b.import_signature(sig(call_conv, 5, true)),
+        atomic: b.import_signature(sig(call_conv, 7, true)),
+    };
+    let give_up = b.create_block();
+    let start = b.create_block();
+    let mut g = Gen {
+        b,
+        insts,
+        ctx,
+        lane,
+        table,
+        budget,
+        spill_base,
+        counts_addr,
+        vars: HashMap::new(),
+        cnt,
+        pending: 0,
+        dead: false,
+        give_up,
+        targets: Vec::new(),
+        spills,
+        resumes: Vec::new(),
+        sigs,
+        ptr: I64,
+    };
+    // The kernel from the start.
+    g.b.switch_to_block(start);
+    let initial = g.b.ins().load(I64, fl, ctx, rt::OFF_INITIAL);
+    for (i, &r) in preset.iter().enumerate() {
+        let v = g.b.ins().load(I64, fl, initial, i as i32 * 8);
+        let v = g.narrow(r, v);
+        let var = g.var(r);
+        g.b.def_var(var, v);
+    }
+    g.block(body)?;
+    if !g.dead {
+        g.flush();
+        g.exit(DONE);
+    }
+    // Giving up.
+    g.b.switch_to_block(g.give_up);
+    let s = g.b.ins().iconst(I64, GIVE_UP as i64);
+    g.b.ins().return_(&[s]);
+    // Where to begin: the start, or after the barrier the thread waits at.
+    g.b.switch_to_block(dispatch);
+    let mut sw = Switch::new();
+    sw.set_entry(0, start);
+    for (k, &blk) in g.resumes.iter().enumerate() {
+        sw.set_entry(BARRIER as u128 + k as u128, blk);
+    }
+    let _ = g.ptr;
+    sw.emit(g.b, resume, g.give_up);
+    g.b.seal_all_blocks();
+    Ok(())
+}
+
+impl Gen<'_, '_> {
+    fn var(&mut self, r: Reg) -> Variable {
+        if let Some(v) = self.vars.get(&r) {
+            return *v;
+        }
+        let ty = match r {
+            Reg::W32(_) => I32,
+            Reg::W64(_) => I64,
+        };
+        let v = self.b.declare_var(ty);
+        self.vars.insert(r, v);
+        v
+    }
+
+    fn get(&mut self, r: Reg) -> Value {
+        let v = self.var(r);
+        self.b.use_var(v)
+    }
+
+    fn set(&mut self, r: Reg, v: Value) {
+        let var = self.var(r);
+        self.b.def_var(var, v);
+    }
+
+    /// An i64 narrowed to the register's width.
+    fn narrow(&mut self, r: Reg, v: Value) -> Value {
+        match r {
+            Reg::W32(_) => self.b.ins().ireduce(I32, v),
+            Reg::W64(_) => v,
+        }
+    }
+
+    /// A register's value widened to i64 (zero-extended).
+    fn wide(&mut self, r: Reg) -> Value {
+        let v = self.get(r);
+        match r {
+            Reg::W32(_) => self.b.ins().uextend(I64, v),
+            Reg::W64(_) => v,
+        }
+    }
+
+    fn index(&mut self, inst: &Inst) -> i64 {
+        self.insts.push(inst as *const Inst);
+        self.insts.len() as i64 - 1
+    }
+
+    /// Bring the instruction count up to date.
+    fn flush(&mut self) {
+        if self.pending != 0 {
+            let c = self.b.use_var(self.cnt);
+            let c = self.b.ins().iadd_imm(c, self.pending);
+            self.b.def_var(self.cnt, c);
+            self.pending = 0;
+        }
+    }
+
+    /// Store the count and return `status`.
+    fn exit(&mut self, status: u64) {
+        let c = self.b.use_var(self.cnt);
+        self.b.ins().store(MemFlags::trusted(), c, self.counts_addr, 0);
+        let s = self.b.ins().iconst(I64, status as i64);
+        self.b.ins().return_(&[s]);
+    }
+
+    /// Continue in a fresh block when `ok` is nonzero, else give up.
+    fn guard(&mut self, ok: Value) {
+        let next = self.b.create_block();
+        self.b.ins().brif(ok, next, &[], self.give_up, &[]);
+        self.b.switch_to_block(next);
+    }
+
+    fn jump_to(&mut self, target: Block) {
+        self.flush();
+        self.b.ins().jump(target, &[]);
+        self.dead = true;
+    }
+
+    fn call(&mut self, sig: SigRef, f: usize, args: &[Value]) -> Option<Value> {
+        let fp = self.b.ins().iconst(I64, f as i64);
+        let c = self.b.ins().call_indirect(sig, fp, args);
+        self.b.inst_results(c).first().copied()
+    }
+
+    pub fn block(&mut self, insts: &[Inst]) -> Result<(), Unsupported> {
+        for inst in insts {
+            if self.dead {
+                break;
+            }
+            self.pending += 1;
+            self.inst(inst)?;
+        }
+        Ok(())
+    }
+
+    fn inst(&mut self, inst: &Inst) -> Result<(), Unsupported> {
+        match inst {
+            Inst::If { cond, then, els, .. } => {
+                let c = self.get(*cond);
+                let (t, e, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+                self.flush();
+                self.b.ins().brif(c, t, &[], e, &[]);
+                for (blk, body) in [(t, then), (e, els)] {
+                    self.b.switch_to_block(blk);
+                    self.dead = false;
+                    self.block(body)?;
+                    if !self.dead {
+                        self.jump_to(join);
+                    }
+                }
+                self.b.switch_to_block(join);
+                self.dead = false;
+            }
+            Inst::Loop { cond_block, cond, body, step, check_first, .. } => {
+                let (head, trip, step_b, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
+                let body_b = self.b.create_block();
+                self.jump_to(if *check_first { head } else { trip });
+                self.b.switch_to_block(head);
+                self.dead = false;
+                self.targets.push(Target::Loop { brk: exit, cont: step_b });
+                self.block(cond_block)?;
+                if !self.dead {
+                    match cond {
+                        Some(c) => {
+                            let c = self.get(*c);
+                            self.flush();
+                            self.b.ins().brif(c, trip, &[], exit, &[]);
+                            self.dead = true;
+                        }
+                        None => self.jump_to(trip),
+                    }
+                }
+                // Each trip costs one instruction (as in the interpreter),
+                // and is where the budget is checked.
+                self.b.switch_to_block(trip);
+                self.dead = false;
+                self.pending += 1;
+                self.flush();
+                let c = self.b.use_var(self.cnt);
+                let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, c, self.budget);
+                self.b.ins().brif(over, self.give_up, &[], body_b, &[]);
+                self.b.switch_to_block(body_b);
+                self.block(body)?;
+                if !self.dead {
+                    self.jump_to(step_b);
+                }
+                self.b.switch_to_block(step_b);
+                self.dead = false;
+                self.block(step)?;
+                if !self.dead {
+                    self.jump_to(head);
+                }
+                self.targets.pop();
+                self.b.switch_to_block(exit);
+                self.dead = false;
+            }
+            Inst::Switch { value, ty, cases } => {
+                let wm = gpu::exec::width_mask(*ty);
+                let v = self.wide(*value);
+                let v = self.b.ins().band_imm(v, wm as i64);
+                let blocks: Vec<Block> = cases.iter().map(|_| self.b.create_block()).collect();
+                let exit = self.b.create_block();
+                let default = cases.iter().position(|c| c.1).map_or(exit, |i| blocks[i]);
+                self.flush();
+                let mut seen = std::collections::HashSet::new();
+                for (i, (vals, _, _)) in cases.iter().enumerate() {
+                    for &c in vals {
+                        if !seen.insert(c & wm) {
+                            continue;
+                        }
+                        let hit = self.b.ins().icmp_imm(IntCC::Equal, v, (c & wm) as i64);
+                        let next = self.b.create_block();
+                        self.b.ins().brif(hit, blocks[i], &[], next, &[]);
+                        self.b.switch_to_block(next);
+                    }
+                }
+                self.b.ins().jump(default, &[]);
+                self.targets.push(Target::Switch { brk: exit });
+                for (i, (_, _, body)) in cases.iter().enumerate() {
+                    self.b.switch_to_block(blocks[i]);
+                    self.dead = false;
+                    self.block(body)?;
+                    if !self.dead {
+                        self.jump_to(blocks.get(i + 1).copied().unwrap_or(exit));
+                    }
+                }
+                self.targets.pop();
+                self.b.switch_to_block(exit);
+                self.dead = false;
+            }
+            Inst::Scope { body } => {
+                let end = self.b.create_block();
+                self.targets.push(Target::Scope { ret: end });
+                self.block(body)?;
+                if !self.dead {
+                    self.jump_to(end);
+                }
+                self.targets.pop();
+                self.b.switch_to_block(end);
+                self.dead = false;
+            }
+            Inst::Break | Inst::Continue => {
+                let brk = matches!(inst, Inst::Break);
+                let mut target = None;
+                for t in self.targets.iter().rev() {
+                    match t {
+                        Target::Loop { brk: b, cont } => {
+                            target = Some(if brk { *b } else { *cont });
+                            break;
+                        }
+                        Target::Switch { brk: b } if brk => {
+                            target = Some(*b);
+                            break;
+                        }
+                        Target::Switch { .. } => {}
+                        Target::Scope { .. } => break,
+                    }
+                }
+                let t = target.ok_or_else(|| Unsupported("a break or continue outside a loop".into()))?;
+                self.jump_to(t);
+            }
+            Inst::Return { .. } => {
+                let ret = self.targets.iter().rev().find_map(|t| match t {
+                    Target::Scope { ret } => Some(*ret),
+                    _ => None,
+                });
+                let t = ret.ok_or_else(|| Unsupported("a return outside a function".into()))?;
+                self.jump_to(t);
+            }
+            Inst::Barrier { simdgroup: false, .. } => self.barrier(inst)?,
+            Inst::RecursionTooDeep { .. } | Inst::BadCall { .. } => {
+                // The interpreter reports these: let it run the dispatch.
+                self.b.ins().jump(self.give_up, &[]);
+                self.pending = 0;
+                self.dead = true;
+            }
+            _ => self.simple(inst)?,
+        }
+        Ok(())
+    }
+
+    fn barrier(&mut self, inst: &Inst) -> Result<(), Unsupported> {
+        if self.resumes.len() >= MAX_BARRIERS {
+            return Err(Unsupported("the kernel has too many barriers to compile".into()));
+        }
+        let live = self.spills.at.get(&(inst as *const Inst as usize)).cloned().unwrap_or_default();
+        self.flush();
+        for &r in &live {
+            let v = self.wide(r);
+            let slot = self.spills.slot[&r] as i32;
+            self.b.ins().store(MemFlags::trusted(), v, self.spill_base, slot * 8);
+        }
+        let k = self.resumes.len() as u64;
+        self.exit(BARRIER + k);
+        let resume = self.b.create_block();
+        self.resumes.push(resume);
+        self.b.switch_to_block(resume);
+        for &r in &live {
+            let slot = self.spills.slot[&r] as i32;
+            let v = self.b.ins().load(I64, MemFlags::trusted(), self.spill_base, slot * 8);
+            let v = self.narrow(r, v);
+            self.set(r, v);
+        }
+        Ok(())
+    }
+
+    // ---- instructions without control flow -----------------------------
+
+    fn simple(&mut self, inst: &Inst) -> Result<(), Unsupported> {
+        if self.native(inst)? {
+            return Ok(());
+        }
+        // By the interpreter's code, one thread at a time.
+        match inst {
+            Inst::Unary { .. }
+            | Inst::Binary { .. }
+            | Inst::Compare { .. }
+            | Inst::Convert { .. }
+            | Inst::Select { .. }
+            | Inst::BitCast { .. }
+            | Inst::Math { .. }
+            | Inst::Geometric { .. }
+            | Inst::Special { .. }
+            | Inst::PtrIndex { .. }
+            | Inst::PtrAdd { .. }
+            | Inst::PtrDiff { .. }
+            | Inst::Copy { .. }
+            | Inst::Assign { .. } => self.eval(inst),
+            Inst::Load { .. } | Inst::Store { .. } => Err(Unsupported(format!("a memory access the compiled tier does not handle: {inst:?}"))),
+            _ => Err(Unsupported(format!("an instruction the compiled tier does not handle: {inst:?}"))),
+        }
+    }
+
+    fn eval(&mut self, inst: &Inst) -> Result<(), Unsupported> {
+        let (defs, uses, _) = gpu::ir::reg_uses(inst);
+        let bytes = ((uses.len() + defs.len()).max(1) * 8) as u32;
+        let ss = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 3));
+        for (i, &r) in uses.iter().enumerate() {
+            let v = self.wide(r);
+            self.b.ins().stack_store(v, ss, i as i32 * 8);
+        }
+        let ins = self.b.ins().stack_addr(I64, ss, 0);
+        let outs = self.b.ins().stack_addr(I64, ss, uses.len() as i32 * 8);
+        let idx = self.index(inst);
+        let i = self.b.ins().iconst(I64, idx);
+        self.call(self.sigs.eval, rt::h_eval as *const () as usize, &[self.ctx, i, ins, outs]);
+        for (k, &r) in defs.iter().enumerate() {
+            let v = self.b.ins().stack_load(I64, ss, (uses.len() + k) as i32 * 8);
+            let v = self.narrow(r, v);
+            self.set(r, v);
+        }
+        Ok(())
+    }
+
+    fn fbits(&mut self, r: Reg) -> Value {
+        let v = self.get(r);
+        self.b.ins().bitcast(F32, MemFlags::new(), v)
+    }
+
+    fn from_f(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(I32, MemFlags::new(), v)
+    }
+
+    fn bool32(&mut self, c: Value) -> Value {
+        self.b.ins().uextend(I32, c)
+    }
+
+    /// Emit `inst` natively if it has a native form; false if not.
+    fn native(&mut self, inst: &Inst) -> Result<bool, Unsupported> {
+        use Scalar::*;
+        let w32 = |r: &Reg| matches!(r, Reg::W32(_));
+        let w64 = |r: &Reg| matches!(r, Reg::W64(_));
+        match inst {
+            Inst::Nop => {}
+            Inst::Const { dst, bits } => {
+                let v = match dst {
+                    Reg::W32(_) => self.b.ins().iconst(I32, *bits as u32 as i64),
+                    Reg::W64(_) => self.b.ins().iconst(I64, *bits as i64),
+                };
+                self.set(*dst, v);
+            }
+            Inst::Copy { dst, src } | Inst::Assign { dst, src } if w32(dst) == w32(src) => {
+                let v = self.get(*src);
+                self.set(*dst, v);
+            }
+            Inst::Unary { op, ty, dst, a } if w32(dst) && w32(a) => {
+                let x = self.get(*a);
+                let v = match (op, ty) {
+                    (UnOp::Neg, Float | Half | BFloat) => self.b.ins().bxor_imm(x, 0x8000_0000u32 as i32 as i64),
+                    (UnOp::Neg, Int | UInt) => self.b.ins().ineg(x),
+                    (UnOp::Not, _) => {
+                        let c = self.b.ins().icmp_imm(IntCC::Equal, x, 0);
+                        self.bool32(c)
+                    }
+                    (UnOp::BitNot, Int | UInt) => self.b.ins().bnot(x),
+                    _ => return Ok(false),
+                };
+                self.set(*dst, v);
+            }
+            Inst::Binary { op, ty: Float, dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => {
+                let (x, y) = (self.fbits(*a), self.fbits(*b));
+                let r = match op {
+                    BinaryOp::Add => self.b.ins().fadd(x, y),
+                    BinaryOp::Sub => self.b.ins().fsub(x, y),
+                    BinaryOp::Mul => self.b.ins().fmul(x, y),
+                    BinaryOp::Div => self.b.ins().fdiv(x, y),
+                    _ => return Ok(false),
+                };
+                let v = self.from_f(r);
+                self.set(*dst, v);
+            }
+            Inst::Binary { op, ty: ty @ (Int | UInt), dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => {
+                let (x, y) = (self.get(*a), self.get(*b));
+                let signed = *ty == Int;
+                let v = match op {
+                    BinaryOp::Add => self.b.ins().iadd(x, y),
+                    BinaryOp::Sub => self.b.ins().isub(x, y),
+                    BinaryOp::Mul => self.b.ins().imul(x, y),
+                    BinaryOp::BitAnd => self.b.ins().band(x, y),
+                    BinaryOp::BitOr => self.b.ins().bor(x, y),
+                    BinaryOp::BitXor => self.b.ins().bxor(x, y),
+                    BinaryOp::Shl => self.b.ins().ishl(x, y),
+                    BinaryOp::Shr if signed => self.b.ins().sshr(x, y),
+                    BinaryOp::Shr => self.b.ins().ushr(x, y),
+                    BinaryOp::Div | BinaryOp::Rem => {
+                        // x / 0 and x % 0 are 0; INT_MIN / -1 wraps (divide by 1 instead).
+                        let zero = self.b.ins().icmp_imm(IntCC::Equal, y, 0);
+                        let one = self.b.ins().iconst(I32, 1);
+                        let mut unsafe_div = zero;
+                        if signed {
+                            let min = self.b.ins().icmp_imm(IntCC::Equal, x, i32::MIN as i64);
+                            let m1 = self.b.ins().icmp_imm(IntCC::Equal, y, -1);
+                            let ovf = self.b.ins().band(min, m1);
+                            unsafe_div = self.b.ins().bor(zero, ovf);
+                        }
+                        let d = self.b.ins().select(unsafe_div, one, y);
+                        let r = match (op, signed) {
+                            (BinaryOp::Div, true) => self.b.ins().sdiv(x, d),
+                            (BinaryOp::Div, false) => self.b.ins().udiv(x, d),
+                            (_, true) => self.b.ins().srem(x, d),
+                            (_, false) => self.b.ins().urem(x, d),
+                        };
+                        let z = self.b.ins().iconst(I32, 0);
+                        self.b.ins().select(zero, z, r)
+                    }
+                    _ => return Ok(false),
+                };
+                self.set(*dst, v);
+            }
+            Inst::Binary { op, ty: Bool, dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => {
+                let (x, y) = (self.get(*a), self.get(*b));
+                let v = match op {
+                    BinaryOp::BitAnd | BinaryOp::LogAnd => self.b.ins().band(x, y),
+                    BinaryOp::BitOr | BinaryOp::LogOr => self.b.ins().bor(x, y),
+                    BinaryOp::BitXor => self.b.ins().bxor(x, y),
+                    _ => return Ok(false),
+                };
+                let v = self.b.ins().band_imm(v, 1);
+                self.set(*dst, v);
+            }
+            Inst::Compare { op, ty, dst, a, b } if w32(dst) && w32(a) && w32(b) && !matches!(ty, Long | ULong) => {
+                let c = if ty.is_float() {
+                    let cc = match op {
+                        BinaryOp::Eq => FloatCC::Equal,
+                        BinaryOp::Ne => FloatCC::NotEqual,
+                        BinaryOp::Lt => FloatCC::LessThan,
+                        BinaryOp::Gt => FloatCC::GreaterThan,
+                        BinaryOp::Le => FloatCC::LessThanOrEqual,
+                        BinaryOp::Ge => FloatCC::GreaterThanOrEqual,
+                        _ => return Ok(false),
+                    };
+                    let (x, y) = (self.fbits(*a), self.fbits(*b));
+                    self.b.ins().fcmp(cc, x, y)
+                } else {
+                    let s = ty.is_signed();
+                    let cc = match op {
+                        BinaryOp::Eq => IntCC::Equal,
+                        BinaryOp::Ne => IntCC::NotEqual,
+                        BinaryOp::Lt if s => IntCC::SignedLessThan,
+                        BinaryOp::Gt if s => IntCC::SignedGreaterThan,
+                        BinaryOp::Le if s => IntCC::SignedLessThanOrEqual,
+                        BinaryOp::Ge if s => IntCC::SignedGreaterThanOrEqual,
+                        BinaryOp::Lt => IntCC::UnsignedLessThan,
+                        BinaryOp::Gt => IntCC::UnsignedGreaterThan,
+                        BinaryOp::Le => IntCC::UnsignedLessThanOrEqual,
+                        BinaryOp::Ge => IntCC::UnsignedGreaterThanOrEqual,
+                        _ => return Ok(false),
+                    };
+                    let (x, y) = (self.get(*a), self.get(*b));
+                    self.b.ins().icmp(cc, x, y)
+                };
+                let v = self.bool32(c);
+                self.set(*dst, v);
+            }
+            Inst::Compare { op, ty: ty @ (Long | ULong), dst, a, b } if w32(dst) && w64(a) && w64(b) => {
+                let s = *ty == Long;
+                let cc = match op {
+                    BinaryOp::Eq => IntCC::Equal,
+                    BinaryOp::Ne => IntCC::NotEqual,
+                    BinaryOp::Lt if s => IntCC::SignedLessThan,
+                    BinaryOp::Gt if s => IntCC::SignedGreaterThan,
+                    BinaryOp::Le if s => IntCC::SignedLessThanOrEqual,
+                    BinaryOp::Ge if s => IntCC::SignedGreaterThanOrEqual,
+                    BinaryOp::Lt => IntCC::UnsignedLessThan,
+                    BinaryOp::Gt => IntCC::UnsignedGreaterThan,
+                    BinaryOp::Le => IntCC::UnsignedLessThanOrEqual,
+                    BinaryOp::Ge => IntCC::UnsignedGreaterThanOrEqual,
+                    _ => return Ok(false),
+                };
+                let (x, y) = (self.get(*a), self.get(*b));
+                let c = self.b.ins().icmp(cc, x, y);
+                let v = self.bool32(c);
+                self.set(*dst, v);
+            }
+            Inst::Convert { from, to, dst, src } if w32(dst) && w32(src) => {
+                let x = self.get(*src);
+                let v = match (from, to) {
+                    _ if from == to => x,
+                    (Int, UInt) | (UInt, Int) => x,
+                    (Int, Float) => {
+                        let f = self.b.ins().fcvt_from_sint(F32, x);
+                        self.from_f(f)
+                    }
+                    (UInt, Float) => {
+                        let f = self.b.ins().fcvt_from_uint(F32, x);
+                        self.from_f(f)
+                    }
+                    (Float, Int) => {
+                        let f = self.fbits(*src);
+                        self.b.ins().fcvt_to_sint_sat(I32, f)
+                    }
+                    (Float, UInt) => {
+                        let f = self.fbits(*src);
+                        self.b.ins().fcvt_to_uint_sat(I32, f)
+                    }
+                    _ => return Ok(false),
+                };
+                self.set(*dst, v);
+            }
+            Inst::Convert { from: from @ (Int | UInt), to: Long | ULong, dst, src } if w64(dst) && w32(src) => {
+                let x = self.get(*src);
+                let v = if *from == Int { self.b.ins().sextend(I64, x) } else { self.b.ins().uextend(I64, x) };
+                self.set(*dst, v);
+            }
+            Inst::Convert { from: Long | ULong, to: Int | UInt, dst, src } if w32(dst) && w64(src) => {
+                let x = self.get(*src);
+                let v = self.b.ins().ireduce(I32, x);
+                self.set(*dst, v);
+            }
+            Inst::Select { dst, cond, a, b } if w32(cond) && w32(dst) == w32(a) && w32(dst) == w32(b) => {
+                let (c, x, y) = (self.get(*cond), self.get(*a), self.get(*b));
+                let v = self.b.ins().select(c, x, y);
+                self.set(*dst, v);
+            }
+            Inst::PtrIndex { dst, ptr, index, index_ty, scale } if w64(dst) && w64(ptr) => {
+                let i = self.get(*index);
+                let i = match index {
+                    Reg::W32(_) if index_ty.is_signed() => self.b.ins().sextend(I64, i),
+                    Reg::W32(_) => self.b.ins().uextend(I64, i),
+                    Reg::W64(_) => i,
+                };
+                let delta = self.b.ins().imul_imm(i, *scale);
+                let p = self.get(*ptr);
+                let v = self.ptr_add(p, delta);
+                self.set(*dst, v);
+            }
+            Inst::PtrAdd { dst, ptr, bytes } if w64(dst) && w64(ptr) => {
+                let p = self.get(*ptr);
+                let d = self.b.ins().iconst(I64, *bytes);
+                let v = self.ptr_add(p, d);
+                self.set(*dst, v);
+            }
+            Inst::Attr { attr, component, dst } if w32(dst) => {
+                let v = self.attr(inst, *attr, *component);
+                self.set(*dst, v);
+            }
+            Inst::Load { dst, ty, ptr, .. } if w64(ptr) => {
+                let size = ty.size();
+                let ok = match dst {
+                    Reg::W32(_) => matches!(ty, Bool | Char | UChar | Short | UShort | Int | UInt | Float | Half | BFloat),
+                    Reg::W64(_) => matches!(ty, Long | ULong),
+                };
+                if !ok {
+                    return Ok(false);
+                }
+                let p = self.get(*ptr);
+                let a = self.address(p, size as i64, false);
+                let fl = MemFlags::trusted();
+                let v = match ty {
+                    Bool => {
+                        let x = self.b.ins().uload8(I32, fl, a, 0);
+                        let c = self.b.ins().icmp_imm(IntCC::NotEqual, x, 0);
+                        self.bool32(c)
+                    }
+                    Char => self.b.ins().sload8(I32, fl, a, 0),
+                    UChar => self.b.ins().uload8(I32, fl, a, 0),
+                    Short => self.b.ins().sload16(I32, fl, a, 0),
+                    UShort => self.b.ins().uload16(I32, fl, a, 0),
+                    Half => {
+                        let x = self.b.ins().uload16(I64, fl, a, 0);
+                        let r = self.call(self.sigs.conv, rt::h_half_to_f32 as *const () as usize, &[x]).expect("result");
+                        self.b.ins().ireduce(I32, r)
+                    }
+                    BFloat => {
+                        let x = self.b.ins().uload16(I32, fl, a, 0);
+                        self.b.ins().ishl_imm(x, 16)
+                    }
+                    Long | ULong => self.b.ins().load(I64, fl, a, 0),
+                    _ => self.b.ins().load(I32, fl, a, 0),
+                };
+                self.set(*dst, v);
+            }
+            Inst::Store { src, ty, ptr, .. } if w64(ptr) => {
+                let ok = match src {
+                    Reg::W32(_) => matches!(ty, Bool | Char | UChar | Short | UShort | Int | UInt | Float | Half | BFloat),
+                    Reg::W64(_) => matches!(ty, Long | ULong),
+                };
+                if !ok {
+                    return Ok(false);
+                }
+                let x = self.get(*src);
+                let x = match ty {
+                    Half | BFloat => {
+                        let w = self.b.ins().uextend(I64, x);
+                        let f = if *ty == Half { rt::h_f32_to_half as *const () as usize } else { rt::h_f32_to_bf16 as *const () as usize };
+                        let r = self.call(self.sigs.conv, f, &[w]).expect("result");
+                        self.b.ins().ireduce(I32, r)
+                    }
+                    _ => x,
+                };
+                let p = self.get(*ptr);
+                let size = ty.size() as i64;
+                let a = self.address(p, size, true);
+                let fl = MemFlags::trusted();
+                match size {
+                    1 => {
+                        self.b.ins().istore8(fl, x, a, 0);
+                    }
+                    2 => {
+                        self.b.ins().istore16(fl, x, a, 0);
+                    }
+                    _ => {
+                        self.b.ins().store(fl, x, a, 0);
+                    }
+                }
+            }
+            Inst::Atomic { op, ty: ty @ (Int | UInt), dst, ptr, a, .. }
+                if w32(dst) && w64(ptr) && w32(a) && !matches!(op, AtomicOp::CompareExchange) =>
+            {
+                let p = self.get(*ptr);
+                let addr = self.address(p, 4, *op != AtomicOp::Load);
+                let fl = MemFlags::trusted();
+                let old = self.b.ins().load(I32, fl, addr, 0);
+                let x = self.get(*a);
+                let s = *ty == Int;
+                let new = match op {
+                    AtomicOp::Load => None,
+                    AtomicOp::Store | AtomicOp::Exchange => Some(x),
+                    AtomicOp::Add => Some(self.b.ins().iadd(old, x)),
+                    AtomicOp::Sub => Some(self.b.ins().isub(old, x)),
+                    AtomicOp::And => Some(self.b.ins().band(old, x)),
+                    AtomicOp::Or => Some(self.b.ins().bor(old, x)),
+                    AtomicOp::Xor => Some(self.b.ins().bxor(old, x)),
+                    AtomicOp::Min if s => Some(self.b.ins().smin(old, x)),
+                    AtomicOp::Max if s => Some(self.b.ins().smax(old, x)),
+                    AtomicOp::Min => Some(self.b.ins().umin(old, x)),
+                    AtomicOp::Max => Some(self.b.ins().umax(old, x)),
+                    AtomicOp::CompareExchange => None,
+                };
+                if let Some(n) = new {
+                    self.b.ins().store(fl, n, addr, 0);
+                }
+                let result = if *op == AtomicOp::Store { self.b.ins().iconst(I32, 0) } else { old };
+                self.set(*dst, result);
+            }
+            Inst::Atomic { dst, ptr, a, b, .. } if w64(ptr) => {
+                let idx = self.index(inst);
+                let i = self.b.ins().iconst(I64, idx);
+                let p = self.get(*ptr);
+                let (x, y) = (self.wide(*a), self.wide(*b));
+                let ss = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+                let out = self.b.ins().stack_addr(I64, ss, 0);
+                let ok = self.call(self.sigs.atomic, rt::h_atomic as *const () as usize, &[self.ctx, i, self.lane, p, x, y, out]).expect("result");
+                self.guard(ok);
+                let v = self.b.ins().stack_load(I64, ss, 0);
+                let v = self.narrow(*dst, v);
+                self.set(*dst, v);
+            }
+            Inst::MemCopy { dst, src, .. } if w64(dst) && w64(src) => {
+                let idx = self.index(inst);
+                let i = self.b.ins().iconst(I64, idx);
+                let (d, s) = (self.get(*dst), self.get(*src));
+                let ok = self.call(self.sigs.memcopy, rt::h_memcopy as *const () as usize, &[self.ctx, i, self.lane, d, s]).expect("result");
+                self.guard(ok);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `p + delta` bytes, in the same allocation (`memory::ptr_add`).
+    fn ptr_add(&mut self, p: Value, delta: Value) -> Value {
+        const MASK: i64 = (1 << 40) - 1;
+        let hi = self.b.ins().band_imm(p, !MASK);
+        let s = self.b.ins().iadd(p, delta);
+        let lo = self.b.ins().band_imm(s, MASK);
+        self.b.ins().bor(hi, lo)
+    }
+
+    fn attr(&mut self, inst: &Inst, attr: ThreadAttr, c: u8) -> Value {
+        let fl = MemFlags::trusted();
+        let local = |g: &mut Self| -> Value {
+            // [l % x, (l / x) % y, l / (x * y)]
+            let l = g.b.ins().ireduce(I32, g.lane);
+            let x = g.b.ins().load(I32, fl, g.ctx, rt::OFF_TG_SIZE);
+            match c {
+                0 => g.b.ins().urem(l, x),
+                1 => {
+                    let y = g.b.ins().load(I32, fl, g.ctx, rt::OFF_TG_SIZE + 4);
+                    let q = g.b.ins().udiv(l, x);
+                    g.b.ins().urem(q, y)
+                }
+                _ => {
+                    let y = g.b.ins().load(I32, fl, g.ctx, rt::OFF_TG_SIZE + 4);
+                    let xy = g.b.ins().imul(x, y);
+                    g.b.ins().udiv(l, xy)
+                }
+            }
+        };
+        match attr {
+            ThreadAttr::ThreadPositionInThreadgroup if c < 3 => local(self),
+            ThreadAttr::ThreadPositionInGrid if c < 3 => {
+                let loc = local(self);
+                let pos = self.b.ins().load(I32, fl, self.ctx, rt::OFF_TG_POS + 4 * c as i32);
+                let req = self.b.ins().load(I32, fl, self.ctx, rt::OFF_REQUESTED + 4 * c as i32);
+                let base = self.b.ins().imul(pos, req);
+                self.b.ins().iadd(base, loc)
+            }
+            ThreadAttr::ThreadIndexInThreadgroup => self.b.ins().ireduce(I32, self.lane),
+            _ => {
+                let idx = self.index(inst);
+                let i = self.b.ins().iconst(I64, idx);
+                let r = self.call(self.sigs.attr, rt::h_attr as *const () as usize, &[self.ctx, i, self.lane]).expect("result");
+                self.b.ins().ireduce(I32, r)
+            }
+        }
+    }
+
+    /// The host address of a `size`-byte access through pointer `p`, or
+    /// give up where the interpreter would fault (null, out of bounds,
+    /// misaligned, a write to read-only memory).
+    fn address(&mut self, p: Value, size: i64, write: bool) -> Value {
+        let fl = MemFlags::trusted();
+        let id = self.b.ins().ushr_imm(p, 40);
+        let lo = self.b.ins().band_imm(id, 127);
+        let c = self.b.ins().ushr_imm(id, 10);
+        let c = self.b.ins().band_imm(c, 1);
+        let c = self.b.ins().ishl_imm(c, 7);
+        let t = self.b.ins().ushr_imm(id, 20);
+        let t = self.b.ins().band_imm(t, 3);
+        let t = self.b.ins().ishl_imm(t, 8);
+        let slot = self.b.ins().bor(lo, c);
+        let slot = self.b.ins().bor(slot, t);
+        let off = self.b.ins().imul_imm(slot, rt::ENTRY_BYTES);
+        let e = self.b.ins().iadd(self.table, off);
+        let eid = self.b.ins().load(I64, fl, e, rt::E_ID);
+        let len = self.b.ins().load(I64, fl, e, rt::E_LEN);
+        // The 40-bit signed offset; negative ones are huge unsigned.
+        let sh = self.b.ins().ishl_imm(p, 24);
+        let off = self.b.ins().sshr_imm(sh, 24);
+        let same = self.b.ins().icmp(IntCC::Equal, eid, id);
+        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, off, len);
+        let end = self.b.ins().iadd_imm(off, size);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+        let mut ok = self.b.ins().band(same, below);
+        ok = self.b.ins().band(ok, fits);
+        let align = if size > 0 && (size as u64).is_power_of_two() { size.min(16) } else { 1 };
+        if align > 1 {
+            let m = self.b.ins().band_imm(off, align - 1);
+            let aligned = self.b.ins().icmp_imm(IntCC::Equal, m, 0);
+            ok = self.b.ins().band(ok, aligned);
+        }
+        self.guard(ok);
+        let base = if write {
+            let w = self.b.ins().load(I64, fl, e, rt::E_WRITABLE);
+            let (slow, cont) = (self.b.create_block(), self.b.create_block());
+            self.b.append_block_param(cont, I64);
+            let base = self.b.ins().load(I64, fl, e, rt::E_BASE);
+            self.b.ins().brif(w, cont, &[base.into()], slow, &[]);
+            self.b.switch_to_block(slow);
+            let made = self.call(self.sigs.writable, rt::h_writable as *const () as usize, &[self.ctx, id]).expect("result");
+            self.guard(made);
+            let base = self.b.ins().load(I64, fl, e, rt::E_BASE);
+            self.b.ins().jump(cont, &[base.into()]);
+            self.b.switch_to_block(cont);
+            self.b.block_params(cont)[0]
+        } else {
+            self.b.ins().load(I64, fl, e, rt::E_BASE)
+        };
+        let stride = self.b.ins().load(I64, fl, e, rt::E_STRIDE);
+        let own = self.b.ins().imul(stride, self.lane);
+        let a = self.b.ins().iadd(base, own);
+        let _ = I8;
+        self.b.ins().iadd(a, off)
+    }
+}

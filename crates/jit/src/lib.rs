@@ -1,0 +1,308 @@
+//! The compiled tier of the simulated GPU: a kernel's IR compiled with
+//! Cranelift into native code that runs one thread at a time between
+//! barriers (`codegen.rs`), with the interpreter's results.
+//!
+//! Running threads one after another instead of in lockstep gives the same
+//! memory contents whenever no two threads of a threadgroup touch the same
+//! place between two barriers with one of them writing — a data race, which
+//! `--check all` reports and which leaves a real GPU's result undefined
+//! too. What the compiled code cannot vouch for, it does not run: kernels
+//! whose threads talk within a SIMD-group are refused when compiling
+//! (`analysis::check`), and a threadgroup that faults, may have exceeded the
+//! interpreter's budget, or whose threads disagree about barriers gives up
+//! at run time, and the interpreter reruns the dispatch (`gpu::engine`).
+//!
+//! [`prepare`] picks the engine for a run and caches compiled kernels per
+//! process.
+
+mod analysis;
+mod codegen;
+mod runtime;
+
+pub use analysis::Unsupported;
+pub use gpu::engine::Engine;
+
+use cranelift_codegen::ir::{types, AbiParam};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module};
+use gpu::engine::{Compiled, Threadgroup};
+use gpu::ir::{Inst, Reg};
+use gpu::{Dispatch, Kernel, RunOptions};
+use runtime::{Ctx, Entry};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+type KernelFn = extern "C" fn(*mut Ctx, u64, u64) -> u64;
+
+/// A kernel in native code.
+pub struct Native {
+    /// The kernel the code was made from (helpers get its instructions).
+    kernel: Box<Kernel>,
+    insts: Vec<*const Inst>,
+    func: KernelFn,
+    /// Registers set before the kernel starts (parameters' pointers).
+    preset: Vec<Reg>,
+    spill_slots: usize,
+    /// Every thread takes the same path: the budget holds per thread.
+    convergent: bool,
+    /// Owns the code's memory for as long as the kernel may run.
+    _module: JITModule,
+    /// Threadgroups the native code has run to the end (tests check it).
+    ran: AtomicU64,
+    /// Time spent compiling.
+    pub compile_time: std::time::Duration,
+}
+
+impl Native {
+    /// How many threadgroups this code ran to the end.
+    pub fn threadgroups_run(&self) -> u64 {
+        self.ran.load(Ordering::Relaxed)
+    }
+}
+
+// SAFETY: after `finalize_definitions` the module and the instruction
+// pointers (into `kernel`, which is never changed) are only read; the code
+// keeps all its mutable state in the `Ctx` each call is given.
+unsafe impl Send for Native {}
+unsafe impl Sync for Native {}
+
+impl std::fmt::Debug for Native {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Native({})", self.kernel.name)
+    }
+}
+
+/// Compile `kernel`, or say why it cannot be.
+pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
+    let started = std::time::Instant::now();
+    analysis::check(kernel)?;
+    if !runtime::layout_ok() {
+        return Err(Unsupported("internal: the context layout changed".into()));
+    }
+    let kernel = Box::new(kernel.clone());
+    let preset: Vec<Reg> = kernel
+        .params
+        .iter()
+        .filter_map(|p| match p.kind {
+            gpu::ir::ParamKind::Buffer { reg, .. } | gpu::ir::ParamKind::ThreadgroupBuffer { reg, .. } => Some(reg),
+            gpu::ir::ParamKind::Attr { .. } => None,
+        })
+        .collect();
+    let spills = analysis::spills(&kernel.body, &preset);
+    let convergent = analysis::convergent(&kernel.body, &preset);
+    let err = |e: &dyn std::fmt::Display| Unsupported(format!("the code generator failed: {e}"));
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").map_err(|e| err(&e))?;
+    flags.set("use_colocated_libcalls", "false").map_err(|e| err(&e))?;
+    flags.set("is_pic", "false").map_err(|e| err(&e))?;
+    let isa = cranelift_native::builder().map_err(|e| err(&e))?.finish(settings::Flags::new(flags)).map_err(|e| err(&e))?;
+    let call_conv = isa.default_call_conv();
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
+    let mut ctx = module.make_context();
+    for _ in 0..3 {
+        ctx.func.signature.params.push(AbiParam::new(types::I64));
+    }
+    ctx.func.signature.returns.push(AbiParam::new(types::I64));
+    let mut fbc = FunctionBuilderContext::new();
+    let mut insts = Vec::new();
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+        codegen::compile_body(&mut b, &mut insts, call_conv, &kernel.body, &preset, &spills, convergent)?;
+        b.finalize();
+    }
+    let id = module.declare_function("kernel", Linkage::Export, &ctx.func.signature).map_err(|e| err(&e))?;
+    module.define_function(id, &mut ctx).map_err(|e| err(&e))?;
+    module.clear_context(&mut ctx);
+    module.finalize_definitions().map_err(|e| err(&e))?;
+    let code = module.get_finalized_function(id);
+    // SAFETY: the function was defined with exactly this signature.
+    let func = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
+    Ok(Native {
+        kernel,
+        insts,
+        func,
+        preset,
+        spill_slots: spills.slot.len(),
+        convergent,
+        _module: module,
+        ran: AtomicU64::new(0),
+        compile_time: started.elapsed(),
+    })
+}
+
+/// Per worker thread: buffers reused from one threadgroup to the next.
+#[derive(Default)]
+struct Scratch {
+    table: Vec<Entry>,
+    used: Vec<usize>,
+    spill: Vec<u64>,
+    counts: Vec<u64>,
+    resume: Vec<u64>,
+    done: Vec<bool>,
+    initial: Vec<u64>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+impl Compiled for Native {
+    fn run_threadgroup(&self, t: &mut Threadgroup<'_, '_>) -> bool {
+        let n = t.lanes();
+        let budget = t.budget();
+        let ok = SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            let s = &mut *s;
+            s.table.resize(runtime::TABLE, Entry::default());
+            runtime::fill_table(t, &mut s.table, &mut s.used);
+            s.initial.clear();
+            s.initial.extend(self.preset.iter().map(|&r| t.initial(r)));
+            s.spill.clear();
+            s.spill.resize(n * self.spill_slots.max(1), 0);
+            s.counts.clear();
+            s.counts.resize(if self.convergent { n } else { 1 }, 0);
+            s.resume.clear();
+            s.resume.resize(n, 0);
+            s.done.clear();
+            s.done.resize(n, false);
+            let geo = t.geometry();
+            let mut ctx = Ctx {
+                table: s.table.as_mut_ptr(),
+                spill: s.spill.as_mut_ptr(),
+                counts: s.counts.as_mut_ptr(),
+                budget,
+                initial: s.initial.as_ptr(),
+                tg_size: geo.0,
+                tg_pos: geo.1,
+                requested: geo.2,
+                _pad: 0,
+                tg: (t as *mut Threadgroup<'_, '_>).cast(),
+                insts: self.insts.as_ptr(),
+            };
+            // Rounds: every thread still running goes to its next barrier
+            // (or the end); all that stop must stop at the same barrier.
+            loop {
+                let mut at: Option<u64> = None;
+                for l in 0..n {
+                    if s.done[l] {
+                        continue;
+                    }
+                    match (self.func)(&mut ctx, l as u64, s.resume[l]) {
+                        codegen::DONE => s.done[l] = true,
+                        codegen::GIVE_UP => return false,
+                        k => {
+                            if at.is_some_and(|b| b != k) {
+                                return false;
+                            }
+                            at = Some(k);
+                            s.resume[l] = k;
+                        }
+                    }
+                }
+                if at.is_none() {
+                    break;
+                }
+                if t.cancelled() {
+                    return false;
+                }
+            }
+            // (The interpreter, in lockstep, runs at most every thread's
+            // instructions in turn; exactly one thread's when all go the
+            // same way.)
+            s.counts.iter().all(|&c| c <= budget)
+        });
+        if ok {
+            self.ran.fetch_add(1, Ordering::Relaxed);
+        }
+        ok
+    }
+}
+
+/// What [`prepare`] decided for a run.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    /// The compiled kernel to put into `RunOptions::compiled`.
+    pub compiled: Option<Arc<Native>>,
+    /// Why a run asked to be compiled (`--engine jit`) is interpreted.
+    pub note: Option<String>,
+}
+
+/// Dispatches of fewer threads than this stay interpreted under `auto`:
+/// compiling costs milliseconds, more than they take interpreted.
+pub const AUTO_MIN_THREADS: u64 = 1 << 16;
+
+type Cache = Mutex<HashMap<u64, Result<Arc<Native>, String>>>;
+
+fn cache() -> &'static Cache {
+    static C: OnceLock<Cache> = OnceLock::new();
+    C.get_or_init(Default::default)
+}
+
+/// A hash of everything in the kernel that the code depends on.
+fn kernel_hash(k: &Kernel) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{:?}{:?}{:?}{:?}{:?}{}{}", k.body, k.params, k.threadgroup_vars, k.private_vars, k.constants, k.n32, k.n64).hash(&mut h);
+    h.finish()
+}
+
+/// The compiled form of `kernel`, from the cache or compiled now.
+pub fn compiled(kernel: &Kernel) -> Result<Arc<Native>, String> {
+    let key = kernel_hash(kernel);
+    if let Some(r) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return r;
+    }
+    let r = compile(kernel).map(Arc::new).map_err(|e| e.0);
+    if let Ok(mut c) = cache().lock() {
+        c.insert(key, r.clone());
+    }
+    r
+}
+
+/// Choose how `kernel` runs over `d` with `opts` under `engine`, compiling
+/// (or taking from the cache) when the compiled tier is to run it.
+pub fn prepare(kernel: &Kernel, d: &Dispatch, opts: &RunOptions, engine: Engine) -> Prepared {
+    if engine == Engine::Interp {
+        return Prepared::default();
+    }
+    let loud = engine == Engine::Jit;
+    let note = |s: String| Prepared { compiled: None, note: loud.then_some(s) };
+    if let Some(why) = gpu::engine::compiled_blocked(kernel, opts) {
+        return note(format!("the kernel runs interpreted: {why}"));
+    }
+    if opts.atomics_last_lane_first {
+        return note("the kernel runs interpreted: atomics applied last thread first".into());
+    }
+    if engine == Engine::Auto {
+        let threads: u64 = match d.mode {
+            gpu::DispatchMode::Threads => d.grid.iter().map(|&x| x as u64).product(),
+            gpu::DispatchMode::Threadgroups => d.grid.iter().chain(&d.threadgroup).map(|&x| x as u64).product(),
+        };
+        if threads < AUTO_MIN_THREADS {
+            return Prepared::default();
+        }
+    }
+    match compiled(kernel) {
+        Ok(n) => Prepared { compiled: Some(n), note: None },
+        Err(e) => note(format!("the kernel runs interpreted: {e}")),
+    }
+}
+
+/// Run a dispatch with the engine chosen: [`prepare`], then `gpu::run`.
+/// Returns the report and the note of [`Prepared`].
+pub fn run(
+    kernel: &Kernel,
+    d: &Dispatch,
+    buffers: &mut std::collections::BTreeMap<u32, Vec<u8>>,
+    opts: &RunOptions,
+    engine: Engine,
+) -> (gpu::RunReport, Option<String>) {
+    let p = prepare(kernel, d, opts, engine);
+    let compiled = p.compiled.map(|n| n as Arc<dyn Compiled>);
+    let opts = RunOptions { compiled, ..opts.clone() };
+    (gpu::run(kernel, d, buffers, &opts), p.note)
+}

@@ -1,0 +1,219 @@
+//! What compiled code runs against: the context block it is handed, the
+//! table of allocations it reaches memory through, and the helpers it
+//! calls for what it leaves to the interpreter's own code.
+
+use gpu::engine::{Region, Threadgroup};
+use gpu::ir::Inst;
+use gpu::memory::{AllocId, AllocKind};
+
+/// Table entries. An allocation id maps to entry
+/// `(id & 127) | ((id >> 10) & 1) << 7 | ((id >> 20) & 3) << 8`: buffers and
+/// `[[threadgroup(n)]]` buffers 0..128, program constants 128..256,
+/// threadgroup variables 256..384, private variables 512..640. The entry
+/// keeps the id it holds; a pointer whose id differs (null, or an index
+/// past 127) makes the compiled code give up.
+pub const TABLE: usize = 1024;
+
+pub fn slot_of(id: u32) -> usize {
+    ((id & 127) | ((id >> 10) & 1) << 7 | ((id >> 20) & 3) << 8) as usize
+}
+
+/// One allocation as compiled code sees it: thread `l`'s bytes start at
+/// `base + l * lane_stride`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Entry {
+    pub id: u64,
+    pub base: u64,
+    pub len: u64,
+    pub lane_stride: u64,
+    /// Nonzero when stores may go straight in.
+    pub writable: u64,
+}
+
+impl Default for Entry {
+    fn default() -> Entry {
+        Entry { id: u64::MAX, base: 0, len: 0, lane_stride: 0, writable: 0 }
+    }
+}
+
+pub const ENTRY_BYTES: i64 = std::mem::size_of::<Entry>() as i64;
+pub const E_ID: i32 = 0;
+pub const E_BASE: i32 = 8;
+pub const E_LEN: i32 = 16;
+pub const E_STRIDE: i32 = 24;
+pub const E_WRITABLE: i32 = 32;
+
+impl Entry {
+    pub fn of(id: AllocId, r: Region) -> Entry {
+        Entry { id: id.0 as u64, base: r.base as u64, len: r.len, lane_stride: r.lane_stride, writable: r.writable as u64 }
+    }
+}
+
+/// The block compiled code gets a pointer to (offsets below are used by
+/// the code generator).
+#[repr(C)]
+pub struct Ctx {
+    pub table: *mut Entry,
+    /// Registers kept across barriers: thread `l`'s slot `s` at `l * spill_slots + s`.
+    pub spill: *mut u64,
+    /// Instructions counted so far (per thread, or one total).
+    pub counts: *mut u64,
+    pub budget: u64,
+    /// The values of the registers set before the kernel starts.
+    pub initial: *const u64,
+    /// Threadgroup size, position and requested size (x, y, z).
+    pub tg_size: [u32; 3],
+    pub tg_pos: [u32; 3],
+    pub requested: [u32; 3],
+    pub _pad: u32,
+    pub tg: *mut Threadgroup<'static, 'static>,
+    pub insts: *const *const Inst,
+}
+
+pub const OFF_TABLE: i32 = 0;
+pub const OFF_SPILL: i32 = 8;
+pub const OFF_COUNTS: i32 = 16;
+pub const OFF_BUDGET: i32 = 24;
+pub const OFF_INITIAL: i32 = 32;
+pub const OFF_TG_SIZE: i32 = 40;
+pub const OFF_TG_POS: i32 = 52;
+pub const OFF_REQUESTED: i32 = 64;
+
+/// Whether the offsets above are the layout's (checked before compiling).
+pub fn layout_ok() -> bool {
+    std::mem::offset_of!(Ctx, table) == OFF_TABLE as usize
+        && std::mem::offset_of!(Ctx, spill) == OFF_SPILL as usize
+        && std::mem::offset_of!(Ctx, counts) == OFF_COUNTS as usize
+        && std::mem::offset_of!(Ctx, budget) == OFF_BUDGET as usize
+        && std::mem::offset_of!(Ctx, initial) == OFF_INITIAL as usize
+        && std::mem::offset_of!(Ctx, tg_size) == OFF_TG_SIZE as usize
+        && std::mem::offset_of!(Ctx, tg_pos) == OFF_TG_POS as usize
+        && std::mem::offset_of!(Ctx, requested) == OFF_REQUESTED as usize
+        && std::mem::offset_of!(Entry, id) == E_ID as usize
+        && std::mem::offset_of!(Entry, base) == E_BASE as usize
+        && std::mem::offset_of!(Entry, len) == E_LEN as usize
+        && std::mem::offset_of!(Entry, lane_stride) == E_STRIDE as usize
+        && std::mem::offset_of!(Entry, writable) == E_WRITABLE as usize
+}
+
+/// Fill `table` with the threadgroup's allocations; `used` lists the
+/// entries filled (those of the last fill are cleared first).
+pub fn fill_table(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], used: &mut Vec<usize>) {
+    for s in used.drain(..) {
+        table[s] = Entry::default();
+    }
+    let k = t.kernel();
+    let mut ids: Vec<AllocId> = Vec::new();
+    for p in &k.params {
+        match &p.kind {
+            gpu::ir::ParamKind::Buffer { index, .. } => ids.push(AllocId::buffer(*index)),
+            gpu::ir::ParamKind::ThreadgroupBuffer { index, .. } => ids.push(AllocId::tg_buffer(*index)),
+            gpu::ir::ParamKind::Attr { .. } => {}
+        }
+    }
+    ids.extend((0..k.constants.len() as u32).map(AllocId::constant));
+    ids.extend((0..k.threadgroup_vars.len() as u32).map(AllocId::threadgroup));
+    ids.extend((0..k.private_vars.len() as u32).map(AllocId::private));
+    for id in ids {
+        let s = slot_of(id.0);
+        if table[s].id != u64::MAX {
+            continue; // two ids share the entry: the second gives up when used
+        }
+        if let Some(r) = t.region(id) {
+            table[s] = Entry::of(id, r);
+            used.push(s);
+        }
+    }
+}
+
+unsafe fn tg<'a>(ctx: *mut Ctx) -> &'a mut Threadgroup<'static, 'static> {
+    &mut *(*ctx).tg
+}
+
+unsafe fn inst<'a>(ctx: *mut Ctx, i: u64) -> &'a Inst {
+    &**(*ctx).insts.add(i as usize)
+}
+
+/// Make the buffer with allocation id `id` writable and refresh its table
+/// entry; 0 when it cannot be written (the compiled code gives up).
+pub(crate) extern "C" fn h_writable(ctx: *mut Ctx, id: u64) -> u64 {
+    // SAFETY (all helpers): `ctx` is the live context the runner built for
+    // this call of the compiled function; indices were made by codegen.
+    unsafe {
+        let AllocKind::Buffer(index) = AllocId(id as u32).kind() else { return 0 };
+        match tg(ctx).writable(index) {
+            Some(r) => {
+                *(*ctx).table.add(slot_of(id as u32)) = Entry::of(AllocId(id as u32), r);
+                1
+            }
+            None => 0,
+        }
+    }
+}
+
+/// Instruction `i` for one thread, by the interpreter's arithmetic:
+/// `inputs`/`outputs` hold its registers in `ir::reg_uses` order.
+pub(crate) extern "C" fn h_eval(ctx: *mut Ctx, i: u64, inputs: *const u64, outputs: *mut u64) {
+    unsafe {
+        let inst = inst(ctx, i);
+        let (defs, uses, _) = gpu::ir::reg_uses(inst);
+        let ins = std::slice::from_raw_parts(inputs, uses.len());
+        let outs = std::slice::from_raw_parts_mut(outputs, defs.len());
+        tg(ctx).eval(inst, ins, outs);
+    }
+}
+
+/// Attribute instruction `i` for thread `lane`.
+pub(crate) extern "C" fn h_attr(ctx: *mut Ctx, i: u64, lane: u64) -> u64 {
+    unsafe {
+        let Inst::Attr { attr, component, .. } = inst(ctx, i) else { return 0 };
+        tg(ctx).attr(*attr, *component, lane as usize) as u64
+    }
+}
+
+pub(crate) extern "C" fn h_half_to_f32(raw: u64) -> u64 {
+    half::f16::from_bits(raw as u16).to_f32().to_bits() as u64
+}
+
+pub(crate) extern "C" fn h_f32_to_half(bits: u64) -> u64 {
+    half::f16::from_f32(f32::from_bits(bits as u32)).to_bits() as u64
+}
+
+pub(crate) extern "C" fn h_f32_to_bf16(bits: u64) -> u64 {
+    half::bf16::from_f32(f32::from_bits(bits as u32)).to_bits() as u64
+}
+
+/// Thread `lane`'s block copy (instruction `i`) from `src` to `dst`; 0 when
+/// the interpreter would have refused it (the compiled code gives up).
+pub(crate) extern "C" fn h_memcopy(ctx: *mut Ctx, i: u64, lane: u64, dst: u64, src: u64) -> u64 {
+    unsafe {
+        let Inst::MemCopy { bytes, align, .. } = inst(ctx, i) else { return 0 };
+        tg(ctx).copy_lane(lane as usize, dst, src, *bytes as usize, *align as usize) as u64
+    }
+}
+
+/// Thread `lane`'s atomic (instruction `i`) at `p` with operands `a`, `b`;
+/// writes the value it returns to `*out` and returns 1, or 0 when the
+/// interpreter would have refused it.
+pub(crate) extern "C" fn h_atomic(ctx: *mut Ctx, i: u64, lane: u64, p: u64, a: u64, b: u64, out: *mut u64) -> u64 {
+    unsafe {
+        match tg(ctx).atomic_lane(inst(ctx, i), lane as usize, p, a, b) {
+            Some(v) => {
+                *out = v;
+                // A shared buffer was copied on the write: the table follows.
+                if let AllocKind::Buffer(_) = gpu::memory::ptr_alloc(p).kind() {
+                    let id = gpu::memory::ptr_alloc(p);
+                    if let Some(r) = tg(ctx).region(id) {
+                        let s = slot_of(id.0);
+                        if (*(*ctx).table.add(s)).id == id.0 as u64 {
+                            *(*ctx).table.add(s) = Entry::of(id, r);
+                        }
+                    }
+                }
+                1
+            }
+            None => 0,
+        }
+    }
+}

@@ -107,6 +107,11 @@ impl<'k> Threadgroup<'_, 'k> {
         (g.tg_size, g.tg_pos, g.requested_tg)
     }
 
+    /// Lane `l`'s position in the threadgroup.
+    pub fn local(&self, l: usize) -> [u32; 3] {
+        self.m.geo.local(l)
+    }
+
     /// Whether the run was cancelled.
     pub fn cancelled(&self) -> bool {
         self.m.cancel.as_ref().is_some_and(crate::Cancel::is_cancelled)

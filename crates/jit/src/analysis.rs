@@ -205,73 +205,211 @@ fn mark_varying(block: &[Inst], divergent: bool, preset: &[Reg], varying: &mut H
 pub struct Spills {
     pub at: HashMap<usize, Vec<Reg>>,
     pub slot: HashMap<Reg, u32>,
+    /// Registers live across some barrier that need no slot: their value
+    /// is the same everywhere, and is made again after the barrier.
+    pub remade: HashMap<usize, Vec<(Reg, Remake)>>,
 }
 
-/// A register is kept across a barrier when it may be defined before it
-/// (in program order, or anywhere in a loop around it) and used after it
-/// (likewise) — a superset of the registers truly live there.
-pub fn spills(body: &[Inst], preset: &[Reg]) -> Spills {
-    #[derive(Default)]
-    struct Walk {
-        pos: usize,
-        defs: HashMap<Reg, Vec<usize>>,
-        uses: HashMap<Reg, Vec<usize>>,
-        /// (barrier address, position, outermost enclosing loop's span).
-        barriers: Vec<(usize, usize, Option<(usize, usize)>)>,
+/// How a register with one value for the whole kernel gets it.
+#[derive(Clone, Copy, Debug)]
+pub enum Remake {
+    /// The `i`th register set before the kernel starts.
+    Preset(usize),
+    Const(u64),
+}
+
+/// Registers with one value for the whole kernel: set before it starts, or
+/// assigned once, by a constant.
+pub fn fixed_registers(body: &[Inst], preset: &[Reg]) -> HashMap<Reg, Remake> {
+    let mut defs: HashMap<Reg, usize> = HashMap::new();
+    let mut consts: HashMap<Reg, u64> = HashMap::new();
+    gpu::ir::walk(body, &mut |i| {
+        for d in gpu::ir::reg_uses(i).0 {
+            *defs.entry(d).or_default() += 1;
+        }
+        if let Inst::Const { dst, bits } = i {
+            consts.insert(*dst, *bits);
+        }
+    });
+    let mut out: HashMap<Reg, Remake> = consts.into_iter().filter(|(r, _)| defs.get(r) == Some(&1)).map(|(r, b)| (r, Remake::Const(b))).collect();
+    for (i, r) in preset.iter().enumerate() {
+        if !defs.contains_key(r) {
+            out.insert(*r, Remake::Preset(i));
+        }
     }
-    fn go(w: &mut Walk, block: &[Inst], outer_loop: Option<usize>) {
-        for inst in block {
-            let p = w.pos;
-            w.pos += 1;
-            let (d, u, _) = gpu::ir::reg_uses(inst);
-            d.into_iter().for_each(|r| w.defs.entry(r).or_default().push(p));
-            u.into_iter().for_each(|r| w.uses.entry(r).or_default().push(p));
-            match inst {
-                Inst::If { then, els, .. } => {
-                    go(w, then, outer_loop);
-                    go(w, els, outer_loop);
-                }
-                Inst::Loop { cond_block, body, step, .. } => {
-                    let start = outer_loop.unwrap_or(p);
-                    let first = w.barriers.len();
-                    go(w, cond_block, Some(start));
-                    go(w, body, Some(start));
-                    go(w, step, Some(start));
-                    if outer_loop.is_none() {
-                        let end = w.pos;
-                        for b in &mut w.barriers[first..] {
-                            b.2 = Some((p, end));
-                        }
+    out
+}
+
+type Live = HashSet<Reg>;
+
+/// Where `break`, `continue` and `return` go, as live sets.
+#[derive(Clone, Default)]
+struct Exits {
+    brk: Option<Live>,
+    cont: Option<Live>,
+    ret: Option<Live>,
+}
+
+/// Backward liveness over the structured IR (loops to a fixed point),
+/// recording what is live just after every barrier.
+struct Liveness {
+    after_barrier: HashMap<usize, Live>,
+}
+
+impl Liveness {
+    fn block(&mut self, block: &[Inst], out: &Live, ex: &Exits) -> Live {
+        let mut live = out.clone();
+        for inst in block.iter().rev() {
+            live = self.inst(inst, &live, ex);
+        }
+        live
+    }
+
+    fn inst(&mut self, inst: &Inst, out: &Live, ex: &Exits) -> Live {
+        match inst {
+            Inst::If { cond, then, els, .. } => {
+                let mut l = self.block(then, out, ex);
+                l.extend(self.block(els, out, ex));
+                l.insert(*cond);
+                l
+            }
+            Inst::Loop { cond_block, cond, body, step, check_first, .. } => {
+                let mut head: Live = Live::new();
+                loop {
+                    let step_in = self.block(step, &head, ex);
+                    let inner = Exits { brk: Some(out.clone()), cont: Some(step_in.clone()), ret: ex.ret.clone() };
+                    let body_in = self.block(body, &step_in, &inner);
+                    let mut cond_out: Live = body_in.union(out).copied().collect();
+                    cond_out.extend(cond.iter().copied());
+                    let cond_in = self.block(cond_block, &cond_out, &inner);
+                    let grew = !cond_in.is_subset(&head);
+                    head.extend(cond_in);
+                    if !grew {
+                        return if *check_first { head } else { body_in.union(&head).copied().collect() };
                     }
                 }
-                Inst::Switch { cases, .. } => cases.iter().for_each(|c| go(w, &c.2, outer_loop)),
-                Inst::Scope { body } | Inst::Probing { body } => go(w, body, outer_loop),
-                Inst::Barrier { .. } => w.barriers.push((inst as *const Inst as usize, p, None)),
-                _ => {}
+            }
+            Inst::Switch { value, cases, .. } => {
+                let inner = Exits { brk: Some(out.clone()), ..ex.clone() };
+                let mut next = out.clone();
+                let mut all = Live::new();
+                for (_, _, body) in cases.iter().rev() {
+                    next = self.block(body, &next, &inner);
+                    all.extend(next.iter().copied());
+                }
+                if !cases.iter().any(|c| c.1) {
+                    all.extend(out.iter().copied());
+                }
+                all.insert(*value);
+                all
+            }
+            Inst::Scope { body } | Inst::Probing { body } => {
+                let inner = Exits { brk: None, cont: None, ret: Some(out.clone()) };
+                self.block(body, out, &inner)
+            }
+            Inst::Break => ex.brk.clone().unwrap_or_default(),
+            Inst::Continue => ex.cont.clone().unwrap_or_default(),
+            Inst::Return { .. } => ex.ret.clone().unwrap_or_default(),
+            _ => {
+                if let Inst::Barrier { .. } = inst {
+                    self.after_barrier.entry(inst as *const Inst as usize).or_default().extend(out.iter().copied());
+                }
+                let (defs, uses, _) = gpu::ir::reg_uses(inst);
+                let mut l = out.clone();
+                for d in defs {
+                    l.remove(&d);
+                }
+                l.extend(uses);
+                l
             }
         }
     }
-    let mut w = Walk::default();
-    go(&mut w, body, None);
-    let mut out = Spills { at: HashMap::new(), slot: HashMap::new() };
-    let mut regs: Vec<&Reg> = w.uses.keys().collect();
-    regs.sort_by_key(|r| match r {
-        Reg::W32(i) => (0, *i),
-        Reg::W64(i) => (1, *i),
-    });
-    for &(addr, p, span) in &w.barriers {
-        let inside = |q: usize| span.is_some_and(|(s, e)| q >= s && q < e);
-        let mut live = Vec::new();
-        for &r in &regs {
-            let defined = preset.contains(r) || w.defs.get(r).is_some_and(|d| d.iter().any(|&q| q < p || inside(q)));
-            let used = w.uses[r].iter().any(|&q| q > p || inside(q));
-            if defined && used {
-                live.push(*r);
-                let n = out.slot.len() as u32;
-                out.slot.entry(*r).or_insert(n);
-            }
+}
+
+/// The registers to keep across each barrier: those live just after it.
+pub fn spills(body: &[Inst], fixed: &HashMap<Reg, Remake>) -> Spills {
+    let mut lv = Liveness { after_barrier: HashMap::new() };
+    lv.block(body, &Live::new(), &Exits::default());
+    let mut out = Spills { at: HashMap::new(), slot: HashMap::new(), remade: HashMap::new() };
+    let mut barriers: Vec<(usize, Live)> = lv.after_barrier.into_iter().collect();
+    barriers.sort_by_key(|b| b.0);
+    for (addr, live) in barriers {
+        let mut regs: Vec<Reg> = live.into_iter().collect();
+        regs.sort_by_key(|r| match r {
+            Reg::W32(i) => (0, *i),
+            Reg::W64(i) => (1, *i),
+        });
+        let remade: Vec<(Reg, Remake)> = regs.iter().filter_map(|r| fixed.get(r).map(|m| (*r, *m))).collect();
+        regs.retain(|r| !fixed.contains_key(r));
+        for r in &regs {
+            let n = out.slot.len() as u32;
+            out.slot.entry(*r).or_insert(n);
         }
-        out.at.insert(addr, live);
+        out.at.insert(addr, regs);
+        out.remade.insert(addr, remade);
+    }
+    out
+}
+
+/// Registers that hold one pointer for the whole kernel, with its
+/// allocation id and offset: parameters' buffers, and pointers set once by
+/// a constant (program-scope and threadgroup variables). Allocations that
+/// share a table entry (`runtime::slot_of`) are left out.
+pub fn static_pointers(k: &gpu::Kernel) -> HashMap<Reg, (u32, i64)> {
+    use gpu::memory::{ptr_alloc, ptr_offset, AllocId, AllocKind};
+    let mut defs: HashMap<Reg, usize> = HashMap::new();
+    let mut consts: HashMap<Reg, u64> = HashMap::new();
+    gpu::ir::walk(&k.body, &mut |i| {
+        for d in gpu::ir::reg_uses(i).0 {
+            *defs.entry(d).or_default() += 1;
+        }
+        if let Inst::Const { dst: dst @ Reg::W64(_), bits } = i {
+            consts.insert(*dst, *bits);
+        }
+    });
+    let mut out = HashMap::new();
+    for p in &k.params {
+        let (reg, id) = match &p.kind {
+            gpu::ir::ParamKind::Buffer { index, reg, .. } => (*reg, AllocId::buffer(*index)),
+            gpu::ir::ParamKind::ThreadgroupBuffer { index, reg, .. } => (*reg, AllocId::tg_buffer(*index)),
+            gpu::ir::ParamKind::Attr { .. } => continue,
+        };
+        if !defs.contains_key(&reg) {
+            out.insert(reg, (id.0, 0));
+        }
+    }
+    for (r, bits) in consts {
+        let id = ptr_alloc(bits);
+        if defs.get(&r) == Some(&1) && !matches!(id.kind(), AllocKind::Null | AllocKind::Invalid) {
+            out.insert(r, (id.0, ptr_offset(bits)));
+        }
+    }
+    // Every allocation the kernel can name, to find shared entries.
+    let mut by_slot: HashMap<usize, HashSet<u32>> = HashMap::new();
+    let mut all: Vec<u32> = out.values().map(|v| v.0).collect();
+    all.extend((0..k.constants.len() as u32).map(|i| AllocId::constant(i).0));
+    all.extend((0..k.threadgroup_vars.len() as u32).map(|i| AllocId::threadgroup(i).0));
+    all.extend((0..k.private_vars.len() as u32).map(|i| AllocId::private(i).0));
+    for id in all {
+        by_slot.entry(crate::runtime::slot_of(id)).or_default().insert(id);
+    }
+    out.retain(|_, (id, _)| by_slot[&crate::runtime::slot_of(*id)].len() == 1);
+    out
+}
+
+/// The sizes of allocations the kernel itself fixes (threadgroup, private
+/// and program-scope variables), by allocation id.
+pub fn fixed_sizes(k: &gpu::Kernel) -> HashMap<u32, u64> {
+    use gpu::memory::AllocId;
+    let mut out = HashMap::new();
+    for (i, v) in k.threadgroup_vars.iter().enumerate() {
+        out.insert(AllocId::threadgroup(i as u32).0, v.size as u64);
+    }
+    for (i, v) in k.private_vars.iter().enumerate() {
+        out.insert(AllocId::private(i as u32).0, v.size as u64);
+    }
+    for (i, (_, bytes)) in k.constants.iter().enumerate() {
+        out.insert(AllocId::constant(i as u32).0, bytes.len() as u64);
     }
     out
 }

@@ -1,13 +1,14 @@
-//! `gpu::Kernel` IR to one Cranelift function that runs ONE thread from a
-//! barrier (or the start) to the next barrier (or the end):
-//! `f(ctx, lane, resume) -> status`. The runner calls it for every thread
-//! of the threadgroup in turn, round after round (`lib.rs`).
+//! `gpu::Kernel` IR to one Cranelift function that runs every thread of a
+//! threadgroup in turn, each from where it stands (the start, or a
+//! barrier) to its next barrier or the end: `f(ctx) -> status`. The runner
+//! calls it once per round (`lib.rs`).
 //!
 //! The IR's registers become SSA variables; its structured control flow
 //! becomes ordinary branches (an `if` is a branch, not two masked runs).
 //! At a barrier the registers live across it are stored in the thread's
-//! spill slots and the function returns `BARRIER + k`; called again with
-//! that `resume`, it reloads them and carries on after barrier `k`.
+//! spill slots, its state becomes `BARRIER + k`, and the next thread runs;
+//! in the next round the thread reloads them and carries on after barrier
+//! `k`.
 //!
 //! Everything that could make the interpreter report something — a fault,
 //! a runaway loop, a call through a bad pointer — makes the function
@@ -32,15 +33,38 @@ const I32: types::Type = types::I32;
 const I64: types::Type = types::I64;
 const F32: types::Type = types::F32;
 
-/// The thread finished the kernel.
-pub const DONE: u64 = 0;
-/// The result cannot be promised: rerun interpreted.
+/// The round ran (the function's result).
+pub const OK: u64 = 0;
+/// The result cannot be promised: rerun interpreted (the function's result).
 pub const GIVE_UP: u64 = 1;
-/// `BARRIER + k`: the thread waits at barrier `k`.
+/// A thread's state: it starts the kernel.
+pub const START: u64 = 0;
+/// A thread's state `BARRIER + k`: it waits at barrier `k`.
 pub const BARRIER: u64 = 2;
+/// A thread's state: it finished the kernel.
+pub const FINISHED: u64 = u64::MAX;
 
 /// Most barriers (resume points) a compiled kernel may have.
 const MAX_BARRIERS: usize = 4096;
+
+/// Where a pointer register is known to point: allocation id, the offset
+/// (sign-extended from 40 bits), and a power of two the offset is a
+/// multiple of.
+#[derive(Clone, Copy)]
+struct Known {
+    id: u32,
+    off: Value,
+    align: i64,
+}
+
+/// The largest power of two (at most 2^20) dividing `x` (2^20 for 0).
+fn align_of(x: i64) -> i64 {
+    if x == 0 {
+        1 << 20
+    } else {
+        (1i64 << x.trailing_zeros().min(20)).min(1 << 20)
+    }
+}
 
 enum Target {
     Loop { brk: Block, cont: Block },
@@ -68,6 +92,9 @@ pub struct Gen<'a, 'b> {
     budget: Value,
     spill_base: Value,
     counts_addr: Value,
+    state_addr: Value,
+    initial: Value,
+    lane_head: Block,
     vars: HashMap<Reg, Variable>,
     cnt: Variable,
     /// Instructions executed since the count was last brought up to date.
@@ -81,6 +108,18 @@ pub struct Gen<'a, 'b> {
     resumes: Vec<Block>,
     sigs: Sigs,
     ptr: types::Type,
+    /// Registers that hold one pointer for the whole kernel (parameters,
+    /// program-scope addresses): allocation id and offset.
+    statics: &'a HashMap<Reg, (u32, i64)>,
+    /// Registers known, in the current straight run, to point into a
+    /// known allocation at an offset (already sign-extended from 40 bits).
+    prov: HashMap<Reg, Known>,
+    /// Loads from `constant` memory at a fixed place, made once per call.
+    invariant: HashMap<(u32, i64, Scalar), Value>,
+    /// Sizes of the allocations whose size the kernel fixes.
+    lens: &'a HashMap<u32, u64>,
+    /// Attributes with one value per threadgroup, by their index in `ctx.uniform_attrs`.
+    uniform_attrs: &'a [(ThreadAttr, u8)],
 }
 
 fn sig(call_conv: CallConv, params: usize, ret: bool) -> Signature {
@@ -95,8 +134,8 @@ fn sig(call_conv: CallConv, params: usize, ret: bool) -> Signature {
 }
 
 /// Compile `body` into the builder's function (signature
-/// `(ctx, lane, resume) -> status`); `preset` registers start with the
-/// values in `ctx.initial`; `per_thread_count` picks the budget rule.
+/// `(ctx) -> status`); `preset` registers start with the values in
+/// `ctx.initial`; `per_thread_count` picks the budget rule.
 pub fn compile_body(
     b: &mut FunctionBuilder<'_>,
     insts: &mut Vec<*const Inst>,
@@ -104,29 +143,74 @@ pub fn compile_body(
     body: &[Inst],
     preset: &[Reg],
     spills: &Spills,
+    statics: &HashMap<Reg, (u32, i64)>,
+    lens: &HashMap<u32, u64>,
+    uniform_attrs: &[(ThreadAttr, u8)],
     per_thread_count: bool,
 ) -> Result<(), Unsupported> {
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
-    let (ctx, lane, resume) = (b.block_params(entry)[0], b.block_params(entry)[1], b.block_params(entry)[2]);
+    let ctx = b.block_params(entry)[0];
     let fl = MemFlags::trusted();
     let table = b.ins().load(I64, fl, ctx, rt::OFF_TABLE);
     let budget = b.ins().load(I64, fl, ctx, rt::OFF_BUDGET);
     let spill = b.ins().load(I64, fl, ctx, rt::OFF_SPILL);
+    let counts = b.ins().load(I64, fl, ctx, rt::OFF_COUNTS);
+    let states = b.ins().load(I64, fl, ctx, rt::OFF_STATE);
+    let n = b.ins().load(I64, fl, ctx, rt::OFF_N);
+    let initial = b.ins().load(I64, fl, ctx, rt::OFF_INITIAL);
+    let give_up = b.create_block();
+    // Loads from `constant` memory at fixed places, once per call.
+    let mut invariant = HashMap::new();
+    let mut wanted = Vec::new();
+    gpu::ir::walk(body, &mut |i| {
+        if let Inst::Load { ty, ptr, space: msl::ast::AddressSpace::Constant, dst, .. } = i {
+            if let (Some(&(id, off)), Reg::W32(_)) = (statics.get(ptr), dst) {
+                if matches!(ty, Scalar::Int | Scalar::UInt | Scalar::Float) {
+                    wanted.push((id, off, *ty));
+                }
+            }
+        }
+    });
+    for (id, off, ty) in wanted {
+        if invariant.contains_key(&(id, off, ty)) {
+            continue;
+        }
+        let e = b.ins().iadd_imm(table, rt::slot_of(id) as i64 * rt::ENTRY_BYTES);
+        let len = b.ins().load(I64, fl, e, rt::E_LEN);
+        let fits = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, off + 4);
+        let ok = if off >= 0 && off % 4 == 0 { fits } else { b.ins().iconst(types::I8, 0) };
+        let next = b.create_block();
+        b.ins().brif(ok, next, &[], give_up, &[]);
+        b.switch_to_block(next);
+        let base = b.ins().load(I64, fl, e, rt::E_BASE);
+        let v = b.ins().load(I32, fl, base, off as i32);
+        invariant.insert((id, off, ty), v);
+    }
+    // for lane in 0..n
+    let lane_head = b.create_block();
+    b.append_block_param(lane_head, I64);
+    let zero = b.ins().iconst(I64, 0);
+    b.ins().jump(lane_head, &[zero.into()]);
+    b.switch_to_block(lane_head);
+    let lane = b.block_params(lane_head)[0];
+    let (lane_body, finish, dispatch) = (b.create_block(), b.create_block(), b.create_block());
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, lane, n);
+    b.ins().brif(more, lane_body, &[], finish, &[]);
+    b.switch_to_block(finish);
+    let ok = b.ins().iconst(I64, OK as i64);
+    b.ins().return_(&[ok]);
+    b.switch_to_block(lane_body);
+    let so = b.ins().ishl_imm(lane, 3);
+    let state_addr = b.ins().iadd(states, so);
+    let state = b.ins().load(I64, fl, state_addr, 0);
     let per_lane = b.ins().imul_imm(lane, spills.slot.len() as i64 * 8);
     let spill_base = b.ins().iadd(spill, per_lane);
-    let counts = b.ins().load(I64, fl, ctx, rt::OFF_COUNTS);
-    let counts_addr = if per_thread_count {
-        let o = b.ins().ishl_imm(lane, 3);
-        b.ins().iadd(counts, o)
-    } else {
-        counts
-    };
+    let counts_addr = if per_thread_count { b.ins().iadd(counts, so) } else { counts };
     let cnt = b.declare_var(I64);
     let c0 = b.ins().load(I64, fl, counts_addr, 0);
     b.def_var(cnt, c0);
-    let dispatch = b.create_block();
     b.ins().jump(dispatch, &[]);
     let sigs = Sigs {
         writable: b.import_signature(sig(call_conv, 2, true)),
@@ -136,7 +220,6 @@ pub fn compile_body(
         memcopy: b.import_signature(sig(call_conv, 5, true)),
         atomic: b.import_signature(sig(call_conv, 7, true)),
     };
-    let give_up = b.create_block();
     let start = b.create_block();
     let mut g = Gen {
         b,
@@ -147,6 +230,9 @@ pub fn compile_body(
         budget,
         spill_base,
         counts_addr,
+        state_addr,
+        initial,
+        lane_head,
         vars: HashMap::new(),
         cnt,
         pending: 0,
@@ -157,10 +243,14 @@ pub fn compile_body(
         resumes: Vec::new(),
         sigs,
         ptr: I64,
+        statics,
+        prov: HashMap::new(),
+        invariant,
+        lens,
+        uniform_attrs,
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
-    let initial = g.b.ins().load(I64, fl, ctx, rt::OFF_INITIAL);
     for (i, &r) in preset.iter().enumerate() {
         let v = g.b.ins().load(I64, fl, initial, i as i32 * 8);
         let v = g.narrow(r, v);
@@ -170,21 +260,27 @@ pub fn compile_body(
     g.block(body)?;
     if !g.dead {
         g.flush();
-        g.exit(DONE);
+        g.exit(FINISHED);
     }
     // Giving up.
     g.b.switch_to_block(g.give_up);
     let s = g.b.ins().iconst(I64, GIVE_UP as i64);
     g.b.ins().return_(&[s]);
-    // Where to begin: the start, or after the barrier the thread waits at.
+    // Where the thread goes on: the start, or after the barrier it waits
+    // at; a finished thread is skipped.
     g.b.switch_to_block(dispatch);
+    let skip = g.b.create_block();
     let mut sw = Switch::new();
-    sw.set_entry(0, start);
+    sw.set_entry(START as u128, start);
+    sw.set_entry(FINISHED as u128, skip);
     for (k, &blk) in g.resumes.iter().enumerate() {
         sw.set_entry(BARRIER as u128 + k as u128, blk);
     }
     let _ = g.ptr;
-    sw.emit(g.b, resume, g.give_up);
+    sw.emit(g.b, state, g.give_up);
+    g.b.switch_to_block(skip);
+    let next = g.b.ins().iadd_imm(lane, 1);
+    g.b.ins().jump(lane_head, &[next.into()]);
     g.b.seal_all_blocks();
     Ok(())
 }
@@ -245,15 +341,61 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// Store the count and return `status`.
-    fn exit(&mut self, status: u64) {
+    /// Store the count and the thread's new state; on to the next thread.
+    fn exit(&mut self, state: u64) {
         let c = self.b.use_var(self.cnt);
         self.b.ins().store(MemFlags::trusted(), c, self.counts_addr, 0);
-        let s = self.b.ins().iconst(I64, status as i64);
-        self.b.ins().return_(&[s]);
+        let s = self.b.ins().iconst(I64, state as i64);
+        self.b.ins().store(MemFlags::trusted(), s, self.state_addr, 0);
+        let next = self.b.ins().iadd_imm(self.lane, 1);
+        self.b.ins().jump(self.lane_head, &[next.into()]);
     }
 
     /// Continue in a fresh block when `ok` is nonzero, else give up.
+    /// Continue in block `blk` (a resume point: nothing known about
+    /// pointers before it holds).
+    fn to(&mut self, blk: Block) {
+        self.b.switch_to_block(blk);
+        self.prov.clear();
+    }
+
+    /// Continue in block `blk`, knowing `known` about pointers.
+    fn to_with(&mut self, blk: Block, known: &HashMap<Reg, Known>) {
+        self.b.switch_to_block(blk);
+        self.prov = known.clone();
+    }
+
+    /// What is known about pointers on entering the parts of construct
+    /// `inst` (its branches, cases or body) and after it (and at a loop's
+    /// head): what was known before it, less the registers it may assign
+    /// — nothing if it holds a barrier, since code after a barrier is also
+    /// reached from the barrier's resume point.
+    fn bases(&self, inst: &Inst) -> (HashMap<Reg, Known>, HashMap<Reg, Known>) {
+        let mut kill = std::collections::HashSet::new();
+        let mut barrier = false;
+        gpu::ir::walk(std::slice::from_ref(inst), &mut |i| {
+            kill.extend(gpu::ir::reg_uses(i).0);
+            barrier |= matches!(i, Inst::Barrier { .. });
+        });
+        if barrier {
+            return (HashMap::new(), HashMap::new());
+        }
+        let before = self.prov.clone();
+        let mut after = before.clone();
+        after.retain(|r, _| !kill.contains(r));
+        (before, after)
+    }
+
+    /// The allocation and offset register `r` points at, if known here.
+    fn provenance(&mut self, r: Reg) -> Option<Known> {
+        if let Some(p) = self.prov.get(&r) {
+            return Some(*p);
+        }
+        let &(id, off) = self.statics.get(&r)?;
+        let v = self.b.ins().iconst(I64, off);
+        Some(Known { id, off: v, align: align_of(off) })
+    }
+
     fn guard(&mut self, ok: Value) {
         let next = self.b.create_block();
         self.b.ins().brif(ok, next, &[], self.give_up, &[]);
@@ -290,22 +432,24 @@ impl Gen<'_, '_> {
                 let (t, e, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
                 self.flush();
                 self.b.ins().brif(c, t, &[], e, &[]);
+                let (base, after) = self.bases(inst);
                 for (blk, body) in [(t, then), (e, els)] {
-                    self.b.switch_to_block(blk);
+                    self.to_with(blk, &base);
                     self.dead = false;
                     self.block(body)?;
                     if !self.dead {
                         self.jump_to(join);
                     }
                 }
-                self.b.switch_to_block(join);
+                self.to_with(join, &after);
                 self.dead = false;
             }
             Inst::Loop { cond_block, cond, body, step, check_first, .. } => {
                 let (head, trip, step_b, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
                 let body_b = self.b.create_block();
+                let (_, base) = self.bases(inst);
                 self.jump_to(if *check_first { head } else { trip });
-                self.b.switch_to_block(head);
+                self.to_with(head, &base);
                 self.dead = false;
                 self.targets.push(Target::Loop { brk: exit, cont: step_b });
                 self.block(cond_block)?;
@@ -322,26 +466,26 @@ impl Gen<'_, '_> {
                 }
                 // Each trip costs one instruction (as in the interpreter),
                 // and is where the budget is checked.
-                self.b.switch_to_block(trip);
+                self.to_with(trip, &base);
                 self.dead = false;
                 self.pending += 1;
                 self.flush();
                 let c = self.b.use_var(self.cnt);
                 let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, c, self.budget);
                 self.b.ins().brif(over, self.give_up, &[], body_b, &[]);
-                self.b.switch_to_block(body_b);
+                self.to_with(body_b, &base);
                 self.block(body)?;
                 if !self.dead {
                     self.jump_to(step_b);
                 }
-                self.b.switch_to_block(step_b);
+                self.to_with(step_b, &base);
                 self.dead = false;
                 self.block(step)?;
                 if !self.dead {
                     self.jump_to(head);
                 }
                 self.targets.pop();
-                self.b.switch_to_block(exit);
+                self.to_with(exit, &base);
                 self.dead = false;
             }
             Inst::Switch { value, ty, cases } => {
@@ -350,6 +494,7 @@ impl Gen<'_, '_> {
                 let v = self.b.ins().band_imm(v, wm as i64);
                 let blocks: Vec<Block> = cases.iter().map(|_| self.b.create_block()).collect();
                 let exit = self.b.create_block();
+                let (_, base) = self.bases(inst);
                 let default = cases.iter().position(|c| c.1).map_or(exit, |i| blocks[i]);
                 self.flush();
                 let mut seen = std::collections::HashSet::new();
@@ -367,7 +512,7 @@ impl Gen<'_, '_> {
                 self.b.ins().jump(default, &[]);
                 self.targets.push(Target::Switch { brk: exit });
                 for (i, (_, _, body)) in cases.iter().enumerate() {
-                    self.b.switch_to_block(blocks[i]);
+                    self.to_with(blocks[i], &base);
                     self.dead = false;
                     self.block(body)?;
                     if !self.dead {
@@ -375,18 +520,19 @@ impl Gen<'_, '_> {
                     }
                 }
                 self.targets.pop();
-                self.b.switch_to_block(exit);
+                self.to_with(exit, &base);
                 self.dead = false;
             }
             Inst::Scope { body } => {
                 let end = self.b.create_block();
+                let (_, base) = self.bases(inst);
                 self.targets.push(Target::Scope { ret: end });
                 self.block(body)?;
                 if !self.dead {
                     self.jump_to(end);
                 }
                 self.targets.pop();
-                self.b.switch_to_block(end);
+                self.to_with(end, &base);
                 self.dead = false;
             }
             Inst::Break | Inst::Continue => {
@@ -441,13 +587,36 @@ impl Gen<'_, '_> {
             self.b.ins().store(MemFlags::trusted(), v, self.spill_base, slot * 8);
         }
         let k = self.resumes.len() as u64;
+        // The round's barrier: the first thread to stop sets it, a thread
+        // stopping at another one marks the round as split.
+        let fl = MemFlags::trusted();
+        let at = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_AT);
+        let kv = self.b.ins().iconst(I64, (BARRIER + k) as i64);
+        let none = self.b.ins().icmp_imm(IntCC::Equal, at, FINISHED as i64);
+        let same = self.b.ins().icmp(IntCC::Equal, at, kv);
+        let fine = self.b.ins().bor(none, same);
+        let split = self.b.ins().bxor_imm(fine, 1);
+        let split = self.b.ins().uextend(I64, split);
+        let old = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_SPLIT);
+        let split = self.b.ins().bor(old, split);
+        self.b.ins().store(fl, split, self.ctx, rt::OFF_ROUND_SPLIT);
+        self.b.ins().store(fl, kv, self.ctx, rt::OFF_ROUND_AT);
         self.exit(BARRIER + k);
         let resume = self.b.create_block();
         self.resumes.push(resume);
-        self.b.switch_to_block(resume);
+        self.to(resume);
         for &r in &live {
             let slot = self.spills.slot[&r] as i32;
             let v = self.b.ins().load(I64, MemFlags::trusted(), self.spill_base, slot * 8);
+            let v = self.narrow(r, v);
+            self.set(r, v);
+        }
+        let remade = self.spills.remade.get(&(inst as *const Inst as usize)).cloned().unwrap_or_default();
+        for (r, how) in remade {
+            let v = match how {
+                crate::analysis::Remake::Const(bits) => self.b.ins().iconst(I64, bits as i64),
+                crate::analysis::Remake::Preset(i) => self.b.ins().load(I64, MemFlags::trusted(), self.initial, i as i32 * 8),
+            };
             let v = self.narrow(r, v);
             self.set(r, v);
         }
@@ -457,6 +626,9 @@ impl Gen<'_, '_> {
     // ---- instructions without control flow -----------------------------
 
     fn simple(&mut self, inst: &Inst) -> Result<(), Unsupported> {
+        for r in gpu::ir::reg_uses(inst).0 {
+            self.prov.remove(&r);
+        }
         if self.native(inst)? {
             return Ok(());
         }
@@ -532,6 +704,9 @@ impl Gen<'_, '_> {
             Inst::Copy { dst, src } | Inst::Assign { dst, src } if w32(dst) == w32(src) => {
                 let v = self.get(*src);
                 self.set(*dst, v);
+                if let Some(p) = self.prov.get(src).copied() {
+                    self.prov.insert(*dst, p);
+                }
             }
             Inst::Unary { op, ty, dst, a } if w32(dst) && w32(a) => {
                 let x = self.get(*a);
@@ -710,15 +885,11 @@ impl Gen<'_, '_> {
                     Reg::W64(_) => i,
                 };
                 let delta = self.b.ins().imul_imm(i, *scale);
-                let p = self.get(*ptr);
-                let v = self.ptr_add(p, delta);
-                self.set(*dst, v);
+                self.offset_by(*dst, *ptr, delta, *scale);
             }
             Inst::PtrAdd { dst, ptr, bytes } if w64(dst) && w64(ptr) => {
-                let p = self.get(*ptr);
                 let d = self.b.ins().iconst(I64, *bytes);
-                let v = self.ptr_add(p, d);
-                self.set(*dst, v);
+                self.offset_by(*dst, *ptr, d, *bytes);
             }
             Inst::Attr { attr, component, dst } if w32(dst) => {
                 let v = self.attr(inst, *attr, *component);
@@ -733,8 +904,11 @@ impl Gen<'_, '_> {
                 if !ok {
                     return Ok(false);
                 }
-                let p = self.get(*ptr);
-                let a = self.address(p, size as i64, false);
+                if let Some(&v) = self.statics.get(ptr).and_then(|&(id, off)| self.invariant.get(&(id, off, *ty))) {
+                    self.set(*dst, v);
+                    return Ok(true);
+                }
+                let a = self.address(*ptr, size as i64, false);
                 let fl = MemFlags::trusted();
                 let v = match ty {
                     Bool => {
@@ -778,9 +952,8 @@ impl Gen<'_, '_> {
                     }
                     _ => x,
                 };
-                let p = self.get(*ptr);
                 let size = ty.size() as i64;
-                let a = self.address(p, size, true);
+                let a = self.address(*ptr, size, true);
                 let fl = MemFlags::trusted();
                 match size {
                     1 => {
@@ -797,8 +970,7 @@ impl Gen<'_, '_> {
             Inst::Atomic { op, ty: ty @ (Int | UInt), dst, ptr, a, .. }
                 if w32(dst) && w64(ptr) && w32(a) && !matches!(op, AtomicOp::CompareExchange) =>
             {
-                let p = self.get(*ptr);
-                let addr = self.address(p, 4, *op != AtomicOp::Load);
+                let addr = self.address(*ptr, 4, *op != AtomicOp::Load);
                 let fl = MemFlags::trusted();
                 let old = self.b.ins().load(I32, fl, addr, 0);
                 let x = self.get(*a);
@@ -848,6 +1020,21 @@ impl Gen<'_, '_> {
         Ok(true)
     }
 
+    /// `dst = ptr + delta` bytes (`delta` a multiple of `step`), keeping
+    /// what is known of where it points.
+    fn offset_by(&mut self, dst: Reg, ptr: Reg, delta: Value, step: i64) {
+        let known = self.provenance(ptr);
+        let p = self.get(ptr);
+        let v = self.ptr_add(p, delta);
+        self.set(dst, v);
+        if let Some(k) = known {
+            let sum = self.b.ins().iadd(k.off, delta);
+            let sh = self.b.ins().ishl_imm(sum, 24);
+            let off = self.b.ins().sshr_imm(sh, 24);
+            self.prov.insert(dst, Known { id: k.id, off, align: k.align.min(align_of(step)) });
+        }
+    }
+
     /// `p + delta` bytes, in the same allocation (`memory::ptr_add`).
     fn ptr_add(&mut self, p: Value, delta: Value) -> Value {
         const MASK: i64 = (1 << 40) - 1;
@@ -860,22 +1047,10 @@ impl Gen<'_, '_> {
     fn attr(&mut self, inst: &Inst, attr: ThreadAttr, c: u8) -> Value {
         let fl = MemFlags::trusted();
         let local = |g: &mut Self| -> Value {
-            // [l % x, (l / x) % y, l / (x * y)]
-            let l = g.b.ins().ireduce(I32, g.lane);
-            let x = g.b.ins().load(I32, fl, g.ctx, rt::OFF_TG_SIZE);
-            match c {
-                0 => g.b.ins().urem(l, x),
-                1 => {
-                    let y = g.b.ins().load(I32, fl, g.ctx, rt::OFF_TG_SIZE + 4);
-                    let q = g.b.ins().udiv(l, x);
-                    g.b.ins().urem(q, y)
-                }
-                _ => {
-                    let y = g.b.ins().load(I32, fl, g.ctx, rt::OFF_TG_SIZE + 4);
-                    let xy = g.b.ins().imul(x, y);
-                    g.b.ins().udiv(l, xy)
-                }
-            }
+            let locals = g.b.ins().load(I64, fl, g.ctx, rt::OFF_LOCAL);
+            let o = g.b.ins().imul_imm(g.lane, 12);
+            let a = g.b.ins().iadd(locals, o);
+            g.b.ins().load(I32, fl, a, 4 * c as i32)
         };
         match attr {
             ThreadAttr::ThreadPositionInThreadgroup if c < 3 => local(self),
@@ -887,6 +1062,11 @@ impl Gen<'_, '_> {
                 self.b.ins().iadd(base, loc)
             }
             ThreadAttr::ThreadIndexInThreadgroup => self.b.ins().ireduce(I32, self.lane),
+            _ if self.uniform_attrs.contains(&(attr, c)) => {
+                let i = self.uniform_attrs.iter().position(|&u| u == (attr, c)).unwrap_or(0);
+                let a = self.b.ins().load(I64, fl, self.ctx, rt::OFF_UNIFORM_ATTRS);
+                self.b.ins().load(I32, fl, a, 4 * i as i32)
+            }
             _ => {
                 let idx = self.index(inst);
                 let i = self.b.ins().iconst(I64, idx);
@@ -899,8 +1079,39 @@ impl Gen<'_, '_> {
     /// The host address of a `size`-byte access through pointer `p`, or
     /// give up where the interpreter would fault (null, out of bounds,
     /// misaligned, a write to read-only memory).
-    fn address(&mut self, p: Value, size: i64, write: bool) -> Value {
+    fn address(&mut self, ptr: Reg, size: i64, write: bool) -> Value {
         let fl = MemFlags::trusted();
+        let align = if size > 0 && (size as u64).is_power_of_two() { size.min(16) } else { 1 };
+        if let Some(Known { id, off, align: known_align }) = self.provenance(ptr) {
+            // The allocation is known: its entry is at a fixed place, and
+            // the offset must be at most `len - size`.
+            let e = self.b.ins().iadd_imm(self.table, rt::slot_of(id) as i64 * rt::ENTRY_BYTES);
+            let mut ok = match self.lens.get(&id) {
+                Some(&n) if n as i64 >= size => self.b.ins().icmp_imm(IntCC::UnsignedLessThanOrEqual, off, n as i64 - size),
+                Some(_) => self.b.ins().iconst(I8, 0),
+                None => {
+                    let len = self.b.ins().load(I64, fl, e, rt::E_LEN);
+                    let below = self.b.ins().icmp(IntCC::UnsignedLessThan, off, len);
+                    let end = self.b.ins().iadd_imm(off, size);
+                    let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+                    self.b.ins().band(below, fits)
+                }
+            };
+            if align > 1 && known_align % align != 0 {
+                let m = self.b.ins().band_imm(off, align - 1);
+                let aligned = self.b.ins().icmp_imm(IntCC::Equal, m, 0);
+                ok = self.b.ins().band(ok, aligned);
+            }
+            self.guard(ok);
+            let idv = self.b.ins().iconst(I64, id as i64);
+            let kind = gpu::memory::AllocId(id).kind();
+            let private = matches!(kind, gpu::memory::AllocKind::Private(_));
+            // Only bound buffers may be shared with other workers (or
+            // read-only, program constants): the rest is always writable.
+            let check_writable = write && matches!(kind, gpu::memory::AllocKind::Buffer(_) | gpu::memory::AllocKind::Constant(_));
+            return self.locate(e, idv, off, check_writable, private);
+        }
+        let p = self.get(ptr);
         let id = self.b.ins().ushr_imm(p, 40);
         let lo = self.b.ins().band_imm(id, 127);
         let c = self.b.ins().ushr_imm(id, 10);
@@ -924,13 +1135,19 @@ impl Gen<'_, '_> {
         let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
         let mut ok = self.b.ins().band(same, below);
         ok = self.b.ins().band(ok, fits);
-        let align = if size > 0 && (size as u64).is_power_of_two() { size.min(16) } else { 1 };
         if align > 1 {
             let m = self.b.ins().band_imm(off, align - 1);
             let aligned = self.b.ins().icmp_imm(IntCC::Equal, m, 0);
             ok = self.b.ins().band(ok, aligned);
         }
         self.guard(ok);
+        self.locate(e, id, off, write, true)
+    }
+
+    /// The host address of offset `off` of the allocation whose table entry
+    /// is at `e` (made writable first for a store).
+    fn locate(&mut self, e: Value, id: Value, off: Value, write: bool, per_lane: bool) -> Value {
+        let fl = MemFlags::trusted();
         let base = if write {
             let w = self.b.ins().load(I64, fl, e, rt::E_WRITABLE);
             let (slow, cont) = (self.b.create_block(), self.b.create_block());
@@ -947,10 +1164,13 @@ impl Gen<'_, '_> {
         } else {
             self.b.ins().load(I64, fl, e, rt::E_BASE)
         };
-        let stride = self.b.ins().load(I64, fl, e, rt::E_STRIDE);
-        let own = self.b.ins().imul(stride, self.lane);
-        let a = self.b.ins().iadd(base, own);
-        let _ = I8;
+        let a = if per_lane {
+            let stride = self.b.ins().load(I64, fl, e, rt::E_STRIDE);
+            let own = self.b.ins().imul(stride, self.lane);
+            self.b.ins().iadd(base, own)
+        } else {
+            base
+        };
         self.b.ins().iadd(a, off)
     }
 }

@@ -37,7 +37,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-type KernelFn = extern "C" fn(*mut Ctx, u64, u64) -> u64;
+type KernelFn = extern "C" fn(*mut Ctx) -> u64;
 
 /// A kernel in native code.
 pub struct Native {
@@ -50,6 +50,8 @@ pub struct Native {
     spill_slots: usize,
     /// Every thread takes the same path: the budget holds per thread.
     convergent: bool,
+    /// Attributes with one value per threadgroup the code reads.
+    uniform_attrs: Vec<(msl::hir::ThreadAttr, u8)>,
     /// Owns the code's memory for as long as the kernel may run.
     _module: JITModule,
     /// Threadgroups the native code has run to the end (tests check it).
@@ -93,7 +95,18 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
             gpu::ir::ParamKind::Attr { .. } => None,
         })
         .collect();
-    let spills = analysis::spills(&kernel.body, &preset);
+    let fixed = analysis::fixed_registers(&kernel.body, &preset);
+    let spills = analysis::spills(&kernel.body, &fixed);
+    let statics = analysis::static_pointers(&kernel);
+    let lens = analysis::fixed_sizes(&kernel);
+    let mut uniform_attrs = Vec::new();
+    gpu::ir::walk(&kernel.body, &mut |i| {
+        if let Inst::Attr { attr, component, .. } = i {
+            if analysis::uniform_attr(*attr) && !uniform_attrs.contains(&(*attr, *component)) {
+                uniform_attrs.push((*attr, *component));
+            }
+        }
+    });
     let convergent = analysis::convergent(&kernel.body, &preset);
     let err = |e: &dyn std::fmt::Display| Unsupported(format!("the code generator failed: {e}"));
     let mut flags = settings::builder();
@@ -104,19 +117,23 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
     let call_conv = isa.default_call_conv();
     let mut module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
     let mut ctx = module.make_context();
-    for _ in 0..3 {
-        ctx.func.signature.params.push(AbiParam::new(types::I64));
-    }
+    ctx.func.signature.params.push(AbiParam::new(types::I64));
     ctx.func.signature.returns.push(AbiParam::new(types::I64));
     let mut fbc = FunctionBuilderContext::new();
     let mut insts = Vec::new();
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
-        codegen::compile_body(&mut b, &mut insts, call_conv, &kernel.body, &preset, &spills, convergent)?;
+        codegen::compile_body(&mut b, &mut insts, call_conv, &kernel.body, &preset, &spills, &statics, &lens, &uniform_attrs, convergent)?;
         b.finalize();
     }
     let id = module.declare_function("kernel", Linkage::Export, &ctx.func.signature).map_err(|e| err(&e))?;
+    // A development aid: METAL_PUZZLES_JIT_DUMP=1 prints the machine code.
+    let dump = std::env::var_os("METAL_PUZZLES_JIT_DUMP").is_some();
+    ctx.set_disasm(dump);
     module.define_function(id, &mut ctx).map_err(|e| err(&e))?;
+    if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| dump) {
+        eprintln!("{code}");
+    }
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| err(&e))?;
     let code = module.get_finalized_function(id);
@@ -129,6 +146,7 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
         preset,
         spill_slots: spills.slot.len(),
         convergent,
+        uniform_attrs,
         _module: module,
         ran: AtomicU64::new(0),
         compile_time: started.elapsed(),
@@ -142,9 +160,10 @@ struct Scratch {
     used: Vec<usize>,
     spill: Vec<u64>,
     counts: Vec<u64>,
-    resume: Vec<u64>,
-    done: Vec<bool>,
+    state: Vec<u64>,
     initial: Vec<u64>,
+    local: Vec<[u32; 3]>,
+    attrs: Vec<u32>,
 }
 
 thread_local! {
@@ -166,11 +185,14 @@ impl Compiled for Native {
             s.spill.resize(n * self.spill_slots.max(1), 0);
             s.counts.clear();
             s.counts.resize(if self.convergent { n } else { 1 }, 0);
-            s.resume.clear();
-            s.resume.resize(n, 0);
-            s.done.clear();
-            s.done.resize(n, false);
+            s.state.clear();
+            s.state.resize(n, codegen::START);
             let geo = t.geometry();
+            if s.local.len() != n || s.local.get(1).is_some_and(|l| *l != t.local(1)) {
+                s.local = (0..n).map(|l| t.local(l)).collect();
+            }
+            s.attrs.clear();
+            s.attrs.extend(self.uniform_attrs.iter().map(|&(a, c)| t.attr(a, c, 0)));
             let mut ctx = Ctx {
                 table: s.table.as_mut_ptr(),
                 spill: s.spill.as_mut_ptr(),
@@ -183,28 +205,21 @@ impl Compiled for Native {
                 _pad: 0,
                 tg: (t as *mut Threadgroup<'_, '_>).cast(),
                 insts: self.insts.as_ptr(),
+                state: s.state.as_mut_ptr(),
+                n: n as u64,
+                local: s.local.as_ptr(),
+                uniform_attrs: s.attrs.as_ptr(),
+                round_at: codegen::FINISHED,
+                round_split: 0,
             };
             // Rounds: every thread still running goes to its next barrier
             // (or the end); all that stop must stop at the same barrier.
             loop {
-                let mut at: Option<u64> = None;
-                for l in 0..n {
-                    if s.done[l] {
-                        continue;
-                    }
-                    match (self.func)(&mut ctx, l as u64, s.resume[l]) {
-                        codegen::DONE => s.done[l] = true,
-                        codegen::GIVE_UP => return false,
-                        k => {
-                            if at.is_some_and(|b| b != k) {
-                                return false;
-                            }
-                            at = Some(k);
-                            s.resume[l] = k;
-                        }
-                    }
+                ctx.round_at = codegen::FINISHED;
+                if (self.func)(&mut ctx) == codegen::GIVE_UP || ctx.round_split != 0 {
+                    return false;
                 }
-                if at.is_none() {
+                if ctx.round_at == codegen::FINISHED {
                     break;
                 }
                 if t.cancelled() {

@@ -69,6 +69,18 @@ pub struct Ctx {
     pub _pad: u32,
     pub tg: *mut Threadgroup<'static, 'static>,
     pub insts: *const *const Inst,
+    /// Each thread's state (`codegen::START`, `BARRIER + k`, `FINISHED`).
+    pub state: *mut u64,
+    /// Threads in the threadgroup.
+    pub n: u64,
+    /// Each thread's position in the threadgroup.
+    pub local: *const [u32; 3],
+    /// The values of `Native::uniform_attrs` for this threadgroup.
+    pub uniform_attrs: *const u32,
+    /// The barrier (state) the threads stopped at this round (`FINISHED`: none).
+    pub round_at: u64,
+    /// Nonzero when threads stopped at different barriers this round.
+    pub round_split: u64,
 }
 
 pub const OFF_TABLE: i32 = 0;
@@ -79,6 +91,12 @@ pub const OFF_INITIAL: i32 = 32;
 pub const OFF_TG_SIZE: i32 = 40;
 pub const OFF_TG_POS: i32 = 52;
 pub const OFF_REQUESTED: i32 = 64;
+pub const OFF_STATE: i32 = 96;
+pub const OFF_N: i32 = 104;
+pub const OFF_LOCAL: i32 = 112;
+pub const OFF_UNIFORM_ATTRS: i32 = 120;
+pub const OFF_ROUND_AT: i32 = 128;
+pub const OFF_ROUND_SPLIT: i32 = 136;
 
 /// Whether the offsets above are the layout's (checked before compiling).
 pub fn layout_ok() -> bool {
@@ -90,6 +108,12 @@ pub fn layout_ok() -> bool {
         && std::mem::offset_of!(Ctx, tg_size) == OFF_TG_SIZE as usize
         && std::mem::offset_of!(Ctx, tg_pos) == OFF_TG_POS as usize
         && std::mem::offset_of!(Ctx, requested) == OFF_REQUESTED as usize
+        && std::mem::offset_of!(Ctx, state) == OFF_STATE as usize
+        && std::mem::offset_of!(Ctx, n) == OFF_N as usize
+        && std::mem::offset_of!(Ctx, local) == OFF_LOCAL as usize
+        && std::mem::offset_of!(Ctx, uniform_attrs) == OFF_UNIFORM_ATTRS as usize
+        && std::mem::offset_of!(Ctx, round_at) == OFF_ROUND_AT as usize
+        && std::mem::offset_of!(Ctx, round_split) == OFF_ROUND_SPLIT as usize
         && std::mem::offset_of!(Entry, id) == E_ID as usize
         && std::mem::offset_of!(Entry, base) == E_BASE as usize
         && std::mem::offset_of!(Entry, len) == E_LEN as usize

@@ -2,6 +2,8 @@
 //! lower one kernel, run it, and convert buffers to and from bytes.
 #![allow(dead_code)]
 
+pub mod fixture;
+
 pub use gpu::{run, CheckLevel, Dispatch, DispatchMode, Finding, FindingKind, RunOptions, RunReport};
 use std::collections::BTreeMap;
 

@@ -1,0 +1,120 @@
+//! The compiled tier against the interpreter on every kernel fixture of the
+//! repository: with checks off, both must leave every buffer bit for bit
+//! the same, for every kernel `--check all` finds nothing wrong with (a
+//! racy or faulting kernel has no one right answer; there the compiled
+//! tier must give up or agree). Also counts how many kernels really ran
+//! compiled, so that a tier that always gives up cannot pass.
+
+#[path = "../../gpu/tests/common/fixture.rs"]
+#[allow(dead_code)]
+mod fixture;
+
+use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut out = Vec::new();
+    for dir in ["crates/gpu/tests/fixtures/semantics", "crates/gpu/tests/fixtures/idioms", "crates/gpu/tests/fixtures/kinder", "crates/msl/tests/kernels/features", "crates/msl/tests/kernels/seeds", "crates/jit/tests/kernels"] {
+        let Ok(rd) = std::fs::read_dir(root.join(dir)) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "metal") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Buffers for a kernel whose file names none: for every buffer
+/// parameter, one element per thread (at least 1,024), small values.
+fn made_up_buffers(k: &gpu::Kernel, case: &fixture::Case) -> Vec<(u32, String, usize, String)> {
+    let threads = case.grid.iter().product::<u32>().max(1024) as usize;
+    let mut out = Vec::new();
+    for p in &k.params {
+        if let gpu::ir::ParamKind::Buffer { index, pointee, pointee_size, .. } = &p.kind {
+            let float = format!("{pointee:?}").to_lowercase().contains("float") || format!("{pointee:?}").to_lowercase().contains("half");
+            let (dtype, width) = if float { ("f32", 4) } else { ("u32", 4) };
+            let count = (threads * (*pointee_size as usize).max(4)).div_ceil(width);
+            out.push((*index, "mod=7".to_string(), count, dtype.to_string()));
+        }
+    }
+    out
+}
+
+struct Outcome {
+    buffers: BTreeMap<u32, Vec<u8>>,
+    findings: usize,
+}
+
+fn run(k: &gpu::Kernel, case: &fixture::Case, check: CheckLevel, threads: usize, compiled: Option<Arc<jit::Native>>) -> Outcome {
+    let mut bufs = BTreeMap::new();
+    for (index, init, count, dtype) in &case.buffers {
+        bufs.insert(*index, fixture::contents(init, *count, dtype));
+    }
+    let opts = RunOptions { check, threads, compiled: compiled.map(|n| n as Arc<dyn gpu::engine::Compiled>), ..Default::default() };
+    let d = Dispatch { grid: case.grid, threadgroup: case.threadgroup, mode: DispatchMode::Threads };
+    let r = gpu::run(k, &d, &mut bufs, &opts);
+    Outcome { buffers: bufs, findings: r.findings.len() }
+}
+
+#[test]
+fn compiled_runs_agree_with_the_interpreter() {
+    let (mut compared, mut native, mut refused, mut failures) = (0, 0, Vec::new(), Vec::new());
+    for path in files() {
+        let src = std::fs::read_to_string(&path).expect("read");
+        if !src.lines().take_while(|l| l.starts_with("//")).any(|l| l.starts_with("// KERNEL:")) {
+            continue;
+        }
+        // Only the lines that say how to run it (other corpora have other
+        // expectation lines).
+        let header: String = src
+            .lines()
+            .take_while(|l| l.starts_with("//"))
+            .filter(|l| ["// KERNEL:", "// GRID:", "// THREADGROUP:", "// BUFFER:"].iter().any(|k| l.starts_with(k)))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let mut case = fixture::parse(&header, &path);
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let c = msl::compile(&name, &src, &Default::default());
+        let Some(p) = c.program.as_ref() else { continue };
+        let Some((id, _)) = p.kernels().find(|(_, f)| f.name == case.kernel) else { continue };
+        let Ok(k) = gpu::lower::lower_kernel(p, id) else { continue };
+        if case.buffers.is_empty() {
+            case.buffers = made_up_buffers(&k, &case);
+        }
+        let n = match jit::compile(&k) {
+            Ok(n) => Arc::new(n),
+            Err(e) => {
+                refused.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let clean = run(&k, &case, CheckLevel::All, 1, None).findings == 0;
+        for threads in [1, 2] {
+            let want = run(&k, &case, CheckLevel::None, threads, None);
+            let before = n.threadgroups_run();
+            let got = run(&k, &case, CheckLevel::None, threads, Some(n.clone()));
+            let ran = n.threadgroups_run() > before;
+            if ran && clean {
+                native += 1;
+            }
+            if clean || !ran {
+                compared += 1;
+                if got.buffers != want.buffers {
+                    failures.push(format!("{name} (threads {threads}, compiled code ran: {ran}): buffers differ"));
+                }
+                if got.findings != want.findings {
+                    failures.push(format!("{name} (threads {threads}): {} findings compiled, {} interpreted", got.findings, want.findings));
+                }
+            }
+        }
+    }
+    eprintln!("{compared} runs compared, {native} of them ran compiled; {} kernels refused:\n  {}", refused.len(), refused.join("\n  "));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(native >= 100, "only {native} clean runs ran compiled: the tier gives up too often");
+}

@@ -77,6 +77,8 @@ pub struct MlxArgs {
     #[command(flatten)]
     pub schedules: crate::run::ScheduleArgs,
     #[command(flatten)]
+    pub engine: crate::run::EngineArgs,
+    #[command(flatten)]
     pub pp: crate::lint::PreprocessArgs,
     /// Print statistics per line of the body (see `run --profile`).
     #[arg(long)]
@@ -255,6 +257,8 @@ pub(crate) fn run_inner(args: &MlxArgs) -> Result<u8, String> {
         schedules: args.schedules.schedules,
         schedule_tolerance: args.schedules.tolerance(),
         probes: Vec::new(),
+        engine: args.engine.engine(),
+        compiler: None,
     };
 
     if let Some(req) = &args.debug {

@@ -69,12 +69,8 @@ pub struct RunArgs {
     /// result with any number; racy ones the same result for the same number.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
-    /// How to run: `interp` (the interpreter), `jit` (compiled to native
-    /// code where possible, with --check none only), `auto` (compiled for
-    /// --check none dispatches of 65,536 threads or more). Results are the
-    /// same; only the time differs.
-    #[arg(long, value_name = "ENGINE", default_value = "auto", value_parser = ["interp", "jit", "auto"])]
-    pub engine: String,
+    #[command(flatten)]
+    pub engine: EngineArgs,
     /// Print statistics per source line: executions, SIMD lane utilisation,
     /// memory traffic, atomics, barrier waits (with --json: a "profile" object).
     #[arg(long)]
@@ -252,7 +248,7 @@ pub(crate) fn run_inner(args: &RunArgs) -> Result<u8, String> {
         budget: args.budget,
         count: args.counts,
         threads: args.threads,
-        engine: args.engine.parse().map_err(|e: String| e)?,
+        engine: args.engine.engine(),
         profile: args.profile,
         nan,
         probe: args.debug.as_ref().and_then(|r| r.probe()),
@@ -420,11 +416,11 @@ pub(crate) fn present(outcome: &session::Outcome, p: &Presentation, color: bool)
             for w in &outcome.warnings {
                 eprintln!("warning: {w}");
             }
-            if let Some(n) = &outcome.engine_note {
-                eprintln!("note: {n}");
-            }
         } else {
             eprint!("{}", outcome.render(color));
+        }
+        if let Some(n) = &outcome.report.engine_note {
+            eprintln!("note: {n}");
         }
         for line in printed {
             println!("{line}");
@@ -523,6 +519,23 @@ fn threadgroup_buffer_sizes(specs: &[String], kernel: &gpu::Kernel) -> Result<BT
 }
 
 /// Schedule exploration (with `--check all`): a real GPU may run the
+/// `--engine`: the interpreter or the compiled tier.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EngineArgs {
+    /// How to run: `interp` (the interpreter), `jit` (compiled to native
+    /// code where it can be, with --check none only), `auto` (compiled for
+    /// --check none dispatches of 65,536 threads or more). The results are
+    /// the same; only the time differs.
+    #[arg(long = "engine", value_name = "ENGINE", default_value = "auto", value_parser = ["interp", "jit", "auto"])]
+    pub name: String,
+}
+
+impl EngineArgs {
+    pub fn engine(&self) -> session::engine::Engine {
+        self.name.parse().unwrap_or_default()
+    }
+}
+
 /// SIMD-groups of a threadgroup, its threadgroups and the lanes of one
 /// atomic in any order; a result that depends on the order is a finding.
 #[derive(clap::Args, Debug, Clone)]

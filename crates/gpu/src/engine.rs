@@ -50,6 +50,11 @@ pub trait Compiled: Send + Sync + std::fmt::Debug {
     fn run_threadgroup(&self, t: &mut Threadgroup<'_, '_>) -> bool;
 }
 
+/// What compiles a kernel for a run (crates/jit provides one): the
+/// compiled kernel, if it is to be used, and a note saying why not when
+/// `RunOptions::engine` asked for it (`Engine::Jit`).
+pub type Compiler = fn(&Kernel, &crate::Dispatch, &RunOptions) -> (Option<std::sync::Arc<dyn Compiled>>, Option<String>);
+
 /// Why a run cannot use a compiled kernel, if it cannot: something watches
 /// every instruction, or the run is not plain lockstep.
 pub fn compiled_blocked(kernel: &Kernel, opts: &RunOptions) -> Option<&'static str> {

@@ -149,9 +149,10 @@ pub struct RunOptions {
     /// The kernel compiled (crates/jit), to run its threadgroups where
     /// nothing observes them (`engine.rs`); the interpreter otherwise.
     pub compiled: Option<Arc<dyn engine::Compiled>>,
-    /// Which engine the caller wants (`session` compiles for it; `gpu`
-    /// itself only looks at `compiled`).
+    /// Which engine the caller wants; `compiler` makes the compiled
+    /// kernel when it is not `Interp` and `compiled` is not given.
     pub engine: engine::Engine,
+    pub compiler: Option<engine::Compiler>,
 }
 
 impl Default for RunOptions {
@@ -176,6 +177,7 @@ impl Default for RunOptions {
             schedule_tolerance: (1e-4, 1e-5),
             compiled: None,
             engine: engine::Engine::default(),
+            compiler: None,
             nan: false,
         }
     }
@@ -185,6 +187,8 @@ impl Default for RunOptions {
 #[derive(Debug, Default)]
 pub struct RunReport {
     pub findings: Vec<Finding>,
+    /// Why a run that asked for the compiled tier ran interpreted.
+    pub engine_note: Option<String>,
     pub threadgroups: u64,
     pub threads: u64,
     /// Per-thread maxima of memory operations (when counting was asked for).
@@ -332,6 +336,13 @@ pub fn run_with_progress(
 ) -> RunReport {
     if let Err(e) = validate(kernel, d, opts) {
         return invalid(e);
+    }
+    if let (None, Some(compile), false) = (&opts.compiled, opts.compiler, opts.engine == engine::Engine::Interp) {
+        let (compiled, note) = compile(kernel, d, opts);
+        let with = RunOptions { compiled, compiler: None, ..opts.clone() };
+        let mut report = run_with_progress(kernel, d, buffers, &with, progress);
+        report.engine_note = note;
+        return report;
     }
     if opts.compiled.is_some() {
         if engine::compiled_blocked(kernel, opts).is_none() {

@@ -321,3 +321,10 @@ pub fn run(
     let opts = RunOptions { compiled, ..opts.clone() };
     (gpu::run(kernel, d, buffers, &opts), p.note)
 }
+
+/// The [`gpu::engine::Compiler`] of this crate: [`prepare`] for
+/// `opts.engine`.
+pub fn compiler(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> (Option<Arc<dyn Compiled>>, Option<String>) {
+    let p = prepare(kernel, d, opts, opts.engine);
+    (p.compiled.map(|n| n as Arc<dyn Compiled>), p.note)
+}

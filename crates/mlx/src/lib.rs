@@ -224,6 +224,10 @@ pub struct Call {
     /// (`gpu::RunOptions::schedules`, `schedule_tolerance`).
     pub schedules: usize,
     pub schedule_tolerance: (f64, f64),
+    /// Which engine runs it, and what compiles it for the compiled tier
+    /// (`gpu::RunOptions::engine`, `compiler`).
+    pub engine: gpu::engine::Engine,
+    pub compiler: Option<gpu::engine::Compiler>,
 }
 
 impl Call {
@@ -258,6 +262,8 @@ impl Call {
             atomics_last_lane_first: false,
             schedules: gpu::RunOptions::default().schedules,
             schedule_tolerance: gpu::RunOptions::default().schedule_tolerance,
+            engine: gpu::engine::Engine::default(),
+            compiler: None,
         }
     }
 
@@ -688,6 +694,8 @@ impl MetalKernel {
             atomics_last_lane_first: call.atomics_last_lane_first,
             schedules: call.schedules,
             schedule_tolerance: call.schedule_tolerance,
+            engine: call.engine,
+            compiler: call.compiler,
             ..Default::default()
         };
         let mut report = gpu::run(kernel, &dispatch, &mut buffers, &opts);

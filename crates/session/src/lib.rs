@@ -64,7 +64,7 @@ pub mod spec;
 pub use arrays::{Array, DType};
 pub use bind::{Arg, Bindings, Bound, Value};
 pub use builder::{Call, Element};
-pub use gpu::{CheckLevel, Dispatch, DispatchMode, Finding, FindingKind, RunOptions};
+pub use gpu::{engine, CheckLevel, Dispatch, DispatchMode, Finding, FindingKind, RunOptions};
 pub use msl::diag::Diagnostic;
 pub use msl::source::SourceMap;
 pub use msl::CompileOptions;
@@ -333,24 +333,16 @@ impl<'l> Kernel<'l> {
     /// the kernel without host<->device copies.
     pub fn time_dispatch(&self, bindings: &Bindings, dispatch: Dispatch, options: &RunOptions) -> Result<std::time::Duration, Error> {
         gpu::validate(&self.ir, &dispatch, options).map_err(|e| Error::Usage(format!("cannot dispatch `{}`: {e}", self.ir.name)))?;
-        let (options, _) = self.engine_options(&dispatch, options);
+        let options = self.engine_options(options);
         let mut buffers: BTreeMap<u32, Vec<u8>> = bindings.items.iter().map(|b| (b.index, b.bytes.clone())).collect();
         let started = std::time::Instant::now();
         gpu::run(&self.ir, &dispatch, &mut buffers, &options);
         Ok(started.elapsed())
     }
 
-    /// `options` with the compiled kernel `options.engine` asks for (and
-    /// the note saying why `--engine jit` runs interpreted, if it does).
-    fn engine_options(&self, dispatch: &Dispatch, options: &RunOptions) -> (RunOptions, Option<String>) {
-        #[cfg(not(target_family = "wasm"))]
-        if options.compiled.is_none() && options.engine != gpu::engine::Engine::Interp {
-            let p = jit::prepare(&self.ir, dispatch, options, options.engine);
-            let compiled = p.compiled.map(|n| n as Arc<dyn gpu::engine::Compiled>);
-            return (RunOptions { compiled, ..options.clone() }, p.note);
-        }
-        let _ = dispatch;
-        (options.clone(), None)
+    /// `options` with this build's compiler for `options.engine`.
+    fn engine_options(&self, options: &RunOptions) -> RunOptions {
+        with_compiler(options.clone())
     }
 
     /// [`Kernel::run`], calling `progress(done, total)` threadgroups now and then.
@@ -362,7 +354,7 @@ impl<'l> Kernel<'l> {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<Outcome, Error> {
         gpu::validate(&self.ir, &dispatch, options).map_err(|e| Error::Usage(format!("cannot dispatch `{}`: {e}", self.ir.name)))?;
-        let (options, engine_note) = self.engine_options(&dispatch, options);
+        let options = self.engine_options(options);
         let mut buffers: BTreeMap<u32, Vec<u8>> = bindings.items.iter().map(|b| (b.index, b.bytes.clone())).collect();
         let report = gpu::run_with_progress(&self.ir, &dispatch, &mut buffers, &options, progress);
         let mut outputs = Vec::new();
@@ -379,7 +371,6 @@ impl<'l> Kernel<'l> {
             outputs,
             warnings: bindings.warnings.clone(),
             dispatch,
-            engine_note,
         })
     }
 }
@@ -410,8 +401,6 @@ pub struct Outcome {
     /// Binding warnings (a Python int that does not fit its parameter...).
     pub warnings: Vec<String>,
     pub dispatch: Dispatch,
-    /// Why a run asked to be compiled (`Engine::Jit`) ran interpreted.
-    pub engine_note: Option<String>,
 }
 
 impl Outcome {
@@ -478,6 +467,7 @@ impl Outcome {
 /// generated exactly as MLX generates it, compiled and run; `on_generated`
 /// sees the generated source first (MLX's `verbose=True`).
 pub fn run_mlx(kernel: &mlx::MetalKernel, call: &mlx::Call, on_generated: &mut dyn FnMut(&mlx::Generated)) -> Result<MlxOutcome, Error> {
+    let call = &mlx::Call { compiler: call.compiler.or(with_compiler(RunOptions::default()).compiler), ..call.clone() };
     let r = kernel.call_with(call, on_generated)?;
     // Elements no thread wrote hold garbage: say so rather than let them pass as values.
     let warnings = r.unwritten_warnings(&kernel.output_names);
@@ -497,7 +487,6 @@ pub fn run_mlx(kernel: &mlx::MetalKernel, call: &mlx::Call, on_generated: &mut d
         outputs,
         warnings,
         dispatch,
-        engine_note: None,
     };
     Ok(MlxOutcome { outcome, generated: r.generated, kernel: r.kernel })
 }
@@ -529,4 +518,14 @@ pub fn check_option(name: &str) -> Result<(CheckLevel, bool), String> {
     check_level(name)
         .map(|level| (level, false))
         .map_err(|_| format!("check must be \"none\", \"memory\", \"all\" or \"nan\", not {name:?}"))
+}
+
+/// `options` with the compiled tier's compiler (`gpu::engine::Compiler`)
+/// where this build has one (not in WebAssembly) and none is set.
+pub fn with_compiler(options: RunOptions) -> RunOptions {
+    #[cfg(not(target_family = "wasm"))]
+    if options.compiler.is_none() {
+        return RunOptions { compiler: Some(jit::compiler), ..options };
+    }
+    options
 }

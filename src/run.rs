@@ -527,12 +527,12 @@ pub struct EngineArgs {
     /// --check none dispatches of 65,536 threads or more). The results are
     /// the same; only the time differs.
     #[arg(long = "engine", value_name = "ENGINE", default_value = "auto", value_parser = ["interp", "jit", "auto"])]
-    pub name: String,
+    pub choice: String,
 }
 
 impl EngineArgs {
     pub fn engine(&self) -> session::engine::Engine {
-        self.name.parse().unwrap_or_default()
+        self.choice.parse().unwrap_or_default()
     }
 }
 

@@ -576,3 +576,42 @@ kernel void typed(device const int* src [[buffer(0)]], device int* dst [[buffer(
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o).contains("dst = array([ 7, -1,  3], dtype=int32)"), "{}", stdout(&o));
 }
+
+/// `--engine jit` gives the interpreter's outputs bit for bit (here on a
+/// kernel mixing half, bfloat, int and uchar loads and stores), and says
+/// why when it cannot run compiled.
+#[test]
+fn engines_agree_and_jit_says_when_it_cannot_run() {
+    let s = Scratch::new();
+    let src = s.file("k.metal", KERNELS);
+    let outputs = |engine: &str, check: &str| {
+        let dir = s.path(&format!("out-{engine}-{check}"));
+        let mut args = run_args(&src, "mix_types", "4096", "64");
+        for (name, value) in [
+            ("x", "rand(4096):f32"),
+            ("h", "rand(4096):f16"),
+            ("n", "arange(4096):i32"),
+            ("u", "arange(4096):u8"),
+            ("bf", "rand(4096):bf16"),
+            ("fo", "zeros(4096):f32"),
+            ("ho", "zeros(4096):f16"),
+            ("io", "zeros(4096):i32"),
+            ("uo", "zeros(4096):u8"),
+            ("bo", "zeros(4096):bf16"),
+            ("scale", "1.5:f32"),
+        ] {
+            args.extend(arg(name, value));
+        }
+        args.extend(["--engine".into(), engine.into(), "--check".into(), check.into(), "--out".into(), dir.display().to_string()]);
+        let o = exec(args, &[]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let files = ["fo", "ho", "io", "uo", "bo"].map(|n| std::fs::read(dir.join(format!("{n}.npy"))).expect("an output"));
+        (files, stderr(&o))
+    };
+    let (interp, _) = outputs("interp", "none");
+    let (jit, note) = outputs("jit", "none");
+    assert_eq!(interp, jit, "the engines disagree");
+    assert!(!note.contains("runs interpreted"), "{note}");
+    let (_, note) = outputs("jit", "all");
+    assert!(note.contains("note: the kernel runs interpreted: checks run in the interpreter"), "{note}");
+}

@@ -101,7 +101,7 @@ impl<'k> Threadgroup<'_, 'k> {
     }
 
     /// Instructions the interpreter would let this threadgroup run.
-    pub fn budget(&self) -> u64 {
+    pub fn instruction_budget(&self) -> u64 {
         self.m.budget_total
     }
 

@@ -59,8 +59,10 @@ pub fn check(k: &gpu::Kernel) -> Result<(), Unsupported> {
         gpu::ir::walk(&k.body, &mut |i| {
             if let Inst::Atomic { op, ty, at, .. } = i {
                 let used = sites.get(at).is_some_and(|s| s.1);
-                let commutes = matches!(op, AtomicOp::Add | AtomicOp::Sub | AtomicOp::And | AtomicOp::Or | AtomicOp::Xor | AtomicOp::Min | AtomicOp::Max)
-                    && !ty.is_float();
+                let commutes = matches!(
+                    op,
+                    AtomicOp::Add | AtomicOp::Sub | AtomicOp::And | AtomicOp::Or | AtomicOp::Xor | AtomicOp::Min | AtomicOp::Max
+                ) && !ty.is_float();
                 order_free &= commutes && !used;
             }
         });
@@ -231,7 +233,8 @@ pub fn fixed_registers(body: &[Inst], preset: &[Reg]) -> HashMap<Reg, Remake> {
             consts.insert(*dst, *bits);
         }
     });
-    let mut out: HashMap<Reg, Remake> = consts.into_iter().filter(|(r, _)| defs.get(r) == Some(&1)).map(|(r, b)| (r, Remake::Const(b))).collect();
+    let mut out: HashMap<Reg, Remake> =
+        consts.into_iter().filter(|(r, _)| defs.get(r) == Some(&1)).map(|(r, b)| (r, Remake::Const(b))).collect();
     for (i, r) in preset.iter().enumerate() {
         if !defs.contains_key(r) {
             out.insert(*r, Remake::Preset(i));

@@ -133,21 +133,29 @@ fn sig(call_conv: CallConv, params: usize, ret: bool) -> Signature {
     s
 }
 
-/// Compile `body` into the builder's function (signature
-/// `(ctx) -> status`); `preset` registers start with the values in
-/// `ctx.initial`; `per_thread_count` picks the budget rule.
+/// What the code generator is told about a kernel (`analysis.rs`).
+pub struct Plan<'a> {
+    pub body: &'a [Inst],
+    /// Registers that start with the values in `ctx.initial`.
+    pub preset: &'a [Reg],
+    pub spills: &'a Spills,
+    pub statics: &'a HashMap<Reg, (u32, i64)>,
+    pub lens: &'a HashMap<u32, u64>,
+    pub uniform_attrs: &'a [(ThreadAttr, u8)],
+    /// Count instructions per thread (every thread takes the same path)
+    /// rather than for the threadgroup.
+    pub per_thread_count: bool,
+}
+
+/// Compile `plan.body` into the builder's function (signature `(ctx) ->
+/// status`).
 pub fn compile_body(
     b: &mut FunctionBuilder<'_>,
     insts: &mut Vec<*const Inst>,
     call_conv: CallConv,
-    body: &[Inst],
-    preset: &[Reg],
-    spills: &Spills,
-    statics: &HashMap<Reg, (u32, i64)>,
-    lens: &HashMap<u32, u64>,
-    uniform_attrs: &[(ThreadAttr, u8)],
-    per_thread_count: bool,
+    plan: &Plan,
 ) -> Result<(), Unsupported> {
+    let Plan { body, preset, spills, statics, lens, uniform_attrs, per_thread_count } = *plan;
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -360,7 +368,7 @@ impl Gen<'_, '_> {
     }
 
     /// Continue in block `blk`, knowing `known` about pointers.
-    fn to_with(&mut self, blk: Block, known: &HashMap<Reg, Known>) {
+    fn enter_with(&mut self, blk: Block, known: &HashMap<Reg, Known>) {
         self.b.switch_to_block(blk);
         self.prov = known.clone();
     }
@@ -434,22 +442,23 @@ impl Gen<'_, '_> {
                 self.b.ins().brif(c, t, &[], e, &[]);
                 let (base, after) = self.bases(inst);
                 for (blk, body) in [(t, then), (e, els)] {
-                    self.to_with(blk, &base);
+                    self.enter_with(blk, &base);
                     self.dead = false;
                     self.block(body)?;
                     if !self.dead {
                         self.jump_to(join);
                     }
                 }
-                self.to_with(join, &after);
+                self.enter_with(join, &after);
                 self.dead = false;
             }
             Inst::Loop { cond_block, cond, body, step, check_first, .. } => {
-                let (head, trip, step_b, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
+                let (head, trip, step_b, exit) =
+                    (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
                 let body_b = self.b.create_block();
                 let (_, base) = self.bases(inst);
                 self.jump_to(if *check_first { head } else { trip });
-                self.to_with(head, &base);
+                self.enter_with(head, &base);
                 self.dead = false;
                 self.targets.push(Target::Loop { brk: exit, cont: step_b });
                 self.block(cond_block)?;
@@ -466,26 +475,26 @@ impl Gen<'_, '_> {
                 }
                 // Each trip costs one instruction (as in the interpreter),
                 // and is where the budget is checked.
-                self.to_with(trip, &base);
+                self.enter_with(trip, &base);
                 self.dead = false;
                 self.pending += 1;
                 self.flush();
                 let c = self.b.use_var(self.cnt);
                 let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, c, self.budget);
                 self.b.ins().brif(over, self.give_up, &[], body_b, &[]);
-                self.to_with(body_b, &base);
+                self.enter_with(body_b, &base);
                 self.block(body)?;
                 if !self.dead {
                     self.jump_to(step_b);
                 }
-                self.to_with(step_b, &base);
+                self.enter_with(step_b, &base);
                 self.dead = false;
                 self.block(step)?;
                 if !self.dead {
                     self.jump_to(head);
                 }
                 self.targets.pop();
-                self.to_with(exit, &base);
+                self.enter_with(exit, &base);
                 self.dead = false;
             }
             Inst::Switch { value, ty, cases } => {
@@ -512,7 +521,7 @@ impl Gen<'_, '_> {
                 self.b.ins().jump(default, &[]);
                 self.targets.push(Target::Switch { brk: exit });
                 for (i, (_, _, body)) in cases.iter().enumerate() {
-                    self.to_with(blocks[i], &base);
+                    self.enter_with(blocks[i], &base);
                     self.dead = false;
                     self.block(body)?;
                     if !self.dead {
@@ -520,7 +529,7 @@ impl Gen<'_, '_> {
                     }
                 }
                 self.targets.pop();
-                self.to_with(exit, &base);
+                self.enter_with(exit, &base);
                 self.dead = false;
             }
             Inst::Scope { body } => {
@@ -532,7 +541,7 @@ impl Gen<'_, '_> {
                     self.jump_to(end);
                 }
                 self.targets.pop();
-                self.to_with(end, &base);
+                self.enter_with(end, &base);
                 self.dead = false;
             }
             Inst::Break | Inst::Continue => {
@@ -648,7 +657,9 @@ impl Gen<'_, '_> {
             | Inst::PtrDiff { .. }
             | Inst::Copy { .. }
             | Inst::Assign { .. } => self.eval(inst),
-            Inst::Load { .. } | Inst::Store { .. } => Err(Unsupported(format!("a memory access the compiled tier does not handle: {inst:?}"))),
+            Inst::Load { .. } | Inst::Store { .. } => {
+                Err(Unsupported(format!("a memory access the compiled tier does not handle: {inst:?}")))
+            }
             _ => Err(Unsupported(format!("an instruction the compiled tier does not handle: {inst:?}"))),
         }
     }
@@ -679,7 +690,7 @@ impl Gen<'_, '_> {
         self.b.ins().bitcast(F32, MemFlags::new(), v)
     }
 
-    fn from_f(&mut self, v: Value) -> Value {
+    fn float_bits(&mut self, v: Value) -> Value {
         self.b.ins().bitcast(I32, MemFlags::new(), v)
     }
 
@@ -731,7 +742,7 @@ impl Gen<'_, '_> {
                     BinaryOp::Div => self.b.ins().fdiv(x, y),
                     _ => return Ok(false),
                 };
-                let v = self.from_f(r);
+                let v = self.float_bits(r);
                 self.set(*dst, v);
             }
             Inst::Binary { op, ty: ty @ (Int | UInt), dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => {
@@ -844,11 +855,11 @@ impl Gen<'_, '_> {
                     (Int, UInt) | (UInt, Int) => x,
                     (Int, Float) => {
                         let f = self.b.ins().fcvt_from_sint(F32, x);
-                        self.from_f(f)
+                        self.float_bits(f)
                     }
                     (UInt, Float) => {
                         let f = self.b.ins().fcvt_from_uint(F32, x);
-                        self.from_f(f)
+                        self.float_bits(f)
                     }
                     (Float, Int) => {
                         let f = self.fbits(*src);
@@ -1002,7 +1013,9 @@ impl Gen<'_, '_> {
                 let (x, y) = (self.wide(*a), self.wide(*b));
                 let ss = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
                 let out = self.b.ins().stack_addr(I64, ss, 0);
-                let ok = self.call(self.sigs.atomic, rt::h_atomic as *const () as usize, &[self.ctx, i, self.lane, p, x, y, out]).expect("result");
+                let ok = self
+                    .call(self.sigs.atomic, rt::h_atomic as *const () as usize, &[self.ctx, i, self.lane, p, x, y, out])
+                    .expect("result");
                 self.guard(ok);
                 let v = self.b.ins().stack_load(I64, ss, 0);
                 let v = self.narrow(*dst, v);
@@ -1012,7 +1025,8 @@ impl Gen<'_, '_> {
                 let idx = self.index(inst);
                 let i = self.b.ins().iconst(I64, idx);
                 let (d, s) = (self.get(*dst), self.get(*src));
-                let ok = self.call(self.sigs.memcopy, rt::h_memcopy as *const () as usize, &[self.ctx, i, self.lane, d, s]).expect("result");
+                let ok =
+                    self.call(self.sigs.memcopy, rt::h_memcopy as *const () as usize, &[self.ctx, i, self.lane, d, s]).expect("result");
                 self.guard(ok);
             }
             _ => return Ok(false),

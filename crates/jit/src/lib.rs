@@ -123,7 +123,16 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
     let mut insts = Vec::new();
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
-        codegen::compile_body(&mut b, &mut insts, call_conv, &kernel.body, &preset, &spills, &statics, &lens, &uniform_attrs, convergent)?;
+        let plan = codegen::Plan {
+            body: &kernel.body,
+            preset: &preset,
+            spills: &spills,
+            statics: &statics,
+            lens: &lens,
+            uniform_attrs: &uniform_attrs,
+            per_thread_count: convergent,
+        };
+        codegen::compile_body(&mut b, &mut insts, call_conv, &plan)?;
         b.finalize();
     }
     let id = module.declare_function("kernel", Linkage::Export, &ctx.func.signature).map_err(|e| err(&e))?;
@@ -173,7 +182,7 @@ thread_local! {
 impl Compiled for Native {
     fn run_threadgroup(&self, t: &mut Threadgroup<'_, '_>) -> bool {
         let n = t.lanes();
-        let budget = t.budget();
+        let budget = t.instruction_budget();
         let ok = SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
             let s = &mut *s;

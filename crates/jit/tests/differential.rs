@@ -17,7 +17,14 @@ use std::sync::Arc;
 fn files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut out = Vec::new();
-    for dir in ["crates/gpu/tests/fixtures/semantics", "crates/gpu/tests/fixtures/idioms", "crates/gpu/tests/fixtures/kinder", "crates/msl/tests/kernels/features", "crates/msl/tests/kernels/seeds", "crates/jit/tests/kernels"] {
+    for dir in [
+        "crates/gpu/tests/fixtures/semantics",
+        "crates/gpu/tests/fixtures/idioms",
+        "crates/gpu/tests/fixtures/kinder",
+        "crates/msl/tests/kernels/features",
+        "crates/msl/tests/kernels/seeds",
+        "crates/jit/tests/kernels",
+    ] {
         let Ok(rd) = std::fs::read_dir(root.join(dir)) else { continue };
         for e in rd.flatten() {
             let p = e.path();

@@ -103,4 +103,3 @@ pub fn contents(init: &str, count: usize, dtype: &str) -> Vec<u8> {
         })
         .collect()
 }
-

@@ -3125,11 +3125,15 @@ def softmax_cases(k):
     return cases
 
 
+# `--engine` for every run (None: the binary's default).
+ENGINE = None
+
+
 def run_case(case, root, bin_path, includes, tmp):
     inputs = {}
     cmd = [bin_path, "run", str(root / case.file), "--kernel", case.kernel,
            "--grid", ",".join(map(str, case.grid)), "--threadgroup", ",".join(map(str, case.tg)),
-           "--out", str(tmp)] + case.flags
+           "--out", str(tmp)] + case.flags + (["--engine", ENGINE] if ENGINE else [])
     for inc in includes:
         cmd += ["-I", str(inc)]
     for name, arr in case.args.items():
@@ -3176,7 +3180,11 @@ def main():
     ap.add_argument("--bin", default="target/release/metal-puzzles")
     ap.add_argument("--only", metavar="TEXT", help="run only kernels whose name contains TEXT")
     ap.add_argument("--show", action="store_true", help="print each run's command line")
+    ap.add_argument("--engine", choices=["interp", "jit", "auto"],
+                    help="pass --engine to every run (jit: the compiled tier wherever a case runs with --check none)")
     args = ap.parse_args()
+    global ENGINE
+    ENGINE = args.engine
     plan = []
     if args.candle:
         plan += [(c, args.candle, []) for c in candle_cases()]

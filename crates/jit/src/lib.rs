@@ -262,6 +262,9 @@ pub const AUTO_MIN_THREADS: u64 = 1 << 16;
 
 type Cache = Mutex<HashMap<u64, Result<Arc<Native>, String>>>;
 
+/// Compiled kernels kept per process (the cache starts over past this).
+const CACHE_LIMIT: usize = 256;
+
 fn cache() -> &'static Cache {
     static C: OnceLock<Cache> = OnceLock::new();
     C.get_or_init(Default::default)
@@ -280,8 +283,15 @@ pub fn compiled(kernel: &Kernel) -> Result<Arc<Native>, String> {
     if let Some(r) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return r;
     }
-    let r = compile(kernel).map(Arc::new).map_err(|e| e.0);
+    // A bug in the code generator must cost speed, never the run.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile(kernel)))
+        .unwrap_or_else(|_| Err(Unsupported("the code generator failed on this kernel".into())))
+        .map(Arc::new)
+        .map_err(|e| e.0);
     if let Ok(mut c) = cache().lock() {
+        if c.len() >= CACHE_LIMIT {
+            c.clear();
+        }
         c.insert(key, r.clone());
     }
     r

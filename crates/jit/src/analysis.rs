@@ -96,6 +96,27 @@ fn walk_depth<'a>(block: &'a [Inst], loops: usize, f: &mut dyn FnMut(&'a Inst, u
     }
 }
 
+/// Instructions that compute registers from registers, and nothing else.
+pub fn register_only(inst: &Inst) -> bool {
+    matches!(
+        inst,
+        Inst::Copy { .. }
+            | Inst::Assign { .. }
+            | Inst::Unary { .. }
+            | Inst::Binary { .. }
+            | Inst::Compare { .. }
+            | Inst::Convert { .. }
+            | Inst::Select { .. }
+            | Inst::BitCast { .. }
+            | Inst::Math { .. }
+            | Inst::Geometric { .. }
+            | Inst::Special { .. }
+            | Inst::PtrIndex { .. }
+            | Inst::PtrAdd { .. }
+            | Inst::PtrDiff { .. }
+    )
+}
+
 /// Attributes with one value for the whole threadgroup.
 pub fn uniform_attr(a: ThreadAttr) -> bool {
     use ThreadAttr::*;
@@ -180,20 +201,7 @@ fn mark_varying(block: &[Inst], divergent: bool, preset: &[Reg], varying: &mut H
             Inst::Const { .. } => false,
             Inst::Attr { attr, .. } => !uniform_attr(*attr),
             Inst::Load { space, .. } => *space != AddressSpace::Constant || any_varying,
-            Inst::Copy { .. }
-            | Inst::Assign { .. }
-            | Inst::Unary { .. }
-            | Inst::Binary { .. }
-            | Inst::Compare { .. }
-            | Inst::Convert { .. }
-            | Inst::Select { .. }
-            | Inst::BitCast { .. }
-            | Inst::Math { .. }
-            | Inst::Geometric { .. }
-            | Inst::Special { .. }
-            | Inst::PtrIndex { .. }
-            | Inst::PtrAdd { .. }
-            | Inst::PtrDiff { .. } => any_varying,
+            _ if register_only(inst) => any_varying,
             _ => true,
         };
         if divergent || produces_varying {

@@ -72,6 +72,23 @@ enum Target {
     Scope { ret: Block },
 }
 
+/// The integer comparison `op` is, signed or not.
+fn int_cc(op: BinaryOp, signed: bool) -> Option<IntCC> {
+    Some(match op {
+        BinaryOp::Eq => IntCC::Equal,
+        BinaryOp::Ne => IntCC::NotEqual,
+        BinaryOp::Lt if signed => IntCC::SignedLessThan,
+        BinaryOp::Gt if signed => IntCC::SignedGreaterThan,
+        BinaryOp::Le if signed => IntCC::SignedLessThanOrEqual,
+        BinaryOp::Ge if signed => IntCC::SignedGreaterThanOrEqual,
+        BinaryOp::Lt => IntCC::UnsignedLessThan,
+        BinaryOp::Gt => IntCC::UnsignedGreaterThan,
+        BinaryOp::Le => IntCC::UnsignedLessThanOrEqual,
+        BinaryOp::Ge => IntCC::UnsignedGreaterThanOrEqual,
+        _ => return None,
+    })
+}
+
 /// The helpers' signatures.
 struct Sigs {
     writable: SigRef,
@@ -643,20 +660,7 @@ impl Gen<'_, '_> {
         }
         // By the interpreter's code, one thread at a time.
         match inst {
-            Inst::Unary { .. }
-            | Inst::Binary { .. }
-            | Inst::Compare { .. }
-            | Inst::Convert { .. }
-            | Inst::Select { .. }
-            | Inst::BitCast { .. }
-            | Inst::Math { .. }
-            | Inst::Geometric { .. }
-            | Inst::Special { .. }
-            | Inst::PtrIndex { .. }
-            | Inst::PtrAdd { .. }
-            | Inst::PtrDiff { .. }
-            | Inst::Copy { .. }
-            | Inst::Assign { .. } => self.eval(inst),
+            _ if crate::analysis::register_only(inst) => self.eval(inst),
             Inst::Load { .. } | Inst::Store { .. } => {
                 Err(Unsupported(format!("a memory access the compiled tier does not handle: {inst:?}")))
             }
@@ -808,20 +812,7 @@ impl Gen<'_, '_> {
                     let (x, y) = (self.fbits(*a), self.fbits(*b));
                     self.b.ins().fcmp(cc, x, y)
                 } else {
-                    let s = ty.is_signed();
-                    let cc = match op {
-                        BinaryOp::Eq => IntCC::Equal,
-                        BinaryOp::Ne => IntCC::NotEqual,
-                        BinaryOp::Lt if s => IntCC::SignedLessThan,
-                        BinaryOp::Gt if s => IntCC::SignedGreaterThan,
-                        BinaryOp::Le if s => IntCC::SignedLessThanOrEqual,
-                        BinaryOp::Ge if s => IntCC::SignedGreaterThanOrEqual,
-                        BinaryOp::Lt => IntCC::UnsignedLessThan,
-                        BinaryOp::Gt => IntCC::UnsignedGreaterThan,
-                        BinaryOp::Le => IntCC::UnsignedLessThanOrEqual,
-                        BinaryOp::Ge => IntCC::UnsignedGreaterThanOrEqual,
-                        _ => return Ok(false),
-                    };
+                    let Some(cc) = int_cc(*op, ty.is_signed()) else { return Ok(false) };
                     let (x, y) = (self.get(*a), self.get(*b));
                     self.b.ins().icmp(cc, x, y)
                 };
@@ -829,20 +820,7 @@ impl Gen<'_, '_> {
                 self.set(*dst, v);
             }
             Inst::Compare { op, ty: ty @ (Long | ULong), dst, a, b } if w32(dst) && w64(a) && w64(b) => {
-                let s = *ty == Long;
-                let cc = match op {
-                    BinaryOp::Eq => IntCC::Equal,
-                    BinaryOp::Ne => IntCC::NotEqual,
-                    BinaryOp::Lt if s => IntCC::SignedLessThan,
-                    BinaryOp::Gt if s => IntCC::SignedGreaterThan,
-                    BinaryOp::Le if s => IntCC::SignedLessThanOrEqual,
-                    BinaryOp::Ge if s => IntCC::SignedGreaterThanOrEqual,
-                    BinaryOp::Lt => IntCC::UnsignedLessThan,
-                    BinaryOp::Gt => IntCC::UnsignedGreaterThan,
-                    BinaryOp::Le => IntCC::UnsignedLessThanOrEqual,
-                    BinaryOp::Ge => IntCC::UnsignedGreaterThanOrEqual,
-                    _ => return Ok(false),
-                };
+                let Some(cc) = int_cc(*op, *ty == Long) else { return Ok(false) };
                 let (x, y) = (self.get(*a), self.get(*b));
                 let c = self.b.ins().icmp(cc, x, y);
                 let v = self.bool32(c);

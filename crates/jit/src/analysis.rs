@@ -424,3 +424,138 @@ pub fn fixed_sizes(k: &gpu::Kernel) -> HashMap<u32, u64> {
     }
     out
 }
+
+/// Registers that are written on every path before being read ("definitely
+/// assigned"), or `None` for code no path reaches.
+type Assigned = Option<HashSet<Reg>>;
+
+fn meet(a: &Assigned, b: &Assigned) -> Assigned {
+    match (a, b) {
+        (None, x) | (x, None) => x.clone(),
+        (Some(a), Some(b)) => Some(a.intersection(b).copied().collect()),
+    }
+}
+
+/// Where `break`, `continue` and `return` lead, with what is assigned there.
+#[derive(Default)]
+struct Jumps {
+    brk: Vec<Assigned>,
+    cont: Vec<Assigned>,
+    ret: Vec<Assigned>,
+}
+
+/// The first register the kernel may read before any write to it on some
+/// path, if there is one. Such a read sees whatever the register held (in
+/// the interpreter, what the lane's register kept from earlier work): one
+/// thread at a time cannot reproduce that, so those kernels are refused.
+pub fn maybe_unassigned_read(body: &[Inst], preset: &[Reg]) -> Option<Reg> {
+    let mut found = None;
+    let start: Assigned = Some(preset.iter().copied().collect());
+    let mut jumps = vec![Jumps::default()];
+    assigned(body, start, &mut jumps, &mut found);
+    found
+}
+
+fn assigned(block: &[Inst], mut d: Assigned, jumps: &mut Vec<Jumps>, found: &mut Option<Reg>) -> Assigned {
+    for inst in block {
+        let Some(set) = &d else { return None };
+        let (defs, uses, _) = gpu::ir::reg_uses(inst);
+        // (A loop's condition is computed by its condition block.)
+        if found.is_none() && !matches!(inst, Inst::Loop { .. }) {
+            *found = uses.iter().find(|u| !set.contains(u)).copied();
+        }
+        let set = set.clone();
+        d = match inst {
+            Inst::If { then, els, .. } => {
+                let t = assigned(then, Some(set.clone()), jumps, found);
+                let e = assigned(els, Some(set), jumps, found);
+                meet(&t, &e)
+            }
+            Inst::Loop { cond_block, body, step, check_first, .. } => {
+                jumps.push(Jumps::default());
+                // (A back edge only adds writes: the head has what entry has.)
+                let Inst::Loop { cond, .. } = inst else { unreachable!() };
+                let cond_ready = |c: &Assigned, found: &mut Option<Reg>| {
+                    if let (Some(r), Some(c), None) = (cond, c, &found) {
+                        if !c.contains(r) {
+                            *found = Some(*r);
+                        }
+                    }
+                };
+                let (after_cond, body_end) = if *check_first {
+                    let c = assigned(cond_block, Some(set.clone()), jumps, found);
+                    cond_ready(&c, found);
+                    (c.clone(), assigned(body, c, jumps, found))
+                } else {
+                    let b = assigned(body, Some(set.clone()), jumps, found);
+                    let j = jumps.last_mut().expect("loop");
+                    let cont = j.cont.drain(..).fold(b, |a, c| meet(&a, &c));
+                    let s = assigned(step, cont, jumps, found);
+                    let c = assigned(cond_block, s.clone(), jumps, found);
+                    cond_ready(&c, found);
+                    (meet(&c, &Some(set.clone())), None)
+                };
+                let j = jumps.last_mut().expect("loop");
+                let cont = j.cont.drain(..).fold(body_end, |a, c| meet(&a, &c));
+                if *check_first {
+                    assigned(step, cont, jumps, found);
+                }
+                let j = jumps.pop().expect("loop");
+                if let Some(outer) = jumps.last_mut() {
+                    outer.ret.extend(j.ret);
+                }
+                j.brk.iter().fold(after_cond, |a, b| meet(&a, b))
+            }
+            Inst::Switch { cases, .. } => {
+                jumps.push(Jumps::default());
+                let mut fall: Assigned = None;
+                for (_, _, body) in cases {
+                    let entry = meet(&fall, &Some(set.clone()));
+                    fall = assigned(body, entry, jumps, found);
+                }
+                let j = jumps.pop().expect("switch");
+                let mut out = j.brk.iter().fold(fall, |a, b| meet(&a, b));
+                if !cases.iter().any(|c| c.1) {
+                    out = meet(&out, &Some(set));
+                }
+                // `continue` inside a switch belongs to the loop around it.
+                if let Some(outer) = jumps.last_mut() {
+                    outer.cont.extend(j.cont);
+                    outer.ret.extend(j.ret);
+                }
+                out
+            }
+            Inst::Scope { body } | Inst::Probing { body } => {
+                jumps.push(Jumps::default());
+                let end = assigned(body, Some(set), jumps, found);
+                let j = jumps.pop().expect("scope");
+                j.ret.iter().fold(end, |a, b| meet(&a, b))
+            }
+            Inst::Break => {
+                if let Some(j) = jumps.last_mut() {
+                    j.brk.push(Some(set));
+                }
+                None
+            }
+            Inst::Continue => {
+                if let Some(j) = jumps.last_mut() {
+                    j.cont.push(Some(set));
+                }
+                None
+            }
+            Inst::Return { .. } => {
+                // To the innermost scope: the loops and switches in between pass it on.
+                if let Some(j) = jumps.last_mut() {
+                    j.ret.push(Some(set));
+                }
+                None
+            }
+            _ => {
+                let mut set = set;
+                set.extend(defs);
+                Some(set)
+            }
+        };
+    }
+    d
+}

@@ -95,6 +95,9 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
             gpu::ir::ParamKind::Attr { .. } => None,
         })
         .collect();
+    if let Some(r) = analysis::maybe_unassigned_read(&kernel.body, &preset) {
+        return Err(Unsupported(format!("the kernel may read register {r:?} before writing it on some path; the interpreter runs it")));
+    }
     let fixed = analysis::fixed_registers(&kernel.body, &preset);
     let spills = analysis::spills(&kernel.body, &fixed);
     let statics = analysis::static_pointers(&kernel);

@@ -48,8 +48,8 @@ pub const FINISHED: u64 = u64::MAX;
 const MAX_BARRIERS: usize = 4096;
 
 /// Where a pointer register is known to point: allocation id, the offset
-/// (sign-extended from 40 bits), and a power of two the offset is a
-/// multiple of.
+/// (as a 64-bit sum; equal to the pointer's 40-bit offset whenever it is
+/// inside the allocation), and a power of two the offset is a multiple of.
 #[derive(Clone, Copy)]
 struct Known {
     id: u32,
@@ -129,7 +129,7 @@ pub struct Gen<'a, 'b> {
     /// program-scope addresses): allocation id and offset.
     statics: &'a HashMap<Reg, (u32, i64)>,
     /// Registers known, in the current straight run, to point into a
-    /// known allocation at an offset (already sign-extended from 40 bits).
+    /// known allocation at an offset (see `Known`).
     prov: HashMap<Reg, Known>,
     /// Loads from `constant` memory at a fixed place, made once per call.
     invariant: HashMap<(u32, i64, Scalar), Value>,
@@ -1020,9 +1020,10 @@ impl Gen<'_, '_> {
         let v = self.ptr_add(p, delta);
         self.set(dst, v);
         if let Some(k) = known {
-            let sum = self.b.ins().iadd(k.off, delta);
-            let sh = self.b.ins().ishl_imm(sum, 24);
-            let off = self.b.ins().sshr_imm(sh, 24);
+            // The offset is kept unwrapped: where the interpreter's 40-bit
+            // offset differs from it, it lies outside the allocation, and
+            // the bounds check gives up either way.
+            let off = self.b.ins().iadd(k.off, delta);
             self.prov.insert(dst, Known { id: k.id, off, align: k.align.min(align_of(step)) });
         }
     }

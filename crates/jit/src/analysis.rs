@@ -4,7 +4,6 @@
 
 use gpu::ir::{AtomicOp, Inst, Reg};
 use msl::ast::AddressSpace;
-use msl::hir::ThreadAttr;
 use std::collections::{HashMap, HashSet};
 
 /// Why a kernel is left to the interpreter.
@@ -117,27 +116,6 @@ pub fn register_only(inst: &Inst) -> bool {
     )
 }
 
-/// Attributes with one value for the whole threadgroup.
-pub fn uniform_attr(a: ThreadAttr) -> bool {
-    use ThreadAttr::*;
-    matches!(
-        a,
-        ThreadgroupPositionInGrid
-            | ThreadsPerThreadgroup
-            | DispatchThreadsPerThreadgroup
-            | ThreadsPerGrid
-            | GridSize
-            | ThreadgroupsPerGrid
-            | GridOrigin
-            | SimdgroupsPerThreadgroup
-            | DispatchSimdgroupsPerThreadgroup
-            | QuadgroupsPerThreadgroup
-            | DispatchQuadgroupsPerThreadgroup
-            | ThreadExecutionWidth
-            | ThreadsPerSimdgroup
-    )
-}
-
 /// Whether every thread of a threadgroup follows the same path through the
 /// kernel: every branch, loop and switch tests a value that is the same in
 /// all of them. Then the interpreter, running the threadgroup in lockstep,
@@ -199,7 +177,7 @@ fn mark_varying(block: &[Inst], divergent: bool, preset: &[Reg], varying: &mut H
                 continue;
             }
             Inst::Const { .. } => false,
-            Inst::Attr { attr, .. } => !uniform_attr(*attr),
+            Inst::Attr { attr, .. } => !gpu::exec::uniform_attr(*attr),
             Inst::Load { space, .. } => *space != AddressSpace::Constant || any_varying,
             _ if register_only(inst) => any_varying,
             _ => true,

@@ -105,7 +105,7 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
     let mut uniform_attrs = Vec::new();
     gpu::ir::walk(&kernel.body, &mut |i| {
         if let Inst::Attr { attr, component, .. } = i {
-            if analysis::uniform_attr(*attr) && !uniform_attrs.contains(&(*attr, *component)) {
+            if gpu::exec::uniform_attr(*attr) && !uniform_attrs.contains(&(*attr, *component)) {
                 uniform_attrs.push((*attr, *component));
             }
         }

@@ -196,3 +196,26 @@ impl Geometry {
         }
     }
 }
+
+/// Whether attribute `a` has one value for the whole threadgroup (the
+/// interpreter keeps it in one uniform register; the compiled tier reads it
+/// once per threadgroup).
+pub fn uniform_attr(a: ThreadAttr) -> bool {
+    use ThreadAttr::*;
+    matches!(
+        a,
+        ThreadgroupPositionInGrid
+            | ThreadsPerThreadgroup
+            | DispatchThreadsPerThreadgroup
+            | ThreadsPerGrid
+            | GridSize
+            | ThreadgroupsPerGrid
+            | GridOrigin
+            | SimdgroupsPerThreadgroup
+            | DispatchSimdgroupsPerThreadgroup
+            | QuadgroupsPerThreadgroup
+            | DispatchQuadgroupsPerThreadgroup
+            | ThreadExecutionWidth
+            | ThreadsPerSimdgroup
+    )
+}

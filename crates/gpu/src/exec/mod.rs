@@ -22,7 +22,7 @@ mod regs;
 mod report;
 mod step;
 
-pub use lanes::{Geometry, LaneIter, Mask, MAX_LANES};
+pub use lanes::{uniform_attr, Geometry, LaneIter, Mask, MAX_LANES};
 pub use regs::index_value;
 pub use regs::width_mask;
 pub(crate) use report::{private_shadow, report_race, RaceThreads};

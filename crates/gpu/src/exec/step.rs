@@ -234,22 +234,7 @@ impl<'k> Machine<'k> {
                 self.matrix(*op, *ty, dst, args, mats, *at, mask)
             }
             Inst::Attr { attr, component, dst } => {
-                let uniform = matches!(
-                    attr,
-                    ThreadAttr::ThreadgroupPositionInGrid
-                        | ThreadAttr::ThreadsPerThreadgroup
-                        | ThreadAttr::DispatchThreadsPerThreadgroup
-                        | ThreadAttr::ThreadsPerGrid
-                        | ThreadAttr::GridSize
-                        | ThreadAttr::ThreadgroupsPerGrid
-                        | ThreadAttr::GridOrigin
-                        | ThreadAttr::SimdgroupsPerThreadgroup
-                        | ThreadAttr::DispatchSimdgroupsPerThreadgroup
-                        | ThreadAttr::QuadgroupsPerThreadgroup
-                        | ThreadAttr::DispatchQuadgroupsPerThreadgroup
-                        | ThreadAttr::ThreadExecutionWidth
-                        | ThreadAttr::ThreadsPerSimdgroup
-                );
+                let uniform = super::uniform_attr(*attr);
                 if uniform {
                     let v = self.geo.attr(*attr, *component, 0);
                     self.set_uniform(*dst, v as u64);

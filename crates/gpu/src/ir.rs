@@ -359,6 +359,13 @@ pub enum Inst {
     BadCall {
         at: AccessId,
     },
+    /// The end of an inlined function that returns a value, reached without
+    /// a `return` (undefined behaviour in C++: the result is garbage). With
+    /// checks on, each lane that gets here is reported; `at` is the
+    /// function's closing brace.
+    NoReturn {
+        at: AccessId,
+    },
     /// A statement starts (only in kernels lowered for profiling).
     Mark {
         at: AccessId,
@@ -528,6 +535,7 @@ pub fn reg_uses(inst: &Inst) -> (Vec<Reg>, Vec<Reg>, bool) {
         | Nop
         | RecursionTooDeep { .. }
         | BadCall { .. }
+        | NoReturn { .. }
         | Mark { .. }
         | Probing { .. }
         | Stop { .. } => (vec![], vec![], true),

@@ -53,7 +53,7 @@ pub struct Native {
     /// Attributes with one value per threadgroup the code reads.
     uniform_attrs: Vec<(msl::hir::ThreadAttr, u8)>,
     /// Owns the code's memory for as long as the kernel may run.
-    _module: JITModule,
+    _module: Code,
     /// Threadgroups the native code has run to the end (tests check it).
     ran: AtomicU64,
     /// Time spent compiling.
@@ -118,7 +118,8 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
     flags.set("is_pic", "false").map_err(|e| err(&e))?;
     let isa = cranelift_native::builder().map_err(|e| err(&e))?.finish(settings::Flags::new(flags)).map_err(|e| err(&e))?;
     let call_conv = isa.default_call_conv();
-    let mut module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
+    let mut owner = Code(std::mem::ManuallyDrop::new(JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()))));
+    let module = &mut *owner.0;
     let mut ctx = module.make_context();
     ctx.func.signature.params.push(AbiParam::new(types::I64));
     ctx.func.signature.returns.push(AbiParam::new(types::I64));
@@ -159,10 +160,23 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
         spill_slots: spills.slot.len(),
         convergent,
         uniform_attrs,
-        _module: module,
+        _module: owner,
         ran: AtomicU64::new(0),
         compile_time: started.elapsed(),
     })
+}
+
+/// A module whose code memory is freed with it (a `JITModule` dropped
+/// without `free_memory` keeps its pages mapped forever).
+struct Code(std::mem::ManuallyDrop<JITModule>);
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        // SAFETY: `Code` lives inside `Native` (or dies before one is made);
+        // running the code borrows the `Native`, so no call into these
+        // pages is running or can start once it is dropped.
+        unsafe { std::mem::ManuallyDrop::take(&mut self.0).free_memory() };
+    }
 }
 
 /// Per worker thread: buffers reused from one threadgroup to the next.

@@ -286,6 +286,22 @@ impl<'k> Machine<'k> {
                     );
                 }
             }
+            Inst::NoReturn { at } => {
+                if let (true, Some(l)) = (self.check_memory, mask.lanes().next()) {
+                    let what = self.k.accesses.get(*at as usize).map(|a| a.what.clone()).unwrap_or_default();
+                    let f = self.report_lane(
+                        FindingKind::UninitializedRead,
+                        *at,
+                        l,
+                        format!("{what} reached its end without `return`: the value it gives its caller is undefined (garbage on a GPU)"),
+                    );
+                    f.count += mask.count().saturating_sub(1) as u64;
+                    if f.notes.is_empty() {
+                        f.notes
+                            .push("every path through a function that returns a value must end in `return`: add one for this path".into());
+                    }
+                }
+            }
             Inst::Mark { at } => {
                 let n = self.n;
                 if let Some(p) = self.profiler.as_mut() {

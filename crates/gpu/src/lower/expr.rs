@@ -919,6 +919,11 @@ impl<'p> Lowerer<'p> {
         let stmts = self.stmts(&callee.body);
         self.frames.pop();
         body.extend(stmts?);
+        if ret.is_some() && !msl::check::stmt_always_returns(&callee.body, self.tables) {
+            let end = callee.span.hi.max(callee.span.lo + 1);
+            let at = self.access(Span::new(callee.span.file, end - 1, end), format!("`{}`", callee.name));
+            body.push(Inst::NoReturn { at });
+        }
         out.push(Inst::Scope { body });
         slot_value(ret, span)
     }

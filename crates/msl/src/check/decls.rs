@@ -889,7 +889,7 @@ pub(crate) fn param_type(q: QualType, te: &ast::TypeExpr) -> Type {
 }
 
 /// Whether control can't fall off the end of these statements.
-pub(crate) fn stmt_always_returns(stmts: &[hir::Stmt], tables: &TypeTables) -> bool {
+pub fn stmt_always_returns(stmts: &[hir::Stmt], tables: &TypeTables) -> bool {
     stmts.iter().any(|s| match &s.kind {
         hir::StmtKind::Return(_) => true,
         hir::StmtKind::Block(b) => stmt_always_returns(b, tables),

@@ -11,6 +11,7 @@
 mod calls;
 mod consteval;
 mod decls;
+pub use decls::stmt_always_returns;
 mod deduce;
 mod expr;
 mod fnconst;

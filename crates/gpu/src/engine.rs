@@ -160,8 +160,7 @@ impl<'k> Threadgroup<'_, 'k> {
     /// on its first write), and say where it now is. `None` for a buffer
     /// that is not bound.
     pub fn writable(&mut self, index: u32) -> Option<Region> {
-        let b = self.m.mem.buffers.get_mut(index as usize)?.as_mut()?;
-        b.to_mut();
+        crate::memory::own(self.m.mem.buffers.get_mut(index as usize)?.as_mut()?);
         self.region(AllocId::buffer(index)).filter(|r| r.writable)
     }
 

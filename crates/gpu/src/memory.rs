@@ -95,6 +95,54 @@ pub fn ptr_add(p: u64, delta: i64) -> u64 {
     (p & !OFFSET_MASK) | ((p as i64).wrapping_add(delta) as u64 & OFFSET_MASK)
 }
 
+/// A worker's first write to a borrowed buffer makes it its own copy.
+/// Large copies reuse the allocations of earlier dispatches' copies
+/// (`recycle`): fresh pages cost the kernel a zero fill on first touch,
+/// which for an element-wise kernel takes longer than the kernel.
+pub fn own<'c>(b: &'c mut Cow<'_, [u8]>) -> &'c mut Vec<u8> {
+    if let Cow::Borrowed(s) = *b {
+        let mut v = spare(s.len()).unwrap_or_default();
+        v.clear();
+        v.extend_from_slice(s);
+        *b = Cow::Owned(v);
+    }
+    b.to_mut()
+}
+
+/// Copies smaller than this are left to the allocator.
+const SPARE_MIN: usize = 1 << 20;
+/// Bytes of spare allocations kept for later dispatches, and how many.
+const SPARE_BYTES: usize = 512 << 20;
+const SPARE_COUNT: usize = 4;
+
+fn spares() -> std::sync::MutexGuard<'static, Vec<Vec<u8>>> {
+    static SPARES: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+    SPARES.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A spare allocation of at least `len` bytes (the smallest that fits).
+fn spare(len: usize) -> Option<Vec<u8>> {
+    if len < SPARE_MIN {
+        return None;
+    }
+    let mut s = spares();
+    let i = (0..s.len()).filter(|&i| s[i].capacity() >= len).min_by_key(|&i| s[i].capacity())?;
+    Some(s.swap_remove(i))
+}
+
+/// Keep a buffer copy's allocation for a later dispatch (within the
+/// bounds above; the oldest spares go first).
+pub fn recycle(v: Vec<u8>) {
+    if v.capacity() < SPARE_MIN || v.capacity() > SPARE_BYTES {
+        return;
+    }
+    let mut s = spares();
+    s.push(v);
+    while s.len() > SPARE_COUNT || s.iter().map(Vec::capacity).sum::<usize>() > SPARE_BYTES {
+        s.remove(0);
+    }
+}
+
 /// All memory of one dispatch (as one worker sees it).
 #[derive(Debug, Default)]
 pub struct Memory<'a> {
@@ -149,7 +197,7 @@ impl Memory<'_> {
     pub fn region_mut(&mut self, p: u64, lane: usize) -> Option<(&mut [u8], i64)> {
         let off = ptr_offset(p);
         let bytes: &mut [u8] = match ptr_alloc(p).kind() {
-            AllocKind::Buffer(i) => self.buffers.get_mut(i as usize)?.as_mut()?.to_mut(),
+            AllocKind::Buffer(i) => own(self.buffers.get_mut(i as usize)?.as_mut()?),
             AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get_mut(i as usize)?,
             AllocKind::Constant(_) => return None,
             AllocKind::Threadgroup(i) => self.threadgroup.get_mut(i as usize)?,

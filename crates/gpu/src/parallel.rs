@@ -126,12 +126,19 @@ pub(crate) fn run(
     let cut = first_stopped.load(Ordering::Relaxed);
     let parts: Vec<Part> = slots.into_iter().flatten().take(cut.saturating_add(1)).collect();
     if parts.iter().any(|p| p.gave_up) {
+        for p in parts {
+            p.buffers.into_iter().flatten().for_each(|b| recycle_copy(b));
+        }
         *buffers = initial;
         return None;
     }
     let Merged { changed, report } = merge(kernel, dispatch, &initial, parts);
     *buffers = initial;
-    buffers.extend(changed);
+    for (i, b) in changed {
+        if let Some(old) = buffers.insert(i, b) {
+            crate::memory::recycle(old);
+        }
+    }
     Some(report)
 }
 
@@ -158,7 +165,10 @@ fn merge(kernel: &Kernel, dispatch: &Geometry, initial: &BTreeMap<u32, Vec<u8>>,
                 None => {
                     changed.insert(i, copy);
                 }
-                Some(out) => overlay(out, &copy, initial.get(&i).map(|b| &b[..]).unwrap_or(&[])),
+                Some(out) => {
+                    overlay(out, &copy, initial.get(&i).map(|b| &b[..]).unwrap_or(&[]));
+                    crate::memory::recycle(copy);
+                }
             }
         }
     };
@@ -187,6 +197,13 @@ fn merge(kernel: &Kernel, dispatch: &Geometry, initial: &BTreeMap<u32, Vec<u8>>,
     report.max_counts = san.as_ref().filter(|s| s.counting).map(|s| s.max_counts);
     report.findings = findings.list;
     Merged { changed, report }
+}
+
+/// Keep a worker's copy of a buffer for later dispatches.
+fn recycle_copy(b: Cow<[u8]>) {
+    if let Cow::Owned(v) = b {
+        crate::memory::recycle(v);
+    }
 }
 
 /// Copy into `out` the bytes where `copy` differs from `base`: a later

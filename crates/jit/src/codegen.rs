@@ -26,7 +26,7 @@ use gpu::ir::{AtomicOp, Inst, Reg, UnOp};
 use msl::ast::BinaryOp;
 use msl::hir::ThreadAttr;
 use msl::types::Scalar;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 const I8: types::Type = types::I8;
 const I32: types::Type = types::I32;
@@ -113,6 +113,10 @@ pub struct Gen<'a, 'b> {
     initial: Value,
     lane_head: Block,
     vars: HashMap<Reg, Variable>,
+    /// 32-bit registers the kernel does float arithmetic on: their
+    /// variables are `f32`, so values stay in vector registers instead of
+    /// moving to and from integer ones around every operation.
+    floats: HashSet<Reg>,
     cnt: Variable,
     /// Instructions executed since the count was last brought up to date.
     pending: i64,
@@ -259,6 +263,7 @@ pub fn compile_body(
         initial,
         lane_head,
         vars: HashMap::new(),
+        floats: float_registers(body),
         cnt,
         pending: 0,
         dead: false,
@@ -279,8 +284,7 @@ pub fn compile_body(
     for (i, &r) in preset.iter().enumerate() {
         let v = g.b.ins().load(I64, fl, initial, i as i32 * 8);
         let v = g.narrow(r, v);
-        let var = g.var(r);
-        g.b.def_var(var, v);
+        g.set(r, v);
     }
     g.block(body)?;
     if !g.dead {
@@ -316,6 +320,7 @@ impl Gen<'_, '_> {
             return *v;
         }
         let ty = match r {
+            Reg::W32(_) if self.floats.contains(&r) => F32,
             Reg::W32(_) => I32,
             Reg::W64(_) => I64,
         };
@@ -324,13 +329,31 @@ impl Gen<'_, '_> {
         v
     }
 
-    fn get(&mut self, r: Reg) -> Value {
+    /// A register's value in its variable's own type (`f32` for the
+    /// registers in `floats`).
+    fn val(&mut self, r: Reg) -> Value {
         let v = self.var(r);
         self.b.use_var(v)
     }
 
+    /// A register's bits (`i32` or `i64`).
+    fn get(&mut self, r: Reg) -> Value {
+        let v = self.val(r);
+        if self.floats.contains(&r) {
+            return self.b.ins().bitcast(I32, MemFlags::new(), v);
+        }
+        v
+    }
+
+    /// Set a register from a value of its width (bits or an `f32`).
     fn set(&mut self, r: Reg, v: Value) {
         let var = self.var(r);
+        let want = match r {
+            Reg::W32(_) if self.floats.contains(&r) => F32,
+            Reg::W32(_) => I32,
+            Reg::W64(_) => I64,
+        };
+        let v = if self.b.func.dfg.value_type(v) == want { v } else { self.b.ins().bitcast(want, MemFlags::new(), v) };
         self.b.def_var(var, v);
     }
 
@@ -689,13 +712,14 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
+    /// A 32-bit register as an `f32`.
     fn fbits(&mut self, r: Reg) -> Value {
+        if self.floats.contains(&r) {
+            let v = self.var(r);
+            return self.b.use_var(v);
+        }
         let v = self.get(r);
         self.b.ins().bitcast(F32, MemFlags::new(), v)
-    }
-
-    fn float_bits(&mut self, v: Value) -> Value {
-        self.b.ins().bitcast(I32, MemFlags::new(), v)
     }
 
     fn bool32(&mut self, c: Value) -> Value {
@@ -719,7 +743,7 @@ impl Gen<'_, '_> {
                 self.set(*dst, v);
             }
             Inst::Copy { dst, src } | Inst::Assign { dst, src } if w32(dst) == w32(src) => {
-                let v = self.get(*src);
+                let v = self.val(*src);
                 self.set(*dst, v);
                 if let Some(p) = self.prov.get(src).copied() {
                     self.prov.insert(*dst, p);
@@ -748,8 +772,7 @@ impl Gen<'_, '_> {
                     BinaryOp::Div => self.b.ins().fdiv(x, y),
                     _ => return Ok(false),
                 };
-                let v = self.float_bits(r);
-                self.set(*dst, v);
+                self.set(*dst, r);
             }
             Inst::Binary { op, ty: ty @ (Int | UInt), dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => {
                 let (x, y) = (self.get(*a), self.get(*b));
@@ -835,11 +858,13 @@ impl Gen<'_, '_> {
                     (Int, UInt) | (UInt, Int) => x,
                     (Int, Float) => {
                         let f = self.b.ins().fcvt_from_sint(F32, x);
-                        self.float_bits(f)
+                        self.set(*dst, f);
+                        return Ok(true);
                     }
                     (UInt, Float) => {
                         let f = self.b.ins().fcvt_from_uint(F32, x);
-                        self.float_bits(f)
+                        self.set(*dst, f);
+                        return Ok(true);
                     }
                     (Float, Int) => {
                         let f = self.fbits(*src);
@@ -921,6 +946,7 @@ impl Gen<'_, '_> {
                         self.b.ins().ishl_imm(x, 16)
                     }
                     Long | ULong => self.b.ins().load(I64, fl, a, 0),
+                    _ if self.floats.contains(dst) => self.b.ins().load(F32, fl, a, 0),
                     _ => self.b.ins().load(I32, fl, a, 0),
                 };
                 self.set(*dst, v);
@@ -933,15 +959,17 @@ impl Gen<'_, '_> {
                 if !ok {
                     return Ok(false);
                 }
-                let x = self.get(*src);
                 let x = match ty {
+                    // Four bytes go to memory as they are (an f32 from a vector register).
+                    Float | Int | UInt => self.val(*src),
                     Half | BFloat => {
+                        let x = self.get(*src);
                         let w = self.b.ins().uextend(I64, x);
                         let f = if *ty == Half { rt::h_f32_to_half as *const () as usize } else { rt::h_f32_to_bf16 as *const () as usize };
                         let r = self.call(self.sigs.conv, f, &[w]).expect("result");
                         self.b.ins().ireduce(I32, r)
                     }
-                    _ => x,
+                    _ => self.get(*src),
                 };
                 let size = ty.size() as i64;
                 let a = self.address(*ptr, size, true);
@@ -1168,4 +1196,21 @@ impl Gen<'_, '_> {
         };
         self.b.ins().iadd(a, off)
     }
+}
+
+/// The 32-bit registers a float operation reads or writes.
+fn float_registers(body: &[Inst]) -> HashSet<Reg> {
+    let mut floats = HashSet::new();
+    gpu::ir::walk(body, &mut |inst| {
+        let regs: &[Reg] = match inst {
+            Inst::Binary { ty: Scalar::Float, dst, a, b, .. } => &[*dst, *a, *b],
+            Inst::Unary { ty: Scalar::Float, dst, a, .. } => &[*dst, *a],
+            Inst::Compare { ty: Scalar::Float, a, b, .. } => &[*a, *b],
+            Inst::Convert { from: Scalar::Float, src, .. } => &[*src],
+            Inst::Convert { to: Scalar::Float, dst, .. } => &[*dst],
+            _ => &[],
+        };
+        floats.extend(regs.iter().filter(|r| matches!(r, Reg::W32(_))));
+    });
+    floats
 }

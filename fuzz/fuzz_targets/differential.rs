@@ -21,6 +21,11 @@ fuzz_target!(|data: &[u8]| {
     if src.len() > 16 * 1024 {
         return;
     }
+    // A crash that kills the process before libFuzzer can save the input
+    // (a stack overflow in compiled code) leaves it here when asked.
+    if let Some(path) = std::env::var_os("DIFFERENTIAL_CURRENT") {
+        let _ = std::fs::write(path, data);
+    }
     // The inputs' fill pattern comes from the bytes, so a case reproduces.
     let fill = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
     if let Err(e) = differential::check(src, fill) {

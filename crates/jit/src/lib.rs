@@ -58,7 +58,14 @@ pub struct Native {
     ran: AtomicU64,
     /// Time spent compiling.
     pub compile_time: std::time::Duration,
+    /// Bytes of stack the code's frame takes.
+    frame_size: usize,
 }
+
+/// Stack kept free below the compiled code's frame for what it calls (the
+/// interpreter's one-thread helpers), and the size of a stack grown for it.
+const STACK_MARGIN: usize = 256 * 1024;
+const STACK_GROW: usize = 2 * 1024 * 1024;
 
 impl Native {
     /// How many threadgroups this code ran to the end.
@@ -116,6 +123,11 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
     flags.set("opt_level", "speed").map_err(|e| err(&e))?;
     flags.set("use_colocated_libcalls", "false").map_err(|e| err(&e))?;
     flags.set("is_pic", "false").map_err(|e| err(&e))?;
+    // Frames over a page touch each page on entry, so an overflow (were
+    // the check around each call wrong) hits the guard page instead of
+    // writing past it.
+    flags.set("enable_probestack", "true").map_err(|e| err(&e))?;
+    flags.set("probestack_strategy", "inline").map_err(|e| err(&e))?;
     let isa = cranelift_native::builder().map_err(|e| err(&e))?.finish(settings::Flags::new(flags)).map_err(|e| err(&e))?;
     let call_conv = isa.default_call_conv();
     let mut owner = Code(std::mem::ManuallyDrop::new(JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()))));
@@ -147,6 +159,7 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
     if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| dump) {
         eprintln!("{code}");
     }
+    let frame_size = ctx.compiled_code().map_or(0, |c| c.frame_size as usize);
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| err(&e))?;
     let code = module.get_finalized_function(id);
@@ -163,6 +176,7 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
         _module: owner,
         ran: AtomicU64::new(0),
         compile_time: started.elapsed(),
+        frame_size,
     })
 }
 
@@ -242,7 +256,11 @@ impl Compiled for Native {
             // (or the end); all that stop must stop at the same barrier.
             loop {
                 ctx.round_at = codegen::FINISHED;
-                if (self.func)(&mut ctx) == codegen::GIVE_UP || ctx.round_split != 0 {
+                // The code's frame (and the interpreter helpers it calls)
+                // must fit the stack: machine code has no guard of its own.
+                let func = self.func;
+                let status = stacker::maybe_grow(self.frame_size + STACK_MARGIN, self.frame_size + STACK_GROW, || func(&mut ctx));
+                if status == codegen::GIVE_UP || ctx.round_split != 0 {
                     return false;
                 }
                 if ctx.round_at == codegen::FINISHED {

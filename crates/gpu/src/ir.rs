@@ -544,23 +544,26 @@ pub fn reg_uses(inst: &Inst) -> (Vec<Reg>, Vec<Reg>, bool) {
 
 /// Every instruction of `block`, nested blocks included, outermost first.
 pub fn walk<'a>(block: &'a [Inst], f: &mut dyn FnMut(&'a Inst)) {
-    for inst in block {
-        f(inst);
-        match inst {
-            Inst::If { then, els, .. } => {
-                walk(then, f);
-                walk(els, f);
+    // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        for inst in block {
+            f(inst);
+            match inst {
+                Inst::If { then, els, .. } => {
+                    walk(then, f);
+                    walk(els, f);
+                }
+                Inst::Loop { cond_block, body, step, .. } => {
+                    walk(cond_block, f);
+                    walk(body, f);
+                    walk(step, f);
+                }
+                Inst::Switch { cases, .. } => cases.iter().for_each(|c| walk(&c.2, f)),
+                Inst::Scope { body } | Inst::Probing { body } => walk(body, f),
+                _ => {}
             }
-            Inst::Loop { cond_block, body, step, .. } => {
-                walk(cond_block, f);
-                walk(body, f);
-                walk(step, f);
-            }
-            Inst::Switch { cases, .. } => cases.iter().for_each(|c| walk(&c.2, f)),
-            Inst::Scope { body } | Inst::Probing { body } => walk(body, f),
-            _ => {}
         }
-    }
+    })
 }
 
 /// The atomic operations of a kernel, by access site: the operation and

@@ -76,23 +76,26 @@ pub fn check(k: &gpu::Kernel) -> Result<(), Unsupported> {
 
 /// `f(inst, enclosing loops)` for every instruction, outermost first.
 fn walk_depth<'a>(block: &'a [Inst], loops: usize, f: &mut dyn FnMut(&'a Inst, usize)) {
-    for inst in block {
-        f(inst, loops);
-        match inst {
-            Inst::If { then, els, .. } => {
-                walk_depth(then, loops, f);
-                walk_depth(els, loops, f);
+    // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
+    stacker::maybe_grow(crate::STACK_RED_ZONE, crate::STACK_GROWTH, || {
+        for inst in block {
+            f(inst, loops);
+            match inst {
+                Inst::If { then, els, .. } => {
+                    walk_depth(then, loops, f);
+                    walk_depth(els, loops, f);
+                }
+                Inst::Loop { cond_block, body, step, .. } => {
+                    walk_depth(cond_block, loops + 1, f);
+                    walk_depth(body, loops + 1, f);
+                    walk_depth(step, loops + 1, f);
+                }
+                Inst::Switch { cases, .. } => cases.iter().for_each(|c| walk_depth(&c.2, loops, f)),
+                Inst::Scope { body } | Inst::Probing { body } => walk_depth(body, loops, f),
+                _ => {}
             }
-            Inst::Loop { cond_block, body, step, .. } => {
-                walk_depth(cond_block, loops + 1, f);
-                walk_depth(body, loops + 1, f);
-                walk_depth(step, loops + 1, f);
-            }
-            Inst::Switch { cases, .. } => cases.iter().for_each(|c| walk_depth(&c.2, loops, f)),
-            Inst::Scope { body } | Inst::Probing { body } => walk_depth(body, loops, f),
-            _ => {}
         }
-    }
+    })
 }
 
 /// Instructions that compute registers from registers, and nothing else.
@@ -148,44 +151,47 @@ pub fn convergent(body: &[Inst], preset: &[Reg]) -> bool {
 }
 
 fn mark_varying(block: &[Inst], divergent: bool, preset: &[Reg], varying: &mut HashSet<Reg>) {
-    for inst in block {
-        let (defs, uses, _) = gpu::ir::reg_uses(inst);
-        let any_varying = uses.iter().any(|u| varying.contains(u) && !preset.contains(u));
-        let produces_varying = match inst {
-            Inst::If { cond, then, els, .. } => {
-                let d = divergent || varying.contains(cond);
-                mark_varying(then, d, preset, varying);
-                mark_varying(els, d, preset, varying);
-                continue;
-            }
-            Inst::Loop { cond_block, cond, body, step, .. } => {
-                let d = divergent || cond.is_some_and(|c| varying.contains(&c));
-                mark_varying(cond_block, d, preset, varying);
-                mark_varying(body, d, preset, varying);
-                mark_varying(step, d, preset, varying);
-                continue;
-            }
-            Inst::Switch { value, cases, .. } => {
-                let d = divergent || varying.contains(value);
-                for c in cases {
-                    mark_varying(&c.2, d, preset, varying);
+    // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
+    stacker::maybe_grow(crate::STACK_RED_ZONE, crate::STACK_GROWTH, || {
+        for inst in block {
+            let (defs, uses, _) = gpu::ir::reg_uses(inst);
+            let any_varying = uses.iter().any(|u| varying.contains(u) && !preset.contains(u));
+            let produces_varying = match inst {
+                Inst::If { cond, then, els, .. } => {
+                    let d = divergent || varying.contains(cond);
+                    mark_varying(then, d, preset, varying);
+                    mark_varying(els, d, preset, varying);
+                    continue;
                 }
-                continue;
+                Inst::Loop { cond_block, cond, body, step, .. } => {
+                    let d = divergent || cond.is_some_and(|c| varying.contains(&c));
+                    mark_varying(cond_block, d, preset, varying);
+                    mark_varying(body, d, preset, varying);
+                    mark_varying(step, d, preset, varying);
+                    continue;
+                }
+                Inst::Switch { value, cases, .. } => {
+                    let d = divergent || varying.contains(value);
+                    for c in cases {
+                        mark_varying(&c.2, d, preset, varying);
+                    }
+                    continue;
+                }
+                Inst::Scope { body } | Inst::Probing { body } => {
+                    mark_varying(body, divergent, preset, varying);
+                    continue;
+                }
+                Inst::Const { .. } => false,
+                Inst::Attr { attr, .. } => !gpu::exec::uniform_attr(*attr),
+                Inst::Load { space, .. } => *space != AddressSpace::Constant || any_varying,
+                _ if register_only(inst) => any_varying,
+                _ => true,
+            };
+            if divergent || produces_varying {
+                varying.extend(defs);
             }
-            Inst::Scope { body } | Inst::Probing { body } => {
-                mark_varying(body, divergent, preset, varying);
-                continue;
-            }
-            Inst::Const { .. } => false,
-            Inst::Attr { attr, .. } => !gpu::exec::uniform_attr(*attr),
-            Inst::Load { space, .. } => *space != AddressSpace::Constant || any_varying,
-            _ if register_only(inst) => any_varying,
-            _ => true,
-        };
-        if divergent || produces_varying {
-            varying.extend(defs);
         }
-    }
+    })
 }
 
 /// Registers live across each barrier, by the barrier's address, and one
@@ -247,11 +253,14 @@ struct Liveness {
 
 impl Liveness {
     fn block(&mut self, block: &[Inst], out: &Live, ex: &Exits) -> Live {
-        let mut live = out.clone();
-        for inst in block.iter().rev() {
-            live = self.inst(inst, &live, ex);
-        }
-        live
+        // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
+        stacker::maybe_grow(crate::STACK_RED_ZONE, crate::STACK_GROWTH, || {
+            let mut live = out.clone();
+            for inst in block.iter().rev() {
+                live = self.inst(inst, &live, ex);
+            }
+            live
+        })
     }
 
     fn inst(&mut self, inst: &Inst, out: &Live, ex: &Exits) -> Live {
@@ -435,105 +444,108 @@ pub fn maybe_unassigned_read(body: &[Inst], preset: &[Reg]) -> Option<Reg> {
 }
 
 fn assigned(block: &[Inst], mut d: Assigned, jumps: &mut Vec<Jumps>, found: &mut Option<Reg>) -> Assigned {
-    for inst in block {
-        let Some(set) = &d else { return None };
-        let (defs, uses, _) = gpu::ir::reg_uses(inst);
-        // (A loop's condition is computed by its condition block.)
-        if found.is_none() && !matches!(inst, Inst::Loop { .. }) {
-            *found = uses.iter().find(|u| !set.contains(u)).copied();
-        }
-        let set = set.clone();
-        d = match inst {
-            Inst::If { then, els, .. } => {
-                let t = assigned(then, Some(set.clone()), jumps, found);
-                let e = assigned(els, Some(set), jumps, found);
-                meet(&t, &e)
+    // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
+    stacker::maybe_grow(crate::STACK_RED_ZONE, crate::STACK_GROWTH, || {
+        for inst in block {
+            let Some(set) = &d else { return None };
+            let (defs, uses, _) = gpu::ir::reg_uses(inst);
+            // (A loop's condition is computed by its condition block.)
+            if found.is_none() && !matches!(inst, Inst::Loop { .. }) {
+                *found = uses.iter().find(|u| !set.contains(u)).copied();
             }
-            Inst::Loop { cond_block, body, step, check_first, .. } => {
-                jumps.push(Jumps::default());
-                // (A back edge only adds writes: the head has what entry has.)
-                let Inst::Loop { cond, .. } = inst else { unreachable!() };
-                let cond_ready = |c: &Assigned, found: &mut Option<Reg>| {
-                    if let (Some(r), Some(c), None) = (cond, c, &found) {
-                        if !c.contains(r) {
-                            *found = Some(*r);
+            let set = set.clone();
+            d = match inst {
+                Inst::If { then, els, .. } => {
+                    let t = assigned(then, Some(set.clone()), jumps, found);
+                    let e = assigned(els, Some(set), jumps, found);
+                    meet(&t, &e)
+                }
+                Inst::Loop { cond_block, body, step, check_first, .. } => {
+                    jumps.push(Jumps::default());
+                    // (A back edge only adds writes: the head has what entry has.)
+                    let Inst::Loop { cond, .. } = inst else { unreachable!() };
+                    let cond_ready = |c: &Assigned, found: &mut Option<Reg>| {
+                        if let (Some(r), Some(c), None) = (cond, c, &found) {
+                            if !c.contains(r) {
+                                *found = Some(*r);
+                            }
                         }
-                    }
-                };
-                let (after_cond, body_end) = if *check_first {
-                    let c = assigned(cond_block, Some(set.clone()), jumps, found);
-                    cond_ready(&c, found);
-                    (c.clone(), assigned(body, c, jumps, found))
-                } else {
-                    let b = assigned(body, Some(set.clone()), jumps, found);
+                    };
+                    let (after_cond, body_end) = if *check_first {
+                        let c = assigned(cond_block, Some(set.clone()), jumps, found);
+                        cond_ready(&c, found);
+                        (c.clone(), assigned(body, c, jumps, found))
+                    } else {
+                        let b = assigned(body, Some(set.clone()), jumps, found);
+                        let j = jumps.last_mut().expect("loop");
+                        let cont = j.cont.drain(..).fold(b, |a, c| meet(&a, &c));
+                        let s = assigned(step, cont, jumps, found);
+                        let c = assigned(cond_block, s.clone(), jumps, found);
+                        cond_ready(&c, found);
+                        (meet(&c, &Some(set.clone())), None)
+                    };
                     let j = jumps.last_mut().expect("loop");
-                    let cont = j.cont.drain(..).fold(b, |a, c| meet(&a, &c));
-                    let s = assigned(step, cont, jumps, found);
-                    let c = assigned(cond_block, s.clone(), jumps, found);
-                    cond_ready(&c, found);
-                    (meet(&c, &Some(set.clone())), None)
-                };
-                let j = jumps.last_mut().expect("loop");
-                let cont = j.cont.drain(..).fold(body_end, |a, c| meet(&a, &c));
-                if *check_first {
-                    assigned(step, cont, jumps, found);
+                    let cont = j.cont.drain(..).fold(body_end, |a, c| meet(&a, &c));
+                    if *check_first {
+                        assigned(step, cont, jumps, found);
+                    }
+                    let j = jumps.pop().expect("loop");
+                    if let Some(outer) = jumps.last_mut() {
+                        outer.ret.extend(j.ret);
+                    }
+                    j.brk.iter().fold(after_cond, |a, b| meet(&a, b))
                 }
-                let j = jumps.pop().expect("loop");
-                if let Some(outer) = jumps.last_mut() {
-                    outer.ret.extend(j.ret);
+                Inst::Switch { cases, .. } => {
+                    jumps.push(Jumps::default());
+                    let mut fall: Assigned = None;
+                    for (_, _, body) in cases {
+                        let entry = meet(&fall, &Some(set.clone()));
+                        fall = assigned(body, entry, jumps, found);
+                    }
+                    let j = jumps.pop().expect("switch");
+                    let mut out = j.brk.iter().fold(fall, |a, b| meet(&a, b));
+                    if !cases.iter().any(|c| c.1) {
+                        out = meet(&out, &Some(set));
+                    }
+                    // `continue` inside a switch belongs to the loop around it.
+                    if let Some(outer) = jumps.last_mut() {
+                        outer.cont.extend(j.cont);
+                        outer.ret.extend(j.ret);
+                    }
+                    out
                 }
-                j.brk.iter().fold(after_cond, |a, b| meet(&a, b))
-            }
-            Inst::Switch { cases, .. } => {
-                jumps.push(Jumps::default());
-                let mut fall: Assigned = None;
-                for (_, _, body) in cases {
-                    let entry = meet(&fall, &Some(set.clone()));
-                    fall = assigned(body, entry, jumps, found);
+                Inst::Scope { body } | Inst::Probing { body } => {
+                    jumps.push(Jumps::default());
+                    let end = assigned(body, Some(set), jumps, found);
+                    let j = jumps.pop().expect("scope");
+                    j.ret.iter().fold(end, |a, b| meet(&a, b))
                 }
-                let j = jumps.pop().expect("switch");
-                let mut out = j.brk.iter().fold(fall, |a, b| meet(&a, b));
-                if !cases.iter().any(|c| c.1) {
-                    out = meet(&out, &Some(set));
+                Inst::Break => {
+                    if let Some(j) = jumps.last_mut() {
+                        j.brk.push(Some(set));
+                    }
+                    None
                 }
-                // `continue` inside a switch belongs to the loop around it.
-                if let Some(outer) = jumps.last_mut() {
-                    outer.cont.extend(j.cont);
-                    outer.ret.extend(j.ret);
+                Inst::Continue => {
+                    if let Some(j) = jumps.last_mut() {
+                        j.cont.push(Some(set));
+                    }
+                    None
                 }
-                out
-            }
-            Inst::Scope { body } | Inst::Probing { body } => {
-                jumps.push(Jumps::default());
-                let end = assigned(body, Some(set), jumps, found);
-                let j = jumps.pop().expect("scope");
-                j.ret.iter().fold(end, |a, b| meet(&a, b))
-            }
-            Inst::Break => {
-                if let Some(j) = jumps.last_mut() {
-                    j.brk.push(Some(set));
+                Inst::Return { .. } => {
+                    // To the innermost scope: the loops and switches in between pass it on.
+                    if let Some(j) = jumps.last_mut() {
+                        j.ret.push(Some(set));
+                    }
+                    None
                 }
-                None
-            }
-            Inst::Continue => {
-                if let Some(j) = jumps.last_mut() {
-                    j.cont.push(Some(set));
+                _ => {
+                    let mut set = set;
+                    set.extend(defs);
+                    Some(set)
                 }
-                None
-            }
-            Inst::Return { .. } => {
-                // To the innermost scope: the loops and switches in between pass it on.
-                if let Some(j) = jumps.last_mut() {
-                    j.ret.push(Some(set));
-                }
-                None
-            }
-            _ => {
-                let mut set = set;
-                set.extend(defs);
-                Some(set)
-            }
-        };
-    }
-    d
+            };
+        }
+        d
+    })
 }

@@ -463,14 +463,17 @@ impl Gen<'_, '_> {
     }
 
     pub fn block(&mut self, insts: &[Inst]) -> Result<(), Unsupported> {
-        for inst in insts {
-            if self.dead {
-                break;
+        // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
+        stacker::maybe_grow(crate::STACK_RED_ZONE, crate::STACK_GROWTH, || {
+            for inst in insts {
+                if self.dead {
+                    break;
+                }
+                self.pending += 1;
+                self.inst(inst)?;
             }
-            self.pending += 1;
-            self.inst(inst)?;
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     fn inst(&mut self, inst: &Inst) -> Result<(), Unsupported> {

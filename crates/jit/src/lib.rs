@@ -62,6 +62,11 @@ pub struct Native {
     frame_size: usize,
 }
 
+/// Stack the recursive walks over nested blocks keep free, and the size of
+/// a stack grown when less is left.
+pub(crate) const STACK_RED_ZONE: usize = 64 * 1024;
+pub(crate) const STACK_GROWTH: usize = 1024 * 1024;
+
 /// Stack kept free below the compiled code's frame for what it calls (the
 /// interpreter's one-thread helpers), and the size of a stack grown for it.
 const STACK_MARGIN: usize = 256 * 1024;

@@ -27,6 +27,8 @@ import tempfile
 
 import numpy as np
 
+from run_library_kernels import GEMM_PARAMS, q8_0_blocks
+
 MAP = """#include <metal_stdlib>
 using namespace metal;
 kernel void map(const device float* a [[buffer(0)]], device float* out [[buffer(1)]],
@@ -69,11 +71,7 @@ def gemm(rng, root, n):
     m = k = n
     a = rng.standard_normal((1, m, k)).astype(np.float32)
     b = rng.standard_normal((1, k, n)).astype(np.float32)
-    pt = np.dtype([("M", np.int32), ("N", np.int32), ("K", np.int32), ("lda", np.int32), ("ldb", np.int32),
-                   ("ldd", np.int32), ("tiles_n", np.int32), ("tiles_m", np.int32), ("batch_stride_a", np.uint64),
-                   ("batch_stride_b", np.uint64), ("batch_stride_d", np.uint64), ("swizzle_log", np.int32),
-                   ("gemm_k_iterations_aligned", np.int32), ("batch_ndim", np.int32)], align=True)
-    p = np.zeros(1, pt)
+    p = np.zeros(1, GEMM_PARAMS)
     p[0] = (m, n, k, k, n, n, math.ceil(n / 32), math.ceil(m / 32), a[0].size, b[0].size, m * n, 0, k // 16, 1)
     flags = ["--dispatch", "threadgroups"]
     for key, val in {"has_batch": "false", "use_out_source": "false", "do_axpby": "false",
@@ -87,22 +85,16 @@ def gemm(rng, root, n):
 
 
 def q8_0_mv(rng, root, n, k):
-    """ggml's q8_0 blocks: per 32 weights a half scale and 32 int8 quants."""
-    nb = k // 32
-    d = (rng.random((n, nb)) * 0.04 + 0.01).astype(np.float16)
-    q = rng.integers(-127, 128, (n, nb, 32)).astype(np.int8)
-    blocks = np.zeros((n, nb), np.dtype([("d", "<f2"), ("qs", "i1", 32)]))
-    blocks["d"], blocks["qs"] = d, q
-    w = (d.astype(np.float64)[:, :, None] * q).reshape(n, k)
+    raw, w = q8_0_blocks(rng, n, k)
     x = rng.standard_normal((1, k)).astype(np.float32)
     i64 = lambda v: np.array([v], np.int64)
     u64 = lambda v: np.array([v], np.uint64)
-    args = {"src0": blocks.view(np.uint8).reshape(-1), "src1": x, "dst": np.zeros((1, n), np.float32),
+    args = {"src0": raw, "src1": x, "dst": np.zeros((1, n), np.float32),
             "ne00": i64(k), "ne01": i64(n), "ne02": i64(1), "nb00": u64(0), "nb01": u64(0), "nb02": u64(0),
             "ne10": i64(k), "ne11": i64(1), "ne12": i64(1), "nb10": u64(0), "nb11": u64(0), "nb12": u64(0),
             "ne0": i64(n), "ne1": i64(1), "r2": np.array([1], np.uint32), "r3": np.array([1], np.uint32)}
     return Run(root / "quantized.metal", "kernel_mul_mv_q8_0_f32", [math.ceil(n / 8), 1, 1], [8, 8, 1], args,
-               ["--dispatch", "threadgroups"], {"dst": (x.astype(np.float64) @ w.T).astype(np.float32)}, n * k)
+               ["--dispatch", "threadgroups"], {"dst": (x.astype(np.float64) @ w.T.astype(np.float64)).astype(np.float32)}, n * k)
 
 
 def map_run(rng, tmp, n):

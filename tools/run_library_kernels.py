@@ -457,6 +457,15 @@ def candle_sdpa_cases():
     return cases
 
 
+# MLX's GEMMParams and GEMMAddMMParams (steel/gemm/params.h), as candle binds them.
+GEMM_PARAMS = np.dtype([("M", np.int32), ("N", np.int32), ("K", np.int32), ("lda", np.int32), ("ldb", np.int32),
+                        ("ldd", np.int32), ("tiles_n", np.int32), ("tiles_m", np.int32), ("batch_stride_a", np.uint64),
+                        ("batch_stride_b", np.uint64), ("batch_stride_d", np.uint64), ("swizzle_log", np.int32),
+                        ("gemm_k_iterations_aligned", np.int32), ("batch_ndim", np.int32)], align=True)
+GEMM_ADDMM_PARAMS = np.dtype([("ldc", np.int32), ("fdc", np.int32), ("batch_stride_c", np.uint64),
+                              ("alpha", np.float32), ("beta", np.float32)], align=True)
+
+
 def candle_gemm_cases():
     """MLX's steel GEMM as vendored in candle (mlx_gemm.metal), 32x32x16
     tiles, 2x2 simdgroups: threadgroups (tiles_n, tiles_m, batch) of (32, 2, 2).
@@ -469,12 +478,7 @@ def candle_gemm_cases():
     alpha/beta through the unbound `addmm_params` (MLX reads a null buffer,
     values unused)."""
     cases = []
-    pt = np.dtype([("M", np.int32), ("N", np.int32), ("K", np.int32), ("lda", np.int32), ("ldb", np.int32),
-                   ("ldd", np.int32), ("tiles_n", np.int32), ("tiles_m", np.int32), ("batch_stride_a", np.uint64),
-                   ("batch_stride_b", np.uint64), ("batch_stride_d", np.uint64), ("swizzle_log", np.int32),
-                   ("gemm_k_iterations_aligned", np.int32), ("batch_ndim", np.int32)], align=True)
-    at = np.dtype([("ldc", np.int32), ("fdc", np.int32), ("batch_stride_c", np.uint64), ("alpha", np.float32),
-                   ("beta", np.float32)], align=True)
+    pt, at = GEMM_PARAMS, GEMM_ADDMM_PARAMS
 
     def gemm_case(ta, tb, m, n, kk, batch, addmm):
         a = RNG.standard_normal((batch, kk, m) if ta else (batch, m, kk)).astype(np.float32)

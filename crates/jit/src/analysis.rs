@@ -77,7 +77,7 @@ pub fn check(k: &gpu::Kernel) -> Result<(), Unsupported> {
 /// `f(inst, enclosing loops)` for every instruction, outermost first.
 fn walk_depth<'a>(block: &'a [Inst], loops: usize, f: &mut dyn FnMut(&'a Inst, usize)) {
     // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
-    stacker::maybe_grow(crate::STACK_RED_ZONE, crate::STACK_GROWTH, || {
+    stacker::maybe_grow(crate::WALK_RED_ZONE, crate::WALK_STACK, || {
         for inst in block {
             f(inst, loops);
             match inst {
@@ -152,7 +152,7 @@ pub fn convergent(body: &[Inst], preset: &[Reg]) -> bool {
 
 fn mark_varying(block: &[Inst], divergent: bool, preset: &[Reg], varying: &mut HashSet<Reg>) {
     // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
-    stacker::maybe_grow(crate::STACK_RED_ZONE, crate::STACK_GROWTH, || {
+    stacker::maybe_grow(crate::WALK_RED_ZONE, crate::WALK_STACK, || {
         for inst in block {
             let (defs, uses, _) = gpu::ir::reg_uses(inst);
             let any_varying = uses.iter().any(|u| varying.contains(u) && !preset.contains(u));
@@ -254,7 +254,7 @@ struct Liveness {
 impl Liveness {
     fn block(&mut self, block: &[Inst], out: &Live, ex: &Exits) -> Live {
         // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
-        stacker::maybe_grow(crate::STACK_RED_ZONE, crate::STACK_GROWTH, || {
+        stacker::maybe_grow(crate::WALK_RED_ZONE, crate::WALK_STACK, || {
             let mut live = out.clone();
             for inst in block.iter().rev() {
                 live = self.inst(inst, &live, ex);
@@ -445,7 +445,7 @@ pub fn maybe_unassigned_read(body: &[Inst], preset: &[Reg]) -> Option<Reg> {
 
 fn assigned(block: &[Inst], mut d: Assigned, jumps: &mut Vec<Jumps>, found: &mut Option<Reg>) -> Assigned {
     // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
-    stacker::maybe_grow(crate::STACK_RED_ZONE, crate::STACK_GROWTH, || {
+    stacker::maybe_grow(crate::WALK_RED_ZONE, crate::WALK_STACK, || {
         for inst in block {
             let Some(set) = &d else { return None };
             let (defs, uses, _) = gpu::ir::reg_uses(inst);

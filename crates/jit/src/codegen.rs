@@ -319,14 +319,19 @@ impl Gen<'_, '_> {
         if let Some(v) = self.vars.get(&r) {
             return *v;
         }
-        let ty = match r {
-            Reg::W32(_) if self.floats.contains(&r) => F32,
-            Reg::W32(_) => I32,
-            Reg::W64(_) => I64,
-        };
+        let ty = self.var_type(r);
         let v = self.b.declare_var(ty);
         self.vars.insert(r, v);
         v
+    }
+
+    /// The type of a register's variable.
+    fn var_type(&self, r: Reg) -> types::Type {
+        match r {
+            Reg::W32(_) if self.floats.contains(&r) => F32,
+            Reg::W32(_) => I32,
+            Reg::W64(_) => I64,
+        }
     }
 
     /// A register's value in its variable's own type (`f32` for the
@@ -348,11 +353,7 @@ impl Gen<'_, '_> {
     /// Set a register from a value of its width (bits or an `f32`).
     fn set(&mut self, r: Reg, v: Value) {
         let var = self.var(r);
-        let want = match r {
-            Reg::W32(_) if self.floats.contains(&r) => F32,
-            Reg::W32(_) => I32,
-            Reg::W64(_) => I64,
-        };
+        let want = self.var_type(r);
         let v = if self.b.func.dfg.value_type(v) == want { v } else { self.b.ins().bitcast(want, MemFlags::new(), v) };
         self.b.def_var(var, v);
     }
@@ -464,7 +465,7 @@ impl Gen<'_, '_> {
 
     pub fn block(&mut self, insts: &[Inst]) -> Result<(), Unsupported> {
         // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
-        stacker::maybe_grow(crate::STACK_RED_ZONE, crate::STACK_GROWTH, || {
+        stacker::maybe_grow(crate::WALK_RED_ZONE, crate::WALK_STACK, || {
             for inst in insts {
                 if self.dead {
                     break;
@@ -717,11 +718,10 @@ impl Gen<'_, '_> {
 
     /// A 32-bit register as an `f32`.
     fn fbits(&mut self, r: Reg) -> Value {
+        let v = self.val(r);
         if self.floats.contains(&r) {
-            let v = self.var(r);
-            return self.b.use_var(v);
+            return v;
         }
-        let v = self.get(r);
         self.b.ins().bitcast(F32, MemFlags::new(), v)
     }
 

@@ -64,13 +64,13 @@ pub struct Native {
 
 /// Stack the recursive walks over nested blocks keep free, and the size of
 /// a stack grown when less is left.
-pub(crate) const STACK_RED_ZONE: usize = 64 * 1024;
-pub(crate) const STACK_GROWTH: usize = 1024 * 1024;
+pub(crate) const WALK_RED_ZONE: usize = 64 * 1024;
+pub(crate) const WALK_STACK: usize = 1024 * 1024;
 
 /// Stack kept free below the compiled code's frame for what it calls (the
 /// interpreter's one-thread helpers), and the size of a stack grown for it.
-const STACK_MARGIN: usize = 256 * 1024;
-const STACK_GROW: usize = 2 * 1024 * 1024;
+const CODE_STACK_MARGIN: usize = 256 * 1024;
+const CODE_STACK: usize = 2 * 1024 * 1024;
 
 impl Native {
     /// How many threadgroups this code ran to the end.
@@ -264,7 +264,7 @@ impl Compiled for Native {
                 // The code's frame (and the interpreter helpers it calls)
                 // must fit the stack: machine code has no guard of its own.
                 let func = self.func;
-                let status = stacker::maybe_grow(self.frame_size + STACK_MARGIN, self.frame_size + STACK_GROW, || func(&mut ctx));
+                let status = stacker::maybe_grow(self.frame_size + CODE_STACK_MARGIN, self.frame_size + CODE_STACK, || func(&mut ctx));
                 if status == codegen::GIVE_UP || ctx.round_split != 0 {
                     return false;
                 }

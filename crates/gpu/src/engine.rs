@@ -48,6 +48,10 @@ pub trait Compiled: Send + Sync + std::fmt::Debug {
     /// be promised equal to the interpreter's, and the dispatch is rerun
     /// interpreted (whatever this call did to memory is thrown away).
     fn run_threadgroup(&self, t: &mut Threadgroup<'_, '_>) -> bool;
+
+    /// The checks the code was compiled with; it runs only under exactly
+    /// these (`CheckLevel::None`: checks off).
+    fn checks(&self) -> CheckLevel;
 }
 
 /// What compiles a kernel for a run (crates/jit provides one): the
@@ -58,9 +62,7 @@ pub type Compiler = fn(&Kernel, &crate::Dispatch, &RunOptions) -> (Option<std::s
 /// Why a run cannot use a compiled kernel, if it cannot: something watches
 /// every instruction, or the run is not plain lockstep.
 pub fn compiled_blocked(kernel: &Kernel, opts: &RunOptions) -> Option<&'static str> {
-    if opts.check != CheckLevel::None {
-        Some("checks run in the interpreter (use --check none for the compiled tier)")
-    } else if opts.count || opts.profile || opts.trace.is_some() || opts.nan {
+    if opts.count || opts.profile || opts.trace.is_some() || opts.nan {
         Some("counters, traces, profiles and --check nan run in the interpreter")
     } else if opts.probe.is_some() || opts.stops.is_some() {
         Some("the debugger runs in the interpreter")
@@ -154,6 +156,25 @@ impl<'k> Threadgroup<'_, 'k> {
             }
             AllocKind::Null | AllocKind::Invalid => return None,
         })
+    }
+
+    /// With checks on: thread `l` accesses `size` bytes at byte offset
+    /// `off` of allocation `id` (in bounds). False when the sanitizer
+    /// might report it (`conflicts.rs`), or no shadow is kept.
+    pub fn shadow_access(&mut self, id: AllocId, off: u64, size: u64, l: usize, write: bool) -> bool {
+        let tid = self.m.tid(l);
+        if let AllocKind::Private(_) = id.kind() {
+            let p = crate::memory::ptr_bits(id, off as i64);
+            let Some(range) = crate::exec::private_shadow(&self.m.mem, p, size as usize, l) else { return false };
+            return self.m.shadows.as_mut().is_some_and(|s| s.private_access(range, write));
+        }
+        self.m.shadows.as_mut().is_some_and(|s| s.access(id.kind(), off, size, tid, write))
+    }
+
+    /// With checks on: every thread passed a `threadgroup_barrier` with
+    /// (at least) `mem_flags` `flags`. False when it cannot be followed.
+    pub fn shadow_barrier(&mut self, flags: u32) -> bool {
+        self.m.shadows.as_mut().is_some_and(|s| s.barrier(flags))
     }
 
     /// Make buffer `index` this worker's own copy (as the interpreter does

@@ -6,6 +6,7 @@
 //! lockstep as lanes, SIMD-groups of 32.
 
 pub mod access;
+mod conflicts;
 pub mod engine;
 pub mod exec;
 pub mod findings;
@@ -344,8 +345,9 @@ pub fn run_with_progress(
         report.engine_note = note;
         return report;
     }
-    if opts.compiled.is_some() {
-        if engine::compiled_blocked(kernel, opts).is_none() {
+    if let Some(c) = &opts.compiled {
+        // (Exploring schedules needs the interpreter's runs.)
+        if engine::compiled_blocked(kernel, opts).is_none() && c.checks() == opts.check && !schedule::worth_exploring(kernel, d, opts) {
             if let Some(report) = engine::run_compiled(kernel, d, buffers, opts, progress) {
                 return report;
             }
@@ -412,6 +414,8 @@ pub(crate) struct Part<'a> {
     pub buffers: Vec<Option<Cow<'a, [u8]>>>,
     pub report: RunReport,
     pub san: Option<Box<sanitizer::Sanitizer>>,
+    /// The compiled tier's shadow (compiled code with checks on).
+    pub shadows: Option<Box<conflicts::Shadows>>,
     pub findings: findings::Findings,
     pub stopped: bool,
     /// The compiled kernel could not vouch for a threadgroup (`engine.rs`).
@@ -435,7 +439,15 @@ pub(crate) fn run_part<'a>(
     m.schedule = opts.schedule;
     m.rng = opts.schedule.map_or(0, |s| s.seed);
     m.atomics_last_lane_first = opts.atomics_last_lane_first;
-    m.san = sanitizer_for(kernel, opts, &m.mem, lanes);
+    // Compiled code with checks on keeps its own detect-only shadow.
+    let compiled_checks = opts.compiled.is_some() && opts.check != CheckLevel::None;
+    if compiled_checks {
+        let buffer_len = |i: u32| m.mem.buffers.get(i as usize).and_then(|b| b.as_ref()).map_or(0, |b| b.len());
+        let tgb: Vec<usize> = m.mem.tg_buffers.iter().map(|b| b.len()).collect();
+        m.shadows = Some(Box::new(conflicts::Shadows::new(kernel, opts.check == CheckLevel::All, &buffer_len, &tgb)));
+    } else {
+        m.san = sanitizer_for(kernel, opts, &m.mem, lanes);
+    }
     if let Some(limit) = opts.trace {
         m.tracer = Some(Box::new(trace::Tracer::new(kernel.n32 as usize, kernel.n64 as usize, lanes, limit)));
     }
@@ -479,9 +491,14 @@ pub(crate) fn run_part<'a>(
         match &opts.compiled {
             Some(c) => {
                 m.begin_threadgroup(geo, linear as u32);
-                let vouched = c.run_threadgroup(&mut engine::Threadgroup { m: &mut m });
+                let private_bytes = m.mem.private.len();
+                let started = m.shadows.as_mut().is_none_or(|s| s.start_threadgroup(private_bytes));
+                let vouched = started && c.run_threadgroup(&mut engine::Threadgroup { m: &mut m });
                 m.end_threadgroup();
-                if !vouched {
+                // (With checks on, anything reported by the interpreter's
+                // code the compiled code called makes the interpreter
+                // rerun the dispatch: its report is the one to give.)
+                if !vouched || (compiled_checks && !m.findings.list.is_empty()) {
                     gave_up = true;
                     break;
                 }
@@ -526,6 +543,7 @@ pub(crate) fn run_part<'a>(
         buffers: std::mem::take(&mut m.mem.buffers),
         report,
         san: m.san.take(),
+        shadows: m.shadows.take(),
         findings: std::mem::take(&mut m.findings),
         stopped: m.stopped,
         gave_up,
@@ -595,7 +613,7 @@ fn sanitizer_for(kernel: &Kernel, opts: &RunOptions, mem: &Memory, lanes: usize)
 }
 
 /// Size of the scalars a buffer's elements are made of (the sanitizer's grain).
-fn element_size(t: &msl::types::Type) -> u32 {
+pub(crate) fn element_size(t: &msl::types::Type) -> u32 {
     use msl::types::Type;
     match t {
         Type::Scalar(s) | Type::Atomic(s) => s.size(),

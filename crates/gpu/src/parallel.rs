@@ -125,7 +125,7 @@ pub(crate) fn run(
     progress(done.load(Ordering::Relaxed), total);
     let cut = first_stopped.load(Ordering::Relaxed);
     let parts: Vec<Part> = slots.into_iter().flatten().take(cut.saturating_add(1)).collect();
-    if parts.iter().any(|p| p.gave_up) {
+    if parts.iter().any(|p| p.gave_up) || compiled_conflict(&parts) {
         for p in parts {
             p.buffers.into_iter().flatten().for_each(|b| recycle_copy(b));
         }
@@ -140,6 +140,14 @@ pub(crate) fn run(
         }
     }
     Some(report)
+}
+
+/// Whether two workers' compiled threadgroups touched one device element,
+/// one of them writing (a race between threadgroups: the interpreter
+/// reruns the dispatch and reports it).
+fn compiled_conflict(parts: &[Part]) -> bool {
+    let shadows: Vec<_> = parts.iter().filter_map(|p| p.shadows.as_deref()).collect();
+    shadows.iter().enumerate().any(|(i, a)| shadows[i + 1..].iter().any(|b| a.conflict(b)))
 }
 
 /// The merged copies of the buffers some worker wrote, and the combined report.

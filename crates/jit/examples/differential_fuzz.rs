@@ -1,9 +1,10 @@
 //! A differential mutation fuzzer for the compiled tier: mutates seed
 //! kernels (the edits of `crates/gpu/examples/mutation`), and for every
-//! kernel that compiles, runs it interpreted and compiled with checks off
-//! on two threadgroups of small, varied inputs. A failure is a panic, a
-//! case slower than five seconds, or — for a kernel `--check all` finds
-//! nothing wrong with — buffers that differ; each is saved to a file.
+//! kernel that compiles, runs it interpreted and compiled, with checks off
+//! and on, on two threadgroups of small, varied inputs. A failure is a
+//! panic, a case slower than five seconds, findings that differ with
+//! checks on, or buffers that differ (with checks off: for a kernel
+//! `--check all` finds nothing wrong with); each is saved to a file.
 //!
 //! cargo run --release -p jit --example differential_fuzz -- SECONDS FILE.metal...
 

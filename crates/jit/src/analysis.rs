@@ -74,6 +74,23 @@ pub fn check(k: &gpu::Kernel) -> Result<(), Unsupported> {
     Ok(())
 }
 
+/// What the code compiled with checks on cannot follow (see
+/// `gpu::conflicts`): atomics (whose races and orders the sanitizer
+/// tracks apart) and block copies (which carry which bytes of private
+/// memory were written).
+pub fn check_checked(k: &gpu::Kernel) -> Result<(), Unsupported> {
+    let mut why = None;
+    gpu::ir::walk(&k.body, &mut |i| match i {
+        Inst::Atomic { .. } => why = why.or(Some("atomics")),
+        Inst::MemCopy { .. } => why = why.or(Some("block copies")),
+        _ => {}
+    });
+    match why {
+        Some(w) => Err(Unsupported(format!("with checks on, kernels with {w} run interpreted"))),
+        None => Ok(()),
+    }
+}
+
 /// `f(inst, enclosing loops)` for every instruction, outermost first.
 fn walk_depth<'a>(block: &'a [Inst], loops: usize, f: &mut dyn FnMut(&'a Inst, usize)) {
     // Nesting (blocks, inlined calls) is bounded only by the kernel's size.

@@ -97,6 +97,7 @@ struct Sigs {
     conv: SigRef,
     memcopy: SigRef,
     atomic: SigRef,
+    shadow: SigRef,
 }
 
 pub struct Gen<'a, 'b> {
@@ -141,6 +142,9 @@ pub struct Gen<'a, 'b> {
     lens: &'a HashMap<u32, u64>,
     /// Attributes with one value per threadgroup, by their index in `ctx.uniform_attrs`.
     uniform_attrs: &'a [(ThreadAttr, u8)],
+    /// Compiled with checks on (see `Plan::shadowed`).
+    checks: bool,
+    shadowed: &'a HashSet<u32>,
 }
 
 fn sig(call_conv: CallConv, params: usize, ret: bool) -> Signature {
@@ -166,6 +170,12 @@ pub struct Plan<'a> {
     /// Count instructions per thread (every thread takes the same path)
     /// rather than for the threadgroup.
     pub per_thread_count: bool,
+    /// Checks on: give up wherever the interpreter might report something
+    /// (`gpu::conflicts`), telling the shadow about every access to the
+    /// allocations in `shadowed` and to any reached through an unknown
+    /// pointer.
+    pub checks: bool,
+    pub shadowed: &'a HashSet<u32>,
 }
 
 /// Compile `plan.body` into the builder's function (signature `(ctx) ->
@@ -176,7 +186,7 @@ pub fn compile_body(
     call_conv: CallConv,
     plan: &Plan,
 ) -> Result<(), Unsupported> {
-    let Plan { body, preset, spills, statics, lens, uniform_attrs, per_thread_count } = *plan;
+    let Plan { body, preset, spills, statics, lens, uniform_attrs, per_thread_count, checks, shadowed } = *plan;
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -248,6 +258,7 @@ pub fn compile_body(
         conv: b.import_signature(sig(call_conv, 1, true)),
         memcopy: b.import_signature(sig(call_conv, 5, true)),
         atomic: b.import_signature(sig(call_conv, 7, true)),
+        shadow: b.import_signature(sig(call_conv, 5, true)),
     };
     let start = b.create_block();
     let mut g = Gen {
@@ -278,6 +289,8 @@ pub fn compile_body(
         invariant,
         lens,
         uniform_attrs,
+        checks,
+        shadowed,
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
@@ -654,6 +667,13 @@ impl Gen<'_, '_> {
         let split = self.b.ins().bor(old, split);
         self.b.ins().store(fl, split, self.ctx, rt::OFF_ROUND_SPLIT);
         self.b.ins().store(fl, kv, self.ctx, rt::OFF_ROUND_AT);
+        if let (true, Inst::Barrier { flags, .. }) = (self.checks, inst) {
+            // The memory the round's barrier orders: what every thread's flags name.
+            let f = self.wide(*flags);
+            let all = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_FLAGS);
+            let all = self.b.ins().band(all, f);
+            self.b.ins().store(fl, all, self.ctx, rt::OFF_ROUND_FLAGS);
+        }
         self.exit(BARRIER + k);
         let resume = self.b.create_block();
         self.resumes.push(resume);
@@ -681,6 +701,15 @@ impl Gen<'_, '_> {
     fn simple(&mut self, inst: &Inst) -> Result<(), Unsupported> {
         for r in gpu::ir::reg_uses(inst).0 {
             self.prov.remove(&r);
+        }
+        if let (true, Inst::Binary { op: BinaryOp::Div | BinaryOp::Rem, ty, b, .. }) = (self.checks, inst) {
+            if !ty.is_float() {
+                // The interpreter reports an integer division by zero.
+                let d = self.wide(*b);
+                let d = self.b.ins().band_imm(d, gpu::exec::width_mask(*ty) as i64);
+                let nonzero = self.b.ins().icmp_imm(IntCC::NotEqual, d, 0);
+                self.guard(nonzero);
+            }
         }
         if self.native(inst)? {
             return Ok(());
@@ -735,9 +764,14 @@ impl Gen<'_, '_> {
         let w32 = |r: &Reg| matches!(r, Reg::W32(_));
         let w64 = |r: &Reg| matches!(r, Reg::W64(_));
         match inst {
-            // The compiled tier runs with checks off, where the end of a
-            // function without `return` reports nothing.
-            Inst::Nop | Inst::NoReturn { .. } => {}
+            Inst::Nop => {}
+            // With checks off the end of a function without `return`
+            // reports nothing; with them on the interpreter reports it.
+            Inst::NoReturn { .. } if !self.checks => {}
+            Inst::NoReturn { .. } => {
+                let no = self.b.ins().iconst(I8, 0);
+                self.guard(no);
+            }
             Inst::Const { dst, bits } => {
                 let v = match dst {
                     Reg::W32(_) => self.b.ins().iconst(I32, *bits as u32 as i64),
@@ -1135,6 +1169,9 @@ impl Gen<'_, '_> {
             // Only bound buffers may be shared with other workers (or
             // read-only, program constants): the rest is always writable.
             let check_writable = write && matches!(kind, gpu::memory::AllocKind::Buffer(_) | gpu::memory::AllocKind::Constant(_));
+            if self.shadowed.contains(&id) {
+                self.shadow(idv, off, size, write);
+            }
             return self.locate(e, idv, off, check_writable, private);
         }
         let p = self.get(ptr);
@@ -1167,7 +1204,19 @@ impl Gen<'_, '_> {
             ok = self.b.ins().band(ok, aligned);
         }
         self.guard(ok);
+        self.shadow(id, off, size, write);
         self.locate(e, id, off, write, true)
+    }
+
+    /// With checks on, tell the shadow about an access (in bounds) of
+    /// `size` bytes at offset `off` of allocation `id`; give up on a hit.
+    fn shadow(&mut self, id: Value, off: Value, size: i64, write: bool) {
+        if !self.checks {
+            return;
+        }
+        let what = self.b.ins().iconst(I64, size | (write as i64) << 32);
+        let ok = self.call(self.sigs.shadow, rt::h_shadow as *const () as usize, &[self.ctx, id, off, self.lane, what]).expect("result");
+        self.guard(ok);
     }
 
     /// The host address of offset `off` of the allocation whose table entry

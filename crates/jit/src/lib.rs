@@ -29,7 +29,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
 use gpu::engine::{Compiled, Threadgroup};
 use gpu::ir::{Inst, Reg};
-use gpu::{Dispatch, Kernel, RunOptions};
+use gpu::{CheckLevel, Dispatch, Kernel, RunOptions};
 use runtime::{Ctx, Entry};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -60,6 +60,8 @@ pub struct Native {
     pub compile_time: std::time::Duration,
     /// Bytes of stack the code's frame takes.
     frame_size: usize,
+    /// The checks the code keeps (`CheckLevel::None`: none).
+    checks: CheckLevel,
 }
 
 /// Stack the recursive walks over nested blocks keep free, and the size of
@@ -91,10 +93,20 @@ impl std::fmt::Debug for Native {
     }
 }
 
-/// Compile `kernel`, or say why it cannot be.
+/// Compile `kernel` to run with checks off, or say why it cannot be.
 pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
+    compile_checked(kernel, CheckLevel::None)
+}
+
+/// Compile `kernel` to run under `checks`, or say why it cannot be. With
+/// checks on, the code gives up wherever the interpreter might report
+/// something, and the interpreter reruns the dispatch to report it.
+pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Unsupported> {
     let started = std::time::Instant::now();
     analysis::check(kernel)?;
+    if checks != CheckLevel::None {
+        analysis::check_checked(kernel)?;
+    }
     if !runtime::layout_ok() {
         return Err(Unsupported("internal: the context layout changed".into()));
     }
@@ -123,6 +135,24 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
         }
     });
     let convergent = analysis::convergent(&kernel.body, &preset);
+    // The allocations the sanitizer watches: threadgroup and private
+    // memory, and with race checks the writable buffers.
+    let mut shadowed: std::collections::HashSet<u32> = std::collections::HashSet::new();
+    if checks != CheckLevel::None {
+        shadowed.extend((0..kernel.threadgroup_vars.len() as u32).map(|i| gpu::memory::AllocId::threadgroup(i).0));
+        shadowed.extend((0..kernel.private_vars.len() as u32).map(|i| gpu::memory::AllocId::private(i).0));
+        for p in &kernel.params {
+            match &p.kind {
+                gpu::ir::ParamKind::ThreadgroupBuffer { index, .. } => {
+                    shadowed.insert(gpu::memory::AllocId::tg_buffer(*index).0);
+                }
+                gpu::ir::ParamKind::Buffer { index, writable: true, .. } if checks == CheckLevel::All => {
+                    shadowed.insert(gpu::memory::AllocId::buffer(*index).0);
+                }
+                _ => {}
+            }
+        }
+    }
     let err = |e: &dyn std::fmt::Display| Unsupported(format!("the code generator failed: {e}"));
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").map_err(|e| err(&e))?;
@@ -152,6 +182,8 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
             lens: &lens,
             uniform_attrs: &uniform_attrs,
             per_thread_count: convergent,
+            checks: checks != CheckLevel::None,
+            shadowed: &shadowed,
         };
         codegen::compile_body(&mut b, &mut insts, call_conv, &plan)?;
         b.finalize();
@@ -182,6 +214,7 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
         ran: AtomicU64::new(0),
         compile_time: started.elapsed(),
         frame_size,
+        checks,
     })
 }
 
@@ -256,11 +289,13 @@ impl Compiled for Native {
                 uniform_attrs: s.attrs.as_ptr(),
                 round_at: codegen::FINISHED,
                 round_split: 0,
+                round_flags: u64::MAX,
             };
             // Rounds: every thread still running goes to its next barrier
             // (or the end); all that stop must stop at the same barrier.
             loop {
                 ctx.round_at = codegen::FINISHED;
+                ctx.round_flags = u64::MAX;
                 // The code's frame (and the interpreter helpers it calls)
                 // must fit the stack: machine code has no guard of its own.
                 let func = self.func;
@@ -270,6 +305,13 @@ impl Compiled for Native {
                 }
                 if ctx.round_at == codegen::FINISHED {
                     break;
+                }
+                if self.checks != CheckLevel::None {
+                    // A thread that finished while others wait at a
+                    // barrier is a divergence the interpreter reports.
+                    if s.state.iter().any(|&st| st == codegen::FINISHED) || !t.shadow_barrier(ctx.round_flags as u32) {
+                        return false;
+                    }
                 }
                 if t.cancelled() {
                     return false;
@@ -284,6 +326,10 @@ impl Compiled for Native {
             self.ran.fetch_add(1, Ordering::Relaxed);
         }
         ok
+    }
+
+    fn checks(&self) -> CheckLevel {
+        self.checks
     }
 }
 
@@ -300,7 +346,7 @@ pub struct Prepared {
 /// compiling costs milliseconds, more than they take interpreted.
 pub const AUTO_MIN_THREADS: u64 = 1 << 16;
 
-type Cache = Mutex<HashMap<u64, Result<Arc<Native>, String>>>;
+type Cache = Mutex<HashMap<(u64, u8), Result<Arc<Native>, String>>>;
 
 /// Compiled kernels kept per process (the cache starts over past this).
 const CACHE_LIMIT: usize = 256;
@@ -317,14 +363,14 @@ fn kernel_hash(k: &Kernel) -> u64 {
     h.finish()
 }
 
-/// The compiled form of `kernel`, from the cache or compiled now.
-pub fn compiled(kernel: &Kernel) -> Result<Arc<Native>, String> {
-    let key = kernel_hash(kernel);
+/// The compiled form of `kernel` for `checks`, from the cache or compiled now.
+pub fn compiled(kernel: &Kernel, checks: CheckLevel) -> Result<Arc<Native>, String> {
+    let key = (kernel_hash(kernel), checks as u8);
     if let Some(r) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return r;
     }
     // A bug in the code generator must cost speed, never the run.
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile(kernel)))
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile_checked(kernel, checks)))
         .unwrap_or_else(|_| Err(Unsupported("the code generator failed on this kernel".into())))
         .map(Arc::new)
         .map_err(|e| e.0);
@@ -360,7 +406,7 @@ pub fn prepare(kernel: &Kernel, d: &Dispatch, opts: &RunOptions, engine: Engine)
             return Prepared::default();
         }
     }
-    match compiled(kernel) {
+    match compiled(kernel, opts.check) {
         Ok(n) => Prepared { compiled: Some(n), note: None },
         Err(e) => note(format!("the kernel runs interpreted: {e}")),
     }

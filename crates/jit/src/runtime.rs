@@ -81,6 +81,9 @@ pub struct Ctx {
     pub round_at: u64,
     /// Nonzero when threads stopped at different barriers this round.
     pub round_split: u64,
+    /// With checks on: the `mem_flags` bits every thread that stopped at
+    /// this round's barrier gave it.
+    pub round_flags: u64,
 }
 
 pub const OFF_TABLE: i32 = 0;
@@ -97,6 +100,7 @@ pub const OFF_LOCAL: i32 = 112;
 pub const OFF_UNIFORM_ATTRS: i32 = 120;
 pub const OFF_ROUND_AT: i32 = 128;
 pub const OFF_ROUND_SPLIT: i32 = 136;
+pub const OFF_ROUND_FLAGS: i32 = 144;
 
 /// Whether the offsets above are the layout's (checked before compiling).
 pub fn layout_ok() -> bool {
@@ -114,6 +118,7 @@ pub fn layout_ok() -> bool {
         && std::mem::offset_of!(Ctx, uniform_attrs) == OFF_UNIFORM_ATTRS as usize
         && std::mem::offset_of!(Ctx, round_at) == OFF_ROUND_AT as usize
         && std::mem::offset_of!(Ctx, round_split) == OFF_ROUND_SPLIT as usize
+        && std::mem::offset_of!(Ctx, round_flags) == OFF_ROUND_FLAGS as usize
         && std::mem::offset_of!(Entry, id) == E_ID as usize
         && std::mem::offset_of!(Entry, base) == E_BASE as usize
         && std::mem::offset_of!(Entry, len) == E_LEN as usize
@@ -186,6 +191,13 @@ pub(crate) extern "C" fn h_eval(ctx: *mut Ctx, i: u64, inputs: *const u64, outpu
         let outs = std::slice::from_raw_parts_mut(outputs, defs.len());
         tg(ctx).eval(inst, ins, outs);
     }
+}
+
+/// With checks on: thread `lane` accesses `what & 0xffff_ffff` bytes at
+/// byte offset `off` of allocation `id`, writing when bit 32 of `what` is
+/// set; 0 when the sanitizer might report it (the compiled code gives up).
+pub(crate) extern "C" fn h_shadow(ctx: *mut Ctx, id: u64, off: u64, lane: u64, what: u64) -> u64 {
+    unsafe { tg(ctx).shadow_access(AllocId(id as u32), off, what & 0xffff_ffff, lane as usize, what >> 32 != 0) as u64 }
 }
 
 /// Attribute instruction `i` for thread `lane`.

@@ -56,6 +56,8 @@ fn made_up_buffers(k: &gpu::Kernel, case: &fixture::Case) -> Vec<(u32, String, u
 struct Outcome {
     buffers: BTreeMap<u32, Vec<u8>>,
     findings: usize,
+    /// Every finding as the report gives it (kind, message, place, thread, count).
+    report: Vec<String>,
 }
 
 fn run(k: &gpu::Kernel, case: &fixture::Case, check: CheckLevel, threads: usize, compiled: Option<Arc<jit::Native>>) -> Outcome {
@@ -66,12 +68,54 @@ fn run(k: &gpu::Kernel, case: &fixture::Case, check: CheckLevel, threads: usize,
     let opts = RunOptions { check, threads, compiled: compiled.map(|n| n as Arc<dyn gpu::engine::Compiled>), ..Default::default() };
     let d = Dispatch { grid: case.grid, threadgroup: case.threadgroup, mode: DispatchMode::Threads };
     let r = gpu::run(k, &d, &mut bufs, &opts);
-    Outcome { buffers: bufs, findings: r.findings.len() }
+    let report = r.findings.iter().map(|f| format!("{f:?}")).collect();
+    Outcome { buffers: bufs, findings: r.findings.len(), report }
+}
+
+/// With checks on, a run with the compiled kernel must give exactly the
+/// interpreter's findings and buffers: the compiled code gives up wherever
+/// the interpreter might report something. Returns how many runs
+/// compared, and how many of those ran compiled.
+fn compare_checked(
+    name: &str,
+    k: &gpu::Kernel,
+    case: &fixture::Case,
+    failures: &mut Vec<String>,
+    refused: &mut Vec<String>,
+) -> (usize, usize) {
+    let (mut compared, mut native) = (0, 0);
+    for check in [CheckLevel::Memory, CheckLevel::All] {
+        let n = match jit::compile_checked(k, check) {
+            Ok(n) => Arc::new(n),
+            Err(e) => {
+                refused.push(format!("{name} ({check:?}): {e}"));
+                continue;
+            }
+        };
+        for threads in [1, 2] {
+            let want = run(k, case, check, threads, None);
+            let before = n.threadgroups_run();
+            let got = run(k, case, check, threads, Some(n.clone()));
+            let ran = n.threadgroups_run() > before;
+            compared += 1;
+            native += ran as usize;
+            if got.report != want.report {
+                failures.push(format!(
+                    "{name} ({check:?}, threads {threads}, compiled code ran: {ran}): findings differ\n  compiled: {:?}\n  interpreted: {:?}",
+                    got.report, want.report
+                ));
+            } else if got.buffers != want.buffers {
+                failures.push(format!("{name} ({check:?}, threads {threads}, compiled code ran: {ran}): buffers differ"));
+            }
+        }
+    }
+    (compared, native)
 }
 
 #[test]
 fn compiled_runs_agree_with_the_interpreter() {
     let (mut compared, mut native, mut refused, mut failures) = (0, 0, Vec::new(), Vec::new());
+    let (mut checked, mut checked_native, mut checked_refused) = (0, 0, Vec::new());
     for path in files() {
         let src = std::fs::read_to_string(&path).expect("read");
         if !src.lines().take_while(|l| l.starts_with("//")).any(|l| l.starts_with("// KERNEL:")) {
@@ -94,6 +138,9 @@ fn compiled_runs_agree_with_the_interpreter() {
         if case.buffers.is_empty() {
             case.buffers = made_up_buffers(&k, &case);
         }
+        let (c, nat) = compare_checked(&name, &k, &case, &mut failures, &mut checked_refused);
+        checked += c;
+        checked_native += nat;
         let n = match jit::compile(&k) {
             Ok(n) => Arc::new(n),
             Err(e) => {
@@ -122,6 +169,12 @@ fn compiled_runs_agree_with_the_interpreter() {
         }
     }
     eprintln!("{compared} runs compared, {native} of them ran compiled; {} kernels refused:\n  {}", refused.len(), refused.join("\n  "));
+    eprintln!(
+        "with checks on: {checked} runs compared, {checked_native} of them ran compiled; {} refused:\n  {}",
+        checked_refused.len(),
+        checked_refused.join("\n  ")
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(native >= 100, "only {native} clean runs ran compiled: the tier gives up too often");
+    assert!(checked_native >= 100, "only {checked_native} runs with checks ran compiled: the checked tier gives up too often");
 }

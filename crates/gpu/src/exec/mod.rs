@@ -74,6 +74,9 @@ pub struct Machine<'k> {
     local: Vec<[u32; 3]>,
     /// Shadow state when checking races/uninitialized reads or counting.
     pub san: Option<Box<Sanitizer>>,
+    /// The compiled tier's detect-only shadow, when compiled code runs
+    /// with checks on (it replaces `san`).
+    pub(crate) shadows: Option<Box<crate::conflicts::Shadows>>,
     /// Linear number of the current threadgroup (x fastest), which with
     /// the lane makes a thread number (see `tid`).
     pub tg_linear: u32,
@@ -138,6 +141,7 @@ impl<'k> Machine<'k> {
             last_loop_span: None,
             local: Vec::new(),
             san: None,
+            shadows: None,
             tg_linear: 0,
             tracer: None,
             profiler: None,

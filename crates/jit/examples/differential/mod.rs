@@ -1,7 +1,7 @@
 //! One differential case, shared by the `differential_fuzz` example and
 //! the cargo-fuzz target `fuzz/fuzz_targets/differential.rs`: every kernel
-//! (up to two) of a source, interpreted and compiled with checks off, on
-//! two threadgroups of small inputs chosen by `fill`.
+//! (up to two) of a source, interpreted and compiled, with checks off and
+//! on, on two threadgroups of small inputs chosen by `fill`.
 
 use gpu::ir::ParamKind;
 use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};
@@ -43,7 +43,7 @@ pub fn check(text: &str, fill: u64) -> Result<(u64, u64), String> {
             }
         }
         let d = Dispatch { grid: [48, 1, 1], threadgroup: [32, 1, 1], mode: DispatchMode::Threads };
-        let run = |check: CheckLevel, compiled: Option<Arc<jit::Native>>| {
+        let run = |check: CheckLevel, compiled: Option<Arc<jit::Native>>| -> (BTreeMap<u32, Vec<u8>>, usize, Vec<String>) {
             let opts = RunOptions {
                 check,
                 budget: 200_000,
@@ -53,8 +53,29 @@ pub fn check(text: &str, fill: u64) -> Result<(u64, u64), String> {
             };
             let mut b = buffers.clone();
             let r = gpu::run(&k, &d, &mut b, &opts);
-            (b, r.findings.len())
+            (b, r.findings.len(), r.findings.iter().map(|f| format!("{f:?}")).collect())
         };
+        // With checks on: exactly the interpreter's findings and buffers,
+        // whether the compiled code ran or gave up.
+        for check in [CheckLevel::Memory, CheckLevel::All] {
+            let Ok(c) = jit::compile_checked(&k, check) else { continue };
+            let c = Arc::new(c);
+            let want = run(check, None);
+            let before = c.threadgroups_run();
+            let got = run(check, Some(c.clone()));
+            let ran = c.threadgroups_run() > before;
+            compared += 1;
+            native += ran as u64;
+            if got.2 != want.2 {
+                return Err(format!(
+                    "kernel `{}` with --check {check:?}: findings differ (it ran compiled: {ran})\ncompiled: {:?}\ninterpreted: {:?}",
+                    f.name, got.2, want.2
+                ));
+            }
+            if got.0 != want.0 {
+                return Err(format!("kernel `{}` with --check {check:?}: buffers differ (it ran compiled: {ran})", f.name));
+            }
+        }
         let clean = run(CheckLevel::All, None).1 == 0;
         let want = run(CheckLevel::None, None);
         let before = n.threadgroups_run();

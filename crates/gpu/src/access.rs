@@ -162,6 +162,13 @@ impl Machine<'_> {
         if !self.check_memory {
             return;
         }
+        // Seen before at this access: count it without writing its
+        // message again (a faulting loop repeats it for every thread).
+        let kind = if let Fault::Misaligned = fault { FindingKind::MisalignedAccess } else { FindingKind::OutOfBounds };
+        let span = self.k.accesses.get(at as usize).map(|a| a.span).unwrap_or(self.k.span);
+        if self.stops.is_none() && self.findings.bump(kind, span, self.geo.global(lane)) {
+            return;
+        }
         let what = self.k.accesses.get(at as usize).map(|a| a.what.clone()).unwrap_or_default();
         let rw = if write { "write" } else { "read" };
         let off = ptr_offset(p);

@@ -80,10 +80,13 @@ fn zeroed(n: usize) -> Vec<Cell> {
 }
 
 /// One worker's shadow of the memory the sanitizer watches.
+///
+/// Races are looked for under `--check memory` too, where the sanitizer
+/// does not report them: a racy kernel run one thread at a time may take
+/// other paths than in lockstep (and fault elsewhere), so the interpreter
+/// must run it for its findings and buffers to be the interpreter's.
 #[derive(Debug, Default)]
 pub struct Shadows {
-    /// Look for races (`--check all`); otherwise only unwritten reads.
-    races: bool,
     /// Writable device buffers by index (the sanitizer watches those only).
     device: Vec<Option<Shadow>>,
     threadgroup: Vec<Shadow>,
@@ -105,21 +108,18 @@ const LAST_EPOCH: u32 = u32::MAX - 2;
 impl Shadows {
     /// Shadows for `kernel` with these buffers (`buffer_len(i)` bytes) and
     /// `[[threadgroup(n)]]` buffer sizes, with the sanitizer's grains.
-    pub fn new(kernel: &Kernel, races: bool, buffer_len: &dyn Fn(u32) -> usize, tg_buffers: &[usize]) -> Shadows {
+    pub fn new(kernel: &Kernel, buffer_len: &dyn Fn(u32) -> usize, tg_buffers: &[usize]) -> Shadows {
         let mut device: Vec<Option<Shadow>> = Vec::new();
-        if races {
-            for p in &kernel.params {
-                if let ParamKind::Buffer { index, writable: true, pointee, .. } = &p.kind {
-                    let i = *index as usize;
-                    if device.len() <= i {
-                        device.resize_with(i + 1, || None);
-                    }
-                    device[i] = Some(Shadow::new(buffer_len(*index), crate::element_size(pointee)));
+        for p in &kernel.params {
+            if let ParamKind::Buffer { index, writable: true, pointee, .. } = &p.kind {
+                let i = *index as usize;
+                if device.len() <= i {
+                    device.resize_with(i + 1, || None);
                 }
+                device[i] = Some(Shadow::new(buffer_len(*index), crate::element_size(pointee)));
             }
         }
         Shadows {
-            races,
             device,
             threadgroup: kernel.threadgroup_vars.iter().map(|v| Shadow::new(v.size as usize, v.grain)).collect(),
             tg_buffers: tg_buffers.iter().map(|&b| Shadow::new(b, 1)).collect(),
@@ -185,7 +185,6 @@ impl Shadows {
         }
         shadow.lo = shadow.lo.min(first);
         shadow.hi = shadow.hi.max(last + 1);
-        let races = self.races;
         // An earlier access by another thread at `epoch` is unordered with
         // this one: same interval, or (device memory) another threadgroup.
         let unordered = |epoch: u32| epoch == now || (device && epoch < start);
@@ -193,14 +192,12 @@ impl Shadows {
             if !write && !device && c.w_epoch < start {
                 return false; // threadgroup memory nobody here wrote
             }
-            if races {
-                if c.w_tid != 0 && c.w_tid != tid && unordered(c.w_epoch) {
-                    return false;
-                }
-                // (Reads of an earlier threadgroup are another thread's.)
-                if write && c.r_tid != 0 && ((c.r_max == now && c.r_tid != tid) || (device && c.r_min < start)) {
-                    return false;
-                }
+            if c.w_tid != 0 && c.w_tid != tid && unordered(c.w_epoch) {
+                return false;
+            }
+            // (Reads of an earlier threadgroup are another thread's.)
+            if write && c.r_tid != 0 && ((c.r_max == now && c.r_tid != tid) || (device && c.r_min < start)) {
+                return false;
             }
             if write {
                 c.w_tid = tid;

@@ -85,7 +85,7 @@ impl Findings {
             if f.examples.len() < MAX_EXAMPLES && !f.examples.contains(&thread) && f.thread != thread {
                 f.examples.push(thread);
             }
-            return f;
+            return &mut self.list[i];
         }
         self.index.insert(key, self.list.len());
         self.list.push(Finding {
@@ -102,6 +102,19 @@ impl Findings {
             notes: Vec::new(),
         });
         self.list.last_mut().expect("just pushed")
+    }
+
+    /// Count one more occurrence of an existing finding of `kind` at
+    /// `span` (no secondary place) by `thread`; false when there is none
+    /// yet (then build its message and `report` it).
+    pub fn bump(&mut self, kind: FindingKind, span: Span, thread: [u32; 3]) -> bool {
+        let Some(&i) = self.index.get(&(kind, span, None)) else { return false };
+        let f = &mut self.list[i];
+        f.count += 1;
+        if f.examples.len() < MAX_EXAMPLES && !f.examples.contains(&thread) && f.thread != thread {
+            f.examples.push(thread);
+        }
+        true
     }
 
     pub fn has_errors(&self) -> bool {

@@ -444,7 +444,7 @@ pub(crate) fn run_part<'a>(
     if compiled_checks {
         let buffer_len = |i: u32| m.mem.buffers.get(i as usize).and_then(|b| b.as_ref()).map_or(0, |b| b.len());
         let tgb: Vec<usize> = m.mem.tg_buffers.iter().map(|b| b.len()).collect();
-        m.shadows = Some(Box::new(conflicts::Shadows::new(kernel, opts.check == CheckLevel::All, &buffer_len, &tgb)));
+        m.shadows = Some(Box::new(conflicts::Shadows::new(kernel, &buffer_len, &tgb)));
     } else {
         m.san = sanitizer_for(kernel, opts, &m.mem, lanes);
     }

@@ -136,7 +136,8 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
     });
     let convergent = analysis::convergent(&kernel.body, &preset);
     // The allocations the sanitizer watches: threadgroup and private
-    // memory, and with race checks the writable buffers.
+    // memory and the writable buffers (races are looked for under
+    // `--check memory` too: see `gpu::conflicts`).
     let mut shadowed: std::collections::HashSet<u32> = std::collections::HashSet::new();
     if checks != CheckLevel::None {
         shadowed.extend((0..kernel.threadgroup_vars.len() as u32).map(|i| gpu::memory::AllocId::threadgroup(i).0));
@@ -146,7 +147,7 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
                 gpu::ir::ParamKind::ThreadgroupBuffer { index, .. } => {
                     shadowed.insert(gpu::memory::AllocId::tg_buffer(*index).0);
                 }
-                gpu::ir::ParamKind::Buffer { index, writable: true, .. } if checks == CheckLevel::All => {
+                gpu::ir::ParamKind::Buffer { index, writable: true, .. } => {
                     shadowed.insert(gpu::memory::AllocId::buffer(*index).0);
                 }
                 _ => {}

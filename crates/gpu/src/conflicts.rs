@@ -22,12 +22,30 @@
 //! is all the cross-threadgroup rule needs.
 
 use crate::ir::ParamKind;
-use crate::memory::AllocKind;
+use crate::memory::{AllocId, AllocKind};
 use crate::sanitizer::{MEM_DEVICE, MEM_THREADGROUP};
 use crate::Kernel;
 
 /// Two or more readers in the latest read epoch.
-const MULTI: u32 = u32::MAX;
+pub const MULTI: u32 = u32::MAX;
+
+/// The layout of a cell, for compiled code that updates cells itself:
+/// its size and the byte offsets of its fields (five `u32`s).
+pub const CELL_BYTES: i64 = 20;
+pub const W_TID: i32 = 0;
+pub const W_EPOCH: i32 = 4;
+pub const R_TID: i32 = 8;
+pub const R_MIN: i32 = 12;
+pub const R_MAX: i32 = 16;
+
+const _: () = assert!(
+    std::mem::size_of::<Cell>() == CELL_BYTES as usize
+        && std::mem::offset_of!(Cell, w_tid) == W_TID as usize
+        && std::mem::offset_of!(Cell, w_epoch) == W_EPOCH as usize
+        && std::mem::offset_of!(Cell, r_tid) == R_TID as usize
+        && std::mem::offset_of!(Cell, r_min) == R_MIN as usize
+        && std::mem::offset_of!(Cell, r_max) == R_MAX as usize
+);
 
 #[derive(Clone, Copy, Default, Debug)]
 #[repr(C)]
@@ -53,31 +71,35 @@ struct Shadow {
 }
 
 impl Shadow {
-    fn new(bytes: usize, grain: u32) -> Shadow {
-        let grain = grain.max(1).next_power_of_two();
-        Shadow { cells: zeroed(bytes.div_ceil(grain as usize)), shift: grain.trailing_zeros(), lo: usize::MAX, hi: 0 }
+    fn new(bytes: usize, shift: u32) -> Shadow {
+        Shadow { cells: crate::cells::zeroed(bytes.div_ceil(1 << shift)), shift, lo: usize::MAX, hi: 0 }
     }
 }
 
-/// `n` default cells from zeroed memory: a large buffer's shadow costs
-/// nothing where no thread of this worker touches it (the OS hands out
-/// zero pages lazily).
-fn zeroed(n: usize) -> Vec<Cell> {
-    if n == 0 {
-        return Vec::new();
-    }
-    let Ok(layout) = std::alloc::Layout::array::<Cell>(n) else { return vec![Cell::default(); n] };
-    // SAFETY: `Cell` is five `u32`s, whose all-zero bit pattern is
-    // `Cell::default()`; the pointer comes from the global allocator with
-    // `Cell`'s layout for `n` cells, which the `Vec` takes over.
-    unsafe {
-        let p = std::alloc::alloc_zeroed(layout) as *mut Cell;
-        if p.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        Vec::from_raw_parts(p, n, n)
+/// log2 of the bytes per cell of the shadow allocation `id` of `kernel`
+/// has (the sanitizer's grain), if it has one: threadgroup variables,
+/// `[[threadgroup(n)]]` buffers and writable device buffers.
+pub fn cell_shift(kernel: &Kernel, id: AllocId) -> Option<u32> {
+    let shift = |grain: u32| grain.max(1).next_power_of_two().trailing_zeros();
+    match id.kind() {
+        AllocKind::Threadgroup(i) => kernel.threadgroup_vars.get(i as usize).map(|v| shift(v.grain)),
+        AllocKind::ThreadgroupBuffer(_) => Some(0),
+        AllocKind::Buffer(i) => kernel.params.iter().find_map(|p| match &p.kind {
+            ParamKind::Buffer { index, writable: true, pointee, .. } if *index == i => Some(shift(crate::element_size(pointee))),
+            _ => None,
+        }),
+        _ => None,
     }
 }
+
+impl Drop for Shadow {
+    fn drop(&mut self) {
+        crate::cells::keep(std::mem::take(&mut self.cells), self.lo..self.hi);
+    }
+}
+
+// SAFETY: five `u32`s; all-zero bytes are `Cell::default()`.
+unsafe impl crate::cells::Cell for Cell {}
 
 /// One worker's shadow of the memory the sanitizer watches.
 ///
@@ -111,20 +133,19 @@ impl Shadows {
     pub fn new(kernel: &Kernel, buffer_len: &dyn Fn(u32) -> usize, tg_buffers: &[usize]) -> Shadows {
         let mut device: Vec<Option<Shadow>> = Vec::new();
         for p in &kernel.params {
-            if let ParamKind::Buffer { index, writable: true, pointee, .. } = &p.kind {
+            if let ParamKind::Buffer { index, .. } = &p.kind {
+                let Some(shift) = cell_shift(kernel, AllocId::buffer(*index)) else { continue };
                 let i = *index as usize;
                 if device.len() <= i {
                     device.resize_with(i + 1, || None);
                 }
-                device[i] = Some(Shadow::new(buffer_len(*index), crate::element_size(pointee)));
+                device[i] = Some(Shadow::new(buffer_len(*index), shift));
             }
         }
-        Shadows {
-            device,
-            threadgroup: kernel.threadgroup_vars.iter().map(|v| Shadow::new(v.size as usize, v.grain)).collect(),
-            tg_buffers: tg_buffers.iter().map(|&b| Shadow::new(b, 1)).collect(),
-            ..Default::default()
-        }
+        let threadgroup = (0..kernel.threadgroup_vars.len() as u32)
+            .map(|i| Shadow::new(kernel.threadgroup_vars[i as usize].size as usize, cell_shift(kernel, AllocId::threadgroup(i)).unwrap_or(0)))
+            .collect();
+        Shadows { device, threadgroup, tg_buffers: tg_buffers.iter().map(|&b| Shadow::new(b, 0)).collect(), ..Default::default() }
     }
 
     /// A new threadgroup starts (a new epoch of each kind of memory, and
@@ -215,6 +236,39 @@ impl Shadows {
         true
     }
 
+    fn shadow_mut(&mut self, id: AllocId) -> Option<&mut Shadow> {
+        match id.kind() {
+            AllocKind::Buffer(i) => self.device.get_mut(i as usize)?.as_mut(),
+            AllocKind::Threadgroup(i) => self.threadgroup.get_mut(i as usize),
+            AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get_mut(i as usize),
+            _ => None,
+        }
+    }
+
+    /// Where the cells of allocation `id` start (`CELL_BYTES` each, one
+    /// per `1 << cell_shift` bytes), for compiled code that updates them
+    /// itself with the rules of [`Shadows::access`]; it then reports the
+    /// cells it touched with [`Shadows::touched`].
+    pub fn cells(&mut self, id: AllocId) -> Option<*mut u8> {
+        self.shadow_mut(id).map(|s| s.cells.as_mut_ptr() as *mut u8)
+    }
+
+    /// Compiled code touched cells `lo..hi` of allocation `id`.
+    pub fn touched(&mut self, id: AllocId, lo: usize, hi: usize) {
+        if let Some(s) = self.shadow_mut(id) {
+            if lo < hi {
+                s.lo = s.lo.min(lo);
+                s.hi = s.hi.max(hi);
+            }
+        }
+    }
+
+    /// The current epoch and the threadgroup's first epoch of device
+    /// memory, then of threadgroup memory.
+    pub fn epochs(&self) -> [u32; 4] {
+        [self.dev_epoch, self.dev_start, self.tg_epoch, self.tg_start]
+    }
+
     /// A thread reads or writes the private bytes `range` (its own, see
     /// `exec::private_shadow`). False when it reads one it never wrote.
     pub fn private_access(&mut self, range: std::ops::Range<usize>, write: bool) -> bool {
@@ -243,5 +297,150 @@ impl Shadows {
             }
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::MemOp;
+    use crate::sanitizer::Sanitizer;
+    use proptest::prelude::*;
+
+    const LANES: u32 = 4;
+    const BYTES: usize = 16;
+
+    /// One writable device buffer and one threadgroup variable of 16
+    /// bytes, 4-byte cells.
+    fn shadows() -> Shadows {
+        Shadows { device: vec![Some(Shadow::new(BYTES, 2))], threadgroup: vec![Shadow::new(BYTES, 2)], ..Default::default() }
+    }
+
+    fn tid(tg: u32, lane: u32) -> u32 {
+        tg * LANES + lane + 1
+    }
+
+    const DEV: AllocKind = AllocKind::Buffer(0);
+    const TG: AllocKind = AllocKind::Threadgroup(0);
+
+    #[test]
+    fn two_threads_writing_one_element_between_barriers_conflict() {
+        let mut s = shadows();
+        assert!(s.start_threadgroup(0));
+        assert!(s.access(TG, 0, 4, tid(0, 0), true));
+        assert!(!s.access(TG, 0, 4, tid(0, 1), true));
+    }
+
+    #[test]
+    fn a_barrier_naming_the_memory_orders_it_and_only_it() {
+        let mut s = shadows();
+        s.start_threadgroup(0);
+        assert!(s.access(TG, 0, 4, tid(0, 0), true) && s.access(DEV, 0, 4, tid(0, 0), true));
+        assert!(s.barrier(MEM_THREADGROUP));
+        assert!(s.access(TG, 0, 4, tid(0, 1), false), "ordered by the barrier");
+        assert!(!s.access(DEV, 0, 4, tid(0, 1), false), "mem_threadgroup does not order device memory");
+    }
+
+    #[test]
+    fn threadgroup_memory_another_threadgroup_wrote_is_unwritten() {
+        let mut s = shadows();
+        s.start_threadgroup(0);
+        assert!(s.access(TG, 4, 4, tid(0, 0), true));
+        s.barrier(MEM_THREADGROUP);
+        assert!(s.access(TG, 4, 4, tid(0, 2), false));
+        assert!(!s.access(TG, 8, 4, tid(0, 2), false), "never written");
+        s.start_threadgroup(0);
+        assert!(!s.access(TG, 4, 4, tid(1, 2), false), "written by the last threadgroup only");
+    }
+
+    #[test]
+    fn device_elements_touched_by_two_threadgroups_with_a_write_conflict() {
+        let mut s = shadows();
+        s.start_threadgroup(0);
+        assert!(s.access(DEV, 0, 4, tid(0, 0), false));
+        assert!(s.access(DEV, 4, 4, tid(0, 1), true));
+        s.start_threadgroup(0);
+        assert!(s.access(DEV, 0, 4, tid(1, 3), false), "two reads never race");
+        assert!(s.access(DEV, 8, 4, tid(1, 3), true), "an element of its own");
+        assert!(!s.access(DEV, 0, 4, tid(1, 0), true), "read by the first threadgroup");
+        assert!(!s.access(DEV, 4, 4, tid(1, 0), false), "written by the first threadgroup");
+    }
+
+    #[test]
+    fn a_threads_own_accesses_never_conflict_and_reads_by_several_threads_do_with_a_write() {
+        let mut s = shadows();
+        s.start_threadgroup(0);
+        assert!(s.access(TG, 0, 4, tid(0, 1), true));
+        assert!(s.access(TG, 0, 4, tid(0, 1), false) && s.access(TG, 0, 4, tid(0, 1), true));
+        s.barrier(MEM_THREADGROUP);
+        assert!(s.access(TG, 0, 4, tid(0, 2), false) && s.access(TG, 0, 4, tid(0, 3), false));
+        assert!(!s.access(TG, 0, 4, tid(0, 2), true), "thread 3 read it in this interval");
+    }
+
+    #[test]
+    fn workers_conflict_only_where_both_touched_an_element_and_one_wrote() {
+        let (mut a, mut b) = (shadows(), shadows());
+        a.start_threadgroup(0);
+        b.start_threadgroup(0);
+        assert!(a.access(DEV, 0, 4, tid(0, 0), true) && a.access(DEV, 4, 4, tid(0, 0), false));
+        assert!(b.access(DEV, 4, 4, tid(5, 0), false) && b.access(DEV, 8, 4, tid(5, 0), true));
+        assert!(!a.conflict(&b), "shared reads, separate writes");
+        assert!(b.access(DEV, 0, 4, tid(5, 1), false));
+        assert!(a.conflict(&b), "a wrote what b read");
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Threadgroup,
+        Barrier(u32),
+        Access { lane: u32, cell: u64, write: bool, device: bool },
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            1 => Just(Op::Threadgroup),
+            2 => (0u32..4).prop_map(Op::Barrier),
+            12 => (0..LANES, 0u64..4, any::<bool>(), any::<bool>()).prop_map(|(lane, cell, write, device)| Op::Access { lane, cell, write, device }),
+        ]
+    }
+
+    proptest! {
+        /// The sanitizer against this shadow on one sequence of accesses:
+        /// whatever the sanitizer reports, the shadow has flagged by then
+        /// (it may flag more, never less or later).
+        #[test]
+        fn flags_whatever_the_sanitizer_reports(ops in proptest::collection::vec(op(), 1..60)) {
+            let mut san = Sanitizer::new(true, true, false);
+            san.track_device(0, BYTES, 4);
+            san.set_threadgroup_sizes(&[(BYTES, 4)], &[]);
+            san.lanes_per_threadgroup = LANES;
+            san.start_threadgroup(LANES as usize, 0);
+            let mut s = shadows();
+            s.start_threadgroup(0);
+            let mut tg = 0u32;
+            let mut flagged = false;
+            for op in ops {
+                match op {
+                    Op::Threadgroup => {
+                        tg += 1;
+                        san.start_threadgroup(LANES as usize, 0);
+                        flagged |= !s.start_threadgroup(0);
+                    }
+                    Op::Barrier(flags) => {
+                        san.barrier(flags, false, 0);
+                        flagged |= !s.barrier(flags);
+                    }
+                    Op::Access { lane, cell, write, device } => {
+                        let kind = if device { DEV } else { TG };
+                        let mem_op = if write { MemOp::Write } else { MemOp::Read };
+                        let t = tid(tg, lane);
+                        let b = san.access_many(kind, std::iter::once((lane as usize, cell as i64 * 4, t)), 4, 0, mem_op);
+                        flagged |= !s.access(kind, cell * 4, 4, t, write);
+                        let reported = b.first_race.is_some() || b.first_uninit.is_some();
+                        prop_assert!(!reported || flagged, "the sanitizer reports an access the shadow let through");
+                    }
+                }
+            }
+        }
     }
 }

@@ -171,6 +171,30 @@ impl<'k> Threadgroup<'_, 'k> {
         self.m.shadows.as_mut().is_some_and(|s| s.access(id.kind(), off, size, tid, write))
     }
 
+    /// With checks on: where the shadow cells of allocation `id` start
+    /// (null: it has none); see `conflicts::Shadows::cells`.
+    pub fn shadow_cells(&mut self, id: AllocId) -> *mut u8 {
+        self.m.shadows.as_mut().and_then(|s| s.cells(id)).unwrap_or(std::ptr::null_mut())
+    }
+
+    /// With checks on: compiled code touched cells `lo..hi` of allocation `id`.
+    pub fn shadow_touched(&mut self, id: AllocId, lo: usize, hi: usize) {
+        if let Some(s) = self.m.shadows.as_mut() {
+            s.touched(id, lo, hi);
+        }
+    }
+
+    /// With checks on: the epochs of `conflicts::Shadows::epochs`.
+    pub fn shadow_epochs(&self) -> [u32; 4] {
+        self.m.shadows.as_ref().map_or([0; 4], |s| s.epochs())
+    }
+
+    /// The thread number (global number + 1) of lane 0; lane `l`'s is
+    /// this plus `l` (wrapping), as the sanitizer numbers threads.
+    pub fn thread_base(&self) -> u32 {
+        self.m.tid(0)
+    }
+
     /// With checks on: every thread passed a `threadgroup_barrier` with
     /// (at least) `mem_flags` `flags`. False when it cannot be followed.
     pub fn shadow_barrier(&mut self, flags: u32) -> bool {

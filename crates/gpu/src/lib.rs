@@ -6,7 +6,8 @@
 //! lockstep as lanes, SIMD-groups of 32.
 
 pub mod access;
-mod conflicts;
+mod cells;
+pub mod conflicts;
 pub mod engine;
 pub mod exec;
 pub mod findings;

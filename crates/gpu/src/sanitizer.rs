@@ -115,7 +115,7 @@ impl Deferred {
 impl Shadow {
     fn new(bytes: usize, grain: u32) -> Shadow {
         let grain = grain.max(1).next_power_of_two();
-        let cells = zeroed_cells(bytes.div_ceil(grain as usize));
+        let cells = crate::cells::zeroed(bytes.div_ceil(grain as usize));
         Shadow {
             shift: grain.trailing_zeros(),
             unwritten: cells.len(),
@@ -229,67 +229,15 @@ impl Shadow {
     }
 }
 
-/// Large shadows of finished dispatches, for the next dispatch of the same
-/// size (benchmarks and the puzzle book run many): fresh memory costs a
-/// page fault per 4 KiB, which dominates small kernels. Each is kept with
-/// the range its dispatch touched and cleared only when it is taken again,
-/// so a run that never reuses one (one CLI dispatch) does not pay for it.
-type Spare = (Vec<Cell>, std::ops::Range<usize>);
-static SPARE_SHADOWS: std::sync::Mutex<Vec<Spare>> = std::sync::Mutex::new(Vec::new());
-/// Shadows smaller than this are not worth keeping.
-const SPARE_MIN_CELLS: usize = 1 << 12;
-/// At most this many bytes of spare shadows are kept.
-const SPARE_MAX_BYTES: usize = 1 << 30;
-
 impl Drop for Shadow {
     fn drop(&mut self) {
-        if self.cells.len() < SPARE_MIN_CELLS {
-            return;
-        }
-        let dirty = self.touched.start..self.touched.end.min(self.cells.len());
-        let cells = std::mem::take(&mut self.cells);
-        if let Ok(mut spare) = SPARE_SHADOWS.lock() {
-            let held: usize = spare.iter().map(|v| v.0.len() * std::mem::size_of::<Cell>()).sum();
-            if held + cells.len() * std::mem::size_of::<Cell>() <= SPARE_MAX_BYTES {
-                spare.push((cells, dirty));
-            }
-        }
+        crate::cells::keep(std::mem::take(&mut self.cells), self.touched.clone());
     }
 }
 
-/// `n` default cells: a spare shadow of that size (its dirty range cleared),
-/// or zeroed memory (large device shadows then cost nothing until touched:
-/// the OS hands out zero pages lazily).
-fn zeroed_cells(n: usize) -> Vec<Cell> {
-    if n == 0 {
-        return Vec::new();
-    }
-    if n >= SPARE_MIN_CELLS {
-        let taken = SPARE_SHADOWS.lock().ok().and_then(|mut spare| {
-            let i = spare.iter().position(|v| v.0.len() == n)?;
-            Some(spare.swap_remove(i))
-        });
-        if let Some((mut cells, dirty)) = taken {
-            if dirty.start < dirty.end {
-                // SAFETY: `dirty` lies within `cells` (clamped when kept);
-                // all-zero bytes are `Cell::default()` (see below).
-                unsafe { std::ptr::write_bytes(cells.as_mut_ptr().add(dirty.start), 0, dirty.end - dirty.start) };
-            }
-            return cells;
-        }
-    }
-    let Ok(layout) = std::alloc::Layout::array::<Cell>(n) else { return vec![Cell::default(); n] };
-    // SAFETY: `Cell` is plain data (integers and a bool) whose all-zero bit
-    // pattern is exactly `Cell::default()`; the pointer comes from the global
-    // allocator with `Cell`'s layout and capacity `n`.
-    unsafe {
-        let p = std::alloc::alloc_zeroed(layout) as *mut Cell;
-        if p.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        Vec::from_raw_parts(p, n, n)
-    }
-}
+// SAFETY: stamps are integers and a bool (4-byte aligned, 16 bytes), and
+// all-zero bytes are `Cell::default()`.
+unsafe impl crate::cells::Cell for Cell {}
 
 /// Per-thread counts of memory operations, and of the operations that
 /// synchronize or exchange between threads. An atomic counts as an atomic

@@ -144,7 +144,7 @@ pub struct Gen<'a, 'b> {
     uniform_attrs: &'a [(ThreadAttr, u8)],
     /// Compiled with checks on (see `Plan::shadowed`).
     checks: bool,
-    shadowed: &'a HashSet<u32>,
+    shadowed: &'a HashMap<u32, Option<u32>>,
 }
 
 fn sig(call_conv: CallConv, params: usize, ret: bool) -> Signature {
@@ -172,10 +172,11 @@ pub struct Plan<'a> {
     pub per_thread_count: bool,
     /// Checks on: give up wherever the interpreter might report something
     /// (`gpu::conflicts`), telling the shadow about every access to the
-    /// allocations in `shadowed` and to any reached through an unknown
-    /// pointer.
+    /// allocations in `shadowed` (with the log2 of their cells' size;
+    /// `None`: bytes, kept by the runtime) and to any reached through an
+    /// unknown pointer.
     pub checks: bool,
-    pub shadowed: &'a HashSet<u32>,
+    pub shadowed: &'a HashMap<u32, Option<u32>>,
 }
 
 /// Compile `plan.body` into the builder's function (signature `(ctx) ->
@@ -1169,8 +1170,13 @@ impl Gen<'_, '_> {
             // Only bound buffers may be shared with other workers (or
             // read-only, program constants): the rest is always writable.
             let check_writable = write && matches!(kind, gpu::memory::AllocKind::Buffer(_) | gpu::memory::AllocKind::Constant(_));
-            if self.shadowed.contains(&id) {
-                self.shadow(idv, off, size, write);
+            match self.shadowed.get(&id) {
+                // One cell (the access is aligned to its power-of-two size): inline.
+                Some(&Some(shift)) if size > 0 && size <= 16 && (size as u64).is_power_of_two() && size <= 1 << shift => {
+                    self.shadow_cell(e, kind, off, shift, write)
+                }
+                Some(_) => self.shadow(idv, off, size, write),
+                None => {}
             }
             return self.locate(e, idv, off, check_writable, private);
         }
@@ -1206,6 +1212,94 @@ impl Gen<'_, '_> {
         self.guard(ok);
         self.shadow(id, off, size, write);
         self.locate(e, id, off, write, true)
+    }
+
+    /// With checks on, an access (in bounds) within one shadow cell of the
+    /// allocation of kind `kind` whose table entry is at `e`: the rules of
+    /// `gpu::conflicts::Shadows::access`, inline; give up on a hit.
+    fn shadow_cell(&mut self, e: Value, kind: gpu::memory::AllocKind, off: Value, shift: u32, write: bool) {
+        use gpu::conflicts as cf;
+        let fl = MemFlags::trusted();
+        let device = matches!(kind, gpu::memory::AllocKind::Buffer(_));
+        let cells = self.b.ins().load(I64, fl, e, rt::E_SHADOW);
+        let idx = self.b.ins().ushr_imm(off, shift as i64);
+        if device {
+            // The cells touched, for the merge of workers' shadows.
+            let lo = self.b.ins().load(I64, fl, e, rt::E_LO);
+            let lo = self.b.ins().umin(lo, idx);
+            self.b.ins().store(fl, lo, e, rt::E_LO);
+            let hi = self.b.ins().load(I64, fl, e, rt::E_HI);
+            let hi = self.b.ins().umax(hi, idx);
+            self.b.ins().store(fl, hi, e, rt::E_HI);
+        }
+        let co = self.b.ins().imul_imm(idx, cf::CELL_BYTES);
+        let c = self.b.ins().iadd(cells, co);
+        let base = self.b.ins().load(I32, fl, self.ctx, rt::OFF_THREAD_BASE);
+        let lane = self.b.ins().ireduce(I32, self.lane);
+        let tid = self.b.ins().iadd(base, lane);
+        let ep = rt::OFF_EPOCHS + if device { 0 } else { 8 };
+        let now = self.b.ins().load(I32, fl, self.ctx, ep);
+        let start = self.b.ins().load(I32, fl, self.ctx, ep + 4);
+        let w_tid = self.b.ins().load(I32, fl, c, cf::W_TID);
+        let w_epoch = self.b.ins().load(I32, fl, c, cf::W_EPOCH);
+        // Another thread's write, unordered with this access.
+        let someone = self.b.ins().icmp_imm(IntCC::NotEqual, w_tid, 0);
+        let other = self.b.ins().icmp(IntCC::NotEqual, w_tid, tid);
+        let other = self.b.ins().band(someone, other);
+        let mut unordered = self.b.ins().icmp(IntCC::Equal, w_epoch, now);
+        let earlier_group = self.b.ins().icmp(IntCC::UnsignedLessThan, w_epoch, start);
+        if device {
+            unordered = self.b.ins().bor(unordered, earlier_group);
+        }
+        let mut bad = self.b.ins().band(other, unordered);
+        if !write && !device {
+            // Threadgroup memory no thread of this threadgroup wrote.
+            bad = self.b.ins().bor(bad, earlier_group);
+        }
+        let r_tid = self.b.ins().load(I32, fl, c, cf::R_TID);
+        let r_max = self.b.ins().load(I32, fl, c, cf::R_MAX);
+        let r_min = if device { Some(self.b.ins().load(I32, fl, c, cf::R_MIN)) } else { None };
+        if write {
+            // Another thread's read in this interval, or one of another threadgroup.
+            let read = self.b.ins().icmp_imm(IntCC::NotEqual, r_tid, 0);
+            let same = self.b.ins().icmp(IntCC::Equal, r_max, now);
+            let other = self.b.ins().icmp(IntCC::NotEqual, r_tid, tid);
+            let mut hit = self.b.ins().band(same, other);
+            if let Some(r_min) = r_min {
+                let before = self.b.ins().icmp(IntCC::UnsignedLessThan, r_min, start);
+                hit = self.b.ins().bor(hit, before);
+            }
+            let hit = self.b.ins().band(read, hit);
+            bad = self.b.ins().bor(bad, hit);
+        }
+        let ok = self.b.ins().icmp_imm(IntCC::Equal, bad, 0);
+        self.guard(ok);
+        if write {
+            self.b.ins().store(fl, tid, c, cf::W_TID);
+            self.b.ins().store(fl, now, c, cf::W_EPOCH);
+            return;
+        }
+        let zero = self.b.ins().iconst(I32, 0);
+        let r_tid = if device {
+            r_tid
+        } else {
+            // A read of an earlier threadgroup's memory is forgotten.
+            let stale = self.b.ins().icmp(IntCC::UnsignedLessThan, r_max, start);
+            self.b.ins().select(stale, zero, r_tid)
+        };
+        let none = self.b.ins().icmp_imm(IntCC::Equal, r_tid, 0);
+        if let Some(r_min) = r_min {
+            let m = self.b.ins().select(none, now, r_min);
+            self.b.ins().store(fl, m, c, cf::R_MIN);
+        }
+        let mine = self.b.ins().icmp(IntCC::Equal, r_tid, tid);
+        let older = self.b.ins().icmp(IntCC::NotEqual, r_max, now);
+        let alone = self.b.ins().bor(none, mine);
+        let alone = self.b.ins().bor(alone, older);
+        let multi = self.b.ins().iconst(I32, cf::MULTI as i64);
+        let reader = self.b.ins().select(alone, tid, multi);
+        self.b.ins().store(fl, reader, c, cf::R_TID);
+        self.b.ins().store(fl, now, c, cf::R_MAX);
     }
 
     /// With checks on, tell the shadow about an access (in bounds) of

@@ -138,21 +138,25 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
     // The allocations the sanitizer watches: threadgroup and private
     // memory and the writable buffers (races are looked for under
     // `--check memory` too: see `gpu::conflicts`).
-    let mut shadowed: std::collections::HashSet<u32> = std::collections::HashSet::new();
+    // Each with the log2 of its cells' size (`None`: private memory,
+    // whose shadow is bytes).
+    let mut shadowed: HashMap<u32, Option<u32>> = HashMap::new();
     if checks != CheckLevel::None {
-        shadowed.extend((0..kernel.threadgroup_vars.len() as u32).map(|i| gpu::memory::AllocId::threadgroup(i).0));
-        shadowed.extend((0..kernel.private_vars.len() as u32).map(|i| gpu::memory::AllocId::private(i).0));
+        use gpu::memory::AllocId;
+        let mut ids: Vec<AllocId> = (0..kernel.threadgroup_vars.len() as u32).map(AllocId::threadgroup).collect();
         for p in &kernel.params {
             match &p.kind {
-                gpu::ir::ParamKind::ThreadgroupBuffer { index, .. } => {
-                    shadowed.insert(gpu::memory::AllocId::tg_buffer(*index).0);
-                }
-                gpu::ir::ParamKind::Buffer { index, writable: true, .. } => {
-                    shadowed.insert(gpu::memory::AllocId::buffer(*index).0);
-                }
-                _ => {}
+                gpu::ir::ParamKind::ThreadgroupBuffer { index, .. } => ids.push(AllocId::tg_buffer(*index)),
+                gpu::ir::ParamKind::Buffer { index, .. } => ids.push(AllocId::buffer(*index)),
+                gpu::ir::ParamKind::Attr { .. } => {}
             }
         }
+        for id in ids {
+            if let Some(shift) = gpu::conflicts::cell_shift(&kernel, id) {
+                shadowed.insert(id.0, Some(shift));
+            }
+        }
+        shadowed.extend((0..kernel.private_vars.len() as u32).map(|i| (AllocId::private(i).0, None)));
     }
     let err = |e: &dyn std::fmt::Display| Unsupported(format!("the code generator failed: {e}"));
     let mut flags = settings::builder();
@@ -291,6 +295,9 @@ impl Compiled for Native {
                 round_at: codegen::FINISHED,
                 round_split: 0,
                 round_flags: u64::MAX,
+                epochs: t.shadow_epochs(),
+                thread_base: t.thread_base(),
+                _pad2: 0,
             };
             // Rounds: every thread still running goes to its next barrier
             // (or the end); all that stop must stop at the same barrier.
@@ -313,10 +320,14 @@ impl Compiled for Native {
                     if s.state.iter().any(|&st| st == codegen::FINISHED) || !t.shadow_barrier(ctx.round_flags as u32) {
                         return false;
                     }
+                    ctx.epochs = t.shadow_epochs();
                 }
                 if t.cancelled() {
                     return false;
                 }
+            }
+            if self.checks != CheckLevel::None {
+                runtime::fold_touched(t, &s.table, &s.used);
             }
             // (The interpreter, in lockstep, runs at most every thread's
             // instructions in turn; exactly one thread's when all go the

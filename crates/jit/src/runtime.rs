@@ -29,11 +29,17 @@ pub struct Entry {
     pub lane_stride: u64,
     /// Nonzero when stores may go straight in.
     pub writable: u64,
+    /// With checks on: the allocation's shadow cells (`gpu::conflicts`),
+    /// and the range of them this threadgroup touched (`lo..=hi`, none
+    /// while `lo > hi`).
+    pub shadow: u64,
+    pub lo: u64,
+    pub hi: u64,
 }
 
 impl Default for Entry {
     fn default() -> Entry {
-        Entry { id: u64::MAX, base: 0, len: 0, lane_stride: 0, writable: 0 }
+        Entry { id: u64::MAX, base: 0, len: 0, lane_stride: 0, writable: 0, shadow: 0, lo: u64::MAX, hi: 0 }
     }
 }
 
@@ -43,10 +49,19 @@ pub const E_BASE: i32 = 8;
 pub const E_LEN: i32 = 16;
 pub const E_STRIDE: i32 = 24;
 pub const E_WRITABLE: i32 = 32;
+pub const E_SHADOW: i32 = 40;
+pub const E_LO: i32 = 48;
+pub const E_HI: i32 = 56;
 
 impl Entry {
+    /// The allocation now lives at `r` (a buffer copied on its first
+    /// write); its shadow stays.
+    fn moved(&mut self, r: Region) {
+        (self.base, self.len, self.lane_stride, self.writable) = (r.base as u64, r.len, r.lane_stride, r.writable as u64);
+    }
+
     pub fn of(id: AllocId, r: Region) -> Entry {
-        Entry { id: id.0 as u64, base: r.base as u64, len: r.len, lane_stride: r.lane_stride, writable: r.writable as u64 }
+        Entry { id: id.0 as u64, base: r.base as u64, len: r.len, lane_stride: r.lane_stride, writable: r.writable as u64, ..Entry::default() }
     }
 }
 
@@ -84,6 +99,11 @@ pub struct Ctx {
     /// With checks on: the `mem_flags` bits every thread that stopped at
     /// this round's barrier gave it.
     pub round_flags: u64,
+    /// With checks on: `gpu::conflicts::Shadows::epochs`, and the thread
+    /// number of lane 0 (`Threadgroup::thread_base`).
+    pub epochs: [u32; 4],
+    pub thread_base: u32,
+    pub _pad2: u32,
 }
 
 pub const OFF_TABLE: i32 = 0;
@@ -101,6 +121,8 @@ pub const OFF_UNIFORM_ATTRS: i32 = 120;
 pub const OFF_ROUND_AT: i32 = 128;
 pub const OFF_ROUND_SPLIT: i32 = 136;
 pub const OFF_ROUND_FLAGS: i32 = 144;
+pub const OFF_EPOCHS: i32 = 152;
+pub const OFF_THREAD_BASE: i32 = 168;
 
 /// Whether the offsets above are the layout's (checked before compiling).
 pub fn layout_ok() -> bool {
@@ -119,11 +141,16 @@ pub fn layout_ok() -> bool {
         && std::mem::offset_of!(Ctx, round_at) == OFF_ROUND_AT as usize
         && std::mem::offset_of!(Ctx, round_split) == OFF_ROUND_SPLIT as usize
         && std::mem::offset_of!(Ctx, round_flags) == OFF_ROUND_FLAGS as usize
+        && std::mem::offset_of!(Ctx, epochs) == OFF_EPOCHS as usize
+        && std::mem::offset_of!(Ctx, thread_base) == OFF_THREAD_BASE as usize
         && std::mem::offset_of!(Entry, id) == E_ID as usize
         && std::mem::offset_of!(Entry, base) == E_BASE as usize
         && std::mem::offset_of!(Entry, len) == E_LEN as usize
         && std::mem::offset_of!(Entry, lane_stride) == E_STRIDE as usize
         && std::mem::offset_of!(Entry, writable) == E_WRITABLE as usize
+        && std::mem::offset_of!(Entry, shadow) == E_SHADOW as usize
+        && std::mem::offset_of!(Entry, lo) == E_LO as usize
+        && std::mem::offset_of!(Entry, hi) == E_HI as usize
 }
 
 /// Fill `table` with the threadgroup's allocations; `used` lists the
@@ -150,8 +177,18 @@ pub fn fill_table(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], used: &mut V
             continue; // two ids share the entry: the second gives up when used
         }
         if let Some(r) = t.region(id) {
-            table[s] = Entry::of(id, r);
+            table[s] = Entry { shadow: t.shadow_cells(id) as u64, ..Entry::of(id, r) };
             used.push(s);
+        }
+    }
+}
+
+/// Tell the shadow which cells the threadgroup's compiled code touched.
+pub fn fold_touched(t: &mut Threadgroup<'_, '_>, table: &[Entry], used: &[usize]) {
+    for &s in used {
+        let e = &table[s];
+        if e.shadow != 0 && e.lo <= e.hi {
+            t.shadow_touched(AllocId(e.id as u32), e.lo as usize, e.hi as usize + 1);
         }
     }
 }
@@ -173,7 +210,7 @@ pub(crate) extern "C" fn h_writable(ctx: *mut Ctx, id: u64) -> u64 {
         let AllocKind::Buffer(index) = AllocId(id as u32).kind() else { return 0 };
         match tg(ctx).writable(index) {
             Some(r) => {
-                *(*ctx).table.add(slot_of(id as u32)) = Entry::of(AllocId(id as u32), r);
+                (*(*ctx).table.add(slot_of(id as u32))).moved(r);
                 1
             }
             None => 0,
@@ -243,7 +280,7 @@ pub(crate) extern "C" fn h_atomic(ctx: *mut Ctx, i: u64, lane: u64, p: u64, a: u
                     if let Some(r) = tg(ctx).region(id) {
                         let s = slot_of(id.0);
                         if (*(*ctx).table.add(s)).id == id.0 as u64 {
-                            *(*ctx).table.add(s) = Entry::of(id, r);
+                            (*(*ctx).table.add(s)).moved(r);
                         }
                     }
                 }

@@ -28,6 +28,22 @@ use crate::Kernel;
 
 /// Two or more readers in the latest read epoch.
 pub const MULTI: u32 = u32::MAX;
+/// A write's epoch with this bit set was an atomic operation's; epochs
+/// themselves stay below it.
+pub const ATOMIC: u32 = 1 << 31;
+pub const EPOCH_MASK: u32 = ATOMIC - 1;
+
+/// One access as the rules see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    pub write: bool,
+    /// An atomic operation: it counts as a write (it may change the
+    /// element), as a read of unwritten memory, and races only with
+    /// accesses that are not atomic. (An atomic load counts as a write
+    /// too, which may flag a plain read after it that the sanitizer lets
+    /// pass: a rerun, not a missed finding.)
+    pub atomic: bool,
+}
 
 /// The layout of a cell, for compiled code that updates cells itself:
 /// its size and the byte offsets of its fields (five `u32`s).
@@ -125,7 +141,7 @@ pub struct Shadows {
 
 /// Epochs stop here: a worker that would go past gives up (the
 /// interpreter has no such limit).
-const LAST_EPOCH: u32 = u32::MAX - 2;
+const LAST_EPOCH: u32 = EPOCH_MASK - 2;
 
 impl Shadows {
     /// Shadows for `kernel` with these buffers (`buffer_len(i)` bytes) and
@@ -143,7 +159,9 @@ impl Shadows {
             }
         }
         let threadgroup = (0..kernel.threadgroup_vars.len() as u32)
-            .map(|i| Shadow::new(kernel.threadgroup_vars[i as usize].size as usize, cell_shift(kernel, AllocId::threadgroup(i)).unwrap_or(0)))
+            .map(|i| {
+                Shadow::new(kernel.threadgroup_vars[i as usize].size as usize, cell_shift(kernel, AllocId::threadgroup(i)).unwrap_or(0))
+            })
             .collect();
         Shadows { device, threadgroup, tg_buffers: tg_buffers.iter().map(|&b| Shadow::new(b, 0)).collect(), ..Default::default() }
     }
@@ -179,10 +197,12 @@ impl Shadows {
         true
     }
 
-    /// Thread `tid` (global number + 1) accesses `size` bytes at byte
-    /// offset `off` of an allocation of kind `kind` (already known to be in
-    /// bounds). False when the sanitizer might report it.
-    pub fn access(&mut self, kind: AllocKind, off: u64, size: u64, tid: u32, write: bool) -> bool {
+    /// Thread `tid` (global number + 1) makes access `op` of `size` bytes
+    /// at byte offset `off` of an allocation of kind `kind` (already known
+    /// to be in bounds). False when the sanitizer might report it.
+    pub fn access(&mut self, kind: AllocKind, off: u64, size: u64, tid: u32, op: Op) -> bool {
+        let (atomic, write) = (op.atomic, op.write || op.atomic);
+        let reads = !op.write || op.atomic;
         let (shadow, device) = match kind {
             AllocKind::Buffer(i) => match self.device.get_mut(i as usize) {
                 Some(Some(s)) => (s, true),
@@ -210,10 +230,12 @@ impl Shadows {
         // this one: same interval, or (device memory) another threadgroup.
         let unordered = |epoch: u32| epoch == now || (device && epoch < start);
         for c in &mut shadow.cells[first..=last] {
-            if !write && !device && c.w_epoch < start {
+            let w_epoch = c.w_epoch & EPOCH_MASK;
+            if reads && !device && w_epoch < start {
                 return false; // threadgroup memory nobody here wrote
             }
-            if c.w_tid != 0 && c.w_tid != tid && unordered(c.w_epoch) {
+            let both_atomic = atomic && c.w_epoch & ATOMIC != 0;
+            if c.w_tid != 0 && c.w_tid != tid && unordered(w_epoch) && !both_atomic {
                 return false;
             }
             // (Reads of an earlier threadgroup are another thread's.)
@@ -222,7 +244,7 @@ impl Shadows {
             }
             if write {
                 c.w_tid = tid;
-                c.w_epoch = now;
+                c.w_epoch = if atomic { now | ATOMIC } else { now };
             } else {
                 if c.r_tid == 0 {
                     c.r_min = now;
@@ -320,6 +342,9 @@ mod tests {
         tg * LANES + lane + 1
     }
 
+    const R: Op = Op { write: false, atomic: false };
+    const W: Op = Op { write: true, atomic: false };
+    const A: Op = Op { write: true, atomic: true };
     const DEV: AllocKind = AllocKind::Buffer(0);
     const TG: AllocKind = AllocKind::Threadgroup(0);
 
@@ -327,54 +352,67 @@ mod tests {
     fn two_threads_writing_one_element_between_barriers_conflict() {
         let mut s = shadows();
         assert!(s.start_threadgroup(0));
-        assert!(s.access(TG, 0, 4, tid(0, 0), true));
-        assert!(!s.access(TG, 0, 4, tid(0, 1), true));
+        assert!(s.access(TG, 0, 4, tid(0, 0), W));
+        assert!(!s.access(TG, 0, 4, tid(0, 1), W));
     }
 
     #[test]
     fn a_barrier_naming_the_memory_orders_it_and_only_it() {
         let mut s = shadows();
         s.start_threadgroup(0);
-        assert!(s.access(TG, 0, 4, tid(0, 0), true) && s.access(DEV, 0, 4, tid(0, 0), true));
+        assert!(s.access(TG, 0, 4, tid(0, 0), W) && s.access(DEV, 0, 4, tid(0, 0), W));
         assert!(s.barrier(MEM_THREADGROUP));
-        assert!(s.access(TG, 0, 4, tid(0, 1), false), "ordered by the barrier");
-        assert!(!s.access(DEV, 0, 4, tid(0, 1), false), "mem_threadgroup does not order device memory");
+        assert!(s.access(TG, 0, 4, tid(0, 1), R), "ordered by the barrier");
+        assert!(!s.access(DEV, 0, 4, tid(0, 1), R), "mem_threadgroup does not order device memory");
     }
 
     #[test]
     fn threadgroup_memory_another_threadgroup_wrote_is_unwritten() {
         let mut s = shadows();
         s.start_threadgroup(0);
-        assert!(s.access(TG, 4, 4, tid(0, 0), true));
+        assert!(s.access(TG, 4, 4, tid(0, 0), W));
         s.barrier(MEM_THREADGROUP);
-        assert!(s.access(TG, 4, 4, tid(0, 2), false));
-        assert!(!s.access(TG, 8, 4, tid(0, 2), false), "never written");
+        assert!(s.access(TG, 4, 4, tid(0, 2), R));
+        assert!(!s.access(TG, 8, 4, tid(0, 2), R), "never written");
         s.start_threadgroup(0);
-        assert!(!s.access(TG, 4, 4, tid(1, 2), false), "written by the last threadgroup only");
+        assert!(!s.access(TG, 4, 4, tid(1, 2), R), "written by the last threadgroup only");
     }
 
     #[test]
     fn device_elements_touched_by_two_threadgroups_with_a_write_conflict() {
         let mut s = shadows();
         s.start_threadgroup(0);
-        assert!(s.access(DEV, 0, 4, tid(0, 0), false));
-        assert!(s.access(DEV, 4, 4, tid(0, 1), true));
+        assert!(s.access(DEV, 0, 4, tid(0, 0), R));
+        assert!(s.access(DEV, 4, 4, tid(0, 1), W));
         s.start_threadgroup(0);
-        assert!(s.access(DEV, 0, 4, tid(1, 3), false), "two reads never race");
-        assert!(s.access(DEV, 8, 4, tid(1, 3), true), "an element of its own");
-        assert!(!s.access(DEV, 0, 4, tid(1, 0), true), "read by the first threadgroup");
-        assert!(!s.access(DEV, 4, 4, tid(1, 0), false), "written by the first threadgroup");
+        assert!(s.access(DEV, 0, 4, tid(1, 3), R), "two reads never race");
+        assert!(s.access(DEV, 8, 4, tid(1, 3), W), "an element of its own");
+        assert!(!s.access(DEV, 0, 4, tid(1, 0), W), "read by the first threadgroup");
+        assert!(!s.access(DEV, 4, 4, tid(1, 0), R), "written by the first threadgroup");
+    }
+
+    #[test]
+    fn atomics_race_only_with_accesses_that_are_not_atomic() {
+        let mut s = shadows();
+        s.start_threadgroup(0);
+        assert!(s.access(TG, 0, 4, tid(0, 0), W));
+        s.barrier(MEM_THREADGROUP);
+        assert!(s.access(TG, 0, 4, tid(0, 1), A) && s.access(TG, 0, 4, tid(0, 2), A));
+        assert!(!s.access(TG, 0, 4, tid(0, 3), R), "a plain read beside atomics");
+        let mut s = shadows();
+        s.start_threadgroup(0);
+        assert!(!s.access(TG, 0, 4, tid(0, 1), A), "an atomic add reads threadgroup memory nobody wrote");
     }
 
     #[test]
     fn a_threads_own_accesses_never_conflict_and_reads_by_several_threads_do_with_a_write() {
         let mut s = shadows();
         s.start_threadgroup(0);
-        assert!(s.access(TG, 0, 4, tid(0, 1), true));
-        assert!(s.access(TG, 0, 4, tid(0, 1), false) && s.access(TG, 0, 4, tid(0, 1), true));
+        assert!(s.access(TG, 0, 4, tid(0, 1), W));
+        assert!(s.access(TG, 0, 4, tid(0, 1), R) && s.access(TG, 0, 4, tid(0, 1), W));
         s.barrier(MEM_THREADGROUP);
-        assert!(s.access(TG, 0, 4, tid(0, 2), false) && s.access(TG, 0, 4, tid(0, 3), false));
-        assert!(!s.access(TG, 0, 4, tid(0, 2), true), "thread 3 read it in this interval");
+        assert!(s.access(TG, 0, 4, tid(0, 2), R) && s.access(TG, 0, 4, tid(0, 3), R));
+        assert!(!s.access(TG, 0, 4, tid(0, 2), W), "thread 3 read it in this interval");
     }
 
     #[test]
@@ -382,25 +420,26 @@ mod tests {
         let (mut a, mut b) = (shadows(), shadows());
         a.start_threadgroup(0);
         b.start_threadgroup(0);
-        assert!(a.access(DEV, 0, 4, tid(0, 0), true) && a.access(DEV, 4, 4, tid(0, 0), false));
-        assert!(b.access(DEV, 4, 4, tid(5, 0), false) && b.access(DEV, 8, 4, tid(5, 0), true));
+        assert!(a.access(DEV, 0, 4, tid(0, 0), W) && a.access(DEV, 4, 4, tid(0, 0), R));
+        assert!(b.access(DEV, 4, 4, tid(5, 0), R) && b.access(DEV, 8, 4, tid(5, 0), W));
         assert!(!a.conflict(&b), "shared reads, separate writes");
-        assert!(b.access(DEV, 0, 4, tid(5, 1), false));
+        assert!(b.access(DEV, 0, 4, tid(5, 1), R));
         assert!(a.conflict(&b), "a wrote what b read");
     }
 
     #[derive(Clone, Debug)]
-    enum Op {
+    enum Step {
         Threadgroup,
         Barrier(u32),
-        Access { lane: u32, cell: u64, write: bool, device: bool },
+        Access { lane: u32, cell: u64, write: bool, atomic: bool, device: bool },
     }
 
-    fn op() -> impl Strategy<Value = Op> {
+    fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
-            1 => Just(Op::Threadgroup),
-            2 => (0u32..4).prop_map(Op::Barrier),
-            12 => (0..LANES, 0u64..4, any::<bool>(), any::<bool>()).prop_map(|(lane, cell, write, device)| Op::Access { lane, cell, write, device }),
+            1 => Just(Step::Threadgroup),
+            2 => (0u32..4).prop_map(Step::Barrier),
+            12 => (0..LANES, 0u64..4, any::<bool>(), 0..4, any::<bool>())
+                .prop_map(|(lane, cell, write, atomic, device)| Step::Access { lane, cell, write, atomic: atomic == 0, device }),
         ]
     }
 
@@ -409,7 +448,7 @@ mod tests {
         /// whatever the sanitizer reports, the shadow has flagged by then
         /// (it may flag more, never less or later).
         #[test]
-        fn flags_whatever_the_sanitizer_reports(ops in proptest::collection::vec(op(), 1..60)) {
+        fn flags_whatever_the_sanitizer_reports(ops in proptest::collection::vec(step(), 1..60)) {
             let mut san = Sanitizer::new(true, true, false);
             san.track_device(0, BYTES, 4);
             san.set_threadgroup_sizes(&[(BYTES, 4)], &[]);
@@ -421,21 +460,25 @@ mod tests {
             let mut flagged = false;
             for op in ops {
                 match op {
-                    Op::Threadgroup => {
+                    Step::Threadgroup => {
                         tg += 1;
                         san.start_threadgroup(LANES as usize, 0);
                         flagged |= !s.start_threadgroup(0);
                     }
-                    Op::Barrier(flags) => {
+                    Step::Barrier(flags) => {
                         san.barrier(flags, false, 0);
                         flagged |= !s.barrier(flags);
                     }
-                    Op::Access { lane, cell, write, device } => {
+                    Step::Access { lane, cell, write, atomic, device } => {
                         let kind = if device { DEV } else { TG };
-                        let mem_op = if write { MemOp::Write } else { MemOp::Read };
+                        let mem_op = match (atomic, write) {
+                            (true, _) => MemOp::Atomic(crate::ir::AtomicOp::Add),
+                            (false, true) => MemOp::Write,
+                            (false, false) => MemOp::Read,
+                        };
                         let t = tid(tg, lane);
                         let b = san.access_many(kind, std::iter::once((lane as usize, cell as i64 * 4, t)), 4, 0, mem_op);
-                        flagged |= !s.access(kind, cell * 4, 4, t, write);
+                        flagged |= !s.access(kind, cell * 4, 4, t, super::Op { write, atomic });
                         let reported = b.first_race.is_some() || b.first_uninit.is_some();
                         prop_assert!(!reported || flagged, "the sanitizer reports an access the shadow let through");
                     }

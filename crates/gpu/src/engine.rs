@@ -158,17 +158,17 @@ impl<'k> Threadgroup<'_, 'k> {
         })
     }
 
-    /// With checks on: thread `l` accesses `size` bytes at byte offset
-    /// `off` of allocation `id` (in bounds). False when the sanitizer
-    /// might report it (`conflicts.rs`), or no shadow is kept.
-    pub fn shadow_access(&mut self, id: AllocId, off: u64, size: u64, l: usize, write: bool) -> bool {
+    /// With checks on: thread `l` makes access `op` of `size` bytes at byte
+    /// offset `off` of allocation `id` (in bounds). False when the
+    /// sanitizer might report it (`conflicts.rs`), or no shadow is kept.
+    pub fn shadow_access(&mut self, id: AllocId, off: u64, size: u64, l: usize, op: crate::conflicts::Op) -> bool {
         let tid = self.m.tid(l);
         if let AllocKind::Private(_) = id.kind() {
             let p = crate::memory::ptr_bits(id, off as i64);
             let Some(range) = crate::exec::private_shadow(&self.m.mem, p, size as usize, l) else { return false };
-            return self.m.shadows.as_mut().is_some_and(|s| s.private_access(range, write));
+            return self.m.shadows.as_mut().is_some_and(|s| s.private_access(range, op.write));
         }
-        self.m.shadows.as_mut().is_some_and(|s| s.access(id.kind(), off, size, tid, write))
+        self.m.shadows.as_mut().is_some_and(|s| s.access(id.kind(), off, size, tid, op))
     }
 
     /// With checks on: where the shadow cells of allocation `id` start

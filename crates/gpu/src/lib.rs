@@ -348,7 +348,8 @@ pub fn run_with_progress(
     }
     if let Some(c) = &opts.compiled {
         // (Exploring schedules needs the interpreter's runs.)
-        if engine::compiled_blocked(kernel, opts).is_none() && c.checks() == opts.check && !schedule::worth_exploring(kernel, d, opts) {
+        let explores = schedule::worth_exploring(kernel, d, opts) && sanitizer::atomics_order_sensitive(kernel);
+        if engine::compiled_blocked(kernel, opts).is_none() && c.checks() == opts.check && !explores {
             if let Some(report) = engine::run_compiled(kernel, d, buffers, opts, progress) {
                 return report;
             }

@@ -479,6 +479,14 @@ pub struct OrderPair {
     pub second_tid: u32,
 }
 
+/// Whether two of `kernel`'s atomic operations (or one with itself) could
+/// give results that depend on their order: only then can a run note
+/// order-sensitive pairs (and explore other schedules).
+pub fn atomics_order_sensitive(kernel: &crate::Kernel) -> bool {
+    let sites: Vec<(crate::ir::AtomicOp, bool)> = crate::ir::atomic_sites(kernel).into_values().collect();
+    sites.iter().any(|&a| sites.iter().any(|&b| order_sensitive(a, b)))
+}
+
 /// Whether two atomic operations (with whether each one's returned value
 /// is used) may give a different result in the other order: only
 /// operations of one commutative kind whose results nobody reads commute

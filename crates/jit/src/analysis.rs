@@ -4,6 +4,7 @@
 
 use gpu::ir::{AtomicOp, Inst, Reg};
 use msl::ast::AddressSpace;
+use msl::types::Scalar;
 use std::collections::{HashMap, HashSet};
 
 /// Why a kernel is left to the interpreter.
@@ -75,16 +76,22 @@ pub fn check(k: &gpu::Kernel) -> Result<(), Unsupported> {
 }
 
 /// What the code compiled with checks on cannot follow (see
-/// `gpu::conflicts`): atomics (whose races and orders the sanitizer
-/// tracks apart) and block copies (which carry which bytes of private
-/// memory were written).
+/// `gpu::conflicts`): atomics whose order could change results (the
+/// sanitizer notes those and the run explores schedules), atomics the code
+/// leaves to the interpreter, and block copies (which carry which bytes
+/// of private memory were written).
 pub fn check_checked(k: &gpu::Kernel) -> Result<(), Unsupported> {
     let mut why = None;
     gpu::ir::walk(&k.body, &mut |i| match i {
-        Inst::Atomic { .. } => why = why.or(Some("atomics")),
+        Inst::Atomic { op, ty: Scalar::Int | Scalar::UInt, dst: Reg::W32(_), ptr: Reg::W64(_), a: Reg::W32(_), .. }
+            if *op != AtomicOp::CompareExchange => {}
+        Inst::Atomic { .. } => why = why.or(Some("compare-exchange, float or 64-bit atomics")),
         Inst::MemCopy { .. } => why = why.or(Some("block copies")),
         _ => {}
     });
+    if gpu::sanitizer::atomics_order_sensitive(k) {
+        why = why.or(Some("atomics whose order could change the result"));
+    }
     match why {
         Some(w) => Err(Unsupported(format!("with checks on, kernels with {w} run interpreted"))),
         None => Ok(()),

@@ -962,7 +962,7 @@ impl Gen<'_, '_> {
                     self.set(*dst, v);
                     return Ok(true);
                 }
-                let a = self.address(*ptr, size as i64, false);
+                let a = self.address(*ptr, size as i64, false, false);
                 let fl = MemFlags::trusted();
                 let v = match ty {
                     Bool => {
@@ -1010,7 +1010,7 @@ impl Gen<'_, '_> {
                     _ => self.get(*src),
                 };
                 let size = ty.size() as i64;
-                let a = self.address(*ptr, size, true);
+                let a = self.address(*ptr, size, true, false);
                 let fl = MemFlags::trusted();
                 match size {
                     1 => {
@@ -1027,7 +1027,7 @@ impl Gen<'_, '_> {
             Inst::Atomic { op, ty: ty @ (Int | UInt), dst, ptr, a, .. }
                 if w32(dst) && w64(ptr) && w32(a) && !matches!(op, AtomicOp::CompareExchange) =>
             {
-                let addr = self.address(*ptr, 4, *op != AtomicOp::Load);
+                let addr = self.address(*ptr, 4, *op != AtomicOp::Load, true);
                 let fl = MemFlags::trusted();
                 let old = self.b.ins().load(I32, fl, addr, 0);
                 let x = self.get(*a);
@@ -1139,8 +1139,9 @@ impl Gen<'_, '_> {
 
     /// The host address of a `size`-byte access through pointer `p`, or
     /// give up where the interpreter would fault (null, out of bounds,
-    /// misaligned, a write to read-only memory).
-    fn address(&mut self, ptr: Reg, size: i64, write: bool) -> Value {
+    /// misaligned, a write to read-only memory). With checks on, the
+    /// access (an atomic one when `atomic`) is told to the shadow.
+    fn address(&mut self, ptr: Reg, size: i64, write: bool, atomic: bool) -> Value {
         let fl = MemFlags::trusted();
         let align = if size > 0 && (size as u64).is_power_of_two() { size.min(16) } else { 1 };
         if let Some(Known { id, off, align: known_align }) = self.provenance(ptr) {
@@ -1173,9 +1174,9 @@ impl Gen<'_, '_> {
             match self.shadowed.get(&id) {
                 // One cell (the access is aligned to its power-of-two size): inline.
                 Some(&Some(shift)) if size > 0 && size <= 16 && (size as u64).is_power_of_two() && size <= 1 << shift => {
-                    self.shadow_cell(e, kind, off, shift, write)
+                    self.shadow_cell(e, kind, off, shift, gpu::conflicts::Op { write, atomic })
                 }
-                Some(_) => self.shadow(idv, off, size, write),
+                Some(_) => self.shadow(idv, off, size, write, atomic),
                 None => {}
             }
             return self.locate(e, idv, off, check_writable, private);
@@ -1210,15 +1211,17 @@ impl Gen<'_, '_> {
             ok = self.b.ins().band(ok, aligned);
         }
         self.guard(ok);
-        self.shadow(id, off, size, write);
+        self.shadow(id, off, size, write, atomic);
         self.locate(e, id, off, write, true)
     }
 
     /// With checks on, an access (in bounds) within one shadow cell of the
     /// allocation of kind `kind` whose table entry is at `e`: the rules of
     /// `gpu::conflicts::Shadows::access`, inline; give up on a hit.
-    fn shadow_cell(&mut self, e: Value, kind: gpu::memory::AllocKind, off: Value, shift: u32, write: bool) {
+    fn shadow_cell(&mut self, e: Value, kind: gpu::memory::AllocKind, off: Value, shift: u32, op: gpu::conflicts::Op) {
         use gpu::conflicts as cf;
+        let (atomic, write) = (op.atomic, op.write || op.atomic);
+        let reads = !op.write || op.atomic;
         let fl = MemFlags::trusted();
         let device = matches!(kind, gpu::memory::AllocKind::Buffer(_));
         let cells = self.b.ins().load(I64, fl, e, rt::E_SHADOW);
@@ -1241,7 +1244,8 @@ impl Gen<'_, '_> {
         let now = self.b.ins().load(I32, fl, self.ctx, ep);
         let start = self.b.ins().load(I32, fl, self.ctx, ep + 4);
         let w_tid = self.b.ins().load(I32, fl, c, cf::W_TID);
-        let w_epoch = self.b.ins().load(I32, fl, c, cf::W_EPOCH);
+        let w_raw = self.b.ins().load(I32, fl, c, cf::W_EPOCH);
+        let w_epoch = self.b.ins().band_imm(w_raw, cf::EPOCH_MASK as i64);
         // Another thread's write, unordered with this access.
         let someone = self.b.ins().icmp_imm(IntCC::NotEqual, w_tid, 0);
         let other = self.b.ins().icmp(IntCC::NotEqual, w_tid, tid);
@@ -1252,7 +1256,13 @@ impl Gen<'_, '_> {
             unordered = self.b.ins().bor(unordered, earlier_group);
         }
         let mut bad = self.b.ins().band(other, unordered);
-        if !write && !device {
+        if atomic {
+            // Two atomic operations never race.
+            let w_atomic = self.b.ins().band_imm(w_raw, cf::ATOMIC as i64);
+            let plain = self.b.ins().icmp_imm(IntCC::Equal, w_atomic, 0);
+            bad = self.b.ins().band(bad, plain);
+        }
+        if reads && !device {
             // Threadgroup memory no thread of this threadgroup wrote.
             bad = self.b.ins().bor(bad, earlier_group);
         }
@@ -1276,7 +1286,8 @@ impl Gen<'_, '_> {
         self.guard(ok);
         if write {
             self.b.ins().store(fl, tid, c, cf::W_TID);
-            self.b.ins().store(fl, now, c, cf::W_EPOCH);
+            let stamp = if atomic { self.b.ins().bor_imm(now, cf::ATOMIC as i64) } else { now };
+            self.b.ins().store(fl, stamp, c, cf::W_EPOCH);
             return;
         }
         let zero = self.b.ins().iconst(I32, 0);
@@ -1304,11 +1315,11 @@ impl Gen<'_, '_> {
 
     /// With checks on, tell the shadow about an access (in bounds) of
     /// `size` bytes at offset `off` of allocation `id`; give up on a hit.
-    fn shadow(&mut self, id: Value, off: Value, size: i64, write: bool) {
+    fn shadow(&mut self, id: Value, off: Value, size: i64, write: bool, atomic: bool) {
         if !self.checks {
             return;
         }
-        let what = self.b.ins().iconst(I64, size | (write as i64) << 32);
+        let what = self.b.ins().iconst(I64, size | (write as i64) << 32 | (atomic as i64) << 33);
         let ok = self.call(self.sigs.shadow, rt::h_shadow as *const () as usize, &[self.ctx, id, off, self.lane, what]).expect("result");
         self.guard(ok);
     }

@@ -61,7 +61,14 @@ impl Entry {
     }
 
     pub fn of(id: AllocId, r: Region) -> Entry {
-        Entry { id: id.0 as u64, base: r.base as u64, len: r.len, lane_stride: r.lane_stride, writable: r.writable as u64, ..Entry::default() }
+        Entry {
+            id: id.0 as u64,
+            base: r.base as u64,
+            len: r.len,
+            lane_stride: r.lane_stride,
+            writable: r.writable as u64,
+            ..Entry::default()
+        }
     }
 }
 
@@ -232,9 +239,11 @@ pub(crate) extern "C" fn h_eval(ctx: *mut Ctx, i: u64, inputs: *const u64, outpu
 
 /// With checks on: thread `lane` accesses `what & 0xffff_ffff` bytes at
 /// byte offset `off` of allocation `id`, writing when bit 32 of `what` is
-/// set; 0 when the sanitizer might report it (the compiled code gives up).
+/// set, atomically when bit 33 is; 0 when the sanitizer might report it
+/// (the compiled code gives up).
 pub(crate) extern "C" fn h_shadow(ctx: *mut Ctx, id: u64, off: u64, lane: u64, what: u64) -> u64 {
-    unsafe { tg(ctx).shadow_access(AllocId(id as u32), off, what & 0xffff_ffff, lane as usize, what >> 32 != 0) as u64 }
+    let op = gpu::conflicts::Op { write: what >> 32 & 1 != 0, atomic: what >> 33 & 1 != 0 };
+    unsafe { tg(ctx).shadow_access(AllocId(id as u32), off, what & 0xffff_ffff, lane as usize, op) as u64 }
 }
 
 /// Attribute instruction `i` for thread `lane`.

@@ -98,6 +98,17 @@ pub fn check_checked(k: &gpu::Kernel) -> Result<(), Unsupported> {
     }
 }
 
+/// The most loops around any `threadgroup_barrier` of `body`.
+pub fn barrier_loop_depth(body: &[Inst]) -> usize {
+    let mut depth = 0;
+    walk_depth(body, 0, &mut |i, loops| {
+        if matches!(i, Inst::Barrier { .. }) {
+            depth = depth.max(loops);
+        }
+    });
+    depth
+}
+
 /// `f(inst, enclosing loops)` for every instruction, outermost first.
 fn walk_depth<'a>(block: &'a [Inst], loops: usize, f: &mut dyn FnMut(&'a Inst, usize)) {
     // Nesting (blocks, inlined calls) is bounded only by the kernel's size.

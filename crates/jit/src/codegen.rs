@@ -144,6 +144,11 @@ pub struct Gen<'a, 'b> {
     uniform_attrs: &'a [(ThreadAttr, u8)],
     /// Compiled with checks on (see `Plan::shadowed`).
     checks: bool,
+    /// With checks on: the trip counters of the loops around the current
+    /// instruction that hold a barrier (kept in spill slots `trip_slot..`
+    /// across barriers).
+    trips: Vec<Variable>,
+    trip_slot: usize,
     shadowed: &'a HashMap<u32, Option<u32>>,
 }
 
@@ -177,6 +182,9 @@ pub struct Plan<'a> {
     /// unknown pointer.
     pub checks: bool,
     pub shadowed: &'a HashMap<u32, Option<u32>>,
+    /// Spill slots per thread: the registers' (`spills.slot`), then, with
+    /// checks on, one per loop around a barrier.
+    pub spill_slots: usize,
 }
 
 /// Compile `plan.body` into the builder's function (signature `(ctx) ->
@@ -187,7 +195,7 @@ pub fn compile_body(
     call_conv: CallConv,
     plan: &Plan,
 ) -> Result<(), Unsupported> {
-    let Plan { body, preset, spills, statics, lens, uniform_attrs, per_thread_count, checks, shadowed } = *plan;
+    let Plan { body, preset, spills, statics, lens, uniform_attrs, per_thread_count, checks, shadowed, spill_slots } = *plan;
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -245,7 +253,7 @@ pub fn compile_body(
     let so = b.ins().ishl_imm(lane, 3);
     let state_addr = b.ins().iadd(states, so);
     let state = b.ins().load(I64, fl, state_addr, 0);
-    let per_lane = b.ins().imul_imm(lane, spills.slot.len() as i64 * 8);
+    let per_lane = b.ins().imul_imm(lane, spill_slots as i64 * 8);
     let spill_base = b.ins().iadd(spill, per_lane);
     let counts_addr = if per_thread_count { b.ins().iadd(counts, so) } else { counts };
     let cnt = b.declare_var(I64);
@@ -292,6 +300,8 @@ pub fn compile_body(
         uniform_attrs,
         checks,
         shadowed,
+        trips: Vec::new(),
+        trip_slot: spills.slot.len(),
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
@@ -515,6 +525,18 @@ impl Gen<'_, '_> {
                     (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
                 let body_b = self.b.create_block();
                 let (_, base) = self.bases(inst);
+                // With checks on, a loop around a barrier counts its trips:
+                // threads at one barrier in one round must be at the same
+                // trip of each loop around it, as in lockstep.
+                let mut has_barrier = false;
+                gpu::ir::walk(std::slice::from_ref(inst), &mut |i| has_barrier |= matches!(i, Inst::Barrier { .. }));
+                let counter = (self.checks && has_barrier).then(|| {
+                    let v = self.b.declare_var(I64);
+                    let zero = self.b.ins().iconst(I64, 0);
+                    self.b.def_var(v, zero);
+                    v
+                });
+                self.trips.extend(counter);
                 self.jump_to(if *check_first { head } else { trip });
                 self.enter_with(head, &base);
                 self.dead = false;
@@ -535,6 +557,11 @@ impl Gen<'_, '_> {
                 // and is where the budget is checked.
                 self.enter_with(trip, &base);
                 self.dead = false;
+                if let Some(v) = counter {
+                    let t = self.b.use_var(v);
+                    let t = self.b.ins().iadd_imm(t, 1);
+                    self.b.def_var(v, t);
+                }
                 self.pending += 1;
                 self.flush();
                 let c = self.b.use_var(self.cnt);
@@ -552,6 +579,9 @@ impl Gen<'_, '_> {
                     self.jump_to(head);
                 }
                 self.targets.pop();
+                if counter.is_some() {
+                    self.trips.pop();
+                }
                 self.enter_with(exit, &base);
                 self.dead = false;
             }
@@ -674,6 +704,27 @@ impl Gen<'_, '_> {
             let all = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_FLAGS);
             let all = self.b.ins().band(all, f);
             self.b.ins().store(fl, all, self.ctx, rt::OFF_ROUND_FLAGS);
+            // The first thread here this round sets the loops' trips; a
+            // thread at other trips splits the round (in lockstep it would
+            // arrive alone).
+            let first = self.b.ins().icmp_imm(IntCC::Equal, at, FINISHED as i64);
+            let trips_at = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_TRIPS);
+            let mut differ = self.b.ins().iconst(I8, 0);
+            for (j, &v) in self.trips.clone().iter().enumerate() {
+                let t = self.b.use_var(v);
+                self.b.ins().store(fl, t, self.spill_base, (self.trip_slot + j) as i32 * 8);
+                let theirs = self.b.ins().load(I64, fl, trips_at, j as i32 * 8);
+                let ne = self.b.ins().icmp(IntCC::NotEqual, t, theirs);
+                differ = self.b.ins().bor(differ, ne);
+                let keep = self.b.ins().select(first, t, theirs);
+                self.b.ins().store(fl, keep, trips_at, j as i32 * 8);
+            }
+            let not_first = self.b.ins().bxor_imm(first, 1);
+            let differ = self.b.ins().band(differ, not_first);
+            let differ = self.b.ins().uextend(I64, differ);
+            let split = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_SPLIT);
+            let split = self.b.ins().bor(split, differ);
+            self.b.ins().store(fl, split, self.ctx, rt::OFF_ROUND_SPLIT);
         }
         self.exit(BARRIER + k);
         let resume = self.b.create_block();
@@ -684,6 +735,10 @@ impl Gen<'_, '_> {
             let v = self.b.ins().load(I64, MemFlags::trusted(), self.spill_base, slot * 8);
             let v = self.narrow(r, v);
             self.set(r, v);
+        }
+        for (j, &v) in self.trips.clone().iter().enumerate() {
+            let t = self.b.ins().load(I64, MemFlags::trusted(), self.spill_base, (self.trip_slot + j) as i32 * 8);
+            self.b.def_var(v, t);
         }
         let remade = self.spills.remade.get(&(inst as *const Inst as usize)).cloned().unwrap_or_default();
         for (r, how) in remade {

@@ -60,6 +60,8 @@ pub struct Native {
     pub compile_time: std::time::Duration,
     /// Bytes of stack the code's frame takes.
     frame_size: usize,
+    /// Most loops around a barrier (with checks on: their trips are compared).
+    trip_depth: usize,
     /// The checks the code keeps (`CheckLevel::None`: none).
     checks: CheckLevel,
 }
@@ -135,6 +137,7 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
         }
     });
     let convergent = analysis::convergent(&kernel.body, &preset);
+    let trip_depth = if checks != CheckLevel::None { analysis::barrier_loop_depth(&kernel.body) } else { 0 };
     // The allocations the sanitizer watches: threadgroup and private
     // memory and the writable buffers (races are looked for under
     // `--check memory` too: see `gpu::conflicts`).
@@ -189,6 +192,7 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
             per_thread_count: convergent,
             checks: checks != CheckLevel::None,
             shadowed: &shadowed,
+            spill_slots: spills.slot.len() + trip_depth,
         };
         codegen::compile_body(&mut b, &mut insts, call_conv, &plan)?;
         b.finalize();
@@ -212,13 +216,14 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
         insts,
         func,
         preset,
-        spill_slots: spills.slot.len(),
+        spill_slots: spills.slot.len() + trip_depth,
         convergent,
         uniform_attrs,
         _module: owner,
         ran: AtomicU64::new(0),
         compile_time: started.elapsed(),
         frame_size,
+        trip_depth,
         checks,
     })
 }
@@ -247,6 +252,7 @@ struct Scratch {
     initial: Vec<u64>,
     local: Vec<[u32; 3]>,
     attrs: Vec<u32>,
+    trips: Vec<u64>,
 }
 
 thread_local! {
@@ -276,6 +282,8 @@ impl Compiled for Native {
             }
             s.attrs.clear();
             s.attrs.extend(self.uniform_attrs.iter().map(|&(a, c)| t.attr(a, c, 0)));
+            s.trips.clear();
+            s.trips.resize(self.trip_depth.max(1), 0);
             let mut ctx = Ctx {
                 table: s.table.as_mut_ptr(),
                 spill: s.spill.as_mut_ptr(),
@@ -298,6 +306,7 @@ impl Compiled for Native {
                 epochs: t.shadow_epochs(),
                 thread_base: t.thread_base(),
                 _pad2: 0,
+                round_trips: s.trips.as_mut_ptr(),
             };
             // Rounds: every thread still running goes to its next barrier
             // (or the end); all that stop must stop at the same barrier.

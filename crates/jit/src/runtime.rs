@@ -111,6 +111,9 @@ pub struct Ctx {
     pub epochs: [u32; 4],
     pub thread_base: u32,
     pub _pad2: u32,
+    /// With checks on: the trips of the loops around this round's barrier
+    /// of the first thread that stopped there (the others must match).
+    pub round_trips: *mut u64,
 }
 
 pub const OFF_TABLE: i32 = 0;
@@ -130,6 +133,7 @@ pub const OFF_ROUND_SPLIT: i32 = 136;
 pub const OFF_ROUND_FLAGS: i32 = 144;
 pub const OFF_EPOCHS: i32 = 152;
 pub const OFF_THREAD_BASE: i32 = 168;
+pub const OFF_ROUND_TRIPS: i32 = 176;
 
 /// Whether the offsets above are the layout's (checked before compiling).
 pub fn layout_ok() -> bool {
@@ -150,6 +154,7 @@ pub fn layout_ok() -> bool {
         && std::mem::offset_of!(Ctx, round_flags) == OFF_ROUND_FLAGS as usize
         && std::mem::offset_of!(Ctx, epochs) == OFF_EPOCHS as usize
         && std::mem::offset_of!(Ctx, thread_base) == OFF_THREAD_BASE as usize
+        && std::mem::offset_of!(Ctx, round_trips) == OFF_ROUND_TRIPS as usize
         && std::mem::offset_of!(Entry, id) == E_ID as usize
         && std::mem::offset_of!(Entry, base) == E_BASE as usize
         && std::mem::offset_of!(Entry, len) == E_LEN as usize

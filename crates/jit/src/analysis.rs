@@ -584,3 +584,179 @@ fn assigned(block: &[Inst], mut d: Assigned, jumps: &mut Vec<Jumps>, found: &mut
         d
     })
 }
+
+/// With checks on: the loads (by address) of threadgroup memory that need
+/// no read record in the shadow, because no thread writes their allocation
+/// in the barrier interval they run in. Only the check that the memory was
+/// written in this threadgroup is left for them (a tiled kernel's inner
+/// loop reads its tiles and writes nothing to them).
+///
+/// An interval here is a run of instructions of one block between two
+/// `threadgroup_barrier`s of that block whose `mem_flags` (a constant)
+/// name threadgroup memory — or, along the kernel's top level (inlined
+/// calls included), its start or end — with no barrier nested in it.
+/// Threads that stopped at the first barrier and stop at the second in
+/// the same round (the compiled code checks that they all stop at one
+/// barrier at the same loop trips) ran only instructions of that run in
+/// between — as long as nothing in the run leaves it (a `break`,
+/// `continue` or `return` to a place outside it: threads that all left it
+/// the same way would stop together at another barrier, after other code).
+/// So if the run stores (or does atomics or block copies) to no pointer
+/// that may point into an allocation, nobody wrote it in the interval, and
+/// a read of it can race with nothing.
+pub fn read_only_loads(k: &gpu::Kernel) -> HashSet<usize> {
+    let points_to = points_to(k);
+    let may_point = |r: &Reg| -> Option<&HashSet<u32>> { points_to.get(r).and_then(|p| p.as_ref()) };
+    // Registers set once, by a constant (barrier flags are).
+    let mut defs: HashMap<Reg, usize> = HashMap::new();
+    let mut consts: HashMap<Reg, u64> = HashMap::new();
+    gpu::ir::walk(&k.body, &mut |i| {
+        for d in gpu::ir::reg_uses(i).0 {
+            *defs.entry(d).or_default() += 1;
+        }
+        if let Inst::Const { dst, bits } = i {
+            consts.insert(*dst, *bits);
+        }
+    });
+    let orders_threadgroup = |i: &Inst| match i {
+        Inst::Barrier { simdgroup: false, flags, .. } => {
+            defs.get(flags) == Some(&1) && consts.get(flags).is_some_and(|f| *f as u32 & gpu::sanitizer::MEM_THREADGROUP != 0)
+        }
+        _ => false,
+    };
+    let mut out = HashSet::new();
+    // One run: the loads to keep, if it holds no barrier.
+    let mut run = |insts: &[&Inst]| {
+        if insts.iter().any(|i| escapes(std::slice::from_ref(*i), 0, 0, 0)) {
+            return;
+        }
+        let mut barrier = false;
+        let mut written: Option<HashSet<u32>> = Some(HashSet::new());
+        let mut loads: Vec<(&Inst, Reg)> = Vec::new();
+        for &i in insts {
+            gpu::ir::walk(std::slice::from_ref(i), &mut |j| match j {
+                Inst::Barrier { .. } => barrier = true,
+                Inst::Store { ptr, .. } | Inst::Atomic { ptr, .. } | Inst::MemCopy { dst: ptr, .. } => {
+                    match (written.as_mut(), may_point(ptr)) {
+                        (Some(w), Some(p)) if !p.is_empty() => w.extend(p),
+                        _ => written = None,
+                    }
+                }
+                Inst::Load { ptr, .. } => loads.push((j, *ptr)),
+                _ => {}
+            });
+        }
+        let (false, Some(written)) = (barrier, written) else { return };
+        for (l, ptr) in loads {
+            if may_point(&ptr).is_some_and(|p| !p.is_empty() && p.iter().all(|id| !written.contains(id))) {
+                out.insert(l as *const Inst as usize);
+            }
+        }
+    };
+    // The top level, inlined calls flattened: its start and end delimit runs too.
+    fn spine<'a>(block: &'a [Inst], out: &mut Vec<&'a Inst>) {
+        for i in block {
+            match i {
+                Inst::Scope { body } => spine(body, out),
+                _ => out.push(i),
+            }
+        }
+    }
+    let mut top = Vec::new();
+    spine(&k.body, &mut top);
+    let mut runs_of = |items: &[&Inst], ends_delimit: bool| {
+        let cuts: Vec<usize> = items.iter().enumerate().filter(|(_, i)| orders_threadgroup(i)).map(|(n, _)| n).collect();
+        let mut bounds: Vec<(usize, usize)> = cuts.windows(2).map(|w| (w[0] + 1, w[1])).collect();
+        if ends_delimit {
+            match (cuts.first(), cuts.last()) {
+                (Some(&f), Some(&l)) => {
+                    bounds.push((0, f));
+                    bounds.push((l + 1, items.len()));
+                }
+                _ => bounds.push((0, items.len())),
+            }
+        }
+        for (a, b) in bounds {
+            run(&items[a..b]);
+        }
+    };
+    runs_of(&top, true);
+    // Every other block (loop bodies, branches, cases), between its own barriers.
+    let mut blocks: Vec<&[Inst]> = Vec::new();
+    gpu::ir::walk(&k.body, &mut |i| match i {
+        Inst::If { then, els, .. } => blocks.extend([&then[..], &els[..]]),
+        Inst::Loop { cond_block, body, step, .. } => blocks.extend([&cond_block[..], &body[..], &step[..]]),
+        Inst::Switch { cases, .. } => blocks.extend(cases.iter().map(|c| &c.2[..])),
+        _ => {}
+    });
+    for b in blocks {
+        let items: Vec<&Inst> = b.iter().collect();
+        runs_of(&items, false);
+    }
+    out
+}
+
+/// Whether `block` (inside `loops` loops, `switches` switches and `scopes`
+/// inlined calls of the run being looked at) holds a `break`, `continue`
+/// or `return` that leaves the run.
+fn escapes(block: &[Inst], loops: usize, switches: usize, scopes: usize) -> bool {
+    stacker::maybe_grow(crate::WALK_RED_ZONE, crate::WALK_STACK, || {
+        block.iter().any(|i| match i {
+            Inst::Break => loops + switches == 0,
+            Inst::Continue => loops == 0,
+            Inst::Return { .. } => scopes == 0,
+            Inst::If { then, els, .. } => escapes(then, loops, switches, scopes) || escapes(els, loops, switches, scopes),
+            Inst::Loop { cond_block, body, step, .. } => [cond_block, body, step].iter().any(|b| escapes(b, loops + 1, switches, scopes)),
+            Inst::Switch { cases, .. } => cases.iter().any(|c| escapes(&c.2, loops, switches + 1, scopes)),
+            Inst::Scope { body } | Inst::Probing { body } => escapes(body, loops, switches, scopes + 1),
+            _ => false,
+        })
+    })
+}
+
+/// The allocations each 64-bit register may point into (`None`: any —
+/// it is set by something other than a constant, a parameter, pointer
+/// arithmetic or a copy), flow-insensitively.
+fn points_to(k: &gpu::Kernel) -> HashMap<Reg, Option<HashSet<u32>>> {
+    use gpu::memory::{ptr_alloc, AllocId};
+    let mut map: HashMap<Reg, Option<HashSet<u32>>> = HashMap::new();
+    for p in &k.params {
+        let (reg, id) = match &p.kind {
+            gpu::ir::ParamKind::Buffer { index, reg, .. } => (*reg, AllocId::buffer(*index)),
+            gpu::ir::ParamKind::ThreadgroupBuffer { index, reg, .. } => (*reg, AllocId::tg_buffer(*index)),
+            gpu::ir::ParamKind::Attr { .. } => continue,
+        };
+        map.insert(reg, Some(HashSet::from([id.0])));
+    }
+    let mut insts: Vec<&Inst> = Vec::new();
+    gpu::ir::walk(&k.body, &mut |i| insts.push(i));
+    loop {
+        let mut changed = false;
+        for i in &insts {
+            let (defs, _, _) = gpu::ir::reg_uses(i);
+            for d in defs.into_iter().filter(|d| matches!(d, Reg::W64(_))) {
+                let from: Option<HashSet<u32>> = match i {
+                    Inst::Const { bits, .. } => Some(HashSet::from([ptr_alloc(*bits).0])),
+                    Inst::PtrIndex { ptr, .. } | Inst::PtrAdd { ptr, .. } | Inst::Copy { src: ptr, .. } | Inst::Assign { src: ptr, .. } => {
+                        match map.get(ptr) {
+                            Some(p) => p.clone(),
+                            None => Some(HashSet::new()), // not set yet (this round)
+                        }
+                    }
+                    _ => None,
+                };
+                let entry = map.entry(d).or_insert_with(|| Some(HashSet::new()));
+                let before = entry.as_ref().map(HashSet::len);
+                match (entry.as_mut(), from) {
+                    (Some(e), Some(f)) => e.extend(f),
+                    (Some(_), None) => *entry = None,
+                    (None, _) => {}
+                }
+                changed |= entry.as_ref().map(HashSet::len) != before;
+            }
+        }
+        if !changed {
+            return map;
+        }
+    }
+}

@@ -149,6 +149,10 @@ pub struct Gen<'a, 'b> {
     /// across barriers).
     trips: Vec<Variable>,
     trip_slot: usize,
+    /// With checks on: loads that need no read record (`Plan::read_only`),
+    /// and whether the access being compiled is one.
+    read_only: &'a HashSet<usize>,
+    reading_only: bool,
     shadowed: &'a HashMap<u32, Option<u32>>,
 }
 
@@ -185,6 +189,9 @@ pub struct Plan<'a> {
     /// Spill slots per thread: the registers' (`spills.slot`), then, with
     /// checks on, one per loop around a barrier.
     pub spill_slots: usize,
+    /// With checks on: loads (by address) of threadgroup memory nobody
+    /// writes in their interval (`analysis::read_only_loads`).
+    pub read_only: &'a HashSet<usize>,
 }
 
 /// Compile `plan.body` into the builder's function (signature `(ctx) ->
@@ -195,7 +202,7 @@ pub fn compile_body(
     call_conv: CallConv,
     plan: &Plan,
 ) -> Result<(), Unsupported> {
-    let Plan { body, preset, spills, statics, lens, uniform_attrs, per_thread_count, checks, shadowed, spill_slots } = *plan;
+    let Plan { body, preset, spills, statics, lens, uniform_attrs, per_thread_count, checks, shadowed, spill_slots, read_only } = *plan;
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -302,6 +309,8 @@ pub fn compile_body(
         shadowed,
         trips: Vec::new(),
         trip_slot: spills.slot.len(),
+        read_only,
+        reading_only: false,
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
@@ -1017,7 +1026,9 @@ impl Gen<'_, '_> {
                     self.set(*dst, v);
                     return Ok(true);
                 }
+                self.reading_only = self.read_only.contains(&(inst as *const Inst as usize));
                 let a = self.address(*ptr, size as i64, false, false);
+                self.reading_only = false;
                 let fl = MemFlags::trusted();
                 let v = match ty {
                     Bool => {
@@ -1226,7 +1237,10 @@ impl Gen<'_, '_> {
             // Only bound buffers may be shared with other workers (or
             // read-only, program constants): the rest is always writable.
             let check_writable = write && matches!(kind, gpu::memory::AllocKind::Buffer(_) | gpu::memory::AllocKind::Constant(_));
+            let threadgroup = matches!(kind, gpu::memory::AllocKind::Threadgroup(_) | gpu::memory::AllocKind::ThreadgroupBuffer(_));
             match self.shadowed.get(&id) {
+                // Nobody writes it in this interval: only "was it written in this threadgroup".
+                Some(&Some(shift)) if self.reading_only && threadgroup && !write && !atomic => self.shadow_written(e, off, shift, size),
                 // One cell (the access is aligned to its power-of-two size): inline.
                 Some(&Some(shift)) if size > 0 && size <= 16 && (size as u64).is_power_of_two() && size <= 1 << shift => {
                     self.shadow_cell(e, kind, off, shift, gpu::conflicts::Op { write, atomic })
@@ -1366,6 +1380,44 @@ impl Gen<'_, '_> {
         let reader = self.b.ins().select(alone, tid, multi);
         self.b.ins().store(fl, reader, c, cf::R_TID);
         self.b.ins().store(fl, now, c, cf::R_MAX);
+    }
+
+    /// With checks on, a read of `size` bytes at `off` of threadgroup memory
+    /// (table entry `e`) that no thread writes in this interval: give up
+    /// unless each cell it covers was written in this threadgroup.
+    fn shadow_written(&mut self, e: Value, off: Value, shift: u32, size: i64) {
+        use gpu::conflicts as cf;
+        let fl = MemFlags::trusted();
+        let cells = self.b.ins().load(I64, fl, e, rt::E_SHADOW);
+        let start = self.b.ins().load(I32, fl, self.ctx, rt::OFF_EPOCHS + 12);
+        let first = self.b.ins().ushr_imm(off, shift as i64);
+        if size > 0 && size <= 16 && (size as u64).is_power_of_two() && size <= 1 << shift {
+            // One cell (the access is aligned to its size).
+            let co = self.b.ins().imul_imm(first, cf::CELL_BYTES);
+            let c = self.b.ins().iadd(cells, co);
+            let w = self.b.ins().load(I32, fl, c, cf::W_EPOCH);
+            let w = self.b.ins().band_imm(w, cf::EPOCH_MASK as i64);
+            let written = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, w, start);
+            self.guard(written);
+            return;
+        }
+        let end = self.b.ins().iadd_imm(off, size.max(1) - 1);
+        let last = self.b.ins().ushr_imm(end, shift as i64);
+        let cells_of = (((size.max(1) - 1) >> shift) + 2) as usize;
+        let mut ok = self.b.ins().iconst(I8, 1);
+        // (At most a few cells: an access is at most 16 bytes.)
+        for k in 0..cells_of.min(17) {
+            let idx = self.b.ins().iadd_imm(first, k as i64);
+            let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, idx, last);
+            let safe = self.b.ins().select(inside, idx, first);
+            let co = self.b.ins().imul_imm(safe, cf::CELL_BYTES);
+            let c = self.b.ins().iadd(cells, co);
+            let w = self.b.ins().load(I32, fl, c, cf::W_EPOCH);
+            let w = self.b.ins().band_imm(w, cf::EPOCH_MASK as i64);
+            let written = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, w, start);
+            ok = self.b.ins().band(ok, written);
+        }
+        self.guard(ok);
     }
 
     /// With checks on, tell the shadow about an access (in bounds) of

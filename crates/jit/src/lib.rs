@@ -138,6 +138,7 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
     });
     let convergent = analysis::convergent(&kernel.body, &preset);
     let trip_depth = if checks != CheckLevel::None { analysis::barrier_loop_depth(&kernel.body) } else { 0 };
+    let read_only = if checks != CheckLevel::None { analysis::read_only_loads(&kernel) } else { Default::default() };
     // The allocations the sanitizer watches: threadgroup and private
     // memory and the writable buffers (races are looked for under
     // `--check memory` too: see `gpu::conflicts`).
@@ -193,6 +194,7 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
             checks: checks != CheckLevel::None,
             shadowed: &shadowed,
             spill_slots: spills.slot.len() + trip_depth,
+            read_only: &read_only,
         };
         codegen::compile_body(&mut b, &mut insts, call_conv, &plan)?;
         b.finalize();

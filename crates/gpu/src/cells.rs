@@ -28,7 +28,7 @@ const MIN_BYTES: usize = 64 << 10;
 const MAX_BYTES: usize = 1 << 30;
 
 fn words<T: Cell>() -> usize {
-    const { assert!(std::mem::size_of::<T>() % 4 == 0 && std::mem::align_of::<T>() == 4) };
+    const { assert!(std::mem::size_of::<T>().is_multiple_of(4) && std::mem::align_of::<T>() == 4) };
     std::mem::size_of::<T>() / 4
 }
 

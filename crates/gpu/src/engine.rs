@@ -54,10 +54,17 @@ pub trait Compiled: Send + Sync + std::fmt::Debug {
     fn checks(&self) -> CheckLevel;
 }
 
-/// What compiles a kernel for a run (crates/jit provides one): the
-/// compiled kernel, if it is to be used, and a note saying why not when
-/// `RunOptions::engine` asked for it (`Engine::Jit`).
-pub type Compiler = fn(&Kernel, &crate::Dispatch, &RunOptions) -> (Option<std::sync::Arc<dyn Compiled>>, Option<String>);
+/// What compiles kernels for runs (crates/jit provides one).
+#[derive(Clone, Copy, Debug)]
+pub struct Compiler {
+    /// The compiled kernel for a run, if it is to be used, and a note
+    /// saying why not when `RunOptions::engine` asked for it (`Engine::Jit`).
+    #[allow(clippy::type_complexity)]
+    pub prepare: fn(&Kernel, &crate::Dispatch, &RunOptions) -> (Option<std::sync::Arc<dyn Compiled>>, Option<String>),
+    /// A run `prepare` left to the interpreter took this long (a kernel
+    /// that keeps the interpreter busy is worth compiling).
+    pub interpreted: fn(&Kernel, &RunOptions, std::time::Duration),
+}
 
 /// Why a run cannot use a compiled kernel, if it cannot: something watches
 /// every instruction, or the run is not plain lockstep.

@@ -339,10 +339,15 @@ pub fn run_with_progress(
     if let Err(e) = validate(kernel, d, opts) {
         return invalid(e);
     }
-    if let (None, Some(compile), false) = (&opts.compiled, opts.compiler, opts.engine == engine::Engine::Interp) {
-        let (compiled, note) = compile(kernel, d, opts);
+    if let (None, Some(compiler), false) = (&opts.compiled, opts.compiler, opts.engine == engine::Engine::Interp) {
+        let (compiled, note) = (compiler.prepare)(kernel, d, opts);
+        let interpreted = compiled.is_none();
         let with = RunOptions { compiled, compiler: None, ..opts.clone() };
+        let started = std::time::Instant::now();
         let mut report = run_with_progress(kernel, d, buffers, &with, progress);
+        if interpreted {
+            (compiler.interpreted)(kernel, opts, started.elapsed());
+        }
         report.engine_note = note;
         return report;
     }

@@ -328,7 +328,7 @@ impl Compiled for Native {
                 if self.checks != CheckLevel::None {
                     // A thread that finished while others wait at a
                     // barrier is a divergence the interpreter reports.
-                    if s.state.iter().any(|&st| st == codegen::FINISHED) || !t.shadow_barrier(ctx.round_flags as u32) {
+                    if s.state.contains(&codegen::FINISHED) || !t.shadow_barrier(ctx.round_flags as u32) {
                         return false;
                     }
                     ctx.epochs = t.shadow_epochs();
@@ -366,8 +366,24 @@ pub struct Prepared {
 }
 
 /// Dispatches of fewer threads than this stay interpreted under `auto`:
-/// compiling costs milliseconds, more than they take interpreted.
+/// compiling costs milliseconds, more than they take interpreted...
 pub const AUTO_MIN_THREADS: u64 = 1 << 16;
+/// ...until the interpreter has spent this long on the kernel in this
+/// process (with these checks): then it is worth compiling (a benchmark,
+/// a test suite or a notebook that runs it again and again).
+pub const AUTO_HOT_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Interpreter time per kernel (and checks) under `auto`, for tiering.
+fn interpreter_time() -> &'static Mutex<HashMap<(u64, u8), std::time::Duration>> {
+    static T: OnceLock<Mutex<HashMap<(u64, u8), std::time::Duration>>> = OnceLock::new();
+    T.get_or_init(Default::default)
+}
+
+/// Whether the interpreter has spent [`AUTO_HOT_AFTER`] on `kernel` with `checks`.
+fn hot(kernel: &Kernel, checks: CheckLevel) -> bool {
+    let key = (kernel_hash(kernel), checks as u8);
+    interpreter_time().lock().is_ok_and(|t| t.get(&key).is_some_and(|&d| d >= AUTO_HOT_AFTER))
+}
 
 type Cache = Mutex<HashMap<(u64, u8), Result<Arc<Native>, String>>>;
 
@@ -425,7 +441,7 @@ pub fn prepare(kernel: &Kernel, d: &Dispatch, opts: &RunOptions, engine: Engine)
             gpu::DispatchMode::Threads => d.grid.iter().map(|&x| x as u64).product(),
             gpu::DispatchMode::Threadgroups => d.grid.iter().chain(&d.threadgroup).map(|&x| x as u64).product(),
         };
-        if threads < AUTO_MIN_THREADS {
+        if threads < AUTO_MIN_THREADS && !hot(kernel, opts.check) {
             return Prepared::default();
         }
     }
@@ -444,15 +460,30 @@ pub fn run(
     opts: &RunOptions,
     engine: Engine,
 ) -> (gpu::RunReport, Option<String>) {
-    let p = prepare(kernel, d, opts, engine);
-    let compiled = p.compiled.map(|n| n as Arc<dyn Compiled>);
-    let opts = RunOptions { compiled, ..opts.clone() };
-    (gpu::run(kernel, d, buffers, &opts), p.note)
+    let opts = RunOptions { compiled: None, compiler: Some(COMPILER), engine, ..opts.clone() };
+    let report = gpu::run(kernel, d, buffers, &opts);
+    let note = report.engine_note.clone();
+    (report, note)
 }
 
 /// The [`gpu::engine::Compiler`] of this crate: [`prepare`] for
-/// `opts.engine`.
-pub fn compiler(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> (Option<Arc<dyn Compiled>>, Option<String>) {
+/// `opts.engine`, and the interpreter's time for tiering.
+pub const COMPILER: gpu::engine::Compiler = gpu::engine::Compiler { prepare: compiler, interpreted };
+
+fn compiler(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> (Option<Arc<dyn Compiled>>, Option<String>) {
     let p = prepare(kernel, d, opts, opts.engine);
     (p.compiled.map(|n| n as Arc<dyn Compiled>), p.note)
+}
+
+/// Count an interpreted run of `kernel` toward compiling it (`auto` only).
+fn interpreted(kernel: &Kernel, opts: &RunOptions, took: std::time::Duration) {
+    if opts.engine != Engine::Auto {
+        return;
+    }
+    if let Ok(mut t) = interpreter_time().lock() {
+        if t.len() >= CACHE_LIMIT {
+            t.clear();
+        }
+        *t.entry((kernel_hash(kernel), opts.check as u8)).or_default() += took;
+    }
 }

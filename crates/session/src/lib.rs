@@ -525,7 +525,7 @@ pub fn check_option(name: &str) -> Result<(CheckLevel, bool), String> {
 pub fn with_compiler(options: RunOptions) -> RunOptions {
     #[cfg(not(target_family = "wasm"))]
     if options.compiler.is_none() {
-        return RunOptions { compiler: Some(jit::compiler), ..options };
+        return RunOptions { compiler: Some(jit::COMPILER), ..options };
     }
     options
 }

@@ -1,0 +1,45 @@
+//! `auto` tiering: a small dispatch runs interpreted, until the
+//! interpreter has spent `AUTO_HOT_AFTER` on the kernel (with those
+//! checks) in this process; then the compiled form runs it, with the same
+//! result.
+
+use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};
+use std::collections::BTreeMap;
+
+const SRC: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+kernel void spin(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float acc = 0.0f;
+    for (uint k = 0; k < 4000u; k++) acc += float((i * 7u + k) % 13u);
+    out[i] = acc;
+}
+"#;
+
+#[test]
+fn a_small_dispatch_compiles_once_the_interpreter_has_spent_long_enough_on_it() {
+    let c = msl::compile("spin.metal", SRC, &Default::default());
+    let p = c.program.as_ref().expect("compiles");
+    let (id, _) = p.kernels().next().expect("a kernel");
+    let k = gpu::lower::lower_kernel(p, id).expect("lowers");
+    let d = Dispatch { grid: [64, 1, 1], threadgroup: [64, 1, 1], mode: DispatchMode::Threads };
+    for check in [CheckLevel::None, CheckLevel::All] {
+        let native = jit::compiled(&k, check).expect("compilable");
+        let run = || {
+            let mut b = BTreeMap::from([(0u32, vec![0u8; 64 * 4])]);
+            let opts = RunOptions { check, ..Default::default() };
+            let (r, note) = jit::run(&k, &d, &mut b, &opts, jit::Engine::Auto);
+            assert!(r.findings.is_empty() && note.is_none());
+            b
+        };
+        let first = run();
+        assert_eq!(native.threadgroups_run(), 0, "64 threads: the first run is interpreted");
+        let mut runs = 1;
+        while native.threadgroups_run() == 0 {
+            assert!(runs < 10_000, "never compiled");
+            assert_eq!(run(), first, "the interpreted runs agree");
+            runs += 1;
+        }
+        assert_eq!(run(), first, "the compiled run agrees");
+    }
+}

@@ -477,7 +477,9 @@ fn compiler(kernel: &Kernel, d: &Dispatch, opts: &RunOptions) -> (Option<Arc<dyn
 
 /// Count an interpreted run of `kernel` toward compiling it (`auto` only).
 fn interpreted(kernel: &Kernel, opts: &RunOptions, took: std::time::Duration) {
-    if opts.engine != Engine::Auto {
+    // (Runs the compiled tier cannot take — the book's, with counters —
+    // are not worth hashing the kernel for.)
+    if opts.engine != Engine::Auto || gpu::engine::compiled_blocked(kernel, opts).is_some() {
         return;
     }
     if let Ok(mut t) = interpreter_time().lock() {

@@ -90,6 +90,15 @@ impl Shadow {
     fn new(bytes: usize, shift: u32) -> Shadow {
         Shadow { cells: crate::cells::zeroed(bytes.div_ceil(1 << shift)), shift, lo: usize::MAX, hi: 0 }
     }
+
+    /// A shadow whose every cell counts as touched: compiled code updates
+    /// threadgroup memory's cells without reporting which (they are few),
+    /// so all of them are cleared when the array is reused.
+    fn whole(bytes: usize, shift: u32) -> Shadow {
+        let mut s = Shadow::new(bytes, shift);
+        (s.lo, s.hi) = (0, s.cells.len());
+        s
+    }
 }
 
 /// log2 of the bytes per cell of the shadow allocation `id` of `kernel`
@@ -160,10 +169,10 @@ impl Shadows {
         }
         let threadgroup = (0..kernel.threadgroup_vars.len() as u32)
             .map(|i| {
-                Shadow::new(kernel.threadgroup_vars[i as usize].size as usize, cell_shift(kernel, AllocId::threadgroup(i)).unwrap_or(0))
+                Shadow::whole(kernel.threadgroup_vars[i as usize].size as usize, cell_shift(kernel, AllocId::threadgroup(i)).unwrap_or(0))
             })
             .collect();
-        Shadows { device, threadgroup, tg_buffers: tg_buffers.iter().map(|&b| Shadow::new(b, 0)).collect(), ..Default::default() }
+        Shadows { device, threadgroup, tg_buffers: tg_buffers.iter().map(|&b| Shadow::whole(b, 0)).collect(), ..Default::default() }
     }
 
     /// A new threadgroup starts (a new epoch of each kind of memory, and
@@ -285,6 +294,15 @@ impl Shadows {
         }
     }
 
+    /// Count every cell as touched: compiled code that gave up may not
+    /// have reported the cells it wrote, and an array is cleared for reuse
+    /// only where it was touched (`cells::keep`).
+    pub fn all_touched(&mut self) {
+        for s in self.device.iter_mut().flatten().chain(&mut self.threadgroup).chain(&mut self.tg_buffers) {
+            (s.lo, s.hi) = (0, s.cells.len());
+        }
+    }
+
     /// The current epoch and the threadgroup's first epoch of device
     /// memory, then of threadgroup memory.
     pub fn epochs(&self) -> [u32; 4] {
@@ -389,6 +407,25 @@ mod tests {
         assert!(s.access(DEV, 8, 4, tid(1, 3), W), "an element of its own");
         assert!(!s.access(DEV, 0, 4, tid(1, 0), W), "read by the first threadgroup");
         assert!(!s.access(DEV, 4, 4, tid(1, 0), R), "written by the first threadgroup");
+    }
+
+    #[test]
+    fn threadgroup_cells_compiled_code_wrote_are_cleared_when_reused() {
+        // 64 KiB of 1-byte cells: large enough to be kept for reuse.
+        let fresh = || Shadows { tg_buffers: vec![Shadow::whole(64 << 10, 0)], ..Default::default() };
+        let id = AllocId::tg_buffer(0);
+        let mut s = fresh();
+        s.start_threadgroup(0);
+        // As compiled code does: straight into the cell, reporting nothing.
+        let c = s.cells(id).expect("cells") as *mut Cell;
+        // SAFETY: cell 100 of 65,536.
+        unsafe { *c.add(100) = Cell { w_tid: 2, w_epoch: 1, ..Cell::default() } };
+        drop(s);
+        for _ in 0..4 {
+            let mut s = fresh();
+            s.start_threadgroup(0);
+            assert!(!s.access(AllocKind::ThreadgroupBuffer(0), 100, 1, 2, R), "a reused cell still says written");
+        }
     }
 
     #[test]

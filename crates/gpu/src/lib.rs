@@ -506,6 +506,9 @@ pub(crate) fn run_part<'a>(
                 // code the compiled code called makes the interpreter
                 // rerun the dispatch: its report is the one to give.)
                 if !vouched || (compiled_checks && !m.findings.list.is_empty()) {
+                    if let Some(s) = m.shadows.as_mut() {
+                        s.all_touched();
+                    }
                     gave_up = true;
                     break;
                 }

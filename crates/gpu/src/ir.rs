@@ -490,6 +490,18 @@ pub enum ParamKind {
     },
 }
 
+impl ParamKind {
+    /// The register and allocation of a buffer parameter (`None`: a
+    /// thread attribute).
+    pub fn memory(&self) -> Option<(Reg, crate::memory::AllocId)> {
+        match self {
+            ParamKind::Buffer { index, reg, .. } => Some((*reg, crate::memory::AllocId::buffer(*index))),
+            ParamKind::ThreadgroupBuffer { index, reg, .. } => Some((*reg, crate::memory::AllocId::tg_buffer(*index))),
+            ParamKind::Attr { .. } => None,
+        }
+    }
+}
+
 /// The registers an instruction writes and reads, and whether it has an
 /// effect beyond its registers (memory, control flow, a record). Blocks of
 /// control-flow instructions are not included.

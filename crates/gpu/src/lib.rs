@@ -32,7 +32,7 @@ pub use ir::Kernel;
 
 use exec::{Geometry, Machine};
 use ir::ParamKind;
-use memory::{ptr_bits, AllocId, Memory};
+use memory::{ptr_bits, Memory};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -487,12 +487,8 @@ pub(crate) fn run_part<'a>(
             b.fill(0);
         }
         m.mem.private.fill(0);
-        for p in &kernel.params {
-            match &p.kind {
-                ParamKind::Buffer { index, reg, .. } => m.set_uniform_pub(*reg, ptr_bits(AllocId::buffer(*index), 0)),
-                ParamKind::ThreadgroupBuffer { index, reg, .. } => m.set_uniform_pub(*reg, ptr_bits(AllocId::tg_buffer(*index), 0)),
-                ParamKind::Attr { .. } => {}
-            }
+        for (reg, id) in kernel.params.iter().filter_map(|p| p.kind.memory()) {
+            m.set_uniform_pub(reg, ptr_bits(id, 0));
         }
         report.threads += geo.lanes() as u64;
         match &opts.compiled {

@@ -401,12 +401,7 @@ pub fn static_pointers(k: &gpu::Kernel) -> HashMap<Reg, (u32, i64)> {
         }
     });
     let mut out = HashMap::new();
-    for p in &k.params {
-        let (reg, id) = match &p.kind {
-            gpu::ir::ParamKind::Buffer { index, reg, .. } => (*reg, AllocId::buffer(*index)),
-            gpu::ir::ParamKind::ThreadgroupBuffer { index, reg, .. } => (*reg, AllocId::tg_buffer(*index)),
-            gpu::ir::ParamKind::Attr { .. } => continue,
-        };
+    for (reg, id) in k.params.iter().filter_map(|p| p.kind.memory()) {
         if !defs.contains_key(&reg) {
             out.insert(reg, (id.0, 0));
         }
@@ -718,14 +713,9 @@ fn escapes(block: &[Inst], loops: usize, switches: usize, scopes: usize) -> bool
 /// it is set by something other than a constant, a parameter, pointer
 /// arithmetic or a copy), flow-insensitively.
 fn points_to(k: &gpu::Kernel) -> HashMap<Reg, Option<HashSet<u32>>> {
-    use gpu::memory::{ptr_alloc, AllocId};
+    use gpu::memory::ptr_alloc;
     let mut map: HashMap<Reg, Option<HashSet<u32>>> = HashMap::new();
-    for p in &k.params {
-        let (reg, id) = match &p.kind {
-            gpu::ir::ParamKind::Buffer { index, reg, .. } => (*reg, AllocId::buffer(*index)),
-            gpu::ir::ParamKind::ThreadgroupBuffer { index, reg, .. } => (*reg, AllocId::tg_buffer(*index)),
-            gpu::ir::ParamKind::Attr { .. } => continue,
-        };
+    for (reg, id) in k.params.iter().filter_map(|p| p.kind.memory()) {
         map.insert(reg, Some(HashSet::from([id.0])));
     }
     let mut insts: Vec<&Inst> = Vec::new();

@@ -147,15 +147,8 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
     let mut shadowed: HashMap<u32, Option<u32>> = HashMap::new();
     if checks != CheckLevel::None {
         use gpu::memory::AllocId;
-        let mut ids: Vec<AllocId> = (0..kernel.threadgroup_vars.len() as u32).map(AllocId::threadgroup).collect();
-        for p in &kernel.params {
-            match &p.kind {
-                gpu::ir::ParamKind::ThreadgroupBuffer { index, .. } => ids.push(AllocId::tg_buffer(*index)),
-                gpu::ir::ParamKind::Buffer { index, .. } => ids.push(AllocId::buffer(*index)),
-                gpu::ir::ParamKind::Attr { .. } => {}
-            }
-        }
-        for id in ids {
+        let params = kernel.params.iter().filter_map(|p| p.kind.memory()).map(|(_, id)| id);
+        for id in (0..kernel.threadgroup_vars.len() as u32).map(AllocId::threadgroup).chain(params) {
             if let Some(shift) = gpu::conflicts::cell_shift(&kernel, id) {
                 shadowed.insert(id.0, Some(shift));
             }

@@ -172,14 +172,7 @@ pub fn fill_table(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], used: &mut V
         table[s] = Entry::default();
     }
     let k = t.kernel();
-    let mut ids: Vec<AllocId> = Vec::new();
-    for p in &k.params {
-        match &p.kind {
-            gpu::ir::ParamKind::Buffer { index, .. } => ids.push(AllocId::buffer(*index)),
-            gpu::ir::ParamKind::ThreadgroupBuffer { index, .. } => ids.push(AllocId::tg_buffer(*index)),
-            gpu::ir::ParamKind::Attr { .. } => {}
-        }
-    }
+    let mut ids: Vec<AllocId> = k.params.iter().filter_map(|p| p.kind.memory()).map(|(_, id)| id).collect();
     ids.extend((0..k.constants.len() as u32).map(AllocId::constant));
     ids.extend((0..k.threadgroup_vars.len() as u32).map(AllocId::threadgroup));
     ids.extend((0..k.private_vars.len() as u32).map(AllocId::private));

@@ -691,6 +691,44 @@ pub fn read_only_loads(k: &gpu::Kernel) -> HashSet<usize> {
     out
 }
 
+/// The bound buffers (their `[[buffer(n)]]` indices) the kernel may write
+/// through a store, a non-load atomic or a block copy: every worker makes
+/// its own copy of them before running compiled code, so the code's stores
+/// never wait on a copy (nor see a table entry go stale behind a helper).
+pub fn written_buffers(k: &gpu::Kernel) -> Vec<u32> {
+    use gpu::memory::{AllocId, AllocKind};
+    let points_to = points_to(k);
+    let all: Vec<u32> = k.params.iter().filter_map(|p| p.kind.memory()).map(|(_, id)| id.0).collect();
+    let mark = |ptr: &Reg, ids: &mut HashSet<u32>| match points_to.get(ptr).and_then(|p| p.as_ref()) {
+        Some(p) => ids.extend(p),
+        None => ids.extend(&all),
+    };
+    let mut ids: HashSet<u32> = HashSet::new();
+    gpu::ir::walk(&k.body, &mut |i| {
+        let ptr = match i {
+            Inst::Store { ptr, .. } | Inst::MemCopy { dst: ptr, .. } => ptr,
+            Inst::Atomic { op, ptr, a, .. } if *op != gpu::ir::AtomicOp::Load => {
+                // (A compare-exchange writes the value it found to `*a`.)
+                if *op == gpu::ir::AtomicOp::CompareExchange {
+                    mark(a, &mut ids);
+                }
+                ptr
+            }
+            _ => return,
+        };
+        mark(ptr, &mut ids);
+    });
+    let mut out: Vec<u32> = ids
+        .into_iter()
+        .filter_map(|id| match AllocId(id).kind() {
+            AllocKind::Buffer(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// Whether `block` (inside `loops` loops, `switches` switches and `scopes`
 /// inlined calls of the run being looked at) holds a `break`, `continue`
 /// or `return` that leaves the run.

@@ -26,6 +26,13 @@ use gpu::ir::{AtomicOp, Inst, Reg, UnOp};
 use msl::ast::BinaryOp;
 use msl::hir::ThreadAttr;
 use msl::types::Scalar;
+
+/// Loads of what stays put for a whole call of the code (table entries'
+/// place, size and shadow; the threadgroup's geometry and epochs): pure
+/// to Cranelift, so it shares and hoists them out of loops. Every buffer
+/// the code may write is the worker's own before the call, so no helper
+/// moves one while the code runs.
+const FIXED: MemFlags = MemFlags::trusted().with_readonly().with_can_move();
 use std::collections::{HashMap, HashSet};
 
 const I8: types::Type = types::I8;
@@ -91,7 +98,6 @@ fn int_cc(op: BinaryOp, signed: bool) -> Option<IntCC> {
 
 /// The helpers' signatures.
 struct Sigs {
-    writable: SigRef,
     eval: SigRef,
     attr: SigRef,
     conv: SigRef,
@@ -233,13 +239,13 @@ pub fn compile_body(
             continue;
         }
         let e = b.ins().iadd_imm(table, rt::slot_of(id) as i64 * rt::ENTRY_BYTES);
-        let len = b.ins().load(I64, fl, e, rt::E_LEN);
+        let len = b.ins().load(I64, FIXED, e, rt::E_LEN);
         let fits = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, off + 4);
         let ok = if off >= 0 && off % 4 == 0 { fits } else { b.ins().iconst(types::I8, 0) };
         let next = b.create_block();
         b.ins().brif(ok, next, &[], give_up, &[]);
         b.switch_to_block(next);
-        let base = b.ins().load(I64, fl, e, rt::E_BASE);
+        let base = b.ins().load(I64, FIXED, e, rt::E_BASE);
         let v = b.ins().load(I32, fl, base, off as i32);
         invariant.insert((id, off, ty), v);
     }
@@ -268,7 +274,6 @@ pub fn compile_body(
     b.def_var(cnt, c0);
     b.ins().jump(dispatch, &[]);
     let sigs = Sigs {
-        writable: b.import_signature(sig(call_conv, 2, true)),
         eval: b.import_signature(sig(call_conv, 4, false)),
         attr: b.import_signature(sig(call_conv, 3, true)),
         conv: b.import_signature(sig(call_conv, 1, true)),
@@ -1172,27 +1177,26 @@ impl Gen<'_, '_> {
     }
 
     fn attr(&mut self, inst: &Inst, attr: ThreadAttr, c: u8) -> Value {
-        let fl = MemFlags::trusted();
         let local = |g: &mut Self| -> Value {
-            let locals = g.b.ins().load(I64, fl, g.ctx, rt::OFF_LOCAL);
+            let locals = g.b.ins().load(I64, FIXED, g.ctx, rt::OFF_LOCAL);
             let o = g.b.ins().imul_imm(g.lane, 12);
             let a = g.b.ins().iadd(locals, o);
-            g.b.ins().load(I32, fl, a, 4 * c as i32)
+            g.b.ins().load(I32, FIXED, a, 4 * c as i32)
         };
         match attr {
             ThreadAttr::ThreadPositionInThreadgroup if c < 3 => local(self),
             ThreadAttr::ThreadPositionInGrid if c < 3 => {
                 let loc = local(self);
-                let pos = self.b.ins().load(I32, fl, self.ctx, rt::OFF_TG_POS + 4 * c as i32);
-                let req = self.b.ins().load(I32, fl, self.ctx, rt::OFF_REQUESTED + 4 * c as i32);
+                let pos = self.b.ins().load(I32, FIXED, self.ctx, rt::OFF_TG_POS + 4 * c as i32);
+                let req = self.b.ins().load(I32, FIXED, self.ctx, rt::OFF_REQUESTED + 4 * c as i32);
                 let base = self.b.ins().imul(pos, req);
                 self.b.ins().iadd(base, loc)
             }
             ThreadAttr::ThreadIndexInThreadgroup => self.b.ins().ireduce(I32, self.lane),
             _ if self.uniform_attrs.contains(&(attr, c)) => {
                 let i = self.uniform_attrs.iter().position(|&u| u == (attr, c)).unwrap_or(0);
-                let a = self.b.ins().load(I64, fl, self.ctx, rt::OFF_UNIFORM_ATTRS);
-                self.b.ins().load(I32, fl, a, 4 * i as i32)
+                let a = self.b.ins().load(I64, FIXED, self.ctx, rt::OFF_UNIFORM_ATTRS);
+                self.b.ins().load(I32, FIXED, a, 4 * i as i32)
             }
             _ => {
                 let idx = self.index(inst);
@@ -1208,7 +1212,6 @@ impl Gen<'_, '_> {
     /// misaligned, a write to read-only memory). With checks on, the
     /// access (an atomic one when `atomic`) is told to the shadow.
     fn address(&mut self, ptr: Reg, size: i64, write: bool, atomic: bool) -> Value {
-        let fl = MemFlags::trusted();
         let align = if size > 0 && (size as u64).is_power_of_two() { size.min(16) } else { 1 };
         if let Some(Known { id, off, align: known_align }) = self.provenance(ptr) {
             // The allocation is known: its entry is at a fixed place, and
@@ -1218,7 +1221,7 @@ impl Gen<'_, '_> {
                 Some(&n) if n as i64 >= size => self.b.ins().icmp_imm(IntCC::UnsignedLessThanOrEqual, off, n as i64 - size),
                 Some(_) => self.b.ins().iconst(I8, 0),
                 None => {
-                    let len = self.b.ins().load(I64, fl, e, rt::E_LEN);
+                    let len = self.b.ins().load(I64, FIXED, e, rt::E_LEN);
                     let below = self.b.ins().icmp(IntCC::UnsignedLessThan, off, len);
                     let end = self.b.ins().iadd_imm(off, size);
                     let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
@@ -1231,7 +1234,6 @@ impl Gen<'_, '_> {
                 ok = self.b.ins().band(ok, aligned);
             }
             self.guard(ok);
-            let idv = self.b.ins().iconst(I64, id as i64);
             let kind = gpu::memory::AllocId(id).kind();
             let private = matches!(kind, gpu::memory::AllocKind::Private(_));
             // Only bound buffers may be shared with other workers (or
@@ -1245,10 +1247,13 @@ impl Gen<'_, '_> {
                 Some(&Some(shift)) if size > 0 && size <= 16 && (size as u64).is_power_of_two() && size <= 1 << shift => {
                     self.shadow_cell(e, kind, off, shift, gpu::conflicts::Op { write, atomic })
                 }
-                Some(_) => self.shadow(idv, off, size, write, atomic),
+                Some(_) => {
+                    let idv = self.b.ins().iconst(I64, id as i64);
+                    self.shadow(idv, off, size, write, atomic)
+                }
                 None => {}
             }
-            return self.locate(e, idv, off, check_writable, private);
+            return self.locate(e, off, check_writable, private);
         }
         let p = self.get(ptr);
         let id = self.b.ins().ushr_imm(p, 40);
@@ -1263,8 +1268,8 @@ impl Gen<'_, '_> {
         let slot = self.b.ins().bor(slot, t);
         let off = self.b.ins().imul_imm(slot, rt::ENTRY_BYTES);
         let e = self.b.ins().iadd(self.table, off);
-        let eid = self.b.ins().load(I64, fl, e, rt::E_ID);
-        let len = self.b.ins().load(I64, fl, e, rt::E_LEN);
+        let eid = self.b.ins().load(I64, FIXED, e, rt::E_ID);
+        let len = self.b.ins().load(I64, FIXED, e, rt::E_LEN);
         // The 40-bit signed offset; negative ones are huge unsigned.
         let sh = self.b.ins().ishl_imm(p, 24);
         let off = self.b.ins().sshr_imm(sh, 24);
@@ -1281,7 +1286,7 @@ impl Gen<'_, '_> {
         }
         self.guard(ok);
         self.shadow(id, off, size, write, atomic);
-        self.locate(e, id, off, write, true)
+        self.locate(e, off, write, true)
     }
 
     /// With checks on, an access (in bounds) within one shadow cell of the
@@ -1293,7 +1298,7 @@ impl Gen<'_, '_> {
         let reads = !op.write || op.atomic;
         let fl = MemFlags::trusted();
         let device = matches!(kind, gpu::memory::AllocKind::Buffer(_));
-        let cells = self.b.ins().load(I64, fl, e, rt::E_SHADOW);
+        let cells = self.b.ins().load(I64, FIXED, e, rt::E_SHADOW);
         let idx = self.b.ins().ushr_imm(off, shift as i64);
         if device {
             // The cells touched, for the merge of workers' shadows.
@@ -1306,12 +1311,12 @@ impl Gen<'_, '_> {
         }
         let co = self.b.ins().imul_imm(idx, cf::CELL_BYTES);
         let c = self.b.ins().iadd(cells, co);
-        let base = self.b.ins().load(I32, fl, self.ctx, rt::OFF_THREAD_BASE);
+        let base = self.b.ins().load(I32, FIXED, self.ctx, rt::OFF_THREAD_BASE);
         let lane = self.b.ins().ireduce(I32, self.lane);
         let tid = self.b.ins().iadd(base, lane);
         let ep = rt::OFF_EPOCHS + if device { 0 } else { 8 };
-        let now = self.b.ins().load(I32, fl, self.ctx, ep);
-        let start = self.b.ins().load(I32, fl, self.ctx, ep + 4);
+        let now = self.b.ins().load(I32, FIXED, self.ctx, ep);
+        let start = self.b.ins().load(I32, FIXED, self.ctx, ep + 4);
         let w_tid = self.b.ins().load(I32, fl, c, cf::W_TID);
         let w_raw = self.b.ins().load(I32, fl, c, cf::W_EPOCH);
         let w_epoch = self.b.ins().band_imm(w_raw, cf::EPOCH_MASK as i64);
@@ -1388,8 +1393,8 @@ impl Gen<'_, '_> {
     fn shadow_written(&mut self, e: Value, off: Value, shift: u32, size: i64) {
         use gpu::conflicts as cf;
         let fl = MemFlags::trusted();
-        let cells = self.b.ins().load(I64, fl, e, rt::E_SHADOW);
-        let start = self.b.ins().load(I32, fl, self.ctx, rt::OFF_EPOCHS + 12);
+        let cells = self.b.ins().load(I64, FIXED, e, rt::E_SHADOW);
+        let start = self.b.ins().load(I32, FIXED, self.ctx, rt::OFF_EPOCHS + 12);
         let first = self.b.ins().ushr_imm(off, shift as i64);
         if size > 0 && size <= 16 && (size as u64).is_power_of_two() && size <= 1 << shift {
             // One cell (the access is aligned to its size).
@@ -1432,27 +1437,17 @@ impl Gen<'_, '_> {
     }
 
     /// The host address of offset `off` of the allocation whose table entry
-    /// is at `e` (made writable first for a store).
-    fn locate(&mut self, e: Value, id: Value, off: Value, write: bool, per_lane: bool) -> Value {
-        let fl = MemFlags::trusted();
-        let base = if write {
-            let w = self.b.ins().load(I64, fl, e, rt::E_WRITABLE);
-            let (slow, cont) = (self.b.create_block(), self.b.create_block());
-            self.b.append_block_param(cont, I64);
-            let base = self.b.ins().load(I64, fl, e, rt::E_BASE);
-            self.b.ins().brif(w, cont, &[base.into()], slow, &[]);
-            self.b.switch_to_block(slow);
-            let made = self.call(self.sigs.writable, rt::h_writable as *const () as usize, &[self.ctx, id]).expect("result");
-            self.guard(made);
-            let base = self.b.ins().load(I64, fl, e, rt::E_BASE);
-            self.b.ins().jump(cont, &[base.into()]);
-            self.b.switch_to_block(cont);
-            self.b.block_params(cont)[0]
-        } else {
-            self.b.ins().load(I64, fl, e, rt::E_BASE)
-        };
+    /// is at `e`; a store gives up unless the entry is writable (every
+    /// buffer the kernel may write was made the worker's own before the
+    /// code ran: `analysis::written_buffers`).
+    fn locate(&mut self, e: Value, off: Value, write: bool, per_lane: bool) -> Value {
+        if write {
+            let w = self.b.ins().load(I64, FIXED, e, rt::E_WRITABLE);
+            self.guard(w);
+        }
+        let base = self.b.ins().load(I64, FIXED, e, rt::E_BASE);
         let a = if per_lane {
-            let stride = self.b.ins().load(I64, fl, e, rt::E_STRIDE);
+            let stride = self.b.ins().load(I64, FIXED, e, rt::E_STRIDE);
             let own = self.b.ins().imul(stride, self.lane);
             self.b.ins().iadd(base, own)
         } else {

@@ -64,6 +64,8 @@ pub struct Native {
     trip_depth: usize,
     /// The checks the code keeps (`CheckLevel::None`: none).
     checks: CheckLevel,
+    /// The buffers the code may write (`analysis::written_buffers`).
+    written: Vec<u32>,
 }
 
 /// Stack the recursive walks over nested blocks keep free, and the size of
@@ -113,6 +115,7 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
         return Err(Unsupported("internal: the context layout changed".into()));
     }
     let kernel = Box::new(kernel.clone());
+    let written = analysis::written_buffers(&kernel);
     let preset: Vec<Reg> = kernel
         .params
         .iter()
@@ -220,6 +223,7 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
         frame_size,
         trip_depth,
         checks,
+        written,
     })
 }
 
@@ -263,6 +267,7 @@ impl Compiled for Native {
             let s = &mut *s;
             s.table.resize(runtime::TABLE, Entry::default());
             runtime::fill_table(t, &mut s.table, &mut s.used);
+            runtime::own_written(t, &mut s.table, &self.written);
             s.initial.clear();
             s.initial.extend(self.preset.iter().map(|&r| t.initial(r)));
             s.spill.clear();

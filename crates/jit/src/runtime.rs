@@ -188,6 +188,21 @@ pub fn fill_table(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], used: &mut V
     }
 }
 
+/// Make each buffer in `written` (indices) the worker's own copy, so
+/// compiled stores go straight in; a read-only one stays unwritable and a
+/// store to it gives up.
+pub fn own_written(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], written: &[u32]) {
+    for &n in written {
+        let id = AllocId::buffer(n);
+        let e = &mut table[slot_of(id.0)];
+        if e.id == id.0 as u64 && e.writable == 0 {
+            if let Some(r) = t.writable(n) {
+                e.moved(r);
+            }
+        }
+    }
+}
+
 /// Tell the shadow which cells the threadgroup's compiled code touched.
 pub fn fold_touched(t: &mut Threadgroup<'_, '_>, table: &[Entry], used: &[usize]) {
     for &s in used {
@@ -204,23 +219,6 @@ unsafe fn tg<'a>(ctx: *mut Ctx) -> &'a mut Threadgroup<'static, 'static> {
 
 unsafe fn inst<'a>(ctx: *mut Ctx, i: u64) -> &'a Inst {
     &**(*ctx).insts.add(i as usize)
-}
-
-/// Make the buffer with allocation id `id` writable and refresh its table
-/// entry; 0 when it cannot be written (the compiled code gives up).
-pub(crate) extern "C" fn h_writable(ctx: *mut Ctx, id: u64) -> u64 {
-    // SAFETY (all helpers): `ctx` is the live context the runner built for
-    // this call of the compiled function; indices were made by codegen.
-    unsafe {
-        let AllocKind::Buffer(index) = AllocId(id as u32).kind() else { return 0 };
-        match tg(ctx).writable(index) {
-            Some(r) => {
-                (*(*ctx).table.add(slot_of(id as u32))).moved(r);
-                1
-            }
-            None => 0,
-        }
-    }
 }
 
 /// Instruction `i` for one thread, by the interpreter's arithmetic:

@@ -121,6 +121,11 @@ impl<'k> Threadgroup<'_, 'k> {
         (g.tg_size, g.tg_pos, g.requested_tg)
     }
 
+    /// The dispatch's grid in threads (x, y, z).
+    pub fn grid_threads(&self) -> [u32; 3] {
+        self.m.geo.grid_threads
+    }
+
     /// Lane `l`'s position in the threadgroup.
     pub fn local(&self, l: usize) -> [u32; 3] {
         self.m.geo.local(l)

@@ -97,6 +97,13 @@ pub struct Dispatch {
     pub mode: DispatchMode,
 }
 
+impl Dispatch {
+    /// The grid in threads (x, y, z).
+    pub fn grid_threads(&self) -> [u32; 3] {
+        geometry(self).grid_threads
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     pub check: CheckLevel,

@@ -729,6 +729,87 @@ pub fn written_buffers(k: &gpu::Kernel) -> Vec<u32> {
     out
 }
 
+/// Device buffers (allocation ids) the compiled code with checks on need
+/// not watch for races, because no two threads can touch one of their
+/// shadow cells with one of them writing plainly:
+/// - every access to the buffer is a (native) atomic: atomics do not race
+///   with each other;
+/// - or, when `grid_1d` (the grid's y and z are 1, so threads have distinct
+///   `thread_position_in_grid.x`), every access is `buffer[x]` itself: one
+///   element per thread, the element a whole number of cells.
+///
+/// Device buffers hold no unwritten bytes the compiled code tracks (an
+/// output declared uninitialized runs interpreted), so races are all their
+/// shadow is for. Nothing is proven if some access's pointer could point
+/// anywhere.
+pub fn race_free_buffers(k: &gpu::Kernel, grid_1d: bool) -> HashSet<u32> {
+    use gpu::memory::{AllocId, AllocKind};
+    let points_to = points_to(k);
+    let statics = static_pointers(k);
+    let mut defs: HashMap<Reg, Vec<&Inst>> = HashMap::new();
+    gpu::ir::walk(&k.body, &mut |i| {
+        for d in gpu::ir::reg_uses(i).0 {
+            defs.entry(d).or_default().push(i);
+        }
+    });
+    let once = |r: &Reg| -> Option<&Inst> {
+        match defs.get(r).map(Vec::as_slice) {
+            Some([i]) => Some(*i),
+            _ => None,
+        }
+    };
+    // The buffer element `x` of thread `x` when `ptr` is `&buffer[x]` with
+    // `scale`-byte elements: (buffer id, scale).
+    let own_element = |ptr: &Reg| -> Option<(u32, i64)> {
+        let Some(Inst::PtrIndex { ptr: base, index, scale, .. }) = once(ptr) else { return None };
+        let &(id, 0) = statics.get(base)? else { return None };
+        match once(index)? {
+            Inst::Attr { attr: msl::hir::ThreadAttr::ThreadPositionInGrid, component: 0, .. } => Some((id, *scale)),
+            _ => None,
+        }
+    };
+    // Per buffer: whether every access so far is atomic, and is thread x's element.
+    let mut all_atomic: HashMap<u32, bool> = HashMap::new();
+    let mut all_own: HashMap<u32, bool> = HashMap::new();
+    let mut unknown = false;
+    gpu::ir::walk(&k.body, &mut |i| {
+        let (ptrs, size, atomic): (Vec<&Reg>, i64, bool) = match i {
+            Inst::Load { ptr, ty, .. } | Inst::Store { ptr, ty, .. } => (vec![ptr], ty.size() as i64, false),
+            Inst::Atomic { ptr, ty, op, a, .. } => {
+                let mut v = vec![ptr];
+                if *op == gpu::ir::AtomicOp::CompareExchange {
+                    v.push(a);
+                }
+                (v, ty.size() as i64, *op != gpu::ir::AtomicOp::CompareExchange)
+            }
+            Inst::MemCopy { dst, src, .. } => (vec![dst, src], 0, false),
+            _ => return,
+        };
+        for ptr in ptrs {
+            let Some(Some(ids)) = points_to.get(ptr) else {
+                unknown = true;
+                return;
+            };
+            let own = own_element(ptr);
+            for &id in ids {
+                *all_atomic.entry(id).or_insert(true) &= atomic;
+                let cell = gpu::conflicts::cell_shift(k, AllocId(id)).map(|s| 1i64 << s);
+                let mine = matches!((own, cell), (Some((o, scale)), Some(c)) if o == id && scale == size && size > 0 && size % c == 0);
+                *all_own.entry(id).or_insert(true) &= mine;
+            }
+        }
+    });
+    if unknown {
+        return HashSet::new();
+    }
+    all_atomic
+        .keys()
+        .copied()
+        .filter(|&id| matches!(AllocId(id).kind(), AllocKind::Buffer(_)))
+        .filter(|id| all_atomic[id] || (grid_1d && all_own[id]))
+        .collect()
+}
+
 /// Whether `block` (inside `loops` loops, `switches` switches and `scopes`
 /// inlined calls of the run being looked at) holds a `break`, `continue`
 /// or `return` that leaves the run.

@@ -66,6 +66,8 @@ pub struct Native {
     checks: CheckLevel,
     /// The buffers the code may write (`analysis::written_buffers`).
     written: Vec<u32>,
+    /// The checks rely on the grid being one row ([`compile_for`]).
+    assumes_1d: bool,
 }
 
 /// Stack the recursive walks over nested blocks keep free, and the size of
@@ -106,6 +108,13 @@ pub fn compile(kernel: &Kernel) -> Result<Native, Unsupported> {
 /// checks on, the code gives up wherever the interpreter might report
 /// something, and the interpreter reruns the dispatch to report it.
 pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Unsupported> {
+    compile_for(kernel, checks, false)
+}
+
+/// [`compile_checked`] for dispatches whose grid is one row of threads
+/// (`grid_1d`: y and z are 1) when that lets the checks do less
+/// (`analysis::race_free_buffers`); the code then gives up on any other grid.
+pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result<Native, Unsupported> {
     let started = std::time::Instant::now();
     analysis::check(kernel)?;
     if checks != CheckLevel::None {
@@ -148,9 +157,12 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
     // Each with the log2 of its cells' size (`None`: private memory,
     // whose shadow is bytes).
     let mut shadowed: HashMap<u32, Option<u32>> = HashMap::new();
+    let mut assumes_1d = false;
     if checks != CheckLevel::None {
         use gpu::memory::AllocId;
-        let params = kernel.params.iter().filter_map(|p| p.kind.memory()).map(|(_, id)| id);
+        let race_free = analysis::race_free_buffers(&kernel, grid_1d);
+        assumes_1d = grid_1d && race_free != analysis::race_free_buffers(&kernel, false);
+        let params = kernel.params.iter().filter_map(|p| p.kind.memory()).map(|(_, id)| id).filter(|id| !race_free.contains(&id.0));
         for id in (0..kernel.threadgroup_vars.len() as u32).map(AllocId::threadgroup).chain(params) {
             if let Some(shift) = gpu::conflicts::cell_shift(&kernel, id) {
                 shadowed.insert(id.0, Some(shift));
@@ -224,6 +236,7 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
         trip_depth,
         checks,
         written,
+        assumes_1d,
     })
 }
 
@@ -261,6 +274,9 @@ thread_local! {
 impl Compiled for Native {
     fn run_threadgroup(&self, t: &mut Threadgroup<'_, '_>) -> bool {
         let n = t.lanes();
+        if self.assumes_1d && t.grid_threads()[1..] != [1, 1] {
+            return false;
+        }
         let budget = t.instruction_budget();
         let ok = SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
@@ -383,7 +399,7 @@ fn hot(kernel: &Kernel, checks: CheckLevel) -> bool {
     interpreter_time().lock().is_ok_and(|t| t.get(&key).is_some_and(|&d| d >= AUTO_HOT_AFTER))
 }
 
-type Cache = Mutex<HashMap<(u64, u8), Result<Arc<Native>, String>>>;
+type Cache = Mutex<HashMap<(u64, u8, bool), Result<Arc<Native>, String>>>;
 
 /// Compiled kernels kept per process (the cache starts over past this).
 const CACHE_LIMIT: usize = 256;
@@ -402,12 +418,19 @@ fn kernel_hash(k: &Kernel) -> u64 {
 
 /// The compiled form of `kernel` for `checks`, from the cache or compiled now.
 pub fn compiled(kernel: &Kernel, checks: CheckLevel) -> Result<Arc<Native>, String> {
-    let key = (kernel_hash(kernel), checks as u8);
+    compiled_for(kernel, checks, false)
+}
+
+/// [`compiled`] for a dispatch whose grid is one row when `grid_1d` ([`compile_for`]).
+pub fn compiled_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result<Arc<Native>, String> {
+    // (Only checked code makes use of the grid's shape.)
+    let grid_1d = grid_1d && checks != CheckLevel::None;
+    let key = (kernel_hash(kernel), checks as u8, grid_1d);
     if let Some(r) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return r;
     }
     // A bug in the code generator must cost speed, never the run.
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile_checked(kernel, checks)))
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile_for(kernel, checks, grid_1d)))
         .unwrap_or_else(|_| Err(Unsupported("the code generator failed on this kernel".into())))
         .map(Arc::new)
         .map_err(|e| e.0);
@@ -443,7 +466,7 @@ pub fn prepare(kernel: &Kernel, d: &Dispatch, opts: &RunOptions, engine: Engine)
             return Prepared::default();
         }
     }
-    match compiled(kernel, opts.check) {
+    match compiled_for(kernel, opts.check, d.grid_threads()[1..] == [1, 1]) {
         Ok(n) => Prepared { compiled: Some(n), note: None },
         Err(e) => note(format!("the kernel runs interpreted: {e}")),
     }

@@ -85,7 +85,8 @@ fn compare_checked(
 ) -> (usize, usize) {
     let (mut compared, mut native) = (0, 0);
     for check in [CheckLevel::Memory, CheckLevel::All] {
-        let n = match jit::compile_checked(k, check) {
+        // (As `auto` compiles it: a one-row grid lets the checks skip buffers no two threads share.)
+        let n = match jit::compile_for(k, check, case.grid[1..] == [1, 1]) {
             Ok(n) => Arc::new(n),
             Err(e) => {
                 refused.push(format!("{name} ({check:?}): {e}"));
@@ -177,4 +178,37 @@ fn compiled_runs_agree_with_the_interpreter() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(native >= 100, "only {native} clean runs ran compiled: the tier gives up too often");
     assert!(checked_native >= 100, "only {checked_native} runs with checks ran compiled: the checked tier gives up too often");
+}
+
+/// Code compiled for a one-row grid skips the race shadow of `out[x]`
+/// (each thread its own element); on a 2-D grid the rows share `x`, so it
+/// must give up and let the interpreter report the race.
+#[test]
+fn one_row_code_gives_up_on_other_grids() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+               kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = float(i); }\n";
+    let c = msl::compile("k.metal", src, &Default::default());
+    let p = c.program.as_ref().expect("compiles");
+    let (id, _) = p.kernels().next().expect("a kernel");
+    let k = gpu::lower::lower_kernel(p, id).expect("lowers");
+    let one_row = Arc::new(jit::compile_for(&k, CheckLevel::All, true).expect("compiles"));
+    let run = |grid: [u32; 3], compiled: Option<Arc<jit::Native>>| {
+        let mut bufs = BTreeMap::from([(0u32, vec![0u8; 64 * 4])]);
+        let opts =
+            RunOptions { check: CheckLevel::All, compiled: compiled.map(|n| n as Arc<dyn gpu::engine::Compiled>), ..Default::default() };
+        let d = Dispatch { grid, threadgroup: [8, 2, 1], mode: DispatchMode::Threads };
+        let r = gpu::run(&k, &d, &mut bufs, &opts);
+        (r.findings.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>(), bufs)
+    };
+    // One row: compiled, clean, the interpreter's buffers.
+    let before = one_row.threadgroups_run();
+    let got = run([64, 1, 1], Some(one_row.clone()));
+    assert!(one_row.threadgroups_run() > before, "the one-row code ran");
+    assert_eq!(got, run([64, 1, 1], None));
+    assert!(got.0.is_empty());
+    // Two rows: the same findings as the interpreter's (a race), never clean.
+    let got = run([16, 4, 1], Some(one_row.clone()));
+    let want = run([16, 4, 1], None);
+    assert!(!want.0.is_empty(), "the interpreter finds the race");
+    assert_eq!(got, want);
 }

@@ -160,6 +160,22 @@ pub struct Gen<'a, 'b> {
     read_only: &'a HashSet<usize>,
     reading_only: bool,
     shadowed: &'a HashMap<u32, Option<u32>>,
+    /// Registers with one value for the whole kernel.
+    fixed: &'a HashMap<Reg, crate::analysis::Remake>,
+    /// One per barrier, as `resumes`.
+    stops: Vec<Stop>,
+}
+
+/// What the runner checks when the threads stop at barrier `k` (the
+/// `k`th of `Gen::resumes`), with checks on.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stop {
+    /// The barrier's `mem_flags`, when one constant (else the code ANDs
+    /// each thread's into `ctx.round_flags`).
+    pub flags: Option<u32>,
+    /// Loops around it that count their trips (spill slots from
+    /// `Native::trip_slot`): every thread must be at the same trips.
+    pub trips: usize,
 }
 
 fn sig(call_conv: CallConv, params: usize, ret: bool) -> Signature {
@@ -198,6 +214,7 @@ pub struct Plan<'a> {
     /// With checks on: loads (by address) of threadgroup memory nobody
     /// writes in their interval (`analysis::read_only_loads`).
     pub read_only: &'a HashSet<usize>,
+    pub fixed: &'a HashMap<Reg, crate::analysis::Remake>,
 }
 
 /// Compile `plan.body` into the builder's function (signature `(ctx) ->
@@ -207,8 +224,9 @@ pub fn compile_body(
     insts: &mut Vec<*const Inst>,
     call_conv: CallConv,
     plan: &Plan,
-) -> Result<(), Unsupported> {
-    let Plan { body, preset, spills, statics, lens, uniform_attrs, per_thread_count, checks, shadowed, spill_slots, read_only } = *plan;
+) -> Result<Vec<Stop>, Unsupported> {
+    let Plan { body, preset, spills, statics, lens, uniform_attrs, per_thread_count, checks, shadowed, spill_slots, read_only, fixed } =
+        *plan;
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -316,6 +334,8 @@ pub fn compile_body(
         trip_slot: spills.slot.len(),
         read_only,
         reading_only: false,
+        fixed,
+        stops: Vec::new(),
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
@@ -349,7 +369,7 @@ pub fn compile_body(
     let next = g.b.ins().iadd_imm(lane, 1);
     g.b.ins().jump(lane_head, &[next.into()]);
     g.b.seal_all_blocks();
-    Ok(())
+    Ok(g.stops)
 }
 
 impl Gen<'_, '_> {
@@ -698,48 +718,28 @@ impl Gen<'_, '_> {
             self.b.ins().store(MemFlags::trusted(), v, self.spill_base, slot * 8);
         }
         let k = self.resumes.len() as u64;
-        // The round's barrier: the first thread to stop sets it, a thread
-        // stopping at another one marks the round as split.
-        let fl = MemFlags::trusted();
-        let at = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_AT);
-        let kv = self.b.ins().iconst(I64, (BARRIER + k) as i64);
-        let none = self.b.ins().icmp_imm(IntCC::Equal, at, FINISHED as i64);
-        let same = self.b.ins().icmp(IntCC::Equal, at, kv);
-        let fine = self.b.ins().bor(none, same);
-        let split = self.b.ins().bxor_imm(fine, 1);
-        let split = self.b.ins().uextend(I64, split);
-        let old = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_SPLIT);
-        let split = self.b.ins().bor(old, split);
-        self.b.ins().store(fl, split, self.ctx, rt::OFF_ROUND_SPLIT);
-        self.b.ins().store(fl, kv, self.ctx, rt::OFF_ROUND_AT);
+        // (The runner checks that every thread stopped at this barrier, at
+        // the same trips of the loops around it: `Stop`.)
+        let mut stop = Stop { flags: None, trips: 0 };
         if let (true, Inst::Barrier { flags, .. }) = (self.checks, inst) {
             // The memory the round's barrier orders: what every thread's flags name.
-            let f = self.wide(*flags);
-            let all = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_FLAGS);
-            let all = self.b.ins().band(all, f);
-            self.b.ins().store(fl, all, self.ctx, rt::OFF_ROUND_FLAGS);
-            // The first thread here this round sets the loops' trips; a
-            // thread at other trips splits the round (in lockstep it would
-            // arrive alone).
-            let first = self.b.ins().icmp_imm(IntCC::Equal, at, FINISHED as i64);
-            let trips_at = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_TRIPS);
-            let mut differ = self.b.ins().iconst(I8, 0);
+            match self.fixed.get(flags) {
+                Some(&crate::analysis::Remake::Const(bits)) => stop.flags = Some(bits as u32),
+                _ => {
+                    let fl = MemFlags::trusted();
+                    let f = self.wide(*flags);
+                    let all = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_FLAGS);
+                    let all = self.b.ins().band(all, f);
+                    self.b.ins().store(fl, all, self.ctx, rt::OFF_ROUND_FLAGS);
+                }
+            }
+            stop.trips = self.trips.len();
             for (j, &v) in self.trips.clone().iter().enumerate() {
                 let t = self.b.use_var(v);
-                self.b.ins().store(fl, t, self.spill_base, (self.trip_slot + j) as i32 * 8);
-                let theirs = self.b.ins().load(I64, fl, trips_at, j as i32 * 8);
-                let ne = self.b.ins().icmp(IntCC::NotEqual, t, theirs);
-                differ = self.b.ins().bor(differ, ne);
-                let keep = self.b.ins().select(first, t, theirs);
-                self.b.ins().store(fl, keep, trips_at, j as i32 * 8);
+                self.b.ins().store(MemFlags::trusted(), t, self.spill_base, (self.trip_slot + j) as i32 * 8);
             }
-            let not_first = self.b.ins().bxor_imm(first, 1);
-            let differ = self.b.ins().band(differ, not_first);
-            let differ = self.b.ins().uextend(I64, differ);
-            let split = self.b.ins().load(I64, fl, self.ctx, rt::OFF_ROUND_SPLIT);
-            let split = self.b.ins().bor(split, differ);
-            self.b.ins().store(fl, split, self.ctx, rt::OFF_ROUND_SPLIT);
         }
+        self.stops.push(stop);
         self.exit(BARRIER + k);
         let resume = self.b.create_block();
         self.resumes.push(resume);

@@ -68,6 +68,8 @@ pub struct Native {
     written: Vec<u32>,
     /// The checks rely on the grid being one row ([`compile_for`]).
     assumes_1d: bool,
+    /// One per barrier (by its state's number): what the runner checks there.
+    stops: Vec<codegen::Stop>,
 }
 
 /// Stack the recursive walks over nested blocks keep free, and the size of
@@ -189,6 +191,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
     ctx.func.signature.returns.push(AbiParam::new(types::I64));
     let mut fbc = FunctionBuilderContext::new();
     let mut insts = Vec::new();
+    let stops;
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
         let plan = codegen::Plan {
@@ -203,8 +206,9 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
             shadowed: &shadowed,
             spill_slots: spills.slot.len() + trip_depth,
             read_only: &read_only,
+            fixed: &fixed,
         };
-        codegen::compile_body(&mut b, &mut insts, call_conv, &plan)?;
+        stops = codegen::compile_body(&mut b, &mut insts, call_conv, &plan)?;
         b.finalize();
     }
     let id = module.declare_function("kernel", Linkage::Export, &ctx.func.signature).map_err(|e| err(&e))?;
@@ -237,6 +241,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         checks,
         written,
         assumes_1d,
+        stops,
     })
 }
 
@@ -264,7 +269,6 @@ struct Scratch {
     initial: Vec<u64>,
     local: Vec<[u32; 3]>,
     attrs: Vec<u32>,
-    trips: Vec<u64>,
 }
 
 thread_local! {
@@ -298,8 +302,6 @@ impl Compiled for Native {
             }
             s.attrs.clear();
             s.attrs.extend(self.uniform_attrs.iter().map(|&(a, c)| t.attr(a, c, 0)));
-            s.trips.clear();
-            s.trips.resize(self.trip_depth.max(1), 0);
             let mut ctx = Ctx {
                 table: s.table.as_mut_ptr(),
                 spill: s.spill.as_mut_ptr(),
@@ -316,33 +318,40 @@ impl Compiled for Native {
                 n: n as u64,
                 local: s.local.as_ptr(),
                 uniform_attrs: s.attrs.as_ptr(),
-                round_at: codegen::FINISHED,
-                round_split: 0,
                 round_flags: u64::MAX,
                 epochs: t.shadow_epochs(),
                 thread_base: t.thread_base(),
                 _pad2: 0,
-                round_trips: s.trips.as_mut_ptr(),
             };
             // Rounds: every thread still running goes to its next barrier
             // (or the end); all that stop must stop at the same barrier.
             loop {
-                ctx.round_at = codegen::FINISHED;
                 ctx.round_flags = u64::MAX;
                 // The code's frame (and the interpreter helpers it calls)
                 // must fit the stack: machine code has no guard of its own.
                 let func = self.func;
                 let status = stacker::maybe_grow(self.frame_size + CODE_STACK_MARGIN, self.frame_size + CODE_STACK, || func(&mut ctx));
-                if status == codegen::GIVE_UP || ctx.round_split != 0 {
+                if status == codegen::GIVE_UP {
                     return false;
                 }
-                if ctx.round_at == codegen::FINISHED {
-                    break;
+                let mut running = s.state.iter().copied().filter(|&st| st != codegen::FINISHED);
+                let Some(at) = running.next() else { break };
+                if running.any(|st| st != at) {
+                    return false; // threads wait at different barriers
                 }
                 if self.checks != CheckLevel::None {
                     // A thread that finished while others wait at a
-                    // barrier is a divergence the interpreter reports.
-                    if s.state.contains(&codegen::FINISHED) || !t.shadow_barrier(ctx.round_flags as u32) {
+                    // barrier is a divergence the interpreter reports; so
+                    // is one at other trips of the loops around it (in
+                    // lockstep it would arrive alone).
+                    let Some(stop) = self.stops.get((at - codegen::BARRIER) as usize) else { return false };
+                    if s.state.contains(&codegen::FINISHED)
+                        || !same_trips(&s.spill, self.spill_slots, self.spill_slots - self.trip_depth, stop.trips)
+                    {
+                        return false;
+                    }
+                    let flags = stop.flags.unwrap_or(ctx.round_flags as u32);
+                    if !t.shadow_barrier(flags) {
                         return false;
                     }
                     ctx.epochs = t.shadow_epochs();
@@ -368,6 +377,12 @@ impl Compiled for Native {
     fn checks(&self) -> CheckLevel {
         self.checks
     }
+}
+
+/// Whether every thread's `trips` trip counters (spill slots `from..` of
+/// `slots` per thread) equal the first thread's.
+fn same_trips(spill: &[u64], slots: usize, from: usize, trips: usize) -> bool {
+    trips == 0 || spill.chunks_exact(slots).all(|t| t[from..from + trips] == spill[from..from + trips])
 }
 
 /// What [`prepare`] decided for a run.

@@ -99,21 +99,15 @@ pub struct Ctx {
     pub local: *const [u32; 3],
     /// The values of `Native::uniform_attrs` for this threadgroup.
     pub uniform_attrs: *const u32,
-    /// The barrier (state) the threads stopped at this round (`FINISHED`: none).
-    pub round_at: u64,
-    /// Nonzero when threads stopped at different barriers this round.
-    pub round_split: u64,
     /// With checks on: the `mem_flags` bits every thread that stopped at
-    /// this round's barrier gave it.
+    /// this round's barrier gave it (for barriers whose flags are not one
+    /// constant: `codegen::Stop::flags`).
     pub round_flags: u64,
     /// With checks on: `gpu::conflicts::Shadows::epochs`, and the thread
     /// number of lane 0 (`Threadgroup::thread_base`).
     pub epochs: [u32; 4],
     pub thread_base: u32,
     pub _pad2: u32,
-    /// With checks on: the trips of the loops around this round's barrier
-    /// of the first thread that stopped there (the others must match).
-    pub round_trips: *mut u64,
 }
 
 pub const OFF_TABLE: i32 = 0;
@@ -128,12 +122,9 @@ pub const OFF_STATE: i32 = 96;
 pub const OFF_N: i32 = 104;
 pub const OFF_LOCAL: i32 = 112;
 pub const OFF_UNIFORM_ATTRS: i32 = 120;
-pub const OFF_ROUND_AT: i32 = 128;
-pub const OFF_ROUND_SPLIT: i32 = 136;
-pub const OFF_ROUND_FLAGS: i32 = 144;
-pub const OFF_EPOCHS: i32 = 152;
-pub const OFF_THREAD_BASE: i32 = 168;
-pub const OFF_ROUND_TRIPS: i32 = 176;
+pub const OFF_ROUND_FLAGS: i32 = 128;
+pub const OFF_EPOCHS: i32 = 136;
+pub const OFF_THREAD_BASE: i32 = 152;
 
 /// Whether the offsets above are the layout's (checked before compiling).
 pub fn layout_ok() -> bool {
@@ -149,12 +140,9 @@ pub fn layout_ok() -> bool {
         && std::mem::offset_of!(Ctx, n) == OFF_N as usize
         && std::mem::offset_of!(Ctx, local) == OFF_LOCAL as usize
         && std::mem::offset_of!(Ctx, uniform_attrs) == OFF_UNIFORM_ATTRS as usize
-        && std::mem::offset_of!(Ctx, round_at) == OFF_ROUND_AT as usize
-        && std::mem::offset_of!(Ctx, round_split) == OFF_ROUND_SPLIT as usize
         && std::mem::offset_of!(Ctx, round_flags) == OFF_ROUND_FLAGS as usize
         && std::mem::offset_of!(Ctx, epochs) == OFF_EPOCHS as usize
         && std::mem::offset_of!(Ctx, thread_base) == OFF_THREAD_BASE as usize
-        && std::mem::offset_of!(Ctx, round_trips) == OFF_ROUND_TRIPS as usize
         && std::mem::offset_of!(Entry, id) == E_ID as usize
         && std::mem::offset_of!(Entry, base) == E_BASE as usize
         && std::mem::offset_of!(Entry, len) == E_LEN as usize

@@ -265,6 +265,28 @@ impl<'k> Threadgroup<'_, 'k> {
         Some(self.m.get_pub(*dst, l))
     }
 
+    /// SIMD-group function `inst` (an `Inst::Lane`) by the interpreter's
+    /// code, for the threads `lanes` as the active ones: `args` holds three
+    /// slots per thread (its operands `a`, `arg`, `fill`); each active
+    /// thread's result goes to its first slot.
+    pub fn lane_function(&mut self, inst: &Inst, lanes: &[usize], args: &mut [u64]) {
+        let Inst::Lane { dst, a, arg, fill, .. } = inst else { return };
+        let mut mask = Mask::empty();
+        for (k, r) in [*a, *arg, *fill].into_iter().enumerate() {
+            self.m.expand_pub(r);
+            for &l in lanes {
+                self.m.set_lane_pub(r, l, args[3 * l + k]);
+            }
+        }
+        for &l in lanes {
+            mask.set(l, true);
+        }
+        self.m.exec_simple(inst, &mask);
+        for &l in lanes {
+            args[3 * l] = self.m.get_pub(*dst, l);
+        }
+    }
+
     /// Evaluate `inst` (an instruction without memory effects or control
     /// flow) for one thread with the interpreter's own arithmetic: `inputs`
     /// are its source registers' values, the result is its destination

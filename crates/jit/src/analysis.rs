@@ -32,7 +32,7 @@ pub fn check(k: &gpu::Kernel) -> Result<(), Unsupported> {
     let mut atomic_in_loop = false;
     walk_depth(&k.body, 0, &mut |i, loops| {
         let bad = match i {
-            Inst::Lane { .. } | Inst::Matrix { .. } => Some("SIMD-group functions"),
+            Inst::Matrix { .. } => Some("SIMD-group matrices"),
             Inst::Barrier { simdgroup: true, .. } => Some("simdgroup_barrier"),
             Inst::Probing { .. } | Inst::Stop { .. } | Inst::Probe { .. } | Inst::ProbeAt { .. } | Inst::Returned { .. } => {
                 Some("debugger probes")
@@ -87,6 +87,7 @@ pub fn check_checked(k: &gpu::Kernel) -> Result<(), Unsupported> {
             if *op != AtomicOp::CompareExchange => {}
         Inst::Atomic { .. } => why = why.or(Some("compare-exchange, float or 64-bit atomics")),
         Inst::MemCopy { .. } => why = why.or(Some("block copies")),
+        Inst::Lane { .. } => why = why.or(Some("SIMD-group functions")),
         _ => {}
     });
     if gpu::sanitizer::atomics_order_sensitive(k) {
@@ -98,15 +99,24 @@ pub fn check_checked(k: &gpu::Kernel) -> Result<(), Unsupported> {
     }
 }
 
-/// The most loops around any `threadgroup_barrier` of `body`.
-pub fn barrier_loop_depth(body: &[Inst]) -> usize {
+/// The most loops around any stop whose threads must be at the same loop
+/// trips: a SIMD-group function, or with `checks` a `threadgroup_barrier`
+/// (see `counts_trips`).
+pub fn trip_depth(body: &[Inst], checks: bool) -> usize {
     let mut depth = 0;
     walk_depth(body, 0, &mut |i, loops| {
-        if matches!(i, Inst::Barrier { .. }) {
+        if counts_trips(i, checks) {
             depth = depth.max(loops);
         }
     });
     depth
+}
+
+/// Whether a loop around `inst` counts its trips: threads that stop at a
+/// SIMD-group function must be at the same trips to be active together (as
+/// in lockstep); so must threads at a barrier, for checks to vouch for it.
+pub fn counts_trips(inst: &Inst, checks: bool) -> bool {
+    matches!(inst, Inst::Lane { .. }) || (checks && matches!(inst, Inst::Barrier { .. }))
 }
 
 /// `f(inst, enclosing loops)` for every instruction, outermost first.
@@ -281,9 +291,10 @@ struct Exits {
 }
 
 /// Backward liveness over the structured IR (loops to a fixed point),
-/// recording what is live just after every barrier.
+/// recording what is live just after every stop (a barrier or a SIMD-group
+/// function).
 struct Liveness {
-    after_barrier: HashMap<usize, Live>,
+    after_stop: HashMap<usize, Live>,
 }
 
 impl Liveness {
@@ -344,8 +355,8 @@ impl Liveness {
             Inst::Continue => ex.cont.clone().unwrap_or_default(),
             Inst::Return { .. } => ex.ret.clone().unwrap_or_default(),
             _ => {
-                if let Inst::Barrier { .. } = inst {
-                    self.after_barrier.entry(inst as *const Inst as usize).or_default().extend(out.iter().copied());
+                if let Inst::Barrier { .. } | Inst::Lane { .. } = inst {
+                    self.after_stop.entry(inst as *const Inst as usize).or_default().extend(out.iter().copied());
                 }
                 let (defs, uses, _) = gpu::ir::reg_uses(inst);
                 let mut l = out.clone();
@@ -361,10 +372,10 @@ impl Liveness {
 
 /// The registers to keep across each barrier: those live just after it.
 pub fn spills(body: &[Inst], fixed: &HashMap<Reg, Remake>) -> Spills {
-    let mut lv = Liveness { after_barrier: HashMap::new() };
+    let mut lv = Liveness { after_stop: HashMap::new() };
     lv.block(body, &Live::new(), &Exits::default());
     let mut out = Spills { at: HashMap::new(), slot: HashMap::new(), remade: HashMap::new() };
-    let mut barriers: Vec<(usize, Live)> = lv.after_barrier.into_iter().collect();
+    let mut barriers: Vec<(usize, Live)> = lv.after_stop.into_iter().collect();
     barriers.sort_by_key(|b| b.0);
     for (addr, live) in barriers {
         let mut regs: Vec<Reg> = live.into_iter().collect();

@@ -164,6 +164,8 @@ pub struct Gen<'a, 'b> {
     fixed: &'a HashMap<Reg, crate::analysis::Remake>,
     /// One per barrier, as `resumes`.
     stops: Vec<Stop>,
+    /// On to the next thread, leaving this one as it is.
+    skip: Block,
 }
 
 /// What the runner checks when the threads stop at barrier `k` (the
@@ -176,6 +178,9 @@ pub struct Stop {
     /// Loops around it that count their trips (spill slots from
     /// `Native::trip_slot`): every thread must be at the same trips.
     pub trips: usize,
+    /// A SIMD-group function (its instruction's index in `Native::insts`),
+    /// not a barrier.
+    pub lane: Option<usize>,
 }
 
 fn sig(call_conv: CallConv, params: usize, ret: bool) -> Signature {
@@ -300,6 +305,7 @@ pub fn compile_body(
         shadow: b.import_signature(sig(call_conv, 5, true)),
     };
     let start = b.create_block();
+    let skip = b.create_block();
     let mut g = Gen {
         b,
         insts,
@@ -336,6 +342,7 @@ pub fn compile_body(
         reading_only: false,
         fixed,
         stops: Vec::new(),
+        skip,
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
@@ -356,7 +363,7 @@ pub fn compile_body(
     // Where the thread goes on: the start, or after the barrier it waits
     // at; a finished thread is skipped.
     g.b.switch_to_block(dispatch);
-    let skip = g.b.create_block();
+    let skip = g.skip;
     let mut sw = Switch::new();
     sw.set_entry(START as u128, start);
     sw.set_entry(FINISHED as u128, skip);
@@ -559,12 +566,11 @@ impl Gen<'_, '_> {
                     (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
                 let body_b = self.b.create_block();
                 let (_, base) = self.bases(inst);
-                // With checks on, a loop around a barrier counts its trips:
-                // threads at one barrier in one round must be at the same
-                // trip of each loop around it, as in lockstep.
-                let mut has_barrier = false;
-                gpu::ir::walk(std::slice::from_ref(inst), &mut |i| has_barrier |= matches!(i, Inst::Barrier { .. }));
-                let counter = (self.checks && has_barrier).then(|| {
+                // A loop around a stop that needs it counts its trips
+                // (`analysis::counts_trips`).
+                let mut counts = false;
+                gpu::ir::walk(std::slice::from_ref(inst), &mut |i| counts |= crate::analysis::counts_trips(i, self.checks));
+                let counter = counts.then(|| {
                     let v = self.b.declare_var(I64);
                     let zero = self.b.ins().iconst(I64, 0);
                     self.b.def_var(v, zero);
@@ -695,6 +701,7 @@ impl Gen<'_, '_> {
                 self.jump_to(t);
             }
             Inst::Barrier { simdgroup: false, .. } => self.barrier(inst)?,
+            Inst::Lane { .. } => self.lane_function(inst)?,
             Inst::RecursionTooDeep { .. } | Inst::BadCall { .. } => {
                 // The interpreter reports these: let it run the dispatch.
                 self.b.ins().jump(self.give_up, &[]);
@@ -707,20 +714,9 @@ impl Gen<'_, '_> {
     }
 
     fn barrier(&mut self, inst: &Inst) -> Result<(), Unsupported> {
-        if self.resumes.len() >= MAX_BARRIERS {
-            return Err(Unsupported("the kernel has too many barriers to compile".into()));
-        }
-        let live = self.spills.at.get(&(inst as *const Inst as usize)).cloned().unwrap_or_default();
-        self.flush();
-        for &r in &live {
-            let v = self.wide(r);
-            let slot = self.spills.slot[&r] as i32;
-            self.b.ins().store(MemFlags::trusted(), v, self.spill_base, slot * 8);
-        }
-        let k = self.resumes.len() as u64;
         // (The runner checks that every thread stopped at this barrier, at
         // the same trips of the loops around it: `Stop`.)
-        let mut stop = Stop { flags: None, trips: 0 };
+        let mut stop = Stop::default();
         if let (true, Inst::Barrier { flags, .. }) = (self.checks, inst) {
             // The memory the round's barrier orders: what every thread's flags name.
             match self.fixed.get(flags) {
@@ -734,16 +730,70 @@ impl Gen<'_, '_> {
                 }
             }
             stop.trips = self.trips.len();
-            for (j, &v) in self.trips.clone().iter().enumerate() {
-                let t = self.b.use_var(v);
-                self.b.ins().store(MemFlags::trusted(), t, self.spill_base, (self.trip_slot + j) as i32 * 8);
-            }
         }
+        self.stop(inst, stop, None)
+    }
+
+    /// A SIMD-group function: the thread leaves its operands in
+    /// `ctx.lane_args` and stops; the runner applies the function to the
+    /// threads of each SIMD-group that stopped there together (the
+    /// interpreter's code, `Threadgroup::lane_function`) and leaves each
+    /// thread's result in its first slot.
+    fn lane_function(&mut self, inst: &Inst) -> Result<(), Unsupported> {
+        let Inst::Lane { dst, a, arg, fill, .. } = inst else { return Err(Unsupported("internal: not a SIMD-group function".into())) };
+        let fl = MemFlags::trusted();
+        let args = self.b.ins().load(I64, FIXED, self.ctx, rt::OFF_LANE_ARGS);
+        let o = self.b.ins().imul_imm(self.lane, 24);
+        let at = self.b.ins().iadd(args, o);
+        for (k, r) in [*a, *arg, *fill].into_iter().enumerate() {
+            let v = self.wide(r);
+            self.b.ins().store(fl, v, at, k as i32 * 8);
+        }
+        let stop = Stop { flags: None, trips: self.trips.len(), lane: Some(self.index(inst) as usize) };
+        self.stop(inst, stop, Some(*dst))?;
+        let args = self.b.ins().load(I64, FIXED, self.ctx, rt::OFF_LANE_ARGS);
+        let o = self.b.ins().imul_imm(self.lane, 24);
+        let at = self.b.ins().iadd(args, o);
+        let v = self.b.ins().load(I64, fl, at, 0);
+        let v = self.narrow(*dst, v);
+        self.set(*dst, v);
+        Ok(())
+    }
+
+    /// The thread stops at `inst` (a barrier, or a SIMD-group function
+    /// whose result goes to `result`), keeping what is live after it in its
+    /// spill slots; code after it continues at a new resume point.
+    fn stop(&mut self, inst: &Inst, stop: Stop, result: Option<Reg>) -> Result<(), Unsupported> {
+        if self.resumes.len() >= MAX_BARRIERS {
+            return Err(Unsupported("the kernel has too many barriers and SIMD-group functions to compile".into()));
+        }
+        let mut live = self.spills.at.get(&(inst as *const Inst as usize)).cloned().unwrap_or_default();
+        live.retain(|r| Some(*r) != result);
+        self.flush();
+        for &r in &live {
+            let v = self.wide(r);
+            let slot = self.spills.slot[&r] as i32;
+            self.b.ins().store(MemFlags::trusted(), v, self.spill_base, slot * 8);
+        }
+        for (j, &v) in self.trips.clone().iter().enumerate() {
+            let t = self.b.use_var(v);
+            self.b.ins().store(MemFlags::trusted(), t, self.spill_base, (self.trip_slot + j) as i32 * 8);
+        }
+        let k = self.resumes.len() as u64;
+        let barrier = stop.lane.is_none();
         self.stops.push(stop);
         self.exit(BARRIER + k);
         let resume = self.b.create_block();
         self.resumes.push(resume);
         self.to(resume);
+        if barrier {
+            // While SIMD-group functions are being done, threads waiting
+            // at a barrier stay there.
+            let hold = self.b.ins().load(I64, MemFlags::trusted(), self.ctx, rt::OFF_HOLD);
+            let go = self.b.create_block();
+            self.b.ins().brif(hold, self.skip, &[], go, &[]);
+            self.b.switch_to_block(go);
+        }
         for &r in &live {
             let slot = self.spills.slot[&r] as i32;
             let v = self.b.ins().load(I64, MemFlags::trusted(), self.spill_base, slot * 8);

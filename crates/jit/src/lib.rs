@@ -68,8 +68,11 @@ pub struct Native {
     written: Vec<u32>,
     /// The checks rely on the grid being one row ([`compile_for`]).
     assumes_1d: bool,
-    /// One per barrier (by its state's number): what the runner checks there.
+    /// One per barrier or SIMD-group function (by its state's number):
+    /// what the runner checks or does there.
     stops: Vec<codegen::Stop>,
+    /// The kernel has SIMD-group functions.
+    lane_functions: bool,
 }
 
 /// Stack the recursive walks over nested blocks keep free, and the size of
@@ -151,7 +154,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         }
     });
     let convergent = analysis::convergent(&kernel.body, &preset);
-    let trip_depth = if checks != CheckLevel::None { analysis::barrier_loop_depth(&kernel.body) } else { 0 };
+    let trip_depth = analysis::trip_depth(&kernel.body, checks != CheckLevel::None);
     let read_only = if checks != CheckLevel::None { analysis::read_only_loads(&kernel) } else { Default::default() };
     // The allocations the sanitizer watches: threadgroup and private
     // memory and the writable buffers (races are looked for under
@@ -241,6 +244,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         checks,
         written,
         assumes_1d,
+        lane_functions: stops.iter().any(|s| s.lane.is_some()),
         stops,
     })
 }
@@ -269,6 +273,7 @@ struct Scratch {
     initial: Vec<u64>,
     local: Vec<[u32; 3]>,
     attrs: Vec<u32>,
+    lane_args: Vec<u64>,
 }
 
 thread_local! {
@@ -296,6 +301,9 @@ impl Compiled for Native {
             s.counts.resize(if self.convergent { n } else { 1 }, 0);
             s.state.clear();
             s.state.resize(n, codegen::START);
+            if self.lane_functions {
+                s.lane_args.resize(3 * n, 0);
+            }
             let geo = t.geometry();
             if s.local.len() != n || s.local.get(1).is_some_and(|l| *l != t.local(1)) {
                 s.local = (0..n).map(|l| t.local(l)).collect();
@@ -322,17 +330,34 @@ impl Compiled for Native {
                 epochs: t.shadow_epochs(),
                 thread_base: t.thread_base(),
                 _pad2: 0,
+                lane_args: s.lane_args.as_mut_ptr(),
+                hold: 0,
             };
             // Rounds: every thread still running goes to its next barrier
             // (or the end); all that stop must stop at the same barrier.
+            // Threads that stop at SIMD-group functions have them applied
+            // and go on alone, the others holding where they are.
             loop {
-                ctx.round_flags = u64::MAX;
+                if ctx.hold == 0 {
+                    ctx.round_flags = u64::MAX;
+                }
                 // The code's frame (and the interpreter helpers it calls)
                 // must fit the stack: machine code has no guard of its own.
                 let func = self.func;
                 let status = stacker::maybe_grow(self.frame_size + CODE_STACK_MARGIN, self.frame_size + CODE_STACK, || func(&mut ctx));
                 if status == codegen::GIVE_UP {
                     return false;
+                }
+                if self.lane_functions {
+                    let trips = runtime::TripSlots { spill: &s.spill, slots: self.spill_slots, from: self.spill_slots - self.trip_depth };
+                    match runtime::lane_functions(t, &self.stops, &self.insts, &s.state, trips, &mut s.lane_args) {
+                        Some(true) => {
+                            ctx.hold = 1;
+                            continue;
+                        }
+                        Some(false) => return false,
+                        None => ctx.hold = 0,
+                    }
                 }
                 let mut running = s.state.iter().copied().filter(|&st| st != codegen::FINISHED);
                 let Some(at) = running.next() else { break };
@@ -345,9 +370,8 @@ impl Compiled for Native {
                     // is one at other trips of the loops around it (in
                     // lockstep it would arrive alone).
                     let Some(stop) = self.stops.get((at - codegen::BARRIER) as usize) else { return false };
-                    if s.state.contains(&codegen::FINISHED)
-                        || !same_trips(&s.spill, self.spill_slots, self.spill_slots - self.trip_depth, stop.trips)
-                    {
+                    let trips = runtime::TripSlots { spill: &s.spill, slots: self.spill_slots, from: self.spill_slots - self.trip_depth };
+                    if s.state.contains(&codegen::FINISHED) || !(1..n).all(|l| trips.same(0, l, stop.trips)) {
                         return false;
                     }
                     let flags = stop.flags.unwrap_or(ctx.round_flags as u32);
@@ -377,12 +401,6 @@ impl Compiled for Native {
     fn checks(&self) -> CheckLevel {
         self.checks
     }
-}
-
-/// Whether every thread's `trips` trip counters (spill slots `from..` of
-/// `slots` per thread) equal the first thread's.
-fn same_trips(spill: &[u64], slots: usize, from: usize, trips: usize) -> bool {
-    trips == 0 || spill.chunks_exact(slots).all(|t| t[from..from + trips] == spill[from..from + trips])
 }
 
 /// What [`prepare`] decided for a run.

@@ -2,6 +2,7 @@
 //! table of allocations it reaches memory through, and the helpers it
 //! calls for what it leaves to the interpreter's own code.
 
+use crate::codegen::Stop;
 use gpu::engine::{Region, Threadgroup};
 use gpu::ir::Inst;
 use gpu::memory::{AllocId, AllocKind};
@@ -108,6 +109,12 @@ pub struct Ctx {
     pub epochs: [u32; 4],
     pub thread_base: u32,
     pub _pad2: u32,
+    /// Three slots per thread: a SIMD-group function's operands, and its
+    /// result (in the first) when the thread resumes.
+    pub lane_args: *mut u64,
+    /// Nonzero while the runner resumes only threads that stopped at a
+    /// SIMD-group function.
+    pub hold: u64,
 }
 
 pub const OFF_TABLE: i32 = 0;
@@ -125,6 +132,8 @@ pub const OFF_UNIFORM_ATTRS: i32 = 120;
 pub const OFF_ROUND_FLAGS: i32 = 128;
 pub const OFF_EPOCHS: i32 = 136;
 pub const OFF_THREAD_BASE: i32 = 152;
+pub const OFF_LANE_ARGS: i32 = 160;
+pub const OFF_HOLD: i32 = 168;
 
 /// Whether the offsets above are the layout's (checked before compiling).
 pub fn layout_ok() -> bool {
@@ -143,6 +152,8 @@ pub fn layout_ok() -> bool {
         && std::mem::offset_of!(Ctx, round_flags) == OFF_ROUND_FLAGS as usize
         && std::mem::offset_of!(Ctx, epochs) == OFF_EPOCHS as usize
         && std::mem::offset_of!(Ctx, thread_base) == OFF_THREAD_BASE as usize
+        && std::mem::offset_of!(Ctx, lane_args) == OFF_LANE_ARGS as usize
+        && std::mem::offset_of!(Ctx, hold) == OFF_HOLD as usize
         && std::mem::offset_of!(Entry, id) == E_ID as usize
         && std::mem::offset_of!(Entry, base) == E_BASE as usize
         && std::mem::offset_of!(Entry, len) == E_LEN as usize
@@ -188,6 +199,73 @@ pub fn own_written(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], written: &[
                 e.moved(r);
             }
         }
+    }
+}
+
+/// Where threads stopped at SIMD-group functions (`stops[k].lane`, state
+/// `BARRIER + k`), apply them: per SIMD-group, the threads stopped at one
+/// together are its active lanes, as in lockstep — which holds only if
+/// every thread of the group that stopped at such a function stopped at the
+/// same one, at the same trips of the loops around it (`false`: give up;
+/// lockstep would have run them apart). `None` when no thread stopped at one.
+pub fn lane_functions(
+    t: &mut Threadgroup<'_, '_>,
+    stops: &[Stop],
+    insts: &[*const Inst],
+    state: &[u64],
+    trips: TripSlots<'_>,
+    args: &mut [u64],
+) -> Option<bool> {
+    let lane_stop =
+        |st: u64| st.checked_sub(crate::codegen::BARRIER).and_then(|k| stops.get(k as usize)).filter(|s| s.lane.is_some()).map(|s| (st, s));
+    let mut any = false;
+    for group in state.chunks(32).enumerate() {
+        let (g, states) = group;
+        let mut first: Option<(usize, u64)> = None;
+        for (i, &st) in states.iter().enumerate() {
+            let Some((st, stop)) = lane_stop(st) else { continue };
+            let l = g * 32 + i;
+            any = true;
+            match first {
+                None => first = Some((l, st)),
+                Some((f, at)) if at != st || !trips.same(f, l, stop.trips) => return Some(false),
+                Some(_) => {}
+            }
+        }
+    }
+    if !any {
+        return None;
+    }
+    let mut done: Vec<u64> = Vec::new();
+    for &st in state {
+        let Some((st, stop)) = lane_stop(st) else { continue };
+        if done.contains(&st) {
+            continue;
+        }
+        done.push(st);
+        let lanes: Vec<usize> = (0..state.len()).filter(|&l| state[l] == st).collect();
+        let Some(&inst) = stop.lane.and_then(|i| insts.get(i)) else { return Some(false) };
+        // SAFETY: `insts` point into the compiled kernel, which outlives the run.
+        t.lane_function(unsafe { &*inst }, &lanes, args);
+    }
+    Some(true)
+}
+
+/// The loop trip counters threads keep in their spill slots: `slots` per
+/// thread, the counters from slot `from`.
+#[derive(Clone, Copy)]
+pub struct TripSlots<'a> {
+    pub spill: &'a [u64],
+    pub slots: usize,
+    pub from: usize,
+}
+
+impl TripSlots<'_> {
+    /// Whether threads `a` and `b` are at the same trips of the `n`
+    /// outermost counting loops (those around the stop they are at).
+    pub fn same(&self, a: usize, b: usize, n: usize) -> bool {
+        let at = |l: usize| &self.spill[l * self.slots + self.from..l * self.slots + self.from + n];
+        n == 0 || at(a) == at(b)
     }
 }
 

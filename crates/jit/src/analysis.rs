@@ -20,8 +20,8 @@ impl std::fmt::Display for Unsupported {
 /// Whether the kernel can run one thread at a time between barriers with
 /// the interpreter's results; else what stops it.
 ///
-/// Threads of a SIMD-group that talk to each other (SIMD-group functions,
-/// `simdgroup_barrier`) need lockstep. Atomics are applied in another
+/// SIMD-group matrices need lockstep (SIMD-group functions and
+/// `simdgroup_barrier` are stops: `codegen::Stop::lane`). Atomics are applied in another
 /// order than lockstep's when a thread reaches several of them in one
 /// barrier interval, which changes what they return: only atomics whose
 /// order cannot show are allowed (integer read-modify-writes whose result
@@ -33,7 +33,6 @@ pub fn check(k: &gpu::Kernel) -> Result<(), Unsupported> {
     walk_depth(&k.body, 0, &mut |i, loops| {
         let bad = match i {
             Inst::Matrix { .. } => Some("SIMD-group matrices"),
-            Inst::Barrier { simdgroup: true, .. } => Some("simdgroup_barrier"),
             Inst::Probing { .. } | Inst::Stop { .. } | Inst::Probe { .. } | Inst::ProbeAt { .. } | Inst::Returned { .. } => {
                 Some("debugger probes")
             }
@@ -87,7 +86,7 @@ pub fn check_checked(k: &gpu::Kernel) -> Result<(), Unsupported> {
             if *op != AtomicOp::CompareExchange => {}
         Inst::Atomic { .. } => why = why.or(Some("compare-exchange, float or 64-bit atomics")),
         Inst::MemCopy { .. } => why = why.or(Some("block copies")),
-        Inst::Lane { .. } => why = why.or(Some("SIMD-group functions")),
+        Inst::Lane { .. } | Inst::Barrier { simdgroup: true, .. } => why = why.or(Some("SIMD-group functions or simdgroup_barrier")),
         _ => {}
     });
     if gpu::sanitizer::atomics_order_sensitive(k) {
@@ -113,10 +112,11 @@ pub fn trip_depth(body: &[Inst], checks: bool) -> usize {
 }
 
 /// Whether a loop around `inst` counts its trips: threads that stop at a
-/// SIMD-group function must be at the same trips to be active together (as
-/// in lockstep); so must threads at a barrier, for checks to vouch for it.
+/// SIMD-group function (or `simdgroup_barrier`) must be at the same trips
+/// to be active together (as in lockstep); so must threads at a barrier,
+/// for checks to vouch for it.
 pub fn counts_trips(inst: &Inst, checks: bool) -> bool {
-    matches!(inst, Inst::Lane { .. }) || (checks && matches!(inst, Inst::Barrier { .. }))
+    matches!(inst, Inst::Lane { .. } | Inst::Barrier { simdgroup: true, .. }) || (checks && matches!(inst, Inst::Barrier { .. }))
 }
 
 /// `f(inst, enclosing loops)` for every instruction, outermost first.

@@ -24,7 +24,7 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Switch, Variable};
 use gpu::ir::{AtomicOp, Inst, Reg, UnOp};
 use msl::ast::BinaryOp;
-use msl::hir::ThreadAttr;
+use msl::hir::{BuiltinId, ThreadAttr};
 use msl::types::Scalar;
 
 /// Loads of what stays put for a whole call of the code (table entries'
@@ -104,6 +104,8 @@ struct Sigs {
     memcopy: SigRef,
     atomic: SigRef,
     shadow: SigRef,
+    /// `(fn, f32 × n) -> f32` for n = 1, 2, 3, then `-> u32` for n = 1, 2.
+    math: [SigRef; 5],
 }
 
 pub struct Gen<'a, 'b> {
@@ -303,6 +305,13 @@ pub fn compile_body(
         memcopy: b.import_signature(sig(call_conv, 5, true)),
         atomic: b.import_signature(sig(call_conv, 7, true)),
         shadow: b.import_signature(sig(call_conv, 5, true)),
+        math: [(1, F32), (2, F32), (3, F32), (1, I32), (2, I32)].map(|(n, ret)| {
+            let mut s = Signature::new(call_conv);
+            s.params.push(AbiParam::new(I64));
+            s.params.extend((0..n).map(|_| AbiParam::new(F32)));
+            s.returns.push(AbiParam::new(ret));
+            b.import_signature(s)
+        }),
     };
     let start = b.create_block();
     let skip = b.create_block();
@@ -702,6 +711,12 @@ impl Gen<'_, '_> {
             }
             Inst::Barrier { simdgroup: false, .. } => self.barrier(inst)?,
             Inst::Lane { .. } => self.lane_function(inst)?,
+            Inst::Barrier { simdgroup: true, .. } => {
+                // The SIMD-group's threads all get here before any goes on
+                // (the runner has nothing to apply: `Threadgroup::lane_function`).
+                let stop = Stop { flags: None, trips: self.trips.len(), lane: Some(self.index(inst) as usize) };
+                self.stop(inst, stop, None)?
+            }
             Inst::RecursionTooDeep { .. } | Inst::BadCall { .. } => {
                 // The interpreter reports these: let it run the dispatch.
                 self.b.ins().jump(self.give_up, &[]);
@@ -863,6 +878,24 @@ impl Gen<'_, '_> {
             self.set(r, v);
         }
         Ok(())
+    }
+
+    /// A 32-bit integer register value wrapped to integer type `ty`'s
+    /// width and extended back (sign or zero, as the type).
+    fn wrap_to(&mut self, ty: Scalar, x: Value) -> Value {
+        let (narrow, signed) = match ty {
+            Scalar::Char => (types::I8, true),
+            Scalar::UChar => (types::I8, false),
+            Scalar::Short => (types::I16, true),
+            Scalar::UShort => (types::I16, false),
+            _ => return x,
+        };
+        let n = self.b.ins().ireduce(narrow, x);
+        if signed {
+            self.b.ins().sextend(I32, n)
+        } else {
+            self.b.ins().uextend(I32, n)
+        }
     }
 
     /// A 32-bit register as an `f32`.
@@ -1031,6 +1064,13 @@ impl Gen<'_, '_> {
                         let f = self.fbits(*src);
                         self.b.ins().fcvt_to_uint_sat(I32, f)
                     }
+                    // Integers wrap: to the source's width, then the target's
+                    // (as `gpu_math::scalar::convert` on normalized values).
+                    (Char | UChar | Short | UShort | Int | UInt, Char | UChar | Short | UShort | Int | UInt) => {
+                        let x = self.wrap_to(*from, x);
+                        self.wrap_to(*to, x)
+                    }
+                    (Bool, Char | UChar | Short | UShort | Int | UInt) => self.b.ins().band_imm(x, 1),
                     _ => return Ok(false),
                 };
                 self.set(*dst, v);
@@ -1188,6 +1228,65 @@ impl Gen<'_, '_> {
                 let v = self.narrow(*dst, v);
                 self.set(*dst, v);
             }
+            // `min` and `max` of 32-bit integers.
+            Inst::Math { ty: ty @ (Int | UInt), dst: dst @ Reg::W32(_), args, func: func @ (BuiltinId::Min | BuiltinId::Max), .. }
+                if args.len() == 2 && args.iter().all(w32) =>
+            {
+                let (a, b) = (self.get(args[0]), self.get(args[1]));
+                let v = match (func, ty) {
+                    (BuiltinId::Min, Int) => self.b.ins().smin(a, b),
+                    (BuiltinId::Min, _) => self.b.ins().umin(a, b),
+                    (_, Int) => self.b.ins().smax(a, b),
+                    _ => self.b.ins().umax(a, b),
+                };
+                self.set(*dst, v);
+            }
+            // The math library's `f32` functions: the interpreter's own, called
+            // through C-ABI trampolines (`Scalar::Float` needs no rounding).
+            Inst::Math { f, ty: Scalar::Float, dst: dst @ Reg::W32(_), args, .. } => {
+                use gpu::ir::MathFn;
+                let (tramp, g, n, pred) = match *f {
+                    MathFn::F1(g) => (rt::h_math_f1 as *const () as usize, g as usize, 1, false),
+                    MathFn::F2(g) => (rt::h_math_f2 as *const () as usize, g as usize, 2, false),
+                    MathFn::F3(g) => (rt::h_math_f3 as *const () as usize, g as usize, 3, false),
+                    MathFn::FPred(g) => (rt::h_math_pred as *const () as usize, g as usize, 1, true),
+                    MathFn::FRel(g) => (rt::h_math_rel as *const () as usize, g as usize, 2, true),
+                    _ => return Ok(false),
+                };
+                if args.len() != n || args.iter().any(|a| !w32(a)) {
+                    return Ok(false);
+                }
+                let sig = self.sigs.math[n - 1 + 3 * pred as usize];
+                let mut vals = vec![self.b.ins().iconst(I64, g as i64)];
+                for a in args {
+                    vals.push(self.fbits(*a));
+                }
+                let r = self.call(sig, tramp, &vals).expect("result");
+                self.set(*dst, r);
+            }
+            // A small copy (a struct, a vector) inline, all loads before the
+            // stores (the interpreter copies through a buffer too).
+            Inst::MemCopy { dst, src, bytes, align, .. } if w64(dst) && w64(src) && (1..=128).contains(bytes) && !self.checks => {
+                let (bytes, align) = (*bytes as i64, (*align as i64).max(1));
+                let from = self.address_aligned(*src, bytes, align, false, false);
+                let to = self.address_aligned(*dst, bytes, align, true, false);
+                let fl = MemFlags::new().with_notrap();
+                let mut parts = Vec::new();
+                let mut at = 0i64;
+                while at < bytes {
+                    let ty = match bytes - at {
+                        n if n >= 8 => I64,
+                        n if n >= 4 => I32,
+                        n if n >= 2 => types::I16,
+                        _ => I8,
+                    };
+                    parts.push((at, self.b.ins().load(ty, fl, from, at as i32)));
+                    at += ty.bytes() as i64;
+                }
+                for (at, v) in parts {
+                    self.b.ins().store(fl, v, to, at as i32);
+                }
+            }
             Inst::MemCopy { dst, src, .. } if w64(dst) && w64(src) => {
                 let idx = self.index(inst);
                 let i = self.b.ins().iconst(I64, idx);
@@ -1263,6 +1362,11 @@ impl Gen<'_, '_> {
     /// access (an atomic one when `atomic`) is told to the shadow.
     fn address(&mut self, ptr: Reg, size: i64, write: bool, atomic: bool) -> Value {
         let align = if size > 0 && (size as u64).is_power_of_two() { size.min(16) } else { 1 };
+        self.address_aligned(ptr, size, align, write, atomic)
+    }
+
+    /// [`Self::address`] for an access that must be aligned to `align`.
+    fn address_aligned(&mut self, ptr: Reg, size: i64, align: i64, write: bool, atomic: bool) -> Value {
         if let Some(Known { id, off, align: known_align }) = self.provenance(ptr) {
             // The allocation is known: its entry is at a fixed place, and
             // the offset must be at most `len - size`.

@@ -6,11 +6,15 @@
 //! memory contents whenever no two threads of a threadgroup touch the same
 //! place between two barriers with one of them writing — a data race, which
 //! `--check all` reports and which leaves a real GPU's result undefined
-//! too. What the compiled code cannot vouch for, it does not run: kernels
-//! whose threads talk within a SIMD-group are refused when compiling
+//! too. SIMD-group functions and `simdgroup_barrier` are stops like
+//! barriers, but per SIMD-group: the threads of a group that stopped at one
+//! together are lockstep's active lanes, and the runner applies it to them
+//! with the interpreter's code. What the compiled code cannot vouch for, it
+//! does not run: kernels with SIMD-group matrices are refused when compiling
 //! (`analysis::check`), and a threadgroup that faults, may have exceeded the
-//! interpreter's budget, or whose threads disagree about barriers gives up
-//! at run time, and the interpreter reruns the dispatch (`gpu::engine`).
+//! interpreter's budget, or whose threads disagree about barriers or SIMD-group
+//! functions gives up at run time, and the interpreter reruns the dispatch
+//! (`gpu::engine`).
 //!
 //! [`prepare`] picks the engine for a run and caches compiled kernels per
 //! process.

@@ -316,6 +316,29 @@ pub(crate) extern "C" fn h_attr(ctx: *mut Ctx, i: u64, lane: u64) -> u64 {
     }
 }
 
+// Trampolines into the math library's functions (`gpu::ir::MathFn`),
+// which have Rust's ABI: `g` is the function pointer.
+pub(crate) extern "C" fn h_math_f1(g: usize, x: f32) -> f32 {
+    // SAFETY (all five): `g` is the `fn` of that type the instruction holds.
+    unsafe { std::mem::transmute::<usize, fn(f32) -> f32>(g)(x) }
+}
+
+pub(crate) extern "C" fn h_math_f2(g: usize, x: f32, y: f32) -> f32 {
+    unsafe { std::mem::transmute::<usize, fn(f32, f32) -> f32>(g)(x, y) }
+}
+
+pub(crate) extern "C" fn h_math_f3(g: usize, x: f32, y: f32, z: f32) -> f32 {
+    unsafe { std::mem::transmute::<usize, fn(f32, f32, f32) -> f32>(g)(x, y, z) }
+}
+
+pub(crate) extern "C" fn h_math_pred(g: usize, x: f32) -> u32 {
+    unsafe { std::mem::transmute::<usize, fn(f32) -> bool>(g)(x) as u32 }
+}
+
+pub(crate) extern "C" fn h_math_rel(g: usize, x: f32, y: f32) -> u32 {
+    unsafe { std::mem::transmute::<usize, fn(f32, f32) -> bool>(g)(x, y) as u32 }
+}
+
 pub(crate) extern "C" fn h_half_to_f32(raw: u64) -> u64 {
     half::f16::from_bits(raw as u16).to_f32().to_bits() as u64
 }

@@ -98,25 +98,24 @@ pub fn check_checked(k: &gpu::Kernel) -> Result<(), Unsupported> {
     }
 }
 
-/// The most loops around any stop whose threads must be at the same loop
-/// trips: a SIMD-group function, or with `checks` a `threadgroup_barrier`
-/// (see `counts_trips`).
-pub fn trip_depth(body: &[Inst], checks: bool) -> usize {
+/// The most loops around any stop (`is_stop`): every loop counts its
+/// trips, and those around a stop keep the count in a spill slot across it.
+pub fn trip_depth(body: &[Inst]) -> usize {
     let mut depth = 0;
     walk_depth(body, 0, &mut |i, loops| {
-        if counts_trips(i, checks) {
+        if is_stop(i) {
             depth = depth.max(loops);
         }
     });
     depth
 }
 
-/// Whether a loop around `inst` counts its trips: threads that stop at a
-/// SIMD-group function (or `simdgroup_barrier`) must be at the same trips
-/// to be active together (as in lockstep); so must threads at a barrier,
-/// for checks to vouch for it.
-pub fn counts_trips(inst: &Inst, checks: bool) -> bool {
-    matches!(inst, Inst::Lane { .. } | Inst::Barrier { simdgroup: true, .. }) || (checks && matches!(inst, Inst::Barrier { .. }))
+/// Whether threads stop at `inst`: a barrier, a SIMD-group function or
+/// `simdgroup_barrier`. Threads that stop at a SIMD-group function must be
+/// at the same loop trips to be active together (as in lockstep); so must
+/// threads at a barrier, for checks to vouch for it.
+pub fn is_stop(inst: &Inst) -> bool {
+    matches!(inst, Inst::Lane { .. } | Inst::Barrier { .. })
 }
 
 /// `f(inst, enclosing loops)` for every instruction, outermost first.
@@ -819,6 +818,71 @@ pub fn race_free_buffers(k: &gpu::Kernel, grid_1d: bool) -> HashSet<u32> {
         .filter(|&id| matches!(AllocId(id).kind(), AllocKind::Buffer(_)))
         .filter(|id| all_atomic[id] || (grid_1d && all_own[id]))
         .collect()
+}
+
+/// The kernel's loops (numbered in the order `loops` lists them, by
+/// instruction address) and a bound on the interpreter's instruction count
+/// for a threadgroup from each loop's most trips in one entry, `M(L)`.
+///
+/// The interpreter runs a threadgroup in lockstep and spends one
+/// instruction per instruction executed (whatever lanes are active) and
+/// one per loop trip. In lockstep all threads at one loop trip run it
+/// together, so an instruction runs at most once per combination of trips
+/// of the loops around it: `Π (M(L) + 1)` (the `+ 1`: a loop's condition
+/// is tested once more than it has trips). `terms` lists, per chain of
+/// enclosing loops (outermost first), the instructions spent per
+/// combination.
+#[derive(Debug, Default)]
+pub struct LockstepBound {
+    pub loops: HashMap<usize, usize>,
+    pub terms: Vec<(u64, Vec<usize>)>,
+}
+
+impl LockstepBound {
+    pub fn new(body: &[Inst]) -> LockstepBound {
+        fn walk(block: &[Inst], chain: &mut Vec<usize>, b: &mut LockstepBound, terms: &mut HashMap<Vec<usize>, u64>) {
+            stacker::maybe_grow(crate::WALK_RED_ZONE, crate::WALK_STACK, || {
+                *terms.entry(chain.clone()).or_default() += block.len() as u64;
+                for inst in block {
+                    match inst {
+                        Inst::If { then, els, .. } => {
+                            walk(then, chain, b, terms);
+                            walk(els, chain, b, terms);
+                        }
+                        Inst::Loop { cond_block, body, step, .. } => {
+                            let id = b.loops.len();
+                            b.loops.insert(inst as *const Inst as usize, id);
+                            chain.push(id);
+                            // The trip itself.
+                            *terms.entry(chain.clone()).or_default() += 1;
+                            walk(cond_block, chain, b, terms);
+                            walk(body, chain, b, terms);
+                            walk(step, chain, b, terms);
+                            chain.pop();
+                        }
+                        Inst::Switch { cases, .. } => cases.iter().for_each(|c| walk(&c.2, chain, b, terms)),
+                        Inst::Scope { body } | Inst::Probing { body } => walk(body, chain, b, terms),
+                        _ => {}
+                    }
+                }
+            })
+        }
+        let mut b = LockstepBound::default();
+        let mut terms = HashMap::new();
+        walk(body, &mut Vec::new(), &mut b, &mut terms);
+        b.terms = terms.into_iter().map(|(chain, n)| (n, chain)).collect();
+        b.terms.sort();
+        b
+    }
+
+    /// The bound for the loops' most trips `most` (indexed by loop number),
+    /// saturating.
+    pub fn bound(&self, most: &[u64]) -> u64 {
+        self.terms.iter().fold(0u64, |sum, (n, chain)| {
+            let combos = chain.iter().fold(1u64, |p, &l| p.saturating_mul(most.get(l).copied().unwrap_or(u64::MAX).saturating_add(1)));
+            sum.saturating_add(n.saturating_mul(combos))
+        })
+    }
 }
 
 /// Whether `block` (inside `loops` loops, `switches` switches and `scopes`

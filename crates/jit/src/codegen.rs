@@ -74,9 +74,19 @@ fn align_of(x: i64) -> i64 {
 }
 
 enum Target {
-    Loop { brk: Block, cont: Block },
-    Switch { brk: Block },
-    Scope { ret: Block },
+    /// `id`: the loop's number (`analysis::LockstepBound`), `trips` its counter.
+    Loop {
+        brk: Block,
+        cont: Block,
+        id: usize,
+        trips: Variable,
+    },
+    Switch {
+        brk: Block,
+    },
+    Scope {
+        ret: Block,
+    },
 }
 
 /// The integer comparison `op` is, signed or not.
@@ -168,6 +178,8 @@ pub struct Gen<'a, 'b> {
     stops: Vec<Stop>,
     /// On to the next thread, leaving this one as it is.
     skip: Block,
+    /// Each loop's number, by the instruction's address.
+    loops: &'a HashMap<usize, usize>,
 }
 
 /// What the runner checks when the threads stop at barrier `k` (the
@@ -205,9 +217,6 @@ pub struct Plan<'a> {
     pub statics: &'a HashMap<Reg, (u32, i64)>,
     pub lens: &'a HashMap<u32, u64>,
     pub uniform_attrs: &'a [(ThreadAttr, u8)],
-    /// Count instructions per thread (every thread takes the same path)
-    /// rather than for the threadgroup.
-    pub per_thread_count: bool,
     /// Checks on: give up wherever the interpreter might report something
     /// (`gpu::conflicts`), telling the shadow about every access to the
     /// allocations in `shadowed` (with the log2 of their cells' size;
@@ -222,6 +231,8 @@ pub struct Plan<'a> {
     /// writes in their interval (`analysis::read_only_loads`).
     pub read_only: &'a HashSet<usize>,
     pub fixed: &'a HashMap<Reg, crate::analysis::Remake>,
+    /// Each loop's number (`analysis::LockstepBound::loops`).
+    pub loops: &'a HashMap<usize, usize>,
 }
 
 /// Compile `plan.body` into the builder's function (signature `(ctx) ->
@@ -232,8 +243,7 @@ pub fn compile_body(
     call_conv: CallConv,
     plan: &Plan,
 ) -> Result<Vec<Stop>, Unsupported> {
-    let Plan { body, preset, spills, statics, lens, uniform_attrs, per_thread_count, checks, shadowed, spill_slots, read_only, fixed } =
-        *plan;
+    let Plan { body, preset, spills, statics, lens, uniform_attrs, checks, shadowed, spill_slots, read_only, fixed, loops } = *plan;
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -293,7 +303,7 @@ pub fn compile_body(
     let state = b.ins().load(I64, fl, state_addr, 0);
     let per_lane = b.ins().imul_imm(lane, spill_slots as i64 * 8);
     let spill_base = b.ins().iadd(spill, per_lane);
-    let counts_addr = if per_thread_count { b.ins().iadd(counts, so) } else { counts };
+    let counts_addr = b.ins().iadd(counts, so);
     let cnt = b.declare_var(I64);
     let c0 = b.ins().load(I64, fl, counts_addr, 0);
     b.def_var(cnt, c0);
@@ -352,6 +362,7 @@ pub fn compile_body(
         fixed,
         stops: Vec::new(),
         skip,
+        loops,
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
@@ -575,21 +586,26 @@ impl Gen<'_, '_> {
                     (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
                 let body_b = self.b.create_block();
                 let (_, base) = self.bases(inst);
-                // A loop around a stop that needs it counts its trips
-                // (`analysis::counts_trips`).
-                let mut counts = false;
-                gpu::ir::walk(std::slice::from_ref(inst), &mut |i| counts |= crate::analysis::counts_trips(i, self.checks));
-                let counter = counts.then(|| {
-                    let v = self.b.declare_var(I64);
-                    let zero = self.b.ins().iconst(I64, 0);
-                    self.b.def_var(v, zero);
-                    v
-                });
-                self.trips.extend(counter);
+                // Every loop counts its trips (for the most any thread
+                // makes, `ctx.loop_most`); one around a stop keeps the
+                // count across it (`self.trips`).
+                let mut stops = false;
+                gpu::ir::walk(std::slice::from_ref(inst), &mut |i| stops |= crate::analysis::is_stop(i));
+                let counter = self.b.declare_var(I64);
+                let zero = self.b.ins().iconst(I64, 0);
+                self.b.def_var(counter, zero);
+                let id = self
+                    .loops
+                    .get(&(inst as *const Inst as usize))
+                    .copied()
+                    .ok_or_else(|| Unsupported("internal: a loop without a number".into()))?;
+                if stops {
+                    self.trips.push(counter);
+                }
                 self.jump_to(if *check_first { head } else { trip });
                 self.enter_with(head, &base);
                 self.dead = false;
-                self.targets.push(Target::Loop { brk: exit, cont: step_b });
+                self.targets.push(Target::Loop { brk: exit, cont: step_b, id, trips: counter });
                 self.block(cond_block)?;
                 if !self.dead {
                     match cond {
@@ -606,11 +622,9 @@ impl Gen<'_, '_> {
                 // and is where the budget is checked.
                 self.enter_with(trip, &base);
                 self.dead = false;
-                if let Some(v) = counter {
-                    let t = self.b.use_var(v);
-                    let t = self.b.ins().iadd_imm(t, 1);
-                    self.b.def_var(v, t);
-                }
+                let t = self.b.use_var(counter);
+                let t = self.b.ins().iadd_imm(t, 1);
+                self.b.def_var(counter, t);
                 self.pending += 1;
                 self.flush();
                 let c = self.b.use_var(self.cnt);
@@ -628,11 +642,12 @@ impl Gen<'_, '_> {
                     self.jump_to(head);
                 }
                 self.targets.pop();
-                if counter.is_some() {
+                if stops {
                     self.trips.pop();
                 }
                 self.enter_with(exit, &base);
                 self.dead = false;
+                self.most_trips(id, counter);
             }
             Inst::Switch { value, ty, cases } => {
                 let wm = gpu::exec::width_mask(*ty);
@@ -686,7 +701,7 @@ impl Gen<'_, '_> {
                 let mut target = None;
                 for t in self.targets.iter().rev() {
                     match t {
-                        Target::Loop { brk: b, cont } => {
+                        Target::Loop { brk: b, cont, .. } => {
                             target = Some(if brk { *b } else { *cont });
                             break;
                         }
@@ -707,6 +722,20 @@ impl Gen<'_, '_> {
                     _ => None,
                 });
                 let t = ret.ok_or_else(|| Unsupported("a return outside a function".into()))?;
+                // The loops it leaves have their most trips too.
+                let left: Vec<(usize, Variable)> = self
+                    .targets
+                    .iter()
+                    .rev()
+                    .take_while(|t| !matches!(t, Target::Scope { .. }))
+                    .filter_map(|t| match t {
+                        Target::Loop { id, trips, .. } => Some((*id, *trips)),
+                        _ => None,
+                    })
+                    .collect();
+                for (id, trips) in left {
+                    self.most_trips(id, trips);
+                }
                 self.jump_to(t);
             }
             Inst::Barrier { simdgroup: false, .. } => self.barrier(inst)?,
@@ -878,6 +907,17 @@ impl Gen<'_, '_> {
             self.set(r, v);
         }
         Ok(())
+    }
+
+    /// `ctx.loop_most[id] = max(it, trips)`: the most trips of loop `id`
+    /// in one entry, over the threadgroup's threads.
+    fn most_trips(&mut self, id: usize, trips: Variable) {
+        let fl = MemFlags::trusted();
+        let most = self.b.ins().load(I64, FIXED, self.ctx, rt::OFF_LOOP_MOST);
+        let t = self.b.use_var(trips);
+        let m = self.b.ins().load(I64, fl, most, id as i32 * 8);
+        let m = self.b.ins().umax(m, t);
+        self.b.ins().store(fl, m, most, id as i32 * 8);
     }
 
     /// A 32-bit integer register value wrapped to integer type `ty`'s
@@ -1420,6 +1460,13 @@ impl Gen<'_, '_> {
         let t = self.b.ins().ishl_imm(t, 8);
         let slot = self.b.ins().bor(lo, c);
         let slot = self.b.ins().bor(slot, t);
+        // Private variables have entries of their own (`runtime::slot_of`).
+        let kind = self.b.ins().ushr_imm(id, 20);
+        let kind = self.b.ins().band_imm(kind, 3);
+        let private = self.b.ins().icmp_imm(IntCC::Equal, kind, 2);
+        let p_slot = self.b.ins().band_imm(id, rt::PRIVATE_SLOTS as i64 - 1);
+        let p_slot = self.b.ins().iadd_imm(p_slot, rt::PRIVATE_SLOT_BASE as i64);
+        let slot = self.b.ins().select(private, p_slot, slot);
         let off = self.b.ins().imul_imm(slot, rt::ENTRY_BYTES);
         let e = self.b.ins().iadd(self.table, off);
         let eid = self.b.ins().load(I64, FIXED, e, rt::E_ID);

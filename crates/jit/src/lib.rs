@@ -77,6 +77,9 @@ pub struct Native {
     stops: Vec<codegen::Stop>,
     /// The kernel has SIMD-group functions.
     lane_functions: bool,
+    /// What bounds the interpreter's instruction count for a threadgroup
+    /// whose threads take different paths.
+    lockstep: analysis::LockstepBound,
 }
 
 /// Stack the recursive walks over nested blocks keep free, and the size of
@@ -158,7 +161,8 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         }
     });
     let convergent = analysis::convergent(&kernel.body, &preset);
-    let trip_depth = analysis::trip_depth(&kernel.body, checks != CheckLevel::None);
+    let trip_depth = analysis::trip_depth(&kernel.body);
+    let lockstep = analysis::LockstepBound::new(&kernel.body);
     let read_only = if checks != CheckLevel::None { analysis::read_only_loads(&kernel) } else { Default::default() };
     // The allocations the sanitizer watches: threadgroup and private
     // memory and the writable buffers (races are looked for under
@@ -208,12 +212,12 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
             statics: &statics,
             lens: &lens,
             uniform_attrs: &uniform_attrs,
-            per_thread_count: convergent,
             checks: checks != CheckLevel::None,
             shadowed: &shadowed,
             spill_slots: spills.slot.len() + trip_depth,
             read_only: &read_only,
             fixed: &fixed,
+            loops: &lockstep.loops,
         };
         stops = codegen::compile_body(&mut b, &mut insts, call_conv, &plan)?;
         b.finalize();
@@ -250,6 +254,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         assumes_1d,
         lane_functions: stops.iter().any(|s| s.lane.is_some()),
         stops,
+        lockstep,
     })
 }
 
@@ -278,6 +283,7 @@ struct Scratch {
     local: Vec<[u32; 3]>,
     attrs: Vec<u32>,
     lane_args: Vec<u64>,
+    loop_most: Vec<u64>,
 }
 
 thread_local! {
@@ -302,7 +308,9 @@ impl Compiled for Native {
             s.spill.clear();
             s.spill.resize(n * self.spill_slots.max(1), 0);
             s.counts.clear();
-            s.counts.resize(if self.convergent { n } else { 1 }, 0);
+            s.counts.resize(n, 0);
+            s.loop_most.clear();
+            s.loop_most.resize(self.lockstep.loops.len().max(1), 0);
             s.state.clear();
             s.state.resize(n, codegen::START);
             if self.lane_functions {
@@ -336,6 +344,7 @@ impl Compiled for Native {
                 _pad2: 0,
                 lane_args: s.lane_args.as_mut_ptr(),
                 hold: 0,
+                loop_most: s.loop_most.as_mut_ptr(),
             };
             // Rounds: every thread still running goes to its next barrier
             // (or the end); all that stop must stop at the same barrier.
@@ -391,10 +400,16 @@ impl Compiled for Native {
             if self.checks != CheckLevel::None {
                 runtime::fold_touched(t, &s.table, &s.used);
             }
-            // (The interpreter, in lockstep, runs at most every thread's
-            // instructions in turn; exactly one thread's when all go the
-            // same way.)
-            s.counts.iter().all(|&c| c <= budget)
+            // Would the interpreter have run out of budget? It runs exactly
+            // one thread's instructions when all go the same way; else at
+            // most every thread's in turn, and at most the loops' most trips
+            // allow (`analysis::LockstepBound`). (Each thread gave up as
+            // soon as its own count passed the budget.)
+            if self.convergent {
+                s.counts.iter().all(|&c| c <= budget)
+            } else {
+                s.counts.iter().fold(0u64, |a, &c| a.saturating_add(c)) <= budget || self.lockstep.bound(&s.loop_most) <= budget
+            }
         });
         if ok {
             self.ran.fetch_add(1, Ordering::Relaxed);

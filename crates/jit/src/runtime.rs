@@ -10,12 +10,18 @@ use gpu::memory::{AllocId, AllocKind};
 /// Table entries. An allocation id maps to entry
 /// `(id & 127) | ((id >> 10) & 1) << 7 | ((id >> 20) & 3) << 8`: buffers and
 /// `[[threadgroup(n)]]` buffers 0..128, program constants 128..256,
-/// threadgroup variables 256..384, private variables 512..640. The entry
-/// keeps the id it holds; a pointer whose id differs (null, or an index
-/// past 127) makes the compiled code give up.
-pub const TABLE: usize = 1024;
+/// threadgroup variables 256..384; private variables (of which inlined
+/// code makes many) `PRIVATE_SLOT_BASE + (index % PRIVATE_SLOTS)`. The
+/// entry keeps the id it holds; a pointer whose id differs (null, or two
+/// allocations sharing an entry) makes the compiled code give up.
+pub const TABLE: usize = PRIVATE_SLOT_BASE + PRIVATE_SLOTS;
+pub const PRIVATE_SLOT_BASE: usize = 512;
+pub const PRIVATE_SLOTS: usize = 4096;
 
 pub fn slot_of(id: u32) -> usize {
+    if (id >> 20) & 3 == 2 {
+        return PRIVATE_SLOT_BASE + (id as usize & (PRIVATE_SLOTS - 1));
+    }
     ((id & 127) | ((id >> 10) & 1) << 7 | ((id >> 20) & 3) << 8) as usize
 }
 
@@ -115,6 +121,9 @@ pub struct Ctx {
     /// Nonzero while the runner resumes only threads that stopped at a
     /// SIMD-group function.
     pub hold: u64,
+    /// Per loop (`analysis::LockstepBound`): the most trips a thread made
+    /// in one entry of it.
+    pub loop_most: *mut u64,
 }
 
 pub const OFF_TABLE: i32 = 0;
@@ -134,6 +143,7 @@ pub const OFF_EPOCHS: i32 = 136;
 pub const OFF_THREAD_BASE: i32 = 152;
 pub const OFF_LANE_ARGS: i32 = 160;
 pub const OFF_HOLD: i32 = 168;
+pub const OFF_LOOP_MOST: i32 = 176;
 
 /// Whether the offsets above are the layout's (checked before compiling).
 pub fn layout_ok() -> bool {
@@ -154,6 +164,7 @@ pub fn layout_ok() -> bool {
         && std::mem::offset_of!(Ctx, thread_base) == OFF_THREAD_BASE as usize
         && std::mem::offset_of!(Ctx, lane_args) == OFF_LANE_ARGS as usize
         && std::mem::offset_of!(Ctx, hold) == OFF_HOLD as usize
+        && std::mem::offset_of!(Ctx, loop_most) == OFF_LOOP_MOST as usize
         && std::mem::offset_of!(Entry, id) == E_ID as usize
         && std::mem::offset_of!(Entry, base) == E_BASE as usize
         && std::mem::offset_of!(Entry, len) == E_LEN as usize

@@ -1,0 +1,63 @@
+//! The instruction budget: a compiled run must end as the interpreter's
+//! would, with or without a runaway finding, whatever the budget. Threads
+//! that take different paths count their own instructions; the threadgroup
+//! is within budget if their sum is, or if the bound from the loops' most
+//! trips is (`analysis::LockstepBound`); otherwise the code gives up and
+//! the interpreter decides.
+
+use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const SRC: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    uint acc = 0;
+    for (uint t = 0; t < (i % 7u) * 3u; t++) {
+        if (t & 1u) acc += t; else acc ^= i;
+        for (uint u = 0; u < t % 3u; u++) {
+            acc += u * i;
+            if (acc == 12345u) return;
+        }
+    }
+    out[i] = acc;
+}
+"#;
+
+#[test]
+fn compiled_runs_end_as_the_interpreter_would_for_every_budget() {
+    let c = msl::compile("k.metal", SRC, &Default::default());
+    let p = c.program.as_ref().expect("compiles");
+    let (id, _) = p.kernels().next().expect("a kernel");
+    let k = gpu::lower::lower_kernel(p, id).expect("lowers");
+    let native = Arc::new(jit::compile(&k).expect("compiles"));
+    let d = Dispatch { grid: [64, 1, 1], threadgroup: [64, 1, 1], mode: DispatchMode::Threads };
+    let run = |budget: u64, compiled: Option<Arc<jit::Native>>| {
+        let mut b = BTreeMap::from([(0u32, vec![0u8; 64 * 4])]);
+        let opts = RunOptions {
+            check: CheckLevel::None,
+            budget,
+            threads: 1,
+            compiled: compiled.map(|n| n as Arc<dyn gpu::engine::Compiled>),
+            ..Default::default()
+        };
+        let r = gpu::run(&k, &d, &mut b, &opts);
+        (r.findings.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>(), b)
+    };
+    let (mut ran_over_sum, mut runaway) = (0, 0);
+    for budget in (20..4000).step_by(13) {
+        let want = run(budget, None);
+        let before = native.threadgroups_run();
+        let got = run(budget, Some(native.clone()));
+        assert_eq!(got, want, "budget {budget}");
+        runaway += !want.0.is_empty() as usize;
+        // The threads' instructions added up pass this budget (the sum of
+        // 64 threads is far over it), yet the compiled code vouched.
+        if native.threadgroups_run() > before && budget < 2000 {
+            ran_over_sum += 1;
+        }
+    }
+    assert!(runaway > 0, "small budgets make the interpreter stop the kernel");
+    assert!(ran_over_sum > 0, "the loops' bound lets compiled code run where the threads' sum is over budget");
+}

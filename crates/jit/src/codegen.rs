@@ -1004,9 +1004,13 @@ impl Gen<'_, '_> {
                 };
                 self.set(*dst, r);
             }
-            Inst::Binary { op, ty: ty @ (Int | UInt), dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => {
+            Inst::Binary { op, ty: ty @ (Int | UInt | Long | ULong), dst, a, b, .. }
+                if (matches!(ty, Int | UInt) && w32(dst) && w32(a) && w32(b))
+                    || (matches!(ty, Long | ULong) && w64(dst) && w64(a) && w64(b)) =>
+            {
                 let (x, y) = (self.get(*a), self.get(*b));
-                let signed = *ty == Int;
+                let signed = matches!(ty, Int | Long);
+                let (int, min) = if matches!(ty, Int | UInt) { (I32, i32::MIN as i64) } else { (I64, i64::MIN) };
                 let v = match op {
                     BinaryOp::Add => self.b.ins().iadd(x, y),
                     BinaryOp::Sub => self.b.ins().isub(x, y),
@@ -1020,10 +1024,10 @@ impl Gen<'_, '_> {
                     BinaryOp::Div | BinaryOp::Rem => {
                         // x / 0 and x % 0 are 0; INT_MIN / -1 wraps (divide by 1 instead).
                         let zero = self.b.ins().icmp_imm(IntCC::Equal, y, 0);
-                        let one = self.b.ins().iconst(I32, 1);
+                        let one = self.b.ins().iconst(int, 1);
                         let mut unsafe_div = zero;
                         if signed {
-                            let min = self.b.ins().icmp_imm(IntCC::Equal, x, i32::MIN as i64);
+                            let min = self.b.ins().icmp_imm(IntCC::Equal, x, min);
                             let m1 = self.b.ins().icmp_imm(IntCC::Equal, y, -1);
                             let ovf = self.b.ins().band(min, m1);
                             unsafe_div = self.b.ins().bor(zero, ovf);
@@ -1035,7 +1039,7 @@ impl Gen<'_, '_> {
                             (_, true) => self.b.ins().srem(x, d),
                             (_, false) => self.b.ins().urem(x, d),
                         };
-                        let z = self.b.ins().iconst(I32, 0);
+                        let z = self.b.ins().iconst(int, 0);
                         self.b.ins().select(zero, z, r)
                     }
                     _ => return Ok(false),
@@ -1111,6 +1115,19 @@ impl Gen<'_, '_> {
                         self.wrap_to(*to, x)
                     }
                     (Bool, Char | UChar | Short | UShort | Int | UInt) => self.b.ins().band_imm(x, 1),
+                    // Half and bfloat registers hold their value as an f32.
+                    (Half | BFloat, Float) => x,
+                    // Exact in an f32.
+                    (Char | UChar | Short | UShort, Float) => {
+                        let n = self.wrap_to(*from, x);
+                        let f = if matches!(from, Char | Short) {
+                            self.b.ins().fcvt_from_sint(F32, n)
+                        } else {
+                            self.b.ins().fcvt_from_uint(F32, n)
+                        };
+                        self.set(*dst, f);
+                        return Ok(true);
+                    }
                     _ => return Ok(false),
                 };
                 self.set(*dst, v);

@@ -6,8 +6,12 @@ import sys
 import textwrap
 
 SCRIPT = textwrap.dedent('''
-    import sys, numpy as np
+    import signal, sys, numpy as np
     from metal_puzzles.fast import metal_kernel
+    # As in a terminal, whatever the test runner's parent did: a process
+    # started in the background by a shell without job control inherits
+    # SIGINT ignored, and Python then installs no handler for it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     k = metal_kernel("spin", ["a"], ["out"], """
     uint i = thread_position_in_grid.x;
     float acc = 0;

@@ -180,6 +180,8 @@ pub struct Gen<'a, 'b> {
     skip: Block,
     /// Each loop's number, by the instruction's address.
     loops: &'a HashMap<usize, usize>,
+    /// Record loops' most trips (`Plan::bound_trips`).
+    bound_trips: bool,
 }
 
 /// What the runner checks when the threads stop at barrier `k` (the
@@ -233,6 +235,10 @@ pub struct Plan<'a> {
     pub fixed: &'a HashMap<Reg, crate::analysis::Remake>,
     /// Each loop's number (`analysis::LockstepBound::loops`).
     pub loops: &'a HashMap<usize, usize>,
+    /// Record every loop's most trips in `ctx.loop_most` (for threads that
+    /// take different paths; when all take the same one, each thread's
+    /// count is the interpreter's).
+    pub bound_trips: bool,
 }
 
 /// Compile `plan.body` into the builder's function (signature `(ctx) ->
@@ -243,7 +249,8 @@ pub fn compile_body(
     call_conv: CallConv,
     plan: &Plan,
 ) -> Result<Vec<Stop>, Unsupported> {
-    let Plan { body, preset, spills, statics, lens, uniform_attrs, checks, shadowed, spill_slots, read_only, fixed, loops } = *plan;
+    let Plan { body, preset, spills, statics, lens, uniform_attrs, checks, shadowed, spill_slots, read_only, fixed, loops, bound_trips } =
+        *plan;
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -363,6 +370,7 @@ pub fn compile_body(
         stops: Vec::new(),
         skip,
         loops,
+        bound_trips,
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
@@ -912,6 +920,9 @@ impl Gen<'_, '_> {
     /// `ctx.loop_most[id] = max(it, trips)`: the most trips of loop `id`
     /// in one entry, over the threadgroup's threads.
     fn most_trips(&mut self, id: usize, trips: Variable) {
+        if !self.bound_trips {
+            return; // (its counter is then dead code, unless kept across stops)
+        }
         let fl = MemFlags::trusted();
         let most = self.b.ins().load(I64, FIXED, self.ctx, rt::OFF_LOOP_MOST);
         let t = self.b.use_var(trips);

@@ -218,6 +218,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
             read_only: &read_only,
             fixed: &fixed,
             loops: &lockstep.loops,
+            bound_trips: !convergent,
         };
         stops = codegen::compile_body(&mut b, &mut insts, call_conv, &plan)?;
         b.finalize();

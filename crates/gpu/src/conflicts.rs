@@ -134,8 +134,13 @@ unsafe impl crate::cells::Cell for Cell {}
 /// must run it for its findings and buffers to be the interpreter's.
 #[derive(Debug, Default)]
 pub struct Shadows {
-    /// Writable device buffers by index (the sanitizer watches those only).
+    /// Writable device buffers by index (the sanitizer watches those only),
+    /// made on first use (`device_shadow`): compiled code leaves some
+    /// unwatched (`jit::analysis::race_free_buffers`), and a large buffer's
+    /// cells are megabytes to zero.
     device: Vec<Option<Shadow>>,
+    /// Each watched buffer's bytes and log2 cell size.
+    device_sizes: Vec<Option<(usize, u32)>>,
     threadgroup: Vec<Shadow>,
     tg_buffers: Vec<Shadow>,
     /// Which bytes of the threads' private memory the current threadgroup
@@ -156,23 +161,37 @@ impl Shadows {
     /// Shadows for `kernel` with these buffers (`buffer_len(i)` bytes) and
     /// `[[threadgroup(n)]]` buffer sizes, with the sanitizer's grains.
     pub fn new(kernel: &Kernel, buffer_len: &dyn Fn(u32) -> usize, tg_buffers: &[usize]) -> Shadows {
-        let mut device: Vec<Option<Shadow>> = Vec::new();
+        let mut device_sizes: Vec<Option<(usize, u32)>> = Vec::new();
         for p in &kernel.params {
             if let ParamKind::Buffer { index, .. } = &p.kind {
                 let Some(shift) = cell_shift(kernel, AllocId::buffer(*index)) else { continue };
                 let i = *index as usize;
-                if device.len() <= i {
-                    device.resize_with(i + 1, || None);
+                if device_sizes.len() <= i {
+                    device_sizes.resize(i + 1, None);
                 }
-                device[i] = Some(Shadow::new(buffer_len(*index), shift));
+                device_sizes[i] = Some((buffer_len(*index), shift));
             }
         }
+        let device = device_sizes.iter().map(|_| None).collect();
         let threadgroup = (0..kernel.threadgroup_vars.len() as u32)
             .map(|i| {
                 Shadow::whole(kernel.threadgroup_vars[i as usize].size as usize, cell_shift(kernel, AllocId::threadgroup(i)).unwrap_or(0))
             })
             .collect();
-        Shadows { device, threadgroup, tg_buffers: tg_buffers.iter().map(|&b| Shadow::whole(b, 0)).collect(), ..Default::default() }
+        Shadows {
+            device,
+            device_sizes,
+            threadgroup,
+            tg_buffers: tg_buffers.iter().map(|&b| Shadow::whole(b, 0)).collect(),
+            ..Default::default()
+        }
+    }
+
+    /// The shadow of watched device buffer `i`, made now if it is not yet.
+    fn device_shadow(&mut self, i: usize) -> Option<&mut Shadow> {
+        let &(bytes, shift) = self.device_sizes.get(i)?.as_ref()?;
+        let slot = self.device.get_mut(i)?;
+        Some(slot.get_or_insert_with(|| Shadow::new(bytes, shift)))
     }
 
     /// A new threadgroup starts (a new epoch of each kind of memory, and
@@ -212,10 +231,11 @@ impl Shadows {
     pub fn access(&mut self, kind: AllocKind, off: u64, size: u64, tid: u32, op: Op) -> bool {
         let (atomic, write) = (op.atomic, op.write || op.atomic);
         let reads = !op.write || op.atomic;
+        let epochs = [(self.tg_epoch, self.tg_start), (self.dev_epoch, self.dev_start)];
         let (shadow, device) = match kind {
-            AllocKind::Buffer(i) => match self.device.get_mut(i as usize) {
-                Some(Some(s)) => (s, true),
-                _ => return true,
+            AllocKind::Buffer(i) => match self.device_shadow(i as usize) {
+                Some(s) => (s, true),
+                None => return true,
             },
             AllocKind::Threadgroup(i) => match self.threadgroup.get_mut(i as usize) {
                 Some(s) => (s, false),
@@ -227,7 +247,7 @@ impl Shadows {
             },
             _ => return true,
         };
-        let (now, start) = if device { (self.dev_epoch, self.dev_start) } else { (self.tg_epoch, self.tg_start) };
+        let (now, start) = epochs[device as usize];
         let first = (off >> shadow.shift) as usize;
         let last = ((off + size.max(1) - 1) >> shadow.shift) as usize;
         if last >= shadow.cells.len() {
@@ -269,7 +289,7 @@ impl Shadows {
 
     fn shadow_mut(&mut self, id: AllocId) -> Option<&mut Shadow> {
         match id.kind() {
-            AllocKind::Buffer(i) => self.device.get_mut(i as usize)?.as_mut(),
+            AllocKind::Buffer(i) => self.device_shadow(i as usize),
             AllocKind::Threadgroup(i) => self.threadgroup.get_mut(i as usize),
             AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get_mut(i as usize),
             _ => None,
@@ -353,7 +373,7 @@ mod tests {
     /// One writable device buffer and one threadgroup variable of 16
     /// bytes, 4-byte cells.
     fn shadows() -> Shadows {
-        Shadows { device: vec![Some(Shadow::new(BYTES, 2))], threadgroup: vec![Shadow::new(BYTES, 2)], ..Default::default() }
+        Shadows { device: vec![None], device_sizes: vec![Some((BYTES, 2))], threadgroup: vec![Shadow::new(BYTES, 2)], ..Default::default() }
     }
 
     fn tid(tg: u32, lane: u32) -> u32 {

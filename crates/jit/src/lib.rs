@@ -77,6 +77,8 @@ pub struct Native {
     stops: Vec<codegen::Stop>,
     /// The kernel has SIMD-group functions.
     lane_functions: bool,
+    /// With checks on: the allocations whose shadow the code keeps.
+    shadowed: std::collections::HashSet<u32>,
     /// What bounds the interpreter's instruction count for a threadgroup
     /// whose threads take different paths.
     lockstep: analysis::LockstepBound,
@@ -254,6 +256,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         written,
         assumes_1d,
         lane_functions: stops.iter().any(|s| s.lane.is_some()),
+        shadowed: shadowed.keys().copied().collect(),
         stops,
         lockstep,
     })
@@ -302,7 +305,7 @@ impl Compiled for Native {
             let mut s = s.borrow_mut();
             let s = &mut *s;
             s.table.resize(runtime::TABLE, Entry::default());
-            runtime::fill_table(t, &mut s.table, &mut s.used);
+            runtime::fill_table(t, &mut s.table, &mut s.used, &self.shadowed);
             runtime::own_written(t, &mut s.table, &self.written);
             s.initial.clear();
             s.initial.extend(self.preset.iter().map(|&r| t.initial(r)));

@@ -6,6 +6,7 @@ use crate::codegen::Stop;
 use gpu::engine::{Region, Threadgroup};
 use gpu::ir::Inst;
 use gpu::memory::{AllocId, AllocKind};
+use std::collections::HashSet;
 
 /// Table entries. An allocation id maps to entry
 /// `(id & 127) | ((id >> 10) & 1) << 7 | ((id >> 20) & 3) << 8`: buffers and
@@ -177,7 +178,7 @@ pub fn layout_ok() -> bool {
 
 /// Fill `table` with the threadgroup's allocations; `used` lists the
 /// entries filled (those of the last fill are cleared first).
-pub fn fill_table(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], used: &mut Vec<usize>) {
+pub fn fill_table(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], used: &mut Vec<usize>, shadowed: &HashSet<u32>) {
     for s in used.drain(..) {
         table[s] = Entry::default();
     }
@@ -192,7 +193,9 @@ pub fn fill_table(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], used: &mut V
             continue; // two ids share the entry: the second gives up when used
         }
         if let Some(r) = t.region(id) {
-            table[s] = Entry { shadow: t.shadow_cells(id) as u64, ..Entry::of(id, r) };
+            // (Only the shadows the code keeps: another is made on first use.)
+            let shadow = if shadowed.contains(&id.0) { t.shadow_cells(id) as u64 } else { 0 };
+            table[s] = Entry { shadow, ..Entry::of(id, r) };
             used.push(s);
         }
     }

@@ -5,6 +5,7 @@
 //! panic, a case slower than five seconds, findings that differ with
 //! checks on, or buffers that differ (with checks off: for a kernel
 //! `--check all` finds nothing wrong with); each is saved to a file.
+//! `DIFFERENTIAL_CURRENT=path` keeps the input being run in `path`.
 //!
 //! cargo run --release -p jit --example differential_fuzz -- SECONDS FILE.metal...
 
@@ -32,7 +33,12 @@ fn main() {
         // the compiled code far more often.
         let text = if rng.below(4) == 0 { seed.clone() } else { mutate(seed, &mut rng) };
         let fill = rng.next();
-        let _ = std::fs::write("differential-current.metal", &text);
+        // A crash that kills the process leaves its input here, when asked
+        // (as the cargo-fuzz target): never a file in the working folder
+        // by default.
+        if let Some(path) = std::env::var_os("DIFFERENTIAL_CURRENT") {
+            let _ = std::fs::write(path, &text);
+        }
         let t = text.clone();
         let began = Instant::now();
         let r = std::thread::Builder::new().stack_size(8 * 1024 * 1024).spawn(move || differential::check(&t, fill)).expect("spawn").join();

@@ -744,7 +744,7 @@ pub fn written_buffers(k: &gpu::Kernel) -> Vec<u32> {
 /// shadow cells with one of them writing plainly:
 /// - every access to the buffer is a (native) atomic: atomics do not race
 ///   with each other;
-/// - or, when `grid_1d` (the grid's y and z are 1, so threads have distinct
+/// - or, for a grid whose y and z are 1 (so threads have distinct
 ///   `thread_position_in_grid.x`), every access is `buffer[x]` itself: one
 ///   element per thread, the element a whole number of cells.
 ///
@@ -752,7 +752,28 @@ pub fn written_buffers(k: &gpu::Kernel) -> Vec<u32> {
 /// output declared uninitialized runs interpreted), so races are all their
 /// shadow is for. Nothing is proven if some access's pointer could point
 /// anywhere.
-pub fn race_free_buffers(k: &gpu::Kernel, grid_1d: bool) -> HashSet<u32> {
+#[derive(Debug, Default)]
+pub struct RaceFree {
+    /// Buffers only ever touched atomically.
+    pub atomic: HashSet<u32>,
+    /// Buffers only ever accessed as `buffer[thread_position_in_grid.x]`
+    /// (race-free for a one-row grid only).
+    pub own_element: HashSet<u32>,
+}
+
+impl RaceFree {
+    /// The buffers free of races on a one-row grid (`grid_1d`) or any grid.
+    pub fn on(&self, grid_1d: bool) -> HashSet<u32> {
+        let mut all = self.atomic.clone();
+        if grid_1d {
+            all.extend(&self.own_element);
+        }
+        all
+    }
+}
+
+/// The kernel's race-free device buffers ([`RaceFree`]).
+pub fn race_free_buffers(k: &gpu::Kernel) -> RaceFree {
     use gpu::memory::{AllocId, AllocKind};
     let points_to = points_to(k);
     let statics = static_pointers(k);
@@ -810,14 +831,12 @@ pub fn race_free_buffers(k: &gpu::Kernel, grid_1d: bool) -> HashSet<u32> {
         }
     });
     if unknown {
-        return HashSet::new();
+        return RaceFree::default();
     }
-    all_atomic
-        .keys()
-        .copied()
-        .filter(|&id| matches!(AllocId(id).kind(), AllocKind::Buffer(_)))
-        .filter(|id| all_atomic[id] || (grid_1d && all_own[id]))
-        .collect()
+    let buffers = |set: &HashMap<u32, bool>| -> HashSet<u32> {
+        set.iter().filter(|&(&id, &all)| all && matches!(AllocId(id).kind(), AllocKind::Buffer(_))).map(|(&id, _)| id).collect()
+    };
+    RaceFree { atomic: buffers(&all_atomic), own_element: buffers(&all_own) }
 }
 
 /// The kernel's loops (numbered in the order `loops` lists them, by

@@ -794,22 +794,26 @@ impl Gen<'_, '_> {
     fn lane_function(&mut self, inst: &Inst) -> Result<(), Unsupported> {
         let Inst::Lane { dst, a, arg, fill, .. } = inst else { return Err(Unsupported("internal: not a SIMD-group function".into())) };
         let fl = MemFlags::trusted();
-        let args = self.b.ins().load(I64, FIXED, self.ctx, rt::OFF_LANE_ARGS);
-        let o = self.b.ins().imul_imm(self.lane, 24);
-        let at = self.b.ins().iadd(args, o);
+        let at = self.lane_args();
         for (k, r) in [*a, *arg, *fill].into_iter().enumerate() {
             let v = self.wide(r);
             self.b.ins().store(fl, v, at, k as i32 * 8);
         }
         let stop = Stop { flags: None, trips: self.trips.len(), lane: Some(self.index(inst) as usize) };
         self.stop(inst, stop, Some(*dst))?;
-        let args = self.b.ins().load(I64, FIXED, self.ctx, rt::OFF_LANE_ARGS);
-        let o = self.b.ins().imul_imm(self.lane, 24);
-        let at = self.b.ins().iadd(args, o);
+        // (In the resume block: the address is made again there.)
+        let at = self.lane_args();
         let v = self.b.ins().load(I64, fl, at, 0);
         let v = self.narrow(*dst, v);
         self.set(*dst, v);
         Ok(())
+    }
+
+    /// Where this thread's three `ctx.lane_args` slots are.
+    fn lane_args(&mut self) -> Value {
+        let args = self.b.ins().load(I64, FIXED, self.ctx, rt::OFF_LANE_ARGS);
+        let o = self.b.ins().imul_imm(self.lane, 24);
+        self.b.ins().iadd(args, o)
     }
 
     /// The thread stops at `inst` (a barrier, or a SIMD-group function

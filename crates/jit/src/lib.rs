@@ -95,6 +95,12 @@ const CODE_STACK_MARGIN: usize = 256 * 1024;
 const CODE_STACK: usize = 2 * 1024 * 1024;
 
 impl Native {
+    /// The loop trip counters in the threads' spill slots `spill` (after
+    /// the registers' slots).
+    fn trip_slots<'a>(&self, spill: &'a [u64]) -> runtime::TripSlots<'a> {
+        runtime::TripSlots { spill, slots: self.spill_slots, from: self.spill_slots - self.trip_depth }
+    }
+
     /// How many threadgroups this code ran to the end.
     pub fn threadgroups_run(&self) -> u64 {
         self.ran.load(Ordering::Relaxed)
@@ -175,8 +181,9 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
     let mut assumes_1d = false;
     if checks != CheckLevel::None {
         use gpu::memory::AllocId;
-        let race_free = analysis::race_free_buffers(&kernel, grid_1d);
-        assumes_1d = grid_1d && race_free != analysis::race_free_buffers(&kernel, false);
+        let free = analysis::race_free_buffers(&kernel);
+        let race_free = free.on(grid_1d);
+        assumes_1d = grid_1d && !free.own_element.is_subset(&free.atomic);
         let params = kernel.params.iter().filter_map(|p| p.kind.memory()).map(|(_, id)| id).filter(|id| !race_free.contains(&id.0));
         for id in (0..kernel.threadgroup_vars.len() as u32).map(AllocId::threadgroup).chain(params) {
             if let Some(shift) = gpu::conflicts::cell_shift(&kernel, id) {
@@ -366,7 +373,7 @@ impl Compiled for Native {
                     return false;
                 }
                 if self.lane_functions {
-                    let trips = runtime::TripSlots { spill: &s.spill, slots: self.spill_slots, from: self.spill_slots - self.trip_depth };
+                    let trips = self.trip_slots(&s.spill);
                     match runtime::lane_functions(t, &self.stops, &self.insts, &s.state, trips, &mut s.lane_args) {
                         Some(true) => {
                             ctx.hold = 1;
@@ -387,7 +394,7 @@ impl Compiled for Native {
                     // is one at other trips of the loops around it (in
                     // lockstep it would arrive alone).
                     let Some(stop) = self.stops.get((at - codegen::BARRIER) as usize) else { return false };
-                    let trips = runtime::TripSlots { spill: &s.spill, slots: self.spill_slots, from: self.spill_slots - self.trip_depth };
+                    let trips = self.trip_slots(&s.spill);
                     if s.state.contains(&codegen::FINISHED) || !(1..n).all(|l| trips.same(0, l, stop.trips)) {
                         return false;
                     }

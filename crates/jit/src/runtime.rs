@@ -233,8 +233,7 @@ pub fn lane_functions(
     let lane_stop =
         |st: u64| st.checked_sub(crate::codegen::BARRIER).and_then(|k| stops.get(k as usize)).filter(|s| s.lane.is_some()).map(|s| (st, s));
     let mut any = false;
-    for group in state.chunks(32).enumerate() {
-        let (g, states) = group;
+    for (g, states) in state.chunks(32).enumerate() {
         let mut first: Option<(usize, u64)> = None;
         for (i, &st) in states.iter().enumerate() {
             let Some((st, stop)) = lane_stop(st) else { continue };
@@ -304,6 +303,8 @@ unsafe fn inst<'a>(ctx: *mut Ctx, i: u64) -> &'a Inst {
 /// Instruction `i` for one thread, by the interpreter's arithmetic:
 /// `inputs`/`outputs` hold its registers in `ir::reg_uses` order.
 pub(crate) extern "C" fn h_eval(ctx: *mut Ctx, i: u64, inputs: *const u64, outputs: *mut u64) {
+    // SAFETY (all helpers): `ctx` is the live context the runner built for
+    // this call of the compiled function; indices were made by codegen.
     unsafe {
         let inst = inst(ctx, i);
         let (defs, uses, _) = gpu::ir::reg_uses(inst);

@@ -304,6 +304,25 @@ impl Shadows {
         self.shadow_mut(id).map(|s| s.cells.as_mut_ptr() as *mut u8)
     }
 
+    /// Whether every cell of threadgroup memory `id` was written in this
+    /// threadgroup (a read of it is then of written memory: compiled code
+    /// stops checking that). Cells before `*from` were, and stay so until
+    /// the threadgroup ends; `*from` moves past the cells found written,
+    /// so asking at every barrier costs one pass over the cells in all.
+    pub fn all_written(&mut self, id: AllocId, from: &mut usize) -> bool {
+        let start = self.tg_start;
+        let Some(s) = (match id.kind() {
+            AllocKind::Threadgroup(i) => self.threadgroup.get(i as usize),
+            AllocKind::ThreadgroupBuffer(i) => self.tg_buffers.get(i as usize),
+            _ => None,
+        }) else {
+            return false;
+        };
+        let rest = s.cells.get(*from..).unwrap_or_default();
+        *from += rest.iter().take_while(|c| c.w_epoch & EPOCH_MASK >= start).count();
+        *from >= s.cells.len()
+    }
+
     /// Compiled code touched cells `lo..hi` of allocation `id`.
     pub fn touched(&mut self, id: AllocId, lo: usize, hi: usize) {
         if let Some(s) = self.shadow_mut(id) {

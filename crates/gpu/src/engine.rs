@@ -189,6 +189,12 @@ impl<'k> Threadgroup<'_, 'k> {
         self.m.shadows.as_mut().and_then(|s| s.cells(id)).unwrap_or(std::ptr::null_mut())
     }
 
+    /// With checks on: whether every cell of threadgroup memory `id` was
+    /// written in this threadgroup (`conflicts::Shadows::all_written`).
+    pub fn shadow_all_written(&mut self, id: AllocId, from: &mut usize) -> bool {
+        self.m.shadows.as_mut().is_some_and(|s| s.all_written(id, from))
+    }
+
     /// With checks on: compiled code touched cells `lo..hi` of allocation `id`.
     pub fn shadow_touched(&mut self, id: AllocId, lo: usize, hi: usize) {
         if let Some(s) = self.m.shadows.as_mut() {

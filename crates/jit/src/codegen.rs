@@ -18,6 +18,7 @@
 
 use crate::analysis::{Spills, Unsupported};
 use crate::runtime as rt;
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, MemFlags, SigRef, Signature, StackSlotData, StackSlotKind, Value};
 use cranelift_codegen::isa::CallConv;
@@ -106,6 +107,17 @@ fn int_cc(op: BinaryOp, signed: bool) -> Option<IntCC> {
     })
 }
 
+/// A loop's header: on to `body` while `go` is nonzero, else to `exit`.
+/// Cranelift (0.124) moves what a loop computes from values made before it
+/// (table entries, geometry) out of the loop only until it has placed a
+/// block outside the loop that the header dominates, and it places the
+/// header's successors in the order opposite to the branch's: so the
+/// branch names the exit first, and the body is placed first.
+fn loop_branch(b: &mut FunctionBuilder<'_>, go: Value, body: Block, exit: Block) {
+    let done = b.ins().icmp_imm(IntCC::Equal, go, 0);
+    b.ins().brif(done, exit, &[], body, &[]);
+}
+
 /// The helpers' signatures.
 struct Sigs {
     eval: SigRef,
@@ -174,6 +186,12 @@ pub struct Gen<'a, 'b> {
     shadowed: &'a HashMap<u32, Option<u32>>,
     /// Registers with one value for the whole kernel.
     fixed: &'a HashMap<Reg, crate::analysis::Remake>,
+    /// The jump from the function's first blocks into the threads' loop:
+    /// values made before it are there for every thread
+    /// (`Gen::entry_field`), and `entry_vals` keeps them by (entry
+    /// offset, field).
+    prelude: cranelift_codegen::ir::Inst,
+    entry_vals: HashMap<(i32, i32), Value>,
     /// One per barrier, as `resumes`.
     stops: Vec<Stop>,
     /// On to the next thread, leaving this one as it is.
@@ -280,14 +298,14 @@ pub fn compile_body(
         if invariant.contains_key(&(id, off, ty)) {
             continue;
         }
-        let e = b.ins().iadd_imm(table, rt::slot_of(id) as i64 * rt::ENTRY_BYTES);
-        let len = b.ins().load(I64, FIXED, e, rt::E_LEN);
+        let e = At { base: table, off: rt::slot_of(id) as i32 * rt::ENTRY_BYTES as i32, known: false };
+        let len = e.load(b, FIXED, rt::E_LEN);
         let fits = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, off + 4);
         let ok = if off >= 0 && off % 4 == 0 { fits } else { b.ins().iconst(types::I8, 0) };
         let next = b.create_block();
         b.ins().brif(ok, next, &[], give_up, &[]);
         b.switch_to_block(next);
-        let base = b.ins().load(I64, FIXED, e, rt::E_BASE);
+        let base = e.load(b, FIXED, rt::E_BASE);
         let v = b.ins().load(I32, fl, base, off as i32);
         invariant.insert((id, off, ty), v);
     }
@@ -295,12 +313,12 @@ pub fn compile_body(
     let lane_head = b.create_block();
     b.append_block_param(lane_head, I64);
     let zero = b.ins().iconst(I64, 0);
-    b.ins().jump(lane_head, &[zero.into()]);
+    let prelude = b.ins().jump(lane_head, &[zero.into()]);
     b.switch_to_block(lane_head);
     let lane = b.block_params(lane_head)[0];
     let (lane_body, finish, dispatch) = (b.create_block(), b.create_block(), b.create_block());
     let more = b.ins().icmp(IntCC::UnsignedLessThan, lane, n);
-    b.ins().brif(more, lane_body, &[], finish, &[]);
+    loop_branch(b, more, lane_body, finish);
     b.switch_to_block(finish);
     let ok = b.ins().iconst(I64, OK as i64);
     b.ins().return_(&[ok]);
@@ -367,6 +385,8 @@ pub fn compile_body(
         read_only,
         reading_only: false,
         fixed,
+        prelude,
+        entry_vals: HashMap::new(),
         stops: Vec::new(),
         skip,
         loops,
@@ -620,7 +640,7 @@ impl Gen<'_, '_> {
                         Some(c) => {
                             let c = self.get(*c);
                             self.flush();
-                            self.b.ins().brif(c, trip, &[], exit, &[]);
+                            loop_branch(self.b, c, trip, exit);
                             self.dead = true;
                         }
                         None => self.jump_to(trip),
@@ -835,8 +855,24 @@ impl Gen<'_, '_> {
             let t = self.b.use_var(v);
             self.b.ins().store(MemFlags::trusted(), t, self.spill_base, (self.trip_slot + j) as i32 * 8);
         }
-        let k = self.resumes.len() as u64;
         let barrier = stop.lane.is_none();
+        if barrier && self.checks && stop.trips > 0 {
+            // Every thread must be at the trips of the first (which ran
+            // first this round; were it elsewhere, the runner gives up on
+            // the mix of stops anyway): in lockstep the others would arrive
+            // alone.
+            let first = self.b.ins().load(I64, FIXED, self.ctx, rt::OFF_SPILL);
+            let mut differ = self.b.ins().iconst(I64, 0);
+            for (j, &v) in self.trips.clone().iter().take(stop.trips).enumerate() {
+                let t = self.b.use_var(v);
+                let f = self.b.ins().load(I64, MemFlags::trusted(), first, (self.trip_slot + j) as i32 * 8);
+                let x = self.b.ins().bxor(t, f);
+                differ = self.b.ins().bor(differ, x);
+            }
+            let same = self.b.ins().icmp_imm(IntCC::Equal, differ, 0);
+            self.guard(same);
+        }
+        let k = self.resumes.len() as u64;
         self.stops.push(stop);
         self.exit(BARRIER + k);
         let resume = self.b.create_block();
@@ -1442,16 +1478,19 @@ impl Gen<'_, '_> {
         if let Some(Known { id, off, align: known_align }) = self.provenance(ptr) {
             // The allocation is known: its entry is at a fixed place, and
             // the offset must be at most `len - size`.
-            let e = self.b.ins().iadd_imm(self.table, rt::slot_of(id) as i64 * rt::ENTRY_BYTES);
+            // (An offset in the loads, not an added constant: Cranelift
+            // remakes `table + constant` where it is used, which would keep
+            // the loads through it from leaving loops.)
+            let e = At { base: self.table, off: rt::slot_of(id) as i32 * rt::ENTRY_BYTES as i32, known: true };
             let mut ok = match self.lens.get(&id) {
                 Some(&n) if n as i64 >= size => self.b.ins().icmp_imm(IntCC::UnsignedLessThanOrEqual, off, n as i64 - size),
                 Some(_) => self.b.ins().iconst(I8, 0),
                 None => {
-                    let len = self.b.ins().load(I64, FIXED, e, rt::E_LEN);
-                    let below = self.b.ins().icmp(IntCC::UnsignedLessThan, off, len);
-                    let end = self.b.ins().iadd_imm(off, size);
-                    let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
-                    self.b.ins().band(below, fits)
+                    // `off < len - size + 1`, that bound 0 when `len <
+                    // size`: one comparison per access, the bound made from
+                    // the entry once (it stays put for the call).
+                    let bound = self.entry_bound(e, size);
+                    self.b.ins().icmp(IntCC::UnsignedLessThan, off, bound)
                 }
             };
             if align > 1 && known_align % align != 0 {
@@ -1501,8 +1540,9 @@ impl Gen<'_, '_> {
         let slot = self.b.ins().select(private, p_slot, slot);
         let off = self.b.ins().imul_imm(slot, rt::ENTRY_BYTES);
         let e = self.b.ins().iadd(self.table, off);
-        let eid = self.b.ins().load(I64, FIXED, e, rt::E_ID);
-        let len = self.b.ins().load(I64, FIXED, e, rt::E_LEN);
+        let e = At { base: e, off: 0, known: false };
+        let eid = e.load(self.b, FIXED, rt::E_ID);
+        let len = e.load(self.b, FIXED, rt::E_LEN);
         // The 40-bit signed offset; negative ones are huge unsigned.
         let sh = self.b.ins().ishl_imm(p, 24);
         let off = self.b.ins().sshr_imm(sh, 24);
@@ -1525,22 +1565,22 @@ impl Gen<'_, '_> {
     /// With checks on, an access (in bounds) within one shadow cell of the
     /// allocation of kind `kind` whose table entry is at `e`: the rules of
     /// `gpu::conflicts::Shadows::access`, inline; give up on a hit.
-    fn shadow_cell(&mut self, e: Value, kind: gpu::memory::AllocKind, off: Value, shift: u32, op: gpu::conflicts::Op) {
+    fn shadow_cell(&mut self, e: At, kind: gpu::memory::AllocKind, off: Value, shift: u32, op: gpu::conflicts::Op) {
         use gpu::conflicts as cf;
         let (atomic, write) = (op.atomic, op.write || op.atomic);
         let reads = !op.write || op.atomic;
         let fl = MemFlags::trusted();
         let device = matches!(kind, gpu::memory::AllocKind::Buffer(_));
-        let cells = self.b.ins().load(I64, FIXED, e, rt::E_SHADOW);
+        let cells = self.entry_field(e, rt::E_SHADOW);
         let idx = self.b.ins().ushr_imm(off, shift as i64);
         if device {
             // The cells touched, for the merge of workers' shadows.
-            let lo = self.b.ins().load(I64, fl, e, rt::E_LO);
+            let lo = e.load(self.b, fl, rt::E_LO);
             let lo = self.b.ins().umin(lo, idx);
-            self.b.ins().store(fl, lo, e, rt::E_LO);
-            let hi = self.b.ins().load(I64, fl, e, rt::E_HI);
+            self.b.ins().store(fl, lo, e.base, e.off + rt::E_LO);
+            let hi = e.load(self.b, fl, rt::E_HI);
             let hi = self.b.ins().umax(hi, idx);
-            self.b.ins().store(fl, hi, e, rt::E_HI);
+            self.b.ins().store(fl, hi, e.base, e.off + rt::E_HI);
         }
         let co = self.b.ins().imul_imm(idx, cf::CELL_BYTES);
         let c = self.b.ins().iadd(cells, co);
@@ -1623,10 +1663,21 @@ impl Gen<'_, '_> {
     /// With checks on, a read of `size` bytes at `off` of threadgroup memory
     /// (table entry `e`) that no thread writes in this interval: give up
     /// unless each cell it covers was written in this threadgroup.
-    fn shadow_written(&mut self, e: Value, off: Value, shift: u32, size: i64) {
+    fn shadow_written(&mut self, e: At, off: Value, shift: u32, size: i64) {
+        // (Skipped once every cell was: `runtime::mark_written`.)
+        let (check, done) = (self.b.create_block(), self.b.create_block());
+        let all = self.entry_field(e, rt::E_WRITTEN);
+        self.b.ins().brif(all, done, &[], check, &[]);
+        self.b.switch_to_block(check);
+        self.cells_written(e, off, shift, size);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+    }
+
+    fn cells_written(&mut self, e: At, off: Value, shift: u32, size: i64) {
         use gpu::conflicts as cf;
         let fl = MemFlags::trusted();
-        let cells = self.b.ins().load(I64, FIXED, e, rt::E_SHADOW);
+        let cells = self.entry_field(e, rt::E_SHADOW);
         let start = self.b.ins().load(I32, FIXED, self.ctx, rt::OFF_EPOCHS + 12);
         let first = self.b.ins().ushr_imm(off, shift as i64);
         if size > 0 && size <= 16 && (size as u64).is_power_of_two() && size <= 1 << shift {
@@ -1669,24 +1720,82 @@ impl Gen<'_, '_> {
         self.guard(ok);
     }
 
+    /// Field `field` of entry `e`. Of a known entry, it is loaded once per
+    /// call, before the threads run (it stays put meanwhile): Cranelift
+    /// leaves such loads in the loops that use them.
+    fn entry_field(&mut self, e: At, field: i32) -> Value {
+        if !e.known {
+            return e.load(self.b, FIXED, field);
+        }
+        if let Some(&v) = self.entry_vals.get(&(e.off, field)) {
+            return v;
+        }
+        let mut cur = FuncCursor::new(self.b.func).at_inst(self.prelude);
+        let v = cur.ins().load(I64, FIXED, e.base, e.off + field);
+        self.entry_vals.insert((e.off, field), v);
+        v
+    }
+
+    /// One past the greatest offset at which `size` bytes fit in the
+    /// allocation of entry `e` (`len - size + 1`, 0 when `len < size`), so
+    /// that an access is in bounds when its offset is below it: one
+    /// comparison per access.
+    fn entry_bound(&mut self, e: At, size: i64) -> Value {
+        let len = self.entry_field(e, rt::E_LEN);
+        if !e.known {
+            let roomy = self.b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, size);
+            let room = self.b.ins().iadd_imm(len, 1 - size);
+            let zero = self.b.ins().iconst(I64, 0);
+            return self.b.ins().select(roomy, room, zero);
+        }
+        // (Keyed apart from the fields, whose offsets are non-negative.)
+        let key = (e.off, -1 - size as i32);
+        if let Some(&v) = self.entry_vals.get(&key) {
+            return v;
+        }
+        let mut cur = FuncCursor::new(self.b.func).at_inst(self.prelude);
+        let roomy = cur.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, size);
+        let room = cur.ins().iadd_imm(len, 1 - size);
+        let zero = cur.ins().iconst(I64, 0);
+        let v = cur.ins().select(roomy, room, zero);
+        self.entry_vals.insert(key, v);
+        v
+    }
+
     /// The host address of offset `off` of the allocation whose table entry
     /// is at `e`; a store gives up unless the entry is writable (every
     /// buffer the kernel may write was made the worker's own before the
     /// code ran: `analysis::written_buffers`).
-    fn locate(&mut self, e: Value, off: Value, write: bool, per_lane: bool) -> Value {
+    fn locate(&mut self, e: At, off: Value, write: bool, per_lane: bool) -> Value {
         if write {
-            let w = self.b.ins().load(I64, FIXED, e, rt::E_WRITABLE);
+            let w = self.entry_field(e, rt::E_WRITABLE);
             self.guard(w);
         }
-        let base = self.b.ins().load(I64, FIXED, e, rt::E_BASE);
+        let base = self.entry_field(e, rt::E_BASE);
         let a = if per_lane {
-            let stride = self.b.ins().load(I64, FIXED, e, rt::E_STRIDE);
+            let stride = self.entry_field(e, rt::E_STRIDE);
             let own = self.b.ins().imul(stride, self.lane);
             self.b.ins().iadd(base, own)
         } else {
             base
         };
         self.b.ins().iadd(a, off)
+    }
+}
+
+/// A table entry: at `base + off`; `known`: `base` is the table's start
+/// (the entry of an allocation known when compiling).
+#[derive(Clone, Copy)]
+struct At {
+    base: Value,
+    off: i32,
+    known: bool,
+}
+
+impl At {
+    /// The entry's 64-bit field at `field` (an `E_*` offset).
+    fn load(self, b: &mut FunctionBuilder<'_>, flags: MemFlags, field: i32) -> Value {
+        b.ins().load(I64, flags, self.base, self.off + field)
     }
 }
 

@@ -383,19 +383,18 @@ impl Compiled for Native {
                         None => ctx.hold = 0,
                     }
                 }
-                let mut running = s.state.iter().copied().filter(|&st| st != codegen::FINISHED);
-                let Some(at) = running.next() else { break };
-                if running.any(|st| st != at) {
-                    return false; // threads wait at different barriers
-                }
+                let (at, some_finished) = match runtime::round_end(&s.state) {
+                    runtime::RoundEnd::Finished => break,
+                    runtime::RoundEnd::Split => return false, // threads wait at different barriers
+                    runtime::RoundEnd::At { state, some_finished } => (state, some_finished),
+                };
                 if self.checks != CheckLevel::None {
                     // A thread that finished while others wait at a
-                    // barrier is a divergence the interpreter reports; so
-                    // is one at other trips of the loops around it (in
-                    // lockstep it would arrive alone).
+                    // barrier is a divergence the interpreter reports (and
+                    // so is one at other trips of the loops around it: the
+                    // code gave up on that).
                     let Some(stop) = self.stops.get((at - codegen::BARRIER) as usize) else { return false };
-                    let trips = self.trip_slots(&s.spill);
-                    if s.state.contains(&codegen::FINISHED) || !(1..n).all(|l| trips.same(0, l, stop.trips)) {
+                    if some_finished {
                         return false;
                     }
                     let flags = stop.flags.unwrap_or(ctx.round_flags as u32);
@@ -403,6 +402,7 @@ impl Compiled for Native {
                         return false;
                     }
                     ctx.epochs = t.shadow_epochs();
+                    runtime::mark_written(t, &mut s.table, &s.used);
                 }
                 if t.cancelled() {
                     return false;
@@ -442,12 +442,17 @@ pub struct Prepared {
     pub note: Option<String>,
 }
 
-/// Dispatches of fewer threads than this stay interpreted under `auto`:
-/// compiling costs milliseconds, more than they take interpreted...
+/// Dispatches of at least this many threads are compiled before they run
+/// under `auto` (compiling costs a millisecond or two, less than they take
+/// interpreted). Smaller ones run interpreted...
 pub const AUTO_MIN_THREADS: u64 = 1 << 16;
-/// ...until the interpreter has spent this long on the kernel in this
-/// process (with these checks): then it is worth compiling (a benchmark,
-/// a test suite or a notebook that runs it again and again).
+/// ...while, from a dispatch of this many threads on, or once the
+/// interpreter has spent [`AUTO_HOT_AFTER`] on the kernel in this process
+/// (with these checks: a benchmark, a test suite or a notebook that runs it
+/// again and again), the kernel is compiled on a thread of its own; the
+/// dispatches after that compile finished run compiled. Nobody waits for
+/// the compiler, and the results are the same either way.
+pub const AUTO_BACKGROUND_THREADS: u64 = 1 << 10;
 pub const AUTO_HOT_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// Interpreter time per kernel (and checks) under `auto`, for tiering.
@@ -462,7 +467,11 @@ fn hot(kernel: &Kernel, checks: CheckLevel) -> bool {
     interpreter_time().lock().is_ok_and(|t| t.get(&key).is_some_and(|&d| d >= AUTO_HOT_AFTER))
 }
 
-type Cache = Mutex<HashMap<(u64, u8, bool), Result<Arc<Native>, String>>>;
+/// A kernel's compiled form: set once, by whoever compiles it first
+/// (others asking meanwhile wait for it, or, in the background case, go on
+/// interpreting).
+type Slot = Arc<OnceLock<Result<Arc<Native>, String>>>;
+type Cache = Mutex<HashMap<(u64, u8, bool), Slot>>;
 
 /// Compiled kernels kept per process (the cache starts over past this).
 const CACHE_LIMIT: usize = 256;
@@ -486,24 +495,54 @@ pub fn compiled(kernel: &Kernel, checks: CheckLevel) -> Result<Arc<Native>, Stri
 
 /// [`compiled`] for a dispatch whose grid is one row when `grid_1d` ([`compile_for`]).
 pub fn compiled_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result<Arc<Native>, String> {
+    let (slot, _) = slot(kernel, checks, grid_1d);
+    slot.get_or_init(|| compile_catching(kernel, checks, grid_1d)).clone()
+}
+
+/// [`compiled_for`] if the kernel has been compiled; else `None`, having
+/// started compiling it on a thread of its own unless that had been done.
+fn compiled_in_background(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Option<Result<Arc<Native>, String>> {
+    let (slot, fresh) = slot(kernel, checks, grid_1d);
+    if let Some(r) = slot.get() {
+        return Some(r.clone());
+    }
+    if fresh {
+        let (owned, s) = (kernel.clone(), slot.clone());
+        let job = move || {
+            s.get_or_init(|| compile_catching(&owned, checks, grid_1d));
+        };
+        if std::thread::Builder::new().name("metal-puzzles-jit".into()).spawn(job).is_err() {
+            // (No thread to be had: compile now.)
+            return Some(slot.get_or_init(|| compile_catching(kernel, checks, grid_1d)).clone());
+        }
+    }
+    None
+}
+
+/// The cache's slot for a kernel, and whether it was made just now.
+fn slot(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> (Slot, bool) {
     // (Only checked code makes use of the grid's shape.)
     let grid_1d = grid_1d && checks != CheckLevel::None;
     let key = (kernel_hash(kernel), checks as u8, grid_1d);
-    if let Some(r) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
-        return r;
+    let Ok(mut c) = cache().lock() else { return (Slot::default(), true) };
+    if let Some(s) = c.get(&key) {
+        return (s.clone(), false);
     }
-    // A bug in the code generator must cost speed, never the run.
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile_for(kernel, checks, grid_1d)))
+    if c.len() >= CACHE_LIMIT {
+        c.clear();
+    }
+    let s = Slot::default();
+    c.insert(key, s.clone());
+    (s, true)
+}
+
+/// [`compile_for`], where a bug in the code generator costs speed, never the run.
+fn compile_catching(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result<Arc<Native>, String> {
+    let grid_1d = grid_1d && checks != CheckLevel::None;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile_for(kernel, checks, grid_1d)))
         .unwrap_or_else(|_| Err(Unsupported("the code generator failed on this kernel".into())))
         .map(Arc::new)
-        .map_err(|e| e.0);
-    if let Ok(mut c) = cache().lock() {
-        if c.len() >= CACHE_LIMIT {
-            c.clear();
-        }
-        c.insert(key, r.clone());
-    }
-    r
+        .map_err(|e| e.0)
 }
 
 /// Choose how `kernel` runs over `d` with `opts` under `engine`, compiling
@@ -525,8 +564,14 @@ pub fn prepare(kernel: &Kernel, d: &Dispatch, opts: &RunOptions, engine: Engine)
             gpu::DispatchMode::Threads => d.grid.iter().map(|&x| x as u64).product(),
             gpu::DispatchMode::Threadgroups => d.grid.iter().chain(&d.threadgroup).map(|&x| x as u64).product(),
         };
-        if threads < AUTO_MIN_THREADS && !hot(kernel, opts.check) {
-            return Prepared::default();
+        if threads < AUTO_MIN_THREADS {
+            if threads < AUTO_BACKGROUND_THREADS && !hot(kernel, opts.check) {
+                return Prepared::default();
+            }
+            return match compiled_in_background(kernel, opts.check, d.grid_threads()[1..] == [1, 1]) {
+                Some(Ok(n)) => Prepared { compiled: Some(n), note: None },
+                _ => Prepared::default(),
+            };
         }
     }
     match compiled_for(kernel, opts.check, d.grid_threads()[1..] == [1, 1]) {

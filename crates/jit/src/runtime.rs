@@ -43,11 +43,16 @@ pub struct Entry {
     pub shadow: u64,
     pub lo: u64,
     pub hi: u64,
+    /// With checks on, for threadgroup memory: nonzero once every cell was
+    /// written in this threadgroup (set by the runner between rounds:
+    /// [`mark_written`]); `scan`: the cells before this one were.
+    pub written: u64,
+    pub scan: u64,
 }
 
 impl Default for Entry {
     fn default() -> Entry {
-        Entry { id: u64::MAX, base: 0, len: 0, lane_stride: 0, writable: 0, shadow: 0, lo: u64::MAX, hi: 0 }
+        Entry { id: u64::MAX, base: 0, len: 0, lane_stride: 0, writable: 0, shadow: 0, lo: u64::MAX, hi: 0, written: 0, scan: 0 }
     }
 }
 
@@ -60,6 +65,7 @@ pub const E_WRITABLE: i32 = 32;
 pub const E_SHADOW: i32 = 40;
 pub const E_LO: i32 = 48;
 pub const E_HI: i32 = 56;
+pub const E_WRITTEN: i32 = 64;
 
 impl Entry {
     /// The allocation now lives at `r` (a buffer copied on its first
@@ -174,6 +180,7 @@ pub fn layout_ok() -> bool {
         && std::mem::offset_of!(Entry, shadow) == E_SHADOW as usize
         && std::mem::offset_of!(Entry, lo) == E_LO as usize
         && std::mem::offset_of!(Entry, hi) == E_HI as usize
+        && std::mem::offset_of!(Entry, written) == E_WRITTEN as usize
 }
 
 /// Fill `table` with the threadgroup's allocations; `used` lists the
@@ -277,8 +284,61 @@ impl TripSlots<'_> {
     /// Whether threads `a` and `b` are at the same trips of the `n`
     /// outermost counting loops (those around the stop they are at).
     pub fn same(&self, a: usize, b: usize, n: usize) -> bool {
-        let at = |l: usize| &self.spill[l * self.slots + self.from..l * self.slots + self.from + n];
-        n == 0 || at(a) == at(b)
+        // (Element by element: a slice comparison is a `memcmp` call, which
+        // for one or two counters costs more than the comparison.)
+        let (a, b) = (a * self.slots + self.from, b * self.slots + self.from);
+        (0..n).all(|k| self.spill[a + k] == self.spill[b + k])
+    }
+}
+
+/// Where the threads stand after a round.
+pub enum RoundEnd {
+    /// Every thread finished the kernel.
+    Finished,
+    /// The threads still running all wait at `state`; `some_finished`:
+    /// others finished.
+    At { state: u64, some_finished: bool },
+    /// Threads wait at different stops.
+    Split,
+}
+
+/// Where the threads whose states are `state` stand after a round.
+pub fn round_end(state: &[u64]) -> RoundEnd {
+    use crate::codegen::FINISHED;
+    let mut some_finished = false;
+    let mut rest = state.iter();
+    let at = loop {
+        match rest.next() {
+            None => return RoundEnd::Finished,
+            Some(&FINISHED) => some_finished = true,
+            Some(&st) => break st,
+        }
+    };
+    // (Usually every state is `at`: one well-predicted comparison each.)
+    for &st in rest {
+        if st != at {
+            if st != FINISHED {
+                return RoundEnd::Split;
+            }
+            some_finished = true;
+        }
+    }
+    RoundEnd::At { state: at, some_finished }
+}
+
+/// After a barrier, with checks on: mark the threadgroup memory every cell
+/// of which has now been written in this threadgroup (reads of it need no
+/// check that they read written memory; cells stay written until the
+/// threadgroup ends).
+pub fn mark_written(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], used: &[usize]) {
+    for &s in used {
+        let e = &mut table[s];
+        let tg = matches!(AllocId(e.id as u32).kind(), AllocKind::Threadgroup(_) | AllocKind::ThreadgroupBuffer(_));
+        if tg && e.shadow != 0 && e.written == 0 {
+            let mut from = e.scan as usize;
+            e.written = t.shadow_all_written(AllocId(e.id as u32), &mut from) as u64;
+            e.scan = from as u64;
+        }
     }
 }
 

@@ -523,9 +523,10 @@ fn threadgroup_buffer_sizes(specs: &[String], kernel: &gpu::Kernel) -> Result<BT
 #[derive(clap::Args, Debug, Clone)]
 pub struct EngineArgs {
     /// How to run: `interp` (the interpreter), `jit` (compiled to native
-    /// code where it can be, with --check none only), `auto` (compiled for
-    /// --check none dispatches of 65,536 threads or more). The results are
-    /// the same; only the time differs.
+    /// code where it can be, with a note where not), `auto` (compiled
+    /// before running from 65,536 threads; from 1,024, or once a kernel has
+    /// run interpreted for 2 ms, compiled in the background for the runs
+    /// after). The results are the same; only the time differs.
     #[arg(long = "engine", value_name = "ENGINE", default_value = "auto", value_parser = ["interp", "jit", "auto"])]
     pub choice: String,
 }

@@ -192,6 +192,10 @@ pub struct Gen<'a, 'b> {
     /// offset, field).
     prelude: cranelift_codegen::ir::Inst,
     entry_vals: HashMap<(i32, i32), Value>,
+    /// The kernel has stops: threads keep their states in `ctx.state`
+    /// (without, every thread runs to the end in one call, and the runner
+    /// reads no state).
+    stateful: bool,
     /// One per barrier, as `resumes`.
     stops: Vec<Stop>,
     /// On to the next thread, leaving this one as it is.
@@ -323,14 +327,18 @@ pub fn compile_body(
     let ok = b.ins().iconst(I64, OK as i64);
     b.ins().return_(&[ok]);
     b.switch_to_block(lane_body);
+    // A kernel without stops runs each thread from the start to the end in
+    // one call: no state to read or keep, and the count starts at 0.
+    let mut stops = false;
+    gpu::ir::walk(body, &mut |i| stops |= crate::analysis::is_stop(i));
     let so = b.ins().ishl_imm(lane, 3);
     let state_addr = b.ins().iadd(states, so);
-    let state = b.ins().load(I64, fl, state_addr, 0);
+    let state = if stops { b.ins().load(I64, fl, state_addr, 0) } else { b.ins().iconst(I64, START as i64) };
     let per_lane = b.ins().imul_imm(lane, spill_slots as i64 * 8);
     let spill_base = b.ins().iadd(spill, per_lane);
     let counts_addr = b.ins().iadd(counts, so);
     let cnt = b.declare_var(I64);
-    let c0 = b.ins().load(I64, fl, counts_addr, 0);
+    let c0 = if stops { b.ins().load(I64, fl, counts_addr, 0) } else { b.ins().iconst(I64, 0) };
     b.def_var(cnt, c0);
     b.ins().jump(dispatch, &[]);
     let sigs = Sigs {
@@ -387,6 +395,7 @@ pub fn compile_body(
         fixed,
         prelude,
         entry_vals: HashMap::new(),
+        stateful: stops,
         stops: Vec::new(),
         skip,
         loops,
@@ -507,8 +516,10 @@ impl Gen<'_, '_> {
     fn exit(&mut self, state: u64) {
         let c = self.b.use_var(self.cnt);
         self.b.ins().store(MemFlags::trusted(), c, self.counts_addr, 0);
-        let s = self.b.ins().iconst(I64, state as i64);
-        self.b.ins().store(MemFlags::trusted(), s, self.state_addr, 0);
+        if self.stateful {
+            let s = self.b.ins().iconst(I64, state as i64);
+            self.b.ins().store(MemFlags::trusted(), s, self.state_addr, 0);
+        }
         let next = self.b.ins().iadd_imm(self.lane, 1);
         self.b.ins().jump(self.lane_head, &[next.into()]);
     }

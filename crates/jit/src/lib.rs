@@ -372,6 +372,9 @@ impl Compiled for Native {
                 if status == codegen::GIVE_UP {
                     return false;
                 }
+                if self.stops.is_empty() {
+                    break; // (every thread ran to the end: `codegen::Gen::stateful`)
+                }
                 if self.lane_functions {
                     let trips = self.trip_slots(&s.spill);
                     match runtime::lane_functions(t, &self.stops, &self.insts, &s.state, trips, &mut s.lane_args) {

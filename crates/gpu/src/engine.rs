@@ -207,6 +207,13 @@ impl<'k> Threadgroup<'_, 'k> {
         self.m.shadows.as_ref().map_or([0; 4], |s| s.epochs())
     }
 
+    /// Identifies the worker's memory for this dispatch: the places of its
+    /// allocations (and shadows) stay the same from one threadgroup to the
+    /// next while this does, once each writable buffer is the worker's own.
+    pub fn memory_id(&self) -> u64 {
+        self.m.id
+    }
+
     /// The thread number (global number + 1) of lane 0; lane `l`'s is
     /// this plus `l` (wrapping), as the sanitizer numbers threads.
     pub fn thread_base(&self) -> u32 {

@@ -77,8 +77,12 @@ pub struct Native {
     stops: Vec<codegen::Stop>,
     /// The kernel has SIMD-group functions.
     lane_functions: bool,
-    /// With checks on: the allocations whose shadow the code keeps.
-    shadowed: std::collections::HashSet<u32>,
+    /// The allocations in the code's table, with their entries and whether
+    /// their shadow is kept (with checks on) (`runtime::table_ids`).
+    table_ids: Vec<(gpu::memory::AllocId, usize, bool)>,
+    /// The code keeps no state between calls (no barriers or SIMD-group
+    /// functions): every thread runs start to end in one.
+    stateless: bool,
     /// What bounds the interpreter's instruction count for a threadgroup
     /// whose threads take different paths.
     lockstep: analysis::LockstepBound,
@@ -246,6 +250,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
     let code = module.get_finalized_function(id);
     // SAFETY: the function was defined with exactly this signature.
     let func = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
+    let table_ids = runtime::table_ids(&kernel, &shadowed.keys().copied().collect());
     Ok(Native {
         kernel,
         insts,
@@ -263,7 +268,8 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         written,
         assumes_1d,
         lane_functions: stops.iter().any(|s| s.lane.is_some()),
-        shadowed: shadowed.keys().copied().collect(),
+        table_ids,
+        stateless: stops.is_empty(),
         stops,
         lockstep,
     })
@@ -286,6 +292,9 @@ impl Drop for Code {
 #[derive(Default)]
 struct Scratch {
     table: Vec<Entry>,
+    /// The code and worker memory (`Threadgroup::memory_id`) the table was
+    /// filled for: the next threadgroup of the same finds it filled.
+    filled_for: Option<(usize, u64)>,
     used: Vec<usize>,
     spill: Vec<u64>,
     counts: Vec<u64>,
@@ -312,18 +321,32 @@ impl Compiled for Native {
             let mut s = s.borrow_mut();
             let s = &mut *s;
             s.table.resize(runtime::TABLE, Entry::default());
-            runtime::fill_table(t, &mut s.table, &mut s.used, &self.shadowed);
-            runtime::own_written(t, &mut s.table, &self.written);
+            let filled_for = Some((self as *const Native as usize, t.memory_id()));
+            if s.filled_for != filled_for {
+                runtime::fill_table(t, &mut s.table, &mut s.used, &self.table_ids);
+                runtime::own_written(t, &mut s.table, &self.written);
+                s.filled_for = filled_for;
+            } else {
+                runtime::new_threadgroup(&mut s.table, &s.used);
+            }
             s.initial.clear();
             s.initial.extend(self.preset.iter().map(|&r| t.initial(r)));
-            s.spill.clear();
-            s.spill.resize(n * self.spill_slots.max(1), 0);
-            s.counts.clear();
-            s.counts.resize(n, 0);
             s.loop_most.clear();
             s.loop_most.resize(self.lockstep.loops.len().max(1), 0);
-            s.state.clear();
-            s.state.resize(n, codegen::START);
+            if self.stateless {
+                // (Every thread sets its count at its end, and keeps
+                // nothing else: nothing to clear.)
+                s.counts.resize(n, 0);
+                s.state.resize(n, codegen::START);
+                s.spill.resize(n * self.spill_slots.max(1), 0);
+            } else {
+                s.spill.clear();
+                s.spill.resize(n * self.spill_slots.max(1), 0);
+                s.counts.clear();
+                s.counts.resize(n, 0);
+                s.state.clear();
+                s.state.resize(n, codegen::START);
+            }
             if self.lane_functions {
                 s.lane_args.resize(3 * n, 0);
             }
@@ -372,8 +395,8 @@ impl Compiled for Native {
                 if status == codegen::GIVE_UP {
                     return false;
                 }
-                if self.stops.is_empty() {
-                    break; // (every thread ran to the end: `codegen::Gen::stateful`)
+                if self.stateless {
+                    break; // (every thread ran to the end)
                 }
                 if self.lane_functions {
                     let trips = self.trip_slots(&s.spill);

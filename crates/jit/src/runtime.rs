@@ -183,28 +183,43 @@ pub fn layout_ok() -> bool {
         && std::mem::offset_of!(Entry, written) == E_WRITTEN as usize
 }
 
-/// Fill `table` with the threadgroup's allocations; `used` lists the
-/// entries filled (those of the last fill are cleared first).
-pub fn fill_table(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], used: &mut Vec<usize>, shadowed: &HashSet<u32>) {
-    for s in used.drain(..) {
-        table[s] = Entry::default();
-    }
-    let k = t.kernel();
+/// The allocations a kernel's table holds, each with its entry and whether
+/// the compiled code keeps its shadow (made once per kernel: the table is
+/// filled for every threadgroup).
+pub fn table_ids(k: &gpu::Kernel, shadowed: &HashSet<u32>) -> Vec<(AllocId, usize, bool)> {
     let mut ids: Vec<AllocId> = k.params.iter().filter_map(|p| p.kind.memory()).map(|(_, id)| id).collect();
     ids.extend((0..k.constants.len() as u32).map(AllocId::constant));
     ids.extend((0..k.threadgroup_vars.len() as u32).map(AllocId::threadgroup));
     ids.extend((0..k.private_vars.len() as u32).map(AllocId::private));
-    for id in ids {
-        let s = slot_of(id.0);
+    ids.into_iter().map(|id| (id, slot_of(id.0), shadowed.contains(&id.0))).collect()
+}
+
+/// Fill `table` with the threadgroup's allocations `ids` ([`table_ids`]);
+/// `used` lists the entries filled (those of the last fill are cleared
+/// first).
+pub fn fill_table(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], used: &mut Vec<usize>, ids: &[(AllocId, usize, bool)]) {
+    for s in used.drain(..) {
+        table[s] = Entry::default();
+    }
+    for &(id, s, shadowed) in ids {
         if table[s].id != u64::MAX {
             continue; // two ids share the entry: the second gives up when used
         }
         if let Some(r) = t.region(id) {
             // (Only the shadows the code keeps: another is made on first use.)
-            let shadow = if shadowed.contains(&id.0) { t.shadow_cells(id) as u64 } else { 0 };
+            let shadow = if shadowed { t.shadow_cells(id) as u64 } else { 0 };
             table[s] = Entry { shadow, ..Entry::of(id, r) };
             used.push(s);
         }
+    }
+}
+
+/// A table [`fill_table`] filled for an earlier threadgroup of the same
+/// worker, for the next: what the code learnt of this one is forgotten.
+pub fn new_threadgroup(table: &mut [Entry], used: &[usize]) {
+    for &s in used {
+        let e = &mut table[s];
+        (e.lo, e.hi, e.written, e.scan) = (u64::MAX, 0, 0, 0);
     }
 }
 

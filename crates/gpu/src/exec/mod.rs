@@ -107,7 +107,13 @@ pub struct Machine<'k> {
     /// A one-lane machine for a compiled kernel's per-thread evaluations
     /// (`engine::Threadgroup::eval`).
     pub(crate) one_lane: Option<Box<Machine<'k>>>,
+    /// Different for every machine made in this process: compiled code
+    /// keeps what it learnt about a machine's memory while this is the same.
+    pub(crate) id: u64,
 }
+
+/// The last [`Machine::id`] handed out.
+static MACHINES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl<'k> Machine<'k> {
     pub fn new(k: &'k Kernel, max_lanes: usize, mem: Memory<'k>, check_memory: bool, budget: u64) -> Machine<'k> {
@@ -155,6 +161,7 @@ impl<'k> Machine<'k> {
             returned_at: Vec::new(),
             undef: Default::default(),
             one_lane: None,
+            id: MACHINES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
         }
     }
 

@@ -104,6 +104,7 @@ pub(crate) fn run(
     // Worker threads stay alive between dispatches (rayon's pool), so their
     // memory stays warm; the first part runs here and reports progress.
     let (first, rest) = slots.split_first_mut().unwrap_or_else(|| unreachable!("at least one worker"));
+    let _warm = KeepWarm::claim(workers - 1);
     rayon::in_place_scope(|s| {
         for (w, slot) in rest.iter_mut().enumerate() {
             let (work, done, first_stopped) = (&work, &done, &first_stopped);
@@ -140,6 +141,43 @@ pub(crate) fn run(
         }
     }
     Some(report)
+}
+
+/// Worker threads kept spinning for a while after a dispatch, so that the
+/// next one (a benchmark's repetitions, a test suite's kernels) finds them
+/// running: a sleeping thread can take a fraction of a millisecond to
+/// wake (on virtual machines, its core's as well), as long as a small
+/// dispatch takes. OpenMP runtimes spin before sleeping for the same
+/// reason. A dispatch claims them (`claim`: they stop spinning and take its
+/// parts) and sets them spinning again when it ends (on drop).
+struct KeepWarm(usize);
+
+/// Bumped by every claim: spinning jobs of an older one stop.
+static WARM_CLAIMS: AtomicU64 = AtomicU64::new(0);
+/// How long a worker spins after a dispatch.
+const WARM_FOR: std::time::Duration = std::time::Duration::from_millis(2);
+
+impl KeepWarm {
+    fn claim(threads: usize) -> KeepWarm {
+        WARM_CLAIMS.fetch_add(1, Ordering::SeqCst);
+        KeepWarm(threads)
+    }
+}
+
+impl Drop for KeepWarm {
+    fn drop(&mut self) {
+        let claim = WARM_CLAIMS.load(Ordering::SeqCst);
+        for _ in 0..self.0 {
+            rayon::spawn(move || {
+                let since = std::time::Instant::now();
+                // (Yielding: a thread with work to do, such as a compile in
+                // the background, gets the core.)
+                while WARM_CLAIMS.load(Ordering::Relaxed) == claim && since.elapsed() < WARM_FOR {
+                    std::thread::yield_now();
+                }
+            });
+        }
+    }
 }
 
 /// Whether two workers' compiled threadgroups touched one device element,

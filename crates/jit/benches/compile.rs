@@ -1,6 +1,7 @@
 //! Compile latency of the compiled tier: each kernel of `tests/kernels/`
 //! (a tiled matmul, a tree reduction, an atomic histogram, mixed control
-//! flow, a scan with barriers in a loop) from lowered IR to native code.
+//! flow, a scan with barriers in a loop) from lowered IR to native code,
+//! with checks off and (where the kernel compiles so) with `--check all`.
 //!
 //! cargo bench -p jit --bench compile -- --warm-up-time 1 --measurement-time 3
 
@@ -27,6 +28,12 @@ fn kernels() -> Vec<(String, gpu::Kernel)> {
 fn bench(c: &mut Criterion) {
     for (name, k) in kernels() {
         c.bench_function(&format!("jit compile {name}"), |b| b.iter(|| jit::compile(&k).expect("compiles")));
+        // (With checks on the code keeps the shadow itself: more of it.)
+        if jit::compile_checked(&k, gpu::CheckLevel::All).is_ok() {
+            c.bench_function(&format!("jit compile {name} --check all"), |b| {
+                b.iter(|| jit::compile_checked(&k, gpu::CheckLevel::All).expect("compiles"))
+            });
+        }
     }
 }
 

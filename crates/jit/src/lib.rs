@@ -472,13 +472,13 @@ pub struct Prepared {
 /// under `auto` (compiling costs a millisecond or two, less than they take
 /// interpreted). Smaller ones run interpreted...
 pub const AUTO_MIN_THREADS: u64 = 1 << 16;
-/// ...while, from a dispatch of this many threads on, or once the
-/// interpreter has spent [`AUTO_HOT_AFTER`] on the kernel in this process
-/// (with these checks: a benchmark, a test suite or a notebook that runs it
-/// again and again), the kernel is compiled on a thread of its own; the
-/// dispatches after that compile finished run compiled. Nobody waits for
-/// the compiler, and the results are the same either way.
+/// ...while, from a dispatch of this many threads on, the kernel is
+/// compiled on a thread of its own, and the dispatches after that compile
+/// finished run compiled (the results are the same either way)...
 pub const AUTO_BACKGROUND_THREADS: u64 = 1 << 10;
+/// ...and once the interpreter has spent this long on the kernel in this
+/// process (with these checks: a benchmark, a test suite or a notebook that
+/// runs it again and again), its dispatches wait for it to be compiled.
 pub const AUTO_HOT_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// Interpreter time per kernel (and checks) under `auto`, for tiering.
@@ -590,8 +590,9 @@ pub fn prepare(kernel: &Kernel, d: &Dispatch, opts: &RunOptions, engine: Engine)
             gpu::DispatchMode::Threads => d.grid.iter().map(|&x| x as u64).product(),
             gpu::DispatchMode::Threadgroups => d.grid.iter().chain(&d.threadgroup).map(|&x| x as u64).product(),
         };
-        if threads < AUTO_MIN_THREADS {
-            if threads < AUTO_BACKGROUND_THREADS && !hot(kernel, opts.check) {
+        // (A hot kernel waits for its compile, as one run 65,536 threads.)
+        if threads < AUTO_MIN_THREADS && !hot(kernel, opts.check) {
+            if threads < AUTO_BACKGROUND_THREADS {
                 return Prepared::default();
             }
             return match compiled_in_background(kernel, opts.check, d.grid_threads()[1..] == [1, 1]) {

@@ -118,6 +118,10 @@ fn loop_branch(b: &mut FunctionBuilder<'_>, go: Value, body: Block, exit: Block)
     b.ins().brif(done, exit, &[], body, &[]);
 }
 
+/// What is known on entering a block: where pointer registers point, and
+/// which registers hold what their spill slots do (`Gen::clean`).
+type Bases = (HashMap<Reg, Known>, HashSet<Reg>);
+
 /// The helpers' signatures.
 struct Sigs {
     eval: SigRef,
@@ -192,6 +196,9 @@ pub struct Gen<'a, 'b> {
     /// offset, field).
     prelude: cranelift_codegen::ir::Inst,
     entry_vals: HashMap<(i32, i32), Value>,
+    /// Registers whose spill slot holds their value here (reloaded at the
+    /// last resume and not assigned since): a stop need not store them.
+    clean: HashSet<Reg>,
     /// The kernel has stops: threads keep their states in `ctx.state`
     /// (without, every thread runs to the end in one call, and the runner
     /// reads no state).
@@ -396,6 +403,7 @@ pub fn compile_body(
         prelude,
         entry_vals: HashMap::new(),
         stateful: stops,
+        clean: HashSet::new(),
         stops: Vec::new(),
         skip,
         loops,
@@ -474,6 +482,7 @@ impl Gen<'_, '_> {
 
     /// Set a register from a value of its width (bits or an `f32`).
     fn set(&mut self, r: Reg, v: Value) {
+        self.clean.remove(&r);
         let var = self.var(r);
         let want = self.var_type(r);
         let v = if self.b.func.dfg.value_type(v) == want { v } else { self.b.ins().bitcast(want, MemFlags::new(), v) };
@@ -532,10 +541,12 @@ impl Gen<'_, '_> {
         self.prov.clear();
     }
 
-    /// Continue in block `blk`, knowing `known` about pointers.
-    fn enter_with(&mut self, blk: Block, known: &HashMap<Reg, Known>) {
+    /// Continue in block `blk`, knowing `known` about pointers
+    /// and that the registers in `clean` hold what their spill slots do.
+    fn enter_with(&mut self, blk: Block, (known, clean): &Bases) {
         self.b.switch_to_block(blk);
         self.prov = known.clone();
+        self.clean = clean.clone();
     }
 
     /// What is known about pointers on entering the parts of construct
@@ -543,20 +554,26 @@ impl Gen<'_, '_> {
     /// head): what was known before it, less the registers it may assign
     /// — nothing if it holds a barrier, since code after a barrier is also
     /// reached from the barrier's resume point.
-    fn bases(&self, inst: &Inst) -> (HashMap<Reg, Known>, HashMap<Reg, Known>) {
+    fn bases(&self, inst: &Inst) -> (Bases, Bases) {
         let mut kill = std::collections::HashSet::new();
         let mut barrier = false;
         gpu::ir::walk(std::slice::from_ref(inst), &mut |i| {
             kill.extend(gpu::ir::reg_uses(i).0);
             barrier |= matches!(i, Inst::Barrier { .. });
         });
+        // A register the construct does not assign keeps what its spill
+        // slot holds, if it did before: a stop inside stores the same
+        // value, and one resuming there reloads it (were it not live
+        // there, it is not live after the construct either).
+        let mut clean = self.clean.clone();
+        clean.retain(|r| !kill.contains(r));
         if barrier {
-            return (HashMap::new(), HashMap::new());
+            return ((HashMap::new(), clean.clone()), (HashMap::new(), clean));
         }
         let before = self.prov.clone();
         let mut after = before.clone();
         after.retain(|r, _| !kill.contains(r));
-        (before, after)
+        ((before, clean.clone()), (after, clean))
     }
 
     /// The allocation and offset register `r` points at, if known here.
@@ -857,7 +874,8 @@ impl Gen<'_, '_> {
         let mut live = self.spills.at.get(&(inst as *const Inst as usize)).cloned().unwrap_or_default();
         live.retain(|r| Some(*r) != result);
         self.flush();
-        for &r in &live {
+        let dirty: Vec<Reg> = live.iter().copied().filter(|r| !self.clean.contains(r)).collect();
+        for r in dirty {
             let v = self.wide(r);
             let slot = self.spills.slot[&r] as i32;
             self.b.ins().store(MemFlags::trusted(), v, self.spill_base, slot * 8);
@@ -903,6 +921,7 @@ impl Gen<'_, '_> {
             let v = self.narrow(r, v);
             self.set(r, v);
         }
+        self.clean = live.iter().copied().collect();
         for (j, &v) in self.trips.clone().iter().enumerate() {
             let t = self.b.ins().load(I64, MemFlags::trusted(), self.spill_base, (self.trip_slot + j) as i32 * 8);
             self.b.def_var(v, t);
@@ -1752,6 +1771,8 @@ impl Gen<'_, '_> {
     /// that an access is in bounds when its offset is below it: one
     /// comparison per access.
     fn entry_bound(&mut self, e: At, size: i64) -> Value {
+        // (An empty access still needs its offset inside: `off < len`.)
+        let size = size.max(1);
         let len = self.entry_field(e, rt::E_LEN);
         if !e.known {
             let roomy = self.b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, size);

@@ -7,6 +7,14 @@
 use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};
 use std::collections::BTreeMap;
 
+/// The first kernel of `src`, lowered.
+fn kernel(src: &str) -> gpu::Kernel {
+    let c = msl::compile("k.metal", src, &Default::default());
+    let p = c.program.as_ref().expect("compiles");
+    let (id, _) = p.kernels().next().expect("a kernel");
+    gpu::lower::lower_kernel(p, id).expect("lowers")
+}
+
 const SRC: &str = r#"
 #include <metal_stdlib>
 using namespace metal;
@@ -19,10 +27,7 @@ kernel void spin(device float* out [[buffer(0)]], uint i [[thread_position_in_gr
 
 #[test]
 fn a_small_dispatch_compiles_once_the_interpreter_has_spent_long_enough_on_it() {
-    let c = msl::compile("spin.metal", SRC, &Default::default());
-    let p = c.program.as_ref().expect("compiles");
-    let (id, _) = p.kernels().next().expect("a kernel");
-    let k = gpu::lower::lower_kernel(p, id).expect("lowers");
+    let k = kernel(SRC);
     let d = Dispatch { grid: [64, 1, 1], threadgroup: [64, 1, 1], mode: DispatchMode::Threads };
     for check in [CheckLevel::None, CheckLevel::All] {
         // (The form `auto` picks for this one-row grid.)
@@ -58,10 +63,7 @@ kernel void mid(device float* out [[buffer(0)]], uint i [[thread_position_in_gri
 
 #[test]
 fn a_mid_sized_dispatch_runs_interpreted_while_the_kernel_compiles_in_the_background() {
-    let c = msl::compile("mid.metal", MID, &Default::default());
-    let p = c.program.as_ref().expect("compiles");
-    let (id, _) = p.kernels().next().expect("a kernel");
-    let k = gpu::lower::lower_kernel(p, id).expect("lowers");
+    let k = kernel(MID);
     let n = jit::AUTO_BACKGROUND_THREADS as u32 * 2;
     assert!((n as u64) < jit::AUTO_MIN_THREADS);
     let d = Dispatch { grid: [n, 1, 1], threadgroup: [64, 1, 1], mode: DispatchMode::Threads };

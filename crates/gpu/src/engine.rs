@@ -52,6 +52,16 @@ pub trait Compiled: Send + Sync + std::fmt::Debug {
     /// The checks the code was compiled with; it runs only under exactly
     /// these (`CheckLevel::None`: checks off).
     fn checks(&self) -> CheckLevel;
+
+    /// Buffers the code only stores to, each thread to element
+    /// `thread_position_in_grid.x` (of the bytes given) and nowhere else,
+    /// by their `[[buffer(n)]]` index. On a grid of one row no two threads
+    /// share an element, so the workers of a dispatch may write one copy
+    /// of such a buffer together instead of a copy each
+    /// ([`Threadgroup::shared_output`]).
+    fn shared_outputs(&self) -> &[(u32, u64)] {
+        &[]
+    }
 }
 
 /// What compiles kernels for runs (crates/jit provides one).
@@ -224,6 +234,14 @@ impl<'k> Threadgroup<'_, 'k> {
     /// (at least) `mem_flags` `flags`. False when it cannot be followed.
     pub fn shadow_barrier(&mut self, flags: u32) -> bool {
         self.m.shadows.as_mut().is_some_and(|s| s.barrier(flags))
+    }
+
+    /// Where buffer `index` is when the dispatch's workers share one copy
+    /// of it ([`Compiled::shared_outputs`]): the code stores its threads'
+    /// elements there (and the interpreter never touches the buffer in
+    /// this run, being given nothing to do with it).
+    pub fn shared_output(&self, index: u32) -> Option<Region> {
+        self.m.shared_outputs.iter().find(|s| s.0 == index).map(|s| s.1)
     }
 
     /// Make buffer `index` this worker's own copy (as the interpreter does

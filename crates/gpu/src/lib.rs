@@ -397,7 +397,7 @@ pub(crate) fn run_lockstep(
             progress(done, total_groups);
             true
         };
-        let mut part = run_part(kernel, &dispatch, owned, opts, 0..total_groups, &mut tick);
+        let mut part = run_part(kernel, &dispatch, owned, Vec::new(), opts, 0..total_groups, &mut tick);
         for (i, b) in part.buffers.drain(..).enumerate() {
             if let Some(b) = b {
                 buffers.insert(i as u32, b.into_owned());
@@ -443,12 +443,14 @@ pub(crate) fn run_part<'a>(
     kernel: &'a Kernel,
     dispatch: &Geometry,
     buffers: BTreeMap<u32, Cow<'a, [u8]>>,
+    shared_outputs: Vec<(u32, engine::Region)>,
     opts: &RunOptions,
     range: std::ops::Range<u64>,
     tick: &mut dyn FnMut(u64) -> bool,
 ) -> Part<'a> {
     let lanes = dispatch.lanes_requested();
     let mut m = Machine::new(kernel, lanes, memory_for(kernel, opts, lanes, buffers), opts.check != CheckLevel::None, opts.budget);
+    m.shared_outputs = shared_outputs;
     m.cancel = opts.cancel.clone();
     m.schedule = opts.schedule;
     m.rng = opts.schedule.map_or(0, |s| s.seed);

@@ -121,7 +121,7 @@ fn spares() -> std::sync::MutexGuard<'static, Vec<Vec<u8>>> {
 }
 
 /// A spare allocation of at least `len` bytes (the smallest that fits).
-fn spare(len: usize) -> Option<Vec<u8>> {
+pub(crate) fn spare(len: usize) -> Option<Vec<u8>> {
     if len < SPARE_MIN {
         return None;
     }

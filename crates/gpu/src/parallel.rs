@@ -92,10 +92,12 @@ pub(crate) fn run(
     // as a sequential run would never have started their threadgroups.
     let first_stopped = AtomicUsize::new(usize::MAX);
     let mut slots: Vec<Option<Part>> = (0..workers).map(|_| None).collect();
+    let mut shared = SharedOutputs::for_run(opts, dispatch, &initial);
     let work = |w: usize, tick: &mut dyn FnMut(u64) -> bool| {
         let range = total * w as u64 / workers as u64..total * (w as u64 + 1) / workers as u64;
         let borrowed: BTreeMap<u32, Cow<[u8]>> = initial.iter().map(|(&i, b)| (i, Cow::Borrowed(&b[..]))).collect();
-        let part = run_part(kernel, dispatch, borrowed, opts, range, tick);
+        let regions = shared.start_part(&initial, dispatch, &range, w + 1 == workers);
+        let part = run_part(kernel, dispatch, borrowed, regions, opts, range, tick);
         if part.stopped || part.gave_up {
             first_stopped.fetch_min(w, Ordering::Relaxed);
         }
@@ -126,14 +128,21 @@ pub(crate) fn run(
     progress(done.load(Ordering::Relaxed), total);
     let cut = first_stopped.load(Ordering::Relaxed);
     let parts: Vec<Part> = slots.into_iter().flatten().take(cut.saturating_add(1)).collect();
-    if parts.iter().any(|p| p.gave_up) || compiled_conflict(&parts) {
+    // (A cut would leave a later worker's stores in a shared output.)
+    let cut_shared = cut != usize::MAX && !shared.0.is_empty();
+    if parts.iter().any(|p| p.gave_up) || compiled_conflict(&parts) || cut_shared {
         for p in parts {
             p.buffers.into_iter().flatten().for_each(|b| recycle_copy(b));
         }
+        shared.0.into_iter().for_each(|o| crate::memory::recycle(o.bytes));
         *buffers = initial;
         return None;
     }
-    let Merged { changed, report } = merge(kernel, dispatch, &initial, parts);
+    let Merged { mut changed, report } = merge(kernel, dispatch, &initial, parts);
+    // (No worker copied these: they stayed borrowed, out of the merge.)
+    for o in shared.0.drain(..) {
+        changed.insert(o.index, o.bytes);
+    }
     *buffers = initial;
     for (i, b) in changed {
         if let Some(old) = buffers.insert(i, b) {
@@ -141,6 +150,87 @@ pub(crate) fn run(
         }
     }
     Some(report)
+}
+
+/// The buffers the dispatch's workers write in one shared copy
+/// (`engine::Compiled::shared_outputs`): compiled code that only stores to
+/// them, each thread its own element, on a grid of one row. Each worker
+/// first copies into it the initial bytes of its own threads' elements
+/// (the first and last worker also those before and after any thread's),
+/// then stores there; the copy is the merged result, and the workers' own
+/// views keep the buffer borrowed, out of the merge. Without this every
+/// worker copied the whole buffer and the merge compared every copy.
+struct SharedOutputs(Vec<SharedOutput>);
+
+struct SharedOutput {
+    index: u32,
+    /// Bytes per element.
+    scale: u64,
+    bytes: Vec<u8>,
+    /// Where `bytes` is, for the workers.
+    base: SharedBase,
+}
+
+/// The start of a shared output's bytes.
+#[derive(Clone, Copy)]
+struct SharedBase(*mut u8);
+
+// SAFETY: workers write disjoint ranges of the buffer (their threads'
+// elements, copied in first), and nothing reads it until all have ended.
+unsafe impl Send for SharedBase {}
+unsafe impl Sync for SharedBase {}
+
+impl SharedOutputs {
+    fn for_run(opts: &RunOptions, dispatch: &Geometry, initial: &BTreeMap<u32, Vec<u8>>) -> SharedOutputs {
+        let Some(c) = &opts.compiled else { return SharedOutputs(Vec::new()) };
+        if dispatch.grid_threads[1..] != [1, 1] {
+            return SharedOutputs(Vec::new());
+        }
+        let outs = c
+            .shared_outputs()
+            .iter()
+            .filter_map(|&(index, scale)| {
+                let len = initial.get(&index)?.len();
+                // (Every byte is copied in by a worker: a spare's old bytes
+                // need no clearing.)
+                let mut bytes = crate::memory::spare(len).unwrap_or_default();
+                bytes.truncate(len);
+                bytes.resize(len, 0);
+                let base = SharedBase(bytes.as_mut_ptr());
+                Some(SharedOutput { index, scale: scale.max(1), bytes, base })
+            })
+            .collect();
+        SharedOutputs(outs)
+    }
+
+    /// For the worker running threadgroups `range` (`last`: the last
+    /// worker): copy in the initial bytes it owns, and say where each
+    /// shared output is.
+    fn start_part(
+        &self,
+        initial: &BTreeMap<u32, Vec<u8>>,
+        dispatch: &Geometry,
+        range: &std::ops::Range<u64>,
+        last: bool,
+    ) -> Vec<(u32, crate::engine::Region)> {
+        let per_group = dispatch.requested_tg[0] as u64;
+        self.0
+            .iter()
+            .filter_map(|o| {
+                let init = initial.get(&o.index)?;
+                let len = init.len() as u64;
+                let at = |group: u64| group.saturating_mul(per_group).saturating_mul(o.scale).min(len) as usize;
+                let from = if range.start == 0 { 0 } else { at(range.start) };
+                let to = if last { len as usize } else { at(range.end) };
+                if from < to {
+                    // SAFETY: `from..to` is within the buffer (both at most
+                    // its length), and no other worker's range overlaps it.
+                    unsafe { std::ptr::copy_nonoverlapping(init.as_ptr().add(from), o.base.0.add(from), to - from) };
+                }
+                Some((o.index, crate::engine::Region { base: o.base.0, len, lane_stride: 0, writable: true }))
+            })
+            .collect()
+    }
 }
 
 /// Worker threads kept spinning for a while after a dispatch, so that the

@@ -756,9 +756,11 @@ pub fn written_buffers(k: &gpu::Kernel) -> Vec<u32> {
 pub struct RaceFree {
     /// Buffers only ever touched atomically.
     pub atomic: HashSet<u32>,
-    /// Buffers only ever accessed as `buffer[thread_position_in_grid.x]`
-    /// (race-free for a one-row grid only).
+    /// Buffers only ever accessed as `buffer[thread_position_in_grid.x]`,
+    /// elements of one size (race-free for a one-row grid only).
     pub own_element: HashSet<u32>,
+    /// Of those, the ones only ever stored to, with their elements' size.
+    pub outputs: HashMap<u32, i64>,
 }
 
 impl RaceFree {
@@ -799,11 +801,16 @@ pub fn race_free_buffers(k: &gpu::Kernel) -> RaceFree {
             _ => None,
         }
     };
-    // Per buffer: whether every access so far is atomic, and is thread x's element.
+    // Per buffer: whether every access so far is atomic, and is thread x's
+    // element (of the one size seen: thread x's 8-byte element overlaps
+    // thread 2x's 4-byte one), and is a store.
     let mut all_atomic: HashMap<u32, bool> = HashMap::new();
     let mut all_own: HashMap<u32, bool> = HashMap::new();
+    let mut sizes: HashMap<u32, i64> = HashMap::new();
+    let mut all_stores: HashMap<u32, bool> = HashMap::new();
     let mut unknown = false;
     gpu::ir::walk(&k.body, &mut |i| {
+        let store = matches!(i, Inst::Store { .. });
         let (ptrs, size, atomic): (Vec<&Reg>, i64, bool) = match i {
             Inst::Load { ptr, ty, .. } | Inst::Store { ptr, ty, .. } => (vec![ptr], ty.size() as i64, false),
             Inst::Atomic { ptr, ty, op, a, .. } => {
@@ -826,7 +833,9 @@ pub fn race_free_buffers(k: &gpu::Kernel) -> RaceFree {
                 *all_atomic.entry(id).or_insert(true) &= atomic;
                 let cell = gpu::conflicts::cell_shift(k, AllocId(id)).map(|s| 1i64 << s);
                 let mine = matches!((own, cell), (Some((o, scale)), Some(c)) if o == id && scale == size && size > 0 && size % c == 0);
-                *all_own.entry(id).or_insert(true) &= mine;
+                let one_size = *sizes.entry(id).or_insert(size) == size;
+                *all_own.entry(id).or_insert(true) &= mine && one_size;
+                *all_stores.entry(id).or_insert(true) &= store;
             }
         }
     });
@@ -836,7 +845,9 @@ pub fn race_free_buffers(k: &gpu::Kernel) -> RaceFree {
     let buffers = |set: &HashMap<u32, bool>| -> HashSet<u32> {
         set.iter().filter(|&(&id, &all)| all && matches!(AllocId(id).kind(), AllocKind::Buffer(_))).map(|(&id, _)| id).collect()
     };
-    RaceFree { atomic: buffers(&all_atomic), own_element: buffers(&all_own) }
+    let own_element = buffers(&all_own);
+    let outputs = own_element.iter().filter(|id| all_stores.get(id) == Some(&true)).map(|&id| (id, sizes[&id])).collect();
+    RaceFree { atomic: buffers(&all_atomic), own_element, outputs }
 }
 
 /// The kernel's loops (numbered in the order `loops` lists them, by

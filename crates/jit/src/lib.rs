@@ -80,6 +80,10 @@ pub struct Native {
     /// The allocations in the code's table, with their entries and whether
     /// their shadow is kept (with checks on) (`runtime::table_ids`).
     table_ids: Vec<(gpu::memory::AllocId, usize, bool)>,
+    /// Buffers the code only stores to, each thread its element
+    /// `thread_position_in_grid.x` (`analysis::RaceFree::outputs`): index
+    /// and element size.
+    shared_outputs: Vec<(u32, u64)>,
     /// The code keeps no state between calls (no barriers or SIMD-group
     /// functions): every thread runs start to end in one.
     stateless: bool,
@@ -251,6 +255,14 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
     // SAFETY: the function was defined with exactly this signature.
     let func = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
     let table_ids = runtime::table_ids(&kernel, &shadowed.keys().copied().collect());
+    let shared_outputs = analysis::race_free_buffers(&kernel)
+        .outputs
+        .iter()
+        .filter_map(|(&id, &size)| match gpu::memory::AllocId(id).kind() {
+            gpu::memory::AllocKind::Buffer(n) => Some((n, size as u64)),
+            _ => None,
+        })
+        .collect();
     Ok(Native {
         kernel,
         insts,
@@ -269,6 +281,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         assumes_1d,
         lane_functions: stops.iter().any(|s| s.lane.is_some()),
         table_ids,
+        shared_outputs,
         stateless: stops.is_empty(),
         stops,
         lockstep,
@@ -456,6 +469,10 @@ impl Compiled for Native {
 
     fn checks(&self) -> CheckLevel {
         self.checks
+    }
+
+    fn shared_outputs(&self) -> &[(u32, u64)] {
+        &self.shared_outputs
     }
 }
 

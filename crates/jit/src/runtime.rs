@@ -231,7 +231,8 @@ pub fn own_written(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], written: &[
         let id = AllocId::buffer(n);
         let e = &mut table[slot_of(id.0)];
         if e.id == id.0 as u64 && e.writable == 0 {
-            if let Some(r) = t.writable(n) {
+            // (A buffer the workers share is written in place, not copied.)
+            if let Some(r) = t.shared_output(n).or_else(|| t.writable(n)) {
                 e.moved(r);
             }
         }

@@ -107,6 +107,9 @@ pub struct Machine<'k> {
     /// A one-lane machine for a compiled kernel's per-thread evaluations
     /// (`engine::Threadgroup::eval`).
     pub(crate) one_lane: Option<Box<Machine<'k>>>,
+    /// Buffers this worker writes in place, in one copy all workers of the
+    /// dispatch share (`engine::Threadgroup::shared_output`).
+    pub(crate) shared_outputs: Vec<(u32, crate::engine::Region)>,
     /// Different for every machine made in this process: compiled code
     /// keeps what it learnt about a machine's memory while this is the same.
     pub(crate) id: u64,
@@ -161,6 +164,7 @@ impl<'k> Machine<'k> {
             returned_at: Vec::new(),
             undef: Default::default(),
             one_lane: None,
+            shared_outputs: Vec::new(),
             id: MACHINES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
         }
     }

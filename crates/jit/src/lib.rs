@@ -514,7 +514,8 @@ fn hot(kernel: &Kernel, checks: CheckLevel) -> bool {
 /// (others asking meanwhile wait for it, or, in the background case, go on
 /// interpreting).
 type Slot = Arc<OnceLock<Result<Arc<Native>, String>>>;
-type Cache = Mutex<HashMap<(u64, u8, bool), Slot>>;
+type Key = (u64, u8, bool);
+type Cache = Mutex<HashMap<Key, Slot>>;
 
 /// Compiled kernels kept per process (the cache starts over past this).
 const CACHE_LIMIT: usize = 256;
@@ -538,35 +539,66 @@ pub fn compiled(kernel: &Kernel, checks: CheckLevel) -> Result<Arc<Native>, Stri
 
 /// [`compiled`] for a dispatch whose grid is one row when `grid_1d` ([`compile_for`]).
 pub fn compiled_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result<Arc<Native>, String> {
-    let (slot, _) = slot(kernel, checks, grid_1d);
+    let (slot, _) = slot(key(kernel, checks, grid_1d));
     slot.get_or_init(|| compile_catching(kernel, checks, grid_1d)).clone()
 }
 
 /// [`compiled_for`] if the kernel has been compiled; else `None`, having
-/// started compiling it on a thread of its own unless that had been done.
+/// started compiling it on a thread of its own unless that had been done
+/// (or [`BACKGROUND_COMPILES`] are under way: a later dispatch starts it).
 fn compiled_in_background(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Option<Result<Arc<Native>, String>> {
-    let (slot, fresh) = slot(kernel, checks, grid_1d);
-    if let Some(r) = slot.get() {
-        return Some(r.clone());
+    let key = key(kernel, checks, grid_1d);
+    if let Some(slot) = cache().lock().ok()?.get(&key).cloned() {
+        return slot.get().cloned();
     }
-    if fresh {
-        let (owned, s) = (kernel.clone(), slot.clone());
-        let job = move || {
-            s.get_or_init(|| compile_catching(&owned, checks, grid_1d));
-        };
-        if std::thread::Builder::new().name("metal-puzzles-jit".into()).spawn(job).is_err() {
-            // (No thread to be had: compile now.)
-            return Some(slot.get_or_init(|| compile_catching(kernel, checks, grid_1d)).clone());
-        }
+    let turn = BackgroundTurn::take()?;
+    let (slot, fresh) = slot(key);
+    if !fresh {
+        return slot.get().cloned();
+    }
+    let (owned, s) = (kernel.clone(), slot.clone());
+    let job = move || {
+        let _turn = turn;
+        s.get_or_init(|| compile_catching(&owned, checks, grid_1d));
+    };
+    if std::thread::Builder::new().name("metal-puzzles-jit".into()).spawn(job).is_err() {
+        // (No thread to be had: compile now.)
+        return Some(slot.get_or_init(|| compile_catching(kernel, checks, grid_1d)).clone());
     }
     None
 }
 
-/// The cache's slot for a kernel, and whether it was made just now.
-fn slot(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> (Slot, bool) {
-    // (Only checked code makes use of the grid's shape.)
-    let grid_1d = grid_1d && checks != CheckLevel::None;
-    let key = (kernel_hash(kernel), checks as u8, grid_1d);
+/// Most compiles under way in the background at once (a run of many
+/// different kernels must not start a thread for each).
+const BACKGROUND_COMPILES: usize = 2;
+
+/// One of the [`BACKGROUND_COMPILES`] turns, given back when dropped.
+struct BackgroundTurn;
+
+static BACKGROUND_RUNNING: AtomicU64 = AtomicU64::new(0);
+
+impl BackgroundTurn {
+    fn take() -> Option<BackgroundTurn> {
+        let was = BACKGROUND_RUNNING.fetch_add(1, Ordering::SeqCst);
+        let turn = BackgroundTurn;
+        (was < BACKGROUND_COMPILES as u64).then_some(turn)
+    }
+}
+
+impl Drop for BackgroundTurn {
+    fn drop(&mut self) {
+        BACKGROUND_RUNNING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The cache's key for a kernel compiled for `checks` (and a one-row
+/// grid, which only checked code makes use of).
+fn key(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Key {
+    (kernel_hash(kernel), checks as u8, grid_1d && checks != CheckLevel::None)
+}
+
+/// The cache's slot for `key`, and whether it was made just now.
+fn slot(key: Key) -> (Slot, bool) {
     let Ok(mut c) = cache().lock() else { return (Slot::default(), true) };
     if let Some(s) = c.get(&key) {
         return (s.clone(), false);

@@ -353,3 +353,18 @@ fn long_chains_in_nested_instances() {
     let (errors, text) = compile_small_stack(src(10));
     assert!(errors && text.contains("expression is nested too deeply") && text.contains("in all"), "{text}");
 }
+
+#[test]
+fn default_member_initializers_that_build_their_own_struct() {
+    // Each `S{}` needs `a`'s default, which builds two more `S{}`: without
+    // a stop this doubles at every level (found by the differential fuzz
+    // target, where it ran out of time and memory).
+    for text in [
+        "struct S { int a = S{}.a + S{}.a; };\nkernel void k(device int* out [[buffer(0)]]) { out[0] = S{}.a; }",
+        "template <int K> struct T { int s = T<2>{}.s + T<K>{}.s; };\nkernel void k(device int* out [[buffer(0)]]) { out[0] = T<4>{}.s; }",
+    ] {
+        let c = compile(text);
+        let shown = c.render(false);
+        assert!(c.has_errors() && shown.contains("without end"), "{shown}");
+    }
+}

@@ -137,8 +137,20 @@ impl<'a> Checker<'a, '_> {
         let k = info.member_defaults.iter().position(|d| d.field == field)?;
         let (init, reported) = (info.member_defaults[k].init, info.member_defaults[k].reported);
         let env = info.init_env.clone()?;
+        if self.defaults_stack.contains(&(sid, field)) {
+            // (`struct S { int a = S{}.a + 1; };`: each `S{}` needs `a`'s
+            // default again. C++ rejects it too.)
+            let name = self.tables.struct_def(sid).fields[field as usize].name.clone();
+            let s = self.tables.struct_def(sid).name.clone();
+            self.error(span, format!("the default initializer of member `{name}` builds a `{s}` with its defaults, which needs this initializer again, without end"))
+                .help("give the member a value that does not construct the struct itself");
+            return None;
+        }
         let trial = self.trial();
-        let h = self.with_env(env).initializer(init, fty, span);
+        let mut e = self.with_env(env);
+        e.defaults_stack.push((sid, field));
+        let h = e.initializer(init, fty, span);
+        drop(e);
         if h.is_some() || !reported {
             trial.commit();
         }

@@ -432,6 +432,9 @@ pub(crate) struct Checker<'a, 'd> {
     /// The function template instances being checked, outermost first:
     /// name with arguments, and where each was instantiated.
     pub inst_stack: Vec<(String, Span)>,
+    /// Default member initializers being checked (struct, member), inner
+    /// last: one that needs itself again would expand without end.
+    pub(crate) defaults_stack: Vec<(StructId, u32)>,
     pub env: Env,
     pub fs: Option<FnState>,
     /// Functions called but declared without a body: reported at the end.
@@ -529,6 +532,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             instantiations: 0,
             budget_error: None,
             inst_stack: Vec::new(),
+            defaults_stack: Vec::new(),
             deferred_bodies: None,
             lazy_bodies: HashMap::default(),
             env: Env::default(),

@@ -144,6 +144,7 @@ pub(crate) struct Entered<'c, 'a, 'd> {
     saved_inst_depth: u32,
     saved_expr_depth: u32,
     saved_inst_stack: usize,
+    saved_defaults_stack: usize,
 }
 
 impl<'a, 'd> Checker<'a, 'd> {
@@ -230,6 +231,7 @@ impl<'a, 'd> Checker<'a, 'd> {
             saved_inst_depth: self.inst_depth,
             saved_expr_depth: self.expr_depth,
             saved_inst_stack: self.inst_stack.len(),
+            saved_defaults_stack: self.defaults_stack.len(),
             saved_env: None,
             saved_fs: None,
             c: self,
@@ -261,6 +263,7 @@ impl Drop for Entered<'_, '_, '_> {
         self.c.inst_depth = self.saved_inst_depth;
         self.c.expr_depth = self.saved_expr_depth;
         self.c.inst_stack.truncate(self.saved_inst_stack);
+        self.c.defaults_stack.truncate(self.saved_defaults_stack);
     }
 }
 

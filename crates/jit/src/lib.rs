@@ -187,9 +187,9 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
     // whose shadow is bytes).
     let mut shadowed: HashMap<u32, Option<u32>> = HashMap::new();
     let mut assumes_1d = false;
+    let free = analysis::race_free_buffers(&kernel);
     if checks != CheckLevel::None {
         use gpu::memory::AllocId;
-        let free = analysis::race_free_buffers(&kernel);
         let race_free = free.on(grid_1d);
         assumes_1d = grid_1d && !free.own_element.is_subset(&free.atomic);
         let params = kernel.params.iter().filter_map(|p| p.kind.memory()).map(|(_, id)| id).filter(|id| !race_free.contains(&id.0));
@@ -255,7 +255,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
     // SAFETY: the function was defined with exactly this signature.
     let func = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
     let table_ids = runtime::table_ids(&kernel, &shadowed.keys().copied().collect());
-    let shared_outputs = analysis::race_free_buffers(&kernel)
+    let shared_outputs = free
         .outputs
         .iter()
         .filter_map(|(&id, &size)| match gpu::memory::AllocId(id).kind() {
@@ -346,20 +346,17 @@ impl Compiled for Native {
             s.initial.extend(self.preset.iter().map(|&r| t.initial(r)));
             s.loop_most.clear();
             s.loop_most.resize(self.lockstep.loops.len().max(1), 0);
-            if self.stateless {
-                // (Every thread sets its count at its end, and keeps
-                // nothing else: nothing to clear.)
-                s.counts.resize(n, 0);
-                s.state.resize(n, codegen::START);
-                s.spill.resize(n * self.spill_slots.max(1), 0);
-            } else {
+            // (Stateless code sets every thread's count at its end and
+            // keeps nothing else: what an earlier threadgroup left needs no
+            // clearing.)
+            if !self.stateless {
                 s.spill.clear();
-                s.spill.resize(n * self.spill_slots.max(1), 0);
                 s.counts.clear();
-                s.counts.resize(n, 0);
                 s.state.clear();
-                s.state.resize(n, codegen::START);
             }
+            s.spill.resize(n * self.spill_slots.max(1), 0);
+            s.counts.resize(n, 0);
+            s.state.resize(n, codegen::START);
             if self.lane_functions {
                 s.lane_args.resize(3 * n, 0);
             }

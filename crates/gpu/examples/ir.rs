@@ -18,7 +18,7 @@ fn main() {
     for (id, f) in p.kernels() {
         if f.name == *name {
             match gpu::lower::lower_kernel(p, id) {
-                Ok(k) => println!("{:#?}", k.body),
+                Ok(k) => println!("{:#?}\nprivate: {:?}\nthreadgroup: {:?}", k.body, k.private_vars, k.threadgroup_vars),
                 Err(e) => eprintln!("{e:?}"),
             }
         }

@@ -149,6 +149,9 @@ impl<'k> Machine<'k> {
                             if self.returns.len() == 1 {
                                 // Returning from the kernel itself: these threads are done.
                                 self.alive = self.alive.and_not(&m);
+                                if self.returned_at.len() < self.n {
+                                    self.returned_at.resize(self.n, None);
+                                }
                                 for l in m.lanes() {
                                     self.returned_at[l] = Some(*at);
                                 }

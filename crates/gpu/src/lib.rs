@@ -495,7 +495,10 @@ pub(crate) fn run_part<'a>(
         for b in &mut m.mem.tg_buffers {
             b.fill(0);
         }
-        m.mem.private.fill(0);
+        // (An empty fill still costs a call to `memset`, per threadgroup.)
+        if !m.mem.private.is_empty() {
+            m.mem.private.fill(0);
+        }
         for (reg, id) in kernel.params.iter().filter_map(|p| p.kind.memory()) {
             m.set_uniform_pub(reg, ptr_bits(id, 0));
         }

@@ -411,8 +411,9 @@ pub fn compile_body(
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
+    // (`ctx.initial` does not change during a call: unused loads go.)
     for (i, &r) in preset.iter().enumerate() {
-        let v = g.b.ins().load(I64, fl, initial, i as i32 * 8);
+        let v = g.b.ins().load(I64, FIXED, initial, i as i32 * 8);
         let v = g.narrow(r, v);
         g.set(r, v);
     }
@@ -429,6 +430,14 @@ pub fn compile_body(
     // at; a finished thread is skipped.
     g.b.switch_to_block(dispatch);
     let skip = g.skip;
+    if !stops {
+        // (Every thread starts here: Cranelift keeps a branch on a constant.)
+        g.b.ins().jump(start, &[]);
+        g.b.switch_to_block(skip);
+        g.b.ins().jump(g.give_up, &[]);
+        g.b.seal_all_blocks();
+        return Ok(g.stops);
+    }
     let mut sw = Switch::new();
     sw.set_entry(START as u128, start);
     sw.set_entry(FINISHED as u128, skip);
@@ -522,9 +531,20 @@ impl Gen<'_, '_> {
     }
 
     /// Store the count and the thread's new state; on to the next thread.
+    /// When every thread takes the same path (no `bound_trips`), each
+    /// thread's count is the interpreter's: it is checked here, and kept
+    /// only for the thread's next call.
     fn exit(&mut self, state: u64) {
         let c = self.b.use_var(self.cnt);
-        self.b.ins().store(MemFlags::trusted(), c, self.counts_addr, 0);
+        if !self.bound_trips {
+            let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, c, self.budget);
+            let next = self.b.create_block();
+            self.b.ins().brif(over, self.give_up, &[], next, &[]);
+            self.b.switch_to_block(next);
+        }
+        if self.stateful || self.bound_trips {
+            self.b.ins().store(MemFlags::trusted(), c, self.counts_addr, 0);
+        }
         if self.stateful {
             let s = self.b.ins().iconst(I64, state as i64);
             self.b.ins().store(MemFlags::trusted(), s, self.state_addr, 0);
@@ -930,7 +950,7 @@ impl Gen<'_, '_> {
         for (r, how) in remade {
             let v = match how {
                 crate::analysis::Remake::Const(bits) => self.b.ins().iconst(I64, bits as i64),
-                crate::analysis::Remake::Preset(i) => self.b.ins().load(I64, MemFlags::trusted(), self.initial, i as i32 * 8),
+                crate::analysis::Remake::Preset(i) => self.b.ins().load(I64, FIXED, self.initial, i as i32 * 8),
             };
             let v = self.narrow(r, v);
             self.set(r, v);

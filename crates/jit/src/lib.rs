@@ -448,14 +448,16 @@ impl Compiled for Native {
                 runtime::fold_touched(t, &s.table, &s.used);
             }
             // Would the interpreter have run out of budget? It runs exactly
-            // one thread's instructions when all go the same way; else at
-            // most every thread's in turn, and at most the loops' most trips
-            // allow (`analysis::LockstepBound`). (Each thread gave up as
-            // soon as its own count passed the budget.)
+            // one thread's instructions when all go the same way (each
+            // thread's count was checked as it stopped); else at most every
+            // thread's in turn, and at most the loops' most trips allow
+            // (`analysis::LockstepBound`). (Each thread gave up as soon as
+            // its own count passed the budget.)
             if self.convergent {
-                s.counts.iter().all(|&c| c <= budget)
+                true
             } else {
-                s.counts.iter().fold(0u64, |a, &c| a.saturating_add(c)) <= budget || self.lockstep.bound(&s.loop_most) <= budget
+                // (The bound first: for code without loops it is a constant.)
+                self.lockstep.bound(&s.loop_most) <= budget || s.counts.iter().fold(0u64, |a, &c| a.saturating_add(c)) <= budget
             }
         });
         if ok {

@@ -100,7 +100,7 @@ pub struct Machine<'k> {
     /// Enclosing divergent branches: (the `if`, the lanes on the other side,
     /// whether we are in the `else` side). For barrier-divergence reports.
     pub(crate) branches: Vec<(AccessId, Mask, bool)>,
-    /// Where each lane returned from the kernel, if it did.
+    /// Where each lane returned from the kernel, if it did (empty until one does).
     pub(crate) returned_at: Vec<Option<AccessId>>,
     /// Registers holding values the specification leaves undefined.
     pub(crate) undef: crate::undefined::Marks,
@@ -213,10 +213,12 @@ impl<'k> Machine<'k> {
         }
         self.budget = self.budget_total;
         self.alive = Mask::first(self.n);
+        // (Sized when a thread first returns: most threadgroups' stay empty.)
         self.returned_at.clear();
-        self.returned_at.resize(self.n, None);
         self.branches.clear();
-        self.undef = Default::default();
+        if !self.undef.is_empty() {
+            self.undef = Default::default();
+        }
     }
 
     pub(crate) fn end_threadgroup(&mut self) {

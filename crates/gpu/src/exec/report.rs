@@ -36,7 +36,7 @@ impl<'k> Machine<'k> {
         if !returned.is_empty() {
             let l = returned.lanes().next().unwrap_or(0);
             msg.push_str(&format!("; {} returned early (e.g. thread {})", returned.count(), xyz(self.geo.global(l))));
-            if let Some(r) = self.returned_at[l] {
+            if let Some(&Some(r)) = self.returned_at.get(l) {
                 secondary = Some((span_of(self, r), format!("{}{} returned here", self.thread_name(l), and_others(returned.count() - 1))));
             }
         }

@@ -157,8 +157,14 @@ impl<'k> Threadgroup<'_, 'k> {
         self.m.get_pub(r, 0)
     }
 
-    /// The memory of allocation `id`, if it exists.
+    /// The memory of allocation `id`, if it exists (a buffer the workers
+    /// write together: their shared copy, [`Threadgroup::shared_output`]).
     pub fn region(&mut self, id: AllocId) -> Option<Region> {
+        if let AllocKind::Buffer(i) = id.kind() {
+            if let Some(r) = self.shared_output(i) {
+                return Some(r);
+            }
+        }
         let mem = &mut self.m.mem;
         let whole = |b: &mut Vec<u8>| Region { base: b.as_mut_ptr(), len: b.len() as u64, lane_stride: 0, writable: true };
         Some(match id.kind() {
@@ -350,11 +356,12 @@ pub(crate) fn run_compiled(
     buffers: &mut std::collections::BTreeMap<u32, Vec<u8>>,
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64),
+    pristine: Option<&crate::Pristine>,
 ) -> Option<crate::RunReport> {
     let dispatch = crate::geometry(d);
     let total_groups = dispatch.groups.iter().map(|&g| g as u64).product::<u64>();
     let workers = crate::parallel::workers(kernel, opts, total_groups, dispatch.lanes_requested(), buffers);
-    let mut report = crate::parallel::run(kernel, &dispatch, buffers, opts, workers, progress)?;
+    let mut report = crate::parallel::run(kernel, &dispatch, buffers, opts, workers, progress, pristine)?;
     report.cancelled = opts.cancel.as_ref().is_some_and(crate::Cancel::is_cancelled);
     Some(report)
 }

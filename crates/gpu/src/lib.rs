@@ -343,6 +343,35 @@ pub fn run_with_progress(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> RunReport {
+    run_kept(kernel, d, buffers, opts, progress, None)
+}
+
+/// The contents of a dispatch's buffers as it begins, by index, kept by
+/// the caller: `buffers` was copied from them. Compiled code may then
+/// write an output in place (no copy of its initial contents first), and
+/// should it give up, the buffer is restored from here.
+pub type Pristine<'p> = BTreeMap<u32, &'p [u8]>;
+
+/// [`run_with_progress`] on `buffers` equal to `pristine` (see [`Pristine`]).
+pub fn run_from_pristine(
+    kernel: &Kernel,
+    d: &Dispatch,
+    buffers: &mut BTreeMap<u32, Vec<u8>>,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    pristine: &Pristine,
+) -> RunReport {
+    run_kept(kernel, d, buffers, opts, progress, Some(pristine))
+}
+
+fn run_kept(
+    kernel: &Kernel,
+    d: &Dispatch,
+    buffers: &mut BTreeMap<u32, Vec<u8>>,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    pristine: Option<&Pristine>,
+) -> RunReport {
     if let Err(e) = validate(kernel, d, opts) {
         return invalid(e);
     }
@@ -351,7 +380,7 @@ pub fn run_with_progress(
         let interpreted = compiled.is_none();
         let with = RunOptions { compiled, compiler: None, ..opts.clone() };
         let started = std::time::Instant::now();
-        let mut report = run_with_progress(kernel, d, buffers, &with, progress);
+        let mut report = run_kept(kernel, d, buffers, &with, progress, pristine);
         if interpreted {
             (compiler.interpreted)(kernel, opts, started.elapsed());
         }
@@ -362,7 +391,7 @@ pub fn run_with_progress(
         // (Exploring schedules needs the interpreter's runs.)
         let explores = schedule::worth_exploring(kernel, d, opts) && sanitizer::atomics_order_sensitive(kernel);
         if engine::compiled_blocked(kernel, opts).is_none() && c.checks() == opts.check && !explores {
-            if let Some(report) = engine::run_compiled(kernel, d, buffers, opts, progress) {
+            if let Some(report) = engine::run_compiled(kernel, d, buffers, opts, progress, pristine) {
                 return report;
             }
         }
@@ -408,7 +437,7 @@ pub(crate) fn run_lockstep(
         return part.report;
     }
     // (Only a compiled run gives up, and this one is interpreted.)
-    let mut report = parallel::run(kernel, &dispatch, buffers, opts, workers, progress).unwrap_or_default();
+    let mut report = parallel::run(kernel, &dispatch, buffers, opts, workers, progress, None).unwrap_or_default();
     report.cancelled = cancelled(opts);
     report
 }
@@ -458,7 +487,10 @@ pub(crate) fn run_part<'a>(
     // Compiled code with checks on keeps its own detect-only shadow.
     let compiled_checks = opts.compiled.is_some() && opts.check != CheckLevel::None;
     if compiled_checks {
-        let buffer_len = |i: u32| m.mem.buffers.get(i as usize).and_then(|b| b.as_ref()).map_or(0, |b| b.len());
+        // (A shared output written in place is not among the worker's buffers.)
+        let shared_len = |i: u32| m.shared_outputs.iter().find(|s| s.0 == i).map(|s| s.1.len as usize);
+        let buffer_len =
+            |i: u32| shared_len(i).unwrap_or_else(|| m.mem.buffers.get(i as usize).and_then(|b| b.as_ref()).map_or(0, |b| b.len()));
         let tgb: Vec<usize> = m.mem.tg_buffers.iter().map(|b| b.len()).collect();
         m.shadows = Some(Box::new(conflicts::Shadows::new(kernel, &buffer_len, &tgb)));
     } else {

@@ -84,15 +84,17 @@ pub(crate) fn run(
     opts: &RunOptions,
     workers: usize,
     progress: &mut dyn FnMut(u64, u64),
+    pristine: Option<&crate::Pristine>,
 ) -> Option<RunReport> {
     let total = dispatch.groups.iter().map(|&g| g as u64).product::<u64>();
-    let initial = std::mem::take(buffers);
+    let mut initial = std::mem::take(buffers);
     let done = AtomicU64::new(0);
     // The first worker that stopped (runaway kernel): later ones are abandoned,
     // as a sequential run would never have started their threadgroups.
     let first_stopped = AtomicUsize::new(usize::MAX);
     let mut slots: Vec<Option<Part>> = (0..workers).map(|_| None).collect();
-    let mut shared = SharedOutputs::for_run(opts, dispatch, &initial);
+    let mut shared = SharedOutputs::for_run(opts, dispatch, &mut initial, pristine);
+    let initial = initial;
     let work = |w: usize, tick: &mut dyn FnMut(u64) -> bool| {
         let range = total * w as u64 / workers as u64..total * (w as u64 + 1) / workers as u64;
         let borrowed: BTreeMap<u32, Cow<[u8]>> = initial.iter().map(|(&i, b)| (i, Cow::Borrowed(&b[..]))).collect();
@@ -134,8 +136,18 @@ pub(crate) fn run(
         for p in parts {
             p.buffers.into_iter().flatten().for_each(|b| recycle_copy(b));
         }
-        shared.0.into_iter().for_each(|o| crate::memory::recycle(o.bytes));
         *buffers = initial;
+        for o in shared.0 {
+            match o.pristine {
+                // (Written in place: back to how it began.)
+                Some(p) => {
+                    let mut bytes = o.bytes;
+                    bytes.copy_from_slice(p);
+                    buffers.insert(o.index, bytes);
+                }
+                None => crate::memory::recycle(o.bytes),
+            }
+        }
         return None;
     }
     let Merged { mut changed, report } = merge(kernel, dispatch, &initial, parts);
@@ -160,13 +172,17 @@ pub(crate) fn run(
 /// then stores there; the copy is the merged result, and the workers' own
 /// views keep the buffer borrowed, out of the merge. Without this every
 /// worker copied the whole buffer and the merge compared every copy.
-struct SharedOutputs(Vec<SharedOutput>);
+struct SharedOutputs<'p>(Vec<SharedOutput<'p>>);
 
-struct SharedOutput {
+struct SharedOutput<'p> {
     index: u32,
     /// Bytes per element.
     scale: u64,
     bytes: Vec<u8>,
+    /// The buffer's initial contents when `bytes` is the dispatch's own
+    /// buffer, written in place (the caller kept them: [`crate::Pristine`]);
+    /// `None` when `bytes` is a copy the workers fill in first.
+    pristine: Option<&'p [u8]>,
     /// Where `bytes` is, for the workers.
     base: SharedBase,
 }
@@ -180,8 +196,15 @@ struct SharedBase(*mut u8);
 unsafe impl Send for SharedBase {}
 unsafe impl Sync for SharedBase {}
 
-impl SharedOutputs {
-    fn for_run(opts: &RunOptions, dispatch: &Geometry, initial: &BTreeMap<u32, Vec<u8>>) -> SharedOutputs {
+impl<'p> SharedOutputs<'p> {
+    /// The shared outputs of a run: each taken out of `initial` when the
+    /// caller kept its contents (`pristine`), else a copy.
+    fn for_run(
+        opts: &RunOptions,
+        dispatch: &Geometry,
+        initial: &mut BTreeMap<u32, Vec<u8>>,
+        pristine: Option<&crate::Pristine<'p>>,
+    ) -> SharedOutputs<'p> {
         let Some(c) = &opts.compiled else { return SharedOutputs(Vec::new()) };
         if dispatch.grid_threads[1..] != [1, 1] {
             return SharedOutputs(Vec::new());
@@ -191,13 +214,22 @@ impl SharedOutputs {
             .iter()
             .filter_map(|&(index, scale)| {
                 let len = initial.get(&index)?.len();
-                // (Every byte is copied in by a worker: a spare's old bytes
-                // need no clearing.)
-                let mut bytes = crate::memory::spare(len).unwrap_or_default();
-                bytes.truncate(len);
-                bytes.resize(len, 0);
+                let kept = pristine.and_then(|p| p.get(&index)).copied().filter(|p| p.len() == len);
+                let mut bytes = match kept {
+                    // (Out of `initial`: the workers' views of it never
+                    // alias the stores.)
+                    Some(_) => initial.remove(&index)?,
+                    None => {
+                        // (Every byte is copied in by a worker: a spare's
+                        // old bytes need no clearing.)
+                        let mut bytes = crate::memory::spare(len).unwrap_or_default();
+                        bytes.truncate(len);
+                        bytes.resize(len, 0);
+                        bytes
+                    }
+                };
                 let base = SharedBase(bytes.as_mut_ptr());
-                Some(SharedOutput { index, scale: scale.max(1), bytes, base })
+                Some(SharedOutput { index, scale: scale.max(1), bytes, pristine: kept, base })
             })
             .collect();
         SharedOutputs(outs)
@@ -217,8 +249,12 @@ impl SharedOutputs {
         self.0
             .iter()
             .filter_map(|o| {
+                let len = o.bytes.len() as u64;
+                let region = crate::engine::Region { base: o.base.0, len, lane_stride: 0, writable: true };
+                if o.pristine.is_some() {
+                    return Some((o.index, region)); // (holds its initial bytes)
+                }
                 let init = initial.get(&o.index)?;
-                let len = init.len() as u64;
                 let at = |group: u64| group.saturating_mul(per_group).saturating_mul(o.scale).min(len) as usize;
                 let from = if range.start == 0 { 0 } else { at(range.start) };
                 let to = if last { len as usize } else { at(range.end) };
@@ -227,7 +263,7 @@ impl SharedOutputs {
                     // its length), and no other worker's range overlaps it.
                     unsafe { std::ptr::copy_nonoverlapping(init.as_ptr().add(from), o.base.0.add(from), to - from) };
                 }
-                Some((o.index, crate::engine::Region { base: o.base.0, len, lane_stride: 0, writable: true }))
+                Some((o.index, region))
             })
             .collect()
     }

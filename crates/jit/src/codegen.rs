@@ -533,7 +533,9 @@ impl Gen<'_, '_> {
     /// Store the count and the thread's new state; on to the next thread.
     /// When every thread takes the same path (no `bound_trips`), each
     /// thread's count is the interpreter's: it is checked here, and kept
-    /// only for the thread's next call.
+    /// only for the thread's next call. Otherwise the runner may add them
+    /// up (`Native::counts_kept`), unless the code has no loops: then the
+    /// lockstep bound is a constant, and decides alone.
     fn exit(&mut self, state: u64) {
         let c = self.b.use_var(self.cnt);
         if !self.bound_trips {
@@ -542,7 +544,7 @@ impl Gen<'_, '_> {
             self.b.ins().brif(over, self.give_up, &[], next, &[]);
             self.b.switch_to_block(next);
         }
-        if self.stateful || self.bound_trips {
+        if self.stateful || (self.bound_trips && !self.loops.is_empty()) {
             self.b.ins().store(MemFlags::trusted(), c, self.counts_addr, 0);
         }
         if self.stateful {
@@ -1532,14 +1534,20 @@ impl Gen<'_, '_> {
             // remakes `table + constant` where it is used, which would keep
             // the loads through it from leaving loops.)
             let e = At { base: self.table, off: rt::slot_of(id) as i32 * rt::ENTRY_BYTES as i32, known: true };
+            let kind = gpu::memory::AllocId(id).kind();
+            // Only bound buffers may be shared with other workers (or
+            // read-only, program constants): the rest is always writable.
+            let mut check_writable = write && matches!(kind, gpu::memory::AllocKind::Buffer(_) | gpu::memory::AllocKind::Constant(_));
             let mut ok = match self.lens.get(&id) {
                 Some(&n) if n as i64 >= size => self.b.ins().icmp_imm(IntCC::UnsignedLessThanOrEqual, off, n as i64 - size),
                 Some(_) => self.b.ins().iconst(I8, 0),
                 None => {
                     // `off < len - size + 1`, that bound 0 when `len <
-                    // size`: one comparison per access, the bound made from
-                    // the entry once (it stays put for the call).
-                    let bound = self.entry_bound(e, size);
+                    // size` (or, for a store, when the entry is not
+                    // writable): one comparison per access, the bound made
+                    // from the entry once (it stays put for the call).
+                    let bound = self.entry_bound(e, size, check_writable);
+                    check_writable = false;
                     self.b.ins().icmp(IntCC::UnsignedLessThan, off, bound)
                 }
             };
@@ -1549,11 +1557,7 @@ impl Gen<'_, '_> {
                 ok = self.b.ins().band(ok, aligned);
             }
             self.guard(ok);
-            let kind = gpu::memory::AllocId(id).kind();
             let private = matches!(kind, gpu::memory::AllocKind::Private(_));
-            // Only bound buffers may be shared with other workers (or
-            // read-only, program constants): the rest is always writable.
-            let check_writable = write && matches!(kind, gpu::memory::AllocKind::Buffer(_) | gpu::memory::AllocKind::Constant(_));
             let threadgroup = matches!(kind, gpu::memory::AllocKind::Threadgroup(_) | gpu::memory::AllocKind::ThreadgroupBuffer(_));
             match self.shadowed.get(&id) {
                 // Nobody writes it in this interval: only "was it written in this threadgroup".
@@ -1787,21 +1791,24 @@ impl Gen<'_, '_> {
     }
 
     /// One past the greatest offset at which `size` bytes fit in the
-    /// allocation of entry `e` (`len - size + 1`, 0 when `len < size`), so
-    /// that an access is in bounds when its offset is below it: one
-    /// comparison per access.
-    fn entry_bound(&mut self, e: At, size: i64) -> Value {
+    /// allocation of entry `e` (`len - size + 1`, 0 when `len < size`, or
+    /// when `store` and the entry is not writable), so that an access is in
+    /// bounds when its offset is below it: one comparison per access.
+    fn entry_bound(&mut self, e: At, size: i64, store: bool) -> Value {
         // (An empty access still needs its offset inside: `off < len`.)
         let size = size.max(1);
         let len = self.entry_field(e, rt::E_LEN);
+        let writable = if store { Some(self.entry_field(e, rt::E_WRITABLE)) } else { None };
         if !e.known {
             let roomy = self.b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, size);
             let room = self.b.ins().iadd_imm(len, 1 - size);
             let zero = self.b.ins().iconst(I64, 0);
-            return self.b.ins().select(roomy, room, zero);
+            let v = self.b.ins().select(roomy, room, zero);
+            return writable.map_or(v, |w| self.b.ins().select(w, v, zero));
         }
-        // (Keyed apart from the fields, whose offsets are non-negative.)
-        let key = (e.off, -1 - size as i32);
+        // (Keyed apart from the fields, whose offsets are non-negative;
+        // stores' bounds apart from loads'.)
+        let key = (e.off, -1 - size as i32 - if store { 1 << 20 } else { 0 });
         if let Some(&v) = self.entry_vals.get(&key) {
             return v;
         }
@@ -1809,7 +1816,10 @@ impl Gen<'_, '_> {
         let roomy = cur.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, size);
         let room = cur.ins().iadd_imm(len, 1 - size);
         let zero = cur.ins().iconst(I64, 0);
-        let v = cur.ins().select(roomy, room, zero);
+        let mut v = cur.ins().select(roomy, room, zero);
+        if let Some(w) = writable {
+            v = cur.ins().select(w, v, zero);
+        }
         self.entry_vals.insert(key, v);
         v
     }

@@ -109,6 +109,12 @@ impl Native {
         runtime::TripSlots { spill, slots: self.spill_slots, from: self.spill_slots - self.trip_depth }
     }
 
+    /// Whether the code leaves each thread's instruction count in
+    /// `ctx.counts` at its end (`codegen::Gen::exit`).
+    fn counts_kept(&self) -> bool {
+        !self.stateless || (!self.convergent && !self.lockstep.loops.is_empty())
+    }
+
     /// How many threadgroups this code ran to the end.
     pub fn threadgroups_run(&self) -> u64 {
         self.ran.load(Ordering::Relaxed)
@@ -457,7 +463,8 @@ impl Compiled for Native {
                 true
             } else {
                 // (The bound first: for code without loops it is a constant.)
-                self.lockstep.bound(&s.loop_most) <= budget || s.counts.iter().fold(0u64, |a, &c| a.saturating_add(c)) <= budget
+                self.lockstep.bound(&s.loop_most) <= budget
+                    || (self.counts_kept() && s.counts.iter().fold(0u64, |a, &c| a.saturating_add(c)) <= budget)
             }
         });
         if ok {

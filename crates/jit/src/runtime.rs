@@ -230,9 +230,10 @@ pub fn own_written(t: &mut Threadgroup<'_, '_>, table: &mut [Entry], written: &[
     for &n in written {
         let id = AllocId::buffer(n);
         let e = &mut table[slot_of(id.0)];
+        // (A buffer the workers write together has its shared copy in the
+        // entry already: `Threadgroup::region`.)
         if e.id == id.0 as u64 && e.writable == 0 {
-            // (A buffer the workers share is written in place, not copied.)
-            if let Some(r) = t.shared_output(n).or_else(|| t.writable(n)) {
+            if let Some(r) = t.writable(n) {
                 e.moved(r);
             }
         }

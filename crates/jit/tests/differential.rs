@@ -60,14 +60,24 @@ struct Outcome {
     report: Vec<String>,
 }
 
+/// A run of `case`; compiled runs on two workers are given the initial
+/// buffers as the caller's (`gpu::run_from_pristine`, as the command line
+/// runs), so that outputs are written in place and restored on giving up.
 fn run(k: &gpu::Kernel, case: &fixture::Case, check: CheckLevel, threads: usize, compiled: Option<Arc<jit::Native>>) -> Outcome {
     let mut bufs = BTreeMap::new();
     for (index, init, count, dtype) in &case.buffers {
         bufs.insert(*index, fixture::contents(init, *count, dtype));
     }
+    let kept = bufs.clone();
+    let in_place = compiled.is_some() && threads == 2;
     let opts = RunOptions { check, threads, compiled: compiled.map(|n| n as Arc<dyn gpu::engine::Compiled>), ..Default::default() };
     let d = Dispatch { grid: case.grid, threadgroup: case.threadgroup, mode: DispatchMode::Threads };
-    let r = gpu::run(k, &d, &mut bufs, &opts);
+    let r = if in_place {
+        let pristine: gpu::Pristine = kept.iter().map(|(&i, b)| (i, &b[..])).collect();
+        gpu::run_from_pristine(k, &d, &mut bufs, &opts, &mut |_, _| {}, &pristine)
+    } else {
+        gpu::run(k, &d, &mut bufs, &opts)
+    };
     let report = r.findings.iter().map(|f| format!("{f:?}")).collect();
     Outcome { buffers: bufs, findings: r.findings.len(), report }
 }

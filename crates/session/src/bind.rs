@@ -65,6 +65,14 @@ pub struct Bindings {
     pub warnings: Vec<String>,
 }
 
+impl Bindings {
+    /// The buffers' bytes by index, which a run's copies are made from
+    /// (the run may then write outputs in place: `gpu::Pristine`).
+    pub fn pristine(&self) -> gpu::Pristine<'_> {
+        self.items.iter().map(|b| (b.index, &b.bytes[..])).collect()
+    }
+}
+
 /// A stable seed per parameter name, so generated inputs differ between
 /// parameters but not between runs.
 pub fn name_seed(name: &str) -> u64 {

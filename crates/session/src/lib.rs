@@ -335,8 +335,9 @@ impl<'l> Kernel<'l> {
         gpu::validate(&self.ir, &dispatch, options).map_err(|e| Error::Usage(format!("cannot dispatch `{}`: {e}", self.ir.name)))?;
         let options = self.engine_options(options);
         let mut buffers: BTreeMap<u32, Vec<u8>> = bindings.items.iter().map(|b| (b.index, b.bytes.clone())).collect();
+        let pristine = bindings.pristine();
         let started = std::time::Instant::now();
-        gpu::run(&self.ir, &dispatch, &mut buffers, &options);
+        gpu::run_from_pristine(&self.ir, &dispatch, &mut buffers, &options, &mut |_, _| {}, &pristine);
         Ok(started.elapsed())
     }
 
@@ -356,7 +357,7 @@ impl<'l> Kernel<'l> {
         gpu::validate(&self.ir, &dispatch, options).map_err(|e| Error::Usage(format!("cannot dispatch `{}`: {e}", self.ir.name)))?;
         let options = self.engine_options(options);
         let mut buffers: BTreeMap<u32, Vec<u8>> = bindings.items.iter().map(|b| (b.index, b.bytes.clone())).collect();
-        let report = gpu::run_with_progress(&self.ir, &dispatch, &mut buffers, &options, progress);
+        let report = gpu::run_from_pristine(&self.ir, &dispatch, &mut buffers, &options, progress, &bindings.pristine());
         let mut outputs = Vec::new();
         for b in bindings.items.iter().filter(|b| b.writable) {
             let bytes = buffers.remove(&b.index).unwrap_or_default();

@@ -49,8 +49,9 @@ pub const GIVE_UP: u64 = 1;
 pub const START: u64 = 0;
 /// A thread's state `BARRIER + k`: it waits at barrier `k`.
 pub const BARRIER: u64 = 2;
-/// A thread's state: it finished the kernel.
-pub const FINISHED: u64 = u64::MAX;
+/// A thread's state: it finished the kernel. (The states are dense, so
+/// that a thread's resumption is one jump table.)
+pub const FINISHED: u64 = 1;
 
 /// Most barriers (resume points) a compiled kernel may have.
 const MAX_BARRIERS: usize = 4096;
@@ -209,6 +210,9 @@ pub struct Gen<'a, 'b> {
     skip: Block,
     /// Each loop's number, by the instruction's address.
     loops: &'a HashMap<usize, usize>,
+    /// The kernel has SIMD-group functions or barriers (threads at
+    /// threadgroup barriers may be held).
+    lane_stops: bool,
     /// Record loops' most trips (`Plan::bound_trips`).
     bound_trips: bool,
 }
@@ -336,8 +340,11 @@ pub fn compile_body(
     b.switch_to_block(lane_body);
     // A kernel without stops runs each thread from the start to the end in
     // one call: no state to read or keep, and the count starts at 0.
-    let mut stops = false;
-    gpu::ir::walk(body, &mut |i| stops |= crate::analysis::is_stop(i));
+    let (mut stops, mut lane_stops) = (false, false);
+    gpu::ir::walk(body, &mut |i| {
+        stops |= crate::analysis::is_stop(i);
+        lane_stops |= matches!(i, Inst::Lane { .. } | Inst::Barrier { simdgroup: true, .. });
+    });
     let so = b.ins().ishl_imm(lane, 3);
     let state_addr = b.ins().iadd(states, so);
     let state = if stops { b.ins().load(I64, fl, state_addr, 0) } else { b.ins().iconst(I64, START as i64) };
@@ -403,6 +410,7 @@ pub fn compile_body(
         prelude,
         entry_vals: HashMap::new(),
         stateful: stops,
+        lane_stops,
         clean: HashSet::new(),
         stops: Vec::new(),
         skip,
@@ -929,10 +937,10 @@ impl Gen<'_, '_> {
         let resume = self.b.create_block();
         self.resumes.push(resume);
         self.to(resume);
-        if barrier {
+        if barrier && self.lane_stops {
             // While SIMD-group functions are being done, threads waiting
             // at a barrier stay there.
-            let hold = self.b.ins().load(I64, MemFlags::trusted(), self.ctx, rt::OFF_HOLD);
+            let hold = self.b.ins().load(I64, FIXED, self.ctx, rt::OFF_HOLD);
             let go = self.b.create_block();
             self.b.ins().brif(hold, self.skip, &[], go, &[]);
             self.b.switch_to_block(go);

@@ -297,6 +297,9 @@ pub fn compile_body(
     let n = b.ins().load(I64, fl, ctx, rt::OFF_N);
     let initial = b.ins().load(I64, fl, ctx, rt::OFF_INITIAL);
     let give_up = b.create_block();
+    // (Placed after the rest, with the jumps to it: the threads' loop stays
+    // in as few cache lines as it can.)
+    b.set_cold_block(give_up);
     // Loads from `constant` memory at fixed places, once per call.
     let mut invariant = HashMap::new();
     let mut wanted = Vec::new();
@@ -1805,14 +1808,12 @@ impl Gen<'_, '_> {
     fn entry_bound(&mut self, e: At, size: i64, store: bool) -> Value {
         // (An empty access still needs its offset inside: `off < len`.)
         let size = size.max(1);
-        let len = self.entry_field(e, rt::E_LEN);
-        let writable = if store { Some(self.entry_field(e, rt::E_WRITABLE)) } else { None };
+        let len = self.entry_field(e, if store { rt::E_STORE_LEN } else { rt::E_LEN });
         if !e.known {
             let roomy = self.b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, size);
             let room = self.b.ins().iadd_imm(len, 1 - size);
             let zero = self.b.ins().iconst(I64, 0);
-            let v = self.b.ins().select(roomy, room, zero);
-            return writable.map_or(v, |w| self.b.ins().select(w, v, zero));
+            return self.b.ins().select(roomy, room, zero);
         }
         // (Keyed apart from the fields, whose offsets are non-negative;
         // stores' bounds apart from loads'.)
@@ -1824,10 +1825,7 @@ impl Gen<'_, '_> {
         let roomy = cur.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, size);
         let room = cur.ins().iadd_imm(len, 1 - size);
         let zero = cur.ins().iconst(I64, 0);
-        let mut v = cur.ins().select(roomy, room, zero);
-        if let Some(w) = writable {
-            v = cur.ins().select(w, v, zero);
-        }
+        let v = cur.ins().select(roomy, room, zero);
         self.entry_vals.insert(key, v);
         v
     }

@@ -48,11 +48,26 @@ pub struct Entry {
     /// [`mark_written`]); `scan`: the cells before this one were.
     pub written: u64,
     pub scan: u64,
+    /// `len` when stores may go straight in, else 0: a store's bound is
+    /// made from it as a load's from `len` (one comparison checks both).
+    pub store_len: u64,
 }
 
 impl Default for Entry {
     fn default() -> Entry {
-        Entry { id: u64::MAX, base: 0, len: 0, lane_stride: 0, writable: 0, shadow: 0, lo: u64::MAX, hi: 0, written: 0, scan: 0 }
+        Entry {
+            id: u64::MAX,
+            base: 0,
+            len: 0,
+            lane_stride: 0,
+            writable: 0,
+            shadow: 0,
+            lo: u64::MAX,
+            hi: 0,
+            written: 0,
+            scan: 0,
+            store_len: 0,
+        }
     }
 }
 
@@ -66,12 +81,14 @@ pub const E_SHADOW: i32 = 40;
 pub const E_LO: i32 = 48;
 pub const E_HI: i32 = 56;
 pub const E_WRITTEN: i32 = 64;
+pub const E_STORE_LEN: i32 = 80;
 
 impl Entry {
     /// The allocation now lives at `r` (a buffer copied on its first
     /// write); its shadow stays.
     fn moved(&mut self, r: Region) {
         (self.base, self.len, self.lane_stride, self.writable) = (r.base as u64, r.len, r.lane_stride, r.writable as u64);
+        self.store_len = if r.writable { r.len } else { 0 };
     }
 
     pub fn of(id: AllocId, r: Region) -> Entry {
@@ -81,6 +98,7 @@ impl Entry {
             len: r.len,
             lane_stride: r.lane_stride,
             writable: r.writable as u64,
+            store_len: if r.writable { r.len } else { 0 },
             ..Entry::default()
         }
     }
@@ -181,6 +199,7 @@ pub fn layout_ok() -> bool {
         && std::mem::offset_of!(Entry, lo) == E_LO as usize
         && std::mem::offset_of!(Entry, hi) == E_HI as usize
         && std::mem::offset_of!(Entry, written) == E_WRITTEN as usize
+        && std::mem::offset_of!(Entry, store_len) == E_STORE_LEN as usize
 }
 
 /// The allocations a kernel's table holds, each with its entry and whether

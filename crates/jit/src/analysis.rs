@@ -279,6 +279,67 @@ pub fn fixed_registers(body: &[Inst], preset: &[Reg]) -> HashMap<Reg, Remake> {
     out
 }
 
+/// Whether loop `inst` makes at most [`SHORT_LOOP`] trips between entering
+/// and leaving, whatever the values it starts with, and holds no loop: its
+/// condition is `k < c` or `k <= c` on a 32-bit unsigned `k` and a small
+/// constant `c`, and only its step changes `k`, adding 1 (what `for (uint
+/// k = 0; k < 16; k++)` lowers to). Such a loop needs no budget check on
+/// each trip: it ends soon, and the count its trips add is checked later
+/// (by an enclosing loop's trip, or at the end).
+pub fn bounded_loop(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> bool {
+    use msl::ast::BinaryOp;
+    let Inst::Loop { cond_block, cond: Some(cond), body, step, .. } = inst else { return false };
+    let [Inst::Compare { op, ty: Scalar::UInt, dst, a: k, b: limit }] = &cond_block[..] else { return false };
+    let Some(&Remake::Const(c)) = fixed.get(limit) else { return false };
+    let ok_compare = match op {
+        BinaryOp::Lt => c <= SHORT_LOOP as u64,
+        BinaryOp::Le => c < SHORT_LOOP as u64,
+        _ => false,
+    };
+    if dst != cond || !ok_compare || !matches!(k, Reg::W32(_)) {
+        return false;
+    }
+    let mut nested = false;
+    gpu::ir::walk(body, &mut |i| nested |= matches!(i, Inst::Loop { .. }));
+    gpu::ir::walk(step, &mut |i| nested |= matches!(i, Inst::Loop { .. }));
+    if nested {
+        return false;
+    }
+    let one = |r: &Reg| matches!(fixed.get(r), Some(Remake::Const(1)));
+    let mut defs_k = 0;
+    gpu::ir::walk(body, &mut |i| defs_k += gpu::ir::reg_uses(i).0.iter().filter(|d| *d == k).count());
+    // The step: copies of `k`, one of them plus one, assigned to `k` last.
+    let (mut same, mut plus_one) = (HashSet::from([*k]), HashSet::new());
+    let mut stepped = false;
+    for i in step {
+        let defs = gpu::ir::reg_uses(i).0;
+        if defs.contains(k) {
+            defs_k += 1;
+        }
+        for d in &defs {
+            same.remove(d);
+            plus_one.remove(d);
+        }
+        match i {
+            Inst::Copy { dst, src } | Inst::Assign { dst, src } if dst == k => stepped = plus_one.contains(src),
+            Inst::Copy { dst, src } | Inst::Assign { dst, src } if same.contains(src) => {
+                same.insert(*dst);
+            }
+            Inst::Binary { op: BinaryOp::Add, ty: Scalar::UInt, dst, a, b, .. } if dst != k => {
+                if (same.contains(a) && one(b)) || (same.contains(b) && one(a)) {
+                    plus_one.insert(*dst);
+                }
+            }
+            _ if defs.contains(k) => stepped = false,
+            _ => {}
+        }
+    }
+    stepped && defs_k == 1
+}
+
+/// The most trips of a loop [`bounded_loop`] lets run without checks.
+const SHORT_LOOP: u32 = 4096;
+
 type Live = HashSet<Reg>;
 
 /// Where `break`, `continue` and `return` go, as live sets.
@@ -972,5 +1033,59 @@ fn points_to(k: &gpu::Kernel) -> HashMap<Reg, Option<HashSet<u32>>> {
         if !changed {
             return map;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bounded_loop` for each loop of kernel `body` (outermost first).
+    fn bounded(body: &str) -> Vec<bool> {
+        let src = format!(
+            "#include <metal_stdlib>\nusing namespace metal;\n\
+             kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {{ uint acc = i; {body} out[i] = acc; }}\n"
+        );
+        let c = msl::compile("k.metal", &src, &Default::default());
+        let p = c.program.as_ref().expect("compiles");
+        let (id, _) = p.kernels().next().expect("a kernel");
+        let k = gpu::lower::lower_kernel(p, id).expect("lowers");
+        let preset: Vec<Reg> = k
+            .params
+            .iter()
+            .filter_map(|p| match p.kind {
+                gpu::ir::ParamKind::Buffer { reg, .. } | gpu::ir::ParamKind::ThreadgroupBuffer { reg, .. } => Some(reg),
+                gpu::ir::ParamKind::Attr { .. } => None,
+            })
+            .collect();
+        let fixed = fixed_registers(&k.body, &preset);
+        let mut out = Vec::new();
+        gpu::ir::walk(&k.body, &mut |i| {
+            if matches!(i, Inst::Loop { .. }) {
+                out.push(bounded_loop(i, &fixed));
+            }
+        });
+        out
+    }
+
+    #[test]
+    fn short_counted_loops_are_bounded() {
+        assert_eq!(bounded("for (uint k = 0; k < 16u; k++) acc += k;"), [true]);
+        assert_eq!(bounded("for (uint k = 3; k <= 9u; ++k) { if (acc == k) break; acc += k; }"), [true]);
+        assert_eq!(bounded("for (uint k = 0; k < 4096u; k++) acc += k;"), [true]);
+    }
+
+    #[test]
+    fn other_loops_are_not() {
+        // The body changes the counter; too many trips; a signed counter
+        // (it may start far below the limit); a limit that is not a
+        // constant; a loop holding another.
+        assert_eq!(bounded("for (uint k = 0; k < 16u; k++) { k += acc & 1u; acc += k; }"), [false]);
+        assert_eq!(bounded("for (uint k = 0; k < 4097u; k++) acc += k;"), [false]);
+        assert_eq!(bounded("for (uint k = 0; k <= 0xffffffffu; k++) acc += k;"), [false]);
+        assert_eq!(bounded("for (int k = 0; k < 16; k++) acc += uint(k);"), [false]);
+        assert_eq!(bounded("for (uint k = 0; k < i; k++) acc += k;"), [false]);
+        assert_eq!(bounded("for (uint k = 0; k < 4u; k++) for (uint j = 0; j < 4u; j++) acc += j;"), [false, true]);
+        assert_eq!(bounded("while (acc < 100u) acc += 1u;"), [false]);
     }
 }

@@ -142,7 +142,6 @@ pub struct Gen<'a, 'b> {
     ctx: Value,
     lane: Value,
     table: Value,
-    budget: Value,
     spill_base: Value,
     counts_addr: Value,
     state_addr: Value,
@@ -290,7 +289,6 @@ pub fn compile_body(
     let ctx = b.block_params(entry)[0];
     let fl = MemFlags::trusted();
     let table = b.ins().load(I64, fl, ctx, rt::OFF_TABLE);
-    let budget = b.ins().load(I64, fl, ctx, rt::OFF_BUDGET);
     let spill = b.ins().load(I64, fl, ctx, rt::OFF_SPILL);
     let counts = b.ins().load(I64, fl, ctx, rt::OFF_COUNTS);
     let states = b.ins().load(I64, fl, ctx, rt::OFF_STATE);
@@ -381,7 +379,6 @@ pub fn compile_body(
         ctx,
         lane,
         table,
-        budget,
         spill_base,
         counts_addr,
         state_addr,
@@ -550,7 +547,7 @@ impl Gen<'_, '_> {
     fn exit(&mut self, state: u64) {
         let c = self.b.use_var(self.cnt);
         if !self.bound_trips {
-            let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, c, self.budget);
+            let over = self.over_budget(c);
             let next = self.b.create_block();
             self.b.ins().brif(over, self.give_up, &[], next, &[]);
             self.b.switch_to_block(next);
@@ -617,6 +614,14 @@ impl Gen<'_, '_> {
         let &(id, off) = self.statics.get(&r)?;
         let v = self.b.ins().iconst(I64, off);
         Some(Known { id, off: v, align: align_of(off) })
+    }
+
+    /// Whether the count `c` passed the budget. (Loaded where compared, so
+    /// that the load goes into the comparison: the budget takes no
+    /// register through the threads' loop.)
+    fn over_budget(&mut self, c: Value) -> Value {
+        let budget = self.b.ins().load(I64, MemFlags::trusted().with_readonly(), self.ctx, rt::OFF_BUDGET);
+        self.b.ins().icmp(IntCC::UnsignedGreaterThan, c, budget)
     }
 
     fn guard(&mut self, ok: Value) {
@@ -708,7 +713,8 @@ impl Gen<'_, '_> {
                     }
                 }
                 // Each trip costs one instruction (as in the interpreter),
-                // and is where the budget is checked.
+                // and is where the budget is checked (unless the loop makes
+                // a bounded number of trips: `analysis::bounded_loop`).
                 self.enter_with(trip, &base);
                 self.dead = false;
                 let t = self.b.use_var(counter);
@@ -716,9 +722,13 @@ impl Gen<'_, '_> {
                 self.b.def_var(counter, t);
                 self.pending += 1;
                 self.flush();
-                let c = self.b.use_var(self.cnt);
-                let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, c, self.budget);
-                self.b.ins().brif(over, self.give_up, &[], body_b, &[]);
+                if crate::analysis::bounded_loop(inst, self.fixed) {
+                    self.b.ins().jump(body_b, &[]);
+                } else {
+                    let c = self.b.use_var(self.cnt);
+                    let over = self.over_budget(c);
+                    self.b.ins().brif(over, self.give_up, &[], body_b, &[]);
+                }
                 self.enter_with(body_b, &base);
                 self.block(body)?;
                 if !self.dead {

@@ -61,3 +61,61 @@ fn compiled_runs_end_as_the_interpreter_would_for_every_budget() {
     assert!(runaway > 0, "small budgets make the interpreter stop the kernel");
     assert!(ran_over_sum > 0, "the loops' bound lets compiled code run where the threads' sum is over budget");
 }
+
+/// Loops of a few trips run without a budget check on each trip
+/// (`analysis::bounded_loop`); around and beside them, the budget still
+/// ends a compiled run exactly where it ends the interpreter's: a runaway
+/// loop whose body is such a loop, one whose counter the body changes too,
+/// and threads that take different paths.
+const SHORT_LOOPS: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device uint* out [[buffer(0)]], constant uint& spin [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+    uint acc = i;
+    for (uint k = 0; k < 16u; k++) acc = acc * 3u + k;
+    for (uint k = 0; k <= 5u; k++) { if (k == i % 4u) continue; acc += k; }
+    for (uint k = 0; k < 9u; k += 1u) { acc ^= k; k += acc & 1u; }
+    while (spin != 0u && acc != 0u) {
+        for (uint k = 0; k < 8u; k++) acc += k;
+    }
+    if (i % 2u == 0u) {
+        for (uint k = 0; k < 4000u; k++) acc += k ^ i;
+    }
+    out[i] = acc;
+}
+"#;
+
+#[test]
+fn short_loops_end_as_the_interpreter_would_for_every_budget() {
+    let c = msl::compile("k.metal", SHORT_LOOPS, &Default::default());
+    let p = c.program.as_ref().expect("compiles");
+    let (id, _) = p.kernels().next().expect("a kernel");
+    let k = gpu::lower::lower_kernel(p, id).expect("lowers");
+    let native = Arc::new(jit::compile(&k).expect("compiles"));
+    let d = Dispatch { grid: [32, 1, 1], threadgroup: [32, 1, 1], mode: DispatchMode::Threads };
+    let run = |budget: u64, spin: u32, compiled: Option<Arc<jit::Native>>| {
+        let mut b = BTreeMap::from([(0u32, vec![0u8; 32 * 4]), (1u32, spin.to_le_bytes().to_vec())]);
+        let opts = RunOptions {
+            check: CheckLevel::None,
+            budget,
+            threads: 1,
+            compiled: compiled.map(|n| n as Arc<dyn gpu::engine::Compiled>),
+            ..Default::default()
+        };
+        let r = gpu::run(&k, &d, &mut b, &opts);
+        (r.findings.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>(), b)
+    };
+    let (mut compiled_ran, mut runaway) = (0, 0);
+    for spin in [0, 1] {
+        for budget in [10, 50, 100, 200, 400, 1000, 5000, 20_000, 100_000, 1_000_000] {
+            let want = run(budget, spin, None);
+            let before = native.threadgroups_run();
+            let got = run(budget, spin, Some(native.clone()));
+            assert_eq!(got, want, "budget {budget}, spin {spin}");
+            runaway += !want.0.is_empty() as usize;
+            compiled_ran += (native.threadgroups_run() > before) as usize;
+        }
+    }
+    assert!(runaway > 0 && compiled_ran > 0, "some budgets stop the kernel ({runaway}), some let the code run ({compiled_ran})");
+}

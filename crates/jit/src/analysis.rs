@@ -325,10 +325,10 @@ pub fn bounded_loop(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> bool {
             Inst::Copy { dst, src } | Inst::Assign { dst, src } if same.contains(src) => {
                 same.insert(*dst);
             }
-            Inst::Binary { op: BinaryOp::Add, ty: Scalar::UInt, dst, a, b, .. } if dst != k => {
-                if (same.contains(a) && one(b)) || (same.contains(b) && one(a)) {
-                    plus_one.insert(*dst);
-                }
+            Inst::Binary { op: BinaryOp::Add, ty: Scalar::UInt, dst, a, b, .. }
+                if dst != k && ((same.contains(a) && one(b)) || (same.contains(b) && one(a))) =>
+            {
+                plus_one.insert(*dst);
             }
             _ if defs.contains(k) => stepped = false,
             _ => {}

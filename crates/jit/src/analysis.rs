@@ -280,23 +280,32 @@ pub fn fixed_registers(body: &[Inst], preset: &[Reg]) -> HashMap<Reg, Remake> {
 }
 
 /// Whether loop `inst` makes at most [`SHORT_LOOP`] trips between entering
-/// and leaving, whatever the values it starts with, and holds no loop: its
-/// condition is `k < c` or `k <= c` on a 32-bit unsigned `k` and a small
-/// constant `c`, and only its step changes `k`, adding 1 (what `for (uint
-/// k = 0; k < 16; k++)` lowers to). Such a loop needs no budget check on
-/// each trip: it ends soon, and the count its trips add is checked later
-/// (by an enclosing loop's trip, or at the end).
+/// and leaving, whatever the values it starts with, and holds no loop. Its
+/// condition is on a 32-bit unsigned `k` that only its step changes, and
+/// either `k < c` or `k <= c` for a small constant `c` with the step adding
+/// 1 (what `for (uint k = 0; k < 16; k++)` lowers to), or `k > 0` or `k !=
+/// 0` with the step shifting `k` right or dividing it by a constant (at
+/// most 32 trips: `for (uint s = n / 2; s > 0; s >>= 1)`). Such a loop
+/// needs no budget check on each trip: it ends soon, and the count its
+/// trips add is checked later (by an enclosing loop's trip, or at the end).
 pub fn bounded_loop(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> bool {
     use msl::ast::BinaryOp;
     let Inst::Loop { cond_block, cond: Some(cond), body, step, .. } = inst else { return false };
     let [Inst::Compare { op, ty: Scalar::UInt, dst, a: k, b: limit }] = &cond_block[..] else { return false };
     let Some(&Remake::Const(c)) = fixed.get(limit) else { return false };
-    let ok_compare = match op {
-        BinaryOp::Lt => c <= SHORT_LOOP as u64,
-        BinaryOp::Le => c < SHORT_LOOP as u64,
-        _ => false,
+    let konst = |r: &Reg| match fixed.get(r) {
+        Some(&Remake::Const(v)) => Some(v),
+        _ => None,
     };
-    if dst != cond || !ok_compare || !matches!(k, Reg::W32(_)) {
+    // What the step must do to `k`, given a register equal to `k`, another
+    // operand and the operation: count up by one, or shrink toward 0.
+    let counts_up = match op {
+        BinaryOp::Lt if c <= SHORT_LOOP as u64 => true,
+        BinaryOp::Le if c < SHORT_LOOP as u64 => true,
+        BinaryOp::Gt | BinaryOp::Ne if c == 0 => false,
+        _ => return false,
+    };
+    if dst != cond || !matches!(k, Reg::W32(_)) {
         return false;
     }
     let mut nested = false;
@@ -305,10 +314,9 @@ pub fn bounded_loop(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> bool {
     if nested {
         return false;
     }
-    let one = |r: &Reg| matches!(fixed.get(r), Some(Remake::Const(1)));
     let mut defs_k = 0;
     gpu::ir::walk(body, &mut |i| defs_k += gpu::ir::reg_uses(i).0.iter().filter(|d| *d == k).count());
-    // The step: copies of `k`, one of them plus one, assigned to `k` last.
+    // The step: copies of `k`, one of them stepped, assigned to `k` last.
     let (mut same, mut plus_one) = (HashSet::from([*k]), HashSet::new());
     let mut stepped = false;
     for i in step {
@@ -325,10 +333,17 @@ pub fn bounded_loop(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> bool {
             Inst::Copy { dst, src } | Inst::Assign { dst, src } if same.contains(src) => {
                 same.insert(*dst);
             }
-            Inst::Binary { op: BinaryOp::Add, ty: Scalar::UInt, dst, a, b, .. }
-                if dst != k && ((same.contains(a) && one(b)) || (same.contains(b) && one(a))) =>
-            {
-                plus_one.insert(*dst);
+            Inst::Binary { op: bop, ty: Scalar::UInt, dst, a, b, .. } if dst != k => {
+                let stepped_here = match (counts_up, bop) {
+                    (true, BinaryOp::Add) => (same.contains(a) && konst(b) == Some(1)) || (same.contains(b) && konst(a) == Some(1)),
+                    // (A shift by 32 or more is by its low five bits: only 1 to 31 shrink.)
+                    (false, BinaryOp::Shr) => same.contains(a) && konst(b).is_some_and(|s| (1..32).contains(&(s & 31))),
+                    (false, BinaryOp::Div) => same.contains(a) && konst(b).is_some_and(|d| d as u32 >= 2),
+                    _ => false,
+                };
+                if stepped_here {
+                    plus_one.insert(*dst);
+                }
             }
             _ if defs.contains(k) => stepped = false,
             _ => {}
@@ -1073,6 +1088,8 @@ mod tests {
         assert_eq!(bounded("for (uint k = 0; k < 16u; k++) acc += k;"), [true]);
         assert_eq!(bounded("for (uint k = 3; k <= 9u; ++k) { if (acc == k) break; acc += k; }"), [true]);
         assert_eq!(bounded("for (uint k = 0; k < 4096u; k++) acc += k;"), [true]);
+        assert_eq!(bounded("for (uint s = i; s > 0u; s >>= 1) acc += s;"), [true]);
+        assert_eq!(bounded("for (uint s = i; s != 0u; s /= 3u) acc += s;"), [true]);
     }
 
     #[test]
@@ -1087,5 +1104,10 @@ mod tests {
         assert_eq!(bounded("for (uint k = 0; k < i; k++) acc += k;"), [false]);
         assert_eq!(bounded("for (uint k = 0; k < 4u; k++) for (uint j = 0; j < 4u; j++) acc += j;"), [false, true]);
         assert_eq!(bounded("while (acc < 100u) acc += 1u;"), [false]);
+        assert_eq!(bounded("for (uint s = i; s > 0u; s <<= 1) acc += s;"), [false]);
+        assert_eq!(bounded("for (uint s = i; s > 0u; s >>= 0u) acc += s;"), [false]);
+        assert_eq!(bounded("for (uint s = i; s > 0u; s /= 1u) acc += s;"), [false]);
+        assert_eq!(bounded("for (uint s = i; s > 1u; s >>= 1) acc += s;"), [false]);
+        assert_eq!(bounded("for (uint s = i; s > 0u; s >>= 1) { s |= acc & 4u; acc += s; }"), [false]);
     }
 }

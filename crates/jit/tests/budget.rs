@@ -76,6 +76,7 @@ kernel void k(device uint* out [[buffer(0)]], constant uint& spin [[buffer(1)]],
     for (uint k = 0; k < 16u; k++) acc = acc * 3u + k;
     for (uint k = 0; k <= 5u; k++) { if (k == i % 4u) continue; acc += k; }
     for (uint k = 0; k < 9u; k += 1u) { acc ^= k; k += acc & 1u; }
+    for (uint s = acc | 1u; s > 0u; s >>= 1) acc += s;
     while (spin != 0u && acc != 0u) {
         for (uint k = 0; k < 8u; k++) acc += k;
     }

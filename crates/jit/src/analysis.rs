@@ -289,10 +289,24 @@ pub fn fixed_registers(body: &[Inst], preset: &[Reg]) -> HashMap<Reg, Remake> {
 /// needs no budget check on each trip: it ends soon, and the count its
 /// trips add is checked later (by an enclosing loop's trip, or at the end).
 pub fn bounded_loop(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> bool {
+    loop_shape(inst, fixed).is_some()
+}
+
+/// How a loop [`bounded_loop`] finds bounded ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bounded {
+    /// `k < limit` (`k <= limit` when `inclusive`), the step adding 1.
+    CountsUp { k: Reg, limit: u64, inclusive: bool },
+    /// `k > 0` or `k != 0`, the step shrinking `k`.
+    Halves,
+}
+
+/// The shape of a loop [`bounded_loop`] accepts.
+pub fn loop_shape(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> Option<Bounded> {
     use msl::ast::BinaryOp;
-    let Inst::Loop { cond_block, cond: Some(cond), body, step, .. } = inst else { return false };
-    let [Inst::Compare { op, ty: Scalar::UInt, dst, a: k, b: limit }] = &cond_block[..] else { return false };
-    let Some(&Remake::Const(c)) = fixed.get(limit) else { return false };
+    let Inst::Loop { cond_block, cond: Some(cond), body, step, .. } = inst else { return None };
+    let [Inst::Compare { op, ty: Scalar::UInt, dst, a: k, b: limit }] = &cond_block[..] else { return None };
+    let Some(&Remake::Const(c)) = fixed.get(limit) else { return None };
     let konst = |r: &Reg| match fixed.get(r) {
         Some(&Remake::Const(v)) => Some(v),
         _ => None,
@@ -303,16 +317,16 @@ pub fn bounded_loop(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> bool {
         BinaryOp::Lt if c <= SHORT_LOOP as u64 => true,
         BinaryOp::Le if c < SHORT_LOOP as u64 => true,
         BinaryOp::Gt | BinaryOp::Ne if c == 0 => false,
-        _ => return false,
+        _ => return None,
     };
     if dst != cond || !matches!(k, Reg::W32(_)) {
-        return false;
+        return None;
     }
     let mut nested = false;
     gpu::ir::walk(body, &mut |i| nested |= matches!(i, Inst::Loop { .. }));
     gpu::ir::walk(step, &mut |i| nested |= matches!(i, Inst::Loop { .. }));
     if nested {
-        return false;
+        return None;
     }
     let mut defs_k = 0;
     gpu::ir::walk(body, &mut |i| defs_k += gpu::ir::reg_uses(i).0.iter().filter(|d| *d == k).count());
@@ -349,7 +363,8 @@ pub fn bounded_loop(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> bool {
             _ => {}
         }
     }
-    stepped && defs_k == 1
+    let shape = if counts_up { Bounded::CountsUp { k: *k, limit: c, inclusive: *op == BinaryOp::Le } } else { Bounded::Halves };
+    (stepped && defs_k == 1).then_some(shape)
 }
 
 /// The most trips of a loop [`bounded_loop`] lets run without checks.

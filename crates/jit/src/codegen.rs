@@ -53,6 +53,11 @@ pub const BARRIER: u64 = 2;
 /// that a thread's resumption is one jump table.)
 pub const FINISHED: u64 = 1;
 
+/// Most trips of a loop unrolled (`Gen::unroll_trips`), and most
+/// instructions its copies may add up to.
+const UNROLL_TRIPS: u64 = 16;
+const UNROLL_INSTS: u64 = 512;
+
 /// Most barriers (resume points) a compiled kernel may have.
 const MAX_BARRIERS: usize = 4096;
 
@@ -693,6 +698,11 @@ impl Gen<'_, '_> {
                     .get(&(inst as *const Inst as usize))
                     .copied()
                     .ok_or_else(|| Unsupported("internal: a loop without a number".into()))?;
+                if !stops {
+                    if let Some(n) = self.unroll_trips(inst) {
+                        return self.unrolled(inst, n, counter, id, exit);
+                    }
+                }
                 if stops {
                     self.trips.push(counter);
                 }
@@ -1032,6 +1042,73 @@ impl Gen<'_, '_> {
 
     /// `ctx.loop_most[id] = max(it, trips)`: the most trips of loop `id`
     /// in one entry, over the threadgroup's threads.
+    /// The trips of loop `inst` if it is to be unrolled: a short counted
+    /// `for` loop (`analysis::Bounded::CountsUp`, no stop inside) whose
+    /// counter is a constant where it starts. Its counter is then a
+    /// constant in every trip, as are the tests, which Cranelift folds.
+    fn unroll_trips(&mut self, inst: &Inst) -> Option<u64> {
+        let Inst::Loop { check_first: true, cond_block, body, step, .. } = inst else { return None };
+        let Some(crate::analysis::Bounded::CountsUp { k, limit, inclusive }) = crate::analysis::loop_shape(inst, self.fixed) else {
+            return None;
+        };
+        let v = self.get(k);
+        let start = self.constant(v)? as u32 as u64;
+        let n = (limit + inclusive as u64).saturating_sub(start);
+        let mut size = 0u64;
+        for b in [cond_block, body, step] {
+            gpu::ir::walk(b, &mut |_| size += 1);
+        }
+        (n <= UNROLL_TRIPS && n * size <= UNROLL_INSTS).then_some(n)
+    }
+
+    /// The constant `v` is, if it is one (narrowed or not: a register
+    /// remade after a stop is made wide, then narrowed).
+    fn constant(&self, v: Value) -> Option<i64> {
+        use cranelift_codegen::ir::{InstructionData, Opcode};
+        let dfg = &self.b.func.dfg;
+        match dfg.insts[dfg.value_def(v).inst()?] {
+            InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits()),
+            InstructionData::Unary { opcode: Opcode::Ireduce, arg } => self.constant(arg),
+            _ => None,
+        }
+    }
+
+    /// Loop `inst` as `n` copies of its trip, one after another, counting
+    /// the instructions and trips the loop's code would (its test too, the
+    /// last, failing one included).
+    fn unrolled(&mut self, inst: &Inst, n: u64, counter: Variable, id: usize, exit: Block) -> Result<(), Unsupported> {
+        let Inst::Loop { cond_block, body, step, .. } = inst else { return Err(Unsupported("internal: not a loop".into())) };
+        let (_, base) = self.bases(inst);
+        let next = self.b.create_block();
+        self.jump_to(next);
+        self.enter_with(next, &base);
+        self.dead = false;
+        for _ in 0..n {
+            // (The test holds: the counter is below the limit.)
+            self.block(cond_block)?;
+            let t = self.b.use_var(counter);
+            let t = self.b.ins().iadd_imm(t, 1);
+            self.b.def_var(counter, t);
+            self.pending += 1;
+            let step_b = self.b.create_block();
+            self.targets.push(Target::Loop { brk: exit, cont: step_b, id, trips: counter });
+            self.block(body)?;
+            if !self.dead {
+                self.jump_to(step_b);
+            }
+            self.targets.pop();
+            self.enter_with(step_b, &base);
+            self.dead = false;
+            self.block(step)?;
+        }
+        self.block(cond_block)?;
+        self.jump_to(exit);
+        self.enter_with(exit, &base);
+        self.dead = false;
+        self.most_trips(id, counter);
+        Ok(())
+    }
+
     fn most_trips(&mut self, id: usize, trips: Variable) {
         if !self.bound_trips {
             return; // (its counter is then dead code, unless kept across stops)

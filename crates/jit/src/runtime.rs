@@ -328,6 +328,7 @@ impl TripSlots<'_> {
 }
 
 /// Where the threads stand after a round.
+#[derive(Debug, PartialEq)]
 pub enum RoundEnd {
     /// Every thread finished the kernel.
     Finished,
@@ -341,6 +342,13 @@ pub enum RoundEnd {
 /// Where the threads whose states are `state` stand after a round.
 pub fn round_end(state: &[u64]) -> RoundEnd {
     use crate::codegen::FINISHED;
+    // Usually every thread waits at the first one's stop, or all finished:
+    // a fold without branches (vectorised) says so.
+    if let Some(&first) = state.first() {
+        if state.iter().fold(0, |differ, &s| differ | (s ^ first)) == 0 {
+            return if first == FINISHED { RoundEnd::Finished } else { RoundEnd::At { state: first, some_finished: false } };
+        }
+    }
     let mut some_finished = false;
     let mut rest = state.iter();
     let at = loop {
@@ -350,7 +358,6 @@ pub fn round_end(state: &[u64]) -> RoundEnd {
             Some(&st) => break st,
         }
     };
-    // (Usually every state is `at`: one well-predicted comparison each.)
     for &st in rest {
         if st != at {
             if st != FINISHED {
@@ -493,5 +500,23 @@ pub(crate) extern "C" fn h_atomic(ctx: *mut Ctx, i: u64, lane: u64, p: u64, a: u
             }
             None => 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codegen::{BARRIER, FINISHED};
+
+    #[test]
+    fn round_ends() {
+        let b = BARRIER + 3;
+        assert_eq!(round_end(&[]), RoundEnd::Finished);
+        assert_eq!(round_end(&[FINISHED; 5]), RoundEnd::Finished);
+        assert_eq!(round_end(&[b; 7]), RoundEnd::At { state: b, some_finished: false });
+        assert_eq!(round_end(&[b, b, FINISHED, b]), RoundEnd::At { state: b, some_finished: true });
+        assert_eq!(round_end(&[FINISHED, b, b]), RoundEnd::At { state: b, some_finished: true });
+        assert_eq!(round_end(&[b, b, BARRIER, b]), RoundEnd::Split);
+        assert_eq!(round_end(&[FINISHED, BARRIER, b]), RoundEnd::Split);
     }
 }

@@ -256,6 +256,18 @@ pub enum Remake {
     Const(u64),
 }
 
+/// The registers set before the kernel starts (its pointer parameters'),
+/// in the order of `ctx.initial`.
+pub fn preset_registers(k: &gpu::Kernel) -> Vec<Reg> {
+    k.params
+        .iter()
+        .filter_map(|p| match p.kind {
+            gpu::ir::ParamKind::Buffer { reg, .. } | gpu::ir::ParamKind::ThreadgroupBuffer { reg, .. } => Some(reg),
+            gpu::ir::ParamKind::Attr { .. } => None,
+        })
+        .collect()
+}
+
 /// Registers with one value for the whole kernel: set before it starts, or
 /// assigned once, by a constant.
 pub fn fixed_registers(body: &[Inst], preset: &[Reg]) -> HashMap<Reg, Remake> {
@@ -1080,15 +1092,7 @@ mod tests {
         let p = c.program.as_ref().expect("compiles");
         let (id, _) = p.kernels().next().expect("a kernel");
         let k = gpu::lower::lower_kernel(p, id).expect("lowers");
-        let preset: Vec<Reg> = k
-            .params
-            .iter()
-            .filter_map(|p| match p.kind {
-                gpu::ir::ParamKind::Buffer { reg, .. } | gpu::ir::ParamKind::ThreadgroupBuffer { reg, .. } => Some(reg),
-                gpu::ir::ParamKind::Attr { .. } => None,
-            })
-            .collect();
-        let fixed = fixed_registers(&k.body, &preset);
+        let fixed = fixed_registers(&k.body, &preset_registers(&k));
         let mut out = Vec::new();
         gpu::ir::walk(&k.body, &mut |i| {
             if matches!(i, Inst::Loop { .. }) {

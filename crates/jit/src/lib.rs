@@ -159,14 +159,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
     }
     let kernel = Box::new(kernel.clone());
     let written = analysis::written_buffers(&kernel);
-    let preset: Vec<Reg> = kernel
-        .params
-        .iter()
-        .filter_map(|p| match p.kind {
-            gpu::ir::ParamKind::Buffer { reg, .. } | gpu::ir::ParamKind::ThreadgroupBuffer { reg, .. } => Some(reg),
-            gpu::ir::ParamKind::Attr { .. } => None,
-        })
-        .collect();
+    let preset: Vec<Reg> = analysis::preset_registers(&kernel);
     if let Some(r) = analysis::maybe_unassigned_read(&kernel.body, &preset) {
         return Err(Unsupported(format!("the kernel may read register {r:?} before writing it on some path; the interpreter runs it")));
     }

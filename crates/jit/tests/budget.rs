@@ -25,26 +25,41 @@ kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]
 }
 "#;
 
-#[test]
-fn compiled_runs_end_as_the_interpreter_would_for_every_budget() {
-    let c = msl::compile("k.metal", SRC, &Default::default());
+/// The kernel of `src` (its first), and its compiled form.
+fn kernel(src: &str) -> (gpu::Kernel, Arc<jit::Native>) {
+    let c = msl::compile("k.metal", src, &Default::default());
     let p = c.program.as_ref().expect("compiles");
     let (id, _) = p.kernels().next().expect("a kernel");
     let k = gpu::lower::lower_kernel(p, id).expect("lowers");
     let native = Arc::new(jit::compile(&k).expect("compiles"));
-    let d = Dispatch { grid: [64, 1, 1], threadgroup: [64, 1, 1], mode: DispatchMode::Threads };
-    let run = |budget: u64, compiled: Option<Arc<jit::Native>>| {
-        let mut b = BTreeMap::from([(0u32, vec![0u8; 64 * 4])]);
-        let opts = RunOptions {
-            check: CheckLevel::None,
-            budget,
-            threads: 1,
-            compiled: compiled.map(|n| n as Arc<dyn gpu::engine::Compiled>),
-            ..Default::default()
-        };
-        let r = gpu::run(&k, &d, &mut b, &opts);
-        (r.findings.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>(), b)
+    (k, native)
+}
+
+/// One run of `k` on one threadgroup of `threads` with `budget` and
+/// checks off (compiled when given the code): its findings and buffers.
+fn run(
+    k: &gpu::Kernel,
+    threads: u32,
+    mut buffers: BTreeMap<u32, Vec<u8>>,
+    budget: u64,
+    compiled: Option<Arc<jit::Native>>,
+) -> (Vec<String>, BTreeMap<u32, Vec<u8>>) {
+    let d = Dispatch { grid: [threads, 1, 1], threadgroup: [threads, 1, 1], mode: DispatchMode::Threads };
+    let opts = RunOptions {
+        check: CheckLevel::None,
+        budget,
+        threads: 1,
+        compiled: compiled.map(|n| n as Arc<dyn gpu::engine::Compiled>),
+        ..Default::default()
     };
+    let r = gpu::run(k, &d, &mut buffers, &opts);
+    (r.findings.iter().map(|f| format!("{f:?}")).collect(), buffers)
+}
+
+#[test]
+fn compiled_runs_end_as_the_interpreter_would_for_every_budget() {
+    let (k, native) = kernel(SRC);
+    let run = |budget: u64, compiled: Option<Arc<jit::Native>>| run(&k, 64, BTreeMap::from([(0u32, vec![0u8; 64 * 4])]), budget, compiled);
     let (mut ran_over_sum, mut runaway) = (0, 0);
     for budget in (20..4000).step_by(13) {
         let want = run(budget, None);
@@ -89,23 +104,9 @@ kernel void k(device uint* out [[buffer(0)]], constant uint& spin [[buffer(1)]],
 
 #[test]
 fn short_loops_end_as_the_interpreter_would_for_every_budget() {
-    let c = msl::compile("k.metal", SHORT_LOOPS, &Default::default());
-    let p = c.program.as_ref().expect("compiles");
-    let (id, _) = p.kernels().next().expect("a kernel");
-    let k = gpu::lower::lower_kernel(p, id).expect("lowers");
-    let native = Arc::new(jit::compile(&k).expect("compiles"));
-    let d = Dispatch { grid: [32, 1, 1], threadgroup: [32, 1, 1], mode: DispatchMode::Threads };
+    let (k, native) = kernel(SHORT_LOOPS);
     let run = |budget: u64, spin: u32, compiled: Option<Arc<jit::Native>>| {
-        let mut b = BTreeMap::from([(0u32, vec![0u8; 32 * 4]), (1u32, spin.to_le_bytes().to_vec())]);
-        let opts = RunOptions {
-            check: CheckLevel::None,
-            budget,
-            threads: 1,
-            compiled: compiled.map(|n| n as Arc<dyn gpu::engine::Compiled>),
-            ..Default::default()
-        };
-        let r = gpu::run(&k, &d, &mut b, &opts);
-        (r.findings.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>(), b)
+        run(&k, 32, BTreeMap::from([(0u32, vec![0u8; 32 * 4]), (1u32, spin.to_le_bytes().to_vec())]), budget, compiled)
     };
     let (mut compiled_ran, mut runaway) = (0, 0);
     for spin in [0, 1] {

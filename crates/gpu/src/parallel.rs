@@ -166,12 +166,15 @@ pub(crate) fn run(
 
 /// The buffers the dispatch's workers write in one shared copy
 /// (`engine::Compiled::shared_outputs`): compiled code that only stores to
-/// them, each thread its own element, on a grid of one row. Each worker
-/// first copies into it the initial bytes of its own threads' elements
-/// (the first and last worker also those before and after any thread's),
-/// then stores there; the copy is the merged result, and the workers' own
-/// views keep the buffer borrowed, out of the merge. Without this every
-/// worker copied the whole buffer and the merge compared every copy.
+/// them, each thread its own element, on a grid of one row. When the
+/// caller kept the initial buffers ([`crate::Pristine`]), the copy is the
+/// dispatch's own buffer, taken out of the workers' views and written in
+/// place. Otherwise each worker first copies into it the initial bytes of
+/// its own threads' elements (the first and last worker also those before
+/// and after any thread's), then stores there, and the workers' own views
+/// keep the buffer borrowed, out of the merge. Either way the copy is the
+/// merged result. Without this every worker copied the whole buffer and
+/// the merge compared every copy.
 struct SharedOutputs<'p>(Vec<SharedOutput<'p>>);
 
 struct SharedOutput<'p> {

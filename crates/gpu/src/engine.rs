@@ -247,7 +247,7 @@ impl<'k> Threadgroup<'_, 'k> {
     /// elements there (and the interpreter never touches the buffer in
     /// this run, being given nothing to do with it).
     pub fn shared_output(&self, index: u32) -> Option<Region> {
-        self.m.shared_outputs.iter().find(|s| s.0 == index).map(|s| s.1)
+        self.m.shared_output(index)
     }
 
     /// Make buffer `index` this worker's own copy (as the interpreter does

@@ -488,9 +488,10 @@ pub(crate) fn run_part<'a>(
     let compiled_checks = opts.compiled.is_some() && opts.check != CheckLevel::None;
     if compiled_checks {
         // (A shared output written in place is not among the worker's buffers.)
-        let shared_len = |i: u32| m.shared_outputs.iter().find(|s| s.0 == i).map(|s| s.1.len as usize);
-        let buffer_len =
-            |i: u32| shared_len(i).unwrap_or_else(|| m.mem.buffers.get(i as usize).and_then(|b| b.as_ref()).map_or(0, |b| b.len()));
+        let buffer_len = |i: u32| match m.shared_output(i) {
+            Some(r) => r.len as usize,
+            None => m.mem.buffers.get(i as usize).and_then(|b| b.as_ref()).map_or(0, |b| b.len()),
+        };
         let tgb: Vec<usize> = m.mem.tg_buffers.iter().map(|b| b.len()).collect();
         m.shadows = Some(Box::new(conflicts::Shadows::new(kernel, &buffer_len, &tgb)));
     } else {

@@ -291,20 +291,7 @@ pub fn fixed_registers(body: &[Inst], preset: &[Reg]) -> HashMap<Reg, Remake> {
     out
 }
 
-/// Whether loop `inst` makes at most [`SHORT_LOOP`] trips between entering
-/// and leaving, whatever the values it starts with, and holds no loop. Its
-/// condition is on a 32-bit unsigned `k` that only its step changes, and
-/// either `k < c` or `k <= c` for a small constant `c` with the step adding
-/// 1 (what `for (uint k = 0; k < 16; k++)` lowers to), or `k > 0` or `k !=
-/// 0` with the step shifting `k` right or dividing it by a constant (at
-/// most 32 trips: `for (uint s = n / 2; s > 0; s >>= 1)`). Such a loop
-/// needs no budget check on each trip: it ends soon, and the count its
-/// trips add is checked later (by an enclosing loop's trip, or at the end).
-pub fn bounded_loop(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> bool {
-    loop_shape(inst, fixed).is_some()
-}
-
-/// How a loop [`bounded_loop`] finds bounded ends.
+/// How a loop [`loop_shape`] accepts ends after few trips.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Bounded {
     /// `k < limit` (`k <= limit` when `inclusive`), the step adding 1.
@@ -313,7 +300,16 @@ pub enum Bounded {
     Halves,
 }
 
-/// The shape of a loop [`bounded_loop`] accepts.
+/// `Some` when loop `inst` makes at most [`SHORT_LOOP`] trips between
+/// entering and leaving, whatever the values it starts with, and holds no
+/// loop (with how it ends: [`Bounded`]). Its
+/// condition is on a 32-bit unsigned `k` that only its step changes, and
+/// either `k < c` or `k <= c` for a small constant `c` with the step adding
+/// 1 (what `for (uint k = 0; k < 16; k++)` lowers to), or `k > 0` or `k !=
+/// 0` with the step shifting `k` right or dividing it by a constant (at
+/// most 32 trips: `for (uint s = n / 2; s > 0; s >>= 1)`). Such a loop
+/// needs no budget check on each trip: it ends soon, and the count its
+/// trips add is checked later (by an enclosing loop's trip, or at the end).
 pub fn loop_shape(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> Option<Bounded> {
     use msl::ast::BinaryOp;
     let Inst::Loop { cond_block, cond: Some(cond), body, step, .. } = inst else { return None };
@@ -379,7 +375,7 @@ pub fn loop_shape(inst: &Inst, fixed: &HashMap<Reg, Remake>) -> Option<Bounded> 
     (stepped && defs_k == 1).then_some(shape)
 }
 
-/// The most trips of a loop [`bounded_loop`] lets run without checks.
+/// The most trips of a loop [`loop_shape`] lets run without checks.
 const SHORT_LOOP: u32 = 4096;
 
 type Live = HashSet<Reg>;
@@ -1082,7 +1078,7 @@ fn points_to(k: &gpu::Kernel) -> HashMap<Reg, Option<HashSet<u32>>> {
 mod tests {
     use super::*;
 
-    /// `bounded_loop` for each loop of kernel `body` (outermost first).
+    /// Whether [`loop_shape`] accepts each loop of kernel `body` (outermost first).
     fn bounded(body: &str) -> Vec<bool> {
         let src = format!(
             "#include <metal_stdlib>\nusing namespace metal;\n\
@@ -1096,7 +1092,7 @@ mod tests {
         let mut out = Vec::new();
         gpu::ir::walk(&k.body, &mut |i| {
             if matches!(i, Inst::Loop { .. }) {
-                out.push(bounded_loop(i, &fixed));
+                out.push(loop_shape(i, &fixed).is_some());
             }
         });
         out

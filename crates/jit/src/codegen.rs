@@ -219,6 +219,8 @@ pub struct Gen<'a, 'b> {
     lane_stops: bool,
     /// Record loops' most trips (`Plan::bound_trips`).
     bound_trips: bool,
+    /// `Plan::keep_counts`.
+    keep_counts: bool,
 }
 
 /// What the runner checks when the threads stop at barrier `k` (the
@@ -276,6 +278,9 @@ pub struct Plan<'a> {
     /// take different paths; when all take the same one, each thread's
     /// count is the interpreter's).
     pub bound_trips: bool,
+    /// Leave each thread's instruction count in `ctx.counts` as it stops
+    /// (`Native::counts_kept`).
+    pub keep_counts: bool,
 }
 
 /// Compile `plan.body` into the builder's function (signature `(ctx) ->
@@ -286,8 +291,22 @@ pub fn compile_body(
     call_conv: CallConv,
     plan: &Plan,
 ) -> Result<Vec<Stop>, Unsupported> {
-    let Plan { body, preset, spills, statics, lens, uniform_attrs, checks, shadowed, spill_slots, read_only, fixed, loops, bound_trips } =
-        *plan;
+    let Plan {
+        body,
+        preset,
+        spills,
+        statics,
+        lens,
+        uniform_attrs,
+        checks,
+        shadowed,
+        spill_slots,
+        read_only,
+        fixed,
+        loops,
+        bound_trips,
+        keep_counts,
+    } = *plan;
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -421,6 +440,7 @@ pub fn compile_body(
         skip,
         loops,
         bound_trips,
+        keep_counts,
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
@@ -547,8 +567,7 @@ impl Gen<'_, '_> {
     /// When every thread takes the same path (no `bound_trips`), each
     /// thread's count is the interpreter's: it is checked here, and kept
     /// only for the thread's next call. Otherwise the runner may add them
-    /// up (`Native::counts_kept`), unless the code has no loops: then the
-    /// lockstep bound is a constant, and decides alone.
+    /// up: whether they are kept is `Plan::keep_counts`.
     fn exit(&mut self, state: u64) {
         let c = self.b.use_var(self.cnt);
         if !self.bound_trips {
@@ -557,7 +576,7 @@ impl Gen<'_, '_> {
             self.b.ins().brif(over, self.give_up, &[], next, &[]);
             self.b.switch_to_block(next);
         }
-        if self.stateful || (self.bound_trips && !self.loops.is_empty()) {
+        if self.keep_counts {
             self.b.ins().store(MemFlags::trusted(), c, self.counts_addr, 0);
         }
         if self.stateful {
@@ -698,8 +717,9 @@ impl Gen<'_, '_> {
                     .get(&(inst as *const Inst as usize))
                     .copied()
                     .ok_or_else(|| Unsupported("internal: a loop without a number".into()))?;
+                let shape = crate::analysis::loop_shape(inst, self.fixed);
                 if !stops {
-                    if let Some(n) = self.unroll_trips(inst) {
+                    if let Some(n) = self.unroll_trips(inst, shape) {
                         return self.unrolled(inst, n, counter, id, exit);
                     }
                 }
@@ -724,15 +744,12 @@ impl Gen<'_, '_> {
                 }
                 // Each trip costs one instruction (as in the interpreter),
                 // and is where the budget is checked (unless the loop makes
-                // a bounded number of trips: `analysis::bounded_loop`).
+                // a bounded number of trips: `analysis::loop_shape`).
                 self.enter_with(trip, &base);
                 self.dead = false;
-                let t = self.b.use_var(counter);
-                let t = self.b.ins().iadd_imm(t, 1);
-                self.b.def_var(counter, t);
-                self.pending += 1;
+                self.count_trip(counter);
                 self.flush();
-                if crate::analysis::bounded_loop(inst, self.fixed) {
+                if shape.is_some() {
                     self.b.ins().jump(body_b, &[]);
                 } else {
                     let c = self.b.use_var(self.cnt);
@@ -1042,15 +1059,14 @@ impl Gen<'_, '_> {
 
     /// `ctx.loop_most[id] = max(it, trips)`: the most trips of loop `id`
     /// in one entry, over the threadgroup's threads.
-    /// The trips of loop `inst` if it is to be unrolled: a short counted
-    /// `for` loop (`analysis::Bounded::CountsUp`, no stop inside) whose
-    /// counter is a constant where it starts. Its counter is then a
-    /// constant in every trip, as are the tests, which Cranelift folds.
-    fn unroll_trips(&mut self, inst: &Inst) -> Option<u64> {
+    /// The trips of loop `inst` (of shape `shape`) if it is to be
+    /// unrolled: a short counted `for` loop (`analysis::Bounded::CountsUp`,
+    /// no stop inside) whose counter is a constant where it starts. Its
+    /// counter is then a constant in every trip, as are the tests, which
+    /// Cranelift folds.
+    fn unroll_trips(&mut self, inst: &Inst, shape: Option<crate::analysis::Bounded>) -> Option<u64> {
         let Inst::Loop { check_first: true, cond_block, body, step, .. } = inst else { return None };
-        let Some(crate::analysis::Bounded::CountsUp { k, limit, inclusive }) = crate::analysis::loop_shape(inst, self.fixed) else {
-            return None;
-        };
+        let Some(crate::analysis::Bounded::CountsUp { k, limit, inclusive }) = shape else { return None };
         let v = self.get(k);
         let start = self.constant(v)? as u32 as u64;
         let n = (limit + inclusive as u64).saturating_sub(start);
@@ -1086,10 +1102,7 @@ impl Gen<'_, '_> {
         for _ in 0..n {
             // (The test holds: the counter is below the limit.)
             self.block(cond_block)?;
-            let t = self.b.use_var(counter);
-            let t = self.b.ins().iadd_imm(t, 1);
-            self.b.def_var(counter, t);
-            self.pending += 1;
+            self.count_trip(counter);
             let step_b = self.b.create_block();
             self.targets.push(Target::Loop { brk: exit, cont: step_b, id, trips: counter });
             self.block(body)?;
@@ -1107,6 +1120,15 @@ impl Gen<'_, '_> {
         self.dead = false;
         self.most_trips(id, counter);
         Ok(())
+    }
+
+    /// A loop's trip: one more on its counter `trips`, and one instruction
+    /// (as in the interpreter).
+    fn count_trip(&mut self, trips: Variable) {
+        let t = self.b.use_var(trips);
+        let t = self.b.ins().iadd_imm(t, 1);
+        self.b.def_var(trips, t);
+        self.pending += 1;
     }
 
     fn most_trips(&mut self, id: usize, trips: Variable) {

@@ -87,6 +87,12 @@ pub struct Native {
     /// The code keeps no state between calls (no barriers or SIMD-group
     /// functions): every thread runs start to end in one.
     stateless: bool,
+    /// The code leaves each thread's instruction count in `ctx.counts`
+    /// (`codegen::Plan::keep_counts`): a thread that stops comes back to
+    /// it, and threads on different paths in code with loops may need
+    /// their sum. (In code without loops the lockstep bound, a constant,
+    /// decides alone.)
+    counts_kept: bool,
     /// What bounds the interpreter's instruction count for a threadgroup
     /// whose threads take different paths.
     lockstep: analysis::LockstepBound,
@@ -107,12 +113,6 @@ impl Native {
     /// the registers' slots).
     fn trip_slots<'a>(&self, spill: &'a [u64]) -> runtime::TripSlots<'a> {
         runtime::TripSlots { spill, slots: self.spill_slots, from: self.spill_slots - self.trip_depth }
-    }
-
-    /// Whether the code leaves each thread's instruction count in
-    /// `ctx.counts` at its end (`codegen::Gen::exit`).
-    fn counts_kept(&self) -> bool {
-        !self.stateless || (!self.convergent && !self.lockstep.loops.is_empty())
     }
 
     /// How many threadgroups this code ran to the end.
@@ -178,6 +178,9 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
     let convergent = analysis::convergent(&kernel.body, &preset);
     let trip_depth = analysis::trip_depth(&kernel.body);
     let lockstep = analysis::LockstepBound::new(&kernel.body);
+    let mut stateful = false;
+    gpu::ir::walk(&kernel.body, &mut |i| stateful |= analysis::is_stop(i));
+    let counts_kept = stateful || (!convergent && !lockstep.loops.is_empty());
     let read_only = if checks != CheckLevel::None { analysis::read_only_loads(&kernel) } else { Default::default() };
     // The allocations the sanitizer watches: threadgroup and private
     // memory and the writable buffers (races are looked for under
@@ -235,6 +238,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
             fixed: &fixed,
             loops: &lockstep.loops,
             bound_trips: !convergent,
+            keep_counts: counts_kept,
         };
         stops = codegen::compile_body(&mut b, &mut insts, call_conv, &plan)?;
         b.finalize();
@@ -282,6 +286,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         table_ids,
         shared_outputs,
         stateless: stops.is_empty(),
+        counts_kept,
         stops,
         lockstep,
     })
@@ -457,7 +462,7 @@ impl Compiled for Native {
             } else {
                 // (The bound first: for code without loops it is a constant.)
                 self.lockstep.bound(&s.loop_most) <= budget
-                    || (self.counts_kept() && s.counts.iter().fold(0u64, |a, &c| a.saturating_add(c)) <= budget)
+                    || (self.counts_kept && s.counts.iter().fold(0u64, |a, &c| a.saturating_add(c)) <= budget)
             }
         });
         if ok {

@@ -78,7 +78,7 @@ fn compiled_runs_end_as_the_interpreter_would_for_every_budget() {
 }
 
 /// Loops of a few trips run without a budget check on each trip
-/// (`analysis::bounded_loop`); around and beside them, the budget still
+/// (`analysis::loop_shape`); around and beside them, the budget still
 /// ends a compiled run exactly where it ends the interpreter's: a runaway
 /// loop whose body is such a loop, one whose counter the body changes too,
 /// and threads that take different paths.

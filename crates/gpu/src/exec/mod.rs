@@ -221,6 +221,12 @@ impl<'k> Machine<'k> {
         }
     }
 
+    /// Where buffer `index` is when the dispatch's workers share one copy
+    /// of it (`shared_outputs`).
+    pub(crate) fn shared_output(&self, index: u32) -> Option<crate::engine::Region> {
+        self.shared_outputs.iter().find(|s| s.0 == index).map(|s| s.1)
+    }
+
     pub(crate) fn end_threadgroup(&mut self) {
         if let Some(s) = self.san.as_mut() {
             s.end_threadgroup();

@@ -36,6 +36,8 @@ use msl::types::Scalar;
 const FIXED: MemFlags = MemFlags::trusted().with_readonly().with_can_move();
 use std::collections::{HashMap, HashSet};
 
+mod wide;
+
 const I8: types::Type = types::I8;
 const I32: types::Type = types::I32;
 const I64: types::Type = types::I64;
@@ -221,6 +223,8 @@ pub struct Gen<'a, 'b> {
     bound_trips: bool,
     /// `Plan::keep_counts`.
     keep_counts: bool,
+    /// The four-threads code's state (`wide.rs`).
+    wide: wide::Wide,
 }
 
 /// What the runner checks when the threads stop at barrier `k` (the
@@ -281,6 +285,15 @@ pub struct Plan<'a> {
     /// Leave each thread's instruction count in `ctx.counts` as it stops
     /// (`Native::counts_kept`).
     pub keep_counts: bool,
+    /// Also make the four-threads loop (`wide.rs`), if [`wide_candidate`].
+    pub wide: bool,
+}
+
+/// Whether a kernel compiled with `checks` off or on, with or without
+/// stops, may get the four-threads loop: checks off, no stops, and made of
+/// what it handles (`wide.rs`).
+pub fn wide_candidate(body: &[Inst], checks: bool, stateful: bool, keep_counts: bool) -> bool {
+    !checks && !stateful && !keep_counts && wide::candidate(body)
 }
 
 /// Compile `plan.body` into the builder's function (signature `(ctx) ->
@@ -306,6 +319,7 @@ pub fn compile_body(
         loops,
         bound_trips,
         keep_counts,
+        wide,
     } = *plan;
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
@@ -349,11 +363,27 @@ pub fn compile_body(
         let v = b.ins().load(I32, fl, base, off as i32);
         invariant.insert((id, off, ty), v);
     }
-    // for lane in 0..n
+    // for lane in 0..n (with the four-threads loop, first in chunks while
+    // the threads' count fits the budget and the threadgroup is one row:
+    // `wide.rs`)
     let lane_head = b.create_block();
     b.append_block_param(lane_head, I64);
+    let wide_head = wide.then(|| b.create_block());
     let zero = b.ins().iconst(I64, 0);
-    let prelude = b.ins().jump(lane_head, &[zero.into()]);
+    let prelude = if let Some(head) = wide_head {
+        b.append_block_param(head, I64);
+        let budget = b.ins().load(I64, fl.with_readonly(), ctx, rt::OFF_BUDGET);
+        let enough = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, budget, wide::most_count(body));
+        let rows = b.ins().load(I32, FIXED, ctx, rt::OFF_TG_SIZE + 4);
+        let layers = b.ins().load(I32, FIXED, ctx, rt::OFF_TG_SIZE + 8);
+        let rows = b.ins().icmp_imm(IntCC::Equal, rows, 1);
+        let layers = b.ins().icmp_imm(IntCC::Equal, layers, 1);
+        let flat = b.ins().band(rows, layers);
+        let go = b.ins().band(enough, flat);
+        b.ins().brif(go, head, &[zero.into()], lane_head, &[zero.into()])
+    } else {
+        b.ins().jump(lane_head, &[zero.into()])
+    };
     b.switch_to_block(lane_head);
     let lane = b.block_params(lane_head)[0];
     let (lane_body, finish, dispatch) = (b.create_block(), b.create_block(), b.create_block());
@@ -441,6 +471,7 @@ pub fn compile_body(
         loops,
         bound_trips,
         keep_counts,
+        wide: wide::Wide::default(),
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
@@ -454,6 +485,9 @@ pub fn compile_body(
     if !g.dead {
         g.flush();
         g.exit(FINISHED);
+    }
+    if let Some(head) = wide_head {
+        g.wide_loop(body, preset, head, n)?;
     }
     // Giving up.
     g.b.switch_to_block(g.give_up);
@@ -1233,7 +1267,6 @@ impl Gen<'_, '_> {
             {
                 let (x, y) = (self.get(*a), self.get(*b));
                 let signed = matches!(ty, Int | Long);
-                let (int, min) = if matches!(ty, Int | UInt) { (I32, i32::MIN as i64) } else { (I64, i64::MIN) };
                 let v = match op {
                     BinaryOp::Add => self.b.ins().iadd(x, y),
                     BinaryOp::Sub => self.b.ins().isub(x, y),
@@ -1244,27 +1277,7 @@ impl Gen<'_, '_> {
                     BinaryOp::Shl => self.b.ins().ishl(x, y),
                     BinaryOp::Shr if signed => self.b.ins().sshr(x, y),
                     BinaryOp::Shr => self.b.ins().ushr(x, y),
-                    BinaryOp::Div | BinaryOp::Rem => {
-                        // x / 0 and x % 0 are 0; INT_MIN / -1 wraps (divide by 1 instead).
-                        let zero = self.b.ins().icmp_imm(IntCC::Equal, y, 0);
-                        let one = self.b.ins().iconst(int, 1);
-                        let mut unsafe_div = zero;
-                        if signed {
-                            let min = self.b.ins().icmp_imm(IntCC::Equal, x, min);
-                            let m1 = self.b.ins().icmp_imm(IntCC::Equal, y, -1);
-                            let ovf = self.b.ins().band(min, m1);
-                            unsafe_div = self.b.ins().bor(zero, ovf);
-                        }
-                        let d = self.b.ins().select(unsafe_div, one, y);
-                        let r = match (op, signed) {
-                            (BinaryOp::Div, true) => self.b.ins().sdiv(x, d),
-                            (BinaryOp::Div, false) => self.b.ins().udiv(x, d),
-                            (_, true) => self.b.ins().srem(x, d),
-                            (_, false) => self.b.ins().urem(x, d),
-                        };
-                        let z = self.b.ins().iconst(int, 0);
-                        self.b.ins().select(zero, z, r)
-                    }
+                    BinaryOp::Div | BinaryOp::Rem => self.int_div(*op == BinaryOp::Div, signed, x, y),
                     _ => return Ok(false),
                 };
                 self.set(*dst, v);
@@ -1580,6 +1593,31 @@ impl Gen<'_, '_> {
         Ok(true)
     }
 
+    /// `x / y` (`div`) or `x % y` of two 32- or 64-bit integers: `x / 0`
+    /// and `x % 0` are 0, and `INT_MIN / -1` wraps (divided by 1 instead).
+    fn int_div(&mut self, div: bool, signed: bool, x: Value, y: Value) -> Value {
+        let int = self.b.func.dfg.value_type(x);
+        let min = if int == I32 { i32::MIN as i64 } else { i64::MIN };
+        let zero = self.b.ins().icmp_imm(IntCC::Equal, y, 0);
+        let one = self.b.ins().iconst(int, 1);
+        let mut unsafe_div = zero;
+        if signed {
+            let min = self.b.ins().icmp_imm(IntCC::Equal, x, min);
+            let m1 = self.b.ins().icmp_imm(IntCC::Equal, y, -1);
+            let ovf = self.b.ins().band(min, m1);
+            unsafe_div = self.b.ins().bor(zero, ovf);
+        }
+        let d = self.b.ins().select(unsafe_div, one, y);
+        let r = match (div, signed) {
+            (true, true) => self.b.ins().sdiv(x, d),
+            (true, false) => self.b.ins().udiv(x, d),
+            (false, true) => self.b.ins().srem(x, d),
+            (false, false) => self.b.ins().urem(x, d),
+        };
+        let z = self.b.ins().iconst(int, 0);
+        self.b.ins().select(zero, z, r)
+    }
+
     /// `dst = ptr + delta` bytes (`delta` a multiple of `step`), keeping
     /// what is known of where it points.
     fn offset_by(&mut self, dst: Reg, ptr: Reg, delta: Value, step: i64) {
@@ -1647,52 +1685,8 @@ impl Gen<'_, '_> {
 
     /// [`Self::address`] for an access that must be aligned to `align`.
     fn address_aligned(&mut self, ptr: Reg, size: i64, align: i64, write: bool, atomic: bool) -> Value {
-        if let Some(Known { id, off, align: known_align }) = self.provenance(ptr) {
-            // The allocation is known: its entry is at a fixed place, and
-            // the offset must be at most `len - size`.
-            // (An offset in the loads, not an added constant: Cranelift
-            // remakes `table + constant` where it is used, which would keep
-            // the loads through it from leaving loops.)
-            let e = At { base: self.table, off: rt::slot_of(id) as i32 * rt::ENTRY_BYTES as i32, known: true };
-            let kind = gpu::memory::AllocId(id).kind();
-            // Only bound buffers may be shared with other workers (or
-            // read-only, program constants): the rest is always writable.
-            let mut check_writable = write && matches!(kind, gpu::memory::AllocKind::Buffer(_) | gpu::memory::AllocKind::Constant(_));
-            let mut ok = match self.lens.get(&id) {
-                Some(&n) if n as i64 >= size => self.b.ins().icmp_imm(IntCC::UnsignedLessThanOrEqual, off, n as i64 - size),
-                Some(_) => self.b.ins().iconst(I8, 0),
-                None => {
-                    // `off < len - size + 1`, that bound 0 when `len <
-                    // size` (or, for a store, when the entry is not
-                    // writable): one comparison per access, the bound made
-                    // from the entry once (it stays put for the call).
-                    let bound = self.entry_bound(e, size, check_writable);
-                    check_writable = false;
-                    self.b.ins().icmp(IntCC::UnsignedLessThan, off, bound)
-                }
-            };
-            if align > 1 && known_align % align != 0 {
-                let m = self.b.ins().band_imm(off, align - 1);
-                let aligned = self.b.ins().icmp_imm(IntCC::Equal, m, 0);
-                ok = self.b.ins().band(ok, aligned);
-            }
-            self.guard(ok);
-            let private = matches!(kind, gpu::memory::AllocKind::Private(_));
-            let threadgroup = matches!(kind, gpu::memory::AllocKind::Threadgroup(_) | gpu::memory::AllocKind::ThreadgroupBuffer(_));
-            match self.shadowed.get(&id) {
-                // Nobody writes it in this interval: only "was it written in this threadgroup".
-                Some(&Some(shift)) if self.reading_only && threadgroup && !write && !atomic => self.shadow_written(e, off, shift, size),
-                // One cell (the access is aligned to its power-of-two size): inline.
-                Some(&Some(shift)) if size > 0 && size <= 16 && (size as u64).is_power_of_two() && size <= 1 << shift => {
-                    self.shadow_cell(e, kind, off, shift, gpu::conflicts::Op { write, atomic })
-                }
-                Some(_) => {
-                    let idv = self.b.ins().iconst(I64, id as i64);
-                    self.shadow(idv, off, size, write, atomic)
-                }
-                None => {}
-            }
-            return self.locate(e, off, check_writable, private);
+        if let Some(known) = self.provenance(ptr) {
+            return self.address_known(known, size, align, write, atomic);
         }
         let p = self.get(ptr);
         let id = self.b.ins().ushr_imm(p, 40);
@@ -1734,6 +1728,56 @@ impl Gen<'_, '_> {
         self.guard(ok);
         self.shadow(id, off, size, write, atomic);
         self.locate(e, off, write, true)
+    }
+
+    /// [`Self::address_aligned`] for a pointer known to point into
+    /// allocation `id` at offset `off`.
+    fn address_known(&mut self, Known { id, off, align: known_align }: Known, size: i64, align: i64, write: bool, atomic: bool) -> Value {
+        // The allocation is known: its entry is at a fixed place, and the
+        // offset must be at most `len - size`.
+        // (An offset in the loads, not an added constant: Cranelift
+        // remakes `table + constant` where it is used, which would keep
+        // the loads through it from leaving loops.)
+        let e = At { base: self.table, off: rt::slot_of(id) as i32 * rt::ENTRY_BYTES as i32, known: true };
+        let kind = gpu::memory::AllocId(id).kind();
+        // Only bound buffers may be shared with other workers (or
+        // read-only, program constants): the rest is always writable.
+        let mut check_writable = write && matches!(kind, gpu::memory::AllocKind::Buffer(_) | gpu::memory::AllocKind::Constant(_));
+        let mut ok = match self.lens.get(&id) {
+            Some(&n) if n as i64 >= size => self.b.ins().icmp_imm(IntCC::UnsignedLessThanOrEqual, off, n as i64 - size),
+            Some(_) => self.b.ins().iconst(I8, 0),
+            None => {
+                // `off < len - size + 1`, that bound 0 when `len <
+                // size` (or, for a store, when the entry is not
+                // writable): one comparison per access, the bound made
+                // from the entry once (it stays put for the call).
+                let bound = self.entry_bound(e, size, check_writable);
+                check_writable = false;
+                self.b.ins().icmp(IntCC::UnsignedLessThan, off, bound)
+            }
+        };
+        if align > 1 && known_align % align != 0 {
+            let m = self.b.ins().band_imm(off, align - 1);
+            let aligned = self.b.ins().icmp_imm(IntCC::Equal, m, 0);
+            ok = self.b.ins().band(ok, aligned);
+        }
+        self.guard(ok);
+        let private = matches!(kind, gpu::memory::AllocKind::Private(_));
+        let threadgroup = matches!(kind, gpu::memory::AllocKind::Threadgroup(_) | gpu::memory::AllocKind::ThreadgroupBuffer(_));
+        match self.shadowed.get(&id) {
+            // Nobody writes it in this interval: only "was it written in this threadgroup".
+            Some(&Some(shift)) if self.reading_only && threadgroup && !write && !atomic => self.shadow_written(e, off, shift, size),
+            // One cell (the access is aligned to its power-of-two size): inline.
+            Some(&Some(shift)) if size > 0 && size <= 16 && (size as u64).is_power_of_two() && size <= 1 << shift => {
+                self.shadow_cell(e, kind, off, shift, gpu::conflicts::Op { write, atomic })
+            }
+            Some(_) => {
+                let idv = self.b.ins().iconst(I64, id as i64);
+                self.shadow(idv, off, size, write, atomic)
+            }
+            None => {}
+        }
+        self.locate(e, off, check_writable, private)
     }
 
     /// With checks on, an access (in bounds) within one shadow cell of the

@@ -59,7 +59,7 @@ pub struct Native {
     /// Owns the code's memory for as long as the kernel may run.
     _module: Code,
     /// Threadgroups the native code has run to the end (tests check it).
-    ran: AtomicU64,
+    ran: Tally,
     /// Time spent compiling.
     pub compile_time: std::time::Duration,
     /// Bytes of stack the code's frame takes.
@@ -96,6 +96,33 @@ pub struct Native {
     /// What bounds the interpreter's instruction count for a threadgroup
     /// whose threads take different paths.
     lockstep: analysis::LockstepBound,
+    /// The code runs four threads at a time where it can (`codegen/wide.rs`).
+    chunked: bool,
+}
+
+/// A count the workers of a dispatch add to once per threadgroup: one
+/// shared atomic bounced its cache line between them (a seventh of a
+/// 16M-thread map's time on two cores), so each worker thread adds to a
+/// shard of its own (padded to a cache line) and reading sums them.
+#[derive(Default)]
+struct Tally([Shard; TALLY_SHARDS]);
+
+#[derive(Default)]
+#[repr(align(128))]
+struct Shard(AtomicU64);
+
+const TALLY_SHARDS: usize = 16;
+
+impl Tally {
+    fn add_one(&self) {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        thread_local!(static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) as usize % TALLY_SHARDS);
+        SHARD.with(|&k| self.0[k].0.fetch_add(1, Ordering::Relaxed));
+    }
+
+    fn total(&self) -> u64 {
+        self.0.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
+    }
 }
 
 /// Stack the recursive walks over nested blocks keep free, and the size of
@@ -115,9 +142,15 @@ impl Native {
         runtime::TripSlots { spill, slots: self.spill_slots, from: self.spill_slots - self.trip_depth }
     }
 
+    /// Whether the code runs four threads at a time where it can (in
+    /// threadgroups of one row).
+    pub fn chunked(&self) -> bool {
+        self.chunked
+    }
+
     /// How many threadgroups this code ran to the end.
     pub fn threadgroups_run(&self) -> u64 {
-        self.ran.load(Ordering::Relaxed)
+        self.ran.total()
     }
 }
 
@@ -219,10 +252,18 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
     let mut ctx = module.make_context();
     ctx.func.signature.params.push(AbiParam::new(types::I64));
     ctx.func.signature.returns.push(AbiParam::new(types::I64));
-    let mut fbc = FunctionBuilderContext::new();
     let mut insts = Vec::new();
-    let stops;
-    {
+    let signature = ctx.func.signature.clone();
+    // With the four-threads loop if the kernel may have it; if its code
+    // generator refuses the kernel, without.
+    let mut wide = codegen::wide_candidate(&kernel.body, checks != CheckLevel::None, stateful, counts_kept);
+    // (A development aid: METAL_PUZZLES_JIT_NO_CHUNKS=1 leaves it out, to compare.)
+    wide &= std::env::var_os("METAL_PUZZLES_JIT_NO_CHUNKS").is_none();
+    let stops = loop {
+        ctx.func = cranelift_codegen::ir::Function::with_name_signature(Default::default(), signature.clone());
+        insts.clear();
+        // (A fresh builder context: a refused attempt leaves its own half-built.)
+        let mut fbc = FunctionBuilderContext::new();
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
         let plan = codegen::Plan {
             body: &kernel.body,
@@ -239,10 +280,22 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
             loops: &lockstep.loops,
             bound_trips: !convergent,
             keep_counts: counts_kept,
+            wide,
         };
-        stops = codegen::compile_body(&mut b, &mut insts, call_conv, &plan)?;
-        b.finalize();
-    }
+        match codegen::compile_body(&mut b, &mut insts, call_conv, &plan) {
+            Ok(stops) => {
+                b.finalize();
+                break stops;
+            }
+            Err(e) if wide => {
+                if std::env::var_os("METAL_PUZZLES_JIT_DUMP").is_some() {
+                    eprintln!("{}", e.0);
+                }
+                wide = false
+            }
+            Err(e) => return Err(e),
+        }
+    };
     let id = module.declare_function("kernel", Linkage::Export, &ctx.func.signature).map_err(|e| err(&e))?;
     // A development aid: METAL_PUZZLES_JIT_DUMP=1 prints the machine code.
     let dump = std::env::var_os("METAL_PUZZLES_JIT_DUMP").is_some();
@@ -275,7 +328,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         convergent,
         uniform_attrs,
         _module: owner,
-        ran: AtomicU64::new(0),
+        ran: Tally::default(),
         compile_time: started.elapsed(),
         frame_size,
         trip_depth,
@@ -289,6 +342,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         counts_kept,
         stops,
         lockstep,
+        chunked: wide,
     })
 }
 
@@ -466,7 +520,7 @@ impl Compiled for Native {
             }
         });
         if ok {
-            self.ran.fetch_add(1, Ordering::Relaxed);
+            self.ran.add_one();
         }
         ok
     }

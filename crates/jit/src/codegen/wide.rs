@@ -1,0 +1,738 @@
+//! Four threads at a time: kernels without barriers, loops or calls into
+//! the interpreter also get a second threads' loop that runs a chunk of
+//! four consecutive threads with 128-bit vector instructions — one lane
+//! per thread — where the threadgroup is one row (so the chunk's
+//! positions are consecutive).
+//!
+//! The chunk's threads run the same instructions in the same order, one
+//! of each for all four, as the interpreter's lockstep does; where they
+//! would branch apart the chunk goes back to the one-thread code, which
+//! runs them one after another from the start. That is only sound while
+//! the chunk has changed nothing, so a branch whose threads may disagree
+//! may not follow a store (the code is not made otherwise).
+//!
+//! The code generator knows, for registers whose lanes are evenly spaced
+//! (`Lin`: thread positions, constants, kernel arguments and sums of
+//! them), the first lane's value and the spacing, and for pointers
+//! (`WPtr`) the first lane's offset and the spacing in bytes: four 4-byte
+//! accesses 4 bytes apart are one 16-byte access with one bounds check,
+//! a shared address one access; others go lane by lane.
+
+use super::*;
+use cranelift_codegen::ir::types::{F32X4, I32X4};
+use cranelift_codegen::ir::Endianness;
+
+/// Threads per chunk.
+const LANES: i64 = 4;
+
+/// Most spacing between lanes of an index the code follows (so that three
+/// steps cannot wrap around 32 bits unnoticed).
+const MOST_STEP: i64 = 1 << 20;
+
+/// A 32-bit integer register whose lane `k` holds `base + k * step`
+/// (wrapping): `base` is an `i32` value.
+#[derive(Clone, Copy)]
+struct Lin {
+    base: Value,
+    step: i32,
+}
+
+/// A pointer register whose lane `k` points `k * stride` bytes after
+/// where `known` says lane 0 does.
+#[derive(Clone, Copy)]
+struct WPtr {
+    known: Known,
+    stride: i64,
+}
+
+/// The chunk code's state in `Gen`.
+#[derive(Default)]
+pub(super) struct Wide {
+    vars: HashMap<Reg, Variable>,
+    lin: HashMap<Reg, Lin>,
+    ptrs: HashMap<Reg, WPtr>,
+    /// Bool registers made from a comparison's lane masks (all ones or
+    /// zero), which a branch tests as they are.
+    masks: HashMap<Reg, Value>,
+    /// The chunk's first thread, as an `i32`.
+    first: Option<Value>,
+    /// Where a chunk whose threads disagree at a branch goes.
+    fallback: Option<Block>,
+    /// A store has been compiled on the way here.
+    stored: bool,
+}
+
+/// Whether `body` is made only of what the chunk code handles (a cheap
+/// test before trying: the code generator may still refuse it).
+pub(super) fn candidate(body: &[Inst]) -> bool {
+    let mut ok = true;
+    let mut memory = false;
+    gpu::ir::walk(body, &mut |i| {
+        memory |= matches!(i, Inst::Load { .. } | Inst::Store { .. });
+        ok &= matches!(
+            i,
+            Inst::Const { .. }
+                | Inst::Copy { .. }
+                | Inst::Assign { .. }
+                | Inst::Unary { .. }
+                | Inst::Binary { .. }
+                | Inst::Compare { .. }
+                | Inst::Convert { .. }
+                | Inst::Select { .. }
+                | Inst::PtrIndex { .. }
+                | Inst::PtrAdd { .. }
+                | Inst::Load { .. }
+                | Inst::Store { .. }
+                | Inst::Attr { .. }
+                | Inst::If { .. }
+                | Inst::Scope { .. }
+                | Inst::Nop
+                | Inst::NoReturn { .. }
+                | Inst::Math { func: BuiltinId::Min | BuiltinId::Max, ty: Scalar::Int | Scalar::UInt, .. }
+        );
+    });
+    ok && memory
+}
+
+/// Whether `body` only computes registers (no memory access).
+fn registers_only(body: &[Inst]) -> bool {
+    let mut ok = true;
+    gpu::ir::walk(body, &mut |i| ok &= !matches!(i, Inst::Load { .. } | Inst::Store { .. }));
+    ok
+}
+
+/// Instructions the interpreter may count for one thread of `body` (every
+/// one once: it has no loops).
+pub(super) fn most_count(body: &[Inst]) -> i64 {
+    let mut n = 0i64;
+    gpu::ir::walk(body, &mut |_| n += 1);
+    n
+}
+
+fn unsupported(what: &str) -> Unsupported {
+    Unsupported(format!("four threads at a time: {what}"))
+}
+
+fn lane_order() -> MemFlags {
+    MemFlags::new().with_endianness(Endianness::Little)
+}
+
+impl Gen<'_, '_> {
+    /// The chunks' loop: block `head` (parameter: the chunk's first
+    /// thread) runs chunks while four threads are left, then
+    /// hands the rest to the one-thread loop (`self.lane_head`, up to
+    /// `n`). A chunk that falls back runs its four in a second copy of the
+    /// one-thread code, which comes back here after them. (Two copies, so
+    /// that the loops nest without a cycle through both: Cranelift moves
+    /// what stays put out of a loop only to the block before it, and the
+    /// copy's block before it is the cold fallback.)
+    pub(super) fn wide_loop(&mut self, body: &[Inst], preset: &[Reg], head: Block, n: Value) -> Result<(), Unsupported> {
+        self.b.switch_to_block(head);
+        let c = self.b.block_params(head)[0];
+        let (chunk, tail, fallback) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let end = self.b.ins().iadd_imm(c, LANES);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, n);
+        loop_branch(self.b, fits, chunk, tail);
+        self.b.switch_to_block(tail);
+        self.b.ins().jump(self.lane_head, &[c.into()]);
+        self.b.set_cold_block(fallback);
+        self.b.switch_to_block(fallback);
+        self.scalar_copy(body, preset, c, end, head)?;
+        self.b.switch_to_block(chunk);
+        let first = self.b.ins().ireduce(I32, c);
+        self.wide = Wide { first: Some(first), fallback: Some(fallback), ..Default::default() };
+        for (i, &r) in preset.iter().enumerate() {
+            if let Reg::W32(_) = r {
+                let v = self.b.ins().load(I64, FIXED, self.initial, i as i32 * 8);
+                let v = self.b.ins().ireduce(I32, v);
+                self.set_lin(r, Lin { base: v, step: 0 });
+            }
+        }
+        self.wide_block(body)?;
+        self.b.ins().jump(head, &[end.into()]);
+        Ok(())
+    }
+
+    /// Threads `from..to` by the one-thread code (a copy of it), then on
+    /// to `next` with `to`. Only for kernels without stops, which keep no
+    /// state, spill slots or counts: the copy's thread has none.
+    fn scalar_copy(&mut self, body: &[Inst], preset: &[Reg], from: Value, to: Value, next: Block) -> Result<(), Unsupported> {
+        let (head, lane_body, done) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(head, I64);
+        self.b.ins().jump(head, &[from.into()]);
+        self.b.switch_to_block(head);
+        let lane = self.b.block_params(head)[0];
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, lane, to);
+        loop_branch(self.b, more, lane_body, done);
+        self.b.switch_to_block(done);
+        self.b.ins().jump(next, &[to.into()]);
+        self.b.switch_to_block(lane_body);
+        let main = (self.lane, self.lane_head);
+        (self.lane, self.lane_head) = (lane, head);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.def_var(self.cnt, zero);
+        (self.pending, self.dead) = (0, false);
+        self.prov.clear();
+        self.clean.clear();
+        for (i, &r) in preset.iter().enumerate() {
+            let v = self.b.ins().load(I64, FIXED, self.initial, i as i32 * 8);
+            let v = self.narrow(r, v);
+            self.set(r, v);
+        }
+        self.block(body)?;
+        if !self.dead {
+            self.flush();
+            self.exit(FINISHED);
+        }
+        (self.lane, self.lane_head) = main;
+        Ok(())
+    }
+
+    fn wide_block(&mut self, insts: &[Inst]) -> Result<(), Unsupported> {
+        stacker::maybe_grow(crate::WALK_RED_ZONE, crate::WALK_STACK, || {
+            for inst in insts {
+                self.wide_inst(inst)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn wide_inst(&mut self, inst: &Inst) -> Result<(), Unsupported> {
+        match inst {
+            Inst::If { cond, then, els, .. } if self.uniform(*cond).is_none() && registers_only(then) && registers_only(els) => {
+                self.wide_select_if(*cond, then, els)?
+            }
+            Inst::If { cond, then, els, .. } => {
+                let (t, e, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+                if let Some(c) = self.uniform(*cond) {
+                    self.b.ins().brif(c, t, &[], e, &[]);
+                } else {
+                    if self.wide.stored {
+                        return Err(unsupported("a branch the threads may take apart after a store"));
+                    }
+                    let fallback = self.wide.fallback.ok_or_else(|| unsupported("internal: no fallback"))?;
+                    let v = match self.wide.masks.get(cond) {
+                        Some(&m) => m,
+                        None => self.wbits(*cond),
+                    };
+                    let all = self.b.ins().vall_true(v);
+                    let mixed = self.b.create_block();
+                    self.b.ins().brif(all, t, &[], mixed, &[]);
+                    self.b.switch_to_block(mixed);
+                    let any = self.b.ins().vany_true(v);
+                    self.b.ins().brif(any, fallback, &[], e, &[]);
+                }
+                // What is known after the branch: what was before, less
+                // the registers it assigns.
+                let mut kill = HashSet::new();
+                gpu::ir::walk(std::slice::from_ref(inst), &mut |i| kill.extend(gpu::ir::reg_uses(i).0));
+                let before = (self.wide.lin.clone(), self.wide.ptrs.clone(), self.wide.masks.clone());
+                for (blk, body) in [(t, then), (e, els)] {
+                    self.b.switch_to_block(blk);
+                    (self.wide.lin, self.wide.ptrs, self.wide.masks) = before.clone();
+                    self.wide_block(body)?;
+                    self.b.ins().jump(join, &[]);
+                }
+                self.b.switch_to_block(join);
+                (self.wide.lin, self.wide.ptrs, self.wide.masks) = before;
+                self.wide.lin.retain(|r, _| !kill.contains(r));
+                self.wide.ptrs.retain(|r, _| !kill.contains(r));
+                self.wide.masks.retain(|r, _| !kill.contains(r));
+            }
+            Inst::Scope { body } => self.wide_block(body)?,
+            Inst::Nop => {}
+            Inst::NoReturn { .. } if !self.checks => {}
+            _ => self.wide_simple(inst)?,
+        }
+        Ok(())
+    }
+
+    /// A branch of register operations only, whichever way the lanes go:
+    /// both ways run, and each register either assigns takes, lane by
+    /// lane, the value of the way that lane goes.
+    fn wide_select_if(&mut self, cond: Reg, then: &[Inst], els: &[Inst]) -> Result<(), Unsupported> {
+        let m = match self.wide.masks.get(&cond) {
+            Some(&m) => m,
+            None => {
+                let c = self.wbits(cond);
+                let zero = self.splat_i32(0);
+                self.b.ins().icmp(IntCC::NotEqual, c, zero)
+            }
+        };
+        let mut kill = Vec::new();
+        gpu::ir::walk(then, &mut |i| kill.extend(gpu::ir::reg_uses(i).0));
+        gpu::ir::walk(els, &mut |i| kill.extend(gpu::ir::reg_uses(i).0));
+        kill.sort_by_key(|r| format!("{r:?}"));
+        kill.dedup();
+        if kill.iter().any(|r| matches!(r, Reg::W64(_))) {
+            return Err(unsupported("a pointer chosen by a branch"));
+        }
+        let vars: Vec<Variable> = kill.iter().map(|&r| self.wvar(r)).collect();
+        let before: Vec<Value> = vars.iter().map(|&v| self.b.use_var(v)).collect();
+        let facts = (self.wide.lin.clone(), self.wide.ptrs.clone(), self.wide.masks.clone());
+        self.wide_block(then)?;
+        let taken: Vec<Value> = kill.iter().map(|&r| self.wbits(r)).collect();
+        for (&var, &v) in vars.iter().zip(&before) {
+            self.b.def_var(var, v);
+        }
+        (self.wide.lin, self.wide.ptrs, self.wide.masks) = facts.clone();
+        self.wide_block(els)?;
+        let other: Vec<Value> = kill.iter().map(|&r| self.wbits(r)).collect();
+        (self.wide.lin, self.wide.ptrs, self.wide.masks) = facts;
+        for (k, &r) in kill.iter().enumerate() {
+            let v = self.b.ins().bitselect(m, taken[k], other[k]);
+            self.wset(r, v);
+        }
+        Ok(())
+    }
+
+    fn wvar(&mut self, r: Reg) -> Variable {
+        if let Some(v) = self.wide.vars.get(&r) {
+            return *v;
+        }
+        let ty = if self.floats.contains(&r) { F32X4 } else { I32X4 };
+        let v = self.b.declare_var(ty);
+        self.wide.vars.insert(r, v);
+        v
+    }
+
+    /// A 32-bit register's lanes as integers.
+    fn wbits(&mut self, r: Reg) -> Value {
+        let var = self.wvar(r);
+        let v = self.b.use_var(var);
+        if self.floats.contains(&r) {
+            return self.b.ins().bitcast(I32X4, lane_order(), v);
+        }
+        v
+    }
+
+    /// A 32-bit register's lanes as floats.
+    fn wfloat(&mut self, r: Reg) -> Value {
+        let var = self.wvar(r);
+        let v = self.b.use_var(var);
+        if self.floats.contains(&r) {
+            return v;
+        }
+        self.b.ins().bitcast(F32X4, lane_order(), v)
+    }
+
+    /// Set a 32-bit register's lanes (integers or floats); what was known
+    /// of it is forgotten.
+    fn wset(&mut self, r: Reg, v: Value) {
+        self.wide.lin.remove(&r);
+        self.wide.masks.remove(&r);
+        let var = self.wvar(r);
+        let want = if self.floats.contains(&r) { F32X4 } else { I32X4 };
+        let v = if self.b.func.dfg.value_type(v) == want { v } else { self.b.ins().bitcast(want, lane_order(), v) };
+        self.b.def_var(var, v);
+    }
+
+    fn set_lin(&mut self, r: Reg, l: Lin) {
+        let mut v = self.b.ins().splat(I32X4, l.base);
+        if l.step != 0 {
+            let bytes: Vec<u8> = (0..LANES as i32).flat_map(|k| k.wrapping_mul(l.step).to_le_bytes()).collect();
+            let h = self.b.func.dfg.constants.insert(bytes.into());
+            let steps = self.b.ins().vconst(I32X4, h);
+            v = self.b.ins().iadd(v, steps);
+        }
+        self.wset(r, v);
+        self.wide.lin.insert(r, l);
+    }
+
+    /// The value every lane of `r` holds, if it is known to be one.
+    fn uniform(&self, r: Reg) -> Option<Value> {
+        self.wide.lin.get(&r).filter(|l| l.step == 0).map(|l| l.base)
+    }
+
+    fn splat_i32(&mut self, x: i64) -> Value {
+        let c = self.b.ins().iconst(I32, x);
+        self.b.ins().splat(I32X4, c)
+    }
+
+    /// Lanes that are nonzero integers as 1, the rest 0.
+    fn ones(&mut self, mask: Value) -> Value {
+        let one = self.splat_i32(1);
+        self.b.ins().band(mask, one)
+    }
+
+    fn wptr(&mut self, r: Reg) -> Result<WPtr, Unsupported> {
+        if let Some(p) = self.wide.ptrs.get(&r) {
+            return Ok(*p);
+        }
+        let &(id, off) = self.statics.get(&r).ok_or_else(|| unsupported("a pointer it cannot follow"))?;
+        let v = self.b.ins().iconst(I64, off);
+        Ok(WPtr { known: Known { id, off: v, align: align_of(off) }, stride: 0 })
+    }
+
+    /// Lane `k`'s pointer of `p`.
+    fn lane_ptr(&mut self, p: WPtr, k: i64) -> Known {
+        let off = self.b.ins().iadd_imm(p.known.off, k * p.stride);
+        Known { id: p.known.id, off, align: p.known.align.min(align_of(p.stride)) }
+    }
+
+    fn wide_attr(&mut self, inst: &Inst, attr: ThreadAttr, c: u8) -> Result<Lin, Unsupported> {
+        let first = self.wide.first.ok_or_else(|| unsupported("internal: no chunk"))?;
+        Ok(match attr {
+            // (Chunks run only in threadgroups of one row.)
+            ThreadAttr::ThreadPositionInThreadgroup | ThreadAttr::ThreadIndexInThreadgroup if c == 0 => Lin { base: first, step: 1 },
+            ThreadAttr::ThreadPositionInThreadgroup if c < 3 => Lin { base: self.b.ins().iconst(I32, 0), step: 0 },
+            ThreadAttr::ThreadPositionInGrid if c < 3 => {
+                let pos = self.b.ins().load(I32, FIXED, self.ctx, rt::OFF_TG_POS + 4 * c as i32);
+                let req = self.b.ins().load(I32, FIXED, self.ctx, rt::OFF_REQUESTED + 4 * c as i32);
+                let base = self.b.ins().imul(pos, req);
+                if c == 0 {
+                    Lin { base: self.b.ins().iadd(base, first), step: 1 }
+                } else {
+                    Lin { base, step: 0 }
+                }
+            }
+            _ if self.uniform_attrs.contains(&(attr, c)) => Lin { base: self.attr(inst, attr, c), step: 0 },
+            _ => return Err(unsupported("a thread attribute it does not spell out")),
+        })
+    }
+
+    fn wide_simple(&mut self, inst: &Inst) -> Result<(), Unsupported> {
+        use Scalar::*;
+        let w32 = |r: &Reg| matches!(r, Reg::W32(_));
+        let w64 = |r: &Reg| matches!(r, Reg::W64(_));
+        match inst {
+            Inst::Const { dst: dst @ Reg::W32(_), bits } => {
+                let v = self.b.ins().iconst(I32, *bits as u32 as i64);
+                self.set_lin(*dst, Lin { base: v, step: 0 });
+            }
+            Inst::Copy { dst, src } | Inst::Assign { dst, src } if w32(dst) && w32(src) => {
+                let var = self.wvar(*src);
+                let v = self.b.use_var(var);
+                let (known, mask) = (self.wide.lin.get(src).copied(), self.wide.masks.get(src).copied());
+                self.wset(*dst, v);
+                if let Some(l) = known {
+                    self.wide.lin.insert(*dst, l);
+                }
+                if let Some(m) = mask {
+                    self.wide.masks.insert(*dst, m);
+                }
+            }
+            Inst::Copy { dst, src } | Inst::Assign { dst, src } if w64(dst) && w64(src) => {
+                let p = self.wptr(*src)?;
+                self.wide.ptrs.insert(*dst, p);
+            }
+            Inst::Unary { op, ty, dst, a } if w32(dst) && w32(a) => {
+                let x = self.wbits(*a);
+                let known = self.wide.lin.get(a).copied();
+                match (op, ty) {
+                    (UnOp::Neg, Float | Half | BFloat) => {
+                        let sign = self.splat_i32(0x8000_0000u32 as i32 as i64);
+                        let v = self.b.ins().bxor(x, sign);
+                        self.wset(*dst, v);
+                    }
+                    (UnOp::Neg, Int | UInt) => match known {
+                        Some(l) => {
+                            let base = self.b.ins().ineg(l.base);
+                            self.set_lin(*dst, Lin { base, step: l.step.wrapping_neg() });
+                        }
+                        None => {
+                            let v = self.b.ins().ineg(x);
+                            self.wset(*dst, v);
+                        }
+                    },
+                    (UnOp::Not, _) => {
+                        let zero = self.splat_i32(0);
+                        let m = self.b.ins().icmp(IntCC::Equal, x, zero);
+                        let v = self.ones(m);
+                        self.wset(*dst, v);
+                    }
+                    (UnOp::BitNot, Int | UInt) => {
+                        let v = self.b.ins().bnot(x);
+                        self.wset(*dst, v);
+                    }
+                    _ => return Err(unsupported("a unary operation")),
+                }
+            }
+            Inst::Binary { op, ty: Float, dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => {
+                let (x, y) = (self.wfloat(*a), self.wfloat(*b));
+                let v = match op {
+                    BinaryOp::Add => self.b.ins().fadd(x, y),
+                    BinaryOp::Sub => self.b.ins().fsub(x, y),
+                    BinaryOp::Mul => self.b.ins().fmul(x, y),
+                    BinaryOp::Div => self.b.ins().fdiv(x, y),
+                    _ => return Err(unsupported("a float operation")),
+                };
+                self.wset(*dst, v);
+            }
+            Inst::Binary { op, ty: Int | UInt, dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => self.wide_int(*op, *dst, *a, *b, inst)?,
+            Inst::Binary { op, ty: Bool, dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => {
+                let (x, y) = (self.wbits(*a), self.wbits(*b));
+                let v = match op {
+                    BinaryOp::BitAnd | BinaryOp::LogAnd => self.b.ins().band(x, y),
+                    BinaryOp::BitOr | BinaryOp::LogOr => self.b.ins().bor(x, y),
+                    BinaryOp::BitXor => self.b.ins().bxor(x, y),
+                    _ => return Err(unsupported("a bool operation")),
+                };
+                let v = self.ones(v);
+                self.wset(*dst, v);
+            }
+            Inst::Compare { op, ty, dst, a, b } if w32(dst) && w32(a) && w32(b) && !matches!(ty, Long | ULong) => {
+                if ty.is_float() {
+                    let cc = match op {
+                        BinaryOp::Eq => FloatCC::Equal,
+                        BinaryOp::Ne => FloatCC::NotEqual,
+                        BinaryOp::Lt => FloatCC::LessThan,
+                        BinaryOp::Gt => FloatCC::GreaterThan,
+                        BinaryOp::Le => FloatCC::LessThanOrEqual,
+                        BinaryOp::Ge => FloatCC::GreaterThanOrEqual,
+                        _ => return Err(unsupported("a float comparison")),
+                    };
+                    let (x, y) = (self.wfloat(*a), self.wfloat(*b));
+                    let m = self.b.ins().fcmp(cc, x, y);
+                    let v = self.ones(m);
+                    self.wset(*dst, v);
+                    self.wide.masks.insert(*dst, m);
+                } else {
+                    let cc = int_cc(*op, ty.is_signed()).ok_or_else(|| unsupported("an integer comparison"))?;
+                    if let (Some(x), Some(y)) = (self.uniform(*a), self.uniform(*b)) {
+                        let c = self.b.ins().icmp(cc, x, y);
+                        let base = self.bool32(c);
+                        self.set_lin(*dst, Lin { base, step: 0 });
+                    } else {
+                        let (x, y) = (self.wbits(*a), self.wbits(*b));
+                        let m = self.b.ins().icmp(cc, x, y);
+                        let v = self.ones(m);
+                        self.wset(*dst, v);
+                        self.wide.masks.insert(*dst, m);
+                    }
+                }
+            }
+            Inst::Convert { from, to, dst, src } if w32(dst) && w32(src) => {
+                let x = self.wbits(*src);
+                let known = self.wide.lin.get(src).copied();
+                let v = match (from, to) {
+                    _ if from == to || matches!((from, to), (Int, UInt) | (UInt, Int)) => {
+                        self.wset(*dst, x);
+                        if let Some(l) = known {
+                            self.wide.lin.insert(*dst, l);
+                        }
+                        return Ok(());
+                    }
+                    (Int, Float) => self.b.ins().fcvt_from_sint(F32X4, x),
+                    (UInt, Float) => self.b.ins().fcvt_from_uint(F32X4, x),
+                    (Float, Int) => {
+                        let f = self.wfloat(*src);
+                        self.b.ins().fcvt_to_sint_sat(I32X4, f)
+                    }
+                    (Float, UInt) => {
+                        let f = self.wfloat(*src);
+                        self.b.ins().fcvt_to_uint_sat(I32X4, f)
+                    }
+                    (Bool, Int | UInt) => self.ones(x),
+                    _ => return Err(unsupported("a conversion")),
+                };
+                self.wset(*dst, v);
+            }
+            Inst::Select { dst, cond, a, b } if w32(cond) && w32(dst) && w32(a) && w32(b) => {
+                let c = self.wbits(*cond);
+                let zero = self.splat_i32(0);
+                let m = self.b.ins().icmp(IntCC::NotEqual, c, zero);
+                let (x, y) = (self.wbits(*a), self.wbits(*b));
+                let v = self.b.ins().bitselect(m, x, y);
+                self.wset(*dst, v);
+            }
+            Inst::Math { ty: ty @ (Int | UInt), dst: dst @ Reg::W32(_), args, func: func @ (BuiltinId::Min | BuiltinId::Max), .. }
+                if args.len() == 2 && args.iter().all(w32) =>
+            {
+                let (x, y) = (self.wbits(args[0]), self.wbits(args[1]));
+                let v = match (func, ty) {
+                    (BuiltinId::Min, Int) => self.b.ins().smin(x, y),
+                    (BuiltinId::Min, _) => self.b.ins().umin(x, y),
+                    (_, Int) => self.b.ins().smax(x, y),
+                    _ => self.b.ins().umax(x, y),
+                };
+                self.wset(*dst, v);
+            }
+            Inst::PtrIndex { dst, ptr, index: index @ Reg::W32(_), index_ty, scale } if w64(dst) && w64(ptr) => {
+                let p = self.wptr(*ptr)?;
+                let l = self.wide.lin.get(index).copied().ok_or_else(|| unsupported("an index whose lanes are not evenly spaced"))?;
+                if (l.step as i64).abs() > MOST_STEP {
+                    return Err(unsupported("an index whose lanes are far apart"));
+                }
+                let signed = index_ty.is_signed();
+                if l.step != 0 {
+                    // No lane's index may wrap around 32 bits (the offsets
+                    // would not be evenly spaced); rare enough to give up.
+                    let last = self.b.ins().iadd_imm(l.base, 3 * l.step as i64);
+                    let cc = match (signed, l.step > 0) {
+                        (true, true) => IntCC::SignedGreaterThanOrEqual,
+                        (false, true) => IntCC::UnsignedGreaterThanOrEqual,
+                        (true, false) => IntCC::SignedLessThanOrEqual,
+                        (false, false) => IntCC::UnsignedLessThanOrEqual,
+                    };
+                    let ok = self.b.ins().icmp(cc, last, l.base);
+                    self.guard(ok);
+                }
+                let i = if signed { self.b.ins().sextend(I64, l.base) } else { self.b.ins().uextend(I64, l.base) };
+                let delta = self.b.ins().imul_imm(i, *scale);
+                let off = self.b.ins().iadd(p.known.off, delta);
+                let known = Known { id: p.known.id, off, align: p.known.align.min(align_of(*scale)) };
+                self.wide.ptrs.insert(*dst, WPtr { known, stride: p.stride + l.step as i64 * scale });
+            }
+            Inst::PtrAdd { dst, ptr, bytes } if w64(dst) && w64(ptr) => {
+                let p = self.wptr(*ptr)?;
+                let off = self.b.ins().iadd_imm(p.known.off, *bytes);
+                let known = Known { id: p.known.id, off, align: p.known.align.min(align_of(*bytes)) };
+                self.wide.ptrs.insert(*dst, WPtr { known, stride: p.stride });
+            }
+            Inst::Attr { attr, component, dst } if w32(dst) => {
+                let l = self.wide_attr(inst, *attr, *component)?;
+                self.set_lin(*dst, l);
+            }
+            Inst::Load { dst: dst @ Reg::W32(_), ty: ty @ (Int | UInt | Float), ptr, .. } if w64(ptr) => {
+                let p = self.wptr(*ptr)?;
+                let float = self.floats.contains(dst);
+                match p.stride {
+                    0 => {
+                        let cached = self.statics.get(ptr).and_then(|&(id, off)| self.invariant.get(&(id, off, *ty))).copied();
+                        let v = match cached {
+                            Some(v) => v,
+                            None => {
+                                let a = self.address_known(p.known, 4, 4, false, false);
+                                self.b.ins().load(I32, MemFlags::trusted(), a, 0)
+                            }
+                        };
+                        if float {
+                            let f = self.b.ins().bitcast(F32, MemFlags::new(), v);
+                            let v = self.b.ins().splat(F32X4, f);
+                            self.wset(*dst, v);
+                        } else {
+                            self.set_lin(*dst, Lin { base: v, step: 0 });
+                        }
+                    }
+                    4 => {
+                        // The four lanes' bytes, one after another: in
+                        // bounds and aligned as each lane's access is.
+                        let a = self.address_known(p.known, 16, 4, false, false);
+                        let v = self.b.ins().load(if float { F32X4 } else { I32X4 }, MemFlags::new().with_notrap(), a, 0);
+                        self.wset(*dst, v);
+                    }
+                    _ => {
+                        let mut v = None;
+                        for k in 0..LANES {
+                            let known = self.lane_ptr(p, k);
+                            let a = self.address_known(known, 4, 4, false, false);
+                            let x = self.b.ins().load(I32, MemFlags::trusted(), a, 0);
+                            v = Some(match v {
+                                None => self.b.ins().splat(I32X4, x),
+                                Some(v) => self.b.ins().insertlane(v, x, k as u8),
+                            });
+                        }
+                        let v = v.ok_or_else(|| unsupported("internal: no lanes"))?;
+                        self.wset(*dst, v);
+                    }
+                }
+            }
+            Inst::Store { src: src @ Reg::W32(_), ty: Int | UInt | Float, ptr, .. } if w64(ptr) => {
+                let p = self.wptr(*ptr)?;
+                let v = self.wbits(*src);
+                match p.stride {
+                    4 => {
+                        let a = self.address_known(p.known, 16, 4, true, false);
+                        self.b.ins().store(MemFlags::new().with_notrap(), v, a, 0);
+                    }
+                    // Lane by lane, in the one-thread code's order (one
+                    // address: the last lane's value stays).
+                    stride => {
+                        let lanes = if stride == 0 { LANES - 1..LANES } else { 0..LANES };
+                        for k in lanes {
+                            let known = self.lane_ptr(p, k);
+                            let a = self.address_known(known, 4, 4, true, false);
+                            let x = self.b.ins().extractlane(v, k as u8);
+                            self.b.ins().store(MemFlags::trusted(), x, a, 0);
+                        }
+                    }
+                }
+                self.wide.stored = true;
+            }
+            _ => return Err(unsupported(&format!("an instruction it does not spell out: {inst:?}"))),
+        }
+        Ok(())
+    }
+
+    /// A 32-bit integer operation, following evenly spaced lanes where it can.
+    fn wide_int(&mut self, op: BinaryOp, dst: Reg, a: Reg, b: Reg, inst: &Inst) -> Result<(), Unsupported> {
+        let (la, lb) = (self.wide.lin.get(&a).copied(), self.wide.lin.get(&b).copied());
+        let konst = |g: &Self, l: Option<Lin>| l.filter(|l| l.step == 0).and_then(|l| g.constant(l.base));
+        if let (Some(x), Some(y)) = (la, lb) {
+            let (ka, kb) = (konst(self, la), konst(self, lb));
+            let lin = match op {
+                BinaryOp::Add => Some(Lin { base: self.b.ins().iadd(x.base, y.base), step: x.step.wrapping_add(y.step) }),
+                BinaryOp::Sub => Some(Lin { base: self.b.ins().isub(x.base, y.base), step: x.step.wrapping_sub(y.step) }),
+                BinaryOp::Mul if y.step == 0 && (x.step == 0 || kb.is_some()) => {
+                    Some(Lin { base: self.b.ins().imul(x.base, y.base), step: x.step.wrapping_mul(kb.unwrap_or(0) as i32) })
+                }
+                BinaryOp::Mul if x.step == 0 && ka.is_some() => {
+                    Some(Lin { base: self.b.ins().imul(x.base, y.base), step: y.step.wrapping_mul(ka.unwrap_or(0) as i32) })
+                }
+                BinaryOp::Shl if y.step == 0 && (x.step == 0 || kb.is_some_and(|k| (0..32).contains(&k))) => {
+                    Some(Lin { base: self.b.ins().ishl(x.base, y.base), step: x.step.wrapping_shl(kb.unwrap_or(0) as u32) })
+                }
+                _ if x.step == 0 && y.step == 0 => {
+                    let signed = matches!(inst, Inst::Binary { ty: Scalar::Int, .. });
+                    let base = match op {
+                        BinaryOp::BitAnd => self.b.ins().band(x.base, y.base),
+                        BinaryOp::BitOr => self.b.ins().bor(x.base, y.base),
+                        BinaryOp::BitXor => self.b.ins().bxor(x.base, y.base),
+                        BinaryOp::Shr if signed => self.b.ins().sshr(x.base, y.base),
+                        BinaryOp::Shr => self.b.ins().ushr(x.base, y.base),
+                        _ => return self.wide_int_lanes(op, dst, a, b, inst),
+                    };
+                    Some(Lin { base, step: 0 })
+                }
+                _ => None,
+            };
+            if let Some(l) = lin {
+                self.set_lin(dst, l);
+                return Ok(());
+            }
+        }
+        self.wide_int_lanes(op, dst, a, b, inst)
+    }
+
+    fn wide_int_lanes(&mut self, op: BinaryOp, dst: Reg, a: Reg, b: Reg, inst: &Inst) -> Result<(), Unsupported> {
+        let signed = matches!(inst, Inst::Binary { ty: Scalar::Int, .. });
+        let x = self.wbits(a);
+        let v = match op {
+            BinaryOp::Shl | BinaryOp::Shr => {
+                // (Vector shifts take one amount for every lane.)
+                let n = self.uniform(b).ok_or_else(|| unsupported("a shift by amounts that differ between threads"))?;
+                match op {
+                    BinaryOp::Shl => self.b.ins().ishl(x, n),
+                    _ if signed => self.b.ins().sshr(x, n),
+                    _ => self.b.ins().ushr(x, n),
+                }
+            }
+            BinaryOp::Div | BinaryOp::Rem => {
+                // (No vector division: lane by lane, as one thread does it.)
+                let y = self.wbits(b);
+                let mut v = x;
+                for k in 0..LANES as u8 {
+                    let (xk, yk) = (self.b.ins().extractlane(x, k), self.b.ins().extractlane(y, k));
+                    let r = self.int_div(op == BinaryOp::Div, signed, xk, yk);
+                    v = self.b.ins().insertlane(v, r, k);
+                }
+                v
+            }
+            _ => {
+                let y = self.wbits(b);
+                match op {
+                    BinaryOp::Add => self.b.ins().iadd(x, y),
+                    BinaryOp::Sub => self.b.ins().isub(x, y),
+                    BinaryOp::Mul => self.b.ins().imul(x, y),
+                    BinaryOp::BitAnd => self.b.ins().band(x, y),
+                    BinaryOp::BitOr => self.b.ins().bor(x, y),
+                    BinaryOp::BitXor => self.b.ins().bxor(x, y),
+                    _ => return Err(unsupported("an integer operation")),
+                }
+            }
+        };
+        self.wset(dst, v);
+        Ok(())
+    }
+}

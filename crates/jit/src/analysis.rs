@@ -1004,6 +1004,26 @@ impl LockstepBound {
         b
     }
 
+    /// The bound whatever the values, when every loop of `body` (the body
+    /// this was made from) ends after a few trips ([`loop_shape`]): its
+    /// most trips then need not be recorded while the code runs.
+    pub fn static_bound(&self, body: &[Inst], fixed: &HashMap<Reg, Remake>) -> Option<u64> {
+        let mut most = vec![0u64; self.loops.len()];
+        let mut all = true;
+        gpu::ir::walk(body, &mut |i| {
+            if let (Inst::Loop { .. }, Some(&id)) = (i, self.loops.get(&(i as *const Inst as usize))) {
+                // (Two more than the test allows: a `do`-`while` runs once
+                // before its first test, and a counter may wrap to 0 there.)
+                match loop_shape(i, fixed) {
+                    Some(Bounded::CountsUp { limit, inclusive, .. }) => most[id] = limit + inclusive as u64 + 2,
+                    Some(Bounded::Halves) => most[id] = 34,
+                    None => all = false,
+                }
+            }
+        });
+        all.then(|| self.bound(&most))
+    }
+
     /// The bound for the loops' most trips `most` (indexed by loop number),
     /// saturating.
     pub fn bound(&self, most: &[u64]) -> u64 {

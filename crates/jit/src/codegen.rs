@@ -221,8 +221,12 @@ pub struct Gen<'a, 'b> {
     lane_stops: bool,
     /// Record loops' most trips (`Plan::bound_trips`).
     bound_trips: bool,
+    /// `Plan::exit_check`.
+    exit_check: bool,
     /// `Plan::keep_counts`.
     keep_counts: bool,
+    /// `Plan::keep_trips`.
+    keep_trips: bool,
     /// The four-threads code's state (`wide.rs`).
     wide: wide::Wide,
 }
@@ -279,9 +283,15 @@ pub struct Plan<'a> {
     /// Each loop's number (`analysis::LockstepBound::loops`).
     pub loops: &'a HashMap<usize, usize>,
     /// Record every loop's most trips in `ctx.loop_most` (for threads that
-    /// take different paths; when all take the same one, each thread's
-    /// count is the interpreter's).
+    /// take different paths, when the loops' trips are not bounded).
     pub bound_trips: bool,
+    /// Check each thread's count against the budget as it stops (every
+    /// thread takes the same path, so each one's count is the
+    /// interpreter's; and the loops' trips are not bounded).
+    pub exit_check: bool,
+    /// Keep the trips of loops around stops across them
+    /// (`Native::trip_depth`).
+    pub keep_trips: bool,
     /// Leave each thread's instruction count in `ctx.counts` as it stops
     /// (`Native::counts_kept`).
     pub keep_counts: bool,
@@ -291,9 +301,10 @@ pub struct Plan<'a> {
 
 /// Whether a kernel compiled with `checks` off or on, with or without
 /// stops, may get the four-threads loop: checks off, no stops, and made of
-/// what it handles (`wide.rs`).
-pub fn wide_candidate(body: &[Inst], checks: bool, stateful: bool, keep_counts: bool) -> bool {
-    !checks && !stateful && !keep_counts && wide::candidate(body)
+/// what it handles (`wide.rs`; no loops, so the runner compares its count
+/// with the budget before it runs, and the code counts nothing).
+pub fn wide_candidate(body: &[Inst], checks: bool, stateful: bool) -> bool {
+    !checks && !stateful && wide::candidate(body)
 }
 
 /// Compile `plan.body` into the builder's function (signature `(ctx) ->
@@ -318,7 +329,9 @@ pub fn compile_body(
         fixed,
         loops,
         bound_trips,
+        exit_check,
         keep_counts,
+        keep_trips,
         wide,
     } = *plan;
     let entry = b.create_block();
@@ -363,24 +376,21 @@ pub fn compile_body(
         let v = b.ins().load(I32, fl, base, off as i32);
         invariant.insert((id, off, ty), v);
     }
-    // for lane in 0..n (with the four-threads loop, first in chunks while
-    // the threads' count fits the budget and the threadgroup is one row:
-    // `wide.rs`)
+    // for lane in 0..n (with the four-threads loop, first in chunks when
+    // the threadgroup is one row: `wide.rs`; the kernel has no loops, so
+    // the runner compared its count with the budget)
     let lane_head = b.create_block();
     b.append_block_param(lane_head, I64);
     let wide_head = wide.then(|| b.create_block());
     let zero = b.ins().iconst(I64, 0);
     let prelude = if let Some(head) = wide_head {
         b.append_block_param(head, I64);
-        let budget = b.ins().load(I64, fl.with_readonly(), ctx, rt::OFF_BUDGET);
-        let enough = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, budget, wide::most_count(body));
         let rows = b.ins().load(I32, FIXED, ctx, rt::OFF_TG_SIZE + 4);
         let layers = b.ins().load(I32, FIXED, ctx, rt::OFF_TG_SIZE + 8);
         let rows = b.ins().icmp_imm(IntCC::Equal, rows, 1);
         let layers = b.ins().icmp_imm(IntCC::Equal, layers, 1);
         let flat = b.ins().band(rows, layers);
-        let go = b.ins().band(enough, flat);
-        b.ins().brif(go, head, &[zero.into()], lane_head, &[zero.into()])
+        b.ins().brif(flat, head, &[zero.into()], lane_head, &[zero.into()])
     } else {
         b.ins().jump(lane_head, &[zero.into()])
     };
@@ -407,7 +417,7 @@ pub fn compile_body(
     let spill_base = b.ins().iadd(spill, per_lane);
     let counts_addr = b.ins().iadd(counts, so);
     let cnt = b.declare_var(I64);
-    let c0 = if stops { b.ins().load(I64, fl, counts_addr, 0) } else { b.ins().iconst(I64, 0) };
+    let c0 = if stops && keep_counts { b.ins().load(I64, fl, counts_addr, 0) } else { b.ins().iconst(I64, 0) };
     b.def_var(cnt, c0);
     b.ins().jump(dispatch, &[]);
     let sigs = Sigs {
@@ -470,7 +480,9 @@ pub fn compile_body(
         skip,
         loops,
         bound_trips,
+        exit_check,
         keep_counts,
+        keep_trips,
         wide: wide::Wide::default(),
     };
     // The kernel from the start.
@@ -598,13 +610,12 @@ impl Gen<'_, '_> {
     }
 
     /// Store the count and the thread's new state; on to the next thread.
-    /// When every thread takes the same path (no `bound_trips`), each
-    /// thread's count is the interpreter's: it is checked here, and kept
-    /// only for the thread's next call. Otherwise the runner may add them
-    /// up: whether they are kept is `Plan::keep_counts`.
+    /// With `Plan::exit_check` each thread's count is the interpreter's:
+    /// it is checked here. Whether it is kept (for the thread's next call,
+    /// or for the runner to add up) is `Plan::keep_counts`.
     fn exit(&mut self, state: u64) {
         let c = self.b.use_var(self.cnt);
-        if !self.bound_trips {
+        if self.exit_check {
             let over = self.over_budget(c);
             let next = self.b.create_block();
             self.b.ins().brif(over, self.give_up, &[], next, &[]);
@@ -757,7 +768,7 @@ impl Gen<'_, '_> {
                         return self.unrolled(inst, n, counter, id, exit);
                     }
                 }
-                if stops {
+                if stops && self.keep_trips {
                     self.trips.push(counter);
                 }
                 self.jump_to(if *check_first { head } else { trip });
@@ -802,7 +813,7 @@ impl Gen<'_, '_> {
                     self.jump_to(head);
                 }
                 self.targets.pop();
-                if stops {
+                if stops && self.keep_trips {
                     self.trips.pop();
                 }
                 self.enter_with(exit, &base);

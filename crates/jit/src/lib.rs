@@ -98,6 +98,10 @@ pub struct Native {
     lockstep: analysis::LockstepBound,
     /// The code runs four threads at a time where it can (`codegen/wide.rs`).
     chunked: bool,
+    /// The bound on the interpreter's count for a threadgroup whatever the
+    /// values, when there is one (`analysis::LockstepBound::static_bound`):
+    /// the code then counts nothing.
+    static_bound: Option<u64>,
 }
 
 /// A count the workers of a dispatch add to once per threadgroup: one
@@ -209,11 +213,22 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         }
     });
     let convergent = analysis::convergent(&kernel.body, &preset);
-    let trip_depth = analysis::trip_depth(&kernel.body);
     let lockstep = analysis::LockstepBound::new(&kernel.body);
-    let mut stateful = false;
-    gpu::ir::walk(&kernel.body, &mut |i| stateful |= analysis::is_stop(i));
-    let counts_kept = stateful || (!convergent && !lockstep.loops.is_empty());
+    let (mut stateful, mut lane_stops) = (false, false);
+    gpu::ir::walk(&kernel.body, &mut |i| {
+        stateful |= analysis::is_stop(i);
+        lane_stops |= matches!(i, Inst::Lane { .. } | Inst::Barrier { simdgroup: true, .. });
+    });
+    // Whether the budget needs counting while the code runs: not when
+    // every loop ends after a few trips, whatever the values (the runner
+    // then compares the bound with the budget before running).
+    let static_bound = lockstep.static_bound(&kernel.body, &fixed);
+    let counted = static_bound.is_none();
+    let counts_kept = counted && (stateful || (!convergent && !lockstep.loops.is_empty()));
+    let record_most = counted && !convergent;
+    // Loops around stops keep their trips across them for the checks, the
+    // SIMD-group functions and the most trips.
+    let trip_depth = if checks != CheckLevel::None || lane_stops || record_most { analysis::trip_depth(&kernel.body) } else { 0 };
     let read_only = if checks != CheckLevel::None { analysis::read_only_loads(&kernel) } else { Default::default() };
     // The allocations the sanitizer watches: threadgroup and private
     // memory and the writable buffers (races are looked for under
@@ -256,7 +271,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
     let signature = ctx.func.signature.clone();
     // With the four-threads loop if the kernel may have it; if its code
     // generator refuses the kernel, without.
-    let mut wide = codegen::wide_candidate(&kernel.body, checks != CheckLevel::None, stateful, counts_kept);
+    let mut wide = codegen::wide_candidate(&kernel.body, checks != CheckLevel::None, stateful);
     // (A development aid: METAL_PUZZLES_JIT_NO_CHUNKS=1 leaves it out, to compare.)
     wide &= std::env::var_os("METAL_PUZZLES_JIT_NO_CHUNKS").is_none();
     let stops = loop {
@@ -278,8 +293,10 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
             read_only: &read_only,
             fixed: &fixed,
             loops: &lockstep.loops,
-            bound_trips: !convergent,
+            bound_trips: record_most,
+            exit_check: counted && convergent,
             keep_counts: counts_kept,
+            keep_trips: trip_depth > 0,
             wide,
         };
         match codegen::compile_body(&mut b, &mut insts, call_conv, &plan) {
@@ -343,6 +360,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         stops,
         lockstep,
         chunked: wide,
+        static_bound,
     })
 }
 
@@ -388,6 +406,9 @@ impl Compiled for Native {
             return false;
         }
         let budget = t.instruction_budget();
+        if self.static_bound.is_some_and(|b| b > budget) {
+            return false; // (a budget that small: the interpreter decides)
+        }
         let ok = SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
             let s = &mut *s;
@@ -511,7 +532,7 @@ impl Compiled for Native {
             // thread's in turn, and at most the loops' most trips allow
             // (`analysis::LockstepBound`). (Each thread gave up as soon as
             // its own count passed the budget.)
-            if self.convergent {
+            if self.convergent || self.static_bound.is_some() {
                 true
             } else {
                 // (The bound first: for code without loops it is a constant.)

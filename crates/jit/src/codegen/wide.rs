@@ -101,14 +101,6 @@ fn registers_only(body: &[Inst]) -> bool {
     ok
 }
 
-/// Instructions the interpreter may count for one thread of `body` (every
-/// one once: it has no loops).
-pub(super) fn most_count(body: &[Inst]) -> i64 {
-    let mut n = 0i64;
-    gpu::ir::walk(body, &mut |_| n += 1);
-    n
-}
-
 fn unsupported(what: &str) -> Unsupported {
     Unsupported(format!("four threads at a time: {what}"))
 }

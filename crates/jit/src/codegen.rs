@@ -227,6 +227,8 @@ pub struct Gen<'a, 'b> {
     keep_counts: bool,
     /// `Plan::keep_trips`.
     keep_trips: bool,
+    /// `Plan::count`.
+    counting: bool,
     /// The four-threads code's state (`wide.rs`).
     wide: wide::Wide,
 }
@@ -292,6 +294,9 @@ pub struct Plan<'a> {
     /// Keep the trips of loops around stops across them
     /// (`Native::trip_depth`).
     pub keep_trips: bool,
+    /// Count instructions at all (not when the loops' trips are bounded
+    /// whatever the values: `analysis::LockstepBound::static_bound`).
+    pub count: bool,
     /// Leave each thread's instruction count in `ctx.counts` as it stops
     /// (`Native::counts_kept`).
     pub keep_counts: bool,
@@ -332,6 +337,7 @@ pub fn compile_body(
         exit_check,
         keep_counts,
         keep_trips,
+        count,
         wide,
     } = *plan;
     let entry = b.create_block();
@@ -483,6 +489,7 @@ pub fn compile_body(
         exit_check,
         keep_counts,
         keep_trips,
+        counting: count,
         wide: wide::Wide::default(),
     };
     // The kernel from the start.
@@ -601,6 +608,12 @@ impl Gen<'_, '_> {
 
     /// Bring the instruction count up to date.
     fn flush(&mut self) {
+        if !self.counting {
+            // (Nothing reads the count: no arithmetic for Cranelift to
+            // keep alive through the threads' loop.)
+            self.pending = 0;
+            return;
+        }
         if self.pending != 0 {
             let c = self.b.use_var(self.cnt);
             let c = self.b.ins().iadd_imm(c, self.pending);
@@ -1170,9 +1183,14 @@ impl Gen<'_, '_> {
     /// A loop's trip: one more on its counter `trips`, and one instruction
     /// (as in the interpreter).
     fn count_trip(&mut self, trips: Variable) {
-        let t = self.b.use_var(trips);
-        let t = self.b.ins().iadd_imm(t, 1);
-        self.b.def_var(trips, t);
+        // (A loop's trips are read by the checks, the SIMD-group functions
+        // and the most trips; without them the counter would only live on
+        // through the threads' loop.)
+        if self.checks || self.keep_trips || self.bound_trips {
+            let t = self.b.use_var(trips);
+            let t = self.b.ins().iadd_imm(t, 1);
+            self.b.def_var(trips, t);
+        }
         self.pending += 1;
     }
 

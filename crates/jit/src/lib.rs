@@ -297,6 +297,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
             exit_check: counted && convergent,
             keep_counts: counts_kept,
             keep_trips: trip_depth > 0,
+            count: counted,
             wide,
         };
         match codegen::compile_body(&mut b, &mut insts, call_conv, &plan) {

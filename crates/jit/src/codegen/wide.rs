@@ -45,15 +45,37 @@ struct WPtr {
     stride: i64,
 }
 
-/// The chunk code's state in `Gen`.
-#[derive(Default)]
-pub(super) struct Wide {
-    vars: HashMap<Reg, Variable>,
+/// What the chunk code knows of registers at a point of the code.
+#[derive(Clone, Default)]
+struct Facts {
     lin: HashMap<Reg, Lin>,
     ptrs: HashMap<Reg, WPtr>,
     /// Bool registers made from a comparison's lane masks (all ones or
     /// zero), which a branch tests as they are.
     masks: HashMap<Reg, Value>,
+    /// Bool registers from comparisons whose lanes are in order (an evenly
+    /// spaced side, the other one value): whether all are true and whether
+    /// any may be, from the first and last lanes (`i8`s).
+    spans: HashMap<Reg, (Value, Value)>,
+    /// Evenly spaced indices known not to wrap (`Lin` base, step, signed).
+    no_wrap: HashSet<(Value, i32, bool)>,
+}
+
+impl Facts {
+    /// Forget what is known of the registers in `kill`.
+    fn forget(&mut self, kill: &HashSet<Reg>) {
+        self.lin.retain(|r, _| !kill.contains(r));
+        self.ptrs.retain(|r, _| !kill.contains(r));
+        self.masks.retain(|r, _| !kill.contains(r));
+        self.spans.retain(|r, _| !kill.contains(r));
+    }
+}
+
+/// The chunk code's state in `Gen`.
+#[derive(Default)]
+pub(super) struct Wide {
+    vars: HashMap<Reg, Variable>,
+    k: Facts,
     /// The chunk's first thread, as an `i32`.
     first: Option<Value>,
     /// Where a chunk whose threads disagree at a branch goes.
@@ -203,33 +225,35 @@ impl Gen<'_, '_> {
                         return Err(unsupported("a branch the threads may take apart after a store"));
                     }
                     let fallback = self.wide.fallback.ok_or_else(|| unsupported("internal: no fallback"))?;
-                    let v = match self.wide.masks.get(cond) {
-                        Some(&m) => m,
-                        None => self.wbits(*cond),
+                    let (all, any) = match (self.wide.k.spans.get(cond), self.wide.k.masks.get(cond)) {
+                        (Some(&(all, any)), _) => (all, any),
+                        (None, m) => {
+                            let v = match m {
+                                Some(&m) => m,
+                                None => self.wbits(*cond),
+                            };
+                            (self.b.ins().vall_true(v), self.b.ins().vany_true(v))
+                        }
                     };
-                    let all = self.b.ins().vall_true(v);
                     let mixed = self.b.create_block();
                     self.b.ins().brif(all, t, &[], mixed, &[]);
                     self.b.switch_to_block(mixed);
-                    let any = self.b.ins().vany_true(v);
                     self.b.ins().brif(any, fallback, &[], e, &[]);
                 }
                 // What is known after the branch: what was before, less
                 // the registers it assigns.
                 let mut kill = HashSet::new();
                 gpu::ir::walk(std::slice::from_ref(inst), &mut |i| kill.extend(gpu::ir::reg_uses(i).0));
-                let before = (self.wide.lin.clone(), self.wide.ptrs.clone(), self.wide.masks.clone());
+                let before = self.wide.k.clone();
                 for (blk, body) in [(t, then), (e, els)] {
                     self.b.switch_to_block(blk);
-                    (self.wide.lin, self.wide.ptrs, self.wide.masks) = before.clone();
+                    self.wide.k = before.clone();
                     self.wide_block(body)?;
                     self.b.ins().jump(join, &[]);
                 }
                 self.b.switch_to_block(join);
-                (self.wide.lin, self.wide.ptrs, self.wide.masks) = before;
-                self.wide.lin.retain(|r, _| !kill.contains(r));
-                self.wide.ptrs.retain(|r, _| !kill.contains(r));
-                self.wide.masks.retain(|r, _| !kill.contains(r));
+                self.wide.k = before;
+                self.wide.k.forget(&kill);
             }
             Inst::Scope { body } => self.wide_block(body)?,
             Inst::Nop => {}
@@ -243,7 +267,7 @@ impl Gen<'_, '_> {
     /// both ways run, and each register either assigns takes, lane by
     /// lane, the value of the way that lane goes.
     fn wide_select_if(&mut self, cond: Reg, then: &[Inst], els: &[Inst]) -> Result<(), Unsupported> {
-        let m = match self.wide.masks.get(&cond) {
+        let m = match self.wide.k.masks.get(&cond) {
             Some(&m) => m,
             None => {
                 let c = self.wbits(cond);
@@ -261,21 +285,63 @@ impl Gen<'_, '_> {
         }
         let vars: Vec<Variable> = kill.iter().map(|&r| self.wvar(r)).collect();
         let before: Vec<Value> = vars.iter().map(|&v| self.b.use_var(v)).collect();
-        let facts = (self.wide.lin.clone(), self.wide.ptrs.clone(), self.wide.masks.clone());
+        let facts = self.wide.k.clone();
         self.wide_block(then)?;
         let taken: Vec<Value> = kill.iter().map(|&r| self.wbits(r)).collect();
         for (&var, &v) in vars.iter().zip(&before) {
             self.b.def_var(var, v);
         }
-        (self.wide.lin, self.wide.ptrs, self.wide.masks) = facts.clone();
+        self.wide.k = facts.clone();
         self.wide_block(els)?;
         let other: Vec<Value> = kill.iter().map(|&r| self.wbits(r)).collect();
-        (self.wide.lin, self.wide.ptrs, self.wide.masks) = facts;
+        self.wide.k = facts;
         for (k, &r) in kill.iter().enumerate() {
             let v = self.b.ins().bitselect(m, taken[k], other[k]);
             self.wset(r, v);
         }
         Ok(())
+    }
+
+    /// Whether the lanes of `l` (stepping) are in order, none wrapping
+    /// around 32 bits (`signed`: as signed integers).
+    fn in_order(&mut self, l: Lin, signed: bool) -> Value {
+        let last = self.b.ins().iadd_imm(l.base, 3 * l.step as i64);
+        let cc = match (signed, l.step > 0) {
+            (true, true) => IntCC::SignedGreaterThanOrEqual,
+            (false, true) => IntCC::UnsignedGreaterThanOrEqual,
+            (true, false) => IntCC::SignedLessThanOrEqual,
+            (false, false) => IntCC::UnsignedLessThanOrEqual,
+        };
+        self.b.ins().icmp(cc, last, l.base)
+    }
+
+    /// For `a cc b` with one side evenly spaced (a small step) and the
+    /// other one value: whether all lanes are true and whether any may be,
+    /// from the first and last lanes only — an order comparison of lanes
+    /// in order is true on a run of them at one end. (Lanes that wrap
+    /// around: "not all, maybe some", which the one-thread code sorts out.)
+    fn span(&mut self, cc: IntCC, a: Reg, b: Reg) -> Option<(Value, Value)> {
+        let (la, lb) = (self.wide.k.lin.get(&a).copied()?, self.wide.k.lin.get(&b).copied()?);
+        if matches!(cc, IntCC::Equal | IntCC::NotEqual) || (la.step == 0) == (lb.step == 0) {
+            return None;
+        }
+        let spaced = if la.step != 0 { la } else { lb };
+        if (spaced.step as i64).abs() > MOST_STEP {
+            return None;
+        }
+        let signed = matches!(cc, IntCC::SignedLessThan | IntCC::SignedLessThanOrEqual | IntCC::SignedGreaterThan | IntCC::SignedGreaterThanOrEqual);
+        let ordered = self.in_order(spaced, signed);
+        let lane = |g: &mut Self, l: Lin, k: i64| if l.step == 0 { l.base } else { g.b.ins().iadd_imm(l.base, k * l.step as i64) };
+        let (a0, b0) = (lane(self, la, 0), lane(self, lb, 0));
+        let (a3, b3) = (lane(self, la, 3), lane(self, lb, 3));
+        let first = self.b.ins().icmp(cc, a0, b0);
+        let last = self.b.ins().icmp(cc, a3, b3);
+        let both = self.b.ins().band(first, last);
+        let all = self.b.ins().band(both, ordered);
+        let either = self.b.ins().bor(first, last);
+        let wraps = self.b.ins().bxor_imm(ordered, 1);
+        let any = self.b.ins().bor(either, wraps);
+        Some((all, any))
     }
 
     fn wvar(&mut self, r: Reg) -> Variable {
@@ -311,8 +377,9 @@ impl Gen<'_, '_> {
     /// Set a 32-bit register's lanes (integers or floats); what was known
     /// of it is forgotten.
     fn wset(&mut self, r: Reg, v: Value) {
-        self.wide.lin.remove(&r);
-        self.wide.masks.remove(&r);
+        self.wide.k.lin.remove(&r);
+        self.wide.k.masks.remove(&r);
+        self.wide.k.spans.remove(&r);
         let var = self.wvar(r);
         let want = if self.floats.contains(&r) { F32X4 } else { I32X4 };
         let v = if self.b.func.dfg.value_type(v) == want { v } else { self.b.ins().bitcast(want, lane_order(), v) };
@@ -328,12 +395,12 @@ impl Gen<'_, '_> {
             v = self.b.ins().iadd(v, steps);
         }
         self.wset(r, v);
-        self.wide.lin.insert(r, l);
+        self.wide.k.lin.insert(r, l);
     }
 
     /// The value every lane of `r` holds, if it is known to be one.
     fn uniform(&self, r: Reg) -> Option<Value> {
-        self.wide.lin.get(&r).filter(|l| l.step == 0).map(|l| l.base)
+        self.wide.k.lin.get(&r).filter(|l| l.step == 0).map(|l| l.base)
     }
 
     fn splat_i32(&mut self, x: i64) -> Value {
@@ -348,7 +415,7 @@ impl Gen<'_, '_> {
     }
 
     fn wptr(&mut self, r: Reg) -> Result<WPtr, Unsupported> {
-        if let Some(p) = self.wide.ptrs.get(&r) {
+        if let Some(p) = self.wide.k.ptrs.get(&r) {
             return Ok(*p);
         }
         let &(id, off) = self.statics.get(&r).ok_or_else(|| unsupported("a pointer it cannot follow"))?;
@@ -395,22 +462,26 @@ impl Gen<'_, '_> {
             Inst::Copy { dst, src } | Inst::Assign { dst, src } if w32(dst) && w32(src) => {
                 let var = self.wvar(*src);
                 let v = self.b.use_var(var);
-                let (known, mask) = (self.wide.lin.get(src).copied(), self.wide.masks.get(src).copied());
+                let (known, mask) = (self.wide.k.lin.get(src).copied(), self.wide.k.masks.get(src).copied());
+                let span = self.wide.k.spans.get(src).copied();
                 self.wset(*dst, v);
+                if let Some(sp) = span {
+                    self.wide.k.spans.insert(*dst, sp);
+                }
                 if let Some(l) = known {
-                    self.wide.lin.insert(*dst, l);
+                    self.wide.k.lin.insert(*dst, l);
                 }
                 if let Some(m) = mask {
-                    self.wide.masks.insert(*dst, m);
+                    self.wide.k.masks.insert(*dst, m);
                 }
             }
             Inst::Copy { dst, src } | Inst::Assign { dst, src } if w64(dst) && w64(src) => {
                 let p = self.wptr(*src)?;
-                self.wide.ptrs.insert(*dst, p);
+                self.wide.k.ptrs.insert(*dst, p);
             }
             Inst::Unary { op, ty, dst, a } if w32(dst) && w32(a) => {
                 let x = self.wbits(*a);
-                let known = self.wide.lin.get(a).copied();
+                let known = self.wide.k.lin.get(a).copied();
                 match (op, ty) {
                     (UnOp::Neg, Float | Half | BFloat) => {
                         let sign = self.splat_i32(0x8000_0000u32 as i32 as i64);
@@ -478,7 +549,7 @@ impl Gen<'_, '_> {
                     let m = self.b.ins().fcmp(cc, x, y);
                     let v = self.ones(m);
                     self.wset(*dst, v);
-                    self.wide.masks.insert(*dst, m);
+                    self.wide.k.masks.insert(*dst, m);
                 } else {
                     let cc = int_cc(*op, ty.is_signed()).ok_or_else(|| unsupported("an integer comparison"))?;
                     if let (Some(x), Some(y)) = (self.uniform(*a), self.uniform(*b)) {
@@ -490,18 +561,21 @@ impl Gen<'_, '_> {
                         let m = self.b.ins().icmp(cc, x, y);
                         let v = self.ones(m);
                         self.wset(*dst, v);
-                        self.wide.masks.insert(*dst, m);
+                        self.wide.k.masks.insert(*dst, m);
+                        if let Some(sp) = self.span(cc, *a, *b) {
+                            self.wide.k.spans.insert(*dst, sp);
+                        }
                     }
                 }
             }
             Inst::Convert { from, to, dst, src } if w32(dst) && w32(src) => {
                 let x = self.wbits(*src);
-                let known = self.wide.lin.get(src).copied();
+                let known = self.wide.k.lin.get(src).copied();
                 let v = match (from, to) {
                     _ if from == to || matches!((from, to), (Int, UInt) | (UInt, Int)) => {
                         self.wset(*dst, x);
                         if let Some(l) = known {
-                            self.wide.lin.insert(*dst, l);
+                            self.wide.k.lin.insert(*dst, l);
                         }
                         return Ok(());
                     }
@@ -542,35 +616,28 @@ impl Gen<'_, '_> {
             }
             Inst::PtrIndex { dst, ptr, index: index @ Reg::W32(_), index_ty, scale } if w64(dst) && w64(ptr) => {
                 let p = self.wptr(*ptr)?;
-                let l = self.wide.lin.get(index).copied().ok_or_else(|| unsupported("an index whose lanes are not evenly spaced"))?;
+                let l = self.wide.k.lin.get(index).copied().ok_or_else(|| unsupported("an index whose lanes are not evenly spaced"))?;
                 if (l.step as i64).abs() > MOST_STEP {
                     return Err(unsupported("an index whose lanes are far apart"));
                 }
                 let signed = index_ty.is_signed();
-                if l.step != 0 {
+                if l.step != 0 && self.wide.k.no_wrap.insert((l.base, l.step, signed)) {
                     // No lane's index may wrap around 32 bits (the offsets
                     // would not be evenly spaced); rare enough to give up.
-                    let last = self.b.ins().iadd_imm(l.base, 3 * l.step as i64);
-                    let cc = match (signed, l.step > 0) {
-                        (true, true) => IntCC::SignedGreaterThanOrEqual,
-                        (false, true) => IntCC::UnsignedGreaterThanOrEqual,
-                        (true, false) => IntCC::SignedLessThanOrEqual,
-                        (false, false) => IntCC::UnsignedLessThanOrEqual,
-                    };
-                    let ok = self.b.ins().icmp(cc, last, l.base);
+                    let ok = self.in_order(l, signed);
                     self.guard(ok);
                 }
                 let i = if signed { self.b.ins().sextend(I64, l.base) } else { self.b.ins().uextend(I64, l.base) };
                 let delta = self.b.ins().imul_imm(i, *scale);
                 let off = self.b.ins().iadd(p.known.off, delta);
                 let known = Known { id: p.known.id, off, align: p.known.align.min(align_of(*scale)) };
-                self.wide.ptrs.insert(*dst, WPtr { known, stride: p.stride + l.step as i64 * scale });
+                self.wide.k.ptrs.insert(*dst, WPtr { known, stride: p.stride + l.step as i64 * scale });
             }
             Inst::PtrAdd { dst, ptr, bytes } if w64(dst) && w64(ptr) => {
                 let p = self.wptr(*ptr)?;
                 let off = self.b.ins().iadd_imm(p.known.off, *bytes);
                 let known = Known { id: p.known.id, off, align: p.known.align.min(align_of(*bytes)) };
-                self.wide.ptrs.insert(*dst, WPtr { known, stride: p.stride });
+                self.wide.k.ptrs.insert(*dst, WPtr { known, stride: p.stride });
             }
             Inst::Attr { attr, component, dst } if w32(dst) => {
                 let l = self.wide_attr(inst, *attr, *component)?;
@@ -649,7 +716,7 @@ impl Gen<'_, '_> {
 
     /// A 32-bit integer operation, following evenly spaced lanes where it can.
     fn wide_int(&mut self, op: BinaryOp, dst: Reg, a: Reg, b: Reg, inst: &Inst) -> Result<(), Unsupported> {
-        let (la, lb) = (self.wide.lin.get(&a).copied(), self.wide.lin.get(&b).copied());
+        let (la, lb) = (self.wide.k.lin.get(&a).copied(), self.wide.k.lin.get(&b).copied());
         let konst = |g: &Self, l: Option<Lin>| l.filter(|l| l.step == 0).and_then(|l| g.constant(l.base));
         if let (Some(x), Some(y)) = (la, lb) {
             let (ka, kb) = (konst(self, la), konst(self, lb));

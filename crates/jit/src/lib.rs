@@ -391,6 +391,8 @@ struct Scratch {
     state: Vec<u64>,
     initial: Vec<u64>,
     local: Vec<[u32; 3]>,
+    /// The threadgroup size `local` was made for.
+    local_for: Option<[u32; 3]>,
     attrs: Vec<u32>,
     lane_args: Vec<u64>,
     loop_most: Vec<u64>,
@@ -441,8 +443,10 @@ impl Compiled for Native {
                 s.lane_args.resize(3 * n, 0);
             }
             let geo = t.geometry();
-            if s.local.len() != n || s.local.get(1).is_some_and(|l| *l != t.local(1)) {
+            // (Positions in the threadgroup follow from its size alone.)
+            if s.local_for != Some(geo.0) {
                 s.local = (0..n).map(|l| t.local(l)).collect();
+                s.local_for = Some(geo.0);
             }
             s.attrs.clear();
             s.attrs.extend(self.uniform_attrs.iter().map(|&(a, c)| t.attr(a, c, 0)));

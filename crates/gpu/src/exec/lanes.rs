@@ -15,6 +15,7 @@ impl Mask {
     pub fn empty() -> Mask {
         Mask { w: [0; WORDS] }
     }
+    #[inline]
     pub fn first(n: usize) -> Mask {
         let mut m = Mask::empty();
         for i in 0..WORDS {
@@ -133,7 +134,13 @@ impl Geometry {
     /// edge threadgroups of `dispatchThreads` are partial.
     pub fn for_group(&self, linear: u64) -> Geometry {
         let [gx, gy, _] = self.groups.map(|g| g.max(1) as u64);
-        let pos = [linear % gx, (linear / gx) % gy, linear / (gx * gy)].map(|v| v as u32);
+        // (No division where there is nothing to divide: one row of
+        // threadgroups, or one layer, divides nothing; a dispatch runs
+        // this once per threadgroup.)
+        let split = |v: u64, n: u64| if v < n { (v, 0) } else { (v % n, v / n) };
+        let (x, rest) = split(linear, gx);
+        let (y, z) = split(rest, gy);
+        let pos = [x, y, z].map(|v| v as u32);
         let size = [0, 1, 2].map(|d| self.requested_tg[d].min(self.grid_threads[d].saturating_sub(pos[d] * self.requested_tg[d])));
         Geometry { tg_pos: pos, tg_size: size, ..*self }
     }
@@ -218,4 +225,27 @@ pub fn uniform_attr(a: ThreadAttr) -> bool {
             | ThreadExecutionWidth
             | ThreadsPerSimdgroup
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Geometry;
+
+    /// Threadgroup positions from the linear number, x fastest, for grids
+    /// of one row, one layer and three dimensions.
+    #[test]
+    fn threadgroups_in_order() {
+        for groups in [[7, 1, 1], [3, 4, 1], [2, 3, 5], [1, 1, 6], [1, 5, 2]] {
+            let g = Geometry { grid_threads: groups.map(|n| n * 2), groups, requested_tg: [2; 3], tg_pos: [0; 3], tg_size: [2; 3] };
+            let mut linear = 0;
+            for z in 0..groups[2] {
+                for y in 0..groups[1] {
+                    for x in 0..groups[0] {
+                        assert_eq!(g.for_group(linear).tg_pos, [x, y, z], "{groups:?}, {linear}");
+                        linear += 1;
+                    }
+                }
+            }
+        }
+    }
 }

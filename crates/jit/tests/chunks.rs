@@ -70,6 +70,50 @@ const KERNELS: &[(&str, bool)] = &[
          }",
         true,
     ),
+    // An early return, an inlined function that returns from a branch,
+    // math functions (once per lane).
+    (
+        "static float f(float x, uint i) {
+             if (i % 5u == 2u) return x * 2.0f;
+             return sqrt(fabs(x)) + exp(x * 0.1f) + fmax(x, 0.5f);
+         }
+         kernel void k(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                       device float* out [[buffer(2)]], device uint* u [[buffer(3)]],
+                       constant uint& n [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+             if (i >= n) return;
+             out[i] = f(a[i], i) + pow(fabs(b[i]), 1.5f) + float(isnan(a[i]));
+         }",
+        true,
+    ),
+    // 64-bit offsets (MLX's two-dimensional elementwise kernels, candle's
+    // `size_t` lengths), an early return on them.
+    (
+        "kernel void k(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                       device float* out [[buffer(2)]], device uint* u [[buffer(3)]],
+                       constant uint& n [[buffer(4)]], uint2 index [[thread_position_in_grid]],
+                       uint2 grid [[threads_per_grid]]) {
+             size_t dim = size_t(n);
+             size_t offset = index.x + grid.x * size_t(index.y);
+             if (offset >= dim) return;
+             out[offset] = a[offset] * 2.0f + b[offset + 1];
+             long j = long(offset) - 3;
+             u[offset] = uint(j) + uint(j < 6 ? 1 : 0);
+         }",
+        true,
+    ),
+    // Indices with no known spacing: each lane's load and store its own.
+    (
+        "kernel void k(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                       device float* out [[buffer(2)]], device uint* u [[buffer(3)]],
+                       constant uint& n [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+             uint p = i ^ 1u;
+             if (p < n) {
+                 out[n - 1u - p] = a[p] + b[i / 3u];
+                 u[p] = uint(a[p * 2u] > 0.0f) + p;
+             }
+         }",
+        true,
+    ),
     // A store, then a branch the threads may take apart: one at a time.
     (
         "kernel void k(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],

@@ -29,8 +29,10 @@ const LANES: i64 = 4;
 /// steps cannot wrap around 32 bits unnoticed).
 const MOST_STEP: i64 = 1 << 20;
 
-/// A 32-bit integer register whose lane `k` holds `base + k * step`
-/// (wrapping): `base` is an `i32` value.
+/// An integer register whose lane `k` holds `base + k * step` (wrapping
+/// at its width): `base` is an `i32` value for a 32-bit register, an `i64`
+/// for a 64-bit one (which has no lanes of its own: the code follows
+/// 64-bit integers only while they are evenly spaced).
 #[derive(Clone, Copy)]
 struct Lin {
     base: Value,
@@ -38,11 +40,22 @@ struct Lin {
 }
 
 /// A pointer register whose lane `k` points `k * stride` bytes after
-/// where `known` says lane 0 does.
+/// where `known` says lane 0 does, and with `lanes`, lane `k` of an index
+/// vector times a scale further.
 #[derive(Clone, Copy)]
 struct WPtr {
     known: Known,
     stride: i64,
+    lanes: Option<Lanes>,
+}
+
+/// Indices that differ lane by lane in no known way (`a[b[i]]`).
+#[derive(Clone, Copy)]
+struct Lanes {
+    /// An `i32x4`.
+    idx: Value,
+    signed: bool,
+    scale: i64,
 }
 
 /// What the chunk code knows of registers at a point of the code.
@@ -82,6 +95,8 @@ pub(super) struct Wide {
     fallback: Option<Block>,
     /// A store has been compiled on the way here.
     stored: bool,
+    /// Where a return goes: the end of each inlined function around.
+    scopes: Vec<Block>,
 }
 
 /// Whether `body` is made only of what the chunk code handles (a cheap
@@ -111,15 +126,17 @@ pub(super) fn candidate(body: &[Inst]) -> bool {
                 | Inst::Nop
                 | Inst::NoReturn { .. }
                 | Inst::Math { func: BuiltinId::Min | BuiltinId::Max, ty: Scalar::Int | Scalar::UInt, .. }
+                | Inst::Math { ty: Scalar::Float, .. }
+                | Inst::Return { .. }
         );
     });
     ok && memory
 }
 
-/// Whether `body` only computes registers (no memory access).
+/// Whether `body` only computes registers (no memory access, no return).
 fn registers_only(body: &[Inst]) -> bool {
     let mut ok = true;
-    gpu::ir::walk(body, &mut |i| ok &= !matches!(i, Inst::Load { .. } | Inst::Store { .. }));
+    gpu::ir::walk(body, &mut |i| ok &= !matches!(i, Inst::Load { .. } | Inst::Store { .. } | Inst::Return { .. }));
     ok
 }
 
@@ -255,7 +272,34 @@ impl Gen<'_, '_> {
                 self.wide.k = before;
                 self.wide.k.forget(&kill);
             }
-            Inst::Scope { body } => self.wide_block(body)?,
+            Inst::Scope { body } => {
+                // (Its returns come here, each with what it assigned.)
+                let end = self.b.create_block();
+                let mut kill = HashSet::new();
+                gpu::ir::walk(std::slice::from_ref(inst), &mut |i| kill.extend(gpu::ir::reg_uses(i).0));
+                let mut returns = false;
+                gpu::ir::walk(body, &mut |i| returns |= matches!(i, Inst::Return { .. }));
+                let before = self.wide.k.clone();
+                self.wide.scopes.push(end);
+                self.wide_block(body)?;
+                self.wide.scopes.pop();
+                self.b.ins().jump(end, &[]);
+                self.b.switch_to_block(end);
+                // (Without a return, the one way through: what is known
+                // at its end holds.)
+                if returns {
+                    self.wide.k = before;
+                    self.wide.k.forget(&kill);
+                }
+            }
+            Inst::Return { .. } => {
+                // Every thread of the chunk returns (branches are the
+                // chunk's all together); what follows is not reached.
+                let end = *self.wide.scopes.last().ok_or_else(|| unsupported("a return outside a function"))?;
+                self.b.ins().jump(end, &[]);
+                let unreached = self.b.create_block();
+                self.b.switch_to_block(unreached);
+            }
             Inst::Nop => {}
             Inst::NoReturn { .. } if !self.checks => {}
             _ => self.wide_simple(inst)?,
@@ -302,8 +346,30 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
+    /// Give up unless no lane of 32-bit `l` wraps around 32 bits
+    /// (`signed`: as signed integers), once per value: else lanes widened
+    /// to 64 bits would not be evenly spaced. Rare enough to give up on.
+    fn no_wrap(&mut self, l: Lin, signed: bool) -> Result<(), Unsupported> {
+        if (l.step as i64).abs() > MOST_STEP {
+            return Err(unsupported("an index whose lanes are far apart"));
+        }
+        if l.step != 0 && self.wide.k.no_wrap.insert((l.base, l.step, signed)) {
+            let ok = self.in_order(l, signed);
+            self.guard(ok);
+        }
+        Ok(())
+    }
+
+    /// Lane `k` of `l`.
+    fn lane_of(&mut self, l: Lin, k: i64) -> Value {
+        if l.step == 0 {
+            return l.base;
+        }
+        self.b.ins().iadd_imm(l.base, k * l.step as i64)
+    }
+
     /// Whether the lanes of `l` (stepping) are in order, none wrapping
-    /// around 32 bits (`signed`: as signed integers).
+    /// around their width (`signed`: as signed integers).
     fn in_order(&mut self, l: Lin, signed: bool) -> Value {
         let last = self.b.ins().iadd_imm(l.base, 3 * l.step as i64);
         let cc = match (signed, l.step > 0) {
@@ -329,11 +395,11 @@ impl Gen<'_, '_> {
         if (spaced.step as i64).abs() > MOST_STEP {
             return None;
         }
-        let signed = matches!(cc, IntCC::SignedLessThan | IntCC::SignedLessThanOrEqual | IntCC::SignedGreaterThan | IntCC::SignedGreaterThanOrEqual);
+        let signed =
+            matches!(cc, IntCC::SignedLessThan | IntCC::SignedLessThanOrEqual | IntCC::SignedGreaterThan | IntCC::SignedGreaterThanOrEqual);
         let ordered = self.in_order(spaced, signed);
-        let lane = |g: &mut Self, l: Lin, k: i64| if l.step == 0 { l.base } else { g.b.ins().iadd_imm(l.base, k * l.step as i64) };
-        let (a0, b0) = (lane(self, la, 0), lane(self, lb, 0));
-        let (a3, b3) = (lane(self, la, 3), lane(self, lb, 3));
+        let (a0, b0) = (self.lane_of(la, 0), self.lane_of(lb, 0));
+        let (a3, b3) = (self.lane_of(la, 3), self.lane_of(lb, 3));
         let first = self.b.ins().icmp(cc, a0, b0);
         let last = self.b.ins().icmp(cc, a3, b3);
         let both = self.b.ins().band(first, last);
@@ -387,6 +453,11 @@ impl Gen<'_, '_> {
     }
 
     fn set_lin(&mut self, r: Reg, l: Lin) {
+        if let Reg::W64(_) = r {
+            self.wide.k.ptrs.remove(&r);
+            self.wide.k.lin.insert(r, l);
+            return;
+        }
         let mut v = self.b.ins().splat(I32X4, l.base);
         if l.step != 0 {
             let bytes: Vec<u8> = (0..LANES as i32).flat_map(|k| k.wrapping_mul(l.step).to_le_bytes()).collect();
@@ -396,6 +467,11 @@ impl Gen<'_, '_> {
         }
         self.wset(r, v);
         self.wide.k.lin.insert(r, l);
+    }
+
+    fn set_ptr(&mut self, r: Reg, p: WPtr) {
+        self.wide.k.lin.remove(&r);
+        self.wide.k.ptrs.insert(r, p);
     }
 
     /// The value every lane of `r` holds, if it is known to be one.
@@ -420,13 +496,21 @@ impl Gen<'_, '_> {
         }
         let &(id, off) = self.statics.get(&r).ok_or_else(|| unsupported("a pointer it cannot follow"))?;
         let v = self.b.ins().iconst(I64, off);
-        Ok(WPtr { known: Known { id, off: v, align: align_of(off) }, stride: 0 })
+        Ok(WPtr { known: Known { id, off: v, align: align_of(off) }, stride: 0, lanes: None })
     }
 
     /// Lane `k`'s pointer of `p`.
     fn lane_ptr(&mut self, p: WPtr, k: i64) -> Known {
-        let off = self.b.ins().iadd_imm(p.known.off, k * p.stride);
-        Known { id: p.known.id, off, align: p.known.align.min(align_of(p.stride)) }
+        let mut off = self.b.ins().iadd_imm(p.known.off, k * p.stride);
+        let mut align = p.known.align.min(align_of(p.stride));
+        if let Some(l) = p.lanes {
+            let i = self.b.ins().extractlane(l.idx, k as u8);
+            let i = if l.signed { self.b.ins().sextend(I64, i) } else { self.b.ins().uextend(I64, i) };
+            let delta = self.b.ins().imul_imm(i, l.scale);
+            off = self.b.ins().iadd(off, delta);
+            align = align.min(align_of(l.scale));
+        }
+        Known { id: p.known.id, off, align }
     }
 
     fn wide_attr(&mut self, inst: &Inst, attr: ThreadAttr, c: u8) -> Result<Lin, Unsupported> {
@@ -475,10 +559,13 @@ impl Gen<'_, '_> {
                     self.wide.k.masks.insert(*dst, m);
                 }
             }
-            Inst::Copy { dst, src } | Inst::Assign { dst, src } if w64(dst) && w64(src) => {
-                let p = self.wptr(*src)?;
-                self.wide.k.ptrs.insert(*dst, p);
-            }
+            Inst::Copy { dst, src } | Inst::Assign { dst, src } if w64(dst) && w64(src) => match self.wide.k.lin.get(src).copied() {
+                Some(l) => self.set_lin(*dst, l),
+                None => {
+                    let p = self.wptr(*src)?;
+                    self.set_ptr(*dst, p);
+                }
+            },
             Inst::Unary { op, ty, dst, a } if w32(dst) && w32(a) => {
                 let x = self.wbits(*a);
                 let known = self.wide.k.lin.get(a).copied();
@@ -523,6 +610,57 @@ impl Gen<'_, '_> {
                 self.wset(*dst, v);
             }
             Inst::Binary { op, ty: Int | UInt, dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => self.wide_int(*op, *dst, *a, *b, inst)?,
+            Inst::Binary { op, ty: Long | ULong, dst, a, b, .. } if w64(dst) && w64(a) && w64(b) => {
+                self.wide_int(*op, *dst, *a, *b, inst)?
+            }
+            Inst::Const { dst: dst @ Reg::W64(_), bits } => {
+                let v = self.b.ins().iconst(I64, *bits as i64);
+                self.set_lin(*dst, Lin { base: v, step: 0 });
+            }
+            Inst::Compare { op, ty: ty @ (Long | ULong), dst, a, b } if w32(dst) && w64(a) && w64(b) => {
+                let cc = int_cc(*op, *ty == Long).ok_or_else(|| unsupported("a 64-bit comparison"))?;
+                let la = self.wide.k.lin.get(a).copied().ok_or_else(|| unsupported("64-bit integers that are not evenly spaced"))?;
+                let lb = self.wide.k.lin.get(b).copied().ok_or_else(|| unsupported("64-bit integers that are not evenly spaced"))?;
+                let span = self.span(cc, *a, *b);
+                if la.step == 0 && lb.step == 0 {
+                    let c = self.b.ins().icmp(cc, la.base, lb.base);
+                    let base = self.bool32(c);
+                    self.set_lin(*dst, Lin { base, step: 0 });
+                } else {
+                    // (Lane by lane: there are no 64-bit lanes to compare.)
+                    let mut v = None;
+                    for k in 0..LANES {
+                        let (x, y) = (self.lane_of(la, k), self.lane_of(lb, k));
+                        let c = self.b.ins().icmp(cc, x, y);
+                        let c = self.bool32(c);
+                        v = Some(match v {
+                            None => self.b.ins().splat(I32X4, c),
+                            Some(v) => self.b.ins().insertlane(v, c, k as u8),
+                        });
+                    }
+                    let v = v.ok_or_else(|| unsupported("internal: no lanes"))?;
+                    self.wset(*dst, v);
+                    if let Some(sp) = span {
+                        self.wide.k.spans.insert(*dst, sp);
+                    }
+                }
+            }
+            Inst::Convert { from: from @ (Int | UInt), to: Long | ULong, dst, src } if w64(dst) && w32(src) => {
+                let l = self.wide.k.lin.get(src).copied().ok_or_else(|| unsupported("an index whose lanes are not evenly spaced"))?;
+                let signed = *from == Int;
+                self.no_wrap(l, signed)?;
+                let base = if signed { self.b.ins().sextend(I64, l.base) } else { self.b.ins().uextend(I64, l.base) };
+                self.set_lin(*dst, Lin { base, step: l.step });
+            }
+            Inst::Convert { from: Long | ULong, to: Long | ULong, dst, src } if w64(dst) && w64(src) => {
+                let l = self.wide.k.lin.get(src).copied().ok_or_else(|| unsupported("64-bit integers that are not evenly spaced"))?;
+                self.set_lin(*dst, l);
+            }
+            Inst::Convert { from: Long | ULong, to: Int | UInt, dst, src } if w32(dst) && w64(src) => {
+                let l = self.wide.k.lin.get(src).copied().ok_or_else(|| unsupported("64-bit integers that are not evenly spaced"))?;
+                let base = self.b.ins().ireduce(I32, l.base);
+                self.set_lin(*dst, Lin { base, step: l.step });
+            }
             Inst::Binary { op, ty: Bool, dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => {
                 let (x, y) = (self.wbits(*a), self.wbits(*b));
                 let v = match op {
@@ -590,6 +728,30 @@ impl Gen<'_, '_> {
                         self.b.ins().fcvt_to_uint_sat(I32X4, f)
                     }
                     (Bool, Int | UInt) => self.ones(x),
+                    // (`gpu_math::scalar::is_true`: nonzero; NaN is true.)
+                    (Int | UInt, Bool) => {
+                        let zero = self.splat_i32(0);
+                        let m = self.b.ins().icmp(IntCC::NotEqual, x, zero);
+                        let v = self.ones(m);
+                        self.wset(*dst, v);
+                        self.wide.k.masks.insert(*dst, m);
+                        return Ok(());
+                    }
+                    (Float, Bool) => {
+                        let f = self.wfloat(*src);
+                        let zero = self.b.ins().f32const(0.0);
+                        let zero = self.b.ins().splat(F32X4, zero);
+                        let m = self.b.ins().fcmp(FloatCC::NotEqual, f, zero);
+                        let v = self.ones(m);
+                        self.wset(*dst, v);
+                        self.wide.k.masks.insert(*dst, m);
+                        return Ok(());
+                    }
+                    // (`gpu_math::scalar::convert`: the low bit, as a float.)
+                    (Bool, Float) => {
+                        let bit = self.ones(x);
+                        self.b.ins().fcvt_from_sint(F32X4, bit)
+                    }
                     _ => return Err(unsupported("a conversion")),
                 };
                 self.wset(*dst, v);
@@ -614,30 +776,83 @@ impl Gen<'_, '_> {
                 };
                 self.wset(*dst, v);
             }
-            Inst::PtrIndex { dst, ptr, index: index @ Reg::W32(_), index_ty, scale } if w64(dst) && w64(ptr) => {
+            // The math library's `f32` functions, as the one-thread code
+            // calls them, once per lane.
+            Inst::Math { f, ty: Float, dst: dst @ Reg::W32(_), args, .. } if args.iter().all(w32) => {
+                use gpu::ir::MathFn;
+                let (tramp, g, n, pred) = match *f {
+                    MathFn::F1(g) => (rt::h_math_f1 as *const () as usize, g as usize, 1, false),
+                    MathFn::F2(g) => (rt::h_math_f2 as *const () as usize, g as usize, 2, false),
+                    MathFn::F3(g) => (rt::h_math_f3 as *const () as usize, g as usize, 3, false),
+                    MathFn::FPred(g) => (rt::h_math_pred as *const () as usize, g as usize, 1, true),
+                    MathFn::FRel(g) => (rt::h_math_rel as *const () as usize, g as usize, 2, true),
+                    _ => return Err(unsupported("a math function")),
+                };
+                if args.len() != n {
+                    return Err(unsupported("a math function's arguments"));
+                }
+                let sig = self.sigs.math[n - 1 + 3 * pred as usize];
+                let xs: Vec<Value> = args.iter().map(|&a| self.wfloat(a)).collect();
+                let mut v = None;
+                for k in 0..LANES as u8 {
+                    let mut vals = vec![self.b.ins().iconst(I64, g as i64)];
+                    for &x in &xs {
+                        vals.push(self.b.ins().extractlane(x, k));
+                    }
+                    let r = self.call(sig, tramp, &vals).ok_or_else(|| unsupported("internal: no result"))?;
+                    v = Some(match v {
+                        None => self.b.ins().splat(if pred { I32X4 } else { F32X4 }, r),
+                        Some(v) => self.b.ins().insertlane(v, r, k),
+                    });
+                }
+                let v = v.ok_or_else(|| unsupported("internal: no lanes"))?;
+                self.wset(*dst, v);
+            }
+            Inst::PtrIndex { dst, ptr, index: index @ Reg::W32(_), index_ty, scale }
+                if w64(dst) && w64(ptr) && !self.wide.k.lin.contains_key(index) =>
+            {
+                // Indices with no known spacing: each lane's own.
                 let p = self.wptr(*ptr)?;
-                let l = self.wide.k.lin.get(index).copied().ok_or_else(|| unsupported("an index whose lanes are not evenly spaced"))?;
+                if p.lanes.is_some() {
+                    return Err(unsupported("an index into memory found by another index"));
+                }
+                let idx = self.wbits(*index);
+                let lanes = Lanes { idx, signed: index_ty.is_signed(), scale: *scale };
+                self.set_ptr(*dst, WPtr { lanes: Some(lanes), ..p });
+            }
+            Inst::PtrIndex { dst, ptr, index, index_ty, scale } if w64(dst) && w64(ptr) => {
+                let p = self.wptr(*ptr)?;
+                if p.lanes.is_some() {
+                    return Err(unsupported("an index into memory found by another index"));
+                }
+                let l = self.wide.k.lin.get(index).copied().ok_or_else(|| unsupported("64-bit indices that are not evenly spaced"))?;
                 if (l.step as i64).abs() > MOST_STEP {
                     return Err(unsupported("an index whose lanes are far apart"));
                 }
                 let signed = index_ty.is_signed();
-                if l.step != 0 && self.wide.k.no_wrap.insert((l.base, l.step, signed)) {
-                    // No lane's index may wrap around 32 bits (the offsets
-                    // would not be evenly spaced); rare enough to give up.
-                    let ok = self.in_order(l, signed);
-                    self.guard(ok);
-                }
-                let i = if signed { self.b.ins().sextend(I64, l.base) } else { self.b.ins().uextend(I64, l.base) };
+                // (A 64-bit index whose lanes wrap puts the first lane's
+                // offset near 2^64: out of bounds, and the code gives up.)
+                let i = match index {
+                    Reg::W32(_) => {
+                        self.no_wrap(l, signed)?;
+                        if signed {
+                            self.b.ins().sextend(I64, l.base)
+                        } else {
+                            self.b.ins().uextend(I64, l.base)
+                        }
+                    }
+                    Reg::W64(_) => l.base,
+                };
                 let delta = self.b.ins().imul_imm(i, *scale);
                 let off = self.b.ins().iadd(p.known.off, delta);
                 let known = Known { id: p.known.id, off, align: p.known.align.min(align_of(*scale)) };
-                self.wide.k.ptrs.insert(*dst, WPtr { known, stride: p.stride + l.step as i64 * scale });
+                self.set_ptr(*dst, WPtr { known, stride: p.stride + l.step as i64 * scale, lanes: None });
             }
             Inst::PtrAdd { dst, ptr, bytes } if w64(dst) && w64(ptr) => {
                 let p = self.wptr(*ptr)?;
                 let off = self.b.ins().iadd_imm(p.known.off, *bytes);
                 let known = Known { id: p.known.id, off, align: p.known.align.min(align_of(*bytes)) };
-                self.wide.k.ptrs.insert(*dst, WPtr { known, stride: p.stride });
+                self.set_ptr(*dst, WPtr { known, ..p });
             }
             Inst::Attr { attr, component, dst } if w32(dst) => {
                 let l = self.wide_attr(inst, *attr, *component)?;
@@ -646,8 +861,8 @@ impl Gen<'_, '_> {
             Inst::Load { dst: dst @ Reg::W32(_), ty: ty @ (Int | UInt | Float), ptr, .. } if w64(ptr) => {
                 let p = self.wptr(*ptr)?;
                 let float = self.floats.contains(dst);
-                match p.stride {
-                    0 => {
+                match (p.lanes, p.stride) {
+                    (None, 0) => {
                         let cached = self.statics.get(ptr).and_then(|&(id, off)| self.invariant.get(&(id, off, *ty))).copied();
                         let v = match cached {
                             Some(v) => v,
@@ -664,7 +879,7 @@ impl Gen<'_, '_> {
                             self.set_lin(*dst, Lin { base: v, step: 0 });
                         }
                     }
-                    4 => {
+                    (None, 4) => {
                         // The four lanes' bytes, one after another: in
                         // bounds and aligned as each lane's access is.
                         let a = self.address_known(p.known, 16, 4, false, false);
@@ -687,18 +902,27 @@ impl Gen<'_, '_> {
                     }
                 }
             }
+            Inst::Load { dst: dst @ Reg::W64(_), ty: Long | ULong, ptr, .. } if w64(ptr) => {
+                let p = self.wptr(*ptr)?;
+                if p.stride != 0 || p.lanes.is_some() {
+                    return Err(unsupported("64-bit integers loaded per thread"));
+                }
+                let a = self.address_known(p.known, 8, 8, false, false);
+                let v = self.b.ins().load(I64, MemFlags::trusted(), a, 0);
+                self.set_lin(*dst, Lin { base: v, step: 0 });
+            }
             Inst::Store { src: src @ Reg::W32(_), ty: Int | UInt | Float, ptr, .. } if w64(ptr) => {
                 let p = self.wptr(*ptr)?;
                 let v = self.wbits(*src);
-                match p.stride {
-                    4 => {
+                match (p.lanes, p.stride) {
+                    (None, 4) => {
                         let a = self.address_known(p.known, 16, 4, true, false);
                         self.b.ins().store(MemFlags::new().with_notrap(), v, a, 0);
                     }
                     // Lane by lane, in the one-thread code's order (one
                     // address: the last lane's value stays).
-                    stride => {
-                        let lanes = if stride == 0 { LANES - 1..LANES } else { 0..LANES };
+                    (lanes, stride) => {
+                        let lanes = if stride == 0 && lanes.is_none() { LANES - 1..LANES } else { 0..LANES };
                         for k in lanes {
                             let known = self.lane_ptr(p, k);
                             let a = self.address_known(known, 4, 4, true, false);
@@ -720,20 +944,31 @@ impl Gen<'_, '_> {
         let konst = |g: &Self, l: Option<Lin>| l.filter(|l| l.step == 0).and_then(|l| g.constant(l.base));
         if let (Some(x), Some(y)) = (la, lb) {
             let (ka, kb) = (konst(self, la), konst(self, lb));
+            let (sx, sy) = (x.step as i64, y.step as i64);
+            // The step at the register's width: 32-bit lanes wrap with it,
+            // 64-bit ones keep only steps an `i32` holds.
+            let wide64 = matches!(dst, Reg::W64(_));
+            let step = |s: i64| -> Option<i32> {
+                if wide64 {
+                    i32::try_from(s).ok()
+                } else {
+                    Some(s as i32)
+                }
+            };
             let lin = match op {
-                BinaryOp::Add => Some(Lin { base: self.b.ins().iadd(x.base, y.base), step: x.step.wrapping_add(y.step) }),
-                BinaryOp::Sub => Some(Lin { base: self.b.ins().isub(x.base, y.base), step: x.step.wrapping_sub(y.step) }),
+                BinaryOp::Add => step(sx + sy).map(|s| Lin { base: self.b.ins().iadd(x.base, y.base), step: s }),
+                BinaryOp::Sub => step(sx - sy).map(|s| Lin { base: self.b.ins().isub(x.base, y.base), step: s }),
                 BinaryOp::Mul if y.step == 0 && (x.step == 0 || kb.is_some()) => {
-                    Some(Lin { base: self.b.ins().imul(x.base, y.base), step: x.step.wrapping_mul(kb.unwrap_or(0) as i32) })
+                    step(sx.wrapping_mul(kb.unwrap_or(0))).map(|s| Lin { base: self.b.ins().imul(x.base, y.base), step: s })
                 }
                 BinaryOp::Mul if x.step == 0 && ka.is_some() => {
-                    Some(Lin { base: self.b.ins().imul(x.base, y.base), step: y.step.wrapping_mul(ka.unwrap_or(0) as i32) })
+                    step(sy.wrapping_mul(ka.unwrap_or(0))).map(|s| Lin { base: self.b.ins().imul(x.base, y.base), step: s })
                 }
                 BinaryOp::Shl if y.step == 0 && (x.step == 0 || kb.is_some_and(|k| (0..32).contains(&k))) => {
-                    Some(Lin { base: self.b.ins().ishl(x.base, y.base), step: x.step.wrapping_shl(kb.unwrap_or(0) as u32) })
+                    step(sx << kb.unwrap_or(0)).map(|s| Lin { base: self.b.ins().ishl(x.base, y.base), step: s })
                 }
                 _ if x.step == 0 && y.step == 0 => {
-                    let signed = matches!(inst, Inst::Binary { ty: Scalar::Int, .. });
+                    let signed = matches!(inst, Inst::Binary { ty: Scalar::Int | Scalar::Long, .. });
                     let base = match op {
                         BinaryOp::BitAnd => self.b.ins().band(x.base, y.base),
                         BinaryOp::BitOr => self.b.ins().bor(x.base, y.base),
@@ -755,6 +990,9 @@ impl Gen<'_, '_> {
     }
 
     fn wide_int_lanes(&mut self, op: BinaryOp, dst: Reg, a: Reg, b: Reg, inst: &Inst) -> Result<(), Unsupported> {
+        if let Reg::W64(_) = dst {
+            return Err(unsupported("64-bit integers that are not evenly spaced"));
+        }
         let signed = matches!(inst, Inst::Binary { ty: Scalar::Int, .. });
         let x = self.wbits(a);
         let v = match op {

@@ -244,3 +244,42 @@ fn a_chunk_partly_out_of_bounds_gives_up() {
         assert_eq!(got, want, "a: {a_len}, out: {out_len}");
     }
 }
+
+/// Under budgets too small for the kernel, the chunk code must end as the
+/// interpreter does (it counts nothing: the runner compares the kernel's
+/// bound with the budget before running, and gives up when it is over).
+#[test]
+fn chunked_code_ends_as_the_interpreter_would_for_every_budget() {
+    let kern = kernel(KERNELS[2].0);
+    let native = Arc::new(jit::compile(&kern).expect("compiles"));
+    assert!(native.chunked());
+    let d = Dispatch { grid: [64, 1, 1], threadgroup: [32, 1, 1], mode: DispatchMode::Threads };
+    let run = |budget: u64, compiled: Option<Arc<jit::Native>>| {
+        let mut bufs = BTreeMap::from([
+            (0u32, floats(136, 1)),
+            (1, floats(136, 2)),
+            (2, vec![0u8; 136 * 4]),
+            (3, vec![0u8; 136 * 4]),
+            (4, 60u32.to_le_bytes().to_vec()),
+        ]);
+        let opts = RunOptions {
+            check: CheckLevel::None,
+            threads: 1,
+            budget,
+            compiled: compiled.map(|c| c as Arc<dyn gpu::engine::Compiled>),
+            ..Default::default()
+        };
+        let r = gpu::run(&kern, &d, &mut bufs, &opts);
+        (r.findings.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>(), bufs)
+    };
+    let (mut runaway, mut ran) = (0, 0);
+    for budget in 1..200 {
+        let before = native.threadgroups_run();
+        let got = run(budget, Some(native.clone()));
+        ran += (native.threadgroups_run() > before) as usize;
+        let want = run(budget, None);
+        runaway += !want.0.is_empty() as usize;
+        assert_eq!(got, want, "budget {budget}");
+    }
+    assert!(runaway > 0 && ran > 0, "small budgets stop the kernel ({runaway}), larger ones let the chunk code run ({ran})");
+}

@@ -115,6 +115,55 @@ fn int_cc(op: BinaryOp, signed: bool) -> Option<IntCC> {
     })
 }
 
+/// The float comparison `op` is. (These helpers serve the one-thread
+/// code and the four-threads code alike: Cranelift's instructions take
+/// scalars and vectors.)
+fn float_cc(op: BinaryOp) -> Option<FloatCC> {
+    Some(match op {
+        BinaryOp::Eq => FloatCC::Equal,
+        BinaryOp::Ne => FloatCC::NotEqual,
+        BinaryOp::Lt => FloatCC::LessThan,
+        BinaryOp::Gt => FloatCC::GreaterThan,
+        BinaryOp::Le => FloatCC::LessThanOrEqual,
+        BinaryOp::Ge => FloatCC::GreaterThanOrEqual,
+        _ => return None,
+    })
+}
+
+/// `x op y` for float `op` `+ - * /`.
+fn float_arith(b: &mut FunctionBuilder<'_>, op: BinaryOp, x: Value, y: Value) -> Option<Value> {
+    Some(match op {
+        BinaryOp::Add => b.ins().fadd(x, y),
+        BinaryOp::Sub => b.ins().fsub(x, y),
+        BinaryOp::Mul => b.ins().fmul(x, y),
+        BinaryOp::Div => b.ins().fdiv(x, y),
+        _ => return None,
+    })
+}
+
+/// `x op y` for integer `op` `+ - * & | ^` (wrapping).
+fn int_arith(b: &mut FunctionBuilder<'_>, op: BinaryOp, x: Value, y: Value) -> Option<Value> {
+    Some(match op {
+        BinaryOp::Add => b.ins().iadd(x, y),
+        BinaryOp::Sub => b.ins().isub(x, y),
+        BinaryOp::Mul => b.ins().imul(x, y),
+        BinaryOp::BitAnd => b.ins().band(x, y),
+        BinaryOp::BitOr => b.ins().bor(x, y),
+        BinaryOp::BitXor => b.ins().bxor(x, y),
+        _ => return None,
+    })
+}
+
+/// Integer `min` or `max` (`func`), signed or not.
+fn min_max(b: &mut FunctionBuilder<'_>, func: BuiltinId, signed: bool, x: Value, y: Value) -> Value {
+    match (func, signed) {
+        (BuiltinId::Min, true) => b.ins().smin(x, y),
+        (BuiltinId::Min, false) => b.ins().umin(x, y),
+        (_, true) => b.ins().smax(x, y),
+        (_, false) => b.ins().umax(x, y),
+    }
+}
+
 /// A loop's header: on to `body` while `go` is nonzero, else to `exit`.
 /// Cranelift (0.124) moves what a loop computes from values made before it
 /// (table entries, geometry) out of the loop only until it has placed a
@@ -129,6 +178,16 @@ fn loop_branch(b: &mut FunctionBuilder<'_>, go: Value, body: Block, exit: Block)
 /// What is known on entering a block: where pointer registers point, and
 /// which registers hold what their spill slots do (`Gen::clean`).
 type Bases = (HashMap<Reg, Known>, HashSet<Reg>);
+
+/// A call of an `f32` math function: the C-ABI trampoline, the function
+/// it calls, how many arguments it takes, and the call's signature (its
+/// result an `f32`, or a `u32` for a predicate).
+struct MathCall {
+    tramp: usize,
+    g: usize,
+    n: usize,
+    sig: SigRef,
+}
 
 /// The helpers' signatures.
 struct Sigs {
@@ -1281,13 +1340,7 @@ impl Gen<'_, '_> {
             }
             Inst::Binary { op, ty: Float, dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => {
                 let (x, y) = (self.fbits(*a), self.fbits(*b));
-                let r = match op {
-                    BinaryOp::Add => self.b.ins().fadd(x, y),
-                    BinaryOp::Sub => self.b.ins().fsub(x, y),
-                    BinaryOp::Mul => self.b.ins().fmul(x, y),
-                    BinaryOp::Div => self.b.ins().fdiv(x, y),
-                    _ => return Ok(false),
-                };
+                let Some(r) = float_arith(self.b, *op, x, y) else { return Ok(false) };
                 self.set(*dst, r);
             }
             Inst::Binary { op, ty: ty @ (Int | UInt | Long | ULong), dst, a, b, .. }
@@ -1297,17 +1350,14 @@ impl Gen<'_, '_> {
                 let (x, y) = (self.get(*a), self.get(*b));
                 let signed = matches!(ty, Int | Long);
                 let v = match op {
-                    BinaryOp::Add => self.b.ins().iadd(x, y),
-                    BinaryOp::Sub => self.b.ins().isub(x, y),
-                    BinaryOp::Mul => self.b.ins().imul(x, y),
-                    BinaryOp::BitAnd => self.b.ins().band(x, y),
-                    BinaryOp::BitOr => self.b.ins().bor(x, y),
-                    BinaryOp::BitXor => self.b.ins().bxor(x, y),
                     BinaryOp::Shl => self.b.ins().ishl(x, y),
                     BinaryOp::Shr if signed => self.b.ins().sshr(x, y),
                     BinaryOp::Shr => self.b.ins().ushr(x, y),
                     BinaryOp::Div | BinaryOp::Rem => self.int_div(*op == BinaryOp::Div, signed, x, y),
-                    _ => return Ok(false),
+                    _ => match int_arith(self.b, *op, x, y) {
+                        Some(v) => v,
+                        None => return Ok(false),
+                    },
                 };
                 self.set(*dst, v);
             }
@@ -1324,15 +1374,7 @@ impl Gen<'_, '_> {
             }
             Inst::Compare { op, ty, dst, a, b } if w32(dst) && w32(a) && w32(b) && !matches!(ty, Long | ULong) => {
                 let c = if ty.is_float() {
-                    let cc = match op {
-                        BinaryOp::Eq => FloatCC::Equal,
-                        BinaryOp::Ne => FloatCC::NotEqual,
-                        BinaryOp::Lt => FloatCC::LessThan,
-                        BinaryOp::Gt => FloatCC::GreaterThan,
-                        BinaryOp::Le => FloatCC::LessThanOrEqual,
-                        BinaryOp::Ge => FloatCC::GreaterThanOrEqual,
-                        _ => return Ok(false),
-                    };
+                    let Some(cc) = float_cc(*op) else { return Ok(false) };
                     let (x, y) = (self.fbits(*a), self.fbits(*b));
                     self.b.ins().fcmp(cc, x, y)
                 } else {
@@ -1555,30 +1597,16 @@ impl Gen<'_, '_> {
                 if args.len() == 2 && args.iter().all(w32) =>
             {
                 let (a, b) = (self.get(args[0]), self.get(args[1]));
-                let v = match (func, ty) {
-                    (BuiltinId::Min, Int) => self.b.ins().smin(a, b),
-                    (BuiltinId::Min, _) => self.b.ins().umin(a, b),
-                    (_, Int) => self.b.ins().smax(a, b),
-                    _ => self.b.ins().umax(a, b),
-                };
+                let v = min_max(self.b, *func, *ty == Int, a, b);
                 self.set(*dst, v);
             }
             // The math library's `f32` functions: the interpreter's own, called
             // through C-ABI trampolines (`Scalar::Float` needs no rounding).
             Inst::Math { f, ty: Scalar::Float, dst: dst @ Reg::W32(_), args, .. } => {
-                use gpu::ir::MathFn;
-                let (tramp, g, n, pred) = match *f {
-                    MathFn::F1(g) => (rt::h_math_f1 as *const () as usize, g as usize, 1, false),
-                    MathFn::F2(g) => (rt::h_math_f2 as *const () as usize, g as usize, 2, false),
-                    MathFn::F3(g) => (rt::h_math_f3 as *const () as usize, g as usize, 3, false),
-                    MathFn::FPred(g) => (rt::h_math_pred as *const () as usize, g as usize, 1, true),
-                    MathFn::FRel(g) => (rt::h_math_rel as *const () as usize, g as usize, 2, true),
-                    _ => return Ok(false),
-                };
+                let Some(MathCall { tramp, g, n, sig }) = self.math_call(*f) else { return Ok(false) };
                 if args.len() != n || args.iter().any(|a| !w32(a)) {
                     return Ok(false);
                 }
-                let sig = self.sigs.math[n - 1 + 3 * pred as usize];
                 let mut vals = vec![self.b.ins().iconst(I64, g as i64)];
                 for a in args {
                     vals.push(self.fbits(*a));
@@ -1645,6 +1673,20 @@ impl Gen<'_, '_> {
         };
         let z = self.b.ins().iconst(int, 0);
         self.b.ins().select(zero, z, r)
+    }
+
+    /// How the code calls `f32` math function `f`, if it is one.
+    fn math_call(&self, f: gpu::ir::MathFn) -> Option<MathCall> {
+        use gpu::ir::MathFn;
+        let (tramp, g, n, pred) = match f {
+            MathFn::F1(g) => (rt::h_math_f1 as *const () as usize, g as usize, 1, false),
+            MathFn::F2(g) => (rt::h_math_f2 as *const () as usize, g as usize, 2, false),
+            MathFn::F3(g) => (rt::h_math_f3 as *const () as usize, g as usize, 3, false),
+            MathFn::FPred(g) => (rt::h_math_pred as *const () as usize, g as usize, 1, true),
+            MathFn::FRel(g) => (rt::h_math_rel as *const () as usize, g as usize, 2, true),
+            _ => return None,
+        };
+        Some(MathCall { tramp, g, n, sig: self.sigs.math[n - 1 + 3 * pred as usize] })
     }
 
     /// `dst = ptr + delta` bytes (`delta` a multiple of `step`), keeping

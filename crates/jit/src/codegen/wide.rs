@@ -600,13 +600,7 @@ impl Gen<'_, '_> {
             }
             Inst::Binary { op, ty: Float, dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => {
                 let (x, y) = (self.wfloat(*a), self.wfloat(*b));
-                let v = match op {
-                    BinaryOp::Add => self.b.ins().fadd(x, y),
-                    BinaryOp::Sub => self.b.ins().fsub(x, y),
-                    BinaryOp::Mul => self.b.ins().fmul(x, y),
-                    BinaryOp::Div => self.b.ins().fdiv(x, y),
-                    _ => return Err(unsupported("a float operation")),
-                };
+                let v = float_arith(self.b, *op, x, y).ok_or_else(|| unsupported("a float operation"))?;
                 self.wset(*dst, v);
             }
             Inst::Binary { op, ty: Int | UInt, dst, a, b, .. } if w32(dst) && w32(a) && w32(b) => self.wide_int(*op, *dst, *a, *b, inst)?,
@@ -674,15 +668,7 @@ impl Gen<'_, '_> {
             }
             Inst::Compare { op, ty, dst, a, b } if w32(dst) && w32(a) && w32(b) && !matches!(ty, Long | ULong) => {
                 if ty.is_float() {
-                    let cc = match op {
-                        BinaryOp::Eq => FloatCC::Equal,
-                        BinaryOp::Ne => FloatCC::NotEqual,
-                        BinaryOp::Lt => FloatCC::LessThan,
-                        BinaryOp::Gt => FloatCC::GreaterThan,
-                        BinaryOp::Le => FloatCC::LessThanOrEqual,
-                        BinaryOp::Ge => FloatCC::GreaterThanOrEqual,
-                        _ => return Err(unsupported("a float comparison")),
-                    };
+                    let cc = float_cc(*op).ok_or_else(|| unsupported("a float comparison"))?;
                     let (x, y) = (self.wfloat(*a), self.wfloat(*b));
                     let m = self.b.ins().fcmp(cc, x, y);
                     let v = self.ones(m);
@@ -768,30 +754,17 @@ impl Gen<'_, '_> {
                 if args.len() == 2 && args.iter().all(w32) =>
             {
                 let (x, y) = (self.wbits(args[0]), self.wbits(args[1]));
-                let v = match (func, ty) {
-                    (BuiltinId::Min, Int) => self.b.ins().smin(x, y),
-                    (BuiltinId::Min, _) => self.b.ins().umin(x, y),
-                    (_, Int) => self.b.ins().smax(x, y),
-                    _ => self.b.ins().umax(x, y),
-                };
+                let v = min_max(self.b, *func, *ty == Int, x, y);
                 self.wset(*dst, v);
             }
             // The math library's `f32` functions, as the one-thread code
             // calls them, once per lane.
             Inst::Math { f, ty: Float, dst: dst @ Reg::W32(_), args, .. } if args.iter().all(w32) => {
-                use gpu::ir::MathFn;
-                let (tramp, g, n, pred) = match *f {
-                    MathFn::F1(g) => (rt::h_math_f1 as *const () as usize, g as usize, 1, false),
-                    MathFn::F2(g) => (rt::h_math_f2 as *const () as usize, g as usize, 2, false),
-                    MathFn::F3(g) => (rt::h_math_f3 as *const () as usize, g as usize, 3, false),
-                    MathFn::FPred(g) => (rt::h_math_pred as *const () as usize, g as usize, 1, true),
-                    MathFn::FRel(g) => (rt::h_math_rel as *const () as usize, g as usize, 2, true),
-                    _ => return Err(unsupported("a math function")),
-                };
+                let MathCall { tramp, g, n, sig } = self.math_call(*f).ok_or_else(|| unsupported("a math function"))?;
                 if args.len() != n {
                     return Err(unsupported("a math function's arguments"));
                 }
-                let sig = self.sigs.math[n - 1 + 3 * pred as usize];
+                let pred = matches!(f, gpu::ir::MathFn::FPred(_) | gpu::ir::MathFn::FRel(_));
                 let xs: Vec<Value> = args.iter().map(|&a| self.wfloat(a)).collect();
                 let mut v = None;
                 for k in 0..LANES as u8 {
@@ -1018,15 +991,7 @@ impl Gen<'_, '_> {
             }
             _ => {
                 let y = self.wbits(b);
-                match op {
-                    BinaryOp::Add => self.b.ins().iadd(x, y),
-                    BinaryOp::Sub => self.b.ins().isub(x, y),
-                    BinaryOp::Mul => self.b.ins().imul(x, y),
-                    BinaryOp::BitAnd => self.b.ins().band(x, y),
-                    BinaryOp::BitOr => self.b.ins().bor(x, y),
-                    BinaryOp::BitXor => self.b.ins().bxor(x, y),
-                    _ => return Err(unsupported("an integer operation")),
-                }
+                int_arith(self.b, op, x, y).ok_or_else(|| unsupported("an integer operation"))?
             }
         };
         self.wset(dst, v);

@@ -1182,10 +1182,17 @@ impl Gen<'_, '_> {
     /// counter is then a constant in every trip, as are the tests, which
     /// Cranelift folds.
     fn unroll_trips(&mut self, inst: &Inst, shape: Option<crate::analysis::Bounded>) -> Option<u64> {
-        let Inst::Loop { check_first: true, cond_block, body, step, .. } = inst else { return None };
-        let Some(crate::analysis::Bounded::CountsUp { k, limit, inclusive }) = shape else { return None };
+        let Some(shape @ crate::analysis::Bounded::CountsUp { k, .. }) = shape else { return None };
         let v = self.get(k);
-        let start = self.constant(v)? as u32 as u64;
+        self.unroll_trips_from(inst, shape, self.constant(v)?)
+    }
+
+    /// [`Self::unroll_trips`] for a loop of shape `shape` whose counter
+    /// starts at `start`.
+    fn unroll_trips_from(&self, inst: &Inst, shape: crate::analysis::Bounded, start: i64) -> Option<u64> {
+        let Inst::Loop { check_first: true, cond_block, body, step, .. } = inst else { return None };
+        let crate::analysis::Bounded::CountsUp { limit, inclusive, .. } = shape else { return None };
+        let start = start as u32 as u64;
         let n = (limit + inclusive as u64).saturating_sub(start);
         let mut size = 0u64;
         for b in [cond_block, body, step] {

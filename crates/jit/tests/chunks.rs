@@ -114,6 +114,22 @@ const KERNELS: &[(&str, bool)] = &[
          }",
         true,
     ),
+    // Short counted loops (unrolled, their counters constants): a stencil
+    // with shared weights, an inclusive limit.
+    (
+        "kernel void k(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                       device float* out [[buffer(2)]], device uint* u [[buffer(3)]],
+                       constant uint& n [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+             if (i + 9u > n) return;
+             float acc = 0.0f;
+             for (uint j = 0; j < 9u; j++) acc += a[i + j] * b[j];
+             uint s = 0;
+             for (uint j = 2; j <= 5u; ++j) s += (i >> j) & 1u;
+             out[i] = acc;
+             u[i] = s;
+         }",
+        true,
+    ),
     // A store, then a branch the threads may take apart: one at a time.
     (
         "kernel void k(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],

@@ -128,6 +128,7 @@ pub(super) fn candidate(body: &[Inst]) -> bool {
                 | Inst::Math { func: BuiltinId::Min | BuiltinId::Max, ty: Scalar::Int | Scalar::UInt, .. }
                 | Inst::Math { ty: Scalar::Float, .. }
                 | Inst::Return { .. }
+                | Inst::Loop { check_first: true, .. }
         );
     });
     ok && memory
@@ -272,6 +273,26 @@ impl Gen<'_, '_> {
                 self.wide.k = before;
                 self.wide.k.forget(&kill);
             }
+            Inst::Loop { cond_block, body, step, .. } => {
+                // A short counted loop from a constant start (as the
+                // one-thread code unrolls it): its trips, one after
+                // another, the counter a constant in each.
+                let n = self.wide_unroll_trips(inst).ok_or_else(|| unsupported("a loop it does not unroll"))?;
+                let mut jumps = false;
+                for b in [cond_block, body, step] {
+                    gpu::ir::walk(b, &mut |i| jumps |= matches!(i, Inst::Break | Inst::Continue));
+                }
+                if jumps {
+                    return Err(unsupported("a break or continue"));
+                }
+                for _ in 0..n {
+                    self.wide_block(cond_block)?;
+                    self.wide_block(body)?;
+                    self.wide_block(step)?;
+                }
+                // (The last, failing test.)
+                self.wide_block(cond_block)?;
+            }
             Inst::Scope { body } => {
                 // (Its returns come here, each with what it assigned.)
                 let end = self.b.create_block();
@@ -408,6 +429,15 @@ impl Gen<'_, '_> {
         let wraps = self.b.ins().bxor_imm(ordered, 1);
         let any = self.b.ins().bor(either, wraps);
         Some((all, any))
+    }
+
+    /// The trips of loop `inst` if the one-thread code would unroll it
+    /// (`Gen::unroll_trips`), its counter's start known here.
+    fn wide_unroll_trips(&mut self, inst: &Inst) -> Option<u64> {
+        let shape = crate::analysis::loop_shape(inst, self.fixed)?;
+        let crate::analysis::Bounded::CountsUp { k, .. } = shape else { return None };
+        let start = self.wide.k.lin.get(&k).filter(|l| l.step == 0)?.base;
+        self.unroll_trips_from(inst, shape, self.constant(start)?)
     }
 
     fn wvar(&mut self, r: Reg) -> Variable {

@@ -1,22 +1,26 @@
-//! Four threads at a time: kernels without barriers, loops or calls into
-//! the interpreter also get a second threads' loop that runs a chunk of
-//! four consecutive threads with 128-bit vector instructions — one lane
-//! per thread — where the threadgroup is one row (so the chunk's
-//! positions are consecutive).
+//! Four threads at a time: kernels without barriers or SIMD-group
+//! functions, whose loops are short counted ones the one-thread code
+//! unrolls, also get a second threads' loop that runs a chunk of four
+//! consecutive threads with 128-bit vector instructions — one lane per
+//! thread — where the threadgroup is one row (so the chunk's positions are
+//! consecutive). What has no vector form (math functions, integer
+//! division, accesses at unrelated places) is done lane by lane, as the
+//! one-thread code does it.
 //!
 //! The chunk's threads run the same instructions in the same order, one
-//! of each for all four, as the interpreter's lockstep does; where they
-//! would branch apart the chunk goes back to the one-thread code, which
-//! runs them one after another from the start. That is only sound while
-//! the chunk has changed nothing, so a branch whose threads may disagree
-//! may not follow a store (the code is not made otherwise).
+//! of each for all four, as the interpreter's lockstep does. A branch of
+//! register operations runs both ways, each lane keeping its side; where
+//! the threads would take another branch apart the chunk goes back to the
+//! one-thread code, which runs them one after another from the start.
+//! That is only sound while the chunk has changed nothing, so such a
+//! branch may not follow a store (the code is not made otherwise).
 //!
 //! The code generator knows, for registers whose lanes are evenly spaced
-//! (`Lin`: thread positions, constants, kernel arguments and sums of
-//! them), the first lane's value and the spacing, and for pointers
-//! (`WPtr`) the first lane's offset and the spacing in bytes: four 4-byte
-//! accesses 4 bytes apart are one 16-byte access with one bounds check,
-//! a shared address one access; others go lane by lane.
+//! (`Lin`: thread positions, constants, kernel arguments and sums and
+//! constant multiples of them), the first lane's value and the spacing,
+//! and for pointers (`WPtr`) the first lane's offset and the spacing in
+//! bytes: four 4-byte accesses 4 bytes apart are one 16-byte access with
+//! one bounds check, a shared address one access; others go lane by lane.
 
 use super::*;
 use cranelift_codegen::ir::types::{F32X4, I32X4};

@@ -1,7 +1,8 @@
 //! `gpu::Kernel` IR to one Cranelift function that runs every thread of a
 //! threadgroup in turn, each from where it stands (the start, or a
 //! barrier) to its next barrier or the end: `f(ctx) -> status`. The runner
-//! calls it once per round (`lib.rs`).
+//! calls it once per round (`lib.rs`). Kernels without barriers may also
+//! get a loop that runs four threads at a time first (`wide.rs`).
 //!
 //! The IR's registers become SSA variables; its structured control flow
 //! becomes ordinary branches (an `if` is a branch, not two masked runs).

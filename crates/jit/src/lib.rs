@@ -1,6 +1,7 @@
 //! The compiled tier of the simulated GPU: a kernel's IR compiled with
 //! Cranelift into native code that runs one thread at a time between
-//! barriers (`codegen.rs`), with the interpreter's results.
+//! barriers (`codegen.rs`) — and kernels without barriers four at a time
+//! where it can (`codegen/wide.rs`) — with the interpreter's results.
 //!
 //! Running threads one after another instead of in lockstep gives the same
 //! memory contents whenever no two threads of a threadgroup touch the same

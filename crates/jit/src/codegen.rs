@@ -281,8 +281,6 @@ pub struct Gen<'a, 'b> {
     lane_stops: bool,
     /// Record loops' most trips (`Plan::bound_trips`).
     bound_trips: bool,
-    /// `Plan::exit_check`.
-    exit_check: bool,
     /// `Plan::keep_counts`.
     keep_counts: bool,
     /// `Plan::keep_trips`.
@@ -345,12 +343,11 @@ pub struct Plan<'a> {
     /// Each loop's number (`analysis::LockstepBound::loops`).
     pub loops: &'a HashMap<usize, usize>,
     /// Record every loop's most trips in `ctx.loop_most` (for threads that
-    /// take different paths, when the loops' trips are not bounded).
+    /// take different paths, when the loops' trips are not bounded). When
+    /// the code counts and does not record them, every thread takes the
+    /// same path: each one's count is the interpreter's, and is checked
+    /// against the budget as the thread stops (`Gen::exit`).
     pub bound_trips: bool,
-    /// Check each thread's count against the budget as it stops (every
-    /// thread takes the same path, so each one's count is the
-    /// interpreter's; and the loops' trips are not bounded).
-    pub exit_check: bool,
     /// Keep the trips of loops around stops across them
     /// (`Native::trip_depth`).
     pub keep_trips: bool,
@@ -366,8 +363,9 @@ pub struct Plan<'a> {
 
 /// Whether a kernel compiled with `checks` off or on, with or without
 /// stops, may get the four-threads loop: checks off, no stops, and made of
-/// what it handles (`wide.rs`; no loops, so the runner compares its count
-/// with the budget before it runs, and the code counts nothing).
+/// what it handles (`wide.rs`; its only loops are short ones, so the
+/// runner compares its count with the budget before it runs, and the code
+/// counts nothing).
 pub fn wide_candidate(body: &[Inst], checks: bool, stateful: bool) -> bool {
     !checks && !stateful && wide::candidate(body)
 }
@@ -394,7 +392,6 @@ pub fn compile_body(
         fixed,
         loops,
         bound_trips,
-        exit_check,
         keep_counts,
         keep_trips,
         count,
@@ -443,8 +440,8 @@ pub fn compile_body(
         invariant.insert((id, off, ty), v);
     }
     // for lane in 0..n (with the four-threads loop, first in chunks when
-    // the threadgroup is one row: `wide.rs`; the kernel has no loops, so
-    // the runner compared its count with the budget)
+    // the threadgroup is one row: `wide.rs`; its loops are short, so the
+    // runner compared its count with the budget)
     let lane_head = b.create_block();
     b.append_block_param(lane_head, I64);
     let wide_head = wide.then(|| b.create_block());
@@ -546,7 +543,6 @@ pub fn compile_body(
         skip,
         loops,
         bound_trips,
-        exit_check,
         keep_counts,
         keep_trips,
         counting: count,
@@ -554,12 +550,7 @@ pub fn compile_body(
     };
     // The kernel from the start.
     g.b.switch_to_block(start);
-    // (`ctx.initial` does not change during a call: unused loads go.)
-    for (i, &r) in preset.iter().enumerate() {
-        let v = g.b.ins().load(I64, FIXED, initial, i as i32 * 8);
-        let v = g.narrow(r, v);
-        g.set(r, v);
-    }
+    g.load_presets(preset);
     g.block(body)?;
     if !g.dead {
         g.flush();
@@ -661,6 +652,16 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// Set the registers `preset` from `ctx.initial` (which does not change
+    /// during a call: unused loads go).
+    fn load_presets(&mut self, preset: &[Reg]) {
+        for (i, &r) in preset.iter().enumerate() {
+            let v = self.b.ins().load(I64, FIXED, self.initial, i as i32 * 8);
+            let v = self.narrow(r, v);
+            self.set(r, v);
+        }
+    }
+
     fn index(&mut self, inst: &Inst) -> i64 {
         self.insts.push(inst as *const Inst);
         self.insts.len() as i64 - 1
@@ -683,12 +684,13 @@ impl Gen<'_, '_> {
     }
 
     /// Store the count and the thread's new state; on to the next thread.
-    /// With `Plan::exit_check` each thread's count is the interpreter's:
-    /// it is checked here. Whether it is kept (for the thread's next call,
-    /// or for the runner to add up) is `Plan::keep_counts`.
+    /// When the code counts and does not record loops' most trips, every
+    /// thread takes the same path and its count is the interpreter's: it
+    /// is checked here. Whether it is kept (for the thread's next call, or
+    /// for the runner to add up) is `Plan::keep_counts`.
     fn exit(&mut self, state: u64) {
         let c = self.b.use_var(self.cnt);
-        if self.exit_check {
+        if self.counting && !self.bound_trips {
             let over = self.over_budget(c);
             let next = self.b.create_block();
             self.b.ins().brif(over, self.give_up, &[], next, &[]);
@@ -727,12 +729,9 @@ impl Gen<'_, '_> {
     /// — nothing if it holds a barrier, since code after a barrier is also
     /// reached from the barrier's resume point.
     fn bases(&self, inst: &Inst) -> (Bases, Bases) {
-        let mut kill = std::collections::HashSet::new();
+        let kill: HashSet<Reg> = assigned(std::slice::from_ref(inst)).into_iter().collect();
         let mut barrier = false;
-        gpu::ir::walk(std::slice::from_ref(inst), &mut |i| {
-            kill.extend(gpu::ir::reg_uses(i).0);
-            barrier |= matches!(i, Inst::Barrier { .. });
-        });
+        gpu::ir::walk(std::slice::from_ref(inst), &mut |i| barrier |= matches!(i, Inst::Barrier { .. }));
         // A register the construct does not assign keeps what its spill
         // slot holds, if it did before: a stop inside stores the same
         // value, and one resuming there reloads it (were it not live
@@ -2097,6 +2096,15 @@ impl At {
     fn load(self, b: &mut FunctionBuilder<'_>, flags: MemFlags, field: i32) -> Value {
         b.ins().load(I64, flags, self.base, self.off + field)
     }
+}
+
+/// The registers `insts` (and the blocks within) assign, each once, in
+/// the order they first do (so that code made from the list is the same
+/// from one compile to the next).
+fn assigned(insts: &[Inst]) -> Vec<Reg> {
+    let (mut seen, mut out) = (HashSet::new(), Vec::new());
+    gpu::ir::walk(insts, &mut |i| out.extend(gpu::ir::reg_uses(i).0.into_iter().filter(|r| seen.insert(*r))));
+    out
 }
 
 /// The 32-bit registers a float operation reads or writes.

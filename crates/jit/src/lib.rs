@@ -295,7 +295,6 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
             fixed: &fixed,
             loops: &lockstep.loops,
             bound_trips: record_most,
-            exit_check: counted && convergent,
             keep_counts: counts_kept,
             keep_trips: trip_depth > 0,
             count: counted,

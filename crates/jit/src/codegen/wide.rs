@@ -79,6 +79,31 @@ struct Facts {
 }
 
 impl Facts {
+    /// Forget what is known of register `r`.
+    fn forget_reg(&mut self, r: Reg) {
+        self.lin.remove(&r);
+        self.ptrs.remove(&r);
+        self.masks.remove(&r);
+        self.spans.remove(&r);
+    }
+
+    /// What is known of `src`, now of `dst` too (a copy).
+    fn copy(&mut self, src: Reg, dst: Reg) {
+        self.forget_reg(dst);
+        if let Some(&l) = self.lin.get(&src) {
+            self.lin.insert(dst, l);
+        }
+        if let Some(&p) = self.ptrs.get(&src) {
+            self.ptrs.insert(dst, p);
+        }
+        if let Some(&m) = self.masks.get(&src) {
+            self.masks.insert(dst, m);
+        }
+        if let Some(&s) = self.spans.get(&src) {
+            self.spans.insert(dst, s);
+        }
+    }
+
     /// Forget what is known of the registers in `kill`.
     fn forget(&mut self, kill: &HashSet<Reg>) {
         self.lin.retain(|r, _| !kill.contains(r));
@@ -210,11 +235,7 @@ impl Gen<'_, '_> {
         (self.pending, self.dead) = (0, false);
         self.prov.clear();
         self.clean.clear();
-        for (i, &r) in preset.iter().enumerate() {
-            let v = self.b.ins().load(I64, FIXED, self.initial, i as i32 * 8);
-            let v = self.narrow(r, v);
-            self.set(r, v);
-        }
+        self.load_presets(preset);
         self.block(body)?;
         if !self.dead {
             self.flush();
@@ -236,7 +257,7 @@ impl Gen<'_, '_> {
     fn wide_inst(&mut self, inst: &Inst) -> Result<(), Unsupported> {
         match inst {
             Inst::If { cond, then, els, .. } if self.uniform(*cond).is_none() && registers_only(then) && registers_only(els) => {
-                self.wide_select_if(*cond, then, els)?
+                self.wide_select_if(inst, *cond, then, els)?
             }
             Inst::If { cond, then, els, .. } => {
                 let (t, e, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
@@ -264,8 +285,7 @@ impl Gen<'_, '_> {
                 }
                 // What is known after the branch: what was before, less
                 // the registers it assigns.
-                let mut kill = HashSet::new();
-                gpu::ir::walk(std::slice::from_ref(inst), &mut |i| kill.extend(gpu::ir::reg_uses(i).0));
+                let kill: HashSet<Reg> = assigned(std::slice::from_ref(inst)).into_iter().collect();
                 let before = self.wide.k.clone();
                 for (blk, body) in [(t, then), (e, els)] {
                     self.b.switch_to_block(blk);
@@ -300,8 +320,6 @@ impl Gen<'_, '_> {
             Inst::Scope { body } => {
                 // (Its returns come here, each with what it assigned.)
                 let end = self.b.create_block();
-                let mut kill = HashSet::new();
-                gpu::ir::walk(std::slice::from_ref(inst), &mut |i| kill.extend(gpu::ir::reg_uses(i).0));
                 let mut returns = false;
                 gpu::ir::walk(body, &mut |i| returns |= matches!(i, Inst::Return { .. }));
                 let before = self.wide.k.clone();
@@ -314,7 +332,7 @@ impl Gen<'_, '_> {
                 // at its end holds.)
                 if returns {
                     self.wide.k = before;
-                    self.wide.k.forget(&kill);
+                    self.wide.k.forget(&assigned(body).into_iter().collect());
                 }
             }
             Inst::Return { .. } => {
@@ -335,7 +353,7 @@ impl Gen<'_, '_> {
     /// A branch of register operations only, whichever way the lanes go:
     /// both ways run, and each register either assigns takes, lane by
     /// lane, the value of the way that lane goes.
-    fn wide_select_if(&mut self, cond: Reg, then: &[Inst], els: &[Inst]) -> Result<(), Unsupported> {
+    fn wide_select_if(&mut self, inst: &Inst, cond: Reg, then: &[Inst], els: &[Inst]) -> Result<(), Unsupported> {
         let m = match self.wide.k.masks.get(&cond) {
             Some(&m) => m,
             None => {
@@ -344,11 +362,7 @@ impl Gen<'_, '_> {
                 self.b.ins().icmp(IntCC::NotEqual, c, zero)
             }
         };
-        let mut kill = Vec::new();
-        gpu::ir::walk(then, &mut |i| kill.extend(gpu::ir::reg_uses(i).0));
-        gpu::ir::walk(els, &mut |i| kill.extend(gpu::ir::reg_uses(i).0));
-        kill.sort_by_key(|r| format!("{r:?}"));
-        kill.dedup();
+        let kill = assigned(std::slice::from_ref(inst));
         if kill.iter().any(|r| matches!(r, Reg::W64(_))) {
             return Err(unsupported("a pointer chosen by a branch"));
         }
@@ -477,9 +491,7 @@ impl Gen<'_, '_> {
     /// Set a 32-bit register's lanes (integers or floats); what was known
     /// of it is forgotten.
     fn wset(&mut self, r: Reg, v: Value) {
-        self.wide.k.lin.remove(&r);
-        self.wide.k.masks.remove(&r);
-        self.wide.k.spans.remove(&r);
+        self.wide.k.forget_reg(r);
         let var = self.wvar(r);
         let want = if self.floats.contains(&r) { F32X4 } else { I32X4 };
         let v = if self.b.func.dfg.value_type(v) == want { v } else { self.b.ins().bitcast(want, lane_order(), v) };
@@ -488,7 +500,7 @@ impl Gen<'_, '_> {
 
     fn set_lin(&mut self, r: Reg, l: Lin) {
         if let Reg::W64(_) = r {
-            self.wide.k.ptrs.remove(&r);
+            self.wide.k.forget_reg(r);
             self.wide.k.lin.insert(r, l);
             return;
         }
@@ -504,7 +516,7 @@ impl Gen<'_, '_> {
     }
 
     fn set_ptr(&mut self, r: Reg, p: WPtr) {
-        self.wide.k.lin.remove(&r);
+        self.wide.k.forget_reg(r);
         self.wide.k.ptrs.insert(r, p);
     }
 
@@ -580,18 +592,8 @@ impl Gen<'_, '_> {
             Inst::Copy { dst, src } | Inst::Assign { dst, src } if w32(dst) && w32(src) => {
                 let var = self.wvar(*src);
                 let v = self.b.use_var(var);
-                let (known, mask) = (self.wide.k.lin.get(src).copied(), self.wide.k.masks.get(src).copied());
-                let span = self.wide.k.spans.get(src).copied();
                 self.wset(*dst, v);
-                if let Some(sp) = span {
-                    self.wide.k.spans.insert(*dst, sp);
-                }
-                if let Some(l) = known {
-                    self.wide.k.lin.insert(*dst, l);
-                }
-                if let Some(m) = mask {
-                    self.wide.k.masks.insert(*dst, m);
-                }
+                self.wide.k.copy(*src, *dst);
             }
             Inst::Copy { dst, src } | Inst::Assign { dst, src } if w64(dst) && w64(src) => match self.wide.k.lin.get(src).copied() {
                 Some(l) => self.set_lin(*dst, l),

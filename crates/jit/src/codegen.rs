@@ -45,6 +45,23 @@ const I64: types::Type = types::I64;
 const F32: types::Type = types::F32;
 
 /// The round ran (the function's result).
+/// Most SSA values in a compiled function: compile time and memory grow
+/// faster than the size (`crate::Effort`), so larger kernels are left to
+/// the interpreter.
+pub const MOST_VALUES: usize = 150_000;
+
+/// Most variables times blocks, the size of the SSA builder's tables.
+pub const MOST_VAR_BLOCKS: usize = 40_000_000;
+
+/// Why a function past [`MOST_VALUES`] or [`MOST_VAR_BLOCKS`] is not compiled.
+pub fn too_large(values: usize, vars: usize, blocks: usize) -> Unsupported {
+    Unsupported(if values > MOST_VALUES {
+        format!("the kernel is too large to compile quickly: its native code passed {MOST_VALUES} values")
+    } else {
+        format!("the kernel is too large to compile quickly: its native code has {vars} variables over {blocks} blocks (at most {MOST_VAR_BLOCKS} variable-blocks compile)")
+    })
+}
+
 pub const OK: u64 = 0;
 /// The result cannot be promised: rerun interpreted (the function's result).
 pub const GIVE_UP: u64 = 1;
@@ -790,11 +807,25 @@ impl Gen<'_, '_> {
                 if self.dead {
                     break;
                 }
+                self.within_size()?;
                 self.pending += 1;
                 self.inst(inst)?;
             }
             Ok(())
         })
+    }
+
+    /// Refuses a function grown past [`MOST_VALUES`] (variables live
+    /// across many joins add a block parameter at each) or
+    /// [`MOST_VAR_BLOCKS`] (Cranelift's SSA builder keeps a table per
+    /// variable as long as the blocks that use it).
+    pub fn within_size(&self) -> Result<(), Unsupported> {
+        let dfg = &self.b.func.dfg;
+        let vars = self.vars.len() + self.wide.vars.len();
+        if dfg.num_values() > MOST_VALUES || dfg.num_blocks().saturating_mul(vars) > MOST_VAR_BLOCKS {
+            return Err(too_large(dfg.num_values(), vars, dfg.num_blocks()));
+        }
+        Ok(())
     }
 
     fn inst(&mut self, inst: &Inst) -> Result<(), Unsupported> {

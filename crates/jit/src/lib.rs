@@ -44,6 +44,43 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 type KernelFn = extern "C" fn(*mut Ctx) -> u64;
 
+/// How hard Cranelift works on a function, chosen by its size in SSA
+/// values. The backtracking register allocator's time grows much faster
+/// than the code: candle's `softmax_f32` (eleven block sizes, some 67,000
+/// values) took 14 s and 2 GB to compile with it, 0.6 s and 0.2 GB with
+/// the single-pass one, and ran as fast; a kernel of 6,000 lines with
+/// 2,000 values live across a barrier took 70 s. Small functions, where
+/// its better code shows, keep it. Past a larger size the code generator
+/// stops ([`codegen::MOST_VALUES`], [`codegen::MOST_VAR_BLOCKS`]) and the
+/// interpreter runs the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effort {
+    /// The backtracking register allocator.
+    Thorough,
+    /// The single-pass register allocator.
+    Quick,
+}
+
+/// Most SSA values compiled with [`Effort::Thorough`].
+const THOROUGH_VALUES: usize = 12_000;
+
+impl Effort {
+    fn for_size(values: usize) -> Effort {
+        if values <= THOROUGH_VALUES {
+            Effort::Thorough
+        } else {
+            Effort::Quick
+        }
+    }
+
+    fn regalloc(self) -> &'static str {
+        match self {
+            Effort::Thorough => "backtracking",
+            Effort::Quick => "single_pass",
+        }
+    }
+}
+
 /// A kernel in native code.
 pub struct Native {
     /// The kernel the code was made from (helpers get its instructions).
@@ -99,6 +136,8 @@ pub struct Native {
     lockstep: analysis::LockstepBound,
     /// The code runs four threads at a time where it can (`codegen/wide.rs`).
     chunked: bool,
+    /// The register allocator it was compiled with.
+    effort: Effort,
     /// The bound on the interpreter's count for a threadgroup whatever the
     /// values, when there is one (`analysis::LockstepBound::static_bound`):
     /// the code then counts nothing.
@@ -153,6 +192,11 @@ impl Native {
         self.chunked
     }
 
+    /// The register allocator the code was compiled with.
+    pub fn effort(&self) -> Effort {
+        self.effort
+    }
+
     /// How many threadgroups this code ran to the end.
     pub fn threadgroups_run(&self) -> u64 {
         self.ran.total()
@@ -187,6 +231,17 @@ pub fn compile_checked(kernel: &Kernel, checks: CheckLevel) -> Result<Native, Un
 /// (`grid_1d`: y and z are 1) when that lets the checks do less
 /// (`analysis::race_free_buffers`); the code then gives up on any other grid.
 pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result<Native, Unsupported> {
+    compile_with(kernel, checks, grid_1d, None)
+}
+
+/// [`compile_for`] with the given effort whatever the kernel's size (the
+/// tests run both register allocators on every kernel).
+#[doc(hidden)]
+pub fn compile_with_effort(kernel: &Kernel, checks: CheckLevel, grid_1d: bool, effort: Effort) -> Result<Native, Unsupported> {
+    compile_with(kernel, checks, grid_1d, Some(effort))
+}
+
+fn compile_with(kernel: &Kernel, checks: CheckLevel, grid_1d: bool, effort: Option<Effort>) -> Result<Native, Unsupported> {
     let started = std::time::Instant::now();
     analysis::check(kernel)?;
     if checks != CheckLevel::None {
@@ -252,20 +307,15 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         shadowed.extend((0..kernel.private_vars.len() as u32).map(|i| (AllocId::private(i).0, None)));
     }
     let err = |e: &dyn std::fmt::Display| Unsupported(format!("the code generator failed: {e}"));
-    let mut flags = settings::builder();
-    flags.set("opt_level", "speed").map_err(|e| err(&e))?;
-    flags.set("use_colocated_libcalls", "false").map_err(|e| err(&e))?;
-    flags.set("is_pic", "false").map_err(|e| err(&e))?;
-    // Frames over a page touch each page on entry, so an overflow (were
-    // the check around each call wrong) hits the guard page instead of
-    // writing past it.
-    flags.set("enable_probestack", "true").map_err(|e| err(&e))?;
-    flags.set("probestack_strategy", "inline").map_err(|e| err(&e))?;
-    let isa = cranelift_native::builder().map_err(|e| err(&e))?.finish(settings::Flags::new(flags)).map_err(|e| err(&e))?;
-    let call_conv = isa.default_call_conv();
-    let mut owner = Code(std::mem::ManuallyDrop::new(JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()))));
-    let module = &mut *owner.0;
-    let mut ctx = module.make_context();
+    // (The host's calling convention; the target's settings wait for the
+    // function's size: `Effort`.)
+    let call_conv = cranelift_native::builder()
+        .map_err(|e| err(&e))?
+        .finish(settings::Flags::new(settings::builder()))
+        .map_err(|e| err(&e))?
+        .default_call_conv();
+    let mut ctx = cranelift_codegen::Context::new();
+    ctx.func.signature.call_conv = call_conv;
     ctx.func.signature.params.push(AbiParam::new(types::I64));
     ctx.func.signature.returns.push(AbiParam::new(types::I64));
     let mut insts = Vec::new();
@@ -314,9 +364,32 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
             Err(e) => return Err(e),
         }
     };
+    // (Sealing a loop may add a block parameter per variable at each of
+    // its joins at once, past the checks as the code grew.)
+    let values = ctx.func.dfg.num_values();
+    if values > codegen::MOST_VALUES {
+        return Err(codegen::too_large(values, 0, 0));
+    }
+    let effort = effort.unwrap_or(Effort::for_size(values));
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").map_err(|e| err(&e))?;
+    flags.set("regalloc_algorithm", effort.regalloc()).map_err(|e| err(&e))?;
+    flags.set("use_colocated_libcalls", "false").map_err(|e| err(&e))?;
+    flags.set("is_pic", "false").map_err(|e| err(&e))?;
+    // Frames over a page touch each page on entry, so an overflow (were
+    // the check around each call wrong) hits the guard page instead of
+    // writing past it.
+    flags.set("enable_probestack", "true").map_err(|e| err(&e))?;
+    flags.set("probestack_strategy", "inline").map_err(|e| err(&e))?;
+    let isa = cranelift_native::builder().map_err(|e| err(&e))?.finish(settings::Flags::new(flags)).map_err(|e| err(&e))?;
+    let mut owner = Code(std::mem::ManuallyDrop::new(JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()))));
+    let module = &mut *owner.0;
     let id = module.declare_function("kernel", Linkage::Export, &ctx.func.signature).map_err(|e| err(&e))?;
     // A development aid: METAL_PUZZLES_JIT_DUMP=1 prints the machine code.
     let dump = std::env::var_os("METAL_PUZZLES_JIT_DUMP").is_some();
+    if dump {
+        eprintln!("{} SSA values: {effort:?} effort", ctx.func.dfg.num_values());
+    }
     ctx.set_disasm(dump);
     module.define_function(id, &mut ctx).map_err(|e| err(&e))?;
     if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| dump) {
@@ -361,6 +434,7 @@ pub fn compile_for(kernel: &Kernel, checks: CheckLevel, grid_1d: bool) -> Result
         stops,
         lockstep,
         chunked: wide,
+        effort,
         static_bound,
     })
 }

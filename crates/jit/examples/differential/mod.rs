@@ -1,7 +1,8 @@
 //! One differential case, shared by the `differential_fuzz` example and
 //! the cargo-fuzz target `fuzz/fuzz_targets/differential.rs`: every kernel
 //! (up to two) of a source, interpreted and compiled, with checks off and
-//! on, on two threadgroups of small inputs chosen by `fill`.
+//! on, on two threadgroups of small inputs chosen by `fill` (which also
+//! picks the register allocator).
 
 use gpu::ir::ParamKind;
 use gpu::{CheckLevel, Dispatch, DispatchMode, RunOptions};
@@ -14,9 +15,15 @@ pub fn check(text: &str, fill: u64) -> Result<(u64, u64), String> {
     let c = msl::compile("fuzz.metal", text, &Default::default());
     let Some(p) = c.program.as_ref() else { return Ok((0, 0)) };
     let (mut compared, mut native) = (0, 0);
+    // Half the cases with the quick register allocator that large kernels get.
+    let effort = if fill & 2 == 0 { None } else { Some(jit::Effort::Quick) };
+    let compile = |k: &gpu::Kernel, check: CheckLevel, one_row: bool| match effort {
+        None => jit::compile_for(k, check, one_row),
+        Some(e) => jit::compile_with_effort(k, check, one_row, e),
+    };
     for (id, f) in p.kernels().take(2) {
         let Ok(k) = gpu::lower::lower_kernel(p, id) else { continue };
-        let Ok(n) = jit::compile(&k) else { continue };
+        let Ok(n) = compile(&k, CheckLevel::None, false) else { continue };
         let n = Arc::new(n);
         let mut buffers = BTreeMap::new();
         let mut tg_buffers = BTreeMap::new();
@@ -58,7 +65,7 @@ pub fn check(text: &str, fill: u64) -> Result<(u64, u64), String> {
         // With checks on: exactly the interpreter's findings and buffers,
         // whether the compiled code ran or gave up.
         for check in [CheckLevel::Memory, CheckLevel::All] {
-            let Ok(c) = jit::compile_for(&k, check, d.grid_threads()[1..] == [1, 1]) else { continue };
+            let Ok(c) = compile(&k, check, d.grid_threads()[1..] == [1, 1]) else { continue };
             let c = Arc::new(c);
             let want = run(check, None);
             let before = c.threadgroups_run();

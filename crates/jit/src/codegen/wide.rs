@@ -116,7 +116,7 @@ impl Facts {
 /// The chunk code's state in `Gen`.
 #[derive(Default)]
 pub(super) struct Wide {
-    vars: HashMap<Reg, Variable>,
+    pub(super) vars: HashMap<Reg, Variable>,
     k: Facts,
     /// The chunk's first thread, as an `i32`.
     first: Option<Value>,
@@ -248,6 +248,7 @@ impl Gen<'_, '_> {
     fn wide_block(&mut self, insts: &[Inst]) -> Result<(), Unsupported> {
         stacker::maybe_grow(crate::WALK_RED_ZONE, crate::WALK_STACK, || {
             for inst in insts {
+                self.within_size()?;
                 self.wide_inst(inst)?;
             }
             Ok(())

@@ -6,6 +6,7 @@ use gpu::ir::{AtomicOp, Inst, Reg};
 use msl::ast::AddressSpace;
 use msl::types::Scalar;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// Why a kernel is left to the interpreter.
 #[derive(Clone, Debug)]
@@ -380,12 +381,13 @@ const SHORT_LOOP: u32 = 4096;
 
 type Live = HashSet<Reg>;
 
-/// Where `break`, `continue` and `return` go, as live sets.
+/// Where `break`, `continue` and `return` go, as live sets (shared: each
+/// construct inside passes them on).
 #[derive(Clone, Default)]
 struct Exits {
-    brk: Option<Live>,
-    cont: Option<Live>,
-    ret: Option<Live>,
+    brk: Option<Rc<Live>>,
+    cont: Option<Rc<Live>>,
+    ret: Option<Rc<Live>>,
 }
 
 /// Backward liveness over the structured IR (loops to a fixed point),
@@ -393,85 +395,136 @@ struct Exits {
 /// function).
 struct Liveness {
     after_stop: HashMap<usize, Live>,
+    /// Each loop's live-at-head set when last analysed (by the loop's
+    /// address): the next analysis of it, in a later round of an
+    /// enclosing loop, starts from there instead of from nothing. (Inputs
+    /// only grow from round to round, and so does the answer; starting
+    /// afresh took each nested loop at least twice per round of the one
+    /// around it, 2^depth in all.)
+    heads: HashMap<usize, Live>,
+    /// Set elements copied or compared so far ([`MOST_ANALYSIS_WORK`]).
+    work: u64,
 }
 
 impl Liveness {
+    /// What is live before `block`, given what is live after it.
     fn block(&mut self, block: &[Inst], out: &Live, ex: &Exits) -> Live {
+        let mut live = self.copy(out);
         // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
         stacker::maybe_grow(crate::WALK_RED_ZONE, crate::WALK_STACK, || {
-            let mut live = out.clone();
             for inst in block.iter().rev() {
-                live = self.inst(inst, &live, ex);
+                if self.work > MOST_ANALYSIS_WORK {
+                    break; // (the caller refuses the kernel)
+                }
+                self.inst(inst, &mut live, ex);
             }
-            live
-        })
+        });
+        live
     }
 
-    fn inst(&mut self, inst: &Inst, out: &Live, ex: &Exits) -> Live {
+    /// A copy of `set`, counted as work.
+    fn copy(&mut self, set: &Live) -> Live {
+        if self.work > MOST_ANALYSIS_WORK {
+            return Live::new(); // (the caller refuses the kernel)
+        }
+        self.work += set.len() as u64 + 1;
+        set.clone()
+    }
+
+    /// `live`, what is live after `inst`, becomes what is live before it.
+    fn inst(&mut self, inst: &Inst, live: &mut Live, ex: &Exits) {
         match inst {
             Inst::If { cond, then, els, .. } => {
-                let mut l = self.block(then, out, ex);
-                l.extend(self.block(els, out, ex));
+                let mut l = self.block(then, live, ex);
+                let e = self.block(els, live, ex);
+                self.work += e.len() as u64;
+                l.extend(e);
                 l.insert(*cond);
-                l
+                *live = l;
             }
             Inst::Loop { cond_block, cond, body, step, check_first, .. } => {
-                let mut head: Live = Live::new();
+                let out = &*live;
+                let key = inst as *const Inst as usize;
+                let mut head = self.heads.get(&key).cloned().unwrap_or_default();
+                let brk = Rc::new(self.copy(out));
                 loop {
                     let step_in = self.block(step, &head, ex);
-                    let inner = Exits { brk: Some(out.clone()), cont: Some(step_in.clone()), ret: ex.ret.clone() };
+                    let inner = Exits { brk: Some(brk.clone()), cont: Some(Rc::new(self.copy(&step_in))), ret: ex.ret.clone() };
                     let body_in = self.block(body, &step_in, &inner);
+                    self.work += (body_in.len() + out.len() + head.len()) as u64;
                     let mut cond_out: Live = body_in.union(out).copied().collect();
                     cond_out.extend(cond.iter().copied());
                     let cond_in = self.block(cond_block, &cond_out, &inner);
                     let grew = !cond_in.is_subset(&head);
                     head.extend(cond_in);
-                    if !grew {
-                        return if *check_first { head } else { body_in.union(&head).copied().collect() };
+                    if !grew || self.work > MOST_ANALYSIS_WORK {
+                        let live_in = if *check_first { head.clone() } else { body_in.union(&head).copied().collect() };
+                        self.heads.insert(key, head);
+                        *live = live_in;
+                        return;
                     }
                 }
             }
             Inst::Switch { value, cases, .. } => {
-                let inner = Exits { brk: Some(out.clone()), ..ex.clone() };
-                let mut next = out.clone();
+                let out = &*live;
+                let inner = Exits { brk: Some(Rc::new(self.copy(out))), ..ex.clone() };
+                let mut next = self.copy(out);
                 let mut all = Live::new();
                 for (_, _, body) in cases.iter().rev() {
                     next = self.block(body, &next, &inner);
+                    self.work += next.len() as u64;
                     all.extend(next.iter().copied());
                 }
                 if !cases.iter().any(|c| c.1) {
                     all.extend(out.iter().copied());
                 }
                 all.insert(*value);
-                all
+                *live = all;
             }
             Inst::Scope { body } | Inst::Probing { body } => {
-                let inner = Exits { brk: None, cont: None, ret: Some(out.clone()) };
-                self.block(body, out, &inner)
+                let inner = Exits { brk: None, cont: None, ret: Some(Rc::new(self.copy(live))) };
+                *live = self.block(body, live, &inner);
             }
-            Inst::Break => ex.brk.clone().unwrap_or_default(),
-            Inst::Continue => ex.cont.clone().unwrap_or_default(),
-            Inst::Return { .. } => ex.ret.clone().unwrap_or_default(),
+            Inst::Break | Inst::Continue | Inst::Return { .. } => {
+                let to = match inst {
+                    Inst::Break => &ex.brk,
+                    Inst::Continue => &ex.cont,
+                    _ => &ex.ret,
+                };
+                *live = to.as_deref().map(|l| self.copy(l)).unwrap_or_default();
+            }
             _ => {
                 if let Inst::Barrier { .. } | Inst::Lane { .. } = inst {
-                    self.after_stop.entry(inst as *const Inst as usize).or_default().extend(out.iter().copied());
+                    self.work += live.len() as u64;
+                    self.after_stop.entry(inst as *const Inst as usize).or_default().extend(live.iter().copied());
                 }
                 let (defs, uses, _) = gpu::ir::reg_uses(inst);
-                let mut l = out.clone();
                 for d in defs {
-                    l.remove(&d);
+                    live.remove(&d);
                 }
-                l.extend(uses);
-                l
+                live.extend(uses);
             }
         }
     }
 }
 
+/// Most set elements the analyses before code generation may copy or
+/// compare (their sets are per register, their walks per construct): past
+/// it the kernel is refused and the interpreter runs it.
+const MOST_ANALYSIS_WORK: u64 = 30_000_000;
+
+/// Why a kernel past [`MOST_ANALYSIS_WORK`] is not compiled.
+fn too_much_work() -> Unsupported {
+    Unsupported("the kernel is too large to compile quickly: analysing its registers passed the compiler's budget".into())
+}
+
 /// The registers to keep across each barrier: those live just after it.
-pub fn spills(body: &[Inst], fixed: &HashMap<Reg, Remake>) -> Spills {
-    let mut lv = Liveness { after_stop: HashMap::new() };
+pub fn spills(body: &[Inst], fixed: &HashMap<Reg, Remake>) -> Result<Spills, Unsupported> {
+    let mut lv = Liveness { after_stop: HashMap::new(), heads: HashMap::new(), work: 0 };
     lv.block(body, &Live::new(), &Exits::default());
+    if lv.work > MOST_ANALYSIS_WORK {
+        return Err(too_much_work());
+    }
     let mut out = Spills { at: HashMap::new(), slot: HashMap::new(), remade: HashMap::new() };
     let mut barriers: Vec<(usize, Live)> = lv.after_stop.into_iter().collect();
     barriers.sort_by_key(|b| b.0);
@@ -490,7 +543,7 @@ pub fn spills(body: &[Inst], fixed: &HashMap<Reg, Remake>) -> Spills {
         out.at.insert(addr, regs);
         out.remade.insert(addr, remade);
     }
-    out
+    Ok(out)
 }
 
 /// Registers that hold one pointer for the whole kernel, with its
@@ -555,7 +608,30 @@ pub fn fixed_sizes(k: &gpu::Kernel) -> HashMap<u32, u64> {
 /// assigned"), or `None` for code no path reaches.
 type Assigned = Option<HashSet<Reg>>;
 
-fn meet(a: &Assigned, b: &Assigned) -> Assigned {
+/// A copy of `set` (its cost added to `work`).
+fn copy_set(work: &mut u64, set: &HashSet<Reg>) -> Assigned {
+    if *work > MOST_ANALYSIS_WORK {
+        return None;
+    }
+    *work += set.len() as u64 + 1;
+    Some(set.clone())
+}
+
+/// A copy of `a` (its cost added to `work`).
+fn copy(work: &mut u64, a: &Assigned) -> Assigned {
+    if *work > MOST_ANALYSIS_WORK {
+        return None;
+    }
+    *work += a.as_ref().map_or(0, |s| s.len() as u64) + 1;
+    a.clone()
+}
+
+/// What both `a` and `b` have assigned (its cost added to `work`).
+fn meet(work: &mut u64, a: &Assigned, b: &Assigned) -> Assigned {
+    if *work > MOST_ANALYSIS_WORK {
+        return None; // (the caller refuses the kernel)
+    }
+    *work += a.as_ref().map_or(0, |s| s.len() as u64) + b.as_ref().map_or(0, |s| s.len() as u64) + 1;
     match (a, b) {
         (None, x) | (x, None) => x.clone(),
         (Some(a), Some(b)) => Some(a.intersection(b).copied().collect()),
@@ -574,30 +650,94 @@ struct Jumps {
 /// path, if there is one. Such a read sees whatever the register held (in
 /// the interpreter, what the lane's register kept from earlier work): one
 /// thread at a time cannot reproduce that, so those kernels are refused.
-pub fn maybe_unassigned_read(body: &[Inst], preset: &[Reg]) -> Option<Reg> {
+pub fn maybe_unassigned_read(body: &[Inst], preset: &[Reg]) -> Result<Option<Reg>, Unsupported> {
+    // Registers written once, by an instruction of the kernel's top level
+    // that is no construct (hoisted constants, most of a big kernel's
+    // registers), are assigned from there to the end: a read in or before
+    // that instruction is the only unassigned one. They are checked here
+    // and left out of the sets, which every construct copies.
+    let mut writes: HashMap<Reg, u32> = HashMap::new();
+    gpu::ir::walk(body, &mut |i| {
+        for d in gpu::ir::reg_uses(i).0 {
+            *writes.entry(d).or_default() += 1;
+        }
+    });
+    let mut written_at: HashMap<Reg, usize> = HashMap::new();
+    for (at, inst) in body.iter().enumerate() {
+        if !is_construct(inst) {
+            for d in gpu::ir::reg_uses(inst).0 {
+                if writes[&d] == 1 && !preset.contains(&d) {
+                    written_at.insert(d, at);
+                }
+            }
+        }
+    }
     let mut found = None;
+    for (at, inst) in body.iter().enumerate() {
+        gpu::ir::walk(std::slice::from_ref(inst), &mut |i| {
+            let early = gpu::ir::reg_uses(i).1.into_iter().find(|u| written_at.get(u).is_some_and(|&w| at <= w));
+            found = found.or(early);
+        });
+    }
+    if found.is_some() {
+        return Ok(found);
+    }
+    let once: HashSet<Reg> = written_at.into_keys().collect();
     let start: Assigned = Some(preset.iter().copied().collect());
     let mut jumps = vec![Jumps::default()];
-    assigned(body, start, &mut jumps, &mut found);
-    found
+    let mut work = 0;
+    assigned(body, start, &mut jumps, &mut found, &mut work, &once);
+    if work > MOST_ANALYSIS_WORK {
+        return Err(too_much_work());
+    }
+    Ok(found)
 }
 
-fn assigned(block: &[Inst], mut d: Assigned, jumps: &mut Vec<Jumps>, found: &mut Option<Reg>) -> Assigned {
+/// Whether `inst` holds other instructions or leaves its block.
+fn is_construct(inst: &Inst) -> bool {
+    matches!(
+        inst,
+        Inst::If { .. }
+            | Inst::Loop { .. }
+            | Inst::Switch { .. }
+            | Inst::Scope { .. }
+            | Inst::Probing { .. }
+            | Inst::Break
+            | Inst::Continue
+            | Inst::Return { .. }
+    )
+}
+
+fn assigned(
+    block: &[Inst],
+    mut d: Assigned,
+    jumps: &mut Vec<Jumps>,
+    found: &mut Option<Reg>,
+    work: &mut u64,
+    once: &HashSet<Reg>,
+) -> Assigned {
     // Nesting (blocks, inlined calls) is bounded only by the kernel's size.
     stacker::maybe_grow(crate::WALK_RED_ZONE, crate::WALK_STACK, || {
         for inst in block {
-            let Some(set) = &d else { return None };
+            if *work > MOST_ANALYSIS_WORK {
+                return None; // (the caller refuses the kernel)
+            }
+            let Some(set) = &mut d else { return None };
             let (defs, uses, _) = gpu::ir::reg_uses(inst);
             // (A loop's condition is computed by its condition block.)
             if found.is_none() && !matches!(inst, Inst::Loop { .. }) {
-                *found = uses.iter().find(|u| !set.contains(u)).copied();
+                *found = uses.iter().find(|u| !set.contains(u) && !once.contains(u)).copied();
             }
-            let set = set.clone();
+            if !is_construct(inst) {
+                set.extend(defs.into_iter().filter(|d| !once.contains(d)));
+                continue;
+            }
+            let set = d.take().expect("reachable");
             d = match inst {
                 Inst::If { then, els, .. } => {
-                    let t = assigned(then, Some(set.clone()), jumps, found);
-                    let e = assigned(els, Some(set), jumps, found);
-                    meet(&t, &e)
+                    let t = assigned(then, copy_set(work, &set), jumps, found, work, once);
+                    let e = assigned(els, Some(set), jumps, found, work, once);
+                    meet(work, &t, &e)
                 }
                 Inst::Loop { cond_block, body, step, check_first, .. } => {
                     jumps.push(Jumps::default());
@@ -605,46 +745,48 @@ fn assigned(block: &[Inst], mut d: Assigned, jumps: &mut Vec<Jumps>, found: &mut
                     let Inst::Loop { cond, .. } = inst else { unreachable!() };
                     let cond_ready = |c: &Assigned, found: &mut Option<Reg>| {
                         if let (Some(r), Some(c), None) = (cond, c, &found) {
-                            if !c.contains(r) {
+                            if !c.contains(r) && !once.contains(r) {
                                 *found = Some(*r);
                             }
                         }
                     };
                     let (after_cond, body_end) = if *check_first {
-                        let c = assigned(cond_block, Some(set.clone()), jumps, found);
+                        let c = assigned(cond_block, copy_set(work, &set), jumps, found, work, once);
                         cond_ready(&c, found);
-                        (c.clone(), assigned(body, c, jumps, found))
+                        (copy(work, &c), assigned(body, c, jumps, found, work, once))
                     } else {
-                        let b = assigned(body, Some(set.clone()), jumps, found);
+                        let b = assigned(body, copy_set(work, &set), jumps, found, work, once);
                         let j = jumps.last_mut().expect("loop");
-                        let cont = j.cont.drain(..).fold(b, |a, c| meet(&a, &c));
-                        let s = assigned(step, cont, jumps, found);
-                        let c = assigned(cond_block, s.clone(), jumps, found);
+                        let cont = j.cont.drain(..).fold(b, |a, c| meet(work, &a, &c));
+                        let s = assigned(step, cont, jumps, found, work, once);
+                        let c = assigned(cond_block, s, jumps, found, work, once);
                         cond_ready(&c, found);
-                        (meet(&c, &Some(set.clone())), None)
+                        let entry = copy_set(work, &set);
+                        (meet(work, &c, &entry), None)
                     };
                     let j = jumps.last_mut().expect("loop");
-                    let cont = j.cont.drain(..).fold(body_end, |a, c| meet(&a, &c));
+                    let cont = j.cont.drain(..).fold(body_end, |a, c| meet(work, &a, &c));
                     if *check_first {
-                        assigned(step, cont, jumps, found);
+                        assigned(step, cont, jumps, found, work, once);
                     }
                     let j = jumps.pop().expect("loop");
                     if let Some(outer) = jumps.last_mut() {
                         outer.ret.extend(j.ret);
                     }
-                    j.brk.iter().fold(after_cond, |a, b| meet(&a, b))
+                    j.brk.iter().fold(after_cond, |a, b| meet(work, &a, b))
                 }
                 Inst::Switch { cases, .. } => {
                     jumps.push(Jumps::default());
                     let mut fall: Assigned = None;
                     for (_, _, body) in cases {
-                        let entry = meet(&fall, &Some(set.clone()));
-                        fall = assigned(body, entry, jumps, found);
+                        let whole = copy_set(work, &set);
+                        let entry = meet(work, &fall, &whole);
+                        fall = assigned(body, entry, jumps, found, work, once);
                     }
                     let j = jumps.pop().expect("switch");
-                    let mut out = j.brk.iter().fold(fall, |a, b| meet(&a, b));
+                    let mut out = j.brk.iter().fold(fall, |a, b| meet(work, &a, b));
                     if !cases.iter().any(|c| c.1) {
-                        out = meet(&out, &Some(set));
+                        out = meet(work, &out, &Some(set));
                     }
                     // `continue` inside a switch belongs to the loop around it.
                     if let Some(outer) = jumps.last_mut() {
@@ -655,9 +797,9 @@ fn assigned(block: &[Inst], mut d: Assigned, jumps: &mut Vec<Jumps>, found: &mut
                 }
                 Inst::Scope { body } | Inst::Probing { body } => {
                     jumps.push(Jumps::default());
-                    let end = assigned(body, Some(set), jumps, found);
+                    let end = assigned(body, Some(set), jumps, found, work, once);
                     let j = jumps.pop().expect("scope");
-                    j.ret.iter().fold(end, |a, b| meet(&a, b))
+                    j.ret.iter().fold(end, |a, b| meet(work, &a, b))
                 }
                 Inst::Break => {
                     if let Some(j) = jumps.last_mut() {
@@ -678,11 +820,7 @@ fn assigned(block: &[Inst], mut d: Assigned, jumps: &mut Vec<Jumps>, found: &mut
                     }
                     None
                 }
-                _ => {
-                    let mut set = set;
-                    set.extend(defs);
-                    Some(set)
-                }
+                _ => unreachable!("not a construct"),
             };
         }
         d
@@ -1116,6 +1254,60 @@ mod tests {
             }
         });
         out
+    }
+
+    fn r(n: u32) -> Reg {
+        Reg::W32(n)
+    }
+
+    fn konst(n: u32) -> Inst {
+        Inst::Const { dst: r(n), bits: n as u64 }
+    }
+
+    fn copy(dst: u32, src: u32) -> Inst {
+        Inst::Copy { dst: r(dst), src: r(src) }
+    }
+
+    /// [`maybe_unassigned_read`] of `body` after 100 constants the top
+    /// level writes once (registers 100..200), register 0 preset.
+    fn unassigned(body: Vec<Inst>) -> Option<Reg> {
+        let mut all: Vec<Inst> = (100..200).map(konst).collect();
+        all.extend(body);
+        maybe_unassigned_read(&all, &[r(0)]).expect("within budget")
+    }
+
+    #[test]
+    fn reads_before_writes_are_found_with_hoisted_constants_left_out() {
+        let branch = |then: Vec<Inst>, els: Vec<Inst>| Inst::If { cond: r(0), then, els, at: 0 };
+        // Written on one path, then read; on both.
+        assert_eq!(unassigned(vec![branch(vec![copy(1, 100)], vec![]), copy(2, 1)]), Some(r(1)));
+        assert_eq!(unassigned(vec![branch(vec![copy(1, 100)], vec![copy(1, 101)]), copy(2, 1)]), None);
+        // A top-level constant read before the top level writes it: in
+        // a branch, in the writing instruction itself.
+        assert_eq!(maybe_unassigned_read(&[branch(vec![copy(1, 5)], vec![]), konst(5)], &[r(0)]).unwrap(), Some(r(5)));
+        assert_eq!(maybe_unassigned_read(&[Inst::Copy { dst: r(5), src: r(5) }], &[]).unwrap(), Some(r(5)));
+        // Cases that break without writing; every case writing.
+        let switch = |last: Vec<Inst>| Inst::Switch {
+            value: r(0),
+            ty: Scalar::UInt,
+            cases: vec![(vec![0], false, vec![copy(1, 100), Inst::Break]), (vec![1], true, [last, vec![Inst::Break]].concat())],
+        };
+        assert_eq!(unassigned(vec![switch(vec![]), copy(2, 1)]), Some(r(1)));
+        assert_eq!(unassigned(vec![switch(vec![copy(1, 102)]), copy(2, 1)]), None);
+        // A loop that may not run; `while (true)` on a hoisted constant
+        // (the condition a register the top level wrote once).
+        let body = vec![copy(1, 103)];
+        let maybe = Inst::Loop { cond_block: vec![copy(3, 0)], cond: Some(r(3)), body, step: vec![], check_first: true, at: 0 };
+        assert_eq!(unassigned(vec![maybe, copy(2, 1)]), Some(r(1)));
+        let forever = Inst::Loop {
+            cond_block: vec![],
+            cond: Some(r(100)),
+            body: vec![copy(1, 104), branch(vec![Inst::Break], vec![])],
+            step: vec![],
+            check_first: true,
+            at: 0,
+        };
+        assert_eq!(unassigned(vec![copy(1, 105), forever, copy(2, 1)]), None);
     }
 
     #[test]

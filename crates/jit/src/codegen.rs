@@ -932,19 +932,19 @@ impl Gen<'_, '_> {
                 let (_, base) = self.bases(inst);
                 let default = cases.iter().position(|c| c.1).map_or(exit, |i| blocks[i]);
                 self.flush();
+                // (A jump table or a search tree: a chain of compares, one
+                // block a case, made the SSA builder walk the chain back
+                // for each case's variables, quadratic in the cases.)
+                let mut table = Switch::new();
                 let mut seen = std::collections::HashSet::new();
                 for (i, (vals, _, _)) in cases.iter().enumerate() {
                     for &c in vals {
-                        if !seen.insert(c & wm) {
-                            continue;
+                        if seen.insert(c & wm) {
+                            table.set_entry((c & wm) as u128, blocks[i]);
                         }
-                        let hit = self.b.ins().icmp_imm(IntCC::Equal, v, (c & wm) as i64);
-                        let next = self.b.create_block();
-                        self.b.ins().brif(hit, blocks[i], &[], next, &[]);
-                        self.b.switch_to_block(next);
                     }
                 }
-                self.b.ins().jump(default, &[]);
+                table.emit(self.b, v, default);
                 self.targets.push(Target::Switch { brk: exit });
                 for (i, (_, _, body)) in cases.iter().enumerate() {
                     self.enter_with(blocks[i], &base);

@@ -253,11 +253,11 @@ fn compile_with(kernel: &Kernel, checks: CheckLevel, grid_1d: bool, effort: Opti
     let kernel = Box::new(kernel.clone());
     let written = analysis::written_buffers(&kernel);
     let preset: Vec<Reg> = analysis::preset_registers(&kernel);
-    if let Some(r) = analysis::maybe_unassigned_read(&kernel.body, &preset) {
+    if let Some(r) = analysis::maybe_unassigned_read(&kernel.body, &preset)? {
         return Err(Unsupported(format!("the kernel may read register {r:?} before writing it on some path; the interpreter runs it")));
     }
     let fixed = analysis::fixed_registers(&kernel.body, &preset);
-    let spills = analysis::spills(&kernel.body, &fixed);
+    let spills = analysis::spills(&kernel.body, &fixed)?;
     let statics = analysis::static_pointers(&kernel);
     let lens = analysis::fixed_sizes(&kernel);
     let mut uniform_attrs = Vec::new();
@@ -364,6 +364,9 @@ fn compile_with(kernel: &Kernel, checks: CheckLevel, grid_1d: bool, effort: Opti
             Err(e) => return Err(e),
         }
     };
+    if std::env::var_os("MP_CLIF").is_some() {
+        eprintln!("{}", ctx.func.display());
+    }
     // (Sealing a loop may add a block parameter per variable at each of
     // its joins at once, past the checks as the code grew.)
     let values = ctx.func.dfg.num_values();

@@ -54,6 +54,35 @@ fn live_through_joins(count: usize, joins: usize) -> String {
     s
 }
 
+/// A switch of `cases` cases in a loop (the cases once made a chain of
+/// compares, quadratic for the SSA builder; their constants, hoisted to
+/// the top, are live across all of them).
+fn switch_in_loop(cases: usize) -> String {
+    let mut s = String::from(
+        "kernel void k(device float* a [[buffer(0)]], device float* o [[buffer(1)]], constant uint& n [[buffer(2)]], uint i [[thread_position_in_grid]]) {\n  float t = 0.0f;\n  for (uint q = 0; q < n; q++) {\n    switch ((i + q) % ",
+    );
+    writeln!(s, "{cases}u) {{").unwrap();
+    for j in 0..cases {
+        writeln!(s, "      case {j}u: t += {j}.0f; break;").unwrap();
+    }
+    s.push_str("    }\n  }\n  o[i] = t + a[i];\n}\n");
+    s
+}
+
+/// Loops nested `depth` deep, each with a branch.
+fn nested_loops(depth: usize) -> String {
+    let mut s = String::from(
+        "kernel void k(device float* a [[buffer(0)]], device float* o [[buffer(1)]], constant uint& n [[buffer(2)]], uint i [[thread_position_in_grid]]) {\n  float t = 0.0f;\n",
+    );
+    for j in 0..depth {
+        writeln!(s, "  for (uint q{j} = 0; q{j} < n % 2u + 1u; q{j}++) {{ if (a[(i + {j}u) % 64u] > 3.0f) t += {j}.0f;").unwrap();
+    }
+    s.push_str("  t += 1.0f;\n");
+    s.push_str(&"}".repeat(depth));
+    s.push_str("\n  o[i] = t;\n}\n");
+    s
+}
+
 /// One threadgroup of 64 threads: `o` as the interpreter leaves it, and
 /// as the compiled code does (`None` when it gave up).
 fn outputs(k: &gpu::Kernel, native: &Arc<jit::Native>, check: CheckLevel) -> (Vec<u8>, Option<Vec<u8>>) {
@@ -90,8 +119,24 @@ fn small_kernels_keep_the_thorough_allocator_and_large_ones_get_the_quick_one() 
 }
 
 #[test]
+fn large_switches_and_deep_loops_compile() {
+    for (what, src) in [("a switch of 1,000 cases in a loop", switch_in_loop(1000)), ("loops nested 6 deep", nested_loops(6))] {
+        let k = lower(&src);
+        let n = Arc::new(jit::compile(&k).unwrap_or_else(|e| panic!("{what}: {}", e.0)));
+        let (want, got) = outputs(&k, &n, CheckLevel::None);
+        assert_eq!(Some(want), got, "{what}: the compiled code ran and agreed");
+    }
+}
+
+#[test]
 fn kernels_past_the_budget_are_left_to_the_interpreter() {
-    for (what, src) in [("live across a barrier", live_across_barrier(3000)), ("live through joins", live_through_joins(1000, 300))] {
+    let shapes = [
+        ("live across a barrier", live_across_barrier(3000)),
+        ("live through joins", live_through_joins(1000, 300)),
+        ("a switch of 5,000 cases in a loop", switch_in_loop(5000)),
+        ("loops nested 80 deep", nested_loops(80)),
+    ];
+    for (what, src) in shapes {
         let k = lower(&src);
         for check in [CheckLevel::None, CheckLevel::All] {
             match jit::compile_checked(&k, check) {

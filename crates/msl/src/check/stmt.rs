@@ -87,6 +87,12 @@ impl<'a> Checker<'a, '_> {
     }
 
     pub(super) fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<hir::Stmt>) {
+        // Statements nest as deep as the parser allows (256 levels), each
+        // level several frames: the stack grows on the heap as needed.
+        stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || self.stmt_here(s, out))
+    }
+
+    fn stmt_here(&mut self, s: &ast::Stmt, out: &mut Vec<hir::Stmt>) {
         let span = s.span;
         let push = |out: &mut Vec<hir::Stmt>, kind| out.push(hir::Stmt { kind, span });
         if self.probes.is_some() {

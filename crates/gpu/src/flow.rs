@@ -16,7 +16,7 @@
 //! one of their blocks ends.
 
 use crate::exec::{Machine, Mask};
-use crate::ir::{AccessId, Inst};
+use crate::ir::{is_control, AccessId, Inst};
 
 /// Where a context is inside one construct.
 pub(crate) enum Frame<'k> {
@@ -92,22 +92,6 @@ pub(crate) enum Yield {
     Barrier,
     /// The scheduler asked it to make way after an atomic operation.
     Preempt,
-}
-
-/// Whether `inst` changes which lanes run (handled by the frames).
-#[inline]
-fn is_control(inst: &Inst) -> bool {
-    matches!(
-        inst,
-        Inst::If { .. }
-            | Inst::Loop { .. }
-            | Inst::Switch { .. }
-            | Inst::Scope { .. }
-            | Inst::Probing { .. }
-            | Inst::Break
-            | Inst::Continue
-            | Inst::Return { .. }
-    )
 }
 
 impl<'k> Machine<'k> {

@@ -502,6 +502,23 @@ impl ParamKind {
     }
 }
 
+/// Whether `inst` is control flow: it holds blocks of instructions or
+/// leaves its own (the interpreter's frames change which lanes run there).
+#[inline]
+pub fn is_control(inst: &Inst) -> bool {
+    matches!(
+        inst,
+        Inst::If { .. }
+            | Inst::Loop { .. }
+            | Inst::Switch { .. }
+            | Inst::Scope { .. }
+            | Inst::Probing { .. }
+            | Inst::Break
+            | Inst::Continue
+            | Inst::Return { .. }
+    )
+}
+
 /// The registers an instruction writes and reads, and whether it has an
 /// effect beyond its registers (memory, control flow, a record). Blocks of
 /// control-flow instructions are not included.

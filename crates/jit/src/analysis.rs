@@ -664,7 +664,7 @@ pub fn maybe_unassigned_read(body: &[Inst], preset: &[Reg]) -> Result<Option<Reg
     });
     let mut written_at: HashMap<Reg, usize> = HashMap::new();
     for (at, inst) in body.iter().enumerate() {
-        if !is_construct(inst) {
+        if !gpu::ir::is_control(inst) {
             for d in gpu::ir::reg_uses(inst).0 {
                 if writes[&d] == 1 && !preset.contains(&d) {
                     written_at.insert(d, at);
@@ -693,21 +693,6 @@ pub fn maybe_unassigned_read(body: &[Inst], preset: &[Reg]) -> Result<Option<Reg
     Ok(found)
 }
 
-/// Whether `inst` holds other instructions or leaves its block.
-fn is_construct(inst: &Inst) -> bool {
-    matches!(
-        inst,
-        Inst::If { .. }
-            | Inst::Loop { .. }
-            | Inst::Switch { .. }
-            | Inst::Scope { .. }
-            | Inst::Probing { .. }
-            | Inst::Break
-            | Inst::Continue
-            | Inst::Return { .. }
-    )
-}
-
 fn assigned(
     block: &[Inst],
     mut d: Assigned,
@@ -728,7 +713,7 @@ fn assigned(
             if found.is_none() && !matches!(inst, Inst::Loop { .. }) {
                 *found = uses.iter().find(|u| !set.contains(u) && !once.contains(u)).copied();
             }
-            if !is_construct(inst) {
+            if !gpu::ir::is_control(inst) {
                 set.extend(defs.into_iter().filter(|d| !once.contains(d)));
                 continue;
             }

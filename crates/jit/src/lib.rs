@@ -364,9 +364,6 @@ fn compile_with(kernel: &Kernel, checks: CheckLevel, grid_1d: bool, effort: Opti
             Err(e) => return Err(e),
         }
     };
-    if std::env::var_os("MP_CLIF").is_some() {
-        eprintln!("{}", ctx.func.display());
-    }
     // (Sealing a loop may add a block parameter per variable at each of
     // its joins at once, past the checks as the code grew.)
     let values = ctx.func.dfg.num_values();

@@ -44,7 +44,6 @@ const I32: types::Type = types::I32;
 const I64: types::Type = types::I64;
 const F32: types::Type = types::F32;
 
-/// The round ran (the function's result).
 /// Most SSA values in a compiled function: compile time and memory grow
 /// faster than the size (`crate::Effort`), so larger kernels are left to
 /// the interpreter.
@@ -62,6 +61,7 @@ pub fn too_large(values: usize, vars: usize, blocks: usize) -> Unsupported {
     })
 }
 
+/// The round ran (the function's result).
 pub const OK: u64 = 0;
 /// The result cannot be promised: rerun interpreted (the function's result).
 pub const GIVE_UP: u64 = 1;

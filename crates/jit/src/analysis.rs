@@ -443,16 +443,15 @@ impl Liveness {
                 *live = l;
             }
             Inst::Loop { cond_block, cond, body, step, check_first, .. } => {
-                let out = &*live;
+                let out = Rc::new(std::mem::take(live));
                 let key = inst as *const Inst as usize;
                 let mut head = self.heads.get(&key).cloned().unwrap_or_default();
-                let brk = Rc::new(self.copy(out));
                 loop {
-                    let step_in = self.block(step, &head, ex);
-                    let inner = Exits { brk: Some(brk.clone()), cont: Some(Rc::new(self.copy(&step_in))), ret: ex.ret.clone() };
+                    let step_in = Rc::new(self.block(step, &head, ex));
+                    let inner = Exits { brk: Some(out.clone()), cont: Some(step_in.clone()), ret: ex.ret.clone() };
                     let body_in = self.block(body, &step_in, &inner);
                     self.work += (body_in.len() + out.len() + head.len()) as u64;
-                    let mut cond_out: Live = body_in.union(out).copied().collect();
+                    let mut cond_out: Live = body_in.union(&out).copied().collect();
                     cond_out.extend(cond.iter().copied());
                     let cond_in = self.block(cond_block, &cond_out, &inner);
                     let grew = !cond_in.is_subset(&head);
@@ -466,14 +465,16 @@ impl Liveness {
                 }
             }
             Inst::Switch { value, cases, .. } => {
-                let out = &*live;
-                let inner = Exits { brk: Some(Rc::new(self.copy(out))), ..ex.clone() };
-                let mut next = self.copy(out);
+                let out = Rc::new(std::mem::take(live));
+                let inner = Exits { brk: Some(out.clone()), ..ex.clone() };
+                // (What is live at the next case's start: a case falls through.)
+                let mut next: Option<Live> = None;
                 let mut all = Live::new();
                 for (_, _, body) in cases.iter().rev() {
-                    next = self.block(body, &next, &inner);
-                    self.work += next.len() as u64;
-                    all.extend(next.iter().copied());
+                    let before = self.block(body, next.as_ref().unwrap_or(&out), &inner);
+                    self.work += before.len() as u64;
+                    all.extend(before.iter().copied());
+                    next = Some(before);
                 }
                 if !cases.iter().any(|c| c.1) {
                     all.extend(out.iter().copied());
@@ -482,8 +483,9 @@ impl Liveness {
                 *live = all;
             }
             Inst::Scope { body } | Inst::Probing { body } => {
-                let inner = Exits { brk: None, cont: None, ret: Some(Rc::new(self.copy(live))) };
-                *live = self.block(body, live, &inner);
+                let out = Rc::new(std::mem::take(live));
+                let inner = Exits { brk: None, cont: None, ret: Some(out.clone()) };
+                *live = self.block(body, &out, &inner);
             }
             Inst::Break | Inst::Continue | Inst::Return { .. } => {
                 let to = match inst {
@@ -626,15 +628,20 @@ fn copy(work: &mut u64, a: &Assigned) -> Assigned {
     a.clone()
 }
 
-/// What both `a` and `b` have assigned (its cost added to `work`).
-fn meet(work: &mut u64, a: &Assigned, b: &Assigned) -> Assigned {
+/// What both `a` and `b` have assigned, made from `a` (its cost added to
+/// `work`).
+fn meet(work: &mut u64, a: Assigned, b: &Assigned) -> Assigned {
     if *work > MOST_ANALYSIS_WORK {
         return None; // (the caller refuses the kernel)
     }
     *work += a.as_ref().map_or(0, |s| s.len() as u64) + b.as_ref().map_or(0, |s| s.len() as u64) + 1;
     match (a, b) {
-        (None, x) | (x, None) => x.clone(),
-        (Some(a), Some(b)) => Some(a.intersection(b).copied().collect()),
+        (None, b) => b.clone(),
+        (a, None) => a,
+        (Some(mut a), Some(b)) => {
+            a.retain(|r| b.contains(r));
+            Some(a)
+        }
     }
 }
 
@@ -722,7 +729,7 @@ fn assigned(
                 Inst::If { then, els, .. } => {
                     let t = assigned(then, copy_set(work, &set), jumps, found, work, once);
                     let e = assigned(els, Some(set), jumps, found, work, once);
-                    meet(work, &t, &e)
+                    meet(work, t, &e)
                 }
                 Inst::Loop { cond_block, body, step, check_first, .. } => {
                     jumps.push(Jumps::default());
@@ -742,15 +749,14 @@ fn assigned(
                     } else {
                         let b = assigned(body, copy_set(work, &set), jumps, found, work, once);
                         let j = jumps.last_mut().expect("loop");
-                        let cont = j.cont.drain(..).fold(b, |a, c| meet(work, &a, &c));
+                        let cont = j.cont.drain(..).fold(b, |a, c| meet(work, a, &c));
                         let s = assigned(step, cont, jumps, found, work, once);
                         let c = assigned(cond_block, s, jumps, found, work, once);
                         cond_ready(&c, found);
-                        let entry = copy_set(work, &set);
-                        (meet(work, &c, &entry), None)
+                        (meet(work, c, &Some(set)), None)
                     };
                     let j = jumps.last_mut().expect("loop");
-                    let cont = j.cont.drain(..).fold(body_end, |a, c| meet(work, &a, &c));
+                    let cont = j.cont.drain(..).fold(body_end, |a, c| meet(work, a, &c));
                     if *check_first {
                         assigned(step, cont, jumps, found, work, once);
                     }
@@ -758,20 +764,20 @@ fn assigned(
                     if let Some(outer) = jumps.last_mut() {
                         outer.ret.extend(j.ret);
                     }
-                    j.brk.iter().fold(after_cond, |a, b| meet(work, &a, b))
+                    j.brk.iter().fold(after_cond, |a, b| meet(work, a, b))
                 }
                 Inst::Switch { cases, .. } => {
                     jumps.push(Jumps::default());
+                    let whole = Some(set);
                     let mut fall: Assigned = None;
                     for (_, _, body) in cases {
-                        let whole = copy_set(work, &set);
-                        let entry = meet(work, &fall, &whole);
+                        let entry = meet(work, fall, &whole);
                         fall = assigned(body, entry, jumps, found, work, once);
                     }
                     let j = jumps.pop().expect("switch");
-                    let mut out = j.brk.iter().fold(fall, |a, b| meet(work, &a, b));
+                    let mut out = j.brk.iter().fold(fall, |a, b| meet(work, a, b));
                     if !cases.iter().any(|c| c.1) {
-                        out = meet(work, &out, &Some(set));
+                        out = meet(work, out, &whole);
                     }
                     // `continue` inside a switch belongs to the loop around it.
                     if let Some(outer) = jumps.last_mut() {
@@ -784,7 +790,7 @@ fn assigned(
                     jumps.push(Jumps::default());
                     let end = assigned(body, Some(set), jumps, found, work, once);
                     let j = jumps.pop().expect("scope");
-                    j.ret.iter().fold(end, |a, b| meet(work, &a, b))
+                    j.ret.iter().fold(end, |a, b| meet(work, a, b))
                 }
                 Inst::Break => {
                     if let Some(j) = jumps.last_mut() {
